@@ -1,0 +1,74 @@
+"""Calling evaluators: parameters matched by name, any openevals/LangSmith return shape accepted."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from agenteval_cli.records import Score
+
+KNOWN_PARAMETERS = ("inputs", "outputs", "reference_outputs", "trace", "example")
+
+
+@lru_cache(maxsize=256)
+def _wanted(fn: Callable[..., Any]) -> tuple[tuple[str, ...], bool]:
+    """The known parameters ``fn`` declares, and whether it takes ``**kwargs``."""
+    params = inspect.signature(fn).parameters.values()
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    names = tuple(p.name for p in params if p.name in KNOWN_PARAMETERS)
+    return names, var_kw
+
+
+def evaluator_name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def arguments_for(fn: Callable[..., Any], available: dict[str, Any]) -> dict[str, Any]:
+    """The subset of ``available`` that ``fn`` asks for by name (all of it for ``**kwargs``)."""
+    names, var_kw = _wanted(fn)
+    if var_kw:
+        return dict(available)
+    return {name: available[name] for name in names}
+
+
+def normalize(raw: Any, default_key: str) -> list[Score]:
+    """Turn a dict, list of dicts, EvaluationResult(s), bool or number into Scores."""
+    if raw is None:
+        raise ValueError("evaluator returned None; return {'key', 'score', 'comment'}")
+    if isinstance(raw, list | tuple):
+        return [score for item in raw for score in normalize(item, default_key)]
+    if isinstance(raw, dict) and "results" in raw and isinstance(raw["results"], list):
+        return normalize(raw["results"], default_key)
+    if isinstance(raw, bool | int | float):
+        return [Score(key=default_key, score=_number(raw))]
+    if not isinstance(raw, dict):
+        raw = getattr(raw, "__dict__", None) or _not_a_result(raw)
+    if "score" not in raw and "value" not in raw:
+        raise ValueError(f"evaluator result has no 'score': {sorted(raw)}")
+    score = raw.get("score", raw.get("value"))
+    comment = raw.get("comment")
+    return [
+        Score(
+            key=str(raw.get("key") or default_key),
+            score=_number(score),
+            comment=None if comment is None else str(comment),
+        )
+    ]
+
+
+def _number(value: Any) -> float | bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        return number
+    raise ValueError(f"score must be a number, a bool or null, got {type(value).__name__}")
+
+
+def _not_a_result(raw: Any) -> dict:
+    raise ValueError(f"evaluator returned {type(raw).__name__}; return a dict with 'score'")
