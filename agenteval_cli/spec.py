@@ -1,0 +1,440 @@
+"""The YAML experiment spec: pydantic models, loading, and errors that point at a line.
+
+A spec looks like this (paths are relative to the spec file)::
+
+    experiment_prefix: routing
+    dataset: ../datasets/routing.jsonl
+    targets:
+      supervisor: agenteval_cli.demo.supervisor:graph
+      swarm: {target: agenteval_cli.demo.swarm:graph, initial_state: {resolution_notes: []}}
+    evaluators: [routing_accuracy, {name: trajectory_match, mode: superset}]
+
+To add a key, add a field with a default to :class:`Spec` (or a :class:`SpecModel`
+section). Unknown keys, missing required keys and wrong types then become one
+``file:line: ...`` error by themselves; use the ``PositiveInt``-style types below
+so a bad value reads "expected an integer >= 1, got 'four'".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from agenteval_cli.errors import UserError, did_you_mean
+from agenteval_cli.yamlsource import (
+    KeyPath,
+    YamlDocument,
+    describe,
+    expand_env,
+    format_key_path,
+    load_yaml,
+)
+
+
+class SpecValueError(ValueError):
+    """A validation failure with a fix, raised inside validators and turned into a UserError.
+
+    ``at`` extends the location pydantic reports (e.g. the offending key of a
+    mapping); ``about_key`` says the message names that key itself, so the error
+    reads "unknown key 'x' in targets.swarm" rather than "targets.swarm.x: ...".
+    """
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, at: KeyPath = (), about_key: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.hint = hint
+        self.at = at
+        self.about_key = about_key
+
+
+def _number_check(kind: type, bound: float, *, strict: bool) -> BeforeValidator:
+    """Accept ints/floats, or numeric strings (which ``${VAR}`` expansion produces)."""
+    noun = "an integer" if kind is int else "a number"
+    expected = f"expected {noun} {'>' if strict else '>='} {bound:g}"
+
+    def check(value: Any) -> Any:
+        number = value
+        if isinstance(value, str):
+            try:
+                number = kind(value.strip())
+            except ValueError:
+                number = None
+        if isinstance(number, float) and kind is int and number.is_integer():
+            number = int(number)
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, (int, float) if kind is float else int)
+            or (number <= bound if strict else number < bound)
+        ):
+            raise SpecValueError(f"{expected}, got {describe(value)}")
+        return kind(number)
+
+    return BeforeValidator(check)
+
+
+PositiveInt = Annotated[int, _number_check(int, 1, strict=False)]
+NonNegativeInt = Annotated[int, _number_check(int, 0, strict=False)]
+PositiveFloat = Annotated[float, _number_check(float, 0, strict=True)]
+NonNegativeFloat = Annotated[float, _number_check(float, 0, strict=False)]
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+_IDENTIFIERS = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+IMPORT_PATH_FORMS = "'package.module:attr' or 'path/to/file.py:attr'"
+
+
+def split_import_path(text: str) -> tuple[str, str]:
+    """``"pkg.mod:graph"`` -> ``("pkg.mod", "graph")``; the left part may be a .py file path."""
+    source, colon, attr = text.rpartition(":")
+    if not colon:
+        raise SpecValueError(
+            f"malformed import path {text!r}: no ':attr'",
+            hint=f"write {IMPORT_PATH_FORMS}",
+        )
+    source_ok = (source.endswith(".py") and len(source) > 3) or _IDENTIFIERS.fullmatch(source)
+    if not source_ok or not _IDENTIFIERS.fullmatch(attr):
+        raise SpecValueError(f"malformed import path {text!r}", hint=f"write {IMPORT_PATH_FORMS}")
+    return source, attr
+
+
+class SpecModel(BaseModel):
+    """Base of every spec section: checks keys first, so errors can name the key and a fix."""
+
+    model_config = ConfigDict(extra="forbid")
+    internal_keys: ClassVar[frozenset[str]] = frozenset()  # filled in by the parent, not typed
+
+    @classmethod
+    def normalize(cls, data: Any) -> Any:
+        """Turn a short form (e.g. a bare string) into the mapping form."""
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_keys(cls, data: Any) -> Any:
+        if isinstance(data, BaseModel):
+            return data
+        data = cls.normalize(data)
+        if not isinstance(data, dict):
+            raise SpecValueError(f"expected a mapping, got {describe(data)}")
+        public = [name for name in cls.model_fields if name not in cls.internal_keys]
+        for key in data:
+            if key not in cls.model_fields:
+                raise SpecValueError(
+                    f"unknown key {key!r}",
+                    hint=did_you_mean(str(key), public) or "valid keys: " + ", ".join(public),
+                    at=(key,),
+                    about_key=True,
+                )
+        for name, field in cls.model_fields.items():
+            if field.is_required() and name not in data:
+                raise SpecValueError(f"missing required key {name!r}", hint=field.description)
+        return data
+
+
+class DatasetSpec(SpecModel):
+    """Where the examples come from; ``dataset: some/file.jsonl`` is short for ``path:``."""
+
+    path: Path | None = Field(default=None, description="a dataset file, relative to the spec")
+    name: NonEmptyStr | None = Field(default=None, description="the LangSmith dataset name")
+
+    @classmethod
+    def normalize(cls, data: Any) -> Any:
+        return {"path": data} if isinstance(data, str) else data
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _resolve_existing_file(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, str | Path) or not str(value):
+            raise SpecValueError(f"expected a file path, got {describe(value)}")
+        from agenteval_cli.datasets import SUPPORTED_SUFFIXES
+
+        base_dir = (info.context or {}).get("base_dir") or Path.cwd()
+        path = _resolve(base_dir, value)
+        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            suffix = path.suffix.lower() or path.name
+            raise SpecValueError(
+                f"unknown file format {suffix!r}",
+                hint=did_you_mean(suffix, SUPPORTED_SUFFIXES)
+                or "use " + ", ".join(SUPPORTED_SUFFIXES),
+            )
+        if not path.is_file():
+            problem = "is not a file" if path.exists() else "not found"
+            raise SpecValueError(
+                f"file {problem}: {path}",
+                hint=f"the path is relative to the spec's folder, {base_dir}",
+            )
+        return path
+
+    @model_validator(mode="after")
+    def _path_or_name(self) -> DatasetSpec:
+        if self.path is None and self.name is None:
+            raise SpecValueError("no 'path' given", hint="give a file path, or a LangSmith 'name'")
+        return self
+
+
+class TargetSpec(SpecModel):
+    """A system under test. ``name: pkg.mod:graph`` is short for ``name: {target: ...}``."""
+
+    internal_keys: ClassVar[frozenset[str]] = frozenset({"name"})
+
+    name: str
+    target: str = Field(description=f"give an import path: {IMPORT_PATH_FORMS}")
+    input_key: NonEmptyStr = "question"
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("target")
+    @classmethod
+    def _import_path(cls, value: str) -> str:
+        split_import_path(value)
+        return value
+
+
+class EvaluatorSpec(SpecModel):
+    """An evaluator by registry name; a mapping adds options: ``{name: x, mode: superset}``."""
+
+    name: NonEmptyStr
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Price(SpecModel):
+    """USD per million tokens for one model."""
+
+    input: NonNegativeFloat = Field(description="give the USD price per 1M input tokens")
+    output: NonNegativeFloat = Field(description="give the USD price per 1M output tokens")
+
+
+class Spec(SpecModel):
+    """One experiment: every target runs every example of the dataset, scored by the evaluators.
+
+    Built by :func:`load_spec`, which also sets ``source``, ``base_dir``, ``raw``
+    and ``content_hash``. ``raw`` is the YAML data with ``${VAR}`` expanded, except
+    variables with secret-looking names (``*_API_KEY``, ``*TOKEN``...), which stay
+    as written, so ``raw`` can be stored in the experiment record.
+    """
+
+    experiment_prefix: str = Field(default="", description="defaults to the spec file's name")
+    dataset: DatasetSpec = Field(
+        description="add 'dataset: path/to/examples.jsonl', relative to the spec file"
+    )
+    targets: list[TargetSpec] = Field(
+        description=f"add 'targets:' mapping a name to an import path, {IMPORT_PATH_FORMS}"
+    )
+    evaluators: list[EvaluatorSpec] = Field(default_factory=list)
+    concurrency: PositiveInt = 4
+    repetitions: PositiveInt = 1
+    timeout_s: PositiveFloat = 60.0
+    pricing: dict[str, Price] = Field(default_factory=dict)
+
+    _source: Path = PrivateAttr(default=Path("spec.yaml"))
+    _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+    _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _content_hash: str = PrivateAttr(default="")
+    _document: YamlDocument = PrivateAttr(default_factory=lambda: YamlDocument(None))
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _targets_in_file_order(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise SpecValueError(
+                f"expected a mapping of target names to import paths, got {describe(value)}",
+                hint="e.g. 'supervisor: mypkg.graphs:supervisor'",
+            )
+        if not value:
+            raise SpecValueError(
+                "no targets", hint="map a name to an import path, e.g. 'supervisor: mypkg:graph'"
+            )
+        targets = []
+        for name, entry in value.items():
+            if isinstance(entry, str):
+                entry = {"target": entry}
+            elif isinstance(entry, dict):
+                if "name" in entry:
+                    raise SpecValueError(
+                        "unknown key 'name'",
+                        hint="a target's name is its key under 'targets'",
+                        at=(name, "name"),
+                        about_key=True,
+                    )
+            else:
+                raise SpecValueError(
+                    f"expected an import path or a mapping with 'target', got {describe(entry)}",
+                    at=(name,),
+                )
+            targets.append({**entry, "name": str(name)})
+        return targets
+
+    @field_validator("evaluators", mode="before")
+    @classmethod
+    def _evaluators_with_options(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise SpecValueError(
+                f"expected a list of evaluators, got {describe(value)}",
+                hint="e.g. [routing_accuracy, token_cost]",
+            )
+        return [_evaluator_entry(item, index) for index, item in enumerate(value)]
+
+    @model_validator(mode="after")
+    def _default_prefix(self, info: ValidationInfo) -> Spec:
+        if not self.experiment_prefix:
+            source = (info.context or {}).get("source")
+            self.experiment_prefix = Path(source).stem if source else "experiment"
+        return self
+
+    @property
+    def source(self) -> Path:
+        """The spec file, as given (relative paths stay relative, for messages)."""
+        return self._source
+
+    @property
+    def base_dir(self) -> Path:
+        """The spec file's folder, absolute: relative paths in the spec start here."""
+        return self._base_dir
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        return self._raw
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the spec file's bytes."""
+        return self._content_hash
+
+    def line_of(self, *keys: Any) -> int | None:
+        """1-based line of the value at ``keys`` (or of its nearest parent that is in the file).
+
+        ``spec.line_of("targets", "swarm")``, ``spec.line_of("evaluators", 2)``.
+        """
+        return self._document.line_of(*keys)
+
+
+def _evaluator_entry(item: Any, index: int) -> Any:
+    """``name`` or ``{name: x, **options}`` (the YAML forms) -> ``{name: x, options: {...}}``."""
+    if isinstance(item, str):
+        return {"name": item}
+    if not isinstance(item, dict):
+        raise SpecValueError(
+            f"expected an evaluator name or mapping, got {describe(item)}", at=(index,)
+        )
+    if "name" not in item:
+        raise SpecValueError(
+            "evaluator mapping has no 'name'",
+            hint="write {name: trajectory_match, mode: superset}",
+            at=(index,),
+        )
+    return {"name": item["name"], "options": {k: v for k, v in item.items() if k != "name"}}
+
+
+def resolve_path(spec: Spec, value: str | Path) -> Path:
+    """An absolute path for ``value``, read relative to the spec file's folder."""
+    return _resolve(spec.base_dir, value)
+
+
+def _resolve(base_dir: Path, value: str | Path) -> Path:
+    path = Path(value).expanduser()
+    return (path if path.is_absolute() else base_dir / path).resolve()
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate a spec file; any problem is one UserError naming file:line."""
+    source = Path(path)
+    try:
+        content = source.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"spec file not found: {source}", hint="check the path") from None
+    except OSError as exc:
+        raise UserError(f"cannot read spec file: {exc.strerror}", file=source) from None
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = content.count(b"\n", 0, exc.start) + 1
+        raise UserError(
+            "not valid UTF-8", file=source, line=line, hint="save the file as UTF-8"
+        ) from None
+    document = load_yaml(text, file=source)
+    if document.data is None:
+        raise UserError(
+            "spec file is empty", file=source, hint="add at least 'dataset:' and 'targets:'"
+        )
+    if not isinstance(document.data, dict):
+        raise UserError(
+            f"the top level must be a mapping of keys, got {describe(document.data)}",
+            file=source,
+            line=document.line_of(),
+            hint="start with keys such as 'dataset:' and 'targets:'",
+        )
+    data, recorded = expand_env(document, file=source)
+    base_dir = source.parent.resolve()
+    try:
+        spec = Spec.model_validate(data, context={"base_dir": base_dir, "source": source})
+    except ValidationError as exc:
+        raise _user_error(exc, document, source) from None
+    spec._source = source
+    spec._base_dir = base_dir
+    spec._raw = recorded
+    spec._content_hash = hashlib.sha256(content).hexdigest()
+    spec._document = document
+    return spec
+
+
+# --- pydantic errors -> one line --------------------------------------------------------
+
+_EXPECTED = {
+    "string_type": "a string",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "list_type": "a list",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "string_too_short": "a non-empty string",
+}
+
+
+def _user_error(exc: ValidationError, document: YamlDocument, source: Path) -> UserError:
+    """The first validation error as a UserError at the line of the value it is about."""
+    error = exc.errors(include_url=False)[0]
+    loc: KeyPath = tuple(error["loc"])
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, SpecValueError):
+        loc += cause.at
+        message, hint, about_key = str(cause), cause.hint, cause.about_key
+    elif error["type"] == "missing":
+        message, hint, about_key = f"missing required key {loc[-1]!r}", None, False
+        loc = loc[:-1]
+    elif error["type"] in _EXPECTED:
+        message = f"expected {_EXPECTED[error['type']]}, got {describe(error.get('input'))}"
+        hint, about_key = None, False
+    else:
+        message, hint, about_key = error["msg"][:1].lower() + error["msg"][1:], None, False
+    path = document.locate(loc)
+    line = document.line_of(*path)
+    if about_key:
+        parent = format_key_path(path[:-1])
+        text = f"{message} in {parent}" if parent else message
+    else:
+        where = format_key_path(path)
+        text = f"{where}: {message}" if where else message
+    return UserError(text, file=source, line=line, hint=hint)

@@ -1,0 +1,255 @@
+"""YAML that remembers where each value came from, and ``${VAR}`` expansion.
+
+``yaml.safe_load`` returns plain data and forgets positions, yet a useful error
+names ``file:line``. :func:`load_yaml` returns the same data plus the 1-based line
+of every key and list item, by key path (``("targets", "swarm")``,
+``("evaluators", 2)``), so any later stage can point at the value it rejects.
+
+Two departures from ``safe_load``, both to keep data JSON-shaped and unambiguous:
+dates stay strings (``2024-05-01`` must survive a JSON round trip), and a key
+given twice in one mapping is an error instead of silently keeping the last one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agenteval_cli.errors import UserError
+
+KeyPath = tuple[Any, ...]
+
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(yaml.SafeLoader):
+    """The pure-Python safe loader, so error messages read the same on every install."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass
+class YamlDocument:
+    """Parsed YAML data with the line of every key and list item."""
+
+    data: Any
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def line_of(self, *keys: Any) -> int | None:
+        """Line of the node at ``keys``, else of its nearest ancestor; None if there is none."""
+        path = tuple(keys)
+        while path and path not in self.lines:
+            path = path[:-1]
+        return self.lines.get(path)
+
+    def locate(self, loc: KeyPath) -> KeyPath:
+        """The longest prefix of ``loc`` the data has, as a key path into it.
+
+        A position in a mapping becomes its key, so pydantic's ``("targets", 1)`` (the
+        mapping validated as a list) becomes ``("targets", "swarm")``.
+        """
+        path: list[Any] = []
+        node = self.data
+        for part in loc:
+            if isinstance(node, dict) and part in node:
+                key = part
+            elif isinstance(node, dict | list) and isinstance(part, int) and 0 <= part < len(node):
+                key = list(node)[part] if isinstance(node, dict) else part
+            else:
+                break
+            path.append(key)
+            node = node[key]
+        return tuple(path)
+
+
+def load_yaml(text: str, *, file: str | Path) -> YamlDocument:
+    """Parse one YAML document; a syntax error becomes a UserError at its line and column."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return YamlDocument(None)
+        lines: dict[KeyPath, int] = {(): node.start_mark.line + 1}
+        _record_lines(node, (), lines, loader, file, set())
+        return YamlDocument(loader.construct_document(node), lines)
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, file) from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"invalid YAML: {exc}", file=file) from None
+    finally:
+        loader.dispose()
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, file: str | Path) -> UserError:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or exc.context or "syntax error"
+    if problem.startswith("but ") and exc.context:
+        problem = f"{exc.context}, {problem}"
+    if "'\\t'" in problem:
+        hint = "indent with spaces, not tabs"
+    elif isinstance(exc, yaml.constructor.ConstructorError):
+        hint = "use plain mappings, lists, strings and numbers"
+    else:
+        hint = "check the indentation, colons and quotes there"
+    if mark is None:
+        return UserError(f"invalid YAML: {problem}", file=file, hint=hint)
+    return UserError(
+        f"invalid YAML at column {mark.column + 1}: {problem}",
+        file=file,
+        line=mark.line + 1,
+        hint=hint,
+    )
+
+
+def _record_lines(
+    node: yaml.Node,
+    path: KeyPath,
+    lines: dict[KeyPath, int],
+    loader: _Loader,
+    file: str | Path,
+    active: set[int],
+) -> None:
+    """Fill ``lines`` for everything under ``node``; ``active`` holds the nodes above it."""
+    if id(node) in active:
+        raise UserError(
+            "invalid YAML: an alias refers to a node that contains it",
+            file=file,
+            line=lines.get(path),
+            hint="an anchor cannot be used inside itself",
+        )
+    active.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        first_lines: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = loader.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in first_lines:
+                raise UserError(
+                    f"duplicate key {key!r} (first on line {first_lines[key]})",
+                    file=file,
+                    line=line,
+                    hint="keep only one of them",
+                )
+            first_lines[key] = line
+            lines[(*path, key)] = line
+            _record_lines(value_node, (*path, key), lines, loader, file, active)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[(*path, index)] = item.start_mark.line + 1
+            _record_lines(item, (*path, index), lines, loader, file, active)
+    active.discard(id(node))
+
+
+def describe(value: Any) -> str:
+    """A short rendering of a value for the 'got ...' part of a message."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def format_key_path(path: KeyPath) -> str:
+    """``("targets", "swarm", "input_key")`` -> ``targets.swarm.input_key``; items as ``[2]``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int) and not isinstance(part, bool):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+# ${NAME}, ${NAME:-default}; $${...} is a literal ${...}; a lone ${ is unterminated.
+_REFERENCE = re.compile(r"(\$?)\$\{([^}]*)\}|\$\{")
+_NAME_AND_DEFAULT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+# Values from these variables stay as ``${NAME}`` in the recorded copy of the data.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
+
+
+def expand_env(
+    doc: YamlDocument, *, file: str | Path, environ: Mapping[str, str] | None = None
+) -> tuple[Any, Any]:
+    """Expand ``${VAR}`` and ``${VAR:-default}`` in every string value (not in keys).
+
+    Returns ``(expanded, recorded)``: ``recorded`` is the same data except that
+    variables whose names look secret (``*_API_KEY``, ``*TOKEN``, ...) stay as
+    ``${NAME}``, so it can be stored or shown without leaking credentials.
+    A default applies when the variable is unset or empty, as in the shell.
+    """
+    env = os.environ if environ is None else environ
+
+    def fail(path: KeyPath, message: str, hint: str) -> UserError:
+        where = format_key_path(path)
+        text = f"{where}: {message}" if where else message
+        return UserError(text, file=file, line=doc.line_of(*path), hint=hint)
+
+    def expand_string(text: str, path: KeyPath) -> tuple[str, str]:
+        if "${" not in text:
+            return text, text
+        expanded: list[str] = []
+        recorded: list[str] = []
+        position = 0
+        for match in _REFERENCE.finditer(text):
+            expanded.append(text[position : match.start()])
+            recorded.append(text[position : match.start()])
+            position = match.end()
+            escape, body = match.group(1), match.group(2)
+            if body is None:
+                raise fail(path, "unterminated '${'", "close it with '}', or write '$${' for '${'")
+            if escape:
+                expanded.append("${" + body + "}")
+                recorded.append("$${" + body + "}")
+                continue
+            reference = _NAME_AND_DEFAULT.fullmatch(body)
+            if reference is None:
+                raise fail(
+                    path,
+                    f"malformed variable reference '${{{body}}}'",
+                    "write ${NAME} or ${NAME:-default}",
+                )
+            name, default = reference.group(1), reference.group(2)
+            value = env.get(name) if default is None else (env.get(name) or default)
+            if value is None:
+                raise fail(
+                    path,
+                    f"environment variable {name!r} is not set",
+                    f"set it, or give a default: ${{{name}:-value}}",
+                )
+            expanded.append(value)
+            recorded.append(match.group(0) if _SECRET_NAME.search(name) else value)
+        expanded.append(text[position:])
+        recorded.append(text[position:])
+        return "".join(expanded), "".join(recorded)
+
+    def walk(value: Any, path: KeyPath) -> tuple[Any, Any]:
+        if isinstance(value, str):
+            return expand_string(value, path)
+        if isinstance(value, dict):
+            pairs = {key: walk(item, (*path, key)) for key, item in value.items()}
+            return (
+                {key: pair[0] for key, pair in pairs.items()},
+                {key: pair[1] for key, pair in pairs.items()},
+            )
+        if isinstance(value, list):
+            pairs_list = [walk(item, (*path, index)) for index, item in enumerate(value)]
+            return [pair[0] for pair in pairs_list], [pair[1] for pair in pairs_list]
+        return value, value
+
+    return walk(doc.data, ())

@@ -1,0 +1,443 @@
+import hashlib
+from dataclasses import astuple
+from pathlib import Path
+
+import pytest
+
+from agenteval_cli.datasets import (
+    SUPPORTED_SUFFIXES,
+    dataset_hash,
+    example_id,
+    iter_examples,
+    load_examples,
+)
+from agenteval_cli.errors import UserError
+from agenteval_cli.records import Example
+
+DATA = Path(__file__).parent / "data" / "datasets"
+
+ROUTING = [
+    Example(
+        id="billing-1",
+        inputs={"question": "I need to change my payment method to a credit card."},
+        outputs={"expected_agents": ["billing"], "must_mention": ["payment", "credit card"]},
+        metadata={"difficulty": "easy"},
+    ),
+    Example(
+        id="2",
+        inputs={"question": "My SSO integration is returning error code SAML-401."},
+        outputs={"expected_agents": ["tech_support"], "must_mention": ["SSO", "SAML"]},
+    ),
+    Example(
+        id="8985229e13955714",
+        inputs={"question": "I want to upgrade to Enterprise and also fix my broken SSO."},
+        outputs={
+            "expected_agents": ["tech_support", "account"],
+            "must_mention": ["SSO", "upgrade"],
+        },
+    ),
+]
+
+
+def content(examples: list[Example]) -> list[tuple]:
+    """Everything but the row number, which depends on the file's layout."""
+    return [astuple(example)[:-1] for example in examples]
+
+
+def write(tmp_path: Path, name: str, data: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+    return path
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(UserError) as caught:
+        load_examples(path)
+    return str(caught.value)
+
+
+# --- the four formats ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json", "yaml", "csv"])
+def test_every_format_reads_the_same_examples(suffix):
+    assert content(load_examples(DATA / f"routing.{suffix}")) == content(ROUTING)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "rows"),
+    [("jsonl", [1, 2, 4]), ("json", [1, 2, 3]), ("yaml", [1, 2, 3]), ("csv", [2, 3, 4])],
+)
+def test_row_is_the_line_for_jsonl_and_csv_and_the_position_otherwise(suffix, rows):
+    assert [example.row for example in load_examples(DATA / f"routing.{suffix}")] == rows
+
+
+def test_supported_suffixes():
+    assert SUPPORTED_SUFFIXES == (".jsonl", ".json", ".yaml", ".yml", ".csv")
+
+
+def test_yml_suffix_and_plain_list(tmp_path):
+    path = write(tmp_path, "rows.yml", "- inputs: {question: hi}\n")
+    assert load_examples(path) == [Example(id="930e351559a2e4ab", inputs={"question": "hi"}, row=1)]
+
+
+def test_json_examples_wrapper(tmp_path):
+    path = write(tmp_path, "rows.json", '{"examples": [{"inputs": {"question": "hi"}}]}')
+    assert [example.id for example in load_examples(path)] == ["930e351559a2e4ab"]
+
+
+def test_yaml_dates_stay_strings(tmp_path):
+    path = write(tmp_path, "rows.yaml", "- inputs: {question: hi, since: 2024-05-01}\n")
+    assert load_examples(path)[0].inputs == {"question": "hi", "since": "2024-05-01"}
+
+
+def test_iter_examples_streams_jsonl(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}}\n{"inputs": {"q": 2}}\nnot json\n')
+    examples = iter_examples(path)
+    assert next(examples).inputs == {"q": 1}
+    assert next(examples).inputs == {"q": 2}
+    with pytest.raises(UserError, match=r"rows\.jsonl:3: invalid JSON"):
+        next(examples)
+
+
+# --- ids -------------------------------------------------------------------------------
+
+
+def test_content_id_is_a_stable_hash():
+    assert example_id({"question": "hi"}, {}) == "930e351559a2e4ab"
+    expected = hashlib.sha256(b'{"inputs":{"question":"hi"},"outputs":{}}').hexdigest()[:16]
+    assert example_id({"question": "hi"}, {}) == expected
+
+
+def test_content_id_ignores_key_order_and_metadata(tmp_path):
+    path = write(
+        tmp_path,
+        "rows.jsonl",
+        '{"inputs": {"b": 2, "a": 1}, "metadata": {"x": 1}}\n{"inputs": {"a": 1, "b": 3}}\n',
+    )
+    first, second = load_examples(path)
+    assert first.id == example_id({"a": 1, "b": 2}, {})
+    assert first.id != second.id
+
+
+def test_content_id_keeps_non_ascii_text(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"inputs": {"question": "caf\\u00e9"}}\n')
+    canonical = '{"inputs":{"question":"café"},"outputs":{}}'.encode()
+    assert load_examples(path)[0].id == hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def test_integer_id_becomes_a_string(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"id": 7, "inputs": {"q": 1}}\n')
+    assert load_examples(path)[0].id == "7"
+
+
+def test_duplicate_id_names_both_rows(tmp_path):
+    path = write(
+        tmp_path,
+        "rows.jsonl",
+        '{"id": "a", "inputs": {"q": 1}}\n\n{"id": "a", "inputs": {"q": 2}}\n',
+    )
+    assert error_of(path) == (
+        f"{path}:3: duplicate id 'a' (same as line 1) (give each row a unique 'id')"
+    )
+
+
+def test_duplicate_content_names_both_rows(tmp_path):
+    path = write(tmp_path, "rows.json", '[{"inputs": {"q": 1}}, {"inputs": {"q": 1}}]')
+    assert error_of(path) == (
+        f"{path} row 2: duplicate example (same as row 1) (remove one of the identical rows)"
+    )
+
+
+def test_bad_id_type(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"id": true, "inputs": {"q": 1}}\n')
+    assert error_of(path) == (
+        f"{path}:1: 'id' must be a non-empty string or an integer, got true "
+        "(or leave 'id' out to use a content hash)"
+    )
+
+
+# --- row errors ------------------------------------------------------------------------
+
+
+def test_reference_outputs_is_an_alias_of_outputs(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}, "reference_outputs": {"a": 1}}\n')
+    assert load_examples(path)[0].outputs == {"a": 1}
+
+
+def test_outputs_and_reference_outputs_together(tmp_path):
+    path = write(
+        tmp_path, "rows.jsonl", '{"inputs": {"q": 1}, "outputs": {}, "reference_outputs": {}}\n'
+    )
+    assert error_of(path) == (
+        f"{path}:1: row has both 'outputs' and 'reference_outputs' "
+        "(they are the same thing; keep one)"
+    )
+
+
+def test_unknown_row_key_suggests_the_right_one(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}, "output": {}}\n')
+    assert error_of(path) == f"{path}:1: unknown key 'output' (did you mean 'outputs'?)"
+
+
+def test_unknown_row_key_lists_the_keys(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}, "zzz": {}}\n')
+    assert error_of(path) == (
+        f"{path}:1: unknown key 'zzz' "
+        "(allowed keys: id, inputs, outputs, reference_outputs, metadata)"
+    )
+
+
+def test_invalid_json_line_names_line_and_column(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}}\n{"inputs": {"q": 1,}}\n')
+    assert error_of(path) == (
+        f"{path}:2: invalid JSON: Expecting property name enclosed in double quotes (column 20) "
+        "(each line must be one complete JSON object)"
+    )
+
+
+def test_invalid_json_file_names_line_and_column(tmp_path):
+    path = write(tmp_path, "rows.json", '[\n  {"inputs": {}}\n  {"inputs": {}}\n]')
+    assert error_of(path) == (
+        f"{path}:3: invalid JSON: Expecting ',' delimiter (column 3) "
+        "(the file must be one JSON list of rows)"
+    )
+
+
+def test_row_not_an_object(tmp_path):
+    path = write(tmp_path, "rows.jsonl", "[1, 2]\n")
+    assert error_of(path) == (
+        f"{path}:1: row is not an object, got a list "
+        '(write {"inputs": {...}, "outputs": {...}})'
+    )
+
+
+def test_missing_inputs(tmp_path):
+    path = write(tmp_path, "rows.jsonl", '{"outputs": {"a": 1}}\n')
+    assert (
+        error_of(path) == f'{path}:1: row has no \'inputs\' (add "inputs": {{"question": "..."}})'
+    )
+
+
+def test_inputs_not_an_object(tmp_path):
+    path = write(tmp_path, "rows.yaml", "- inputs: {q: 1}\n- inputs: hello\n")
+    assert error_of(path) == (
+        f"{path}:2 row 2: 'inputs' must be an object, got 'hello' "
+        '(write "inputs": {"field": value, ...})'
+    )
+
+
+def test_yaml_value_json_cannot_hold(tmp_path):
+    path = write(tmp_path, "rows.yaml", "- inputs: {q: !!set {a: null}}\n")
+    assert error_of(path) == (
+        f"{path}:1 row 1: row holds a value JSON cannot represent "
+        "(use only strings, numbers, booleans, null, lists and mappings)"
+    )
+
+
+def test_yaml_syntax_error(tmp_path):
+    path = write(tmp_path, "rows.yaml", "- inputs: {q: 1\n")
+    assert error_of(path) == (
+        f"{path}:2: invalid YAML at column 1: expected ',' or '}}', but got '<stream end>' "
+        "(check the indentation, colons and quotes there)"
+    )
+
+
+def test_single_row_instead_of_a_list(tmp_path):
+    path = write(tmp_path, "rows.json", '{"inputs": {"q": 1}}')
+    assert (
+        error_of(path) == f"{path}: expected a list of rows, got a single row (wrap it in a list)"
+    )
+
+
+def test_unknown_top_level_key(tmp_path):
+    path = write(tmp_path, "rows.yaml", "example:\n  - inputs: {q: 1}\n")
+    assert error_of(path) == f"{path}: unknown top-level key 'example' (did you mean 'examples'?)"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "hint"),
+    [
+        (
+            "rows.jsonl",
+            "\n\n",
+            'add one JSON object per line, e.g. {"inputs": {"question": "..."}}',
+        ),
+        ("rows.json", "[]", 'add a list of rows, e.g. [{"inputs": {"question": "..."}}]'),
+        ("rows.yaml", "# nothing yet\n", "add a list of rows, e.g. '- inputs: {question: ...}'"),
+        ("rows.csv", "question\n", "add a header line and one line per example"),
+        ("rows.csv", "", "add a header line and one line per example"),
+    ],
+)
+def test_empty_file(tmp_path, name, text, hint):
+    path = write(tmp_path, name, text)
+    assert error_of(path) == f"{path}: contains no examples ({hint})"
+
+
+def test_unknown_format(tmp_path):
+    path = write(tmp_path, "rows.josnl", "")
+    assert error_of(path) == f"{path}: unknown dataset format '.josnl' (did you mean '.jsonl'?)"
+
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "nope.jsonl"
+    assert error_of(path) == f"{path}: dataset file not found (check the path)"
+
+
+# --- encodings -------------------------------------------------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("rows.jsonl", b'{"inputs": {"question": "hi"}}\r\n'),
+        ("rows.json", b'[{"inputs": {"question": "hi"}}]'),
+        ("rows.yaml", b"- inputs: {question: hi}\n"),
+        ("rows.csv", b"question\r\nhi\r\n"),
+    ],
+)
+def test_utf8_bom_is_ignored(tmp_path, name, data):
+    examples = load_examples(write(tmp_path, name, BOM + data))
+    assert [(example.id, example.inputs) for example in examples] == [
+        ("930e351559a2e4ab", {"question": "hi"})
+    ]
+
+
+def test_undecodable_byte_in_jsonl(tmp_path):
+    path = write(tmp_path, "rows.jsonl", b'{"inputs": {"q": "ok"}}\n{"inputs": {"q": "\xff"}}\n')
+    assert (
+        error_of(path)
+        == f"{path}:2: not valid UTF-8 (byte 0xff at column 19) (save the file as UTF-8)"
+    )
+
+
+def test_undecodable_byte_in_json(tmp_path):
+    path = write(tmp_path, "rows.json", b'[\n{"inputs": {"q": "\xc3\xa9\xff"}}]\n')
+    assert (
+        error_of(path)
+        == f"{path}:2: not valid UTF-8 (byte 0xff at column 20) (save the file as UTF-8)"
+    )
+
+
+def test_undecodable_byte_after_bom_counts_columns_without_it(tmp_path):
+    path = write(tmp_path, "rows.csv", BOM + b"q\xff\n")
+    assert (
+        error_of(path)
+        == f"{path}:1: not valid UTF-8 (byte 0xff at column 2) (save the file as UTF-8)"
+    )
+
+
+# --- the CSV rule ----------------------------------------------------------------------
+
+
+def test_csv_cells_starting_with_bracket_or_brace_are_json(tmp_path):
+    path = write(
+        tmp_path,
+        "rows.csv",
+        "question,outputs.expected_agents,outputs.rubric,metadata.tags\n"
+        'hi,"[""billing"", ""account""]","{""tone"": ""calm""}"," [1, 2]"\n',
+    )
+    example = load_examples(path)[0]
+    assert example.outputs == {
+        "expected_agents": ["billing", "account"],
+        "rubric": {"tone": "calm"},
+    }
+    assert example.metadata == {"tags": [1, 2]}
+
+
+def test_csv_other_cells_are_strings_and_empty_cells_are_left_out(tmp_path):
+    path = write(tmp_path, "rows.csv", "id,question,inputs.count,outputs.answer\n,hi,3,\n")
+    [example] = load_examples(path)
+    assert example.inputs == {"question": "hi", "count": "3"}
+    assert example.outputs == {}
+    assert example.id == example_id({"question": "hi", "count": "3"}, {})
+
+
+def test_csv_reference_outputs_prefix_and_quoted_multiline_cell(tmp_path):
+    path = write(
+        tmp_path, "rows.csv", 'question,reference_outputs.answer\n"two\nlines",yes\nb,no\n'
+    )
+    examples = load_examples(path)
+    assert [(e.inputs["question"], e.outputs, e.row) for e in examples] == [
+        ("two\nlines", {"answer": "yes"}, 2),
+        ("b", {"answer": "no"}, 4),
+    ]
+
+
+def test_csv_blank_lines_are_skipped_but_counted(tmp_path):
+    path = write(tmp_path, "rows.csv", "question\n\na\n,\nb\n")
+    assert [(e.inputs["question"], e.row) for e in load_examples(path)] == [("a", 3), ("b", 5)]
+
+
+def test_csv_ragged_row(tmp_path):
+    path = write(tmp_path, "rows.csv", "question,outputs.answer\nhi,yes\nhi, again,yes\n")
+    assert error_of(path) == (
+        f"{path}:3: row has 3 cells but the header has 2 columns (quote cells that contain commas)"
+    )
+
+
+def test_csv_invalid_json_cell(tmp_path):
+    path = write(tmp_path, "rows.csv", "question,outputs.agents\nhi,[billing]\n")
+    assert error_of(path) == (
+        f"{path}:2: column 'outputs.agents': invalid JSON: Expecting value (column 2) "
+        '(a cell starting with [ or { is JSON, e.g. ["billing", "account"])'
+    )
+
+
+def test_csv_unknown_prefix(tmp_path):
+    path = write(tmp_path, "rows.csv", "question,output.answer\nhi,yes\n")
+    assert error_of(path) == (
+        f"{path}:1: column 'output.answer' has unknown prefix 'output' (did you mean 'outputs'?)"
+    )
+
+
+def test_csv_part_without_field(tmp_path):
+    path = write(tmp_path, "rows.csv", "question,outputs\nhi,yes\n")
+    assert error_of(path) == f"{path}:1: column 'outputs' needs a field name (outputs.<field>)"
+
+
+def test_csv_two_columns_for_one_field(tmp_path):
+    path = write(tmp_path, "rows.csv", "question,inputs.question\nhi,yes\n")
+    assert error_of(path) == (
+        f"{path}:1: columns 'question' and 'inputs.question' set the same field (keep one of them)"
+    )
+
+
+def test_csv_unnamed_column(tmp_path):
+    path = write(tmp_path, "rows.csv", "question,,x\nhi,1,2\n")
+    assert error_of(path) == f"{path}:1: column 2 has no name"
+
+
+def test_csv_row_without_inputs(tmp_path):
+    path = write(tmp_path, "rows.csv", "id,outputs.answer\na,yes\n")
+    assert error_of(path) == f"{path}:2: row has no inputs (fill an inputs column)"
+
+
+def test_csv_unclosed_quote(tmp_path):
+    path = write(tmp_path, "rows.csv", 'question\nok\n"never closed\nmore\n')
+    assert error_of(path) == (
+        f"{path}:3: invalid CSV: unexpected end of data "
+        '(close quoted cells, and write a quote inside one as "")'
+    )
+
+
+# --- hashing ---------------------------------------------------------------------------
+
+
+def test_dataset_hash_is_sha256_of_the_bytes():
+    path = DATA / "routing.csv"
+    assert dataset_hash(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_dataset_hash_of_missing_file(tmp_path):
+    with pytest.raises(UserError) as caught:
+        dataset_hash(tmp_path / "nope.jsonl")
+    assert (
+        str(caught.value)
+        == f"{tmp_path / 'nope.jsonl'}: cannot read dataset: No such file or directory"
+    )

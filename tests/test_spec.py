@@ -1,0 +1,460 @@
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from agenteval_cli.errors import UserError
+from agenteval_cli.spec import (
+    EvaluatorSpec,
+    Price,
+    SpecValueError,
+    TargetSpec,
+    load_spec,
+    resolve_path,
+    split_import_path,
+)
+
+SPECS = Path(__file__).parent / "data" / "specs"
+DATASETS = Path(__file__).parent / "data" / "datasets"
+
+# The smallest valid spec; error cases add to it, so line 4 is the first added line.
+BASE = """\
+dataset: data.jsonl
+targets:
+  supervisor: agenteval_cli.demo.supervisor:graph
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A folder with a dataset, as the current directory, so messages read 'spec.yaml:N'."""
+    (tmp_path / "data.jsonl").write_text('{"inputs": {"question": "hi"}}\n')
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def load_text(text: str):
+    Path("spec.yaml").write_text(text, encoding="utf-8")
+    return load_spec("spec.yaml")
+
+
+def error_of(text: str) -> str:
+    with pytest.raises(UserError) as caught:
+        load_text(text)
+    return str(caught.value)
+
+
+# --- a valid spec ----------------------------------------------------------------------
+
+
+def test_full_spec_round_trip():
+    spec = load_spec(SPECS / "routing.yaml")
+    assert spec.source == SPECS / "routing.yaml"
+    assert spec.base_dir == SPECS.resolve()
+    assert spec.experiment_prefix == "routing"
+    assert spec.dataset.path == (DATASETS / "routing.jsonl").resolve()
+    assert spec.dataset.name == "multi-agent-routing-evals"
+    assert spec.targets == [
+        TargetSpec(name="supervisor", target="agenteval_cli.demo.supervisor:graph"),
+        TargetSpec(
+            name="swarm",
+            target="agenteval_cli.demo.swarm:graph",
+            input_key="question",
+            initial_state={"resolution_notes": []},
+        ),
+        TargetSpec(name="local", target="graphs/local_agent.py:build.graph"),
+    ]
+    assert spec.evaluators == [
+        EvaluatorSpec(name="routing_accuracy"),
+        EvaluatorSpec(name="resolution_coverage"),
+        EvaluatorSpec(
+            name="trajectory_match", options={"mode": "superset", "tool_args_match_mode": "ignore"}
+        ),
+    ]
+    assert (spec.concurrency, spec.repetitions, spec.timeout_s) == (2, 3, 12.5)
+    assert spec.pricing == {
+        "scripted-small": Price(input=0.15, output=0.60),
+        "scripted-large": Price(input=2.5, output=10.0),
+    }
+    assert spec.content_hash == hashlib.sha256((SPECS / "routing.yaml").read_bytes()).hexdigest()
+    assert spec.raw["targets"]["supervisor"] == "agenteval_cli.demo.supervisor:graph"
+    assert spec.raw["evaluators"][2] == {
+        "name": "trajectory_match",
+        "mode": "superset",
+        "tool_args_match_mode": "ignore",
+    }
+
+
+def test_defaults_and_short_dataset_form():
+    spec = load_spec(SPECS / "minimal.yaml")
+    assert spec.experiment_prefix == "minimal"  # the file's name
+    assert spec.dataset.path == (DATASETS / "routing.csv").resolve()
+    assert spec.dataset.name is None
+    assert spec.targets[0].input_key == "question"
+    assert spec.targets[0].initial_state == {}
+    assert spec.evaluators == []
+    assert (spec.concurrency, spec.repetitions, spec.timeout_s) == (4, 1, 60.0)
+    assert spec.pricing == {}
+
+
+def test_line_of_points_at_keys_and_list_items():
+    spec = load_spec(SPECS / "routing.yaml")
+    assert spec.line_of("targets") == 6
+    assert spec.line_of("targets", "supervisor") == 7
+    assert spec.line_of("targets", "swarm") == 8
+    assert spec.line_of("targets", "swarm", "initial_state") == 11
+    assert spec.line_of("evaluators", 2) == 16
+    assert spec.line_of("dataset", "path") == 4
+
+
+def test_line_of_falls_back_to_the_nearest_parent():
+    spec = load_spec(SPECS / "minimal.yaml")
+    assert spec.line_of("dataset", "path") == 1  # short form: no 'path' key in the file
+    assert spec.line_of("concurrency") == 1  # not in the file: the top-level mapping
+
+
+def test_resolve_path_is_relative_to_the_spec_file():
+    spec = load_spec(SPECS / "routing.yaml")
+    assert resolve_path(spec, "graphs/local_agent.py") == SPECS.resolve() / "graphs/local_agent.py"
+    assert resolve_path(spec, "/abs/x.py") == Path("/abs/x.py")
+
+
+def test_numbers_may_come_as_strings(workdir):
+    spec = load_text(BASE + "concurrency: '8'\ntimeout_s: '2.5'\nrepetitions: 2.0\n")
+    assert (spec.concurrency, spec.timeout_s, spec.repetitions) == (8, 2.5, 2)
+
+
+def test_null_evaluators_means_none(workdir):
+    assert load_text(BASE + "evaluators:\n").evaluators == []
+
+
+def test_dataset_by_name_only(workdir):
+    spec = load_text("dataset: {name: multi-agent-routing-evals}\n" + BASE.split("\n", 1)[1])
+    assert (spec.dataset.path, spec.dataset.name) == (None, "multi-agent-routing-evals")
+
+
+def test_utf8_bom_is_ignored(workdir):
+    Path("spec.yaml").write_bytes(b"\xef\xbb\xbf" + BASE.encode())
+    assert load_spec("spec.yaml").targets[0].name == "supervisor"
+
+
+# --- environment variables -------------------------------------------------------------
+
+
+def test_env_vars_are_expanded(workdir, monkeypatch):
+    monkeypatch.setenv("AGENTEVAL_PREFIX", "nightly")
+    monkeypatch.setenv("AGENTEVAL_CONCURRENCY", "16")
+    monkeypatch.delenv("AGENTEVAL_UNSET", raising=False)
+    spec = load_text(
+        BASE + "experiment_prefix: ${AGENTEVAL_PREFIX}-${AGENTEVAL_UNSET:-v1}\n"
+        "concurrency: ${AGENTEVAL_CONCURRENCY}\n"
+    )
+    assert spec.experiment_prefix == "nightly-v1"
+    assert spec.concurrency == 16
+
+
+def test_default_applies_to_an_empty_variable(workdir, monkeypatch):
+    monkeypatch.setenv("AGENTEVAL_EMPTY", "")
+    assert load_text(
+        BASE + "experiment_prefix: ${AGENTEVAL_EMPTY:-fallback}\n"
+    ).experiment_prefix == ("fallback")
+
+
+def test_double_dollar_is_a_literal(workdir):
+    assert load_text(BASE + "experiment_prefix: $${HOME}\n").experiment_prefix == "${HOME}"
+
+
+def test_secret_variables_stay_unexpanded_in_raw(workdir, monkeypatch):
+    monkeypatch.setenv("AGENTEVAL_JUDGE_API_KEY", "sk-secret")
+    monkeypatch.setenv("AGENTEVAL_JUDGE_MODEL", "small")
+    spec = load_text(
+        BASE + "evaluators:\n"
+        "  - name: judge\n"
+        "    api_key: ${AGENTEVAL_JUDGE_API_KEY}\n"
+        "    model: ${AGENTEVAL_JUDGE_MODEL}\n"
+    )
+    assert spec.evaluators[0].options == {"api_key": "sk-secret", "model": "small"}
+    assert spec.raw["evaluators"][0] == {
+        "name": "judge",
+        "api_key": "${AGENTEVAL_JUDGE_API_KEY}",
+        "model": "small",
+    }
+
+
+def test_unset_variable(workdir, monkeypatch):
+    monkeypatch.delenv("AGENTEVAL_UNSET", raising=False)
+    assert error_of(BASE + "experiment_prefix: ${AGENTEVAL_UNSET}\n") == (
+        "spec.yaml:4: experiment_prefix: environment variable 'AGENTEVAL_UNSET' is not set "
+        "(set it, or give a default: ${AGENTEVAL_UNSET:-value})"
+    )
+
+
+def test_malformed_variable_reference(workdir):
+    assert error_of(BASE + "experiment_prefix: ${1X}\n") == (
+        "spec.yaml:4: experiment_prefix: malformed variable reference '${1X}' "
+        "(write ${NAME} or ${NAME:-default})"
+    )
+
+
+def test_unterminated_variable_reference(workdir):
+    assert error_of(BASE + "experiment_prefix: a-${X\n") == (
+        "spec.yaml:4: experiment_prefix: unterminated '${' "
+        "(close it with '}', or write '$${' for '${')"
+    )
+
+
+# --- errors: the file itself -----------------------------------------------------------
+
+
+def test_missing_spec_file(workdir):
+    with pytest.raises(UserError) as caught:
+        load_spec("nope.yaml")
+    assert str(caught.value) == "spec file not found: nope.yaml (check the path)"
+
+
+def test_empty_file(workdir):
+    assert error_of("# only a comment\n") == (
+        "spec.yaml: spec file is empty (add at least 'dataset:' and 'targets:')"
+    )
+
+
+def test_top_level_not_a_mapping(workdir):
+    assert error_of("- dataset\n- targets\n") == (
+        "spec.yaml:1: the top level must be a mapping of keys, got a list "
+        "(start with keys such as 'dataset:' and 'targets:')"
+    )
+
+
+def test_yaml_syntax_error_names_line_and_column(workdir):
+    assert error_of(BASE + "concurrency: 4: 5\n") == (
+        "spec.yaml:4: invalid YAML at column 15: mapping values are not allowed here "
+        "(check the indentation, colons and quotes there)"
+    )
+
+
+def test_tab_indentation(workdir):
+    assert error_of(BASE + "pricing:\n\tm: {input: 1, output: 2}\n") == (
+        "spec.yaml:5: invalid YAML at column 1: found character '\\t' that cannot start any token "
+        "(indent with spaces, not tabs)"
+    )
+
+
+def test_duplicate_key(workdir):
+    assert error_of(BASE + "concurrency: 2\nconcurrency: 3\n") == (
+        "spec.yaml:5: duplicate key 'concurrency' (first on line 4) (keep only one of them)"
+    )
+
+
+def test_python_tags_are_refused(workdir):
+    assert error_of(BASE + "experiment_prefix: !!python/object:os.system x\n") == (
+        "spec.yaml:4: invalid YAML at column 20: could not determine a constructor for the tag "
+        "'tag:yaml.org,2002:python/object:os.system' "
+        "(use plain mappings, lists, strings and numbers)"
+    )
+
+
+# --- errors: keys and values -----------------------------------------------------------
+
+
+def test_unknown_key_suggests_the_right_one(workdir):
+    assert error_of(BASE + "concurency: 4\n") == (
+        "spec.yaml:4: unknown key 'concurency' (did you mean 'concurrency'?)"
+    )
+
+
+def test_unknown_key_without_a_close_match_lists_the_keys(workdir):
+    assert error_of(BASE + "zzz: 1\n") == (
+        "spec.yaml:4: unknown key 'zzz' (valid keys: experiment_prefix, dataset, targets, "
+        "evaluators, concurrency, repetitions, timeout_s, pricing)"
+    )
+
+
+def test_unknown_nested_key(workdir):
+    assert error_of(BASE + "  swarm:\n    target: pkg.swarm:graph\n    input_kye: q\n") == (
+        "spec.yaml:6: unknown key 'input_kye' in targets.swarm (did you mean 'input_key'?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("concurrency: four", "concurrency: expected an integer >= 1, got 'four'"),
+        ("concurrency: 0", "concurrency: expected an integer >= 1, got 0"),
+        ("repetitions: 1.5", "repetitions: expected an integer >= 1, got 1.5"),
+        ("repetitions: true", "repetitions: expected an integer >= 1, got true"),
+        ("timeout_s: 0", "timeout_s: expected a number > 0, got 0"),
+        ("timeout_s: [1]", "timeout_s: expected a number > 0, got a list"),
+        ("experiment_prefix: 3", "experiment_prefix: expected a string, got 3"),
+        (
+            "evaluators: routing_accuracy",
+            "evaluators: expected a list of evaluators, got "
+            "'routing_accuracy' (e.g. [routing_accuracy, token_cost])",
+        ),
+        ("evaluators: [1]", "evaluators[0]: expected an evaluator name or mapping, got 1"),
+        ("pricing: {m: {input: x, output: 1}}", "pricing.m.input: expected a number >= 0, got 'x'"),
+        ("pricing: {m: 3}", "pricing.m: expected a mapping, got 3"),
+        (
+            "pricing: {m: {input: 1}}",
+            "pricing.m: missing required key 'output' (give the USD price per 1M output tokens)",
+        ),
+    ],
+)
+def test_wrong_value_names_the_key_and_what_is_expected(workdir, line, message):
+    assert error_of(BASE + line + "\n") == f"spec.yaml:4: {message}"
+
+
+def test_wrong_value_deep_in_a_target(workdir):
+    assert error_of(BASE + "  swarm:\n    target: pkg.swarm:graph\n    initial_state: [1]\n") == (
+        "spec.yaml:6: targets.swarm.initial_state: expected a mapping, got a list"
+    )
+
+
+def test_evaluator_mapping_without_name(workdir):
+    assert error_of(BASE + "evaluators:\n  - routing_accuracy\n  - {mode: superset}\n") == (
+        "spec.yaml:6: evaluators[1]: evaluator mapping has no 'name' "
+        "(write {name: trajectory_match, mode: superset})"
+    )
+
+
+def test_missing_targets(workdir):
+    assert error_of("dataset: data.jsonl\n") == (
+        "spec.yaml:1: missing required key 'targets' (add 'targets:' mapping a name to an "
+        "import path, 'package.module:attr' or 'path/to/file.py:attr')"
+    )
+
+
+def test_missing_dataset(workdir):
+    assert error_of("# targets only\ntargets:\n  a: pkg.mod:graph\n") == (
+        "spec.yaml:2: missing required key 'dataset' "
+        "(add 'dataset: path/to/examples.jsonl', relative to the spec file)"
+    )
+
+
+def test_no_targets(workdir):
+    assert error_of("dataset: data.jsonl\ntargets: {}\n") == (
+        "spec.yaml:2: targets: no targets "
+        "(map a name to an import path, e.g. 'supervisor: mypkg:graph')"
+    )
+
+
+def test_targets_as_a_list(workdir):
+    assert error_of("dataset: data.jsonl\ntargets: [pkg.mod:graph]\n") == (
+        "spec.yaml:2: targets: expected a mapping of target names to import paths, got a list "
+        "(e.g. 'supervisor: mypkg.graphs:supervisor')"
+    )
+
+
+def test_long_target_form_without_target(workdir):
+    assert error_of(BASE + "  swarm:\n    input_key: q\n") == (
+        "spec.yaml:4: targets.swarm: missing required key 'target' "
+        "(give an import path: 'package.module:attr' or 'path/to/file.py:attr')"
+    )
+
+
+def test_target_name_key_is_refused(workdir):
+    assert error_of(BASE + "  swarm: {target: pkg.swarm:graph, name: x}\n") == (
+        "spec.yaml:4: unknown key 'name' in targets.swarm "
+        "(a target's name is its key under 'targets')"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("pkg.swarm", "malformed import path 'pkg.swarm': no ':attr'"),
+        ("'pkg swarm:graph'", "malformed import path 'pkg swarm:graph'"),
+        ("'pkg.swarm:'", "malformed import path 'pkg.swarm:'"),
+        ("'.py:graph'", "malformed import path '.py:graph'"),
+    ],
+)
+def test_malformed_import_path(workdir, target, message):
+    assert error_of(BASE + f"  swarm: {target}\n") == (
+        f"spec.yaml:4: targets.swarm: {message} "
+        "(write 'package.module:attr' or 'path/to/file.py:attr')"
+    )
+
+
+def test_malformed_import_path_in_long_form(workdir):
+    assert error_of(BASE + "  swarm:\n    target: pkg.swarm\n") == (
+        "spec.yaml:5: targets.swarm.target: malformed import path 'pkg.swarm': no ':attr' "
+        "(write 'package.module:attr' or 'path/to/file.py:attr')"
+    )
+
+
+def test_missing_dataset_file_names_the_resolved_path(workdir):
+    text = "targets:\n  a: pkg.mod:graph\ndataset:\n  path: ../elsewhere/rows.jsonl\n"
+    expected = (workdir / "../elsewhere/rows.jsonl").resolve()
+    assert error_of(text) == (
+        f"spec.yaml:4: dataset.path: file not found: {expected} "
+        f"(the path is relative to the spec's folder, {workdir.resolve()})"
+    )
+
+
+def test_dataset_path_that_is_a_folder(workdir):
+    (workdir / "rows.jsonl").mkdir()
+    assert error_of("dataset: rows.jsonl\ntargets:\n  a: pkg.mod:graph\n") == (
+        f"spec.yaml:1: dataset: file is not a file: {workdir.resolve() / 'rows.jsonl'} "
+        f"(the path is relative to the spec's folder, {workdir.resolve()})"
+    )
+
+
+def test_unknown_dataset_format(workdir):
+    assert error_of("dataset: rows.txt\ntargets:\n  a: pkg.mod:graph\n") == (
+        "spec.yaml:1: dataset: unknown file format '.txt' (use .jsonl, .json, .yaml, .yml, .csv)"
+    )
+
+
+def test_dataset_format_typo(workdir):
+    assert error_of("dataset: rows.josnl\ntargets:\n  a: pkg.mod:graph\n") == (
+        "spec.yaml:1: dataset: unknown file format '.josnl' (did you mean '.jsonl'?)"
+    )
+
+
+def test_dataset_without_path_or_name(workdir):
+    assert error_of("dataset: {}\ntargets:\n  a: pkg.mod:graph\n") == (
+        "spec.yaml:1: dataset: no 'path' given (give a file path, or a LangSmith 'name')"
+    )
+
+
+def test_errors_never_carry_pydantic_text(workdir):
+    message = error_of(BASE + "pricing: {m: {input: 1, output: 2, cached: 3}}\n")
+    assert message == "spec.yaml:4: unknown key 'cached' in pricing.m (valid keys: input, output)"
+    assert "pydantic" not in message and "http" not in message
+
+
+# --- import paths ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("agenteval_cli.demo.swarm:graph", ("agenteval_cli.demo.swarm", "graph")),
+        ("pkg:build.graph", ("pkg", "build.graph")),
+        ("graphs/local agent.py:graph", ("graphs/local agent.py", "graph")),
+        ("C:\\work\\graphs.py:graph", ("C:\\work\\graphs.py", "graph")),
+    ],
+)
+def test_split_import_path(text, parts):
+    assert split_import_path(text) == parts
+
+
+def test_split_import_path_error_carries_a_hint():
+    with pytest.raises(SpecValueError) as caught:
+        split_import_path("pkg.mod")
+    assert caught.value.hint == "write 'package.module:attr' or 'path/to/file.py:attr'"
+
+
+def test_recursive_alias_is_refused(workdir):
+    assert error_of(BASE + "evaluators: &loop [*loop]\n") == (
+        "spec.yaml:4: invalid YAML: an alias refers to a node that contains it "
+        "(an anchor cannot be used inside itself)"
+    )
+
+
+def test_shared_anchors_are_fine(workdir):
+    spec = load_text(
+        BASE + "  swarm: {target: pkg.swarm:graph, initial_state: &state {notes: []}}\n"
+        "  other: {target: pkg.other:graph, initial_state: *state}\n"
+    )
+    assert spec.targets[1].initial_state == {"notes": []}
+    assert spec.line_of("targets", "other", "initial_state") == 5
