@@ -1,0 +1,14 @@
+"""Offline demo targets: a supervisor graph and a swarm over the same three specialists.
+
+``agenteval_cli.demo.supervisor:graph`` and ``agenteval_cli.demo.swarm:graph`` answer
+customer-support requests with ``billing``, ``tech_support`` and ``account`` agents
+driven by a deterministic scripted chat model, so ``datasets/routing.jsonl`` can be run
+without an API key. Set ``AGENTEVAL_DEMO_MODEL`` (e.g. ``openai:gpt-4o-mini``) to run the
+same graphs on a real provider. Importing this package loads nothing heavy.
+"""
+
+TARGETS = {
+    "supervisor": "agenteval_cli.demo.supervisor:graph",
+    "swarm": "agenteval_cli.demo.swarm:graph",
+}
+AGENT_NAMES = ("billing", "tech_support", "account")

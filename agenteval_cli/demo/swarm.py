@@ -1,0 +1,71 @@
+"""The swarm pattern: specialists hand the conversation to each other, no central router.
+
+Built with ``langgraph_swarm.create_swarm``; ``account`` is the front desk every request
+reaches first. Top-level nodes are ``billing``, ``tech_support`` and ``account``.
+
+    graph.invoke({"messages": [HumanMessage(question)], "resolution_notes": []})
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any
+
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import InjectedState
+from langgraph.types import Command
+from langgraph_swarm import create_handoff_tool, create_swarm
+
+from agenteval_cli.demo.agents import make_specialist
+from agenteval_cli.demo.model import ModelChoice, model_for
+from agenteval_cli.demo.rules import AGENTS
+from agenteval_cli.demo.state import DemoSwarmState
+
+FRONT_DESK = "account"
+
+_DESCRIPTIONS = {
+    "billing": "Transfer to the billing specialist: payments, payment methods, invoices, refunds.",
+    "tech_support": "Transfer to technical support: SSO/SAML, MFA, error codes, outages.",
+    "account": "Transfer to the account specialist: plans, upgrades, seats, profile, manager.",
+}
+
+
+def handoff_to(agent: str) -> BaseTool:
+    """``create_handoff_tool`` for ``agent``, also carrying ``resolution_notes`` forward.
+
+    A handoff leaves the current agent's subgraph through ``Command(graph=PARENT)``, and
+    the parent then sees only the command's update. The stock tool updates ``messages``
+    and ``active_agent`` only, which would drop the notes the agent just wrote.
+    """
+    base = create_handoff_tool(agent_name=agent, description=_DESCRIPTIONS[agent])
+
+    @tool(base.name, description=base.description)
+    def handoff(
+        state: Annotated[Any, InjectedState],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+    ) -> Command:
+        command = base.func(state=state, tool_call_id=tool_call_id)
+        notes = state.get("resolution_notes") or []
+        return dataclasses.replace(command, update={**command.update, "resolution_notes": notes})
+
+    handoff.metadata = dict(base.metadata or {})
+    return handoff
+
+
+def build_graph(model: ModelChoice | None = None) -> CompiledStateGraph:
+    """Compile the swarm; ``model`` as in ``model_for`` (default: scripted, all small)."""
+    agents = [
+        make_specialist(
+            name,
+            model_for(name, model),
+            handoffs=[handoff_to(peer) for peer in AGENTS if peer != name],
+            front_desk=name == FRONT_DESK,
+        )
+        for name in AGENTS
+    ]
+    workflow = create_swarm(agents, default_active_agent=FRONT_DESK, state_schema=DemoSwarmState)
+    return workflow.compile(name="swarm_demo")
+
+
+graph = build_graph()
