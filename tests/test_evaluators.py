@@ -86,13 +86,19 @@ class TestResolutionCoverage:
         assert scores["resolution_coverage"].comment == "missing ['credit card', 'invoice']"
 
     def test_no_terms_is_one_and_missing_response_is_zero(self):
-        assert run("resolution_coverage", outputs={}, reference_outputs={})[
-            "resolution_coverage"
-        ].score == 1.0
+        assert (
+            run("resolution_coverage", outputs={}, reference_outputs={})[
+                "resolution_coverage"
+            ].score
+            == 1.0
+        )
         ref = {"must_mention": ["refund"]}
-        assert run("resolution_coverage", outputs={}, reference_outputs=ref)[
-            "resolution_coverage"
-        ].score == 0.0
+        assert (
+            run("resolution_coverage", outputs={}, reference_outputs=ref)[
+                "resolution_coverage"
+            ].score
+            == 0.0
+        )
 
 
 class TestHandoffChainLength:
@@ -108,9 +114,12 @@ class TestHandoffChainLength:
         assert scores["ping_pong"].comment == "account → billing → account at step 1"
 
     def test_single_agent_and_empty_trace(self):
-        assert run("handoff_chain_length", trace=Trace(agent_path=["billing"]))[
-            "handoff_chain_length"
-        ].score == 0.0
+        assert (
+            run("handoff_chain_length", trace=Trace(agent_path=["billing"]))[
+                "handoff_chain_length"
+            ].score
+            == 0.0
+        )
         assert run("handoff_chain_length", trace=Trace())["handoff_chain_length"].score == 0.0
 
     def test_bounce_without_handoff_tools_counts(self):
@@ -120,10 +129,13 @@ class TestHandoffChainLength:
         assert scores["ping_pong"].score is True
 
 
-class TestTokenCost:
-    PRICING = {"scripted-large": {"input": 2.5, "output": 10.0},
-               "scripted-small": {"input": 0.15, "output": 0.60}}
+PRICING = {
+    "scripted-large": {"input": 2.5, "output": 10.0},
+    "scripted-small": {"input": 0.15, "output": 0.60},
+}
 
+
+class TestTokenCost:
     def trace(self) -> Trace:
         return Trace(
             model_calls=[
@@ -134,7 +146,7 @@ class TestTokenCost:
         )
 
     def test_tokens_and_usd(self):
-        scores = run("token_cost", trace=self.trace(), context={"pricing": self.PRICING})
+        scores = run("token_cost", trace=self.trace(), context={"pricing": PRICING})
         assert scores["input_tokens"].score == 1500.0
         assert scores["output_tokens"].score == 300.0
         assert scores["total_tokens"].score == 1800.0
@@ -169,7 +181,8 @@ class TestNormalize:
         assert normalize({"score": 1, "comment": "ok"}, "k") == [Score("k", 1.0, "ok")]
         assert normalize({"results": [{"key": "a", "score": 0}]}, "k") == [Score("a", 0.0)]
         assert normalize([{"key": "a", "score": 1}, {"key": "b", "score": False}], "k") == [
-            Score("a", 1.0), Score("b", False)
+            Score("a", 1.0),
+            Score("b", False),
         ]
 
     @pytest.mark.parametrize("garbage", [None, "text", {"value": "x"}, {"nothing": 1}])

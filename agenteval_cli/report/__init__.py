@@ -1,0 +1,1 @@
+"""Renderings of stored experiments: the Rich comparison table and the JSON export."""

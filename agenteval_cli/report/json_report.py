@@ -1,0 +1,59 @@
+"""The ``--json`` export: a stable shape for users' scripts.
+
+``{"experiments": [{"name", "target", "metrics": {<metric>: <mean>}, "results": [...]}]}``
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agenteval_cli.metrics import summarize
+from agenteval_cli.store import Store, dumps
+
+
+def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
+    experiment = store.experiment(experiment_id)
+    stored = list(store.results(experiment_id))
+    results = [s.result for s in stored]
+    return {
+        "name": experiment.name,
+        "target": experiment.target,
+        "id": experiment.id,
+        "status": experiment.status,
+        "dataset_hash": experiment.dataset_hash,
+        "git_commit": experiment.git_commit,
+        "started_at": experiment.started_at,
+        "ended_at": experiment.ended_at,
+        "metrics": summarize(results).metrics(),
+        "results": [
+            {
+                "example_id": r.example_id,
+                "repetition": r.repetition,
+                "inputs": s.inputs,
+                "outputs": r.outputs,
+                "scores": r.score_map(),
+                "comments": {sc.key: sc.comment for sc in r.scores if sc.comment},
+                "trace": {
+                    "agent_path": r.trace.agent_path,
+                    "handoffs": [h.__dict__ for h in r.trace.handoffs],
+                    "tool_calls": [t.__dict__ for t in r.trace.tool_calls],
+                    "tokens": r.trace.tokens,
+                },
+                "latency_s": r.latency_s,
+                "error": r.error,
+            }
+            for s, r in zip(stored, results, strict=True)
+        ],
+    }
+
+
+def write_json(path: Path, store: Store, experiment_ids: Sequence[str]) -> None:
+    """Write atomically: a half-written file never replaces a good one."""
+    data = {"experiments": [experiment_json(store, e) for e in experiment_ids]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(json.loads(dumps(data)), indent=2, ensure_ascii=False) + "\n")
+    tmp.replace(path)
