@@ -45,7 +45,7 @@ DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for 
 def _stderr():
     from rich.console import Console
 
-    return Console(stderr=True)
+    return Console(stderr=True, soft_wrap=True)
 
 
 def _stdout():
@@ -171,18 +171,20 @@ def list_experiments(
     store_path: StoreOption = DEFAULT_STORE,
 ) -> None:
     """List stored experiments, newest first."""
+    from rich import box
     from rich.table import Table
 
     with user_errors(), _open_store(store_path) as store:
-        table = Table("name", "target", "status", "results", "started", "git")
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("name", "target", "status", "results", "started (UTC)"):
+            table.add_column(column, no_wrap=True)
         for exp in store.experiments(target=target):
             table.add_row(
                 exp.name,
                 exp.target,
                 exp.status,
                 str(store.result_count(exp.id)),
-                exp.started_at[:19].replace("T", " "),
-                (exp.git_commit or "")[:8],
+                exp.started_at[5:16].replace("T", " "),
             )
         _stdout().print(table)
 

@@ -27,6 +27,10 @@ def _num(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
 
 
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
 def _usd(value: float) -> str:
     return f"${value:.6f}" if value < 0.01 else f"${value:.4f}"
 
@@ -38,8 +42,8 @@ def _secs(value: float) -> str:
 ROWS = (
     Row("routing accuracy", "routing_accuracy", _pct, True),
     Row("resolution coverage", "resolution_coverage", _pct, True),
-    Row("tokens / request", "total_tokens", _num, False),
-    Row("  input / output", "io_tokens", _num, False),  # rendered specially
+    Row("tokens / request", "total_tokens", _count, False),
+    Row("  input / output", "io_tokens", _count, False),  # rendered specially
     Row("cost / request", "cost_usd", _usd, False),
     Row("handoff chain length", "handoff_chain_length", _num, False),
     Row("ping-pong rate", "ping_pong", _pct, False),
@@ -76,7 +80,7 @@ def _io(metrics: dict[str, float | None]) -> str:
     i, o = metrics.get("input_tokens"), metrics.get("output_tokens")
     if i is None or o is None:
         return "–"
-    return f"{_num(i)} / {_num(o)}"
+    return f"{_count(i)} / {_count(o)}"
 
 
 def _cells(row: Row, values: list[float | None]) -> list[Text]:

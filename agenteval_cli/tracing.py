@@ -1,0 +1,476 @@
+"""Record what one target request did, from the outside, through LangChain callbacks.
+
+Users' graphs stay untouched: a :class:`TraceRecorder` is passed in
+``config={"callbacks": [...]}``, or, for plain-function targets that call ``graph.invoke``
+themselves, injected by :func:`capture` through a configure hook (the mechanism behind
+``langchain_core.callbacks.get_usage_metadata_callback``).
+
+An agent is the top-level LangGraph node a model call ran under: the first segment of
+``metadata["langgraph_checkpoint_ns"]`` (``"supervisor:<task>|agent:<task>"`` -> supervisor).
+langgraph-supervisor and langgraph-swarm name those nodes after their agents.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
+from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.tracers.context import register_configure_hook
+
+from agenteval_cli.records import Handoff, ModelCall, ToolCall, Trace
+
+__all__ = ["HANDOFF_PREFIXES", "TraceRecorder", "agent_from_metadata", "capture", "error_text"]
+
+HANDOFF_PREFIXES = ("transfer_back_to_", "transfer_to_")
+_DESTINATION_KEY = "__handoff_destination"  # metadata of langgraph-supervisor/swarm handoff tools
+
+_current: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", default=None)
+# Registered once, at import: every callback manager configured while the variable is set
+# gets the recorder (inheritably), unless that very object is already among its handlers.
+register_configure_hook(_current, inheritable=True)
+
+
+@contextmanager
+def capture(recorder: TraceRecorder | None = None) -> Iterator[TraceRecorder]:
+    """Record every LangChain/LangGraph run started inside the block, config or not.
+
+    Works in sync and async code (``with capture() as rec: await target(inputs)``) and
+    follows the context into asyncio tasks and ``asyncio.to_thread`` (not into bare
+    threads or ``loop.run_in_executor``, which do not copy it). The block's wall time and
+    any exception escaping it end up in ``rec.trace()``.
+    """
+    recorder = recorder or TraceRecorder()
+    token = _current.set(recorder)
+    recorder.start()
+    try:
+        yield recorder
+    except BaseException as exc:
+        recorder.finish(exc)
+        raise
+    else:
+        recorder.finish()
+    finally:
+        _current.reset(token)
+
+
+def agent_from_metadata(metadata: dict[str, Any] | None) -> str | None:
+    """The top-level graph node an event ran under, or ``None`` outside LangGraph."""
+    metadata = metadata or {}
+    namespace = metadata.get("langgraph_checkpoint_ns") or metadata.get("checkpoint_ns")
+    if isinstance(namespace, str) and namespace:
+        return namespace.split("|", 1)[0].split(":", 1)[0]
+    node = metadata.get("langgraph_node")
+    return node if isinstance(node, str) and node else None
+
+
+def error_text(error: BaseException | str) -> str:
+    """``"TimeoutError: ..."``, or just the type name when the exception has no message."""
+    if isinstance(error, str):
+        return error
+    message = str(error)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+@dataclass
+class _ModelRun:
+    call: ModelCall
+    started: float
+    named: bool  # the model name was declared (metadata, params), not the class name
+
+
+@dataclass
+class _ToolRun:
+    call: ToolCall
+    call_id: str | None
+    destination: str | None = None  # from handoff-tool metadata
+    ran: bool = False  # on_tool_start was seen: the graph did not just synthesize the call
+
+
+class TraceRecorder(BaseCallbackHandler):
+    """Callback handler that records one target request into a :class:`Trace`.
+
+    Use one recorder per request. Its events may arrive from several threads (a sync graph
+    with parallel branches), so every handler runs under one lock.
+    """
+
+    run_inline = True  # async runs call us in place instead of hopping to a thread pool
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conversation = _Conversation()
+        self._open_models: dict[UUID, _ModelRun] = {}
+        self._models: list[_ModelRun] = []
+        self._tools: list[_ToolRun] = []
+        self._tools_by_call_id: dict[str, _ToolRun] = {}
+        self._open_tools: dict[UUID, _ToolRun] = {}
+        self._run_agents: dict[UUID, str | None] = {}  # every run seen, with its agent
+        self._roots: set[UUID] = set()  # runs whose parent we never saw: the request's entry
+        self._agents: dict[str, None] = {}  # ordered set of namespace heads seen
+        self._root_error: str | None = None
+        self._error: str | None = None
+        self._span: list[float | None] = [None, None]  # request start and end
+        self._events: list[float | None] = [None, None]  # first and last event
+
+    def start(self) -> None:
+        """Mark the start of the request (otherwise the first event's time is used)."""
+        self._span[0] = time.perf_counter()
+
+    def finish(self, error: BaseException | str | None = None) -> None:
+        """Mark the end of the request and, if it failed, why."""
+        self._span[1] = time.perf_counter()
+        if error is not None:
+            self._error = error_text(error)
+
+    # -- chains: request roots, agents of runs, state updates --------------------------
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+        with self._lock:
+            if self._register(kw):  # the request's input: prior turns are history
+                self._conversation.merge(_state_messages(inputs))
+
+    def on_chain_end(self, outputs: Any, **kw: Any) -> None:
+        with self._lock:
+            self._touch()
+            self._absorb(_state_messages(outputs), self._run_agents.get(kw["run_id"]))
+            if kw["run_id"] in self._roots:
+                self._root_error = None
+
+    def on_chain_error(self, error: BaseException, **kw: Any) -> None:
+        with self._lock:
+            self._touch()
+            bubbling = any(c.__name__ == "GraphBubbleUp" for c in type(error).__mro__)
+            if kw["run_id"] in self._roots and not bubbling:
+                self._root_error = error_text(error)
+
+    # -- chat models -------------------------------------------------------------------
+
+    def on_chat_model_start(
+        self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
+    ) -> None:
+        with self._lock:
+            self._register(kw)
+            metadata = kw.get("metadata")
+            model = _declared_model(metadata, kw.get("invocation_params"))
+            named = model is not None
+            model = model or _class_name(serialized, kw.get("name"))
+            agent = agent_from_metadata(metadata) or model
+            run = _ModelRun(ModelCall(agent=agent, model=model), time.perf_counter(), named)
+            self._open_models[kw["run_id"]] = run
+            self._models.append(run)
+            for batch in messages:
+                self._conversation.merge(batch)
+
+    def on_llm_end(self, response: LLMResult, **kw: Any) -> None:
+        with self._lock:
+            self._touch()
+            run = self._open_models.pop(kw["run_id"], None)
+            if run is None:
+                return
+            run.call.latency_s = time.perf_counter() - run.started
+            message = _output_message(response)
+            usage = getattr(message, "usage_metadata", None) or {}
+            run.call.input_tokens = int(usage.get("input_tokens") or 0)
+            run.call.output_tokens = int(usage.get("output_tokens") or 0)
+            if message is None:
+                return
+            reported = message.response_metadata.get("model_name")
+            if not run.named and isinstance(reported, str) and reported:
+                run.call.model = reported
+            self._conversation.merge([message], fresh=[message])
+            self._add_tool_calls(message, run.call.agent)
+
+    def on_llm_error(self, error: BaseException, **kw: Any) -> None:
+        with self._lock:
+            self._touch()
+            run = self._open_models.pop(kw["run_id"], None)
+            if run is not None:
+                run.call.latency_s = time.perf_counter() - run.started
+
+    # -- tools -------------------------------------------------------------------------
+
+    def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
+        with self._lock:
+            self._register(kw)
+            metadata = kw.get("metadata") or {}
+            call_id = kw.get("tool_call_id")
+            tool = self._tools_by_call_id.get(call_id) if call_id else None
+            if tool is None:  # no model asked for it, e.g. a plain function called the tool
+                name = (serialized or {}).get("name") or kw.get("name") or "tool"
+                inputs = kw.get("inputs")
+                args = dict(inputs) if isinstance(inputs, dict) else {"input": input_str}
+                agent = agent_from_metadata(metadata) or name
+                tool = self._new_tool(ToolCall(agent=agent, name=name, args=args), call_id)
+            tool.ran = True
+            if isinstance(metadata.get(_DESTINATION_KEY), str):
+                tool.destination = metadata[_DESTINATION_KEY]
+            self._open_tools[kw["run_id"]] = tool
+
+    def on_tool_end(self, output: Any, **kw: Any) -> None:
+        with self._lock:
+            self._touch()
+            tool = self._open_tools.pop(kw["run_id"], None)
+            # A ToolMessage, or a Command (handoff tools) whose update holds the state's
+            # messages plus this call's ToolMessage, or any other value.
+            messages = [output] if isinstance(output, BaseMessage) else _state_messages(output)
+            results = [m for m in messages if isinstance(m, ToolMessage)]
+            call_id = tool.call_id if tool else None
+            mine = [m for m in results if m.tool_call_id == call_id][-1:] or results[-1:]
+            self._absorb(messages, tool.call.agent if tool else None, fresh=mine)
+            if tool is not None and mine:
+                tool.call.output = str(mine[0].text)
+            elif tool is not None and output is not None:
+                tool.call.output = output if isinstance(output, str) else str(output)
+
+    def on_tool_error(self, error: BaseException, **kw: Any) -> None:
+        with self._lock:
+            self._touch()
+            tool = self._open_tools.pop(kw["run_id"], None)
+            if tool is not None:
+                tool.call.output = error_text(error)
+
+    # -- the result --------------------------------------------------------------------
+
+    def trace(self) -> Trace:
+        """A copy of everything recorded so far; calls still in flight count with 0 tokens."""
+        with self._lock:
+            now = time.perf_counter()
+            for run in self._open_models.values():  # cut off by a timeout or an error
+                run.call.latency_s = now - run.started
+            model_calls = [replace(run.call) for run in self._models]
+            path: list[str] = []
+            for call in model_calls:
+                if not path or path[-1] != call.agent:
+                    path.append(call.agent)
+            results = self._conversation.tool_results()  # for calls no tool run answered
+            handoffs: list[Handoff] = []
+            for tool in self._tools:
+                if tool.call.output is None and tool.call_id in results:
+                    tool.call.output = results[tool.call_id]
+                target = self._handoff_target(tool)
+                if target is not None:
+                    handoffs.append(Handoff(tool.call.agent, target, tool.call.name))
+            start = self._span[0] if self._span[0] is not None else self._events[0]
+            end = self._span[1] if self._span[1] is not None else self._events[1]
+            return Trace(
+                agent_path=path,
+                handoffs=handoffs,
+                tool_calls=[replace(t.call, args=dict(t.call.args)) for t in self._tools],
+                model_calls=model_calls,
+                messages=self._conversation.openai_messages(),
+                latency_s=end - start if start is not None and end is not None else 0.0,
+                error=self._error or self._root_error,
+            )
+
+    # -- internals (callers hold the lock) ---------------------------------------------
+
+    def _touch(self) -> None:
+        now = time.perf_counter()
+        if self._events[0] is None:
+            self._events[0] = now
+        self._events[1] = now
+
+    def _register(self, kw: dict[str, Any]) -> bool:
+        """Remember a starting run and its agent; return whether it is a request root."""
+        self._touch()
+        run_id, parent = kw["run_id"], kw.get("parent_run_id")
+        agent = agent_from_metadata(kw.get("metadata"))
+        if agent is not None:
+            self._agents.setdefault(agent, None)
+        if parent is not None and parent in self._run_agents:
+            self._run_agents[run_id] = agent or self._run_agents[parent]
+            return False
+        self._run_agents[run_id] = agent
+        self._roots.add(run_id)
+        return True
+
+    def _new_tool(self, call: ToolCall, call_id: str | None) -> _ToolRun:
+        tool = _ToolRun(call=call, call_id=call_id)
+        self._tools.append(tool)
+        if call_id:  # ids may repeat within a request (some models reuse them): latest wins
+            self._tools_by_call_id[call_id] = tool
+        return tool
+
+    def _add_tool_calls(self, message: AIMessage, agent: str) -> None:
+        for call in message.tool_calls:
+            args = dict(call.get("args") or {})
+            self._new_tool(ToolCall(agent=agent, name=call["name"], args=args), call.get("id"))
+
+    def _absorb(
+        self, messages: list[BaseMessage], agent: str | None, fresh: Sequence[BaseMessage] = ()
+    ) -> None:
+        """Merge messages a node or tool wrote to the state.
+
+        An AI message first seen here came from no model call we saw: the graph made it up,
+        like langgraph-supervisor's ``transfer_back_to_<supervisor>`` pair.
+        """
+        for message in self._conversation.merge(messages, fresh=fresh):
+            if isinstance(message, AIMessage) and message.tool_calls:
+                self._add_tool_calls(message, message.name or agent or "unknown")
+
+    def _handoff_target(self, tool: _ToolRun) -> str | None:
+        """The agent a handoff passes control to, or ``None`` when the tool is no handoff."""
+        if tool.destination:
+            return tool.destination
+        name = tool.call.name
+        prefix = next((p for p in HANDOFF_PREFIXES if name.startswith(p)), None)
+        if prefix is None:
+            return None
+        suffix = name[len(prefix) :]
+        if suffix in self._agents:
+            return suffix
+        # Tool names carry the agent name lower-cased, whitespace as "_" (both libraries).
+        for agent in self._agents:
+            if "_".join(agent.split()).lower() == suffix:
+                return agent
+        # A tool that ran without handoff metadata and names no agent is an ordinary tool
+        # (say ``transfer_to_savings``); one that never ran was synthesized by the graph.
+        return None if tool.ran else suffix
+
+
+class _Entry:
+    __slots__ = ("message", "placed")
+
+    def __init__(self, message: BaseMessage) -> None:
+        self.message = message
+        self.placed = False
+
+
+class _Conversation:
+    """The ordered, de-duplicated union of every message sequence the callbacks saw.
+
+    A supervisor's final state keeps only each specialist's last message; the specialists'
+    own model calls saw and produced the inner turns, so merging every sequence restores
+    the whole conversation. A message is known by its object, its id, its tool-call ids,
+    or (when it has none of these) its content. A new message goes just before the next known
+    message of its sequence, or at the end when none follows.
+    """
+
+    def __init__(self) -> None:
+        self._items: list[_Entry] = []
+        self._by_key: dict[tuple[Any, ...], _Entry] = {}
+        self._by_object: dict[int, _Entry] = {}  # safe: each entry keeps its message alive
+
+    def merge(
+        self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
+    ) -> list[BaseMessage]:
+        """Merge one sequence; return the messages that were new.
+
+        ``fresh`` messages were just produced (a model's reply, a tool's result), so only
+        their object or id can make them known: tool-call ids may repeat within a request.
+        """
+        added: list[BaseMessage] = []
+        pending: list[_Entry] = []
+        previous: _Entry | None = None
+        for message in messages:
+            if isinstance(message, RemoveMessage) or (
+                isinstance(message, SystemMessage) and not message.id
+            ):
+                continue  # per-call prompts are instructions, not turns (state ones have ids)
+            keys = _message_keys(message)
+            entry = self._by_object.get(id(message))
+            if entry is None or entry.message is not message:
+                new = any(message is f for f in fresh)
+                lookup = [k for k in keys if k[0] == "id"] if new else keys
+                entry = next((self._by_key[k] for k in lookup if k in self._by_key), None)
+            if entry is None:
+                entry = self._by_object[id(message)] = _Entry(message)
+                pending.append(entry)
+                added.append(message)
+                self._by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
+            for key in keys:
+                self._by_key.setdefault(key, entry)
+            if entry.placed:
+                self._place(pending, previous, entry)
+                pending, previous = [], entry
+        self._place(pending, previous, None)
+        return added
+
+    def _place(self, pending: list[_Entry], previous: _Entry | None, before: _Entry | None) -> None:
+        if not pending:
+            return
+        position = len(self._items) if before is None else self._items.index(before)
+        if previous is not None:
+            position = max(position, self._items.index(previous) + 1)
+        self._items[position:position] = pending
+        for entry in pending:
+            entry.placed = True
+
+    def tool_results(self) -> dict[str, str]:
+        return {
+            e.message.tool_call_id: str(e.message.text)
+            for e in self._items
+            if isinstance(e.message, ToolMessage)
+        }
+
+    def openai_messages(self) -> list[dict[str, Any]]:
+        messages = [e.message for e in self._items]
+        return convert_to_openai_messages(messages) if messages else []
+
+
+def _message_keys(message: BaseMessage) -> list[tuple[Any, ...]]:
+    keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
+    if isinstance(message, ToolMessage) and message.tool_call_id:
+        keys.append(("tool", message.tool_call_id))
+    if isinstance(message, AIMessage):
+        keys.extend(("call", c["id"]) for c in message.tool_calls if c.get("id"))
+    # Content identifies only what nothing else does (say, an id-less question to a bare model).
+    return keys or [("text", message.type, message.name, repr(message.content))]
+
+
+def _state_messages(value: Any) -> list[BaseMessage]:
+    """Messages in a state update: ``{"messages": [...]}``, a ``Command``, or a list of them.
+
+    Bare message lists (a prompt's output, say) are not state and are left out.
+    """
+    if isinstance(value, dict):
+        found = value.get("messages")
+        if isinstance(found, BaseMessage):
+            return [found]
+        if isinstance(found, list | tuple):
+            return [m for m in found if isinstance(m, BaseMessage)]
+        return []
+    if isinstance(value, list | tuple):
+        return [
+            m for item in value if not isinstance(item, BaseMessage) for m in _state_messages(item)
+        ]
+    if type(value).__name__ == "Command":  # langgraph.types.Command, a tool's state update
+        return _state_messages(getattr(value, "update", None))
+    return []
+
+
+def _output_message(response: LLMResult) -> AIMessage | None:
+    for generations in response.generations:
+        for generation in generations:
+            if isinstance(generation, ChatGeneration) and isinstance(generation.message, AIMessage):
+                return generation.message
+    return None
+
+
+def _declared_model(metadata: dict[str, Any] | None, params: Any) -> str | None:
+    candidates = [(metadata or {}).get("ls_model_name")]
+    if isinstance(params, dict):
+        candidates += [params.get(key) for key in ("model", "model_name", "model_id")]
+    return next((c for c in candidates if isinstance(c, str) and c), None)
+
+
+def _class_name(serialized: Any, run_name: Any) -> str:
+    ids = (serialized or {}).get("id")
+    if isinstance(ids, list) and ids:
+        return str(ids[-1])
+    return str((serialized or {}).get("name") or run_name or "unknown-model")
