@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agenteval_cli.errors import UserError
+from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.records import Example, Result
-from agenteval_cli.runner import BoundEvaluator, Runner, RunSettings, WorkItem
+from agenteval_cli.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.spec import Spec
 from agenteval_cli.store import ExperimentRecord, Store
 from agenteval_cli.targets import Target, adapt, import_object

@@ -7,24 +7,14 @@ the next one starts, so results reach the store as they finish, not at the end.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval_cli.evaluators import arguments_for, normalize
-from agenteval_cli.records import Example, Result, Score, Trace
+from agenteval_cli.evaluators.scoring import BoundEvaluator, score
+from agenteval_cli.records import Example, Result
 from agenteval_cli.targets import Target
-
-
-@dataclass
-class BoundEvaluator:
-    """An evaluator built from the spec, with the keys to report if it fails."""
-
-    name: str
-    fn: Callable[..., Any]
-    keys: tuple[str, ...] = ()
 
 
 @dataclass
@@ -101,28 +91,3 @@ class Runner:
         if error is None:
             result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
-
-
-async def score(
-    evaluators: list[BoundEvaluator], example: Example, outputs: dict[str, Any], trace: Trace
-) -> list[Score]:
-    """Run every evaluator; one that raises or returns garbage yields a null score with
-    the reason as its comment, and the others still run."""
-    available = {
-        "inputs": example.inputs,
-        "outputs": outputs,
-        "reference_outputs": example.outputs,
-        "trace": trace,
-        "example": example,
-    }
-    scores: list[Score] = []
-    for evaluator in evaluators:
-        try:
-            raw = evaluator.fn(**arguments_for(evaluator.fn, available))
-            if inspect.isawaitable(raw):
-                raw = await raw
-            scores.extend(normalize(raw, evaluator.name))
-        except Exception as exc:
-            reason = f"evaluator {evaluator.name!r} failed: {type(exc).__name__}: {exc}"
-            scores.extend(Score(key, None, reason) for key in evaluator.keys or (evaluator.name,))
-    return scores

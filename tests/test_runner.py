@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.records import Example
-from agenteval_cli.runner import BoundEvaluator, Runner, RunSettings
+from agenteval_cli.runner import Runner, RunSettings
 from agenteval_cli.targets import adapt
 
 

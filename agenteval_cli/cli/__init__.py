@@ -1,0 +1,25 @@
+"""The ``agenteval`` command: a thin Typer layer over the library, one module per group."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+from agenteval_cli.cli.common import app
+
+__all__ = ["app", "main"]
+
+# Each module registers its commands on ``app``; this order is the order --help lists them.
+COMMAND_MODULES = ("run", "experiments", "dataset", "evaluators")
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"agenteval_cli.cli.{_name}")
+
+
+def main() -> None:
+    # Offline by default: nothing is traced to LangSmith unless a command asks for it.
+    os.environ.setdefault("LANGSMITH_TRACING", "false")
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,3 @@
+from agenteval_cli.cli import main
+
+main()

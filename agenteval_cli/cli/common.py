@@ -1,0 +1,120 @@
+"""What every command shares: the Typer app, consoles, the store option, error handling.
+
+Heavy libraries (langchain, langgraph, langsmith) are imported inside commands so that
+``agenteval --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agenteval_cli.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agenteval_cli.store import ExperimentRecord, Store
+
+app = typer.Typer(
+    help="Evaluate multi-agent LangGraph systems side by side from one YAML spec.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+DEFAULT_STORE = Path(".agenteval/agenteval.db")
+StoreOption = Annotated[
+    Path,
+    typer.Option(
+        "--store",
+        envvar="AGENTEVAL_STORE",
+        help="SQLite file holding experiments and results.",
+        show_default=True,
+    ),
+]
+DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+
+
+def stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
+
+
+def stdout() -> Console:
+    from rich.console import Console
+
+    return Console()
+
+
+@contextmanager
+def user_errors(debug: bool = False) -> Iterator[None]:
+    """Bad input becomes one line on stderr and exit code 2, never a traceback."""
+    try:
+        yield
+    except UserError as exc:
+        if debug:
+            raise
+        stderr().print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(exc.exit_code) from None
+
+
+@contextmanager
+def open_store(path: Path) -> Iterator[Store]:
+    """An existing store; a missing one is a UserError rather than an empty new file."""
+    from agenteval_cli.store import Store
+
+    if not path.exists():
+        raise UserError(
+            f"no experiment store at {path}",
+            hint="run 'agenteval run SPEC' first, or pass --store",
+        )
+    with Store(path) as store:
+        yield store
+
+
+def resolve_experiment(store: Store, name: str) -> ExperimentRecord:
+    """A target name (its latest experiment), an experiment name, id or unique prefix."""
+    latest = store.latest_experiment(name)
+    if latest is not None:
+        return latest
+    try:
+        return store.experiment(name)
+    except KeyError:
+        from agenteval_cli.errors import did_you_mean
+
+        experiments = store.experiments()
+        known = [e.target for e in experiments] + [e.name for e in experiments]
+        raise UserError(
+            f"no target or experiment named {name!r} in {store.path}",
+            hint=did_you_mean(name, known) or "see 'agenteval experiments'",
+        ) from None
+
+
+def print_comparison(
+    store: Store, experiment_ids: list[str], *, pricing: dict, title: str | None
+) -> None:
+    """The comparison table of stored experiments, with their names and pricing gaps."""
+    from agenteval_cli.metrics import summarize
+    from agenteval_cli.report.table import comparison_table, unpriced_models
+
+    out = stdout()
+    experiments = [store.experiment(i) for i in experiment_ids]
+    columns = [(e.target, summarize(s.result for s in store.results(e.id))) for e in experiments]
+    out.print(comparison_table(columns, title=title))
+    for exp, (_, summary) in zip(experiments, columns, strict=True):
+        out.print(f"  {exp.target}: [bold]{exp.name}[/] ({exp.status})", highlight=False)
+        missing = unpriced_models(summary, pricing or {})
+        if missing:
+            out.print(
+                f"  [yellow]no price for model(s) {', '.join(missing)}[/]: cost excludes them; "
+                "add them under 'pricing:' in the spec",
+                highlight=False,
+            )
+    out.print(f"  store: {store.path}", highlight=False)
