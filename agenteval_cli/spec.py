@@ -1,4 +1,4 @@
-"""The YAML experiment spec: pydantic models, loading, and errors that point at a line.
+"""The YAML experiment spec: pydantic models and loading.
 
 A spec looks like this (paths are relative to the spec file)::
 
@@ -11,8 +11,9 @@ A spec looks like this (paths are relative to the spec file)::
 
 To add a key, add a field with a default to :class:`Spec` (or a :class:`SpecModel`
 section). Unknown keys, missing required keys and wrong types then become one
-``file:line: ...`` error by themselves; use the ``PositiveInt``-style types below
-so a bad value reads "expected an integer >= 1, got 'four'".
+``file:line: ...`` error by themselves (:mod:`agenteval_cli.spec_errors`); use the
+``PositiveInt``-style types below so a bad value reads "expected an integer >= 1, got
+'four'", and raise :class:`SpecValueError` with a hint from a validator of your own.
 """
 
 from __future__ import annotations
@@ -35,31 +36,27 @@ from pydantic import (
 )
 
 from agenteval_cli.errors import UserError, did_you_mean
-from agenteval_cli.yamlsource import (
-    KeyPath,
-    YamlDocument,
-    describe,
-    expand_env,
-    format_key_path,
-    load_yaml,
-)
+from agenteval_cli.spec_errors import SpecValueError, user_error
+from agenteval_cli.yamlsource import YamlDocument, describe, expand_env, load_yaml
 
-
-class SpecValueError(ValueError):
-    """A validation failure with a fix, raised inside validators and turned into a UserError.
-
-    ``at`` extends the location pydantic reports (e.g. the offending key of a
-    mapping); ``about_key`` says the message names that key itself, so the error
-    reads "unknown key 'x' in targets.swarm" rather than "targets.swarm.x: ...".
-    """
-
-    def __init__(
-        self, message: str, *, hint: str | None = None, at: KeyPath = (), about_key: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.hint = hint
-        self.at = at
-        self.about_key = about_key
+__all__ = [
+    "IMPORT_PATH_FORMS",
+    "DatasetSpec",
+    "EvaluatorSpec",
+    "NonEmptyStr",
+    "NonNegativeFloat",
+    "NonNegativeInt",
+    "PositiveFloat",
+    "PositiveInt",
+    "Price",
+    "Spec",
+    "SpecModel",
+    "SpecValueError",
+    "TargetSpec",
+    "load_spec",
+    "resolve_path",
+    "split_import_path",
+]
 
 
 def _number_check(kind: type, bound: float, *, strict: bool) -> BeforeValidator:
@@ -386,55 +383,10 @@ def load_spec(path: str | Path) -> Spec:
     try:
         spec = Spec.model_validate(data, context={"base_dir": base_dir, "source": source})
     except ValidationError as exc:
-        raise _user_error(exc, document, source) from None
+        raise user_error(exc, document, source) from None
     spec._source = source
     spec._base_dir = base_dir
     spec._raw = recorded
     spec._content_hash = hashlib.sha256(content).hexdigest()
     spec._document = document
     return spec
-
-
-# --- pydantic errors -> one line --------------------------------------------------------
-
-_EXPECTED = {
-    "string_type": "a string",
-    "dict_type": "a mapping",
-    "model_type": "a mapping",
-    "list_type": "a list",
-    "int_type": "an integer",
-    "int_parsing": "an integer",
-    "int_from_float": "an integer",
-    "float_type": "a number",
-    "float_parsing": "a number",
-    "bool_type": "true or false",
-    "bool_parsing": "true or false",
-    "string_too_short": "a non-empty string",
-}
-
-
-def _user_error(exc: ValidationError, document: YamlDocument, source: Path) -> UserError:
-    """The first validation error as a UserError at the line of the value it is about."""
-    error = exc.errors(include_url=False)[0]
-    loc: KeyPath = tuple(error["loc"])
-    cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, SpecValueError):
-        loc += cause.at
-        message, hint, about_key = str(cause), cause.hint, cause.about_key
-    elif error["type"] == "missing":
-        message, hint, about_key = f"missing required key {loc[-1]!r}", None, False
-        loc = loc[:-1]
-    elif error["type"] in _EXPECTED:
-        message = f"expected {_EXPECTED[error['type']]}, got {describe(error.get('input'))}"
-        hint, about_key = None, False
-    else:
-        message, hint, about_key = error["msg"][:1].lower() + error["msg"][1:], None, False
-    path = document.locate(loc)
-    line = document.line_of(*path)
-    if about_key:
-        parent = format_key_path(path[:-1])
-        text = f"{message} in {parent}" if parent else message
-    else:
-        where = format_key_path(path)
-        text = f"{where}: {message}" if where else message
-    return UserError(text, file=source, line=line, hint=hint)

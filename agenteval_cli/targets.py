@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.errors import UserError, did_you_mean
+from agenteval_cli.spec import SpecValueError, split_import_path
 
 TargetFn = Callable[[dict[str, Any], list[Any]], Awaitable[dict[str, Any]]]
 
@@ -40,13 +41,14 @@ def import_object(
     import_path: str, *, base_dir: Path, file: str | None = None, line: int | None = None
 ) -> Any:
     """Resolve ``package.module:attr`` or ``path/to/file.py:attr`` (relative to base_dir)."""
-    module_part, sep, attr_path = import_path.partition(":")
-    if not sep or not module_part or not attr_path:
+    try:
+        module_part, attr_path = split_import_path(import_path)
+    except SpecValueError:
         raise UserError(
             f"import path {import_path!r} is not 'package.module:attr' or 'file.py:attr'",
             file=file,
             line=line,
-        )
+        ) from None
     try:
         if module_part.endswith(".py"):
             module = _import_file(base_dir / module_part, file=file, line=line)

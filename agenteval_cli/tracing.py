@@ -22,17 +22,11 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-    convert_to_openai_messages,
-)
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
+from agenteval_cli.conversation import Conversation, state_messages
 from agenteval_cli.records import Handoff, ModelCall, ToolCall, Trace
 
 __all__ = ["HANDOFF_PREFIXES", "TraceRecorder", "agent_from_metadata", "capture", "error_text"]
@@ -113,7 +107,7 @@ class TraceRecorder(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._conversation = _Conversation()
+        self._conversation = Conversation()
         self._open_models: dict[UUID, _ModelRun] = {}
         self._models: list[_ModelRun] = []
         self._tools: list[_ToolRun] = []
@@ -142,12 +136,12 @@ class TraceRecorder(BaseCallbackHandler):
     def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
         with self._lock:
             if self._register(kw):  # the request's input: prior turns are history
-                self._conversation.merge(_state_messages(inputs))
+                self._conversation.merge(state_messages(inputs))
 
     def on_chain_end(self, outputs: Any, **kw: Any) -> None:
         with self._lock:
             self._touch()
-            self._absorb(_state_messages(outputs), self._run_agents.get(kw["run_id"]))
+            self._absorb(state_messages(outputs), self._run_agents.get(kw["run_id"]))
             if kw["run_id"] in self._roots:
                 self._root_error = None
 
@@ -227,7 +221,7 @@ class TraceRecorder(BaseCallbackHandler):
             tool = self._open_tools.pop(kw["run_id"], None)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
-            messages = [output] if isinstance(output, BaseMessage) else _state_messages(output)
+            messages = [output] if isinstance(output, BaseMessage) else state_messages(output)
             results = [m for m in messages if isinstance(m, ToolMessage)]
             call_id = tool.call_id if tool else None
             mine = [m for m in results if m.tool_call_id == call_id][-1:] or results[-1:]
@@ -343,118 +337,8 @@ class TraceRecorder(BaseCallbackHandler):
         return None if tool.ran else suffix
 
 
-class _Entry:
-    __slots__ = ("message", "placed")
-
-    def __init__(self, message: BaseMessage) -> None:
-        self.message = message
-        self.placed = False
-
-
-class _Conversation:
-    """The ordered, de-duplicated union of every message sequence the callbacks saw.
-
-    A supervisor's final state keeps only each specialist's last message; the specialists'
-    own model calls saw and produced the inner turns, so merging every sequence restores
-    the whole conversation. A message is known by its object, its id, its tool-call ids,
-    or (when it has none of these) its content. A new message goes just before the next known
-    message of its sequence, or at the end when none follows.
-    """
-
-    def __init__(self) -> None:
-        self._items: list[_Entry] = []
-        self._by_key: dict[tuple[Any, ...], _Entry] = {}
-        self._by_object: dict[int, _Entry] = {}  # safe: each entry keeps its message alive
-
-    def merge(
-        self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
-    ) -> list[BaseMessage]:
-        """Merge one sequence; return the messages that were new.
-
-        ``fresh`` messages were just produced (a model's reply, a tool's result), so only
-        their object or id can make them known: tool-call ids may repeat within a request.
-        """
-        added: list[BaseMessage] = []
-        pending: list[_Entry] = []
-        previous: _Entry | None = None
-        for message in messages:
-            if isinstance(message, RemoveMessage) or (
-                isinstance(message, SystemMessage) and not message.id
-            ):
-                continue  # per-call prompts are instructions, not turns (state ones have ids)
-            keys = _message_keys(message)
-            entry = self._by_object.get(id(message))
-            if entry is None or entry.message is not message:
-                new = any(message is f for f in fresh)
-                lookup = [k for k in keys if k[0] == "id"] if new else keys
-                entry = next((self._by_key[k] for k in lookup if k in self._by_key), None)
-            if entry is None:
-                entry = self._by_object[id(message)] = _Entry(message)
-                pending.append(entry)
-                added.append(message)
-                self._by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
-            for key in keys:
-                self._by_key.setdefault(key, entry)
-            if entry.placed:
-                self._place(pending, previous, entry)
-                pending, previous = [], entry
-        self._place(pending, previous, None)
-        return added
-
-    def _place(self, pending: list[_Entry], previous: _Entry | None, before: _Entry | None) -> None:
-        if not pending:
-            return
-        position = len(self._items) if before is None else self._items.index(before)
-        if previous is not None:
-            position = max(position, self._items.index(previous) + 1)
-        self._items[position:position] = pending
-        for entry in pending:
-            entry.placed = True
-
-    def tool_results(self) -> dict[str, str]:
-        return {
-            e.message.tool_call_id: str(e.message.text)
-            for e in self._items
-            if isinstance(e.message, ToolMessage)
-        }
-
-    def openai_messages(self) -> list[dict[str, Any]]:
-        messages = [e.message for e in self._items]
-        return convert_to_openai_messages(messages) if messages else []
-
-
-def _message_keys(message: BaseMessage) -> list[tuple[Any, ...]]:
-    keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
-    if isinstance(message, ToolMessage) and message.tool_call_id:
-        keys.append(("tool", message.tool_call_id))
-    if isinstance(message, AIMessage):
-        keys.extend(("call", c["id"]) for c in message.tool_calls if c.get("id"))
-    # Content identifies only what nothing else does (say, an id-less question to a bare model).
-    return keys or [("text", message.type, message.name, repr(message.content))]
-
-
-def _state_messages(value: Any) -> list[BaseMessage]:
-    """Messages in a state update: ``{"messages": [...]}``, a ``Command``, or a list of them.
-
-    Bare message lists (a prompt's output, say) are not state and are left out.
-    """
-    if isinstance(value, dict):
-        found = value.get("messages")
-        if isinstance(found, BaseMessage):
-            return [found]
-        if isinstance(found, list | tuple):
-            return [m for m in found if isinstance(m, BaseMessage)]
-        return []
-    if isinstance(value, list | tuple):
-        return [
-            m for item in value if not isinstance(item, BaseMessage) for m in _state_messages(item)
-        ]
-    if type(value).__name__ == "Command":  # langgraph.types.Command, a tool's state update
-        return _state_messages(getattr(value, "update", None))
-    return []
-
-
 def _output_message(response: LLMResult) -> AIMessage | None:
+    """The chat model's reply in a result, or ``None`` when it holds none."""
     for generations in response.generations:
         for generation in generations:
             if isinstance(generation, ChatGeneration) and isinstance(generation.message, AIMessage):
@@ -463,6 +347,7 @@ def _output_message(response: LLMResult) -> AIMessage | None:
 
 
 def _declared_model(metadata: dict[str, Any] | None, params: Any) -> str | None:
+    """The model name the caller configured, which beats the name the provider reports."""
     candidates = [(metadata or {}).get("ls_model_name")]
     if isinstance(params, dict):
         candidates += [params.get(key) for key in ("model", "model_name", "model_id")]
@@ -470,6 +355,7 @@ def _declared_model(metadata: dict[str, Any] | None, params: Any) -> str | None:
 
 
 def _class_name(serialized: Any, run_name: Any) -> str:
+    """The chat model's class name: a stand-in until the provider reports a model name."""
     ids = (serialized or {}).get("id")
     if isinstance(ids, list) and ids:
         return str(ids[-1])

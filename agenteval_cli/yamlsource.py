@@ -53,6 +53,14 @@ class YamlDocument:
             path = path[:-1]
         return self.lines.get(path)
 
+    def error(
+        self, path: KeyPath, message: str, *, file: str | Path, hint: str | None = None
+    ) -> UserError:
+        """``key.path: message`` at the line of the value at ``path``."""
+        where = format_key_path(path)
+        text = f"{where}: {message}" if where else message
+        return UserError(text, file=file, line=self.line_of(*path), hint=hint)
+
     def locate(self, loc: KeyPath) -> KeyPath:
         """The longest prefix of ``loc`` the data has, as a key path into it.
 
@@ -195,11 +203,6 @@ def expand_env(
     """
     env = os.environ if environ is None else environ
 
-    def fail(path: KeyPath, message: str, hint: str) -> UserError:
-        where = format_key_path(path)
-        text = f"{where}: {message}" if where else message
-        return UserError(text, file=file, line=doc.line_of(*path), hint=hint)
-
     def expand_string(text: str, path: KeyPath) -> tuple[str, str]:
         if "${" not in text:
             return text, text
@@ -212,25 +215,32 @@ def expand_env(
             position = match.end()
             escape, body = match.group(1), match.group(2)
             if body is None:
-                raise fail(path, "unterminated '${'", "close it with '}', or write '$${' for '${'")
+                raise doc.error(
+                    path,
+                    "unterminated '${'",
+                    file=file,
+                    hint="close it with '}', or write '$${' for '${'",
+                )
             if escape:
                 expanded.append("${" + body + "}")
                 recorded.append("$${" + body + "}")
                 continue
             reference = _NAME_AND_DEFAULT.fullmatch(body)
             if reference is None:
-                raise fail(
+                raise doc.error(
                     path,
                     f"malformed variable reference '${{{body}}}'",
-                    "write ${NAME} or ${NAME:-default}",
+                    file=file,
+                    hint="write ${NAME} or ${NAME:-default}",
                 )
             name, default = reference.group(1), reference.group(2)
             value = env.get(name) if default is None else (env.get(name) or default)
             if value is None:
-                raise fail(
+                raise doc.error(
                     path,
                     f"environment variable {name!r} is not set",
-                    f"set it, or give a default: ${{{name}:-value}}",
+                    file=file,
+                    hint=f"set it, or give a default: ${{{name}:-value}}",
                 )
             expanded.append(value)
             recorded.append(match.group(0) if _SECRET_NAME.search(name) else value)

@@ -1,0 +1,138 @@
+"""The conversation of one request, pieced together from every message sequence seen.
+
+No single callback sees the whole conversation: a supervisor's final state keeps only
+each specialist's last message, while the inner turns appear only in the specialists'
+own model inputs and outputs, tool results and state updates. :class:`Conversation`
+merges all of those sequences into one ordered list without repeats, which becomes
+``Trace.messages``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
+
+__all__ = ["Conversation", "state_messages"]
+
+
+class _Entry:
+    """A message in the conversation; ``placed`` once it has its position in the list."""
+
+    __slots__ = ("message", "placed")
+
+    def __init__(self, message: BaseMessage) -> None:
+        self.message = message
+        self.placed = False
+
+
+class Conversation:
+    """The ordered, de-duplicated union of every message sequence the callbacks saw.
+
+    A message is known by its object, its id, its tool-call ids, or (when it has none of
+    these) its content. A new message goes just before the next known message of its
+    sequence, or at the end when none follows.
+    """
+
+    def __init__(self) -> None:
+        self._items: list[_Entry] = []
+        self._by_key: dict[tuple[Any, ...], _Entry] = {}
+        self._by_object: dict[int, _Entry] = {}  # safe: each entry keeps its message alive
+
+    def merge(
+        self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
+    ) -> list[BaseMessage]:
+        """Merge one sequence; return the messages that were new.
+
+        ``fresh`` messages were just produced (a model's reply, a tool's result), so only
+        their object or id can make them known: tool-call ids may repeat within a request.
+        """
+        added: list[BaseMessage] = []
+        pending: list[_Entry] = []
+        previous: _Entry | None = None
+        for message in messages:
+            if isinstance(message, RemoveMessage) or (
+                isinstance(message, SystemMessage) and not message.id
+            ):
+                continue  # per-call prompts are instructions, not turns (state ones have ids)
+            keys = _message_keys(message)
+            entry = self._by_object.get(id(message))
+            if entry is None or entry.message is not message:
+                new = any(message is f for f in fresh)
+                lookup = [k for k in keys if k[0] == "id"] if new else keys
+                entry = next((self._by_key[k] for k in lookup if k in self._by_key), None)
+            if entry is None:
+                entry = self._by_object[id(message)] = _Entry(message)
+                pending.append(entry)
+                added.append(message)
+                self._by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
+            for key in keys:
+                self._by_key.setdefault(key, entry)
+            if entry.placed:
+                self._place(pending, previous, entry)
+                pending, previous = [], entry
+        self._place(pending, previous, None)
+        return added
+
+    def _place(self, pending: list[_Entry], previous: _Entry | None, before: _Entry | None) -> None:
+        if not pending:
+            return
+        position = len(self._items) if before is None else self._items.index(before)
+        if previous is not None:
+            position = max(position, self._items.index(previous) + 1)
+        self._items[position:position] = pending
+        for entry in pending:
+            entry.placed = True
+
+    def tool_results(self) -> dict[str, str]:
+        """Tool-call id -> result text, for calls no tool run reported on."""
+        return {
+            e.message.tool_call_id: str(e.message.text)
+            for e in self._items
+            if isinstance(e.message, ToolMessage)
+        }
+
+    def openai_messages(self) -> list[dict[str, Any]]:
+        """The conversation in OpenAI chat format, as stored in ``Trace.messages``."""
+        messages = [e.message for e in self._items]
+        return convert_to_openai_messages(messages) if messages else []
+
+
+def _message_keys(message: BaseMessage) -> list[tuple[Any, ...]]:
+    """Everything that can identify ``message`` when it turns up again as another object."""
+    keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
+    if isinstance(message, ToolMessage) and message.tool_call_id:
+        keys.append(("tool", message.tool_call_id))
+    if isinstance(message, AIMessage):
+        keys.extend(("call", c["id"]) for c in message.tool_calls if c.get("id"))
+    # Content identifies only what nothing else does (say, an id-less question to a bare model).
+    return keys or [("text", message.type, message.name, repr(message.content))]
+
+
+def state_messages(value: Any) -> list[BaseMessage]:
+    """Messages in a state update: ``{"messages": [...]}``, a ``Command``, or a list of them.
+
+    Bare message lists (a prompt's output, say) are not state and are left out.
+    """
+    if isinstance(value, dict):
+        found = value.get("messages")
+        if isinstance(found, BaseMessage):
+            return [found]
+        if isinstance(found, list | tuple):
+            return [m for m in found if isinstance(m, BaseMessage)]
+        return []
+    if isinstance(value, list | tuple):
+        return [
+            m for item in value if not isinstance(item, BaseMessage) for m in state_messages(item)
+        ]
+    if type(value).__name__ == "Command":  # langgraph.types.Command, a tool's state update
+        return state_messages(getattr(value, "update", None))
+    return []

@@ -1,0 +1,302 @@
+"""Format readers: a dataset file becomes ``(Position, raw row)`` pairs, in file order.
+
+Each format has its own syntax errors and its own idea of where a row is (a line in
+.jsonl and .csv, a list position in .json and .yaml). The readers deal with both, so
+validating rows (:mod:`agenteval_cli.datasets`) is the same for every format. The
+formats themselves, CSV's rule included, are described in that module's docstring.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from agenteval_cli.errors import UserError, did_you_mean
+from agenteval_cli.yamlsource import describe, load_yaml
+
+__all__ = ["READERS", "Position", "Rows", "describe_json"]
+
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, as Excel and Notepad write
+
+_CSV_PREFIXES = {
+    "inputs": "inputs",
+    "outputs": "outputs",
+    "reference_outputs": "outputs",
+    "metadata": "metadata",
+}
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a row sits: ``row`` becomes ``Example.row``; ``line`` locates errors."""
+
+    row: int
+    line: int | None = None
+    row_is_line: bool = False
+
+    def error(self, file: Path, message: str, hint: str | None = None) -> UserError:
+        """A UserError at this row: ``file:line`` for line-based formats, else ``row N``."""
+        row = None if self.row_is_line else self.row
+        return UserError(message, file=file, line=self.line, row=row, hint=hint)
+
+    def describe(self) -> str:
+        """``line N`` or ``row N``, to point back at an earlier row in a message."""
+        return f"line {self.line}" if self.row_is_line else f"row {self.row}"
+
+
+Rows = Iterator[tuple[Position, Any]]
+
+
+def describe_json(value: Any) -> str:
+    """:func:`~agenteval_cli.yamlsource.describe` in JSON's words: null, an object."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    return describe(value)
+
+
+def _json_problem(exc: json.JSONDecodeError) -> str:
+    """What is wrong and in which column; the caller knows the line."""
+    return f"invalid JSON: {exc.msg} (column {exc.colno})"
+
+
+def _read_jsonl(path: Path) -> Rows:
+    """One JSON value per line, streamed; blank lines are skipped but counted."""
+    with path.open("rb") as handle:
+        for number, text in _decoded_lines(handle, path):
+            if not text.strip():
+                continue
+            position = Position(row=number, line=number, row_is_line=True)
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise position.error(
+                    path,
+                    _json_problem(exc),
+                    "each line must be one complete JSON object",
+                ) from None
+            yield position, record
+
+
+def _read_json(path: Path) -> Rows:
+    """One JSON document, read whole: a list of rows, or ``{"examples": [...]}``."""
+    text = _read_text(path)
+    if not text.strip():
+        return
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            _json_problem(exc),
+            file=path,
+            line=exc.lineno,
+            hint="the file must be one JSON list of rows",
+        ) from None
+    for index, record in enumerate(_row_list(document, path), start=1):
+        yield Position(row=index), record
+
+
+def _read_yaml(path: Path) -> Rows:
+    """Like .json, and rows hold only JSON values: ids hash them and the store saves JSON."""
+    doc = load_yaml(_read_text(path), file=path)
+    if doc.data is None:
+        return
+    rows = _row_list(doc.data, path)
+    prefix = ("examples",) if isinstance(doc.data, dict) else ()
+    for index, record in enumerate(rows, start=1):
+        position = Position(row=index, line=doc.line_of(*prefix, index - 1))
+        try:
+            json.dumps(record)
+        except (TypeError, ValueError):
+            raise position.error(
+                path,
+                "row holds a value JSON cannot represent",
+                "use only strings, numbers, booleans, null, lists and mappings",
+            ) from None
+        yield position, record
+
+
+def _row_list(document: Any, path: Path) -> list[Any]:
+    """The rows of a .json or .yaml document: a list, or the list under 'examples'."""
+    if isinstance(document, dict):
+        if "inputs" in document:
+            raise UserError(
+                "expected a list of rows, got a single row", file=path, hint="wrap it in a list"
+            )
+        for key in document:
+            if key != "examples":
+                raise UserError(
+                    f"unknown top-level key {key!r}",
+                    file=path,
+                    hint=did_you_mean(str(key), ["examples"]) or "only 'examples' is read",
+                )
+        document = document.get("examples")
+        if not isinstance(document, list):
+            raise UserError(
+                f"'examples' must be a list of rows, got {describe_json(document)}", file=path
+            )
+    if not isinstance(document, list):
+        raise UserError(
+            f"expected a list of rows, got {describe_json(document)}",
+            file=path,
+            hint="write a list, or a mapping with 'examples'",
+        )
+    return document
+
+
+def _read_csv(path: Path) -> Rows:
+    """A header line and one row per line, streamed, by the CSV rule in ``datasets``."""
+    with path.open("rb") as handle:
+        reader = csv.reader((text for _, text in _decoded_lines(handle, path)), strict=True)
+        start = 1  # the line the current record starts on; a quoted cell may span lines
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            columns = _csv_columns(header, path)
+            start = reader.line_num + 1
+            for cells in reader:
+                line, start = start, reader.line_num + 1
+                if not any(cells):
+                    continue
+                position = Position(row=line, line=line, row_is_line=True)
+                if len(cells) != len(columns):
+                    raise position.error(
+                        path,
+                        f"row has {len(cells)} cells but the header has {len(columns)} columns",
+                        "quote cells that contain commas",
+                    )
+                record = _csv_record(header, columns, cells, position, path)
+                if "inputs" not in record:
+                    raise position.error(path, "row has no inputs", "fill an inputs column")
+                yield position, record
+        except csv.Error as exc:
+            raise UserError(
+                f"invalid CSV: {exc}",
+                file=path,
+                line=start,
+                hint='close quoted cells, and write a quote inside one as ""',
+            ) from None
+
+
+def _csv_columns(header: list[str], path: Path) -> list[tuple[str, str | None]]:
+    """Map each header name to ``(part, field)``: ``("inputs", "question")``, ``("id", None)``."""
+    columns: list[tuple[str, str | None]] = []
+    for number, raw_name in enumerate(header, start=1):
+        name = raw_name.strip()
+        column: tuple[str, str | None]
+        if not name:
+            raise UserError(f"column {number} has no name", file=path, line=1)
+        if name == "id":
+            column = ("id", None)
+        elif "." in name:
+            prefix, field = name.split(".", 1)
+            if prefix not in _CSV_PREFIXES:
+                raise UserError(
+                    f"column {name!r} has unknown prefix {prefix!r}",
+                    file=path,
+                    line=1,
+                    hint=did_you_mean(prefix, _CSV_PREFIXES)
+                    or "use inputs.<field>, outputs.<field> or metadata.<field>",
+                )
+            if not field:
+                raise UserError(
+                    f"column {name!r} has no field name", file=path, line=1, hint=f"{name}<field>"
+                )
+            column = (_CSV_PREFIXES[prefix], field)
+        elif name in _CSV_PREFIXES:
+            raise UserError(
+                f"column {name!r} needs a field name", file=path, line=1, hint=f"{name}.<field>"
+            )
+        else:
+            column = ("inputs", name)
+        if column in columns:
+            earlier = header[columns.index(column)].strip()
+            raise UserError(
+                f"columns {earlier!r} and {name!r} set the same field",
+                file=path,
+                line=1,
+                hint="keep one of them",
+            )
+        columns.append(column)
+    return columns
+
+
+def _csv_record(
+    header: list[str],
+    columns: list[tuple[str, str | None]],
+    cells: list[str],
+    position: Position,
+    path: Path,
+) -> dict[str, Any]:
+    """One CSV row as a nested row: JSON-looking cells parsed, empty cells left out."""
+    record: dict[str, Any] = {}
+    for name, (part, field), cell in zip(header, columns, cells, strict=True):
+        if cell == "":
+            continue
+        value: Any = cell
+        if cell.lstrip()[:1] in ("[", "{"):
+            try:
+                value = json.loads(cell)
+            except json.JSONDecodeError as exc:
+                raise position.error(
+                    path,
+                    f"column {name.strip()!r}: {_json_problem(exc)}",
+                    'a cell starting with [ or { is JSON, e.g. ["billing", "account"]',
+                ) from None
+        if field is None:
+            record[part] = value
+        else:
+            record.setdefault(part, {})[field] = value
+    return record
+
+
+# --- bytes to text -----------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str:
+    """The whole file as text, without a leading BOM; bad bytes reported at their line."""
+    data = path.read_bytes().removeprefix(_BOM)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _not_utf8(path, data[line_start:], exc.start - line_start, line) from None
+
+
+def _decoded_lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, str]]:
+    """Decode line by line so an undecodable byte is reported at its own line."""
+    for number, raw in enumerate(handle, start=1):
+        data = raw.removeprefix(_BOM) if number == 1 else raw
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(path, data, exc.start, number) from None
+        yield number, text
+
+
+def _not_utf8(path: Path, line_bytes: bytes, offset: int, line: int) -> UserError:
+    """Name the bad byte and its column, so it can be found in an editor."""
+    column = len(line_bytes[:offset].decode("utf-8", errors="replace")) + 1
+    return UserError(
+        f"not valid UTF-8 (byte 0x{line_bytes[offset]:02x} at column {column})",
+        file=path,
+        line=line,
+        hint="save the file as UTF-8",
+    )
+
+
+# Suffix -> reader, in the order messages list the formats.
+READERS: dict[str, Callable[[Path], Rows]] = {
+    ".jsonl": _read_jsonl,
+    ".json": _read_json,
+    ".yaml": _read_yaml,
+    ".yml": _read_yaml,
+    ".csv": _read_csv,
+}
