@@ -10,16 +10,27 @@ from typing import Any
 
 from agenteval_cli.records import Score
 
-KNOWN_PARAMETERS = ("inputs", "outputs", "reference_outputs", "trace", "example")
+KNOWN_PARAMETERS = ("inputs", "outputs", "reference_outputs", "trace", "run", "example")
+# A summary (dataset-level) evaluator gets lists, one entry per result of a target.
+SUMMARY_PARAMETERS = ("inputs", "outputs", "reference_outputs", "traces", "runs", "examples")
 
 
 @lru_cache(maxsize=256)
-def _wanted(fn: Callable[..., Any]) -> tuple[tuple[str, ...], bool]:
-    """The known parameters ``fn`` declares, and whether it takes ``**kwargs``."""
-    params = inspect.signature(fn).parameters.values()
+def _wanted(fn: Callable[..., Any]) -> tuple[tuple[str, ...], bool, tuple[str, ...]]:
+    """Parameter names ``fn`` declares, whether it takes ``**kwargs``, and its required ones."""
+    params = list(inspect.signature(fn).parameters.values())
     var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-    names = tuple(p.name for p in params if p.name in KNOWN_PARAMETERS)
-    return names, var_kw
+    named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    required = tuple(p.name for p in named if p.default is inspect.Parameter.empty)
+    return tuple(p.name for p in named), var_kw, required
+
+
+def unknown_required(fn: Callable[..., Any], known: tuple[str, ...]) -> list[str]:
+    """Required parameters that nothing can fill (the LangSmith ``(run, example)`` pair aside)."""
+    names, _, required = _wanted(fn)
+    if len(names) == 2 and not set(names) & set(known):
+        return []
+    return [n for n in required if n not in known]
 
 
 def evaluator_name(fn: Callable[..., Any]) -> str:
@@ -27,11 +38,16 @@ def evaluator_name(fn: Callable[..., Any]) -> str:
 
 
 def arguments_for(fn: Callable[..., Any], available: dict[str, Any]) -> dict[str, Any]:
-    """The subset of ``available`` that ``fn`` asks for by name (all of it for ``**kwargs``)."""
-    names, var_kw = _wanted(fn)
+    """The subset of ``available`` that ``fn`` asks for by name (all of it for ``**kwargs``).
+
+    As in LangSmith, two parameters with other names are taken as ``(run, example)``.
+    """
+    names, var_kw, _ = _wanted(fn)
     if var_kw:
         return dict(available)
-    return {name: available[name] for name in names}
+    if len(names) == 2 and not set(names) & set(available) and "run" in available:
+        return {names[0]: available["run"], names[1]: available.get("example")}
+    return {name: available[name] for name in names if name in available}
 
 
 def normalize(raw: Any, default_key: str) -> list[Score]:

@@ -36,3 +36,126 @@ def routing_accuracy() -> Any:
         return {"key": "routing_accuracy", "score": score, "comment": comment}
 
     return evaluate
+
+
+def _specialists(invoked: list[str], ignore: list[str]) -> list[str]:
+    """Invoked agents minus coordinators (a supervisor routes; it is not a specialist)."""
+    skip = set(_names(ignore))
+    return [a for a in invoked if a not in skip]
+
+
+@register(
+    "routing_precision",
+    family="routing",
+    reads="outputs.expected_agents; trace agents",
+    description="share of invoked specialists that were expected (the supervisor is not counted)",
+    example="- {name: routing_precision, ignore_agents: [supervisor]}",
+)
+def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
+    """|expected ∩ invoked| / |invoked specialists|; 1.0 when no specialist was invoked and
+    none was expected, 0.0 when none was invoked but some were expected."""
+    ignore = ["supervisor"] if ignore_agents is None else ignore_agents
+
+    def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        expected = set(_names(reference_outputs.get("expected_agents")))
+        invoked = _specialists(_names(trace.agents_invoked), ignore)
+        if not invoked:
+            score = 1.0 if not expected else 0.0
+            return {"key": "routing_precision", "score": score, "comment": "no specialist invoked"}
+        unexpected = [a for a in invoked if a not in expected]
+        score = (len(invoked) - len(unexpected)) / len(invoked)
+        comment = f"unexpected {unexpected}" if unexpected else f"invoked {invoked}"
+        return {"key": "routing_precision", "score": score, "comment": comment}
+
+    return evaluate
+
+
+@register(
+    "forbidden_agents",
+    family="routing",
+    reads="outputs.forbidden_agents; trace agents",
+    description="fails when an agent listed in forbidden_agents was invoked (negative cases)",
+)
+def forbidden_agents() -> Any:
+    """True when no forbidden agent made a model call; True when nothing is forbidden."""
+
+    def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        forbidden = _names(reference_outputs.get("forbidden_agents"))
+        invoked = _names(trace.agents_invoked)
+        hit = [a for a in forbidden if a in invoked]
+        if not forbidden:
+            return {"key": "forbidden_agents", "score": True, "comment": "nothing forbidden"}
+        comment = f"invoked forbidden {hit}" if hit else f"none of {forbidden} invoked"
+        return {"key": "forbidden_agents", "score": not hit, "comment": comment}
+
+    return evaluate
+
+
+@register(
+    "routing_exact",
+    family="routing",
+    reads="outputs.expected_agents; trace agents",
+    description="true when the invoked specialists are exactly the expected agents (set equality)",
+    example="- {name: routing_exact, ignore_agents: [supervisor]}",
+)
+def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
+    """Set equality of expected agents and invoked specialists (coordinators ignored)."""
+    ignore = ["supervisor"] if ignore_agents is None else ignore_agents
+
+    def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        expected = set(_names(reference_outputs.get("expected_agents")))
+        invoked = set(_specialists(_names(trace.agents_invoked), ignore))
+        missing, extra = sorted(expected - invoked), sorted(invoked - expected)
+        parts = [f"missing {missing}"] if missing else []
+        parts += [f"unexpected {extra}"] if extra else []
+        comment = "; ".join(parts) or f"exactly {sorted(expected)}"
+        return {"key": "routing_exact", "score": expected == invoked, "comment": comment}
+
+    return evaluate
+
+
+NONE = "(none)"
+
+
+def confusion_matrix(
+    rows: list[tuple[dict[str, Any], Trace]], *, ignore_agents: list[str] | None = None
+) -> dict[str, Any] | None:
+    """Expected agent x invoked agent counts over a target's results, for the report.
+
+    A row is ``(reference_outputs, trace)``. Per result: an expected agent that was invoked
+    adds 1 on the diagonal; one that was missed adds 1 to each invoked specialist that was
+    not expected (where the request went instead), or to ``(none)`` if there is none; an
+    unexpected specialist when nothing was missed adds 1 to the ``(none)`` row (invoked
+    without being expected). None when no row expects agents.
+    """
+    ignore = ["supervisor"] if ignore_agents is None else ignore_agents
+    counts: dict[str, dict[str, int]] = {}
+    seen_expected = False
+
+    def add(expected: str, invoked: str) -> None:
+        row = counts.setdefault(expected, {})
+        row[invoked] = row.get(invoked, 0) + 1
+
+    for reference, trace in rows:
+        expected = list(dict.fromkeys(_names((reference or {}).get("expected_agents"))))
+        seen_expected = seen_expected or bool(expected)
+        invoked = list(dict.fromkeys(_specialists(_names(trace.agents_invoked), ignore)))
+        unexpected = [i for i in invoked if i not in expected]
+        missed = [e for e in expected if e not in invoked]
+        for e in expected:
+            if e in invoked:
+                add(e, e)
+            for i in (unexpected or [NONE]) if e in missed else []:
+                add(e, i)
+        if not missed:
+            for i in unexpected or ([] if expected else [NONE]):
+                add(NONE, i)
+    if not seen_expected:
+        return None
+    expected_labels = sorted(counts, key=lambda a: (a == NONE, a))
+    invoked_labels = sorted({i for r in counts.values() for i in r}, key=lambda a: (a == NONE, a))
+    return {
+        "expected": expected_labels,
+        "invoked": invoked_labels,
+        "counts": [[counts[e].get(i, 0) for i in invoked_labels] for e in expected_labels],
+    }

@@ -1,0 +1,245 @@
+"""LLM-as-judge through openevals: ``llm_judge`` (any prompt) and ``trajectory_judge``.
+
+The verdict and its reasoning are openevals'; this module adds what a batch run needs:
+prompts from files or the bundle, a model by ``provider:name``, a reply that cannot be parsed
+turned into score None with the reason (never a silent 0), credentials checked when the spec
+loads (a judge without them is skipped with one warning), and the judge's own spend measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agenteval_cli.evaluators.judge_model import make_chat_model, measure
+from agenteval_cli.evaluators.prompts import Template, load_prompt, template_style
+from agenteval_cli.evaluators.registry import register
+from agenteval_cli.evaluators.trajectory import actual_messages, expand_expected_tools
+from agenteval_cli.records import Trace
+
+PARSE_ERRORS = (ValueError, KeyError, TypeError, IndexError)
+
+
+def _model_kwargs(model_kwargs: Mapping[str, Any] | None, base_url: str | None) -> dict[str, Any]:
+    kwargs = dict(model_kwargs or {})
+    if base_url:
+        kwargs["base_url"] = base_url
+    return kwargs
+
+
+def _check_options(continuous: bool, choices: list[float] | None) -> None:
+    if choices is not None and (
+        not isinstance(choices, list)
+        or not all(isinstance(c, int | float) and not isinstance(c, bool) for c in choices)
+    ):
+        raise ValueError(f"choices must be a list of numbers, got {choices!r}")
+
+
+def trace_view(trace: Trace | None) -> dict[str, Any]:
+    """What a prompt may show of the trace: the route and the tool calls."""
+    if trace is None:
+        return {}
+    return {
+        "agent_path": trace.agent_path,
+        "handoffs": [h.__dict__ for h in trace.handoffs],
+        "tool_calls": [
+            {"agent": t.agent, "name": t.name, "args": t.args} for t in trace.tool_calls
+        ],
+    }
+
+
+def _failure(exc: BaseException) -> str:
+    from langchain_core.exceptions import OutputParserException
+
+    from agenteval_cli.evaluators.prompts import PromptError
+
+    text = " ".join((str(exc).splitlines() or [""])[0].split())[:300]
+    if isinstance(exc, PromptError):
+        return f"prompt could not be filled: {text}"
+    if isinstance(exc, (OutputParserException, *PARSE_ERRORS)):
+        return f"judge reply could not be parsed: {type(exc).__name__}: {text}"
+    return f"judge call failed: {type(exc).__name__}: {text}"
+
+
+def _checked(raw: Any, key: str, continuous: bool, choices: list[float] | None) -> dict:
+    """openevals' result, with a score of the wrong type or range turned into None."""
+    score, comment = raw.get("score"), raw.get("comment")
+    if choices:
+        ok = isinstance(score, int | float) and not isinstance(score, bool) and score in choices
+        expected = f"one of {choices}"
+    elif continuous:
+        ok = isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1
+        expected = "a number from 0 to 1"
+    else:
+        ok = isinstance(score, bool)
+        expected = "true or false"
+    if not ok:
+        return {"key": key, "score": None, "comment": f"judge returned {score!r}, not {expected}"}
+    return {"key": key, "score": score, "comment": comment}
+
+
+async def run_judge(
+    judge: Any,
+    *,
+    key: str,
+    model: str,
+    pricing: Mapping[str, Any] | None,
+    continuous: bool,
+    choices: list[float] | None,
+    **kwargs: Any,
+) -> dict:
+    with measure(model, pricing):
+        try:
+            raw = await judge(**kwargs)
+        except Exception as exc:
+            return {"key": key, "score": None, "comment": _failure(exc)}
+    return _checked(raw, key, continuous, choices)
+
+
+@register(
+    "llm_judge",
+    family="judge",
+    reads="whatever the prompt names: inputs, outputs, reference_outputs, trace",
+    description="openevals LLM-as-judge with a prompt (inline, file, bundled) and a model",
+    keys=(),
+    example=(
+        "- {name: routing_quality, type: llm_judge, prompt: routing_quality,\n"
+        '   model: "openai:gpt-4o-mini", continuous: true}'
+    ),
+)
+def llm_judge(
+    *,
+    prompt: str,
+    model: str,
+    continuous: bool = False,
+    choices: list[float] | None = None,
+    use_reasoning: bool = True,
+    few_shot_examples: list[dict[str, Any]] | None = None,
+    system: str | None = None,
+    feedback_key: str | None = None,
+    template: str = "auto",
+    model_kwargs: dict[str, Any] | None = None,
+    base_url: str | None = None,
+    name: str = "llm_judge",
+    pricing: Mapping[str, Any] | None = None,
+    base_dir: Any = None,
+) -> Any:
+    """Score key: ``feedback_key``, else the evaluator's YAML name."""
+    from openevals.llm import create_async_llm_as_judge
+
+    _check_options(continuous, choices)
+    text, origin = load_prompt(prompt, base_dir)
+    rendered = Template(text, style=template_style(template, origin))
+    chat = make_chat_model(model, _model_kwargs(model_kwargs, base_url))
+    key = feedback_key or name
+
+    def messages(**values: Any) -> list[dict[str, str]]:
+        content = rendered.fill(
+            {
+                root: values.get(root) or {}
+                for root in ("inputs", "outputs", "reference_outputs", "trace")
+            }
+        )
+        head = [{"role": "system", "content": system}] if system else []
+        return [*head, {"role": "user", "content": content}]
+
+    judge = create_async_llm_as_judge(
+        prompt=messages,
+        judge=chat,
+        feedback_key=key,
+        continuous=continuous,
+        choices=choices,
+        use_reasoning=use_reasoning,
+        few_shot_examples=few_shot_examples,  # type: ignore[arg-type]
+    )
+
+    async def evaluate(
+        inputs: dict, outputs: dict, reference_outputs: dict, trace: Trace | None = None
+    ) -> dict:
+        return await run_judge(
+            judge,
+            key=key,
+            model=model,
+            pricing=pricing,
+            continuous=continuous,
+            choices=choices,
+            inputs=inputs,
+            outputs=outputs,
+            reference_outputs=reference_outputs,
+            trace=trace_view(trace),
+        )
+
+    evaluate.score_keys = (key,)  # type: ignore[attr-defined]
+    return evaluate
+
+
+@register(
+    "trajectory_judge",
+    family="judge",
+    reads="returned or traced messages; outputs.trajectory / expected_tools if present",
+    description="openevals trajectory LLM-as-judge, with the reference when the example has one",
+    example='- {name: trajectory_judge, model: "openai:gpt-4o-mini", sample: 0.25}',
+)
+def trajectory_judge(
+    *,
+    model: str,
+    prompt: str | None = None,
+    continuous: bool = False,
+    choices: list[float] | None = None,
+    use_reasoning: bool = True,
+    few_shot_examples: list[dict[str, Any]] | None = None,
+    system: str | None = None,
+    source: str = "auto",
+    model_kwargs: dict[str, Any] | None = None,
+    base_url: str | None = None,
+    name: str = "trajectory_judge",
+    pricing: Mapping[str, Any] | None = None,
+    base_dir: Any = None,
+) -> Any:
+    """openevals' TRAJECTORY_ACCURACY_PROMPT(_WITH_REFERENCE), or ``prompt`` for both."""
+    from openevals.prompts import (
+        TRAJECTORY_ACCURACY_PROMPT,
+        TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
+    )
+    from openevals.trajectory.llm import create_async_trajectory_llm_as_judge
+
+    _check_options(continuous, choices)
+    chat = make_chat_model(model, _model_kwargs(model_kwargs, base_url))
+    custom = load_prompt(prompt, base_dir)[0] if prompt else None
+    options = {
+        "judge": chat,
+        "feedback_key": name,
+        "continuous": continuous,
+        "choices": choices,
+        "use_reasoning": use_reasoning,
+        "few_shot_examples": few_shot_examples,
+        "system": system,
+    }
+    with_ref = create_async_trajectory_llm_as_judge(
+        prompt=custom or TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE, **options
+    )
+    without_ref = create_async_trajectory_llm_as_judge(
+        prompt=custom or TRAJECTORY_ACCURACY_PROMPT, **options
+    )
+
+    async def evaluate(outputs: dict, reference_outputs: dict, trace: Trace) -> dict:
+        actual, _ = actual_messages(outputs, trace, source)
+        reference_outputs = reference_outputs or {}
+        reference = reference_outputs.get("trajectory")
+        if reference is None and reference_outputs.get("expected_tools") is not None:
+            reference = expand_expected_tools(reference_outputs["expected_tools"])[0]
+        judge, extra = (
+            (with_ref, {"reference_outputs": reference}) if reference else (without_ref, {})
+        )
+        return await run_judge(
+            judge,
+            key=name,
+            model=model,
+            pricing=pricing,
+            continuous=continuous,
+            choices=choices,
+            outputs=actual,
+            **extra,
+        )
+
+    return evaluate

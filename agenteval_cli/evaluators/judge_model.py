@@ -1,0 +1,143 @@
+"""The judge's chat model: credentials checked up front, and its own tokens and USD recorded
+apart from the target's.
+
+The runner traces the target inside ``tracing.capture()``; judges run after that block, so
+their calls never reach the target's trace. Each judge call is measured with LangChain's
+usage callback and reported to the sink that ``scoring.score`` opens for one result; scoring
+turns the sum into ``judge_input_tokens``, ``judge_output_tokens`` and ``judge_cost_usd``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from agenteval_cli.evaluators.cost import PER_TOKENS, _price
+from agenteval_cli.records import Score
+
+# The variable each provider's LangChain integration reads its key from.
+CREDENTIALS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "azure_openai": "AZURE_OPENAI_API_KEY",
+    "google_genai": "GOOGLE_API_KEY",
+    "mistralai": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "fireworks": "FIREWORKS_API_KEY",
+    "together": "TOGETHER_API_KEY",
+    "cohere": "COHERE_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "xai": "XAI_API_KEY",
+    "perplexity": "PPLX_API_KEY",
+}
+# init_chat_model's own inference from a bare model name.
+PREFIXES = {
+    "gpt-": "openai",
+    "o1": "openai",
+    "o3": "openai",
+    "o4": "openai",
+    "claude": "anthropic",
+    "gemini": "google_genai",
+    "mistral": "mistralai",
+    "command": "cohere",
+    "deepseek": "deepseek",
+    "grok": "xai",
+}
+
+
+class JudgeUnavailable(Exception):
+    """The judge cannot run here (no credentials, no provider package): skip it, warn once."""
+
+    def __init__(self, message: str, variable: str | None = None) -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
+def provider_of(model: str) -> str | None:
+    if ":" in model:
+        return model.split(":", 1)[0]
+    return next((p for prefix, p in PREFIXES.items() if model.startswith(prefix)), None)
+
+
+def make_chat_model(model: str, model_kwargs: Mapping[str, Any] | None = None) -> Any:
+    """``init_chat_model(model, **model_kwargs)``, or JudgeUnavailable naming what is missing."""
+    kwargs = dict(model_kwargs or {})
+    provider = provider_of(model)
+    variable = CREDENTIALS.get(provider or "")
+    if variable and not os.environ.get(variable) and "api_key" not in kwargs:
+        raise JudgeUnavailable(f"{variable} is not set", variable=variable)
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(model, **kwargs)
+    except ImportError as exc:
+        raise JudgeUnavailable(f"model {model!r} needs a provider package: {exc}") from None
+
+
+@dataclass
+class JudgeUsage:
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None: the model has no price in the spec
+
+
+_SINK: ContextVar[list[JudgeUsage] | None] = ContextVar("agenteval_judge_usage", default=None)
+
+
+@contextmanager
+def collect_judge_usage() -> Iterator[list[JudgeUsage]]:
+    """Collect what judges spend while scoring one result."""
+    sink: list[JudgeUsage] = []
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
+
+
+@contextmanager
+def measure(configured_model: str, pricing: Mapping[str, Any] | None) -> Iterator[None]:
+    """Measure the chat-model calls inside the block and report them to the open sink."""
+    from langchain_core.callbacks import get_usage_metadata_callback
+
+    with get_usage_metadata_callback() as handler:
+        try:
+            yield
+        finally:
+            sink = _SINK.get()
+            if sink is not None:
+                for model, usage in handler.usage_metadata.items():
+                    sink.append(_usage(model, usage, configured_model, pricing or {}))
+
+
+def _usage(model: str, usage: Any, configured: str, pricing: Mapping[str, Any]) -> JudgeUsage:
+    inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+    price = _price(pricing, model) or _price(pricing, configured.split(":", 1)[-1])
+    cost = None if price is None else (inp * price[0] + out * price[1]) / PER_TOKENS
+    return JudgeUsage(model=model, input_tokens=inp, output_tokens=out, cost_usd=cost)
+
+
+def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
+    """One result's judge spend, as scores kept apart from the target's token_cost."""
+    if not usages:
+        return []
+    inp = sum(u.input_tokens for u in usages)
+    out = sum(u.output_tokens for u in usages)
+    models = ", ".join(dict.fromkeys(u.model for u in usages))
+    unpriced = sorted({u.model for u in usages if u.cost_usd is None})
+    if unpriced:
+        cost = Score(
+            "judge_cost_usd", None, f"no price for judge model(s) {unpriced}; add under 'pricing:'"
+        )
+    else:
+        cost = Score("judge_cost_usd", sum(u.cost_usd or 0.0 for u in usages), models)
+    return [
+        Score("judge_input_tokens", float(inp), models),
+        Score("judge_output_tokens", float(out), models),
+        cost,
+    ]

@@ -1,0 +1,92 @@
+"""From the spec's evaluator items to bound evaluators.
+
+An item is ``name`` or ``{name, type?, sample?, seed?, <options>}``. ``type`` names the
+registry entry when ``name`` is your own (``{name: routing_quality, type: llm_judge, ...}``);
+without it the name is the registry entry. ``sample``/``seed`` work for every evaluator.
+A judge that cannot run here (no credentials, no provider package) is left out with one
+warning per missing variable, and the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agenteval_cli.errors import UserError
+from agenteval_cli.evaluators.judge_model import JudgeUnavailable
+from agenteval_cli.evaluators.registry import build_evaluator, lookup
+from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
+from agenteval_cli.records import Example
+
+Warn = Callable[[str], None]
+
+
+def print_warning(message: str) -> None:
+    """Warnings go to stderr, one line each, like the CLI's errors."""
+    from rich.console import Console
+
+    Console(stderr=True, soft_wrap=True).print(
+        f"[bold yellow]warning:[/] {message}", highlight=False
+    )
+
+
+def _sample(value: Any, file: str, line: int | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise UserError(
+            f"sample must be a share of the examples in (0, 1], got {value!r}",
+            file=file,
+            line=line,
+            hint="e.g. sample: 0.25",
+        )
+    return float(value)
+
+
+def bind_evaluators(
+    spec: Any, examples: Sequence[Example] | None = None, *, warn: Warn | None = None
+) -> list[BoundEvaluator]:
+    """Build every evaluator of ``spec``; bad items are UserErrors naming file:line."""
+    warn = warn or print_warning
+    file = str(spec.source)
+    bound: list[BoundEvaluator] = []
+    skipped: dict[str, list[str]] = {}
+    for index, item in enumerate(spec.evaluators):
+        line = spec.line_of("evaluators", index)
+        options = dict(item.options)
+        kind = options.pop("type", None) or item.name
+        if not isinstance(kind, str):
+            raise UserError(f"evaluator type must be a name, got {kind!r}", file=file, line=line)
+        sample = _sample(options.pop("sample", None), file, line)
+        seed = options.pop("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise UserError(f"seed must be an integer, got {seed!r}", file=file, line=line)
+        info = lookup(kind, file=file, line=line)
+        context = {
+            "pricing": spec.pricing,
+            "name": item.name,
+            "base_dir": spec.base_dir,
+            "spec_file": file,
+            "spec_line": line,
+        }
+        try:
+            fn = build_evaluator(kind, options, context=context, file=file, line=line)
+        except JudgeUnavailable as exc:
+            skipped.setdefault(str(exc), []).append(item.name)
+            continue
+        keys = getattr(fn, "score_keys", None) or (info.keys if kind == item.name else (item.name,))
+        bound.append(
+            BoundEvaluator(
+                name=item.name,
+                fn=fn,
+                keys=tuple(keys),
+                sample=sample,
+                seed=seed,
+                summary=info.summary or bool(getattr(fn, "is_summary", False)),
+            )
+        )
+    for reason, names in skipped.items():
+        warn(f"skipping judge(s) {', '.join(names)}: {reason}; the other evaluators still run")
+    if examples is not None:
+        apply_sampling(bound, examples)
+    return bound

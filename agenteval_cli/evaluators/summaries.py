@@ -1,0 +1,165 @@
+"""Dataset-level ("summary") evaluators: called once with every result of a target.
+
+They run after a target's results are stored, over what the store holds (so a resumed run is
+summarised whole), and their scores are kept in the ``summary_scores`` table of the same
+SQLite file, one row per experiment and key.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from agenteval_cli.evaluators.invoke import arguments_for, normalize
+from agenteval_cli.evaluators.registry import register
+from agenteval_cli.evaluators.routing import confusion_matrix
+from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.records import Example, Score, Trace
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS summary_scores (
+    experiment_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    score REAL,
+    is_bool INTEGER NOT NULL DEFAULT 0,
+    comment TEXT,
+    PRIMARY KEY (experiment_id, key)
+);
+"""
+
+
+def summary_arguments(stored: Sequence[Any]) -> dict[str, Any]:
+    """Lists over a target's successful results (``StoredResult`` rows), LangSmith-style."""
+    ok = [s for s in stored if s.result.error is None]
+    examples = [
+        Example(id=s.result.example_id, inputs=s.inputs, outputs=s.reference_outputs) for s in ok
+    ]
+    runs = [
+        SimpleNamespace(
+            inputs=s.inputs,
+            outputs=s.result.outputs or {},
+            trace=s.result.trace,
+            id=s.result.example_id,
+            repetition=s.result.repetition,
+            scores=s.result.score_map(),
+        )
+        for s in ok
+    ]
+    return {
+        "inputs": [s.inputs for s in ok],
+        "outputs": [s.result.outputs or {} for s in ok],
+        "reference_outputs": [s.reference_outputs for s in ok],
+        "traces": [s.result.trace for s in ok],
+        "runs": runs,
+        "examples": examples,
+    }
+
+
+async def run_summaries(evaluators: Sequence[BoundEvaluator], stored: Sequence[Any]) -> list[Score]:
+    """Every summary evaluator once; a failure is a null score with the reason."""
+    available = summary_arguments(stored)
+    scores: list[Score] = []
+    for evaluator in evaluators:
+        if not evaluator.summary:
+            continue
+        try:
+            raw = evaluator.fn(**arguments_for(evaluator.fn, available))
+            if inspect.isawaitable(raw):
+                raw = await raw
+            scores.extend(normalize(raw, evaluator.name))
+        except Exception as exc:
+            reason = f"summary evaluator {evaluator.name!r} failed: {type(exc).__name__}: {exc}"
+            scores.extend(Score(k, None, reason) for k in evaluator.keys or (evaluator.name,))
+    return scores
+
+
+def save_summary_scores(store: Any, experiment_id: str, scores: Sequence[Score]) -> None:
+    db = store.db
+    db.executescript(SCHEMA)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("DELETE FROM summary_scores WHERE experiment_id = ?", (experiment_id,))
+        db.executemany(
+            "INSERT OR REPLACE INTO summary_scores VALUES (?,?,?,?,?)",
+            [(experiment_id, s.key, s.score, isinstance(s.score, bool), s.comment) for s in scores],
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def summary_scores(store: Any, experiment_id: str) -> list[Score]:
+    """The stored dataset-level scores of an experiment (none for a store without them)."""
+    exists = store.db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'summary_scores'"
+    ).fetchone()
+    if not exists:
+        return []
+    rows = store.db.execute(
+        "SELECT key, score, is_bool, comment FROM summary_scores WHERE experiment_id = ?"
+        " ORDER BY key",
+        (experiment_id,),
+    )
+    return [
+        Score(key, bool(score) if is_bool and score is not None else score, comment)
+        for key, score, is_bool, comment in rows
+    ]
+
+
+def score_experiment_summaries(
+    evaluators: Sequence[BoundEvaluator], store: Any, experiment_ids: Sequence[str]
+) -> None:
+    """Run the summary evaluators over each experiment's stored results and save them."""
+    import asyncio
+
+    if not any(e.summary for e in evaluators):
+        return
+    for experiment_id in experiment_ids:
+        stored = list(store.results(experiment_id))
+        scores = asyncio.run(run_summaries(evaluators, stored))
+        save_summary_scores(store, experiment_id, scores)
+
+
+@register(
+    "routing_confusion",
+    family="routing",
+    reads="outputs.expected_agents; trace agents (all results of a target)",
+    description="dataset-level: expected x invoked agent matrix; score = share of expected hit",
+    summary=True,
+    example="- routing_confusion",
+)
+def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:
+    """Micro recall over every (example, expected agent) pair, and the worst confusions."""
+
+    def evaluate(reference_outputs: list[dict], traces: list[Trace]) -> dict:
+        matrix = confusion_matrix(
+            list(zip(reference_outputs, traces, strict=True)), ignore_agents=ignore_agents
+        )
+        if matrix is None:
+            return {"key": "routing_confusion", "score": None, "comment": "no expected_agents"}
+        labels, counts = matrix["invoked"], matrix["counts"]
+        hits = total = 0
+        off: list[tuple[int, str]] = []
+        for expected, row in zip(matrix["expected"], counts, strict=True):
+            if expected == "(none)":
+                continue
+            total += _expected_count(expected, reference_outputs)
+            for invoked, n in zip(labels, row, strict=True):
+                if invoked == expected:
+                    hits += n
+                elif n:
+                    off.append((n, f"{expected}→{invoked} ×{n}"))
+        worst = ", ".join(text for _, text in sorted(off, key=lambda x: (-x[0], x[1]))[:3])
+        score = hits / total if total else None
+        return {"key": "routing_confusion", "score": score, "comment": worst or "no confusion"}
+
+    return evaluate
+
+
+def _expected_count(agent: str, references: list[dict]) -> int:
+    from agenteval_cli.evaluators.routing import _names
+
+    return sum(1 for r in references if agent in _names((r or {}).get("expected_agents")))

@@ -1,0 +1,185 @@
+"""Trajectory match through openevals' ``create_trajectory_match_evaluator``.
+
+The verdict is openevals' own; this module only chooses the two message lists and says in the
+comment which tool calls differed (openevals returns no comment).
+
+- Actual trajectory: the ``messages`` the target returned (a LangGraph state, a function's
+  dict), else the messages the tracer recorded (``source`` forces one or the other).
+- Reference: ``outputs.trajectory`` (OpenAI-form messages), used as is; or the shorthand
+  ``outputs.expected_tools`` (tool names, or ``{name, args}``), expanded to one assistant
+  message per tool call. Against the shorthand, the actual trajectory is reduced to the same
+  shape: its tool calls in order, one per message, handoff tools (``transfer_*``) left out
+  unless the shorthand names one. A tool listed by name only matches any arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from agenteval_cli.evaluators.registry import register
+from agenteval_cli.records import Trace
+
+MODES = ("strict", "unordered", "subset", "superset")
+ARG_MODES = ("exact", "ignore", "subset", "superset")
+HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
+
+
+def actual_messages(
+    outputs: Mapping[str, Any] | None, trace: Trace | None, source: str = "auto"
+) -> tuple[list[Any], str]:
+    """The trajectory to judge, and where it came from (for the comment)."""
+    returned = (outputs or {}).get("messages")
+    if source in ("auto", "outputs") and isinstance(returned, list) and returned:
+        return list(returned), "outputs.messages"
+    if source == "outputs":
+        return [], "outputs.messages"
+    return list(trace.messages if trace else []), "trace messages"
+
+
+def tool_calls_of(messages: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, args)`` of every tool call, in order, in OpenAI or LangChain form."""
+    from openevals.trajectory.utils import _normalize_to_openai_messages_list
+
+    calls = []
+    for message in _normalize_to_openai_messages_list(messages):
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            name = function.get("name") or call.get("name") or ""
+            args = function.get("arguments", call.get("args", {}))
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args) if args else {}
+                except ValueError:
+                    args = {"_raw": args}
+            calls.append((name, args if isinstance(args, dict) else {"_value": args}))
+    return calls
+
+
+def call_message(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    arguments = json.dumps(dict(args), sort_keys=True)
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}],
+    }
+
+
+def expand_expected_tools(expected: Any) -> tuple[list[dict[str, Any]], set[str]]:
+    """Shorthand -> reference messages, and the tools given by name only (any args match)."""
+    if isinstance(expected, str):
+        expected = [expected]
+    if not isinstance(expected, list):
+        raise ValueError("outputs.expected_tools must be a list of tool names or {name, args}")
+    messages, name_only = [], set()
+    for item in expected:
+        if isinstance(item, str):
+            messages.append(call_message(item, {}))
+            name_only.add(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            messages.append(call_message(item["name"], item.get("args") or {}))
+        else:
+            raise ValueError(
+                f"outputs.expected_tools item {item!r} is not a name or {{name, args}}"
+            )
+    with_args = {m["tool_calls"][0]["function"]["name"] for m in messages} - name_only
+    return messages, name_only - with_args
+
+
+def reduce_to_tool_calls(messages: list[Any], keep_handoffs: bool) -> list[dict[str, Any]]:
+    return [
+        call_message(name, args)
+        for name, args in tool_calls_of(messages)
+        if keep_handoffs or not name.startswith(HANDOFF_PREFIXES)
+    ]
+
+
+def difference(actual: list[Any], reference: list[Any]) -> str:
+    """Which tool calls differed, by name: a short, readable comment."""
+    got = [name for name, _ in tool_calls_of(actual)]
+    want = [name for name, _ in tool_calls_of(reference)]
+    missing = [n for n in dict.fromkeys(want) if want.count(n) > got.count(n)]
+    extra = [n for n in dict.fromkeys(got) if got.count(n) > want.count(n)]
+    parts = [f"expected {want}", f"got {got}"]
+    parts += [f"missing {missing}"] if missing else []
+    parts += [f"extra {extra}"] if extra else []
+    return "; ".join(parts)
+
+
+def _check_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    checked: dict[str, Any] = {}
+    for tool, rule in (overrides or {}).items():
+        if isinstance(rule, str) and rule in ARG_MODES:
+            checked[str(tool)] = rule
+        elif isinstance(rule, list) and all(isinstance(k, str) for k in rule):
+            checked[str(tool)] = list(rule)
+        else:
+            raise ValueError(
+                f"tool_args_overrides[{tool!r}] must be one of {', '.join(ARG_MODES)} "
+                "or a list of argument keys (dot paths allowed)"
+            )
+    return checked
+
+
+@register(
+    "trajectory_match",
+    family="trajectory",
+    reads="outputs.trajectory or outputs.expected_tools; returned or traced messages",
+    description="openevals trajectory match: strict/unordered/subset/superset, tool-args modes",
+    keys=("trajectory_match",),
+    example="- {name: trajectory_match, mode: superset, tool_args: ignore}",
+)
+def trajectory_match(
+    *,
+    mode: str = "strict",
+    tool_args: str = "exact",
+    tool_args_overrides: dict[str, Any] | None = None,
+    source: str = "auto",
+    name: str = "trajectory_match",
+) -> Any:
+    """Score key is the evaluator's name (``trajectory_match``), so modes can sit side by side
+    under different names."""
+    from openevals.trajectory.match import create_trajectory_match_evaluator
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if tool_args not in ARG_MODES:
+        raise ValueError(f"tool_args must be one of {', '.join(ARG_MODES)}, got {tool_args!r}")
+    if source not in ("auto", "outputs", "trace"):
+        raise ValueError(f"source must be auto, outputs or trace, got {source!r}")
+    overrides = _check_overrides(tool_args_overrides)
+
+    def matcher(extra_ignored: set[str]) -> Any:
+        merged = {**{t: "ignore" for t in extra_ignored}, **overrides}
+        return create_trajectory_match_evaluator(
+            trajectory_match_mode=mode,  # type: ignore[arg-type]
+            tool_args_match_mode=tool_args,  # type: ignore[arg-type]
+            tool_args_match_overrides=merged or None,
+        )
+
+    plain = matcher(set())
+
+    def evaluate(outputs: dict, reference_outputs: dict, trace: Trace) -> dict:
+        reference_outputs = reference_outputs or {}
+        actual, where = actual_messages(outputs, trace, source)
+        if reference_outputs.get("trajectory") is not None:
+            reference = reference_outputs["trajectory"]
+            result = plain(outputs=actual, reference_outputs=reference)
+        elif reference_outputs.get("expected_tools") is not None:
+            reference, name_only = expand_expected_tools(reference_outputs["expected_tools"])
+            names = {n for n, _ in tool_calls_of(reference)}
+            keep_handoffs = any(n.startswith(HANDOFF_PREFIXES) for n in names)
+            actual = reduce_to_tool_calls(actual, keep_handoffs)
+            evaluator = matcher(name_only) if name_only else plain
+            result = evaluator(outputs=actual, reference_outputs=reference)
+        else:
+            return {
+                "key": name,
+                "score": None,
+                "comment": "no reference: add outputs.trajectory or outputs.expected_tools",
+            }
+        comment = f"{mode}/{tool_args} on {where}: {difference(actual, reference)}"
+        return {"key": name, "score": bool(result["score"]), "comment": comment}
+
+    return evaluate
