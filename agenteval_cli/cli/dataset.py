@@ -1,4 +1,4 @@
-"""``agenteval dataset ...``: dataset files."""
+"""``agenteval dataset ...``: dataset files, and pushing and pulling them to/from LangSmith."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from agenteval_cli.cli.common import app, stdout, user_errors
+from agenteval_cli.cli.common import (
+    DEFAULT_STORE,
+    DebugOption,
+    StoreOption,
+    app,
+    stdout,
+    user_errors,
+)
 
 dataset_app = typer.Typer(help="Check and manage datasets.", no_args_is_help=True)
 app.add_typer(dataset_app, name="dataset")
@@ -26,3 +33,143 @@ def dataset_validate(
             f"{path}: {len(examples)} examples, all valid (sha256 {dataset_hash(path)[:12]})",
             highlight=False,
         )
+
+
+@dataset_app.command("push")
+def dataset_push(
+    path: Annotated[
+        Path | None, typer.Argument(help="The dataset file (or give --config).", show_default=False)
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Push the dataset of this experiment spec.")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="LangSmith dataset name (default: the spec's).")
+    ] = None,
+    description: Annotated[
+        str | None, typer.Option("--description", help="Description of a new dataset.")
+    ] = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Delete LangSmith examples that are not in the file.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would change; change nothing.")
+    ] = False,
+    store_path: StoreOption = DEFAULT_STORE,
+    debug: DebugOption = False,
+) -> None:
+    """Make a LangSmith dataset's examples equal to the file's (matched by example id)."""
+    from agenteval_cli.datasets import dataset_hash, load_examples
+    from agenteval_cli.langsmith import datasets as lsd
+    from agenteval_cli.langsmith.client import connect, credentials
+    from agenteval_cli.langsmith.state import LangSmithState
+    from agenteval_cli.store import Store
+
+    out = stdout()
+    with user_errors(debug):
+        path, name = _push_source(path, config, name)
+        examples = load_examples(path)
+        file_hash = dataset_hash(path)
+        conn = connect(credentials())
+        if dry_run:
+            plan = lsd.plan_push(conn, name, examples)
+            action = "would create dataset" if plan.dataset_id is None else "dataset"
+            out.print(f"{action} {name!r}: {plan.summary(prune=prune, dry_run=True)}")
+            for verb, items in (("add", plan.add), ("update", plan.update)):
+                for example, _ in items:
+                    out.print(f"  {verb} {example.id}", highlight=False)
+            if prune:
+                for remote in plan.stale:
+                    out.print(f"  delete {remote.key}", highlight=False)
+            return
+        with Store(store_path) as store:
+            report = lsd.push(
+                conn,
+                LangSmithState(store.db),
+                name,
+                examples,
+                file_hash=file_hash,
+                description=description,
+                prune=prune,
+            )
+        verb = "created" if report.created else "pushed"
+        tag = f"; version tagged {report.tag}" if report.tag else ""
+        out.print(f"{verb} {name!r}: {report.plan.summary(prune=prune)}{tag}", highlight=False)
+
+
+def _push_source(path: Path | None, config: Path | None, name: str | None) -> tuple[Path, str]:
+    """The file to push and the dataset name, from PATH or from a spec's dataset."""
+    from agenteval_cli.errors import UserError
+
+    if (path is None) == (config is None):
+        raise UserError("give a dataset file or --config SPEC (one of them)")
+    if config is not None:
+        from agenteval_cli.spec import load_spec
+
+        spec = load_spec(config)
+        if spec.dataset.path is None:
+            raise UserError(
+                "the spec's dataset has no 'path' to push",
+                file=config,
+                line=spec.line_of("dataset"),
+            )
+        return spec.dataset.path, name or spec.dataset.name or spec.experiment_prefix
+    assert path is not None
+    return path, name or path.stem
+
+
+@dataset_app.command("pull")
+def dataset_pull(
+    name: Annotated[str, typer.Argument(help="The LangSmith dataset name.")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Write here (.jsonl .json .yaml .csv); default NAME.jsonl."
+        ),
+    ] = None,
+    split: Annotated[
+        list[str] | None, typer.Option("--split", help="Only examples in this split (repeatable).")
+    ] = None,
+    version: Annotated[
+        str | None, typer.Option("--version", help="A version tag or ISO timestamp.")
+    ] = None,
+    debug: DebugOption = False,
+) -> None:
+    """Write a LangSmith dataset's examples to a file agenteval can run."""
+    from agenteval_cli.langsmith import datasets as lsd
+    from agenteval_cli.langsmith import files
+    from agenteval_cli.langsmith.client import connect, credentials
+
+    with user_errors(debug):
+        output = output or Path(f"{name}.jsonl")
+        files.render([], output.suffix.lower())  # an unknown format fails before any request
+        conn = connect(credentials())
+        _, remote = lsd.pull(conn, name, version=version, splits=split)
+        examples = [lsd.to_example(r) for r in remote]
+        files.write(examples, output)
+        stdout().print(f"wrote {len(examples)} examples of {name!r} to {output}", highlight=False)
+
+
+@dataset_app.command("list")
+def dataset_list(debug: DebugOption = False) -> None:
+    """List the LangSmith datasets the key can see."""
+    from rich import box
+    from rich.table import Table
+
+    from agenteval_cli.langsmith import datasets as lsd
+    from agenteval_cli.langsmith.client import connect, credentials
+
+    with user_errors(debug):
+        conn = connect(credentials())
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("name", "examples", "modified (UTC)", "id"):
+            table.add_column(column, no_wrap=True)
+        for dataset in lsd.list_datasets(conn):
+            modified = dataset.modified_at or dataset.created_at
+            table.add_row(
+                dataset.name,
+                str(dataset.example_count if dataset.example_count is not None else "?"),
+                modified.isoformat()[:16].replace("T", " ") if modified else "",
+                str(dataset.id),
+            )
+        stdout().print(table)

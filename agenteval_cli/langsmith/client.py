@@ -1,0 +1,163 @@
+"""The LangSmith client, built from the environment only, and its failures as one line.
+
+Credentials come from ``LANGSMITH_API_KEY`` (or ``LANGCHAIN_API_KEY``) and
+``LANGSMITH_ENDPOINT`` (or ``LANGCHAIN_ENDPOINT``); never from a file or a CLI profile, so
+nothing secret is ever written by agenteval. 429 and 5xx answers are retried with
+exponential backoff (honouring ``Retry-After``) by the client's HTTP adapter.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agenteval_cli.errors import UserError
+
+if TYPE_CHECKING:
+    from langsmith import Client
+
+API_KEY_VARS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
+ENDPOINT_VARS = ("LANGSMITH_ENDPOINT", "LANGCHAIN_ENDPOINT")
+DEFAULT_ENDPOINT = "https://api.smith.langchain.com"
+RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+
+
+class LangSmithFailure(UserError):
+    """LangSmith refused or failed a request (after retries): one line, exit code 1."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Where to talk to and with which key; the key is kept out of ``repr``."""
+
+    endpoint: str
+    api_key: str = field(repr=False)
+    key_var: str = "LANGSMITH_API_KEY"
+
+
+def credentials(env: Mapping[str, str] | None = None) -> Credentials:
+    """The LangSmith endpoint and key from the environment; a missing key is a UserError."""
+    env = os.environ if env is None else env
+    for var in API_KEY_VARS:
+        key = (env.get(var) or "").strip().strip("'\"")
+        if key:
+            break
+    else:
+        raise UserError(
+            "LANGSMITH_API_KEY is not set",
+            hint="export LANGSMITH_API_KEY=<your key> (or LANGCHAIN_API_KEY); "
+            "set LANGSMITH_ENDPOINT for a self-hosted LangSmith",
+        )
+    endpoint = next((env[v].strip() for v in ENDPOINT_VARS if (env.get(v) or "").strip()), None)
+    return Credentials((endpoint or DEFAULT_ENDPOINT).rstrip("/"), key, var)
+
+
+class _Redact(logging.Filter):
+    """Drops the API key from any log record of the langsmith and urllib3 loggers."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self.secret in message:
+            record.msg, record.args = message.replace(self.secret, "***"), ()
+        return True
+
+
+_FILTERED: dict[str, _Redact] = {}
+
+
+@dataclass
+class Connection:
+    """A client and what agenteval needs beside it: where it points and ingestion errors."""
+
+    client: Client
+    creds: Credentials
+    errors: list[BaseException]  # run-ingestion failures the client only logs
+
+    @property
+    def endpoint(self) -> str:
+        return self.creds.endpoint
+
+    def check_ingestion(self) -> None:
+        """Raise the first run-ingestion error the client swallowed, if any."""
+        if self.errors:
+            error = self.errors[0]
+            self.errors.clear()
+            raise error
+
+
+def connect(creds: Credentials | None = None) -> Connection:
+    """A ``langsmith.Client`` with explicit credentials, retries, and no background tracing.
+
+    Background batching is off: every write is a synchronous request whose failure we see.
+    """
+    from langsmith import Client
+    from langsmith.utils import LangSmithRetry
+
+    creds = creds or credentials()
+    for name in ("langsmith", "urllib3"):
+        if creds.api_key not in _FILTERED:
+            _FILTERED[creds.api_key] = _Redact(creds.api_key)
+        logging.getLogger(name).addFilter(_FILTERED[creds.api_key])
+    retry = LangSmithRetry(
+        total=int(os.environ.get("AGENTEVAL_LANGSMITH_RETRIES", "5")),
+        status_forcelist=list(RETRY_STATUSES),
+        backoff_factor=float(os.environ.get("AGENTEVAL_LANGSMITH_BACKOFF", "0.5")),
+        raise_on_redirect=False,
+        raise_on_status=False,
+        respect_retry_after_header=True,
+        allowed_methods=None,
+    )
+    errors: list[BaseException] = []
+    client = Client(
+        api_url=creds.endpoint,
+        api_key=creds.api_key,
+        retry_config=retry,
+        auto_batch_tracing=False,
+        tracing_error_callback=errors.append,
+        timeout_ms=(10_000, 60_000),
+    )
+    return Connection(client, creds, errors)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` without the key, nor the masked form the client prints on connection errors."""
+    if secret:
+        text = text.replace(secret, "***")
+    lines = [line for line in text.splitlines() if not line.startswith("API Key:")]
+    return " ".join(" ".join(lines).split())
+
+
+@contextmanager
+def failures(conn: Connection | None = None, what: str = "LangSmith request") -> Iterator[None]:
+    """LangSmith and network errors become one redacted line (exit 1; 2 for a bad key).
+
+    Conflicts (409) pass through: callers that write by stable id treat them as done."""
+    import requests
+    from langsmith import utils as ls_utils
+
+    secret = conn.creds.api_key if conn else None
+    try:
+        yield
+    except ls_utils.LangSmithConflictError:
+        raise
+    except ls_utils.LangSmithAuthError:
+        var = conn.creds.key_var if conn else "LANGSMITH_API_KEY"
+        raise UserError(
+            f"LangSmith rejected the API key in {var} (401)",
+            hint="check the key and LANGSMITH_ENDPOINT",
+        ) from None
+    except (ls_utils.LangSmithError, requests.RequestException) as exc:
+        detail = redact(str(exc), secret)
+        if len(detail) > 240:
+            detail = detail[:237] + "..."
+        raise LangSmithFailure(f"{what} failed: {detail}") from None

@@ -1,0 +1,50 @@
+"""Local runs never reach LangSmith, whatever the environment says.
+
+LangChain traces a graph to LangSmith when ``LANGSMITH_TRACING`` (or ``LANGCHAIN_TRACING_V2``)
+is true, and ``@traceable`` functions do the same. During a local run tracing is switched off
+three ways: the environment variables (the client caches them, so its cache is cleared),
+LangSmith's global switch, which also covers threads the run starts, and its context switch.
+Everything is restored afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+TRACING_VARS = (
+    "LANGSMITH_TRACING",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING",
+    "LANGCHAIN_TRACING_V2",
+)
+
+
+@contextmanager
+def no_langsmith_tracing() -> Iterator[None]:
+    """Within the block nothing is traced to LangSmith by LangChain or ``@traceable``."""
+    import langsmith
+    from langsmith import utils as ls_utils
+    from langsmith._internal import _context
+    from langsmith.run_helpers import tracing_context
+
+    saved_env = {var: os.environ.get(var) for var in TRACING_VARS}
+    saved_global = _context._GLOBAL_TRACING_ENABLED
+    saved_context = _context._TRACING_ENABLED.get()
+    for var in TRACING_VARS:
+        os.environ[var] = "false"
+    ls_utils.get_env_var.cache_clear()
+    langsmith.configure(enabled=False)
+    try:
+        with tracing_context(enabled=False):
+            yield
+    finally:
+        for var, value in saved_env.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+        ls_utils.get_env_var.cache_clear()
+        _context._GLOBAL_TRACING_ENABLED = saved_global
+        _context._TRACING_ENABLED.set(saved_context)

@@ -1,0 +1,241 @@
+"""What agenteval remembers about LangSmith, in tables of its own inside the store's file.
+
+Kept apart from the experiment tables (:mod:`agenteval_cli.store`) so the two evolve
+independently. Every key includes the endpoint, so two LangSmith instances never share
+ids. Nothing secret is stored: the endpoint is a URL, the key stays in the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from agenteval_cli.store import dumps, now
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS langsmith_examples (
+    endpoint TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    example_id TEXT NOT NULL,
+    langsmith_id TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    PRIMARY KEY (endpoint, dataset_name, example_id)
+);
+CREATE TABLE IF NOT EXISTS langsmith_pushes (
+    endpoint TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    file_hash TEXT NOT NULL,
+    tag TEXT,
+    added INTEGER, updated INTEGER, unchanged INTEGER, deleted INTEGER,
+    pushed_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS langsmith_snapshots (
+    endpoint TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    splits TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    examples_json TEXT NOT NULL,
+    fetched_at TEXT NOT NULL,
+    PRIMARY KEY (endpoint, dataset_name, version, splits)
+);
+CREATE TABLE IF NOT EXISTS langsmith_run_trees (
+    experiment_id TEXT NOT NULL,
+    example_id TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    runs_json TEXT NOT NULL,
+    PRIMARY KEY (experiment_id, example_id, repetition)
+);
+CREATE TABLE IF NOT EXISTS langsmith_uploads (
+    experiment_id TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    project_id TEXT,
+    project_name TEXT,
+    dataset_id TEXT,
+    url TEXT,
+    status TEXT NOT NULL,
+    error TEXT,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS langsmith_sent (
+    experiment_id TEXT NOT NULL,
+    example_id TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    PRIMARY KEY (experiment_id, example_id, repetition)
+);
+"""
+
+
+class LangSmithState:
+    """Read and write the LangSmith tables through the store's connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        db.executescript(SCHEMA)
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One transaction on the store's autocommit connection."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # example ids --------------------------------------------------------------------------
+
+    def example_ids(self, endpoint: str, dataset_name: str) -> dict[str, str]:
+        """Stable example id -> LangSmith example id, for one dataset."""
+        rows = self.db.execute(
+            "SELECT example_id, langsmith_id FROM langsmith_examples"
+            " WHERE endpoint = ? AND dataset_name = ?",
+            (endpoint, dataset_name),
+        )
+        return dict(rows.fetchall())
+
+    def set_example_ids(
+        self,
+        endpoint: str,
+        dataset_name: str,
+        dataset_id: str,
+        ids: dict[str, str],
+        *,
+        replace: bool,
+    ) -> None:
+        """Record ids; ``replace`` first forgets every id of the dataset (after a full sync)."""
+        with self._tx():
+            if replace:
+                self.db.execute(
+                    "DELETE FROM langsmith_examples WHERE endpoint = ? AND dataset_name = ?",
+                    (endpoint, dataset_name),
+                )
+            self.db.executemany(
+                "INSERT OR REPLACE INTO langsmith_examples VALUES (?,?,?,?,?)",
+                [(endpoint, dataset_name, k, v, dataset_id) for k, v in ids.items()],
+            )
+
+    def record_push(
+        self,
+        endpoint: str,
+        dataset_name: str,
+        dataset_id: str,
+        file_hash: str,
+        tag: str | None,
+        counts: tuple[int, int, int, int],
+    ) -> None:
+        with self._tx():
+            self.db.execute(
+                "INSERT INTO langsmith_pushes VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (endpoint, dataset_name, dataset_id, file_hash, tag, *counts, now()),
+            )
+
+    # dataset snapshots ------------------------------------------------------------------
+
+    def save_snapshot(
+        self,
+        endpoint: str,
+        name: str,
+        version: str,
+        splits: str,
+        dataset_id: str,
+        examples: list[dict[str, Any]],
+    ) -> None:
+        with self._tx():
+            self.db.execute(
+                "INSERT OR REPLACE INTO langsmith_snapshots VALUES (?,?,?,?,?,?,?)",
+                (endpoint, name, version, splits, dataset_id, dumps(examples), now()),
+            )
+
+    def snapshot(
+        self, name: str, version: str, splits: str, endpoint: str | None = None
+    ) -> tuple[str, str, list[dict[str, Any]], str] | None:
+        """(endpoint, dataset id, examples, fetched at) of the newest cached copy, or None."""
+        query = (
+            "SELECT endpoint, dataset_id, examples_json, fetched_at FROM langsmith_snapshots"
+            " WHERE dataset_name = ? AND version = ? AND splits = ?"
+        )
+        params: tuple[Any, ...] = (name, version, splits)
+        if endpoint is not None:
+            query += " AND endpoint = ?"
+            params += (endpoint,)
+        row = self.db.execute(query + " ORDER BY fetched_at DESC LIMIT 1", params).fetchone()
+        if row is None:
+            return None
+        return row[0], row[1], json.loads(row[2]), row[3]
+
+    # run trees --------------------------------------------------------------------------
+
+    def save_tree(
+        self, experiment_id: str, example_id: str, repetition: int, runs: list[dict[str, Any]]
+    ) -> None:
+        with self._tx():
+            self.db.execute(
+                "INSERT OR REPLACE INTO langsmith_run_trees VALUES (?,?,?,?)",
+                (experiment_id, example_id, repetition, dumps(runs)),
+            )
+
+    def trees(self, experiment_id: str) -> dict[tuple[str, int], list[dict[str, Any]]]:
+        rows = self.db.execute(
+            "SELECT example_id, repetition, runs_json FROM langsmith_run_trees"
+            " WHERE experiment_id = ?",
+            (experiment_id,),
+        )
+        return {(e, r): json.loads(runs) for e, r, runs in rows.fetchall()}
+
+    # uploads ----------------------------------------------------------------------------
+
+    def set_upload(self, experiment_id: str, endpoint: str, status: str, **fields: Any) -> None:
+        current = self.upload(experiment_id) or {}
+        row = {
+            "project_id": None,
+            "project_name": None,
+            "dataset_id": None,
+            "url": None,
+            "error": None,
+            **{k: current.get(k) for k in ("project_id", "project_name", "dataset_id", "url")},
+            **fields,
+        }
+        with self._tx():
+            self.db.execute(
+                "INSERT OR REPLACE INTO langsmith_uploads VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    experiment_id,
+                    endpoint,
+                    row["project_id"],
+                    row["project_name"],
+                    row["dataset_id"],
+                    row["url"],
+                    status,
+                    row["error"],
+                    now(),
+                ),
+            )
+
+    def upload(self, experiment_id: str) -> dict[str, Any] | None:
+        cursor = self.db.execute(
+            "SELECT * FROM langsmith_uploads WHERE experiment_id = ?", (experiment_id,)
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        return dict(zip([c[0] for c in cursor.description], row, strict=True))
+
+    def sent(self, experiment_id: str) -> set[tuple[str, int]]:
+        rows = self.db.execute(
+            "SELECT example_id, repetition FROM langsmith_sent WHERE experiment_id = ?",
+            (experiment_id,),
+        )
+        return {(e, r) for e, r in rows.fetchall()}
+
+    def mark_sent(self, experiment_id: str, keys: list[tuple[str, int]]) -> None:
+        with self._tx():
+            self.db.executemany(
+                "INSERT OR IGNORE INTO langsmith_sent VALUES (?,?,?)",
+                [(experiment_id, e, r) for e, r in keys],
+            )

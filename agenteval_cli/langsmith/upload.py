@@ -1,0 +1,273 @@
+"""Upload a stored experiment to LangSmith: its runs, linked to reference examples, and scores.
+
+The upload reads only the store, so it can happen right after a run or any time later
+(``agenteval upload EXPERIMENT``). Ids are derived from the experiment, the example and the
+repetition, and each result is marked as sent once its runs and feedback are in, so a
+retried upload sends only what is missing and never duplicates anything.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from agenteval_cli.errors import UserError
+from agenteval_cli.langsmith.client import Connection, LangSmithFailure, failures
+from agenteval_cli.langsmith.state import LangSmithState
+from agenteval_cli.store import ExperimentRecord, Store, StoredResult
+
+NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")
+CHUNK = 20  # results per multipart request
+Say = Callable[[str], None]
+
+
+@dataclass
+class UploadReport:
+    project_name: str
+    url: str | None
+    runs: int  # results uploaded now (root runs)
+    child_runs: int
+    feedback: int
+    already_sent: int
+
+
+def root_run_id(experiment: ExperimentRecord, example_id: str, repetition: int) -> str:
+    return str(uuid.uuid5(NAMESPACE, f"{experiment.id}/{example_id}/{repetition}"))
+
+
+def compare_url(dataset_url: str | None, project_ids: list[str]) -> str | None:
+    """The LangSmith comparison view of experiments on one dataset."""
+    if not dataset_url:
+        return None
+    return f"{dataset_url}/compare?selectedSessions={'%2C'.join(project_ids)}"
+
+
+def upload_experiment(
+    conn: Connection, store: Store, experiment: ExperimentRecord, *, say: Say = lambda _: None
+) -> UploadReport:
+    """Create (or reuse) the LangSmith experiment and send every result not yet sent."""
+    state = LangSmithState(store.db)
+    try:
+        dataset, example_ids = _linked_dataset(conn, store, state, experiment, say)
+        project = _project(conn, state, experiment, dataset)
+        url = compare_url(dataset.url, [str(project.id)])
+        state.set_upload(
+            experiment.id,
+            conn.endpoint,
+            "uploading",
+            project_id=str(project.id),
+            project_name=project.name,
+            dataset_id=str(dataset.id),
+            url=url,
+        )
+        report = _send(conn, store, state, experiment, project, example_ids)
+        with failures(conn, "closing the experiment"):
+            end = datetime.fromisoformat(experiment.ended_at) if experiment.ended_at else None
+            conn.client.update_project(project.id, end_time=end)
+    except UserError as exc:
+        state.set_upload(experiment.id, conn.endpoint, "failed", error=str(exc))
+        raise
+    state.set_upload(experiment.id, conn.endpoint, "uploaded", error=None)
+    report.url = url
+    return report
+
+
+def _linked_dataset(
+    conn: Connection, store: Store, state: LangSmithState, exp: ExperimentRecord, say: Say
+) -> tuple[Any, dict[str, str]]:
+    """The LangSmith dataset of the experiment, pushed first if its examples are not there."""
+    from pathlib import Path
+
+    from agenteval_cli.langsmith import datasets as lsd
+
+    name = exp.dataset_name or exp.prefix
+    wanted = {s.result.example_id for s in store.results(exp.id)}
+    ids = state.example_ids(conn.endpoint, name)
+    if not wanted <= set(ids):
+        path = Path(exp.dataset_path) if exp.dataset_path else None
+        if path is None or not path.is_file():
+            raise UserError(
+                f"dataset {name!r} is not in LangSmith and its file is gone ({exp.dataset_path})",
+                hint=f"push it with 'agenteval dataset push FILE --name {name}'",
+            )
+        from agenteval_cli.datasets import dataset_hash, load_examples
+
+        say(f"dataset {name!r} is not pushed yet: pushing {path} first")
+        report = lsd.push(conn, state, name, load_examples(path), file_hash=dataset_hash(path))
+        say(f"pushed {name!r}: {report.plan.summary(prune=False)}")
+        ids = state.example_ids(conn.endpoint, name)
+    dataset = lsd.find_dataset(conn, name)
+    if dataset is None:
+        raise LangSmithFailure(f"dataset {name!r} vanished from LangSmith during the upload")
+    missing = wanted - set(ids)
+    if missing:
+        say(f"{len(missing)} example(s) are no longer in the dataset file: uploaded unlinked")
+    return dataset, ids
+
+
+def _project(conn: Connection, state: LangSmithState, exp: ExperimentRecord, dataset: Any) -> Any:
+    """The LangSmith experiment (a tracer session on the dataset) named like the local one."""
+    from langsmith.utils import LangSmithConflictError
+
+    metadata = {
+        "agenteval_experiment_id": exp.id,
+        "target": exp.target,
+        "target_path": exp.target_path,
+        "git_commit": exp.git_commit,
+        "dataset_hash": exp.dataset_hash,
+        "repetitions": exp.repetitions,
+    }
+    with failures(conn, f"creating experiment {exp.name!r}"):
+        try:
+            return conn.client.create_project(
+                exp.name,
+                description=f"agenteval experiment {exp.name} (target {exp.target})",
+                metadata=metadata,
+                reference_dataset_id=dataset.id,
+            )
+        except LangSmithConflictError:  # created by an earlier, interrupted upload
+            return conn.client.read_project(project_name=exp.name)
+
+
+def _send(
+    conn: Connection,
+    store: Store,
+    state: LangSmithState,
+    exp: ExperimentRecord,
+    project: Any,
+    example_ids: dict[str, str],
+) -> UploadReport:
+    trees = state.trees(exp.id)
+    sent = state.sent(exp.id)
+    pending = [
+        s for s in store.results(exp.id) if (s.result.example_id, s.result.repetition) not in sent
+    ]
+    report = UploadReport(project.name, None, 0, 0, 0, len(sent))
+    start = datetime.fromisoformat(exp.started_at)
+    for offset in range(0, len(pending), CHUNK):
+        chunk = pending[offset : offset + CHUNK]
+        runs: list[dict[str, Any]] = []
+        feedback: list[dict[str, Any]] = []
+        for stored in chunk:
+            key = (stored.result.example_id, stored.result.repetition)
+            root, children = _runs(exp, project, stored, trees.get(key, []), example_ids, start)
+            runs += [root, *children]
+            report.child_runs += len(children)
+            feedback += _feedback(project, root["id"], stored)
+        with failures(conn, "uploading runs"):
+            conn.client.multipart_ingest(create=runs)
+            conn.check_ingestion()
+        _post_feedback(conn, feedback)
+        state.mark_sent(exp.id, [(s.result.example_id, s.result.repetition) for s in chunk])
+        report.runs += len(chunk)
+        report.feedback += len(feedback)
+    return report
+
+
+def _dotted(when: datetime, run_id: str) -> str:
+    return when.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ") + run_id
+
+
+def _runs(
+    exp: ExperimentRecord,
+    project: Any,
+    stored: StoredResult,
+    tree: list[dict[str, Any]],
+    example_ids: dict[str, str],
+    fallback_start: datetime,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The root run of one result and, when recorded, its LangChain child runs."""
+    result = stored.result
+    root_id = root_run_id(exp, result.example_id, result.repetition)
+    starts = [datetime.fromisoformat(r["start_time"]) for r in tree if r.get("start_time")]
+    start = (min(starts) - timedelta(microseconds=1)) if starts else fallback_start
+    root = {
+        "id": root_id,
+        "trace_id": root_id,
+        "dotted_order": _dotted(start, root_id),
+        "name": exp.target,
+        "run_type": "chain",
+        "session_id": str(project.id),
+        "start_time": start,
+        "end_time": start + timedelta(seconds=result.latency_s or 0.0),
+        "inputs": stored.inputs,
+        "outputs": result.outputs if result.outputs is not None else None,
+        "error": result.error,
+        "reference_example_id": example_ids.get(result.example_id),
+        "extra": {
+            "metadata": {
+                "agenteval_experiment": exp.name,
+                "example_id": result.example_id,
+                "repetition": result.repetition,
+            }
+        },
+    }
+    dotted = {root_id: root["dotted_order"]}
+    children = []
+    for run in tree:  # parents come before their children
+        parent = run.get("parent_run_id") or root_id
+        if parent not in dotted:
+            parent = root_id
+        begin = datetime.fromisoformat(run["start_time"]) if run.get("start_time") else start
+        dotted[run["id"]] = dotted[parent] + "." + _dotted(begin, run["id"])
+        children.append(
+            {
+                "id": run["id"],
+                "trace_id": root_id,
+                "parent_run_id": parent,
+                "dotted_order": dotted[run["id"]],
+                "name": run["name"],
+                "run_type": run["run_type"],
+                "session_id": str(project.id),
+                "start_time": begin,
+                "end_time": datetime.fromisoformat(run["end_time"])
+                if run.get("end_time")
+                else None,
+                "inputs": run.get("inputs") or {},
+                "outputs": run.get("outputs"),
+                "error": run.get("error"),
+                "tags": run.get("tags") or [],
+                "extra": {"metadata": run.get("metadata") or {}},
+            }
+        )
+    return root, children
+
+
+def _feedback(project: Any, run_id: str, stored: StoredResult) -> list[dict[str, Any]]:
+    """One feedback per score: key, score and comment, with an id derived from the run."""
+    items = []
+    for score in stored.result.scores:
+        value = score.score
+        extra = None
+        if isinstance(value, float) and round(value, 4) != value:
+            extra = {"exact_score": value}  # the client rounds scores to 4 decimals
+        items.append(
+            {
+                "run_id": run_id,
+                "trace_id": run_id,
+                "key": score.key,
+                "score": value,
+                "comment": score.comment,
+                "session_id": project.id,
+                "feedback_id": uuid.uuid5(uuid.UUID(run_id), score.key),
+                "extra": extra,
+            }
+        )
+    return items
+
+
+def _post_feedback(conn: Connection, items: list[dict[str, Any]]) -> None:
+    from langsmith.utils import LangSmithConflictError
+
+    def post(item: dict[str, Any]) -> None:
+        with suppress(LangSmithConflictError):  # sent by an earlier, interrupted upload
+            conn.client.create_feedback(**item)
+
+    with failures(conn, "sending feedback"), ThreadPoolExecutor(max_workers=4) as pool:
+        for future in [pool.submit(post, item) for item in items]:
+            future.result()

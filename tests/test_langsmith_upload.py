@@ -1,0 +1,257 @@
+"""Experiments uploaded to the in-test LangSmith server, and local runs that send nothing."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from langsmith_server import LangSmithStandIn
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+SPEC = """
+experiment_prefix: routing
+dataset: {{path: {data}, name: multi-agent-routing-evals}}
+targets:
+  supervisor: agenteval_cli.demo.supervisor:graph
+  swarm: {{target: agenteval_cli.demo.swarm:graph, initial_state: {{resolution_notes: []}}}}
+evaluators: [routing_accuracy, resolution_coverage, handoff_chain_length, token_cost]
+pricing:
+  scripted-large: {{input: 2.50, output: 10.00}}
+  scripted-small: {{input: 0.15, output: 0.60}}
+"""
+
+
+@pytest.fixture
+def server(monkeypatch):
+    stand_in = LangSmithStandIn().start()
+    for var in ("LANGCHAIN_API_KEY", "LANGCHAIN_ENDPOINT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", stand_in.url)
+    monkeypatch.setenv("LANGSMITH_API_KEY", stand_in.api_key)
+    monkeypatch.setenv("AGENTEVAL_LANGSMITH_BACKOFF", "0.01")
+    yield stand_in
+    stand_in.stop()
+
+
+@pytest.fixture
+def spec(tmp_path) -> Path:
+    path = tmp_path / "routing.yaml"
+    path.write_text(SPEC.format(data=ROOT / "datasets" / "routing.jsonl"))
+    return path
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def stored_experiments(store: Path) -> dict[str, str]:
+    db = sqlite3.connect(store)
+    return dict(db.execute("SELECT target, name FROM experiments"))
+
+
+def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tmp_path):
+    store = tmp_path / "db"
+    result = invoke("run", spec, "--upload", "--limit", "4", "--store", store)
+    assert result.exit_code == 0, result.output
+    assert "not pushed yet" in result.output  # the dataset was pushed first, and it says so
+    names = stored_experiments(store)
+    dataset = server.dataset_by_name("multi-agent-routing-evals")
+    examples = {
+        e["metadata"]["agenteval_id"]: e["id"] for e in server.current_examples(dataset["id"])
+    }
+    db = sqlite3.connect(store)
+    for target in ("supervisor", "swarm"):
+        runs = server.runs_of(names[target])
+        roots = [r for r in runs if not r.get("parent_run_id")]
+        assert len(roots) == 4
+        session = next(s for s in server.state.sessions.values() if s["name"] == names[target])
+        assert session["reference_dataset_id"] == dataset["id"]
+        results = {
+            (row[0]): row
+            for row in db.execute(
+                "SELECT r.example_id, r.id FROM results r JOIN experiments e"
+                " ON e.id = r.experiment_id WHERE e.target = ?",
+                (target,),
+            )
+        }
+        for root in roots:
+            example_id = root["extra"]["metadata"]["example_id"]
+            assert example_id in results
+            assert root["reference_example_id"] == examples[example_id]
+            assert root["name"] == target
+            # the graph's own runs are kept as the root's trace tree
+            children = [r for r in runs if r["trace_id"] == root["id"] and r is not root]
+            assert any(c["run_type"] == "llm" for c in children)
+            assert all(c["dotted_order"].startswith(root["dotted_order"]) for c in children)
+            # every score of the result became feedback on the root run
+            scores = dict(
+                db.execute(
+                    "SELECT s.key, s.score FROM scores s JOIN results r ON r.id = s.result_id"
+                    " JOIN experiments e ON e.id = r.experiment_id"
+                    " WHERE e.target = ? AND r.example_id = ?",
+                    (target, example_id),
+                )
+            )
+            feedback = {
+                f["key"]: f for f in server.state.feedback.values() if f["run_id"] == root["id"]
+            }
+            assert set(feedback) == set(scores) and len(scores) >= 6
+            assert feedback["routing_accuracy"]["score"] == pytest.approx(
+                scores["routing_accuracy"]
+            )
+            assert feedback["routing_accuracy"]["comment"]
+            assert feedback["routing_accuracy"]["session_id"] == session["id"]
+        url = f"http://localhost/o/00000000-0000-4000-8000-00000000cafe/datasets/{dataset['id']}"
+        assert f"{url}/compare?selectedSessions={session['id']}" in result.output
+        stored_url = db.execute(
+            "SELECT u.url, u.status FROM langsmith_uploads u JOIN experiments e"
+            " ON e.id = u.experiment_id WHERE e.target = ?",
+            (target,),
+        ).fetchone()
+        assert stored_url == (f"{url}/compare?selectedSessions={session['id']}", "uploaded")
+    assert "langsmith: compare:" in result.output
+    # the key is in no output and nowhere in the store
+    assert server.api_key not in result.output
+    assert server.api_key.encode() not in store.read_bytes()
+    for wal in tmp_path.glob("db*"):
+        assert server.api_key.encode() not in wal.read_bytes()
+
+
+def test_failed_upload_keeps_results_and_upload_retries_without_duplicates(server, spec, tmp_path):
+    store = tmp_path / "db"
+    server.inject(r"^POST /runs/multipart$", 500, times=1000)
+    failed = invoke("run", spec, "--upload", "--limit", "3", "--store", store)
+    assert failed.exit_code == 1
+    assert "upload of routing-supervisor-" in failed.output
+    assert "the local results are kept; retry with: agenteval upload routing-" in failed.output
+    names = stored_experiments(store)
+    db = sqlite3.connect(store)
+    assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (6,)
+    assert server.runs_of(names["supervisor"]) == []
+
+    server.faults.clear()
+    retried = invoke("upload", names["supervisor"], names["swarm"], "--store", store)
+    assert retried.exit_code == 0, retried.output
+    for target in ("supervisor", "swarm"):
+        roots = [r for r in server.runs_of(names[target]) if not r.get("parent_run_id")]
+        assert len(roots) == 3
+        assert len({r["extra"]["metadata"]["example_id"] for r in roots}) == 3
+    sessions = [s["name"] for s in server.state.sessions.values()]
+    assert sorted(sessions) == sorted(names.values())  # no second experiment was created
+    feedback_before = len(server.state.feedback)
+    runs_before = len(server.state.runs)
+    again = invoke("upload", names["supervisor"], "--store", store)
+    assert again.exit_code == 0
+    assert "0 run(s)" in again.output and "3 already there" in again.output
+    assert (len(server.state.feedback), len(server.state.runs)) == (feedback_before, runs_before)
+
+
+def test_upload_without_a_key_fails_before_running(server, spec, tmp_path, monkeypatch):
+    monkeypatch.delenv("LANGSMITH_API_KEY")
+    result = runner.invoke(app, ["run", str(spec), "--upload", "--store", str(tmp_path / "db")])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "error: LANGSMITH_API_KEY is not set (export LANGSMITH_API_KEY=<your key> "
+        "(or LANGCHAIN_API_KEY); set LANGSMITH_ENDPOINT for a self-hosted LangSmith)"
+    )
+    assert not (tmp_path / "db").exists() or stored_experiments(tmp_path / "db") == {}
+    local = runner.invoke(app, ["run", str(spec), "--limit", "1", "--store", str(tmp_path / "db")])
+    assert local.exit_code == 0, local.output
+
+
+def _subprocess_env(server: LangSmithStandIn) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH", "LANGCHAIN"))}
+    env.update(
+        LANGSMITH_TRACING="true",
+        LANGCHAIN_TRACING_V2="true",
+        LANGSMITH_API_KEY=server.api_key,
+        LANGSMITH_ENDPOINT=server.url,
+    )
+    return env
+
+
+def test_a_local_run_sends_nothing_even_with_tracing_on_and_a_key_set(server, spec, tmp_path):
+    env = _subprocess_env(server)
+    # Control: the same graph, invoked directly in this environment, is traced to the server.
+    control = (
+        "from langchain_core.messages import HumanMessage\n"
+        "from langchain_core.tracers.langchain import wait_for_all_tracers\n"
+        "from agenteval_cli.demo.swarm import graph\n"
+        "graph.invoke({'messages': [HumanMessage('I need to change my payment method')],"
+        " 'resolution_notes': []})\n"
+        "wait_for_all_tracers()\n"
+    )
+    subprocess.run([sys.executable, "-c", control], env=env, check=True, timeout=120, cwd=ROOT)
+    assert server.calls(r"^POST /runs"), "control: tracing should reach the server"
+    server.requests.clear()
+
+    store = tmp_path / "db"
+    command = [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--limit", "3"]
+    done = subprocess.run(
+        [*command, "--store", str(store)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "routing accuracy" in done.stdout
+    time.sleep(0.5)  # anything sent late by a background thread would have arrived
+    assert server.requests == []
+    assert stored_experiments(store)  # the run itself happened and was stored
+
+
+def test_a_spec_can_run_on_a_langsmith_dataset_and_rerun_offline(server, tmp_path, monkeypatch):
+    store = tmp_path / "db"
+    data = ROOT / "datasets" / "routing.jsonl"
+    pushed = invoke("dataset", "push", data, "--name", "remote-routing", "--store", store)
+    assert pushed.exit_code == 0, pushed.output
+    tag = pushed.output.split("version tagged ")[1].split()[0]
+    spec = tmp_path / "remote.yaml"
+    spec.write_text(
+        SPEC.replace(
+            "{{path: {data}, name: multi-agent-routing-evals}}",
+            "{{langsmith: remote-routing, version: {tag}}}",
+        ).format(tag=tag)
+    )
+    first = invoke("run", spec, "--limit", "2", "--store", store)
+    assert first.exit_code == 0, first.output
+    assert server.calls(r"^GET /examples$")[-1].query["as_of"] == [tag]
+
+    server.requests.clear()
+    monkeypatch.delenv("LANGSMITH_API_KEY")  # offline now: the cached copy is used
+    second = invoke("run", spec, "--limit", "2", "--store", store)
+    assert second.exit_code == 0, second.output
+    assert server.requests == []
+    db = sqlite3.connect(store)
+    runs = db.execute(
+        "SELECT e.name, group_concat(r.example_id) FROM experiments e JOIN results r"
+        " ON r.experiment_id = e.id WHERE e.target = 'swarm' GROUP BY e.id ORDER BY e.started_at"
+    ).fetchall()
+    assert len(runs) == 2 and runs[0][1] == runs[1][1]
+    assert sorted(runs[0][1].split(",")) == ["billing-payment-method", "tech-sso-saml-error"]
+
+
+def test_an_unpinned_langsmith_dataset_without_a_key_or_cache_is_one_line(
+    server, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("LANGSMITH_API_KEY")
+    spec = tmp_path / "remote.yaml"
+    spec.write_text(
+        SPEC.replace(
+            "{{path: {data}, name: multi-agent-routing-evals}}", "{{langsmith: x}}"
+        ).format()
+    )
+    result = runner.invoke(app, ["run", str(spec), "--store", str(tmp_path / "db")])
+    assert result.exit_code == 2
+    assert "LANGSMITH_API_KEY is not set" in result.output and result.output.count("\n") == 1
