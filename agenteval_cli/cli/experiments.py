@@ -12,29 +12,48 @@ from agenteval_cli.cli.common import (
     StoreOption,
     app,
     open_store,
-    print_comparison,
-    resolve_experiment,
     stdout,
     user_errors,
 )
+
+AllowDifferentData = Annotated[
+    bool,
+    typer.Option(
+        "--allow-different-data",
+        help="Compare experiments run on different dataset versions, on the examples they share.",
+    ),
+]
 
 
 @app.command()
 def compare(
     names: Annotated[
         list[str],
-        typer.Argument(help="Target names (their latest experiment) or experiment names."),
+        typer.Argument(
+            help="Target names (their latest experiment), experiment names, or JSON files "
+            "from 'run --json' / '--save-baseline'. The first is the reference."
+        ),
     ],
+    allow_different_data: AllowDifferentData = False,
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="How many disagreeing examples to show.")
+    ] = 10,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed of the bootstrap and permutation test.")
+    ] = None,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Put stored experiments side by side in one table."""
-    with user_errors(debug), open_store(store_path) as store:
-        ids = [resolve_experiment(store, name).id for name in names]
-        pricing = {}
-        for experiment_id in ids:
-            pricing.update(store.experiment(experiment_id).spec.get("pricing") or {})
-        print_comparison(store, ids, pricing=pricing, title=None)
+    """Compare experiments with paired statistics: Δ, 95% CI, p-value, and where they differ."""
+    from agenteval_cli.report import comparison, sources
+    from agenteval_cli.report.compare_console import print_comparison
+
+    with user_errors(debug):
+        sides = sources.load(names, store_path)
+        result = comparison.build(
+            sides, allow_different_data=allow_different_data, top=top, seed=seed
+        )
+    print_comparison(stdout(), result)
 
 
 @app.command("experiments")
@@ -48,7 +67,7 @@ def list_experiments(
 
     with user_errors(), open_store(store_path) as store:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-        for column in ("name", "target", "status", "results", "started (UTC)"):
+        for column in ("name", "target", "status", "results", "reps", "dataset", "started (UTC)"):
             table.add_column(column, no_wrap=True)
         for exp in store.experiments(target=target):
             table.add_row(
@@ -56,6 +75,8 @@ def list_experiments(
                 exp.target,
                 exp.status,
                 str(store.result_count(exp.id)),
+                str(exp.repetitions),
+                (exp.dataset_hash or "–")[:8],
                 exp.started_at[5:16].replace("T", " "),
             )
         stdout().print(table)

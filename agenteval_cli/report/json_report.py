@@ -18,6 +18,7 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
     experiment = store.experiment(experiment_id)
     stored = list(store.results(experiment_id))
     results = [s.result for s in stored]
+    summary = summarize(results)
     return {
         "name": experiment.name,
         "target": experiment.target,
@@ -27,7 +28,9 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
         "git_commit": experiment.git_commit,
         "started_at": experiment.started_at,
         "ended_at": experiment.ended_at,
-        "metrics": summarize(results).metrics(),
+        "metrics": summary.metrics(),
+        "metric_counts": dict(summary.counts),  # results each metric was computed over
+        **dataset_level(store, experiment_id, stored),
         "results": [
             {
                 "example_id": r.example_id,
@@ -47,6 +50,21 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
             }
             for s, r in zip(stored, results, strict=True)
         ],
+    }
+
+
+def dataset_level(store: Store, experiment_id: str, stored: list[Any]) -> dict[str, Any]:
+    """Summary evaluators' scores and the routing confusion matrix (expected x invoked)."""
+    from agenteval_cli.evaluators.routing import confusion_matrix
+    from agenteval_cli.evaluators.summaries import summary_scores
+
+    rows = [(s.reference_outputs, s.result.trace) for s in stored if s.result.error is None]
+    return {
+        "dataset_results": {
+            sc.key: {"score": sc.score, "comment": sc.comment}
+            for sc in summary_scores(store, experiment_id)
+        },
+        "routing_confusion": confusion_matrix(rows),
     }
 
 

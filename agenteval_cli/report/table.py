@@ -68,12 +68,48 @@ def comparison_table(columns: Sequence[tuple[str, Summary]], *, title: str | Non
         if all(m.get(row.key) is None for m in metrics) and row.key in ("cost_usd",):
             table.add_row(row.label, *("n/a" for _ in metrics))
             continue
-        table.add_row(row.label, *_cells(row, [m.get(row.key) for m in metrics]))
-    extra = sorted({k for m in metrics for k in m if k not in SHOWN})
+        counts = [_sampled(s, row.key) for _, s in columns]
+        table.add_row(row.label, *_cells(row, [m.get(row.key) for m in metrics], counts))
+    extra = sorted({k for m in metrics for k in m if k not in SHOWN and k not in JUDGE_KEYS})
     for key in extra:
-        table.add_row(key, *_cells(Row(key, key, _num, True), [m.get(key) for m in metrics]))
+        counts = [_sampled(s, key) for _, s in columns]
+        table.add_row(
+            key, *_cells(Row(key, key, _num, True), [m.get(key) for m in metrics], counts)
+        )
+    _judge_rows(table, [s for _, s in columns])
     table.add_row("examples run", *(f"{s.count}" for _, s in columns), style="dim")
     return table
+
+
+# A judge's own spend, kept apart from the target's tokens and cost.
+JUDGE_KEYS = frozenset(
+    {"judge_input_tokens", "judge_output_tokens", "judge_cost_usd", "judge_cost_usd_total"}
+)
+
+
+def _judge_rows(table: Table, summaries: Sequence[Summary]) -> None:
+    """Judge cost and tokens over the whole run, when any judge ran."""
+    if not any(s.counts.get("judge_input_tokens") for s in summaries):
+        return
+    cost = [
+        s.sums.get("judge_cost_usd") if s.counts.get("judge_cost_usd") else None for s in summaries
+    ]
+    tokens = [
+        s.sums.get("judge_input_tokens", 0.0) + s.sums.get("judge_output_tokens", 0.0)
+        if s.counts.get("judge_input_tokens")
+        else None
+        for s in summaries
+    ]
+    judged = [s.counts.get("judge_input_tokens") for s in summaries]
+    table.add_row("judge cost (total)", *_cells(Row("", "", _usd, False), cost, judged))
+    table.add_row("judge tokens (total)", *_cells(Row("", "", _count, False), tokens, judged))
+
+
+def _sampled(summary: Summary, key: str) -> int | None:
+    """How many results a figure was computed over, when fewer than all that succeeded
+    (a sampled evaluator, or one that failed on some examples)."""
+    n = summary.counts.get(key, 0)
+    return n if 0 < n < summary.count - summary.errors else None
 
 
 def _io(metrics: dict[str, float | None]) -> str:
@@ -83,19 +119,24 @@ def _io(metrics: dict[str, float | None]) -> str:
     return f"{_count(i)} / {_count(o)}"
 
 
-def _cells(row: Row, values: list[float | None]) -> list[Text]:
+def _cells(
+    row: Row, values: list[float | None], counts: Sequence[int | None] | None = None
+) -> list[Text]:
+    """``counts[i]``, when given, is shown as ``(n=…)``: the examples the figure is over."""
     present = [v for v in values if v is not None]
     best = None
     if len(present) > 1 and len(set(present)) > 1:
         best = max(present) if row.higher_is_better else min(present)
     cells = []
-    for value in values:
+    for i, value in enumerate(values):
+        n = counts[i] if counts else None
+        suffix = f" (n={n})" if n and value is not None else ""
         if value is None:
             cells.append(Text("–", style="dim"))
         elif value == best:
-            cells.append(Text(f"★ {row.fmt(value)}", style="bold green"))
+            cells.append(Text(f"★ {row.fmt(value)}{suffix}", style="bold green"))
         else:
-            cells.append(Text(row.fmt(value)))
+            cells.append(Text(f"{row.fmt(value)}{suffix}"))
     return cells
 
 

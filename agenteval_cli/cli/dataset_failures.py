@@ -1,0 +1,104 @@
+"""``agenteval dataset add-failures``: every routing error becomes a new example to review.
+
+The failed examples of an experiment (an error, or a score below its threshold; with no
+thresholds, routing or coverage below 1 or a ping-pong) are appended to a .jsonl dataset
+with their ids, the failure and the agent path in ``metadata``, so a reviewer can correct
+the expectations before the file joins the eval set. Ids already in the file are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agenteval_cli.cli.common import DEFAULT_STORE, DebugOption, StoreOption, stdout, user_errors
+from agenteval_cli.cli.dataset import dataset_app
+
+
+@dataset_app.command("add-failures")
+def add_failures(
+    experiment: Annotated[
+        str,
+        typer.Argument(
+            metavar="EXPERIMENT",
+            help="A target name (its latest experiment), an experiment name, "
+            "or a 'run --json' file.",
+        ),
+    ],
+    to: Annotated[
+        Path, typer.Option("--to", metavar="PATH", help="The .jsonl dataset to append to.")
+    ],
+    store_path: StoreOption = DEFAULT_STORE,
+    debug: DebugOption = False,
+) -> None:
+    """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review."""
+    from agenteval_cli.errors import UserError
+    from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
+    from agenteval_cli.report import sources
+
+    with user_errors(debug):
+        if to.suffix.lower() != ".jsonl":
+            raise UserError(
+                f"cannot append to {to.suffix or to.name!r} files",
+                file=to,
+                hint="give a .jsonl file (one example per line); it is created if missing",
+            )
+        loaded = sources.load([experiment], store_path)
+        if len(loaded) != 1:
+            raise UserError(
+                f"{experiment} holds {len(loaded)} experiments",
+                hint="name one experiment, e.g. 'agenteval experiments' lists them",
+            )
+        side = loaded[0]
+        if not side.has_traces:
+            raise UserError(
+                f"{experiment} is a baseline file without inputs",
+                hint="give a stored experiment or a 'run --json' file",
+            )
+        existing: set[str] = set()
+        if to.exists() and to.stat().st_size:
+            from agenteval_cli.datasets import load_examples
+
+            existing = {e.id for e in load_examples(to)}
+        applied = example_thresholds(thresholds_for(side.thresholds, side.target))
+        rows = []
+        for example_id, runs in side.by_example().items():
+            checks = example_checks(runs, applied)
+            failed = [c for c in checks if not c.passed]
+            errors = list(dict.fromkeys(r.error for r in runs if r.error))
+            if (not failed and not errors) or example_id in existing:
+                continue
+            reasons = errors or [
+                f"{c.key} = {c.value:.3g} (expected {c.threshold})"
+                + (f": {c.comment}" if c.comment else "")
+                for c in failed
+            ]
+            rows.append(
+                {
+                    "id": example_id,
+                    "inputs": runs[0].inputs,
+                    "outputs": runs[0].reference,
+                    "metadata": {
+                        "source": "agenteval dataset add-failures",
+                        "experiment": side.name,
+                        "target": side.target,
+                        "failure": "; ".join(reasons),
+                        "agent_path": runs[0].agent_path,
+                        "review": "pending",
+                    },
+                }
+            )
+        to.parent.mkdir(parents=True, exist_ok=True)
+        needs_newline = to.exists() and to.stat().st_size and not to.read_bytes().endswith(b"\n")
+        with to.open("a", encoding="utf-8") as handle:
+            if needs_newline:
+                handle.write("\n")
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    skipped = f", {len(existing)} already there" if existing else ""
+    stdout().print(
+        f"{to}: appended {len(rows)} failed example(s) of {side.name}{skipped}", highlight=False
+    )

@@ -1,0 +1,170 @@
+"""What ``agenteval run`` does after the table: reports, the baseline file and the CI gate.
+
+Kept apart from the run command so ``agenteval report`` writes the same files the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agenteval_cli.cli.common import stdout
+
+if TYPE_CHECKING:
+    from agenteval_cli.gate import GateFailure
+    from agenteval_cli.report.comparison import Comparison
+    from agenteval_cli.report.sources import ExperimentData
+    from agenteval_cli.spec import Spec
+    from agenteval_cli.store import Store
+
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option("--html", metavar="PATH", help="Write a self-contained HTML report here."),
+]
+MarkdownOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--markdown", metavar="PATH", help="Write a Markdown summary (PR comment, CI summary)."
+    ),
+]
+JunitOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit", metavar="PATH", help="Write JUnit XML: one case per example × target × check."
+    ),
+]
+BaselineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        metavar="FILE|EXPERIMENT",
+        help="Fail (exit 1) when a metric is significantly worse than this baseline.",
+    ),
+]
+SaveBaselineOption = Annotated[
+    Path | None,
+    typer.Option("--save-baseline", metavar="FILE", help="Write this run as a baseline JSON."),
+]
+
+
+@dataclass
+class RunOutputs:
+    html: Path | None = None
+    markdown: Path | None = None
+    junit: Path | None = None
+    baseline: str | None = None
+    save_baseline: Path | None = None
+
+
+def write_reports(
+    comparison: Comparison,
+    *,
+    html: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    thresholds: dict,
+    gate_failures: list[GateFailure] | None = None,
+    title: str = "agenteval report",
+) -> None:
+    """Each requested file, written whole or not at all; its path is echoed on stderr."""
+    from agenteval_cli.cli.common import stderr
+
+    err = stderr()
+    if html is not None:
+        from agenteval_cli.report.html import write_html
+
+        write_html(html, comparison, thresholds=thresholds, title=title)
+        err.print(f"wrote {html}", highlight=False)
+    if markdown is not None:
+        from agenteval_cli.report.markdown import write_markdown
+
+        write_markdown(markdown, comparison, gate_failures=gate_failures, title=title)
+        err.print(f"wrote {markdown}", highlight=False)
+    if junit is not None:
+        from agenteval_cli.report.junit import write_junit
+
+        write_junit(junit, comparison.sides, thresholds=thresholds)
+        err.print(f"wrote {junit}", highlight=False)
+
+
+def load_baselines(
+    name: str, store: Store, sides: list[ExperimentData], *, from_spec: bool
+) -> dict[str, ExperimentData]:
+    """Baseline experiments by the target they are a baseline for."""
+    from agenteval_cli.errors import UserError
+    from agenteval_cli.report import sources
+
+    if sources.looks_like_file(name):
+        path = Path(name)
+        if not path.is_file():
+            if from_spec:
+                return {}
+            raise UserError(
+                f"baseline file not found: {path}",
+                hint="write one with 'agenteval run SPEC --save-baseline FILE'",
+            )
+        found = sources.from_json_file(path)
+    else:
+        from agenteval_cli.cli.common import resolve_experiment
+
+        found = [sources.from_store(store, resolve_experiment(store, name))]
+    by_target = {b.target: b for b in found}
+    if len(found) == 1 and len(sides) == 1:
+        by_target = {sides[0].target: found[0]}
+    return by_target
+
+
+def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> bool:
+    """Write what was asked for, apply the gate and print its verdict; False if it failed."""
+    from agenteval_cli import gate
+    from agenteval_cli.report import comparison, sources
+
+    sides = [sources.from_store(store, store.experiment(i)) for i in experiment_ids]
+    out = stdout()
+    baseline_name = outputs.baseline or (str(spec.baseline) if spec.baseline else None)
+    baselines: dict[str, ExperimentData] = {}
+    if baseline_name is not None:
+        baselines = load_baselines(baseline_name, store, sides, from_spec=outputs.baseline is None)
+        if not baselines:
+            out.print(
+                f"  [yellow]no baseline yet at {baseline_name}[/]: write one with "
+                f"--save-baseline {baseline_name}",
+                highlight=False,
+            )
+    failures = gate.evaluate(
+        sides,
+        thresholds=spec.thresholds,
+        baselines=baselines,
+        max_regression=spec.max_regression,
+    )
+    if any((outputs.html, outputs.markdown, outputs.junit)):
+        result = comparison.build(sides, allow_different_data=True)
+        write_reports(
+            result,
+            html=outputs.html,
+            markdown=outputs.markdown,
+            junit=outputs.junit,
+            thresholds=spec.thresholds,
+            gate_failures=failures,
+            title=f"{spec.experiment_prefix} · {' vs '.join(s.target for s in sides)}",
+        )
+    if outputs.save_baseline is not None:
+        gate.save_baseline(outputs.save_baseline, sides, git_commit=sides[0].git_commit)
+        out.print(f"  baseline saved: {outputs.save_baseline}", highlight=False)
+    print_gate(failures, checked=bool(spec.thresholds or baselines))
+    return not failures
+
+
+def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
+    out = stdout()
+    if not checked:
+        return
+    if not failures:
+        out.print("  [bold green]gate passed[/]: thresholds met, no significant regression")
+        return
+    out.print(f"  [bold red]gate failed[/]: {len(failures)} problem(s)")
+    for failure in failures:
+        out.print(f"    {failure.target}: {failure.message}", highlight=False, markup=False)

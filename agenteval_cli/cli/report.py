@@ -1,0 +1,56 @@
+"""``agenteval report``: stored experiments as an HTML report, Markdown and JUnit XML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agenteval_cli.cli.common import DEFAULT_STORE, DebugOption, StoreOption, app, user_errors
+from agenteval_cli.cli.experiments import AllowDifferentData
+from agenteval_cli.cli.outputs import JunitOption, MarkdownOption, write_reports
+
+
+@app.command()
+def report(
+    names: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="EXPERIMENT...",
+            help="Target names (their latest experiment), experiment names, or JSON files "
+            "from 'run --json'. The first is the reference.",
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="PATH", help="The HTML report to write."),
+    ] = None,
+    markdown_path: MarkdownOption = None,
+    junit_path: JunitOption = None,
+    allow_different_data: AllowDifferentData = False,
+    store_path: StoreOption = DEFAULT_STORE,
+    debug: DebugOption = False,
+) -> None:
+    """Write a self-contained HTML report (and Markdown / JUnit) of stored experiments."""
+    from agenteval_cli.errors import UserError
+    from agenteval_cli.report import comparison, sources
+
+    with user_errors(debug):
+        if output is None and markdown_path is None and junit_path is None:
+            raise UserError(
+                "nothing to write", hint="give -o report.html, --markdown PATH or --junit PATH"
+            )
+        sides = sources.load(names, store_path)
+        result = comparison.build(sides, allow_different_data=allow_different_data)
+        thresholds: dict = {}
+        for side in reversed(sides):
+            thresholds.update(side.thresholds)
+        write_reports(
+            result,
+            html=output,
+            markdown=markdown_path,
+            junit=junit_path,
+            thresholds=thresholds,
+            title=" vs ".join(result.names),
+        )

@@ -1,0 +1,183 @@
+"""``agenteval compare`` on the terminal: the statistics table, then where the difference
+comes from (disagreeing examples, confusion matrices, handoff histograms)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from agenteval_cli.report import metricinfo
+from agenteval_cli.report.comparison import Comparison, Confusion
+
+_SHORT = {"routing_accuracy": "routing", "resolution_coverage": "coverage", "ping_pong": "pong"}
+
+
+_NARROW = {
+    "resolution_coverage": "coverage",
+    "ping_pong": "ping-pong",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+    "total_tokens": "tokens",
+    "cost_usd": "cost",
+    "handoff_chain_length": "handoff chain",
+}
+_MARK = {"better": " ▲", "worse": " ▼"}
+
+
+def _interval(key: str, low: float | None, high: float | None) -> str:
+    """``[low, high]``; rates in percentage points without repeating the unit."""
+    low_text, high_text = metricinfo.fmt_diff(key, low), metricinfo.fmt_diff(key, high)
+    if key in metricinfo.PERCENT:
+        low_text, high_text = low_text.removesuffix(" pp"), high_text.removesuffix(" pp")
+    if key == "cost_usd":
+        low_text, high_text = low_text.replace("$", ""), high_text.replace("$", "")
+    return f"[{low_text}, {high_text}]"
+
+
+def stats_table(comparison: Comparison) -> Table:
+    """Means per side; per later side, Δ against the first with its 95% CI and p-value."""
+    names = comparison.names
+    table = Table(
+        title=f"{' vs '.join(names)} · {comparison.common_examples} paired examples",
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+    )
+    table.add_column("metric", style="cyan", min_width=12, overflow="fold")
+    for name in names:
+        table.add_column(name, justify="right", no_wrap=True)
+    for name in names[1:]:
+        table.add_column("Δ" if len(names) == 2 else f"Δ {name}", justify="right", no_wrap=True)
+        table.add_column("95% CI", justify="right", no_wrap=True)
+        table.add_column("p", justify="right", no_wrap=True)
+    for row in comparison.rows:
+        cells: list[Text | str] = []
+        for mean, spread in zip(row.means, row.spreads, strict=True):
+            text = metricinfo.fmt(row.key, mean)
+            if spread is not None:
+                text += f" ± {metricinfo.fmt(row.key, spread)}"
+            cells.append(text)
+        for index, paired in enumerate(row.vs_first, start=1):
+            if paired is None:
+                cells += ["–", "", ""]
+                continue
+            verdict = row.verdict(index)
+            style = {"better": "bold green", "worse": "bold red"}.get(verdict or "", "")
+            cells.append(Text(metricinfo.fmt_diff(row.key, paired.diff), style=style))
+            cells.append(_interval(row.key, paired.ci_low, paired.ci_high))
+            cells.append(Text(_p(paired.p_value) + _MARK.get(verdict or "", "  "), style=style))
+        table.add_row(_NARROW.get(row.key, row.label), *cells)
+    if any(c is not None for c in comparison.consistency):
+        table.add_row(
+            "consistency",
+            *(metricinfo.fmt("routing_accuracy", c) for c in comparison.consistency),
+            *([""] * 3 * (len(names) - 1)),
+            style="dim",
+        )
+    return table
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _score(key: str, value: float) -> str:
+    name = _SHORT.get(key, key)
+    if key == "ping_pong":
+        return "ping-pong" if value >= 0.5 else "no ping-pong"
+    return f"{name} {value:.2f}"
+
+
+def _path(path: list[str]) -> str:
+    return " → ".join(path) if path else "(no agent)"
+
+
+def disagreement_table(comparison: Comparison) -> Table | None:
+    if not comparison.disagreements:
+        return None
+    table = Table(
+        title="examples where the targets disagree most",
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_lines=False,
+    )
+    table.add_column("example", style="cyan", overflow="fold", max_width=28)
+    table.add_column("question", overflow="fold", max_width=40)
+    for name in comparison.names:
+        table.add_column(name, overflow="fold")
+    for item in comparison.disagreements:
+        cells = []
+        for scores, path in zip(item.scores, item.paths, strict=True):
+            shown = " · ".join(_score(k, v) for k, v in scores.items())
+            cells.append(Text(f"{shown}\n{_path(path)}"))
+        table.add_row(item.example_id, Text(item.question), *cells)
+    return table
+
+
+def confusion_table(name: str, confusion: Confusion) -> Table:
+    expected = [label for label in confusion.labels]
+    table = Table(
+        title=f"routing of {name}: expected agent (rows) → agent reached (columns)",
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("expected", style="cyan")
+    for label in confusion.labels:
+        table.add_column(label, justify="right")
+    for row in expected:
+        counts = [confusion.get(row, col) for col in confusion.labels]
+        if not any(counts):
+            continue
+        cells = [
+            Text(str(n), style="green" if row == col else "red") if n else Text("·", style="dim")
+            for n, col in zip(counts, confusion.labels, strict=True)
+        ]
+        table.add_row(row, *cells)
+    return table
+
+
+def histogram(comparison: Comparison) -> RenderableType | None:
+    if not any(comparison.handoff_histograms):
+        return None
+    lines = [Text("handoff chain length (examples per length)", style="bold")]
+    top = max((max(h.values()) for h in comparison.handoff_histograms if h), default=1)
+    width = 30
+    for name, counts in zip(comparison.names, comparison.handoff_histograms, strict=True):
+        lines.append(Text(f"  {name}", style="cyan"))
+        for length in range(0, max(counts, default=0) + 1):
+            n = counts.get(length, 0)
+            bar = "█" * max(1 if n else 0, round(n / top * width))
+            lines.append(Text(f"    {length:>2} │{bar} {n}"))
+    return Group(*lines)
+
+
+def print_comparison(console: Console, comparison: Comparison) -> None:
+    console.print(stats_table(comparison))
+    console.print(
+        f"  Δ = {' / '.join(comparison.names[1:]) or '–'} minus {comparison.names[0]}, "
+        "mean of the per-example differences; 95% CI by paired bootstrap over "
+        "examples; p by paired permutation test; ▲ better / ▼ worse: significant at p < 0.05.",
+        style="dim",
+        highlight=False,
+    )
+    for side in comparison.sides:
+        console.print(f"  {side.target}: [bold]{side.name}[/] ({side.source})", highlight=False)
+    table = disagreement_table(comparison)
+    if table is not None:
+        console.print()
+        console.print(table)
+    for side, confusion in zip(comparison.sides, comparison.confusion, strict=True):
+        if confusion is not None:
+            console.print()
+            console.print(confusion_table(side.target, confusion))
+    chart = histogram(comparison)
+    if chart is not None:
+        console.print()
+        console.print(chart)

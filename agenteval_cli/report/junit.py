@@ -1,0 +1,74 @@
+"""JUnit XML for CI test tabs: one test case per example × target × checked score.
+
+The checks are the spec's thresholds applied to each example's score (averaged over its
+repetitions), or, with no thresholds, the default pass marks (full routing accuracy and
+coverage, no ping-pong). A failure carries the evaluator's comment; an error, the error.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
+from agenteval_cli.report import metricinfo
+from agenteval_cli.report.sources import ExperimentData
+
+
+def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]) -> ET.Element:
+    root = ET.Element("testsuites", name="agenteval")
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for side in sides:
+        applied = example_thresholds(thresholds_for(thresholds, side.target))
+        suite = ET.SubElement(root, "testsuite", name=side.target)
+        counts = {"tests": 0, "failures": 0, "errors": 0}
+        time = 0.0
+        for example_id, runs in side.by_example().items():
+            latency = sum(r.latency_s for r in runs)
+            time += latency
+            errors = [r.error for r in runs if r.error]
+            for check in example_checks(runs, applied):
+                counts["tests"] += 1
+                case = ET.SubElement(
+                    suite,
+                    "testcase",
+                    classname=f"{side.target}.{example_id}",
+                    name=check.key,
+                    time=f"{latency:.3f}",
+                )
+                if errors:
+                    counts["errors"] += 1
+                    node = ET.SubElement(case, "error", message=errors[0][:200])
+                    node.text = "\n".join(errors)
+                elif not check.passed:
+                    counts["failures"] += 1
+                    value = metricinfo.fmt(check.key, check.value)
+                    node = ET.SubElement(
+                        case,
+                        "failure",
+                        message=f"{check.key} = {value}, expected {check.threshold}",
+                    )
+                    node.text = check.comment or None
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("time", f"{time:.3f}")
+        properties = ET.Element("properties")
+        ET.SubElement(properties, "property", name="experiment", value=side.name)
+        suite.insert(0, properties)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    return root
+
+
+def write_junit(
+    path: Path, sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
+) -> None:
+    tree = ET.ElementTree(junit_tree(sides, thresholds=thresholds))
+    ET.indent(tree)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tree.write(tmp, encoding="utf-8", xml_declaration=True)
+    tmp.replace(path)

@@ -1,0 +1,103 @@
+"""The Markdown summary: a PR comment or a CI job summary (``$GITHUB_STEP_SUMMARY``).
+
+GitHub renders it, so model text is escaped for Markdown tables and HTML alike.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agenteval_cli.report import metricinfo
+from agenteval_cli.report.comparison import Comparison
+
+if TYPE_CHECKING:
+    from agenteval_cli.gate import GateFailure
+
+
+def _cell(text: str) -> str:
+    """Safe inside a Markdown table cell: no HTML, no pipes, no newlines."""
+    return html.escape(text).replace("|", "\\|").replace("\n", " ").replace("`", "\\`")
+
+
+def render_markdown(
+    comparison: Comparison,
+    *,
+    gate_failures: Sequence[GateFailure] | None = None,
+    title: str = "agenteval report",
+) -> str:
+    names = comparison.names
+    lines = [f"## {_cell(title)}", ""]
+    if gate_failures is not None:
+        if gate_failures:
+            lines.append(f"**Gate failed** ({len(gate_failures)} problem(s)):")
+            lines += [f"- `{f.target}`: {_cell(f.message)}" for f in gate_failures]
+        else:
+            lines.append("**Gate passed**: thresholds met, no significant regression.")
+        lines.append("")
+    header = ["metric", *names]
+    for name in names[1:]:
+        header += [f"Δ {name} − {names[0]}", "95% CI", "p"]
+    lines.append("| " + " | ".join(_cell(h) for h in header) + " |")
+    lines.append("|" + "|".join([":--", *["--:"] * (len(header) - 1)]) + "|")
+    for row in comparison.rows:
+        cells = [row.label]
+        for mean, spread in zip(row.means, row.spreads, strict=True):
+            text = metricinfo.fmt(row.key, mean)
+            cells.append(text + (f" ± {metricinfo.fmt(row.key, spread)}" if spread else ""))
+        for index, paired in enumerate(row.vs_first, start=1):
+            if paired is None:
+                cells += ["–", "", ""]
+                continue
+            verdict = row.verdict(index)
+            diff = metricinfo.fmt_diff(row.key, paired.diff)
+            if verdict:
+                diff = f"**{diff}** {'▲' if verdict == 'better' else '▼'}"
+            p = paired.p_value or 0.0
+            cells += [
+                diff,
+                f"[{metricinfo.fmt_diff(row.key, paired.ci_low)}, "
+                f"{metricinfo.fmt_diff(row.key, paired.ci_high)}]",
+                "<0.001" if p < 0.001 else f"{p:.3f}",
+            ]
+        lines.append("| " + " | ".join(c if "**" in c else _cell(c) for c in cells) + " |")
+    lines += [
+        "",
+        f"{comparison.common_examples} paired examples. 95% CI by paired bootstrap over "
+        "examples, p by paired permutation test; ▲/▼ significant at p < 0.05.",
+        "",
+    ]
+    if comparison.disagreements:
+        lines += ["<details><summary>Examples where the targets disagree most</summary>", ""]
+        lines.append("| example | question | " + " | ".join(_cell(n) for n in names) + " |")
+        lines.append("|" + "|".join([":--"] * (len(names) + 2)) + "|")
+        for item in comparison.disagreements:
+            sides = [
+                _cell(" ".join(f"{k}={v:.2f}" for k, v in scores.items()) + " · " + " → ".join(p))
+                for scores, p in zip(item.scores, item.paths, strict=True)
+            ]
+            lines.append(
+                f"| `{_cell(item.example_id)}` | {_cell(item.question)} | "
+                + " | ".join(sides)
+                + " |"
+            )
+        lines += ["", "</details>", ""]
+    for side in comparison.sides:
+        lines.append(f"- `{_cell(side.target)}`: {_cell(side.name)}")
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(
+    path: Path,
+    comparison: Comparison,
+    *,
+    gate_failures: Sequence[GateFailure] | None = None,
+    title: str = "agenteval report",
+) -> None:
+    text = render_markdown(comparison, gate_failures=gate_failures, title=title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

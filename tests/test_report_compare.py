@@ -1,0 +1,158 @@
+"""``agenteval compare``, the comparison it builds, Markdown, JUnit and dataset add-failures."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from report_fixtures import demo_run, hostile_sides
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
+from agenteval_cli.gate import failed_examples
+from agenteval_cli.metrics import summarize
+from agenteval_cli.records import Result, Score, Trace
+from agenteval_cli.report import comparison, sources
+from agenteval_cli.report.markdown import render_markdown
+from agenteval_cli.report.sources import ExperimentData, Run
+
+__all__ = ["demo_run"]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "160"})
+
+
+def test_compare_prints_the_statistical_comparison(demo_run):
+    result = invoke("compare", "supervisor", "swarm", "--store", str(demo_run / "db"))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "supervisor vs swarm · 32 paired examples" in out
+    assert "95% CI" in out and "paired bootstrap" in out and "permutation test" in out
+    # the demo's supervisor spends significantly more tokens than the swarm
+    tokens = next(line for line in out.splitlines() if line.split()[:1] == ["tokens"])
+    assert "<0.001 ▲" in tokens
+    assert "examples where the targets disagree most" in out
+    assert "routing of swarm" in out
+    assert "handoff chain length (examples per length)" in out
+
+
+def test_the_comparison_matches_the_per_example_scores(demo_run):
+    sides = sources.load(["supervisor", "swarm"], demo_run / "db")
+    built = comparison.build(sides)
+    row = next(r for r in built.rows if r.key == "routing_accuracy")
+    sup, swarm = (s.per_example("routing_accuracy") for s in sides)
+    diffs = [swarm[e] - sup[e] for e in sup]
+    assert row.vs_first[0].diff == pytest.approx(sum(diffs) / len(diffs))
+    assert row.vs_first[0].ci_low <= row.vs_first[0].diff <= row.vs_first[0].ci_high
+    again = comparison.build(sources.load(["supervisor", "swarm"], demo_run / "db"))
+    assert again.rows[0].vs_first == built.rows[0].vs_first  # seeded: repeatable
+    # the confusion matrix counts each expected agent once per example
+    expected = sum(
+        len(r.reference["expected_agents"]) or 1 for r in sides[1].runs if r.error is None
+    )
+    assert sum(built.confusion[1].counts.values()) >= expected
+
+
+def test_different_dataset_versions_are_refused_unless_allowed(demo_run, tmp_path):
+    data = json.loads((demo_run / "results.json").read_text())
+    first, second = data["experiments"]
+    second["dataset_hash"] = "0" * 64
+    for name, exp in (("a.json", first), ("b.json", second)):
+        (tmp_path / name).write_text(json.dumps({"experiments": [exp]}))
+    a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    refused = invoke("compare", a, b)
+    assert refused.exit_code == 2
+    assert "different dataset versions" in refused.output
+    assert "--allow-different-data" in refused.output
+    allowed = invoke("compare", a, b, "--allow-different-data")
+    assert allowed.exit_code == 0, allowed.output
+    assert "supervisor vs swarm · 32 paired examples" in allowed.output
+
+
+def test_unknown_names_and_bad_files_are_one_line_errors(demo_run, tmp_path):
+    result = invoke("compare", "supervisr", "swarm", "--store", str(demo_run / "db"))
+    assert result.exit_code == 2
+    assert "did you mean 'supervisor'?" in result.output
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = invoke("compare", str(bad))
+    assert result.exit_code == 2
+    assert f"{bad}:1: not valid JSON" in result.output
+
+
+def test_consistency_and_spread_over_repetitions():
+    def run(example: str, rep: int, routing: float, tokens: int) -> Run:
+        return Run(example, rep, scores={"routing_accuracy": routing, "total_tokens": tokens})
+
+    side = ExperimentData(
+        "e",
+        "t",
+        [run("a", 0, 1.0, 10), run("a", 1, 1.0, 12), run("b", 0, 1.0, 10), run("b", 1, 0.0, 10)],
+        repetitions=2,
+    )
+    assert comparison.consistency(side) == 0.5  # tokens may vary; routing may not
+    # repetition means 1.0 and 0.5: sample sd = 0.3536
+    assert comparison.repetition_spread(side, "routing_accuracy") == pytest.approx(0.35355, 1e-4)
+    results = [
+        Result(r.example_id, r.repetition, {}, Trace(), [Score(k, v) for k, v in r.scores.items()])
+        for r in side.runs
+    ]
+    summary = summarize(results)
+    assert summary.consistency() == 0.5
+    assert summary.metrics()["consistency"] == 0.5
+    assert summary.spread("routing_accuracy") == pytest.approx(0.35355, 1e-4)
+    assert "consistency" not in summarize(results[:1]).metrics()
+
+
+def test_markdown_escapes_model_text():
+    text = render_markdown(comparison.build(hostile_sides()), title="a | b")
+    assert "&lt;b class=&quot;injected&quot;&gt;" in text
+    assert "<b class" not in text
+    assert "\\| pipes" in text
+    assert "| routing accuracy | 100.0% | 50.0% | −50.0 pp |" in text
+
+
+def test_junit_has_a_case_per_example_target_and_check(demo_run):
+    root = ET.parse(demo_run / "run.xml").getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {"supervisor", "swarm"}
+    sides = sources.load(["supervisor", "swarm"], demo_run / "db")
+    for side in sides:
+        suite = suites[side.target]
+        # default checks: routing accuracy, coverage and ping-pong, for each of 32 examples
+        assert suite.get("tests") == "96"
+        failed_ids = {
+            c.get("classname").split(".", 1)[1] for c in suite if c.find("failure") is not None
+        }
+        assert failed_ids == set(failed_examples(side, {}))
+    failure = next(
+        c.find("failure")
+        for c in suites["swarm"]
+        if c.get("classname") == "swarm.multi-sso-and-card" and c.get("name") == "routing_accuracy"
+    )
+    assert failure.get("message") == "routing_accuracy = 50.0%, expected >= 1"
+    assert "missing ['billing']" in failure.text
+
+
+def test_add_failures_appends_failed_examples_once(demo_run, tmp_path):
+    target = tmp_path / "review.jsonl"
+    store = str(demo_run / "db")
+    result = invoke("dataset", "add-failures", "swarm", "--to", str(target), "--store", store)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    swarm = sources.load(["swarm"], demo_run / "db")[0]
+    assert [r["id"] for r in rows] == failed_examples(swarm, {})
+    card = next(r for r in rows if r["id"] == "multi-sso-and-card")
+    assert card["outputs"]["expected_agents"] == ["tech_support", "billing"]
+    assert card["metadata"]["agent_path"] == ["account", "tech_support"]
+    assert "missing ['billing']" in card["metadata"]["failure"]
+    assert invoke("dataset", "validate", str(target)).exit_code == 0
+    again = invoke("dataset", "add-failures", "swarm", "--to", str(target), "--store", store)
+    assert "appended 0 failed example(s)" in again.output
+    assert len(target.read_text().splitlines()) == len(rows)
+    wrong = invoke(
+        "dataset", "add-failures", "swarm", "--to", str(tmp_path / "x.csv"), "--store", store
+    )
+    assert wrong.exit_code == 2 and "give a .jsonl file" in wrong.output

@@ -1,0 +1,153 @@
+"""The HTML report, opened in headless Chromium: it renders, the filters work, text is text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from chromium import Browser, require_chromium
+from report_fixtures import HOSTILE_QUESTION, HOSTILE_RESPONSE, demo_run, hostile_sides
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
+from agenteval_cli.gate import failed_examples
+from agenteval_cli.report import comparison, sources
+from agenteval_cli.report.html import write_html
+
+__all__ = ["demo_run"]
+
+VISIBLE_IDS = """
+return Array.from(document.querySelectorAll('details.example'))
+  .filter(e => e.offsetParent !== null).map(e => e.dataset.id);
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require_chromium()
+    session = Browser()
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="module")
+def report(demo_run):
+    """``agenteval report supervisor swarm -o report.html`` on the demo's store."""
+    path = demo_run / "report.html"
+    result = CliRunner().invoke(
+        app, ["report", "supervisor", "swarm", "-o", str(path), "--store", str(demo_run / "db")]
+    )
+    assert result.exit_code == 0, result.output
+    sides = sources.load(["supervisor", "swarm"], demo_run / "db")
+    return path, sides
+
+
+def test_the_report_is_self_contained(report, demo_run):
+    for path in (report[0], demo_run / "run.html"):
+        text = path.read_text()
+        assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+        assert "@import" not in text and "<link" not in text
+        assert "default-src 'none'" in text  # the page may not fetch anything either
+
+
+def test_report_renders_in_chromium(browser, report):
+    path, _ = report
+    browser.open(path)
+    page = browser.run(
+        """return {
+          title: document.title,
+          examples: document.querySelectorAll('details.example').length,
+          charts: document.querySelectorAll('.chart svg rect').length,
+          metrics: Array.from(document.querySelectorAll('#comparison tbody tr'))
+            .map(r => r.dataset.metric),
+          confusion: document.querySelectorAll('table.confusion').length,
+          resources: performance.getEntriesByType('resource').length,
+          shown: document.getElementById('shown').textContent,
+          width: document.querySelector('#comparison').getBoundingClientRect().width,
+        };"""
+    )
+    assert page["title"] == "supervisor vs swarm"
+    assert page["examples"] == 32
+    assert page["metrics"][:2] == ["routing_accuracy", "resolution_coverage"]
+    assert page["charts"] >= 16  # two bars for each of the eight metrics, plus histograms
+    assert page["confusion"] == 2
+    assert page["resources"] == 0
+    assert page["shown"] == "32 of 32 examples shown"
+    assert page["width"] > 300
+
+
+def test_filters_show_failures_and_disagreements(browser, report):
+    path, sides = report
+    failing = set(failed_examples(sides[0], {})) | set(failed_examples(sides[1], {}))
+    built = comparison.build(sides, top=100)
+    disagreeing = {d.example_id for d in built.disagreements}
+    assert failing and disagreeing and len(failing) < 32  # the demo has some of each
+    browser.open(path)
+    browser.click('button[data-filter="failed"]')
+    assert set(browser.run(VISIBLE_IDS)) == failing
+    browser.click('button[data-filter="disagree"]')
+    assert set(browser.run(VISIBLE_IDS)) == disagreeing
+    assert browser.run("return document.getElementById('shown').textContent") == (
+        f"{len(disagreeing)} of 32 examples shown"
+    )
+    browser.click('button[data-filter="all"]')
+    assert len(browser.run(VISIBLE_IDS)) == 32
+
+
+def test_an_example_expands_to_its_trace(browser, report):
+    path, _ = report
+    browser.open(path)
+    browser.click('details[data-id="multi-sso-and-card"] > summary')
+    detail = browser.run(
+        """const d = document.querySelector('details[data-id="multi-sso-and-card"]');
+        const side = t => d.querySelector(`.side[data-target="${t}"]`);
+        const agents = t => Array.from(side(t).querySelectorAll('.agent')).map(a => a.textContent);
+        return {
+          open: d.open,
+          supervisor: agents('supervisor'),
+          via: side('supervisor').querySelector('.via').textContent,
+          swarm: agents('swarm'),
+          comment: side('swarm').innerText,
+          response: side('swarm').querySelector('.response').getBoundingClientRect().height,
+        };"""
+    )
+    assert detail["open"] is True
+    assert detail["supervisor"] == [
+        "supervisor",
+        "tech_support",
+        "supervisor",
+        "billing",
+        "supervisor",
+    ]
+    assert "transfer_to_tech_support" in detail["via"]
+    assert detail["swarm"] == ["account", "tech_support"]
+    assert "missing ['billing']" in detail["comment"]
+    assert detail["response"] > 0
+
+
+def test_hostile_model_text_shows_as_text(browser, tmp_path):
+    sides = hostile_sides()
+    path = tmp_path / "hostile.html"
+    write_html(path, comparison.build(sides), title="<script>alert(1)</script>")
+    browser.open(path)
+    browser.click('details[data-id="ex-2"] > summary')
+    page = browser.run(
+        """return {
+          pwned: window.__pwned === undefined ? null : window.__pwned,
+          scripts: document.scripts.length,
+          images: document.images.length,
+          injected: document.querySelectorAll('.injected, svg[onload]').length,
+          title: document.title,
+          response: document.querySelector('details[data-id="ex-2"] .response').textContent,
+          question: document.querySelector('details[data-id="ex-2"] .question').textContent,
+          body: document.body.innerText,
+        };"""
+    )
+    assert page["pwned"] is None
+    assert page["scripts"] == 1  # the report's own filter script
+    assert page["images"] == 0 and page["injected"] == 0
+    assert page["title"] == "<script>alert(1)</script>"
+    assert page["response"] == HOSTILE_RESPONSE
+    assert page["question"] == HOSTILE_QUESTION
+    assert "</pre><script>x()</script>" in page["body"]
+    assert "<svg onload=alert(1)>" in page["body"]
