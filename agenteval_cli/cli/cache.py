@@ -1,0 +1,51 @@
+"""``agenteval cache ...``: the response cache kept in the store."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agenteval_cli.cli.common import (
+    DEFAULT_STORE,
+    StoreOption,
+    app,
+    open_store,
+    stdout,
+    user_errors,
+)
+
+cache_app = typer.Typer(help="Inspect and clear the response cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            "-t",
+            metavar="IMPORT_PATH",
+            help="Clear only the calls of this target import path (e.g. pkg.graphs:swarm).",
+        ),
+    ] = None,
+    store_path: StoreOption = DEFAULT_STORE,
+) -> None:
+    """Delete cached target outputs, so the next cached run calls the targets again."""
+    with user_errors(), open_store(store_path) as store:
+        removed = store.cache_clear(target)
+        what = f" of {target}" if target else ""
+        stdout().print(f"cleared {removed} cached call(s){what} from {store_path}", highlight=False)
+
+
+@cache_app.command("info")
+def cache_info(store_path: StoreOption = DEFAULT_STORE) -> None:
+    """How many calls are cached, per target import path."""
+    with user_errors(), open_store(store_path) as store:
+        out = stdout()
+        stats = store.cache_stats()
+        if not stats:
+            out.print(f"the cache in {store_path} is empty", highlight=False)
+        for path, count in stats:
+            out.print(f"{count:>8}  {path}", highlight=False)

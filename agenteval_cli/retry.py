@@ -1,0 +1,182 @@
+"""Retries with exponential backoff and jitter, and a requests-per-minute limiter.
+
+Provider errors are recognised by their shape, not by importing the SDKs: OpenAI's and
+Anthropic's ``RateLimitError`` / ``APITimeoutError`` / ``APIConnectionError``, httpx's
+``HTTPStatusError`` with a 429 response, its ``TimeoutException`` and ``TransportError``, and
+any exception carrying ``status_code`` (or ``response.status_code``) 429. Wrapped errors are
+followed through ``__cause__`` and ``__context__``, since frameworks re-raise provider errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# What ``retries.on`` may name. ``server`` is a 5xx answer; ``any`` is every exception.
+RETRY_KINDS = ("rate_limit", "timeout", "connection", "server", "any")
+DEFAULT_ON = ("rate_limit", "timeout", "connection")
+
+_RATE_LIMIT_NAMES = {"RateLimitError", "TooManyRequests", "ThrottlingException"}
+_TIMEOUT_NAMES = {"APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout"}
+_CONNECTION_NAMES = {"APIConnectionError", "TransportError", "NetworkError", "ConnectError"}
+_SERVER_NAMES = {"InternalServerError", "ServiceUnavailableError", "OverloadedError"}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """``max`` extra attempts after the first; delays ``base_s * 2**n`` (capped at ``max_s``)
+    with full jitter, or ``base_s`` each time for ``backoff="constant"``."""
+
+    max: int = 0
+    backoff: str = "exponential"
+    on: tuple[str, ...] = DEFAULT_ON
+    base_s: float = 1.0
+    max_s: float = 60.0
+
+    def retries(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is of a kind this policy retries."""
+        if "any" in self.on:
+            return isinstance(exc, Exception)
+        kind = classify(exc)
+        return kind is not None and kind in self.on
+
+    def delay(self, attempt: int, exc: BaseException, rng: random.Random | None = None) -> float:
+        """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1).
+
+        A ``Retry-After`` from the server wins over the computed backoff: waiting less than it
+        asks only earns another 429.
+        """
+        hinted = retry_after(exc)
+        if hinted is not None:
+            return hinted
+        if self.backoff == "constant":
+            ceiling = self.base_s
+        else:
+            ceiling = min(self.max_s, self.base_s * 2 ** (attempt - 1))
+        return (rng or random).uniform(0, ceiling)  # full jitter: spreads retrying clients
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the errors it wraps, each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status is None:
+        status = getattr(exc, "status", None)
+    return status if isinstance(status, int) else None
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def classify(exc: BaseException) -> str | None:
+    """``rate_limit``, ``timeout``, ``connection``, ``server`` or None (not transient)."""
+    for error in _chain(exc):
+        names = _names(error)
+        status = _status(error)
+        if status == 429 or names & _RATE_LIMIT_NAMES:
+            return "rate_limit"
+        if names & _TIMEOUT_NAMES or isinstance(error, TimeoutError):
+            return "timeout"
+        if names & _CONNECTION_NAMES or isinstance(error, ConnectionError):
+            return "connection"
+        if (status is not None and 500 <= status < 600) or names & _SERVER_NAMES:
+            return "server"
+    return None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms``, ``retry-after``), if any."""
+    for error in _chain(exc):
+        value = getattr(error, "retry_after", None)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+        headers = getattr(getattr(error, "response", None), "headers", None)
+        if headers is None or not hasattr(headers, "get"):
+            continue
+        parsed = _parse_retry_after(headers.get("retry-after-ms"), scale=0.001)
+        if parsed is None:
+            parsed = _parse_retry_after(headers.get("retry-after"), scale=1.0)
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _parse_retry_after(value: Any, *, scale: float) -> float | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        seconds = float(text) * scale
+    except ValueError:
+        try:  # an HTTP date
+            seconds = parsedate_to_datetime(text).timestamp() - time.time()
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return max(0.0, seconds) if seconds == seconds else None  # NaN is no hint
+
+
+async def call_with_retries(
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    before_attempt: Callable[[], Awaitable[None]] | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> tuple[T, int]:
+    """Run ``call`` until it succeeds or the policy gives up; returns (value, attempts).
+
+    The final error is re-raised with ``attempts`` set on it, so the caller can record how
+    many calls an error cost.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        if before_attempt is not None:
+            await before_attempt()
+        try:
+            return await call(), attempt
+        except Exception as exc:
+            if attempt > policy.max or not policy.retries(exc):
+                with contextlib.suppress(AttributeError):
+                    exc.attempts = attempt  # type: ignore[attr-defined]
+                raise
+            await sleep(policy.delay(attempt, exc))
+
+
+class RateLimiter:
+    """Spaces call starts at least ``60 / requests_per_minute`` seconds apart, across tasks."""
+
+    def __init__(self, requests_per_minute: float, *, clock: Callable[[], float] | None = None):
+        self.interval = 60.0 / requests_per_minute
+        self._clock = clock or time.monotonic
+        self._next = 0.0
+        self._lock: asyncio.Lock | None = None
+
+    async def acquire(self) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()  # made lazily, inside the running event loop
+        async with self._lock:
+            now = self._clock()
+            wait = self._next - now
+            if wait > 0:
+                await asyncio.sleep(wait)
+                now = self._next
+            self._next = now + self.interval

@@ -1,0 +1,3 @@
+"""A target module that cannot be imported."""
+
+raise RuntimeError("database not reachable at import time")

@@ -1,0 +1,149 @@
+"""The response cache, --rescore and `agenteval cache clear`."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agenteval_cli.cache import cache_key, target_identity
+from agenteval_cli.cli import app
+
+TARGETS = """
+calls = []
+
+def answer(inputs):
+    calls.append(inputs["question"])
+    if inputs["question"] == "q 3":
+        raise RuntimeError("no answer for q 3")
+    return {"final_response": inputs["question"] + " refund", "n": len(calls)}
+"""
+
+
+def project(folder: Path, extra: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "targets.py").write_text(TARGETS)
+    rows = [
+        {"id": f"e{i}", "inputs": {"question": f"q {i}"}, "outputs": {"must_mention": ["refund"]}}
+        for i in range(6)
+    ]
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        "experiment_prefix: cached\ndataset: data.jsonl\ntargets:\n  a: targets.py:answer\n"
+        f"evaluators: [resolution_coverage]\n{extra}"
+    )
+    return spec
+
+
+def invoke(*args: object):
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    result.text = " ".join(result.output.split())  # Rich wraps long lines
+    return result
+
+
+def target_calls(spec: Path) -> list[str]:
+    import sys
+
+    module = next(
+        m
+        for m in list(sys.modules.values())
+        if getattr(m, "__file__", None) == str((spec.parent / "targets.py").resolve())
+    )
+    return module.calls
+
+
+def stored(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT e.name, r.example_id, r.repetition, r.cached, r.attempts, r.error,"
+            " r.outputs_json FROM results r JOIN experiments e ON e.id = r.experiment_id"
+            " ORDER BY e.started_at, r.example_id, r.repetition"
+        ).fetchall()
+
+
+def test_keys_depend_on_identity_inputs_and_repetition():
+    base = target_identity("pkg.mod:graph")
+    key = cache_key(base, {"question": "q"}, 0)
+    assert key == cache_key(target_identity("pkg.mod:graph", "question", {}), {"question": "q"}, 0)
+    assert key != cache_key(base, {"question": "q"}, 1)
+    assert key != cache_key(base, {"question": "Q"}, 0)
+    assert key != cache_key(target_identity("pkg.mod:other"), {"question": "q"}, 0)
+    assert key != cache_key(target_identity("pkg.mod:graph", "text"), {"question": "q"}, 0)
+    assert key != cache_key(
+        target_identity("pkg.mod:graph", initial_state={"notes": []}), {"question": "q"}, 0
+    )
+    assert len(key) == 64
+
+
+def test_a_cached_run_reuses_outputs_and_retries_only_errors(tmp_path):
+    spec = project(tmp_path, "cache: true\nrepetitions: 2\n")
+    db = tmp_path / "db"
+    first = invoke("run", spec, "--store", db)
+    assert first.exit_code == 0, first.output
+    calls = target_calls(spec)
+    assert len(calls) == 12  # 6 examples x 2 repetitions: each repetition its own answer
+    second = invoke("run", spec, "--store", db)
+    assert second.exit_code == 0, second.output
+    assert len(calls) == 14  # only q 3 (an error, never cached) was called again
+    rows = stored(db)
+    first_rows, second_rows = rows[:12], rows[12:]
+    assert all(cached == 0 and attempts == 1 for _, _, _, cached, attempts, _, _ in first_rows)
+    hits = [r for r in second_rows if r[3] == 1]
+    assert len(hits) == 10 and all(r[4] == 0 for r in hits)
+    # a hit carries the very outputs of the first call, "n" included
+    before = {(r[1], r[2]): r[6] for r in first_rows}
+    assert all(before[(r[1], r[2])] == r[6] for r in hits)
+    assert [r[5] for r in second_rows if r[1] == "e3"] == ["RuntimeError: no answer for q 3"] * 2
+
+    cleared = invoke("cache", "clear", "--store", db)
+    assert cleared.exit_code == 0
+    assert "cleared 10 cached call(s)" in cleared.text
+    invoke("run", spec, "--store", db)
+    assert len(calls) == 26
+
+
+def test_cache_flag_and_cache_info_and_clear_by_target(tmp_path):
+    spec = project(tmp_path)
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    info = invoke("cache", "info", "--store", db)
+    assert "is empty" in info.text  # no cache: nothing written
+    assert invoke("run", spec, "--cache", "--store", db).exit_code == 0
+    info = invoke("cache", "info", "--store", db)
+    path = f"{(spec.parent / 'targets.py').resolve()}:answer"  # two specs' targets.py differ
+    assert f"5 {path}" in info.text
+    assert "cleared 0" in invoke("cache", "clear", "-t", "other:t", "--store", db).text
+    assert "cleared 5" in invoke("cache", "clear", "-t", path, "--store", db).text
+    missing = invoke("cache", "clear", "--store", tmp_path / "none.db")
+    assert missing.exit_code == 2 and "no experiment store" in missing.text
+
+
+def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path):
+    spec = project(tmp_path)
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    calls = len(target_calls(spec))
+    spec.write_text(
+        spec.read_text().replace(
+            "[resolution_coverage]", "[resolution_coverage, handoff_chain_length]"
+        )
+    )
+    out = tmp_path / "r.json"
+    rescored = invoke("run", spec, "--rescore", "a", "--store", db, "--json", out)
+    assert rescored.exit_code == 0, rescored.output
+    assert len(target_calls(spec)) == calls
+    [experiment] = json.loads(out.read_text())["experiments"]
+    assert experiment["status"] == "finished"
+    results = {r["example_id"]: r for r in experiment["results"]}
+    assert results["e0"]["scores"] == {
+        "resolution_coverage": 1.0,
+        "handoff_chain_length": 0.0,
+        "ping_pong": False,
+    }
+    assert results["e3"]["error"] == "RuntimeError: no answer for q 3"
+    assert results["e3"]["scores"] == {}
+    unknown = invoke("run", spec, "--rescore", "nobody", "--store", db)
+    assert unknown.exit_code == 2 and "--rescore 'nobody'" in unknown.text

@@ -1,0 +1,241 @@
+"""Proof under faults: kill -9 at random points then --resume, flaky and rate-limited targets,
+two processes writing to one store at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
+from agenteval_cli.metrics import summarize
+from agenteval_cli.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+N = 200
+TRIALS = 10
+
+TARGETS = """
+import asyncio, random
+
+import httpx
+
+async def fast(inputs):
+    await asyncio.sleep(0.004)
+    q = inputs["question"]
+    return {"final_response": q + (" billing refund" if int(q.split()[1]) % 3 else " billing")}
+
+async def slow(inputs):
+    await asyncio.sleep(0.02)
+    return await fast(inputs)
+
+_rng = random.Random()
+
+async def flaky(inputs):
+    if _rng.random() < 0.10:
+        raise RuntimeError("random failure")
+    return await fast(inputs)
+
+_calls = {}
+
+async def limited(inputs):
+    q = inputs["question"]
+    _calls[q] = _calls.get(q, 0) + 1
+    if _calls[q] <= 3:
+        request = httpx.Request("POST", "https://api.example.com/v1/chat")
+        response = httpx.Response(429, headers={"retry-after-ms": "1"}, request=request)
+        raise httpx.HTTPStatusError("429 Too Many Requests", request=request, response=response)
+    return await fast(inputs)
+"""
+
+
+def write_project(folder: Path, targets: dict[str, str], extra: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "targets.py").write_text(TARGETS)
+    with (folder / "data.jsonl").open("w") as handle:
+        for i in range(N):
+            row = {
+                "id": f"e{i:03d}",
+                "inputs": {"question": f"question {i}"},
+                "outputs": {"must_mention": ["billing", "refund"]},
+            }
+            handle.write(json.dumps(row) + "\n")
+    lines = "".join(f"  {name}: targets.py:{attr}\n" for name, attr in targets.items())
+    (folder / "spec.yaml").write_text(
+        "experiment_prefix: faults\ndataset: data.jsonl\ntargets:\n"
+        + lines
+        + "evaluators: [resolution_coverage]\nconcurrency: 4\n"
+        + extra
+    )
+    return folder / "spec.yaml"
+
+
+def agenteval(*args: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agenteval_cli.cli", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "120"},
+        **kwargs,
+    )
+
+
+def result_count(db: Path, conn: sqlite3.Connection | None = None) -> int:
+    if conn is None and not db.exists():
+        return 0
+    try:
+        if conn is not None:
+            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        with sqlite3.connect(db, timeout=5) as fresh:
+            return fresh.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.OperationalError:  # tables not created yet
+        return 0
+
+
+def metrics_by_target(db: Path) -> dict[str, dict]:
+    """Each experiment's metrics, latency left out (it is the one thing that may differ)."""
+    with Store(db) as store:
+        out = {}
+        for experiment in store.experiments():
+            metrics = summarize(s.result for s in store.results(experiment.id)).metrics()
+            out[experiment.target] = {k: v for k, v in metrics.items() if "latency" not in k}
+        return out
+
+
+def rows(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT e.target, r.example_id, r.repetition, r.error FROM results r"
+            " JOIN experiments e ON e.id = r.experiment_id"
+        ).fetchall()
+
+
+def assert_complete(db: Path, targets: int) -> None:
+    found = rows(db)
+    keys = [(t, e, r) for t, e, r, _ in found]
+    assert len(keys) == N * targets
+    assert len(set(keys)) == len(keys), "a result was stored twice"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def run_in_process(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def kill_when(folder: Path, kill_at: int) -> int:
+    """Start ``agenteval run`` and kill -9 it once ``kill_at`` results are stored."""
+    spec = write_project(folder, {"a": "fast", "b": "fast"})
+    db = folder / "db"
+    process = agenteval("run", str(spec), "--store", str(db))
+    deadline = time.monotonic() + 120
+    while result_count(db) == 0 and process.poll() is None:  # starting up: poll gently
+        assert time.monotonic() < deadline, "the run made no progress"
+        time.sleep(0.02)
+    with sqlite3.connect(db, timeout=5) as conn:
+        while result_count(db, conn) < kill_at and process.poll() is None:
+            assert time.monotonic() < deadline, "the run made no progress"
+            time.sleep(0.002)
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate()
+    return result_count(db)
+
+
+def test_kill_9_at_random_points_then_resume_gives_the_uninterrupted_result(tmp_path):
+    spec = write_project(tmp_path / "baseline", {"a": "fast", "b": "fast"})
+    uninterrupted = run_in_process("run", str(spec), "--store", str(tmp_path / "baseline" / "db"))
+    assert uninterrupted.exit_code == 0, uninterrupted.output
+    baseline = metrics_by_target(tmp_path / "baseline" / "db")
+
+    rng = random.Random(6)
+    points = [rng.randint(1, 2 * N - 1) for _ in range(TRIALS)]
+    folders = [tmp_path / f"trial{i}" for i in range(TRIALS)]
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the killed runs, two at a time
+        killed = list(pool.map(kill_when, folders, points))
+    # every kill landed mid-run, with some results saved and some missing
+    assert all(0 < k < 2 * N for k in killed), killed
+    print(f"\nkill -9 after {points} results requested; stored at the kill: {killed}")
+    for folder, killed_at in zip(folders, killed, strict=True):
+        db = folder / "db"
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        resumed = run_in_process("run", str(folder / "spec.yaml"), "--resume", "--store", str(db))
+        assert resumed.exit_code == 0, resumed.output
+        assert f"{2 * N - killed_at} call(s) left" in resumed.output.replace("\n", " ")
+        assert_complete(db, targets=2)
+        assert metrics_by_target(db) == baseline
+
+
+def test_a_target_failing_10_percent_completes_with_the_errors_recorded(tmp_path):
+    spec = write_project(tmp_path, {"flaky": "flaky"}, "retries: {max: 0}\n")
+    result = CliRunner().invoke(
+        app, ["run", str(spec), "--store", str(tmp_path / "db"), "--json", str(tmp_path / "r.json")]
+    )
+    assert result.exit_code == 0, result.output
+    [experiment] = json.loads((tmp_path / "r.json").read_text())["experiments"]
+    results = experiment["results"]
+    failed = [r for r in results if r["error"]]
+    assert len(results) == N
+    assert 2 <= len(failed) <= 45  # 10% of 200, with a wide margin for chance
+    assert {r["error"] for r in failed} == {"RuntimeError: random failure"}
+    assert all(r["scores"] == {} for r in failed)
+    ok = [r for r in results if not r["error"]]
+    expected = sum(1.0 if int(r["example_id"][1:]) % 3 else 0.5 for r in ok) / len(ok)
+    assert experiment["metrics"]["resolution_coverage"] == pytest.approx(expected)
+    assert experiment["metrics"]["error_rate"] == pytest.approx(len(failed) / N)
+
+    # --retry-errors runs only the failed pairs again, replacing their rows
+    again = CliRunner().invoke(
+        app, ["run", str(spec), "--resume", "--retry-errors", "--store", str(tmp_path / "db")]
+    )
+    assert again.exit_code == 0, again.output
+    assert f"{len(failed)} call(s) left" in again.output.replace("\n", " ")
+    found = rows(tmp_path / "db")
+    assert len(found) == N and len({(e, r) for _, e, r, _ in found}) == N
+    assert sum(1 for *_, error in found if error) < len(failed)
+
+
+def test_a_target_answering_429_three_times_succeeds_with_retries(tmp_path):
+    spec = write_project(
+        tmp_path,
+        {"limited": "limited"},
+        "retries: {max: 5, backoff: exponential, on: [rate_limit, timeout, connection]}\n",
+    )
+    result = CliRunner().invoke(app, ["run", str(spec), "--store", str(tmp_path / "db")])
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(tmp_path / "db") as conn:
+        found = conn.execute("SELECT error, attempts, COUNT(*) FROM results GROUP BY 1, 2")
+        assert found.fetchall() == [(None, 4, N)]
+
+
+def test_two_processes_writing_to_one_store_lose_nothing(tmp_path):
+    """A subprocess and this test process run at the same time into one store."""
+    first = write_project(tmp_path / "one", {"a": "slow", "b": "slow"})
+    second = write_project(tmp_path / "two", {"c": "fast"})
+    db = tmp_path / "shared.db"
+    process = agenteval("run", str(first), "--store", str(db))
+    deadline = time.monotonic() + 120
+    while result_count(db) == 0:
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+        time.sleep(0.005)
+    here = run_in_process("run", str(second), "--store", str(db))
+    still_running = process.poll() is None
+    _, err = process.communicate(timeout=120)
+    assert here.exit_code == 0, here.output
+    assert process.returncode == 0, err
+    assert still_running, "the two runs did not overlap"
+    assert_complete(db, targets=3)
+    with Store(db) as store:
+        assert sorted(e.status for e in store.experiments()) == ["finished"] * 3

@@ -1,0 +1,207 @@
+"""Hostile input: every broken file under tests/data/bad/ gets one clear line and exit 2, or,
+for a per-example failure, a recorded error while the run completes. Never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+BAD = ROOT / "tests" / "data" / "bad"
+
+# spec file -> (line the error names, or None; a fragment of the message)
+SPEC_ERRORS = {
+    "yaml_syntax.yaml": (3, "invalid YAML"),
+    "tab_indent.yaml": (3, "indent with spaces, not tabs"),
+    "empty.yaml": (None, "spec file is empty"),
+    "only_comments.yaml": (None, "spec file is empty"),
+    "top_level_list.yaml": (1, "the top level must be a mapping"),
+    "unknown_key.yaml": (3, "unknown key 'concurency' (did you mean 'concurrency'?)"),
+    "wrong_type.yaml": (3, "concurrency: expected an integer >= 1, got 'four'"),
+    "negative_timeout.yaml": (3, "timeout_s: expected a number > 0, got -1"),
+    "missing_targets.yaml": (1, "missing required key 'targets'"),
+    "missing_dataset_file.yaml": (1, "file not found"),
+    "targets_list.yaml": (2, "expected a mapping of target names to import paths"),
+    "bad_import_syntax.yaml": (2, "malformed import path 'not an import path'"),
+    "missing_module.yaml": (2, "no module named 'no_such_package'"),
+    "missing_attr.yaml": (2, "has no attribute 'answr' (did you mean 'answer'?)"),
+    "target_file_missing.yaml": (2, "missing.py' does not exist"),
+    "import_raises.yaml": (2, "raised RuntimeError: database not reachable at import time"),
+    "import_syntax_error.yaml": (2, "raised SyntaxError"),
+    "target_not_callable.yaml": (2, "is a int, not a graph, Runnable or function"),
+    "unknown_evaluator.yaml": (3, "did you mean 'routing_accuracy'?"),
+    "not_utf8.yaml": (3, "not valid UTF-8"),
+    "bad_retries.yaml": (3, "retries.max: expected an integer >= 0, got 'lots'"),
+    "bad_retry_kind.yaml": (3, "unknown error kind 'ratelimit' (did you mean 'rate_limit'?)"),
+    "bad_rate_limit.yaml": (3, "requests_per_minute: expected a number > 0, got 0"),
+    "cache_not_bool.yaml": (3, "cache: expected true or false"),
+    "unset_env.yaml": (1, "environment variable 'AGENTEVAL_TEST_UNSET_DATASET' is not set"),
+    "evaluator_module_missing.yaml": (4, "no_evals.py' does not exist"),
+}
+
+# dataset file -> (line the error names, or None; a fragment of the message)
+DATASET_ERRORS: dict[str, tuple[int | str | None, str]] = {
+    "empty.jsonl": (None, "contains no examples"),
+    "blank_lines.jsonl": (None, "contains no examples"),
+    "invalid_json_line.jsonl": (2, "invalid JSON"),
+    "no_inputs.jsonl": (2, "row has no 'inputs'"),
+    "inputs_not_object.jsonl": (1, "'inputs' must be an object"),
+    "duplicate_ids.jsonl": (3, "duplicate id 'a' (same as line 1)"),
+    "unknown_row_key.jsonl": (1, "unknown key 'expected'"),
+    "not_utf8.jsonl": (1, "not valid UTF-8 (byte 0xe9"),
+    "bad_id_type.jsonl": (2, "'id' must be a non-empty string or an integer, got true"),
+    "ragged.csv": (3, "row has 4 cells but the header has 3 columns"),
+    "unclosed_quote.csv": (2, "invalid CSV"),
+    "bad_json_cell.csv": (2, "column 'outputs.must_mention': invalid JSON"),
+    "header_only.csv": (None, "contains no examples"),
+    "unnamed_column.csv": (1, "column 3 has no name"),
+    "not_a_list.json": (None, "expected a list of rows, got a single row"),
+    "invalid.json": (2, "invalid JSON"),
+    "bad.yaml": (2, "invalid YAML"),
+    "rows_not_objects.yaml": ("1 row 1", "row is not an object"),
+    "unknown_suffix.txt": (None, "unknown dataset format '.txt'"),
+}
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def assert_one_line_error(result, file: Path | str, line: int | str | None, fragment: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    text = result.output.strip()
+    assert "\n" not in text and "Traceback" not in text, text
+    where = f"{file}:{line}:" if line is not None else f"{file}:"
+    assert text.startswith(f"error: {where}"), text
+    assert fragment in text, text
+    assert len(text) < 400  # never a dump of the offending input
+
+
+def test_the_corpus_holds_at_least_40_broken_inputs():
+    files = [p for p in BAD.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert len(files) >= 40
+    assert set(SPEC_ERRORS) <= {p.name for p in (BAD / "specs").iterdir()}
+    assert set(DATASET_ERRORS) <= {p.name for p in (BAD / "datasets").iterdir()}
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_ERRORS))
+def test_a_broken_spec_is_one_line_and_exit_2(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(BAD)
+    monkeypatch.delenv("AGENTEVAL_TEST_UNSET_DATASET", raising=False)
+    line, fragment = SPEC_ERRORS[name]
+    result = invoke("run", f"specs/{name}", "--store", tmp_path / "db")
+    assert_one_line_error(result, f"specs/{name}", line, fragment)
+
+
+@pytest.mark.parametrize("name", sorted(DATASET_ERRORS))
+def test_a_broken_dataset_is_one_line_and_exit_2_in_validate_and_run(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(BAD)
+    line, fragment = DATASET_ERRORS[name]
+    checked = invoke("dataset", "validate", f"datasets/{name}")
+    assert_one_line_error(checked, f"datasets/{name}", line, fragment)
+    if name.endswith(".txt"):
+        return  # a spec refuses the suffix before reading the file, tested above
+    spec = tmp_path / "spec.yaml"
+    target = BAD / "targets" / "good.py"
+    spec.write_text(f"dataset: {BAD / 'datasets' / name}\ntargets: {{good: {target}:answer}}\n")
+    ran = invoke("run", spec, "--store", tmp_path / "db")
+    assert_one_line_error(ran, BAD / "datasets" / name, line, fragment)
+
+
+def test_a_10_mb_line_is_read_and_a_10_mb_broken_line_is_reported_briefly(tmp_path):
+    big = tmp_path / "big.jsonl"
+    question = "x" * (10 * 1024 * 1024)
+    big.write_text(json.dumps({"id": "big", "inputs": {"question": question}}) + "\n")
+    assert invoke("dataset", "validate", big).exit_code == 0
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "a", "inputs": {"question": "ok"}}\n{"inputs": "' + question + "\n")
+    result = invoke("dataset", "validate", broken)
+    assert_one_line_error(result, broken, 2, "invalid JSON")
+
+
+def test_a_bom_spec_and_a_bom_dataset_just_work(tmp_path, monkeypatch):
+    monkeypatch.chdir(BAD)
+    result = invoke("run", "specs/bom.yaml", "--store", tmp_path / "db")
+    assert result.exit_code == 0, result.output
+
+
+def results_by_target(tmp_path: Path, spec: str) -> dict[str, dict[str, dict]]:
+    out = tmp_path / "r.json"
+    result = invoke("run", BAD / "specs" / spec, "--store", tmp_path / "db", "--json", out)
+    assert result.exit_code == 0, result.output
+    return {
+        e["target"]: {r["example_id"]: r for r in e["results"]}
+        for e in json.loads(out.read_text())["experiments"]
+    }
+
+
+def test_misbehaving_targets_are_recorded_per_example_and_the_run_completes(tmp_path):
+    found = results_by_target(tmp_path, "target_misbehaves.yaml")
+    for example in ("n", "l", "s"):
+        assert found["int"][example]["error"] == (
+            "TypeError: target returned int; return a dict (or a string)"
+        )
+        assert found["none"][example]["error"].startswith("TypeError: target returned NoneType")
+        assert found["raises"][example]["error"] == "KeyError: 'customer_id'"
+        circular = found["circular"][example]["error"]
+        assert circular.startswith("target returned outputs that cannot be stored")
+        odd = found["odd_values"][example]
+        assert odd["error"] is None and odd["outputs"]["handle"].startswith("<object object")
+        assert sorted(odd["outputs"]["when"]) == [1, 2]
+    assert found["lower"]["n"]["error"] == "AttributeError: 'int' object has no attribute 'lower'"
+    assert found["lower"]["l"]["error"].startswith("AttributeError: 'list' object")
+    assert found["lower"]["s"]["error"] is None  # the string question is fine
+
+
+def test_misbehaving_evaluators_give_null_scores_with_reasons(tmp_path):
+    found = results_by_target(tmp_path, "evaluators_misbehave.yaml")
+    result = found["good"]["a"]
+    assert result["error"] is None
+    assert result["scores"] == {
+        "raises": None,
+        "garbage": None,
+        "string_score": None,
+        "returns_none": None,
+        "fine": 1.0,
+    }
+    assert "ZeroDivisionError: division by zero" in result["comments"]["raises"]
+    assert "return a dict with 'score'" in result["comments"]["garbage"]
+
+
+def test_a_graph_without_its_input_key_is_a_per_example_error(tmp_path):
+    found = results_by_target(tmp_path, "graph_missing_input_key.yaml")
+    assert found["supervisor"]["a"]["error"] == (
+        "KeyError: \"inputs have no 'question' (set input_key for this target)\""
+    )
+
+
+def test_hanging_targets_time_out_and_the_process_still_exits(tmp_path):
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "agenteval_cli.cli", "run", "specs/target_hangs.yaml"),
+            *("--store", str(tmp_path / "db"), "--json", str(tmp_path / "r.json")),
+        ],
+        cwd=BAD,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 30  # a thread stuck in time.sleep(3600) is abandoned
+    experiments = json.loads((tmp_path / "r.json").read_text())["experiments"]
+    errors = {e["target"]: {r["error"] for r in e["results"]} for e in experiments}
+    assert errors == {
+        "sync": {"TimeoutError: no answer within 0.3 s"},
+        "async": {"TimeoutError: no answer within 0.3 s"},
+        "good": {None},
+    }

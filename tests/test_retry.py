@@ -1,0 +1,199 @@
+"""Retries: provider errors recognised by shape, backoff with jitter, Retry-After, rate limit."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+
+import httpx
+import openai
+import pytest
+
+from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.records import Example
+from agenteval_cli.retry import RateLimiter, RetryPolicy, call_with_retries, classify, retry_after
+from agenteval_cli.runner import Runner, RunSettings
+from agenteval_cli.targets import adapt
+
+
+def http_error(status: int, headers: dict[str, str] | None = None) -> httpx.HTTPStatusError:
+    request = httpx.Request("POST", "https://api.example.com/v1/chat")
+    response = httpx.Response(status, headers=headers or {}, request=request)
+    return httpx.HTTPStatusError(f"{status}", request=request, response=response)
+
+
+def openai_error(cls: type, status: int = 429, headers: dict[str, str] | None = None):
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = httpx.Response(status, headers=headers or {}, request=request)
+    return cls("slow down", response=response, body=None)
+
+
+class RateLimitError(Exception):
+    """Shaped like anthropic.RateLimitError (not installed here): a name and a status."""
+
+    status_code = 429
+
+
+class APITimeoutError(Exception):
+    pass
+
+
+def test_provider_errors_are_classified_without_importing_the_sdks():
+    request = httpx.Request("GET", "https://x")
+    assert classify(openai_error(openai.RateLimitError)) == "rate_limit"
+    assert classify(openai.APITimeoutError(request=request)) == "timeout"
+    assert classify(openai.APIConnectionError(request=request)) == "connection"
+    assert classify(openai_error(openai.InternalServerError, 503)) == "server"
+    assert classify(openai_error(openai.BadRequestError, 400)) is None
+    assert classify(RateLimitError("anthropic-shaped")) == "rate_limit"
+    assert classify(APITimeoutError()) == "timeout"
+    assert classify(http_error(429)) == "rate_limit"
+    assert classify(http_error(502)) == "server"
+    assert classify(http_error(404)) is None
+    assert classify(httpx.ReadTimeout("slow", request=request)) == "timeout"
+    assert classify(httpx.ConnectError("refused", request=request)) == "connection"
+    assert classify(TimeoutError()) == "timeout"
+    assert classify(ConnectionResetError()) == "connection"
+    assert classify(ValueError("bad input")) is None
+
+
+def test_a_wrapped_rate_limit_is_found_through_the_cause():
+    try:
+        try:
+            raise http_error(429)
+        except httpx.HTTPStatusError as inner:
+            raise RuntimeError("the graph failed") from inner
+    except RuntimeError as outer:
+        assert classify(outer) == "rate_limit"
+
+
+def test_retry_after_headers_in_seconds_milliseconds_and_dates():
+    assert retry_after(http_error(429, {"Retry-After": "7"})) == 7.0
+    assert retry_after(http_error(429, {"retry-after-ms": "250"})) == 0.25
+    assert retry_after(openai_error(openai.RateLimitError, headers={"retry-after": "3"})) == 3.0
+    date = "Wed, 21 Oct 2015 07:28:00 GMT"  # in the past: no wait
+    assert retry_after(http_error(429, {"Retry-After": date})) == 0.0
+    assert retry_after(http_error(429, {"Retry-After": "soon"})) is None
+    assert retry_after(http_error(429)) is None
+
+
+def test_backoff_is_exponential_with_full_jitter_and_capped():
+    policy = RetryPolicy(max=10, base_s=1.0, max_s=8.0)
+    rng = random.Random(7)
+    error = ValueError()
+    for attempt, ceiling in [(1, 1), (2, 2), (3, 4), (4, 8), (5, 8), (9, 8)]:
+        delays = [policy.delay(attempt, error, rng) for _ in range(200)]
+        assert all(0 <= d <= ceiling for d in delays)
+        assert max(delays) > ceiling * 0.9  # jitter spans the whole range
+    constant = RetryPolicy(max=3, backoff="constant", base_s=0.5)
+    assert all(0 <= constant.delay(5, error, rng) <= 0.5 for _ in range(50))
+    assert policy.delay(1, http_error(429, {"Retry-After": "30"})) == 30.0  # the server wins
+
+
+def test_three_429s_then_success_is_retried_with_the_servers_delays():
+    calls = 0
+    waits: list[float] = []
+
+    async def flaky():
+        nonlocal calls
+        calls += 1
+        if calls <= 3:
+            raise http_error(429, {"retry-after": str(calls)})
+        return "ok"
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    value, attempts = asyncio.run(call_with_retries(flaky, RetryPolicy(max=5), sleep=record))
+    assert (value, attempts, waits) == ("ok", 4, [1.0, 2.0, 3.0])
+
+
+def test_giving_up_reraises_with_the_attempt_count():
+    async def always_429():
+        raise http_error(429)
+
+    async def no_wait(_: float) -> None:
+        return None
+
+    with pytest.raises(httpx.HTTPStatusError) as info:
+        asyncio.run(call_with_retries(always_429, RetryPolicy(max=2), sleep=no_wait))
+    assert info.value.attempts == 3
+
+
+def test_errors_not_named_in_on_are_not_retried():
+    calls = 0
+
+    async def bad():
+        nonlocal calls
+        calls += 1
+        raise ValueError("a bug, not a blip")
+
+    with pytest.raises(ValueError):
+        asyncio.run(call_with_retries(bad, RetryPolicy(max=5)))
+    assert calls == 1
+    assert RetryPolicy(on=("any",)).retries(ValueError())
+    assert not RetryPolicy(on=("rate_limit",)).retries(TimeoutError())
+    assert RetryPolicy(on=("timeout",)).retries(TimeoutError())
+
+
+def test_rate_limiter_spaces_call_starts():
+    starts: list[float] = []
+
+    async def main():
+        limiter = RateLimiter(requests_per_minute=1200)  # one every 50 ms
+
+        async def call():
+            await limiter.acquire()
+            starts.append(time.monotonic())
+
+        await asyncio.gather(*(call() for _ in range(5)))
+
+    asyncio.run(main())
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert len(gaps) == 4
+    assert all(gap >= 0.045 for gap in gaps), gaps
+
+
+def test_runner_retries_a_429_target_and_records_the_attempts():
+    calls: dict[str, int] = {}
+
+    async def target(inputs):
+        n = calls[inputs["question"]] = calls.get(inputs["question"], 0) + 1
+        if n <= 3:
+            raise http_error(429, {"retry-after-ms": "1"})
+        return {"final_response": inputs["question"]}
+
+    def coverage(outputs):
+        return {"key": "ok", "score": 1.0}
+
+    runner = Runner(
+        targets=[adapt(target, name="t", import_path="x:t")],
+        evaluators=[BoundEvaluator("ok", coverage)],
+        settings=RunSettings(retry=RetryPolicy(max=5), concurrency=2),
+    )
+    results = []
+    data = [Example(f"e{i}", {"question": f"q{i}"}) for i in range(4)]
+    asyncio.run(runner.run(runner.work(data), lambda item, r: results.append(r)))
+    assert [r.error for r in results] == [None] * 4
+    assert [r.attempts for r in results] == [4] * 4
+    assert all(r.score_map() == {"ok": 1.0} for r in results)
+
+
+def test_runner_gives_up_and_records_the_error_and_attempts():
+    async def target(inputs):
+        raise http_error(429, {"retry-after": "0"})
+
+    runner = Runner(
+        targets=[adapt(target, name="t", import_path="x:t")],
+        evaluators=[],
+        settings=RunSettings(retry=RetryPolicy(max=2)),
+    )
+    results = []
+    asyncio.run(
+        runner.run(runner.work([Example("e", {"question": "q"})]), lambda i, r: results.append(r))
+    )
+    [result] = results
+    assert result.error.startswith("HTTPStatusError: 429")
+    assert result.attempts == 3
