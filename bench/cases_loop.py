@@ -1,0 +1,141 @@
+"""W1–W3: the runner loop on synthetic workloads (overhead, latency-bound, memory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench import workload
+from bench.procs import Measured, run_child, run_cli
+from bench.report import Row
+
+Runs = dict[str, Any]
+
+
+def _runs(*measured: Measured) -> Runs:
+    return {m.label: m.to_dict() for m in measured}
+
+
+def w1(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
+    """5,000 examples, instant target, concurrency 16: the runner's own cost."""
+    n = 5000
+    work = workload.make(tmp / "w1", n, 16)
+    limit, lib, ls = (run_child(r, work) for r in ("limit", "agenteval", "langsmith"))
+    cli = run_cli(work, tmp / "w1" / "cli.db")
+    per = 1e6 / n
+    in_loop = (lib.in_loop_s or 0) * per
+    rows = [
+        Row(
+            "W1",
+            "whole process, wall / example",
+            "µs",
+            limit.wall_s * per,
+            cli.wall_s * per,
+            ls.wall_s * per,
+            goal="≤ 100 µs, ≤ 1/9 langsmith",
+            met=cli.wall_s * per <= 100 and cli.wall_s * 9 <= ls.wall_s,
+            notes=[
+                f"agenteval = `agenteval run` with every result in the store "
+                f"({cli.wall_s:.2f} s for {n:,}); limit and langsmith = their whole child process"
+            ],
+        ),
+        Row("W1", "whole process, CPU / example", "µs", *(m.cpu_s * per for m in (limit, cli, ls))),
+        Row(
+            "W1",
+            "in-loop, wall / example",
+            "µs",
+            (limit.in_loop_s or 0) * per,
+            in_loop,
+            (ls.in_loop_s or 0) * per,
+            goal="≤ 3x limit",
+            met=in_loop <= 3 * (limit.in_loop_s or 0) * per,
+            notes=["agenteval = experiment.execute() as a library, results persisted"],
+        ),
+    ]
+    return rows, _runs(limit, lib, ls, cli)
+
+
+def w2(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
+    """1,000 examples, 50 ms target: wall / ideal at concurrency 16 and 64."""
+    n, latency = 1000, 0.05
+    rows, runs = [], {}
+    for concurrency, goal in ((16, 1.10), (64, 1.25)):
+        work = workload.make(tmp / f"w2-c{concurrency}", n, concurrency, latency_s=latency)
+        ideal = n * latency / concurrency
+        measured = [run_child(r, work) for r in ("limit", "agenteval", "langsmith")]
+        limit, lib, ls = ((m.in_loop_s or 0) / ideal for m in measured)
+        rows.append(
+            Row(
+                "W2",
+                f"in-loop wall / ideal, c={concurrency} (ideal {ideal:.2f} s)",
+                "x",
+                limit,
+                lib,
+                ls,
+                goal=f"≤ {goal:.2f}",
+                met=lib <= goal,
+            )
+        )
+        runs.update({f"c{concurrency} {k}": v for k, v in _runs(*measured).items()})
+    return rows, runs
+
+
+def w3(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
+    """Instant target at 10,000 and 100,000 examples: peak RSS of the whole process."""
+    sizes = (10_000, 100_000)
+    peak: dict[str, dict[int, float | None]] = {"limit": {}, "agenteval": {}, "langsmith": {}}
+    runs: Runs = {}
+    walls = {}
+    for n in sizes:
+        work = workload.make(tmp / f"w3-{n}", n, 16)
+        limit = run_child("limit", work)
+        cli = run_cli(work, tmp / f"w3-{n}" / "cli.db")
+        peak["limit"][n], peak["agenteval"][n] = limit.maxrss_mb, cli.maxrss_mb
+        walls[n] = cli.wall_s
+        measured = [limit, cli]
+        if n < 100_000 or full:
+            ls = run_child("langsmith", work)
+            peak["langsmith"][n] = ls.maxrss_mb
+            measured.append(ls)
+        else:
+            peak["langsmith"][n] = None
+        runs.update({f"{n} {k}": v for k, v in _runs(*measured).items()})
+
+    def growth(runner: str) -> float | None:
+        small, big = peak[runner][sizes[0]], peak[runner][sizes[1]]
+        return big / small if big and small else None
+
+    big, small = sizes[1], sizes[0]
+    skipped = [] if full else ["langsmith at 100,000 skipped (several minutes); `--full` runs it"]
+    rows = [
+        Row(
+            "W3",
+            f"peak RSS, {small:,} examples",
+            "MB",
+            *(peak[r][small] for r in ("limit", "agenteval", "langsmith")),
+        ),
+        Row(
+            "W3",
+            f"peak RSS, {big:,} examples",
+            "MB",
+            *(peak[r][big] for r in ("limit", "agenteval", "langsmith")),
+            goal="≤ 250 MB",
+            met=(peak["agenteval"][big] or 0) <= 250,
+            notes=[
+                f"agenteval = `agenteval run`: {walls[small]:.1f} s at {small:,}, "
+                f"{walls[big]:.1f} s at {big:,}",
+                *skipped,
+            ],
+        ),
+        Row(
+            "W3",
+            f"RSS growth, {big:,} / {small:,}",
+            "x",
+            growth("limit"),
+            growth("agenteval"),
+            growth("langsmith"),
+            goal="≤ 1.30",
+            met=(growth("agenteval") or 99) <= 1.3,
+        ),
+    ]
+    return rows, runs
