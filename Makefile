@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean lock
+.PHONY: run test lint bench clean lock browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,20 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/agenteval run configs/routing.yaml
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest
+
+# The HTML report tests drive Debian's headless chromium through chromedriver. Installed
+# here when missing and apt is usable (CI runs as root); elsewhere those tests are skipped.
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	      apt-get install -y -qq chromium chromium-driver; \
+	  else \
+	    echo "chromium missing: 'sudo apt-get install chromium chromium-driver' to run the browser tests"; \
+	  fi; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

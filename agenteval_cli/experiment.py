@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Callable
+import sys
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agenteval_cli.errors import UserError
 from agenteval_cli.evaluators.scoring import BoundEvaluator
-from agenteval_cli.records import Example, Result
+from agenteval_cli.langsmith.offline import no_langsmith_tracing
+from agenteval_cli.records import Example, Result, Trace
 from agenteval_cli.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.spec import Spec
 from agenteval_cli.store import ExperimentRecord, Store
@@ -27,6 +30,11 @@ class PreparedRun:
     targets: list[Target]
     evaluators: list[BoundEvaluator]
     experiments: dict[str, ExperimentRecord] = field(default_factory=dict)
+    use_cache: bool = False
+    # Set by a resume: (example id, repetition) -> ended in error, per target name; those
+    # pairs are skipped (or, with ``retry_errors``, the errored ones are run again).
+    done: dict[str, dict[tuple[str, int], bool]] | None = None
+    retry_errors: bool = False
 
     @property
     def total_per_target(self) -> int:
@@ -34,21 +42,49 @@ class PreparedRun:
 
 
 def prepare(
-    spec: Spec, *, only_targets: list[str] | None = None, limit: int | None = None
+    spec: Spec,
+    *,
+    only_targets: list[str] | None = None,
+    limit: int | None = None,
+    store: Store | None = None,
 ) -> PreparedRun:
-    """Everything that can fail on bad input fails here, before any target is called."""
+    """Everything that can fail on bad input fails here, before any target is called.
+
+    ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``)."""
     from agenteval_cli.datasets import load_examples
 
-    if spec.dataset.path is None:
+    if spec.dataset.langsmith is not None:
+        examples = _langsmith_examples(spec, store)
+    elif spec.dataset.path is None:
         raise UserError("the dataset has no 'path'", file=spec.source, line=spec.line_of("dataset"))
-    examples = load_examples(spec.dataset.path)
+    else:
+        examples = load_examples(spec.dataset.path)
     if limit is not None:
         examples = examples[:limit]
     return PreparedRun(
         spec=spec,
         examples=examples,
         targets=load_targets(spec, only_targets),
-        evaluators=load_evaluators(spec),
+        evaluators=load_evaluators(spec, examples),
+        use_cache=bool(getattr(spec, "cache", False)),
+    )
+
+
+def _langsmith_examples(spec: Spec, store: Store | None) -> list[Example]:
+    from agenteval_cli.langsmith.remote import load_langsmith_examples
+
+    if store is None:
+        raise UserError(
+            "a LangSmith dataset needs the experiment store for its offline copy",
+            file=spec.source,
+            line=spec.line_of("dataset"),
+        )
+    return load_langsmith_examples(
+        spec.dataset.langsmith or "",
+        store,
+        version=spec.dataset.version,
+        splits=spec.dataset.splits,
+        say=lambda text: print(f"note: {text}", file=sys.stderr),
     )
 
 
@@ -85,21 +121,12 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
     return loaded
 
 
-def load_evaluators(spec: Spec) -> list[BoundEvaluator]:
-    from agenteval_cli.evaluators import REGISTRY, build_evaluator
+def load_evaluators(spec: Spec, examples: list[Example] | None = None) -> list[BoundEvaluator]:
+    """Every evaluator of the spec; with ``examples``, sampled evaluators get their sample."""
+    import agenteval_cli.evaluators  # noqa: F401 (registers every family)
+    from agenteval_cli.evaluators.loading import bind_evaluators
 
-    context = {"pricing": spec.pricing}
-    bound = []
-    for index, item in enumerate(spec.evaluators):
-        fn = build_evaluator(
-            item.name,
-            item.options,
-            context=context,
-            file=str(spec.source),
-            line=spec.line_of("evaluators", index),
-        )
-        bound.append(BoundEvaluator(item.name, fn, REGISTRY[item.name].keys))
-    return bound
+    return bind_evaluators(spec, examples)
 
 
 def git_commit(directory: Path) -> str | None:
@@ -118,6 +145,7 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
     spec = run.spec
     data_hash = dataset_hash(spec.dataset.path) if spec.dataset.path else None
     commit = git_commit(spec.base_dir)
+    run_id = uuid.uuid4().hex
     for target in run.targets:
         run.experiments[target.name] = store.create_experiment(
             prefix=spec.experiment_prefix,
@@ -132,31 +160,122 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
             git_commit=commit,
             repetitions=spec.repetitions,
             example_count=len(run.examples),
+            run_id=run_id,
         )
 
 
+def run_settings(spec: Spec) -> RunSettings:
+    """The runner's settings from the spec, retries and rate limit included."""
+    from agenteval_cli.retry import RetryPolicy
+
+    settings = RunSettings(
+        concurrency=spec.concurrency, timeout_s=spec.timeout_s, repetitions=spec.repetitions
+    )
+    retries = getattr(spec, "retries", None)
+    if retries is not None:
+        settings.retry = RetryPolicy(
+            max=retries.max,
+            backoff=retries.backoff,
+            on=tuple(retries.on),
+            base_s=retries.initial_delay_s,
+            max_s=retries.max_delay_s,
+        )
+    rate_limit = getattr(spec, "rate_limit", None)
+    if rate_limit is not None:
+        settings.requests_per_minute = rate_limit.requests_per_minute
+    return settings
+
+
+def make_runner(run: PreparedRun, store: Store) -> Runner:
+    from agenteval_cli.cache import ResponseCache, absolute_import_path, target_identity
+
+    runner = Runner(targets=run.targets, evaluators=run.evaluators, settings=run_settings(run.spec))
+    if run.use_cache:
+        runner.cache = ResponseCache(store)
+        for target in run.spec.targets:
+            path = absolute_import_path(target.target, run.spec.base_dir)
+            runner.cache_paths[target.name] = path
+            runner.identities[target.name] = target_identity(
+                path, target.input_key, target.initial_state
+            )
+    return runner
+
+
+def pending_items(run: PreparedRun, runner: Runner) -> Iterator[WorkItem]:
+    """Every work item of the run, less the pairs a resumed run already has."""
+    if run.done is None:
+        yield from runner.work(run.examples)
+        return
+    for item in runner.work(run.examples):
+        errored = run.done.get(item.target.name, {}).get((item.example.id, item.repetition))
+        if errored is None:
+            yield item
+        elif errored and run.retry_errors:
+            item.replace = True
+            yield item
+
+
 def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = None) -> None:
-    """Run every target; mark each experiment finished, or interrupted if stopped early."""
+    """Run every target; mark each experiment finished, or interrupted if stopped early.
+
+    Ctrl-C (or SIGTERM) stops dispatching and lets calls in flight finish for a few seconds;
+    what finished is saved and KeyboardInterrupt is raised for the caller to report.
+    """
     if not run.experiments:
         start_experiments(run, store)
-    spec = run.spec
-    runner = Runner(
-        targets=run.targets,
-        evaluators=run.evaluators,
-        settings=RunSettings(
-            concurrency=spec.concurrency, timeout_s=spec.timeout_s, repetitions=spec.repetitions
-        ),
-    )
+    runner = make_runner(run, store)
 
     def persist(item: WorkItem, result: Result) -> None:
-        store.add_result(run.experiments[item.target.name].id, item.example, result)
+        experiment_id = run.experiments[item.target.name].id
+        cache_key = None if result.cached else item.cache_key
+        try:
+            store.add_result(
+                experiment_id,
+                item.example,
+                result,
+                replace=item.replace,
+                cache_key=cache_key,
+                target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
+            )
+        except (ValueError, TypeError, RecursionError) as exc:  # outputs JSON cannot hold
+            result.outputs, result.scores = None, []
+            result.trace = Trace(latency_s=result.latency_s)
+            result.error = result.trace.error = (
+                f"target returned outputs that cannot be stored ({type(exc).__name__}: {exc}); "
+                "return plain JSON values"
+            )
+            store.add_result(experiment_id, item.example, result, replace=item.replace)
         if on_result is not None:
             on_result(item.target.name, result)
 
     status = "interrupted"
     try:
-        asyncio.run(runner.run(runner.work(run.examples), persist))
-        status = "finished"
+        items = pending_items(run, runner)
+        if run.spec.upload:  # keep each call's run tree for the upload (child runs)
+            items = _with_run_trees(run, store, items)
+        with no_langsmith_tracing():  # a local run never reaches LangSmith
+            completed = asyncio.run(runner.run(items, persist, handle_signals=True))
+        status = "finished" if completed else "interrupted"
     finally:
         for experiment in run.experiments.values():
             store.finish_experiment(experiment.id, status)
+    if status == "finished":
+        score_summaries(run, store)
+    if status == "interrupted":
+        raise KeyboardInterrupt
+
+
+def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:
+    from agenteval_cli.langsmith.capture import wrap_items
+    from agenteval_cli.langsmith.state import LangSmithState
+
+    state = LangSmithState(store.db)
+    ids = {name: e.id for name, e in run.experiments.items()}
+    return wrap_items(items, ids, state.save_tree)
+
+
+def score_summaries(run: PreparedRun, store: Store) -> None:
+    """Dataset-level evaluators: once per target, over every result the store holds for it."""
+    from agenteval_cli.evaluators.summaries import score_experiment_summaries
+
+    score_experiment_summaries(run.evaluators, store, [e.id for e in run.experiments.values()])

@@ -22,6 +22,25 @@ METRIC_KEYS = (
     "latency_p95_s",
 )
 
+# Scores that change with the wording of a reply even when the behaviour is the same;
+# ``consistency`` ignores them.
+VOLATILE_KEYS = frozenset({"input_tokens", "output_tokens", "total_tokens", "cost_usd"})
+
+
+def outcome(result: Result) -> tuple:
+    """What must repeat for a result to count as consistent: error state and stable scores."""
+    if result.error is not None:
+        return ("error",)
+    return tuple(sorted((s.key, s.score) for s in result.scores if s.key not in VOLATILE_KEYS))
+
+
+def consistent_share(outcomes: dict[str, list[tuple]]) -> float | None:
+    """Share of repeated examples whose every repetition had the same outcome."""
+    repeated = [o for o in outcomes.values() if len(o) > 1]
+    if not repeated:
+        return None
+    return sum(1 for o in repeated if len(set(o)) == 1) / len(repeated)
+
 
 def percentile(values: list[float], q: float) -> float | None:
     """Linear-interpolated percentile (numpy's default), ``q`` in [0, 100]."""
@@ -44,9 +63,12 @@ class Summary:
     counts: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     models: set[str] = field(default_factory=set)
+    by_repetition: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    outcomes: dict[str, list[tuple]] = field(default_factory=dict)
 
     def add(self, result: Result) -> None:
         self.count += 1
+        self.outcomes.setdefault(result.example_id, []).append(outcome(result))
         self.latencies.append(result.latency_s)
         self.models.update(call.model for call in result.trace.model_calls)
         if result.error is not None:
@@ -57,19 +79,40 @@ class Summary:
                 continue
             self.sums[score.key] = self.sums.get(score.key, 0.0) + float(score.score)
             self.counts[score.key] = self.counts.get(score.key, 0) + 1
+            totals = self.by_repetition.setdefault((score.key, result.repetition), [0.0, 0])
+            totals[0] += float(score.score)
+            totals[1] += 1
 
     def mean(self, key: str) -> float | None:
         n = self.counts.get(key, 0)
         return self.sums[key] / n if n else None
 
+    def spread(self, key: str) -> float | None:
+        """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
+        means = [t / n for (k, _), (t, n) in self.by_repetition.items() if k == key and n]
+        if len(means) < 2:
+            return None
+        mean = sum(means) / len(means)
+        return (sum((m - mean) ** 2 for m in means) / (len(means) - 1)) ** 0.5
+
+    def consistency(self) -> float | None:
+        """Share of examples with the same outcome in every repetition; None without repeats."""
+        return consistent_share(self.outcomes)
+
     def metrics(self) -> dict[str, float | None]:
-        """The stable metric keys first, then any other evaluator's mean."""
+        """The stable metric keys first, then any other evaluator's mean; ``consistency``
+        only when examples were repeated."""
         values: dict[str, float | None] = {key: self.mean(key) for key in METRIC_KEYS}
         values["error_rate"] = self.errors / self.count if self.count else None
         values["latency_p50_s"] = percentile(self.latencies, 50)
         values["latency_p95_s"] = percentile(self.latencies, 95)
         for key in sorted(self.sums):
             values.setdefault(key, self.mean(key))
+        if self.counts.get("judge_cost_usd"):  # what the judges cost over the whole run
+            values["judge_cost_usd_total"] = self.sums["judge_cost_usd"]
+        consistency = self.consistency()
+        if consistency is not None:
+            values["consistency"] = consistency
         return values
 
 

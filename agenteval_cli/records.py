@@ -122,6 +122,8 @@ class Result:
     scores: list[Score] = field(default_factory=list)
     error: str | None = None
     latency_s: float = 0.0
+    attempts: int = 1  # target calls made, retries included; 0 when served from the cache
+    cached: bool = False  # outputs and trace came from the response cache
 
     def score_map(self) -> dict[str, float | bool | None]:
         return {s.key: s.score for s in self.scores}

@@ -1,20 +1,33 @@
 """The asyncio engine: every target on every example, at most ``concurrency`` calls in flight.
 
 Each finished call is traced, scored and handed to ``on_result`` (which persists it) before
-the next one starts, so results reach the store as they finish, not at the end.
+the next one starts, so results reach the store as they finish, not at the end. Transient
+failures are retried by the spec's policy (:mod:`agenteval_cli.retry`), calls are spaced by
+its rate limit, and a cached answer (:mod:`agenteval_cli.cache`) replaces the call.
+
+``stop()`` (Ctrl-C or SIGTERM under ``run(handle_signals=True)``) stops dispatching; calls in
+flight get ``grace_s`` seconds to finish and be saved, the rest are cancelled and left for
+``--resume``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.evaluators.scoring import BoundEvaluator, score
 from agenteval_cli.records import Example, Result
+from agenteval_cli.retry import RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.targets import Target
+
+if TYPE_CHECKING:
+    from agenteval_cli.cache import ResponseCache
 
 
 @dataclass
@@ -22,6 +35,9 @@ class RunSettings:
     concurrency: int = 4
     timeout_s: float = 60.0
     repetitions: int = 1
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    requests_per_minute: float | None = None
+    grace_s: float = 5.0  # after stop(), how long calls in flight may finish
 
 
 @dataclass
@@ -29,6 +45,8 @@ class WorkItem:
     target: Target
     example: Example
     repetition: int
+    replace: bool = False  # a retry of an errored result: the stored row is swapped out
+    cache_key: str | None = None
 
 
 ResultSink = Callable[[WorkItem, Result], None]
@@ -39,6 +57,12 @@ class Runner:
     targets: list[Target]
     evaluators: list[BoundEvaluator]
     settings: RunSettings = field(default_factory=RunSettings)
+    cache: ResponseCache | None = None
+    identities: dict[str, str] = field(default_factory=dict)  # target name -> cache identity
+    cache_paths: dict[str, str] = field(default_factory=dict)  # target name -> absolute import path
+    stopped: bool = field(default=False, init=False)
+    _limiter: RateLimiter | None = field(default=None, init=False, repr=False)
+    _force: asyncio.Event | None = field(default=None, init=False, repr=False)
 
     def work(self, examples: Iterable[Example]) -> Iterator[WorkItem]:
         """Repetition-major, then example, then target: targets advance side by side."""
@@ -46,37 +70,126 @@ class Runner:
         for repetition in range(self.settings.repetitions):
             for example in examples:
                 for target in self.targets:
-                    yield WorkItem(target, example, repetition)
+                    yield WorkItem(
+                        target,
+                        example,
+                        repetition,
+                        cache_key=self._key(target, example, repetition),
+                    )
 
-    async def run(self, items: Iterable[WorkItem], on_result: ResultSink) -> None:
-        """Run ``items`` with ``concurrency`` workers; ``on_result`` sees each as it ends."""
+    def _key(self, target: Target, example: Example, repetition: int) -> str | None:
+        if self.cache is None:
+            return None
+        from agenteval_cli.cache import cache_key, target_identity
+
+        identity = self.identities.get(target.name) or target_identity(target.import_path)
+        return cache_key(identity, example.inputs, repetition)
+
+    def stop(self) -> None:
+        """Dispatch nothing new; a second call cancels the calls in flight at once."""
+        if self.stopped and self._force is not None:
+            self._force.set()
+        self.stopped = True
+
+    async def run(
+        self, items: Iterable[WorkItem], on_result: ResultSink, *, handle_signals: bool = False
+    ) -> bool:
+        """Run ``items`` with ``concurrency`` workers; ``on_result`` sees each as it ends.
+
+        Returns True when every item ran, False when stopped early.
+        """
+        from agenteval_cli.daemon_pool import DaemonThreadPool
+
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(DaemonThreadPool())
+        rpm = self.settings.requests_per_minute
+        self._limiter = RateLimiter(rpm) if rpm else None
+        self._force = asyncio.Event()
         queue = iter(items)
 
         async def worker() -> None:
-            for item in queue:  # a shared iterator: each item goes to exactly one worker
+            while not self.stopped:
+                item = next(queue, None)  # a shared iterator: each item goes to one worker
+                if item is None:
+                    return
                 on_result(item, await self.run_one(item))
 
-        workers = max(1, self.settings.concurrency)
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        workers = [
+            asyncio.ensure_future(worker()) for _ in range(max(1, self.settings.concurrency))
+        ]
+        everything = asyncio.gather(*workers)
+        with _signals(loop, self.stop, enabled=handle_signals):
+            await self._until_done_or_stopped(everything)
+        return not self.stopped
+
+    async def _until_done_or_stopped(self, everything: asyncio.Future[Any]) -> None:
+        assert self._force is not None
+        while not everything.done() and not self.stopped:
+            await asyncio.wait({everything}, timeout=0.1)
+        if not everything.done():  # stopped: let calls in flight finish, up to grace_s
+            force = asyncio.ensure_future(self._force.wait())
+            await asyncio.wait(
+                {everything, force},
+                timeout=self.settings.grace_s,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            force.cancel()
+            if not everything.done():
+                everything.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await everything
+                return
+        everything.result()  # re-raise a failure of on_result (e.g. the store)
 
     async def run_one(self, item: WorkItem) -> Result:
-        """Call the target once under the tracer, then score it. Never raises for the
+        """Call the target (or take its cached answer), then score it. Never raises for the
         target's or an evaluator's failure: those are recorded in the result."""
-        from agenteval_cli.tracing import capture
+        if self.cache is not None and item.cache_key is not None:
+            hit = self.cache.get(item.cache_key)
+            if hit is not None:
+                result = Result(
+                    example_id=item.example.id,
+                    repetition=item.repetition,
+                    outputs=hit.outputs,
+                    trace=hit.trace,
+                    latency_s=hit.latency_s,
+                    attempts=0,
+                    cached=True,
+                )
+                result.scores = await score(self.evaluators, item.example, hit.outputs, hit.trace)
+                return result
+        return await self._call(item)
+
+    async def _call(self, item: WorkItem) -> Result:
+        from agenteval_cli.tracing import TraceRecorder, capture
+
+        timeout = self.settings.timeout_s
+        last: dict[str, Any] = {}
+
+        async def attempt() -> dict[str, Any]:
+            with capture() as recorder:  # a fresh trace per attempt: failed ones do not count
+                last["recorder"], last["started"] = recorder, time.perf_counter()
+                outputs = await asyncio.wait_for(
+                    item.target(item.example.inputs, [recorder]), timeout
+                )
+            _check_outputs(outputs)
+            return outputs
 
         outputs: dict[str, Any] | None = None
         error: str | None = None
-        started = time.perf_counter()
-        with capture() as recorder:
-            try:
-                outputs = await asyncio.wait_for(
-                    item.target(item.example.inputs, [recorder]), self.settings.timeout_s
-                )
-            except TimeoutError:
-                error = f"TimeoutError: no answer within {self.settings.timeout_s:g} s"
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-        latency = time.perf_counter() - started
+        attempts = 1
+        try:
+            outputs, attempts = await call_with_retries(
+                attempt, self.settings.retry, before_attempt=self._before_attempt
+            )
+        except TimeoutError as exc:
+            attempts = getattr(exc, "attempts", 1)
+            error = f"TimeoutError: no answer within {timeout:g} s"
+        except Exception as exc:
+            attempts = getattr(exc, "attempts", 1)
+            error = f"{type(exc).__name__}: {exc}"
+        recorder = last.get("recorder") or TraceRecorder()
+        latency = time.perf_counter() - last.get("started", time.perf_counter())
         trace = recorder.trace()
         trace.latency_s = latency
         trace.error = error
@@ -87,7 +200,36 @@ class Runner:
             trace=trace,
             error=error,
             latency_s=latency,
+            attempts=attempts,
         )
         if error is None:
             result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
+
+    async def _before_attempt(self) -> None:
+        if self._limiter is not None:
+            await self._limiter.acquire()
+
+
+def _check_outputs(outputs: Any) -> None:
+    """Outputs must survive the store's JSON; a value that cannot is the target's error."""
+    if not isinstance(outputs, dict):
+        raise TypeError(f"target returned {type(outputs).__name__}; return a dict")
+
+
+@contextlib.contextmanager
+def _signals(
+    loop: asyncio.AbstractEventLoop, on_signal: Callable[[], None], *, enabled: bool
+) -> Iterator[None]:
+    """Route Ctrl-C and SIGTERM to ``on_signal`` while the run is going (main thread only)."""
+    installed: list[int] = []
+    if enabled and threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, on_signal)
+                installed.append(sig)
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)

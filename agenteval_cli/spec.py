@@ -49,6 +49,8 @@ __all__ = [
     "PositiveFloat",
     "PositiveInt",
     "Price",
+    "RateLimitSpec",
+    "RetrySpec",
     "Spec",
     "SpecModel",
     "SpecValueError",
@@ -148,6 +150,10 @@ class DatasetSpec(SpecModel):
 
     path: Path | None = Field(default=None, description="a dataset file, relative to the spec")
     name: NonEmptyStr | None = Field(default=None, description="the LangSmith dataset name")
+    # Examples read from LangSmith instead of a file (agenteval_cli.langsmith.remote).
+    langsmith: NonEmptyStr | None = Field(default=None, description="a LangSmith dataset name")
+    version: NonEmptyStr | None = Field(default=None, description="a LangSmith version tag")
+    splits: list[NonEmptyStr] | None = None
 
     @classmethod
     def normalize(cls, data: Any) -> Any:
@@ -181,6 +187,17 @@ class DatasetSpec(SpecModel):
 
     @model_validator(mode="after")
     def _path_or_name(self) -> DatasetSpec:
+        if self.langsmith is not None:
+            if self.path is not None:
+                raise SpecValueError(
+                    "both 'path' and 'langsmith' given", hint="read examples from one of them"
+                )
+            self.name = self.name or self.langsmith
+        elif self.version is not None or self.splits is not None:
+            raise SpecValueError(
+                "'version' and 'splits' need 'langsmith'",
+                hint="write dataset: {langsmith: NAME, version: TAG, splits: [test]}",
+            )
         if self.path is None and self.name is None:
             raise SpecValueError("no 'path' given", hint="give a file path, or a LangSmith 'name'")
         return self
@@ -217,6 +234,60 @@ class Price(SpecModel):
     output: NonNegativeFloat = Field(description="give the USD price per 1M output tokens")
 
 
+class RetrySpec(SpecModel):
+    """``retries: {max: 5, backoff: exponential, on: [rate_limit, timeout, connection]}``."""
+
+    max: NonNegativeInt = Field(default=2, description="extra attempts after the first")
+    backoff: str = "exponential"
+    on: list[str] = Field(default_factory=lambda: ["rate_limit", "connection"])
+    initial_delay_s: NonNegativeFloat = 1.0
+    max_delay_s: NonNegativeFloat = 60.0
+
+    @classmethod
+    def normalize(cls, data: Any) -> Any:
+        # YAML 1.1 reads a bare ``on:`` key as the boolean true.
+        if isinstance(data, dict) and True in data and "on" not in data:
+            return {("on" if key is True else key): value for key, value in data.items()}
+        return data
+
+    @field_validator("backoff")
+    @classmethod
+    def _known_backoff(cls, value: str) -> str:
+        if value not in ("exponential", "constant"):
+            raise SpecValueError(
+                f"unknown backoff {value!r}",
+                hint=did_you_mean(value, ["exponential", "constant"])
+                or "use exponential or constant",
+            )
+        return value
+
+    @field_validator("on", mode="before")
+    @classmethod
+    def _known_kinds(cls, value: Any) -> Any:
+        from agenteval_cli.retry import RETRY_KINDS
+
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise SpecValueError(
+                f"expected a list of error kinds, got {describe(value)}",
+                hint="e.g. [rate_limit, timeout, connection]",
+            )
+        for index, kind in enumerate(items):
+            if kind not in RETRY_KINDS:
+                raise SpecValueError(
+                    f"unknown error kind {kind!r}",
+                    hint=did_you_mean(str(kind), RETRY_KINDS) or "use " + ", ".join(RETRY_KINDS),
+                    at=(index,) if not isinstance(value, str) else (),
+                )
+        return items
+
+
+class RateLimitSpec(SpecModel):
+    """``rate_limit: {requests_per_minute: 60}``: target calls are spaced to stay under it."""
+
+    requests_per_minute: PositiveFloat = Field(description="give the calls allowed per minute")
+
+
 class Spec(SpecModel):
     """One experiment: every target runs every example of the dataset, scored by the evaluators.
 
@@ -238,6 +309,15 @@ class Spec(SpecModel):
     repetitions: PositiveInt = 1
     timeout_s: PositiveFloat = 60.0
     pricing: dict[str, Price] = Field(default_factory=dict)
+    upload: bool = False  # also upload each experiment to LangSmith after the run
+    cache: bool = False
+    retries: RetrySpec = Field(default_factory=RetrySpec)
+    rate_limit: RateLimitSpec | None = None
+    # The CI gate (agenteval_cli.gate): conditions on metrics, per target or for all, and the
+    # largest drop against a baseline that does not fail the build.
+    thresholds: dict[str, Any] = Field(default_factory=dict)
+    baseline: Path | None = None
+    max_regression: dict[str, NonNegativeFloat] = Field(default_factory=dict)
 
     _source: Path = PrivateAttr(default=Path("spec.yaml"))
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
@@ -288,6 +368,21 @@ class Spec(SpecModel):
                 hint="e.g. [routing_accuracy, token_cost]",
             )
         return [_evaluator_entry(item, index) for index, item in enumerate(value)]
+
+    @model_validator(mode="after")
+    def _gate(self, info: ValidationInfo) -> Spec:
+        from agenteval_cli.gate import validate_spec_thresholds
+
+        validate_spec_thresholds(
+            self.thresholds,
+            self.max_regression,
+            targets=[t.name for t in self.targets],
+            evaluators=[e.name for e in self.evaluators],
+        )
+        if self.baseline is not None:
+            base_dir = (info.context or {}).get("base_dir") or Path.cwd()
+            self.baseline = _resolve(base_dir, self.baseline)
+        return self
 
     @model_validator(mode="after")
     def _default_prefix(self, info: ValidationInfo) -> Spec:

@@ -62,7 +62,23 @@ CREATE TABLE IF NOT EXISTS scores (
     comment TEXT,
     PRIMARY KEY (result_id, key)
 );
+CREATE TABLE IF NOT EXISTS cache (
+    key TEXT PRIMARY KEY,
+    target_path TEXT NOT NULL,
+    outputs_json TEXT NOT NULL,
+    trace_json TEXT,
+    latency_s REAL,
+    created_at TEXT NOT NULL
+);
 """
+
+# Columns added after the first release: (table, column, declaration). Stores made before
+# them get them on open, so an old .agenteval/agenteval.db keeps working.
+ADDED_COLUMNS: list[tuple[str, str, str]] = [
+    ("experiments", "run_id", "TEXT"),  # experiments started together by one `agenteval run`
+    ("results", "attempts", "INTEGER NOT NULL DEFAULT 1"),  # target calls, retries included
+    ("results", "cached", "INTEGER NOT NULL DEFAULT 0"),  # outputs came from the cache
+]
 
 
 def now() -> str:
@@ -105,6 +121,7 @@ class ExperimentRecord:
     status: str
     started_at: str
     ended_at: str | None
+    run_id: str | None = None
 
 
 class Store:
@@ -118,6 +135,18 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for table, column, declaration in ADDED_COLUMNS:
+            present = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            if column in present:
+                continue
+            try:
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
     def close(self) -> None:
         self.db.close()
@@ -145,6 +174,7 @@ class Store:
         git_commit: str | None = None,
         repetitions: int = 1,
         example_count: int | None = None,
+        run_id: str | None = None,
     ) -> ExperimentRecord:
         """Start an experiment named ``<prefix>-<target>-<short id>``."""
         experiment_id = uuid.uuid4().hex
@@ -152,7 +182,8 @@ class Store:
         self.db.execute(
             "INSERT INTO experiments (id, name, prefix, target, target_path, spec_path, spec_json,"
             " spec_hash, dataset_path, dataset_name, dataset_hash, git_commit, repetitions,"
-            " example_count, status, started_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?)",
+            " example_count, status, started_at, run_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?)",
             (
                 experiment_id,
                 name,
@@ -169,6 +200,7 @@ class Store:
                 repetitions,
                 example_count,
                 now(),
+                run_id,
             ),
         )
         return self.experiment(experiment_id)
@@ -216,26 +248,46 @@ class Store:
 
     # results ----------------------------------------------------------------------------
 
-    def add_result(self, experiment_id: str, example: Example, result: Result) -> None:
-        """Persist one result and its scores in a single transaction."""
+    def add_result(
+        self,
+        experiment_id: str,
+        example: Example,
+        result: Result,
+        *,
+        replace: bool = False,
+        cache_key: str | None = None,
+        target_path: str = "",
+    ) -> None:
+        """Persist one result and its scores in a single transaction.
+
+        ``replace`` swaps out an earlier row of the same example and repetition (a retried
+        error) in the same transaction, so the pair is never missing nor doubled.
+        ``cache_key`` also stores a successful call's outputs in the response cache.
+        """
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
+            if replace:
+                self._delete_result(experiment_id, result.example_id, result.repetition)
+            trace_json = dumps(result.trace.to_dict())
+            outputs_json = None if result.outputs is None else dumps(result.outputs)
             cursor = db.execute(
                 "INSERT INTO results (experiment_id, example_id, repetition, inputs_json,"
-                " reference_json, outputs_json, trace_json, error, latency_s, finished_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " reference_json, outputs_json, trace_json, error, latency_s, finished_at,"
+                " attempts, cached) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     experiment_id,
                     result.example_id,
                     result.repetition,
                     dumps(example.inputs),
                     dumps(example.outputs),
-                    None if result.outputs is None else dumps(result.outputs),
-                    dumps(result.trace.to_dict()),
+                    outputs_json,
+                    trace_json,
                     result.error,
                     result.latency_s,
                     now(),
+                    result.attempts,
+                    result.cached,
                 ),
             )
             db.executemany(
@@ -246,6 +298,12 @@ class Store:
                     for s in result.scores
                 ],
             )
+            if cache_key is not None and result.error is None and outputs_json is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO cache (key, target_path, outputs_json, trace_json,"
+                    " latency_s, created_at) VALUES (?,?,?,?,?,?)",
+                    (cache_key, target_path, outputs_json, trace_json, result.latency_s, now()),
+                )
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -263,10 +321,12 @@ class Store:
             scores.setdefault(result_id, []).append(Score(key, value, comment))
         rows = self.db.execute(
             "SELECT id, example_id, repetition, inputs_json, reference_json, outputs_json,"
-            " trace_json, error, latency_s FROM results WHERE experiment_id = ? ORDER BY id",
+            " trace_json, error, latency_s, attempts, cached FROM results"
+            " WHERE experiment_id = ? ORDER BY id",
             (experiment_id,),
         )
-        for rid, example_id, rep, inputs, reference, outputs, trace, error, latency in rows:
+        for row in rows:
+            rid, example_id, rep, inputs, reference, outputs, trace, error, latency = row[:9]
             yield StoredResult(
                 inputs=json.loads(inputs),
                 reference_outputs=json.loads(reference),
@@ -278,6 +338,8 @@ class Store:
                     scores=scores.get(rid, []),
                     error=error,
                     latency_s=latency or 0.0,
+                    attempts=row[9],
+                    cached=bool(row[10]),
                 ),
             )
 
@@ -286,6 +348,65 @@ class Store:
             "SELECT COUNT(*) FROM results WHERE experiment_id = ?", (experiment_id,)
         ).fetchone()
         return count
+
+    def _delete_result(self, experiment_id: str, example_id: str, repetition: int) -> None:
+        where = "experiment_id = ? AND example_id = ? AND repetition = ?"
+        params = (experiment_id, example_id, repetition)
+        self.db.execute(
+            f"DELETE FROM scores WHERE result_id IN (SELECT id FROM results WHERE {where})", params
+        )
+        self.db.execute(f"DELETE FROM results WHERE {where}", params)
+
+    # resume -----------------------------------------------------------------------------
+
+    def result_keys(self, experiment_id: str) -> dict[tuple[str, int], bool]:
+        """``(example_id, repetition) -> ended in error`` for every stored result."""
+        rows = self.db.execute(
+            "SELECT example_id, repetition, error IS NOT NULL FROM results WHERE experiment_id = ?",
+            (experiment_id,),
+        )
+        return {(example_id, rep): bool(errored) for example_id, rep, errored in rows}
+
+    def run_experiments(self, run_id: str) -> list[ExperimentRecord]:
+        """The experiments one ``agenteval run`` started together, in creation order."""
+        rows = self.db.execute(
+            "SELECT * FROM experiments WHERE run_id = ? ORDER BY rowid", (run_id,)
+        ).fetchall()
+        return [self._experiment(row) for row in rows]
+
+    def reopen_experiment(self, experiment_id: str) -> None:
+        """Mark a resumed experiment running again until it finishes."""
+        self.db.execute(
+            "UPDATE experiments SET status = 'running', ended_at = NULL WHERE id = ?",
+            (experiment_id,),
+        )
+
+    # cache ------------------------------------------------------------------------------
+
+    def cache_get(self, key: str) -> tuple[dict[str, Any], dict[str, Any] | None, float] | None:
+        """``(outputs, trace, latency_s)`` cached under ``key``, or None."""
+        row = self.db.execute(
+            "SELECT outputs_json, trace_json, latency_s FROM cache WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        outputs, trace, latency = row
+        return json.loads(outputs), json.loads(trace) if trace else None, latency or 0.0
+
+    def cache_clear(self, target_path: str | None = None) -> int:
+        """Delete cached calls (of one target import path, or all); returns how many."""
+        if target_path is None:
+            cursor = self.db.execute("DELETE FROM cache")
+        else:
+            cursor = self.db.execute("DELETE FROM cache WHERE target_path = ?", (target_path,))
+        return cursor.rowcount
+
+    def cache_stats(self) -> list[tuple[str, int]]:
+        """``(target import path, entries)`` pairs, most entries first."""
+        rows = self.db.execute(
+            "SELECT target_path, COUNT(*) FROM cache GROUP BY target_path ORDER BY 2 DESC, 1"
+        )
+        return [(path, count) for path, count in rows]
 
 
 @dataclass

@@ -11,7 +11,16 @@ from agenteval_cli.cli.common import app
 __all__ = ["app", "main"]
 
 # Each module registers its commands on ``app``; this order is the order --help lists them.
-COMMAND_MODULES = ("run", "experiments", "dataset", "evaluators")
+COMMAND_MODULES = (
+    "run",
+    "experiments",
+    "report",
+    "dataset",
+    "dataset_failures",
+    "evaluators",
+    "cache",
+    "upload",
+)
 for _name in COMMAND_MODULES:
     importlib.import_module(f"agenteval_cli.cli.{_name}")
 

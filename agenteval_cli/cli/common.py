@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from agenteval_cli.errors import UserError
 
@@ -20,7 +21,29 @@ if TYPE_CHECKING:
 
     from agenteval_cli.store import ExperimentRecord, Store
 
+
+class RootGroup(TyperGroup):
+    """The ``agenteval`` group, with two start-up savings that change no behaviour."""
+
+    def format_help(self, ctx: typer.Context, formatter: object) -> None:
+        # Typer's renderer imports Markdown and Pygments; see root_help.
+        if self.rich_markup_mode is None:
+            return super().format_help(ctx, formatter)
+        from agenteval_cli.cli.root_help import print_help
+
+        print_help(self, ctx)
+
+    def get_help_option(self, ctx: typer.Context) -> typer.core.TyperOption | None:
+        # An absent flag defaults to None, which Typer coerces through a pydantic
+        # TypeAdapter (importing pydantic) on every subcommand; False is passed through.
+        option = super().get_help_option(ctx)
+        if option is not None and option.default is None:
+            option.default = False
+        return option
+
+
 app = typer.Typer(
+    cls=RootGroup,
     help="Evaluate multi-agent LangGraph systems side by side from one YAML spec.",
     no_args_is_help=True,
     add_completion=False,

@@ -16,11 +16,28 @@ from agenteval_cli.cli.common import (
     stderr,
     user_errors,
 )
+from agenteval_cli.cli.outputs import (
+    BaselineOption,
+    HtmlOption,
+    JunitOption,
+    MarkdownOption,
+    RunOutputs,
+    SaveBaselineOption,
+    finish_run,
+)
 
 
 @app.command()
 def run(
     spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="The experiment YAML file.")],
+    experiment_name: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[EXPERIMENT]",
+            help="With --resume: the run to continue (an experiment or target name).",
+            show_default=False,
+        ),
+    ] = None,
     target: Annotated[
         list[str] | None,
         typer.Option("--target", "-t", help="Run only this target (repeatable)."),
@@ -31,22 +48,95 @@ def run(
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write every result as JSON here.")
     ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Continue the latest unfinished run of SPEC (or EXPERIMENT's run): only the "
+            "examples without a result run.",
+        ),
+    ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option("--retry-errors", help="With --resume: also run again what ended in error."),
+    ] = False,
+    cache: Annotated[
+        bool,
+        typer.Option("--cache", help="Reuse cached target outputs (as 'cache: true' does)."),
+    ] = False,
+    rescore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rescore",
+            metavar="EXPERIMENT",
+            help="Score a stored experiment again with SPEC's evaluators, calling no target "
+            "(repeatable).",
+        ),
+    ] = None,
+    upload: Annotated[
+        bool,
+        typer.Option(
+            "--upload",
+            help="Also upload each experiment to LangSmith (as 'upload: true' does); "
+            "needs LANGSMITH_API_KEY.",
+        ),
+    ] = False,
+    html_path: HtmlOption = None,
+    markdown_path: MarkdownOption = None,
+    junit_path: JunitOption = None,
+    baseline: BaselineOption = None,
+    save_baseline: SaveBaselineOption = None,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Run every target of SPEC on every example, score the results, print the comparison."""
+    """Run every target of SPEC on every example, score the results, print the comparison.
+
+    Exits 1 when a threshold of the spec fails or a metric is significantly worse than the
+    baseline (--baseline or the spec's 'baseline:')."""
     from agenteval_cli import experiment
     from agenteval_cli.progress import target_progress
     from agenteval_cli.spec import load_spec
     from agenteval_cli.store import Store
 
     err = stderr()
+    resume = resume or retry_errors
     with user_errors(debug):
+        _check_resume_options(experiment_name, resume, rescore, target, limit)
         spec = load_spec(spec_path)
-        prepared = experiment.prepare(spec, only_targets=target or None, limit=limit)
+        if rescore:
+            _rescore(spec, rescore, store_path, json_path)
+            return
+        spec.upload = spec.upload or upload
+        if spec.upload:  # no key: one line naming the variable, before any target runs
+            from agenteval_cli.langsmith.client import credentials
+
+            credentials()
+        if not resume:
+            with Store(store_path) as dataset_cache:  # a LangSmith dataset's offline copy
+                prepared = experiment.prepare(
+                    spec, only_targets=target or None, limit=limit, store=dataset_cache
+                )
     with Store(store_path) as store:
-        experiment.start_experiments(prepared, store)
+        if resume:
+            from agenteval_cli.resume import resume_run
+
+            with user_errors(debug):
+                prepared = resume_run(
+                    spec, store, experiment=experiment_name, retry_errors=retry_errors
+                )
+        else:
+            experiment.start_experiments(prepared, store)
+        prepared.use_cache = prepared.use_cache or cache
         totals = {t.name: prepared.total_per_target for t in prepared.targets}
+        if prepared.done is not None:
+            from agenteval_cli.resume import remaining
+
+            totals = remaining(prepared)
+            err.print(
+                f"resuming {', '.join(e.name for e in prepared.experiments.values())}: "
+                f"{sum(totals.values())} call(s) left",
+                highlight=False,
+            )
         err.print(
             f"[bold]{spec.experiment_prefix}[/]: {len(prepared.examples)} examples × "
             f"{spec.repetitions} repetition(s) × {len(prepared.targets)} target(s), "
@@ -59,6 +149,7 @@ def run(
         except KeyboardInterrupt:
             saved = sum(store.result_count(e.id) for e in prepared.experiments.values())
             err.print(f"[yellow]interrupted[/]: {saved} results were saved in {store_path}")
+            err.print(f"resume with: {_resume_command(spec_path, prepared, store_path)}")
             raise typer.Exit(130) from None
         ids = [e.id for e in prepared.experiments.values()]
         print_comparison(store, ids, pricing=spec.pricing, title=_title(prepared))
@@ -67,6 +158,64 @@ def run(
 
             write_json(json_path, store, ids)
             err.print(f"wrote {json_path}")
+        uploaded = True
+        if spec.upload:
+            from agenteval_cli.cli.upload import upload_after_run
+
+            uploaded = upload_after_run(store, list(prepared.experiments.values()), debug)
+        outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
+        with user_errors(debug):
+            passed = finish_run(store, ids, spec, outputs)
+    if not passed or not uploaded:
+        raise typer.Exit(1)
+
+
+def _check_resume_options(
+    name: str | None,
+    resume: bool,
+    rescore: list[str] | None,
+    target: list[str] | None,
+    limit: int | None,
+) -> None:
+    from agenteval_cli.errors import UserError
+
+    if name is not None and not resume:
+        raise UserError(
+            f"unexpected argument {name!r}", hint="an EXPERIMENT is read only after --resume"
+        )
+    if resume and rescore:
+        raise UserError("--resume and --rescore cannot be combined", hint="use one of them")
+    if resume and (target or limit is not None):
+        raise UserError(
+            "--resume continues a run with its own targets and examples",
+            hint="leave out --target and --limit",
+        )
+
+
+def _resume_command(spec_path: Path, prepared, store_path: Path) -> str:
+    import shlex
+
+    name = next(iter(prepared.experiments.values())).name
+    command = f"agenteval run {shlex.quote(str(spec_path))} --resume {name}"
+    if store_path != DEFAULT_STORE:
+        command += f" --store {shlex.quote(str(store_path))}"
+    return command
+
+
+def _rescore(spec, names: list[str], store_path: Path, json_path: Path | None) -> None:
+    from agenteval_cli.cli.common import open_store
+    from agenteval_cli.rescore import rescore
+
+    with open_store(store_path) as store:
+        created = rescore(spec, store, names)
+        ids = [e.id for e in created]
+        title = f"{spec.experiment_prefix} · rescored"
+        print_comparison(store, ids, pricing=spec.pricing, title=title)
+        if json_path is not None:
+            from agenteval_cli.report.json_report import write_json
+
+            write_json(json_path, store, ids)
+            stderr().print(f"wrote {json_path}")
 
 
 def _title(prepared) -> str:
