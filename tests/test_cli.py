@@ -98,6 +98,7 @@ def test_json_shape_and_table(travel):
     }  # fmt: skip
     result = supervisor["results"][2]
     assert set(result) >= {"example_id", "repetition", "outputs", "scores", "trace", "error"}
+    assert (result["attempts"], result["cached"]) == (1, False)
     assert result["trace"]["handoffs"][0] == {
         "source": "triage",
         "target": "flights_desk",

@@ -46,6 +46,8 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
                     "tokens": r.trace.tokens,
                 },
                 "latency_s": r.latency_s,
+                "attempts": r.attempts,
+                "cached": r.cached,
                 "error": r.error,
             }
             for s, r in zip(stored, results, strict=True)
