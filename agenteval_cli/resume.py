@@ -25,7 +25,9 @@ def resume_run(
     group = _named_run(store, experiment) if experiment else _latest_run(spec, store, retry_errors)
     first = group[0]
     _refuse_changes(spec, first)
-    run = prepare(spec, only_targets=[e.target for e in group], limit=first.example_count)
+    run = prepare(
+        spec, only_targets=[e.target for e in group], limit=first.example_count, store=store
+    )
     if first.example_count is not None and len(run.examples) != first.example_count:
         raise UserError(
             f"the dataset now has {len(run.examples)} examples, {first.name} started with "

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from langsmith_server import LangSmithStandIn
+from langsmith_stub import LangSmithStandIn
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from langsmith_server import LangSmithStandIn
+from langsmith_stub import LangSmithStandIn
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -255,3 +255,39 @@ def test_an_unpinned_langsmith_dataset_without_a_key_or_cache_is_one_line(
     result = runner.invoke(app, ["run", str(spec), "--store", str(tmp_path / "db")])
     assert result.exit_code == 2
     assert "LANGSMITH_API_KEY is not set" in result.output and result.output.count("\n") == 1
+
+
+def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
+    server, tmp_path, monkeypatch
+):
+    store = tmp_path / "db"
+    data = ROOT / "datasets" / "routing.jsonl"
+    pushed = invoke("dataset", "push", data, "--name", "remote-routing", "--store", store)
+    assert pushed.exit_code == 0, pushed.output
+    tag = pushed.output.split("version tagged ")[1].split()[0]
+    spec = tmp_path / "remote.yaml"
+    spec.write_text(
+        SPEC.replace(
+            "{{path: {data}, name: multi-agent-routing-evals}}",
+            "{{langsmith: remote-routing, version: {tag}}}",
+        ).format(tag=tag)
+    )
+    assert invoke("run", spec, "--limit", "3", "--store", store).exit_code == 0
+    with sqlite3.connect(store) as db:  # as after a crash: half the results are missing
+        db.execute("DELETE FROM scores WHERE result_id IN (SELECT id FROM results WHERE id % 2)")
+        db.execute("DELETE FROM results WHERE id % 2")
+        db.execute("UPDATE experiments SET status = 'running', ended_at = NULL")
+        (kept,) = db.execute("SELECT COUNT(*) FROM results").fetchone()
+
+    server.requests.clear()
+    monkeypatch.delenv("LANGSMITH_API_KEY")  # offline: the cached examples are used
+    resumed = invoke("run", spec, "--resume", "--store", store)
+    assert resumed.exit_code == 0, resumed.output
+    assert f"{6 - kept} call(s) left" in resumed.output
+    assert server.requests == []
+    db = sqlite3.connect(store)
+    assert db.execute("SELECT COUNT(*), COUNT(DISTINCT example_id) FROM results").fetchone() == (
+        6,
+        3,
+    )
+    assert set(db.execute("SELECT status FROM experiments").fetchall()) == {("finished",)}

@@ -1,8 +1,9 @@
-"""``agenteval compare`` and ``agenteval experiments``: reading the store."""
+"""``agenteval compare`` and ``agenteval experiments``: reading the store (or LangSmith)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,9 +13,14 @@ from agenteval_cli.cli.common import (
     StoreOption,
     app,
     open_store,
+    stderr,
     stdout,
     user_errors,
 )
+
+if TYPE_CHECKING:
+    from agenteval_cli.cli.outputs import RunOutputs
+    from agenteval_cli.spec import Spec
 
 AllowDifferentData = Annotated[
     bool,
@@ -34,6 +40,14 @@ def compare(
             "from 'run --json' / '--save-baseline'. The first is the reference."
         ),
     ],
+    from_langsmith: Annotated[
+        bool,
+        typer.Option(
+            "--from-langsmith",
+            help="Read every name as a LangSmith experiment (as langsmith.evaluate() named "
+            "it; a unique prefix will do) instead of the store. Needs LANGSMITH_API_KEY.",
+        ),
+    ] = False,
     allow_different_data: AllowDifferentData = False,
     top: Annotated[
         int, typer.Option("--top", min=0, help="How many disagreeing examples to show.")
@@ -49,7 +63,11 @@ def compare(
     from agenteval_cli.report.compare_console import print_comparison
 
     with user_errors(debug):
-        sides = sources.load(names, store_path)
+        if from_langsmith:
+            err = stderr()
+            sides = sources.from_langsmith(names, say=lambda t: err.print(t, highlight=False))
+        else:
+            sides = sources.load(names, store_path)
         result = comparison.build(
             sides, allow_different_data=allow_different_data, top=top, seed=seed
         )
@@ -80,3 +98,56 @@ def list_experiments(
                 exp.started_at[5:16].replace("T", " "),
             )
         stdout().print(table)
+
+
+def run_from_langsmith(
+    spec: Spec,
+    names: list[str],
+    store_path: Path,
+    json_path: Path | None,
+    outputs: RunOutputs,
+    others: dict[str, Any],
+) -> bool:
+    """``agenteval run SPEC --from-langsmith NAME``: no target is called. Each LangSmith
+    experiment is imported into the store (under its own name; again refreshes it), then the
+    run's table, ``--json``, reports, baseline and gate follow as after a local run, with the
+    spec's pricing and thresholds. False when the gate failed."""
+    from agenteval_cli.cli.common import print_comparison
+    from agenteval_cli.cli.outputs import finish_run
+    from agenteval_cli.errors import UserError
+    from agenteval_cli.langsmith.client import connect, credentials
+    from agenteval_cli.langsmith.experiments import import_experiment, read_experiments
+    from agenteval_cli.report.compare_console import print_langsmith_urls
+    from agenteval_cli.report.sources import from_store
+    from agenteval_cli.store import Store
+
+    given = [option for option, value in others.items() if value]
+    if given:
+        raise UserError(
+            f"--from-langsmith reads finished experiments; it cannot be combined with "
+            f"{', '.join(given)}",
+            hint=f"leave out {', '.join(given)}",
+        )
+    err = stderr()
+    conn = connect(credentials())
+    pricing = dict(spec.pricing or {})
+    remotes = read_experiments(
+        conn, names, pricing=pricing, say=lambda t: err.print(t, highlight=False)
+    )
+    kept = dict(spec.raw)  # as a local run records its spec (secrets unexpanded)
+    with Store(store_path) as store:
+        records = [
+            import_experiment(store, r, spec=kept, say=lambda t: err.print(t, highlight=False))
+            for r in remotes
+        ]
+        ids = [r.id for r in records]
+        examples = max((r.example_count or 0) for r in records)
+        title = f"{spec.experiment_prefix} · from LangSmith · {examples} examples"
+        print_comparison(store, ids, pricing=pricing, title=title)
+        print_langsmith_urls(stdout(), [from_store(store, r) for r in records])
+        if json_path is not None:
+            from agenteval_cli.report.json_report import write_json
+
+            write_json(json_path, store, ids)
+            err.print(f"wrote {json_path}")
+        return finish_run(store, ids, spec, outputs)

@@ -81,6 +81,15 @@ def run(
             "needs LANGSMITH_API_KEY.",
         ),
     ] = False,
+    from_langsmith: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--from-langsmith",
+            metavar="EXPERIMENT",
+            help="Call no target: import this LangSmith experiment into the store and "
+            "report and gate on it with SPEC's pricing and thresholds (repeatable).",
+        ),
+    ] = None,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -103,6 +112,15 @@ def run(
     with user_errors(debug):
         _check_resume_options(experiment_name, resume, rescore, target, limit)
         spec = load_spec(spec_path)
+        if from_langsmith:
+            from agenteval_cli.cli.experiments import run_from_langsmith
+
+            outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
+            others = {"--rescore": rescore, "--upload": upload, "--target": target}
+            others |= {"--limit": limit, "--cache": cache, "--resume": resume}
+            if not run_from_langsmith(spec, from_langsmith, store_path, json_path, outputs, others):
+                raise typer.Exit(1)
+            return
         if rescore:
             _rescore(spec, rescore, store_path, json_path)
             return
@@ -164,10 +182,31 @@ def run(
 
             uploaded = upload_after_run(store, list(prepared.experiments.values()), debug)
         outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
-        with user_errors(debug):
-            passed = finish_run(store, ids, spec, outputs)
+        passed = True
+        if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
+            with user_errors(debug):
+                passed = finish_run(store, ids, spec, outputs)
     if not passed or not uploaded:
         raise typer.Exit(1)
+
+
+def _has_gate_or_reports(spec, outputs: RunOutputs) -> bool:
+    """Whether ``finish_run`` has anything to do: a report or baseline to write, or a
+    threshold or baseline to check."""
+    return bool(
+        spec.thresholds
+        or spec.baseline is not None
+        or any(
+            value is not None
+            for value in (
+                outputs.html,
+                outputs.markdown,
+                outputs.junit,
+                outputs.baseline,
+                outputs.save_baseline,
+            )
+        )
+    )
 
 
 def _check_resume_options(

@@ -218,13 +218,7 @@ class LangSmithState:
             )
 
     def upload(self, experiment_id: str) -> dict[str, Any] | None:
-        cursor = self.db.execute(
-            "SELECT * FROM langsmith_uploads WHERE experiment_id = ?", (experiment_id,)
-        )
-        row = cursor.fetchone()
-        if row is None:
-            return None
-        return dict(zip([c[0] for c in cursor.description], row, strict=True))
+        return recorded_upload(self.db, experiment_id)
 
     def sent(self, experiment_id: str) -> set[tuple[str, int]]:
         rows = self.db.execute(
@@ -239,3 +233,17 @@ class LangSmithState:
                 "INSERT OR IGNORE INTO langsmith_sent VALUES (?,?,?)",
                 [(experiment_id, e, r) for e, r in keys],
             )
+
+
+def recorded_upload(db: sqlite3.Connection, experiment_id: str) -> dict[str, Any] | None:
+    """The upload (or import) row of an experiment, read without creating the tables."""
+    present = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'langsmith_uploads'"
+    ).fetchone()
+    if present is None:
+        return None
+    cursor = db.execute("SELECT * FROM langsmith_uploads WHERE experiment_id = ?", (experiment_id,))
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    return dict(zip([c[0] for c in cursor.description], row, strict=True))

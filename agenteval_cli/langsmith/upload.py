@@ -51,6 +51,10 @@ def upload_experiment(
     conn: Connection, store: Store, experiment: ExperimentRecord, *, say: Say = lambda _: None
 ) -> UploadReport:
     """Create (or reuse) the LangSmith experiment and send every result not yet sent."""
+    imported = experiment.spec.get("langsmith_import")
+    if imported:  # read from LangSmith (run --from-langsmith): everything is there already
+        count = store.result_count(experiment.id)
+        return UploadReport(experiment.name, imported.get("url"), 0, 0, 0, count)
     state = LangSmithState(store.db)
     try:
         dataset, example_ids = _linked_dataset(conn, store, state, experiment, say)

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from agenteval_cli.report import metricinfo
 from agenteval_cli.report.comparison import Comparison, Confusion
+from agenteval_cli.report.sources import ExperimentData
 
 _SHORT = {"routing_accuracy": "routing", "resolution_coverage": "coverage", "ping_pong": "pong"}
 
@@ -111,11 +112,12 @@ def disagreement_table(comparison: Comparison) -> Table | None:
     table.add_column("question", overflow="fold", max_width=40)
     for name in comparison.names:
         table.add_column(name, overflow="fold")
+    traced = [side.has_traces for side in comparison.sides]
     for item in comparison.disagreements:
         cells = []
-        for scores, path in zip(item.scores, item.paths, strict=True):
+        for scores, path, has_path in zip(item.scores, item.paths, traced, strict=True):
             shown = " · ".join(_score(k, v) for k, v in scores.items())
-            cells.append(Text(f"{shown}\n{_path(path)}"))
+            cells.append(Text(f"{shown}\n{_path(path)}" if has_path else shown))
         table.add_row(item.example_id, Text(item.question), *cells)
     return table
 
@@ -158,6 +160,37 @@ def histogram(comparison: Comparison) -> RenderableType | None:
     return Group(*lines)
 
 
+_UNFINISHED = {"uploading": "upload unfinished", "failed": "upload failed"}
+
+
+def print_langsmith_urls(console: Console, sides: list[ExperimentData]) -> None:
+    """Each side's LangSmith experiment, and one comparison view when they share a dataset."""
+    from agenteval_cli.langsmith.upload import compare_url
+
+    views: dict[str, list[str]] = {}
+    for side in sides:
+        if not side.url:
+            continue
+        note = _UNFINISHED.get(side.url_status or "")
+        if note:
+            note += f": retry with agenteval upload {side.name}"
+        console.print(
+            f"  langsmith: {side.target}: {side.url}" + (f"  ({note})" if note else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
+        dataset_url, _, sessions = side.url.partition("/compare?selectedSessions=")
+        if sessions:
+            views.setdefault(dataset_url, []).extend(sessions.split("%2C"))
+    for dataset_url, sessions in views.items():
+        if len(sessions) > 1:
+            console.print(
+                f"  langsmith: compare: {compare_url(dataset_url, list(dict.fromkeys(sessions)))}",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
 def print_comparison(console: Console, comparison: Comparison) -> None:
     console.print(stats_table(comparison))
     console.print(
@@ -169,6 +202,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     )
     for side in comparison.sides:
         console.print(f"  {side.target}: [bold]{side.name}[/] ({side.source})", highlight=False)
+    print_langsmith_urls(console, comparison.sides)
     table = disagreement_table(comparison)
     if table is not None:
         console.print()

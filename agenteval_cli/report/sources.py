@@ -1,8 +1,9 @@
-"""Experiments to compare or report on, from the store or from JSON files, in one shape.
+"""Experiments to compare or report on, from the store, JSON files or LangSmith, in one shape.
 
 A command argument is a target name (its latest stored experiment), an experiment name,
 id or unique prefix, or a JSON file: a ``--json`` export (every experiment in it) or a
-``--save-baseline`` file (per-example scores only, no traces).
+``--save-baseline`` file (per-example scores only, no traces). With ``--from-langsmith``
+every argument names a LangSmith experiment instead (:func:`from_langsmith`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from typing import TYPE_CHECKING, Any
 from agenteval_cli.errors import UserError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agenteval_cli.records import Result
     from agenteval_cli.store import ExperimentRecord, Store
 
 BASELINE_FORMAT = "agenteval-baseline/1"
@@ -60,6 +64,8 @@ class ExperimentData:
     has_traces: bool = True
     git_commit: str | None = None
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
+    url: str | None = None  # its LangSmith experiment, when uploaded or read from there
+    url_status: str | None = None  # uploaded, imported, read, or an unfinished upload
 
     def example_ids(self) -> list[str]:
         return list(dict.fromkeys(r.example_id for r in self.runs))
@@ -83,28 +89,33 @@ class ExperimentData:
         return {eid: math.fsum(v) / len(v) for eid, v in values.items()}
 
 
+def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: Result) -> Run:
+    trace = result.trace
+    return Run(
+        example_id=result.example_id,
+        repetition=result.repetition,
+        inputs=inputs,
+        reference=reference,
+        outputs=result.outputs,
+        scores=result.score_map(),
+        comments={s.key: s.comment for s in result.scores if s.comment},
+        agent_path=list(trace.agent_path),
+        handoffs=[h.__dict__ for h in trace.handoffs],
+        tool_calls=[t.__dict__ for t in trace.tool_calls],
+        tokens=trace.tokens,
+        latency_s=result.latency_s,
+        error=result.error,
+    )
+
+
 def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
-    runs = []
-    for stored in store.results(record.id):
-        result = stored.result
-        trace = result.trace
-        runs.append(
-            Run(
-                example_id=result.example_id,
-                repetition=result.repetition,
-                inputs=stored.inputs,
-                reference=stored.reference_outputs,
-                outputs=result.outputs,
-                scores=result.score_map(),
-                comments={s.key: s.comment for s in result.scores if s.comment},
-                agent_path=list(trace.agent_path),
-                handoffs=[h.__dict__ for h in trace.handoffs],
-                tool_calls=[t.__dict__ for t in trace.tool_calls],
-                tokens=trace.tokens,
-                latency_s=result.latency_s,
-                error=result.error,
-            )
-        )
+    from agenteval_cli.langsmith.state import recorded_upload
+
+    runs = [
+        run_from_result(stored.inputs, stored.reference_outputs, stored.result)
+        for stored in store.results(record.id)
+    ]
+    upload = recorded_upload(store.db, record.id) or {}
     return ExperimentData(
         name=record.name,
         target=record.target,
@@ -115,7 +126,36 @@ def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
         pricing=record.spec.get("pricing") or {},
         git_commit=record.git_commit,
         thresholds=record.spec.get("thresholds") or {},
+        url=upload.get("url"),
+        url_status=upload.get("status"),
     )
+
+
+def from_langsmith(
+    names: Iterable[str], *, say: Callable[[str], None] = lambda _: None
+) -> list[ExperimentData]:
+    """Each named LangSmith experiment (a unique name prefix will do), read through the
+    client: its root runs, their reference examples and feedback, and model/tool runs."""
+    from agenteval_cli.langsmith.client import connect, credentials
+    from agenteval_cli.langsmith.experiments import read_experiments
+
+    conn = connect(credentials())
+    loaded = []
+    for remote in read_experiments(conn, names, say=say):
+        loaded.append(
+            ExperimentData(
+                name=remote.name,
+                target=remote.target,
+                runs=[run_from_result(e.inputs, e.outputs, r) for e, r in remote.pairs],
+                dataset_hash=remote.dataset_hash,
+                repetitions=remote.repetitions,
+                source=f"LangSmith {remote.endpoint}",
+                has_traces=remote.has_traces,
+                url=remote.url,
+                url_status="read",
+            )
+        )
+    return loaded
 
 
 def _run_from_json(data: dict[str, Any]) -> Run:
