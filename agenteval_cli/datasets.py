@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -53,30 +54,105 @@ _EMPTY_HINTS = {
 }
 
 
+STREAMED_SUFFIXES = (".jsonl", ".csv")  # read row by row: never held whole in memory
+
+
 def load_examples(path: str | Path) -> list[Example]:
     """Every example in the file, validated, in file order."""
     return list(iter_examples(path))
 
 
-def iter_examples(path: str | Path) -> Iterator[Example]:
-    """Yield examples one by one; .jsonl and .csv files are streamed, not loaded whole."""
+def open_examples(path: str | Path, limit: int | None = None) -> Sequence[Example]:
+    """The file's examples (the first ``limit``), validated now. A .jsonl or .csv file is
+    not held in memory (:class:`StreamedExamples`); the other formats are read whole."""
+    path = Path(path)
+    if path.suffix.lower() in STREAMED_SUFFIXES:
+        return StreamedExamples(path, limit)
+    examples = load_examples(path)
+    return examples if limit is None else examples[:limit]
+
+
+class StreamedExamples(Sequence[Example]):
+    """The examples of a .jsonl or .csv file, checked and counted once, then read from the
+    file again each time they are iterated (once per repetition of a run), so memory does
+    not grow with the file. A file changed after it was checked is an error, not a mix of
+    two datasets."""
+
+    def __init__(self, path: Path, limit: int | None = None) -> None:
+        self.path = path
+        self._stamp = _stamp(path)
+        count = sum(1 for _ in iter_examples(path))
+        self._count = count if limit is None else min(count, limit)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Example]:
+        self._check_unchanged()
+        yield from islice(iter_examples(self.path, check_ids=False), self._count)
+        self._check_unchanged()
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        return next(islice(iter(self), index, None))
+
+    def _check_unchanged(self) -> None:
+        if _stamp(self.path) != self._stamp:
+            raise UserError(
+                "the dataset file changed while the run was reading it",
+                file=self.path,
+                hint="leave the file alone during a run; run again (--resume refuses a "
+                "changed dataset)",
+            )
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise UserError(f"cannot read dataset: {exc.strerror}", file=path) from None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def iter_examples(path: str | Path, *, check_ids: bool = True) -> Iterator[Example]:
+    """Yield examples one by one; .jsonl and .csv files are streamed, not loaded whole.
+
+    ``check_ids=False`` skips the duplicate check, for a file already checked."""
     path = Path(path)
     suffix = _check_readable(path)
-    first_seen: dict[str, Position] = {}
+    seen: set[str] = set()  # ids only: a duplicate's first position is looked up again
+    found = False
     for position, record in _guard_os_errors(READERS[suffix](path), path):
         example = _to_example(record, position, path)
-        if example.id in first_seen:
-            given = isinstance(record, dict) and record.get("id") is not None
-            what = f"duplicate id {example.id!r}" if given else "duplicate example"
-            raise position.error(
-                path,
-                f"{what} (same as {first_seen[example.id].describe()})",
-                "give each row a unique 'id'" if given else "remove one of the identical rows",
-            )
-        first_seen[example.id] = position
+        found = True
+        if check_ids:
+            if example.id in seen:
+                _duplicate(example, record, position, path, suffix)
+            seen.add(example.id)
         yield example
-    if not first_seen:
+    if not found:
         raise UserError("contains no examples", file=path, hint=_EMPTY_HINTS[suffix])
+
+
+def _duplicate(example: Example, record: Any, position: Position, path: Path, suffix: str) -> None:
+    """Raise the duplicate-id error, naming where the id first appeared."""
+    first = next(
+        where
+        for where, row in READERS[suffix](path)
+        if _to_example(row, where, path).id == example.id
+    )
+    given = isinstance(record, dict) and record.get("id") is not None
+    what = f"duplicate id {example.id!r}" if given else "duplicate example"
+    raise position.error(
+        path,
+        f"{what} (same as {first.describe()})",
+        "give each row a unique 'id'" if given else "remove one of the identical rows",
+    )
 
 
 def _guard_os_errors(rows: Rows, path: Path) -> Rows:

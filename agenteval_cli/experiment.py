@@ -4,20 +4,23 @@ target in the store, run them side by side and persist every result as it finish
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agenteval_cli.errors import UserError
 from agenteval_cli.evaluators.scoring import BoundEvaluator
-from agenteval_cli.langsmith.offline import no_langsmith_tracing
+from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
 from agenteval_cli.records import Example, Result, Trace
 from agenteval_cli.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.spec import Spec
 from agenteval_cli.store import ExperimentRecord, Store
+from agenteval_cli.store_results import encode
 from agenteval_cli.targets import Target, adapt, import_object
 
 ProgressHook = Callable[[str, Result], None]
@@ -26,7 +29,7 @@ ProgressHook = Callable[[str, Result], None]
 @dataclass
 class PreparedRun:
     spec: Spec
-    examples: list[Example]
+    examples: Sequence[Example]
     targets: list[Target]
     evaluators: list[BoundEvaluator]
     experiments: dict[str, ExperimentRecord] = field(default_factory=dict)
@@ -51,16 +54,17 @@ def prepare(
     """Everything that can fail on bad input fails here, before any target is called.
 
     ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``)."""
-    from agenteval_cli.datasets import load_examples
+    from agenteval_cli.datasets import open_examples
 
+    examples: Sequence[Example]
     if spec.dataset.langsmith is not None:
         examples = _langsmith_examples(spec, store)
+        if limit is not None:
+            examples = examples[:limit]
     elif spec.dataset.path is None:
         raise UserError("the dataset has no 'path'", file=spec.source, line=spec.line_of("dataset"))
-    else:
-        examples = load_examples(spec.dataset.path)
-    if limit is not None:
-        examples = examples[:limit]
+    else:  # a .jsonl or .csv file is checked now and read again as the run goes
+        examples = open_examples(spec.dataset.path, limit)
     return PreparedRun(
         spec=spec,
         examples=examples,
@@ -121,7 +125,7 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
     return loaded
 
 
-def load_evaluators(spec: Spec, examples: list[Example] | None = None) -> list[BoundEvaluator]:
+def load_evaluators(spec: Spec, examples: Sequence[Example] | None = None) -> list[BoundEvaluator]:
     """Every evaluator of the spec; with ``examples``, sampled evaluators get their sample."""
     import agenteval_cli.evaluators  # noqa: F401 (registers every family)
     from agenteval_cli.evaluators.loading import bind_evaluators
@@ -224,18 +228,20 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
     if not run.experiments:
         start_experiments(run, store)
     runner = make_runner(run, store)
+    writer = store.writer()
 
     def persist(item: WorkItem, result: Result) -> None:
         experiment_id = run.experiments[item.target.name].id
         cache_key = None if result.cached else item.cache_key
         try:
-            store.add_result(
+            encoded = encode(
                 experiment_id,
                 item.example,
                 result,
                 replace=item.replace,
                 cache_key=cache_key,
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
+                memo=writer.memo,
             )
         except (ValueError, TypeError, RecursionError) as exc:  # outputs JSON cannot hold
             result.outputs, result.scores = None, []
@@ -244,7 +250,8 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
                 f"target returned outputs that cannot be stored ({type(exc).__name__}: {exc}); "
                 "return plain JSON values"
             )
-            store.add_result(experiment_id, item.example, result, replace=item.replace)
+            encoded = encode(experiment_id, item.example, result, replace=item.replace)
+        writer.add(encoded)
         if on_result is not None:
             on_result(item.target.name, result)
 
@@ -253,8 +260,11 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
         items = pending_items(run, runner)
         if run.spec.upload:  # keep each call's run tree for the upload (child runs)
             items = _with_run_trees(run, store, items)
-        with no_langsmith_tracing():  # a local run never reaches LangSmith
-            completed = asyncio.run(runner.run(items, persist, handle_signals=True))
+        with _offline():  # a local run never reaches LangSmith
+            try:
+                completed = asyncio.run(runner.run(items, persist, handle_signals=True))
+            finally:
+                writer.flush()  # what finished is committed, however the run ended
         status = "finished" if completed else "interrupted"
     finally:
         for experiment in run.experiments.values():
@@ -263,6 +273,33 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
         score_summaries(run, store)
     if status == "interrupted":
         raise KeyboardInterrupt
+
+
+def _offline() -> contextlib.AbstractContextManager[None]:
+    """LangSmith tracing off for the run. While langsmith is not imported, its environment
+    variables are all there is to switch off (a langsmith imported during the run reads
+    them), so langsmith is not imported just for that."""
+    if "langsmith" in sys.modules:
+        return no_langsmith_tracing()
+    return _tracing_env_off()
+
+
+@contextlib.contextmanager
+def _tracing_env_off() -> Iterator[None]:
+    saved = {var: os.environ.get(var) for var in TRACING_VARS}
+    os.environ.update(dict.fromkeys(TRACING_VARS, "false"))
+    try:
+        yield
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+        if "langsmith" in sys.modules:  # imported during the run: drop its cached "false"
+            from langsmith import utils as ls_utils
+
+            ls_utils.get_env_var.cache_clear()
 
 
 def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:

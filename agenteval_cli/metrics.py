@@ -65,10 +65,13 @@ class Summary:
     models: set[str] = field(default_factory=set)
     by_repetition: dict[tuple[str, int], list[float]] = field(default_factory=dict)
     outcomes: dict[str, list[tuple]] = field(default_factory=dict)
+    # False when no example can repeat (one repetition): no outcome is kept per example.
+    track_outcomes: bool = True
 
     def add(self, result: Result) -> None:
         self.count += 1
-        self.outcomes.setdefault(result.example_id, []).append(outcome(result))
+        if self.track_outcomes:
+            self.outcomes.setdefault(result.example_id, []).append(outcome(result))
         self.latencies.append(result.latency_s)
         self.models.update(call.model for call in result.trace.model_calls)
         if result.error is not None:
@@ -116,8 +119,10 @@ class Summary:
         return values
 
 
-def summarize(results: Iterable[Result]) -> Summary:
-    summary = Summary()
+def summarize(results: Iterable[Result], *, repetitions: int | None = None) -> Summary:
+    """The summary of ``results``; with ``repetitions=1`` nothing is kept per example
+    (consistency needs repeats), so memory does not grow with the experiment."""
+    summary = Summary(track_outcomes=repetitions is None or repetitions > 1)
     for result in results:
         summary.add(result)
     return summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,19 +21,38 @@ from agenteval_cli.records import Result
 
 
 class TargetProgress:
-    """Tracks one bar per target; ``update`` is the runner's result hook."""
+    """Tracks one bar per target; ``update`` is the runner's result hook.
 
-    def __init__(self, progress: Progress, totals: dict[str, int]) -> None:
+    Results are counted at once and shown at most every ``interval_s`` (the bar redraws
+    ten times a second anyway), so a fast run does not pay Rich's bookkeeping per result."""
+
+    def __init__(
+        self, progress: Progress, totals: dict[str, int], interval_s: float = 0.05
+    ) -> None:
         self.progress = progress
         self.errors = dict.fromkeys(totals, 0)
         self.tasks: dict[str, TaskID] = {
             name: progress.add_task(name, total=total, errors=0) for name, total in totals.items()
         }
+        self.interval_s = interval_s
+        self._unshown = dict.fromkeys(totals, 0)
+        self._next = 0.0
 
     def update(self, target: str, result: Result) -> None:
         if result.error is not None:
             self.errors[target] += 1
-        self.progress.update(self.tasks[target], advance=1, errors=self.errors[target])
+        self._unshown[target] += 1
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self.interval_s
+            self.show()
+
+    def show(self) -> None:
+        """Bring every bar up to date."""
+        for target, count in self._unshown.items():
+            if count:
+                self._unshown[target] = 0
+                self.progress.update(self.tasks[target], advance=count, errors=self.errors[target])
 
 
 @contextmanager
@@ -50,4 +70,8 @@ def target_progress(console: Console, totals: dict[str, int]) -> Iterator[Target
         disable=not console.is_terminal,
     )
     with progress:
-        yield TargetProgress(progress, totals)
+        tracker = TargetProgress(progress, totals)
+        try:
+            yield tracker
+        finally:
+            tracker.show()

@@ -5,7 +5,7 @@ Kept free of heavy imports so every stage (and ``agenteval --help``) can use the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -83,9 +83,32 @@ class Trace:
         return by_model
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tokens"] = self.tokens
-        return data
+        """The trace as JSON-ready data, with ``tokens``. Lists are new; the values inside
+        (tool arguments, messages) are the trace's own, not copies."""
+        return {
+            "agent_path": list(self.agent_path),
+            "handoffs": [
+                {"source": h.source, "target": h.target, "tool": h.tool} for h in self.handoffs
+            ],
+            "tool_calls": [
+                {"agent": t.agent, "name": t.name, "args": t.args, "output": t.output}
+                for t in self.tool_calls
+            ],
+            "model_calls": [
+                {
+                    "agent": m.agent,
+                    "model": m.model,
+                    "input_tokens": m.input_tokens,
+                    "output_tokens": m.output_tokens,
+                    "latency_s": m.latency_s,
+                }
+                for m in self.model_calls
+            ],
+            "messages": list(self.messages),
+            "latency_s": self.latency_s,
+            "error": self.error,
+            "tokens": self.tokens,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Trace:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.evaluators.scoring import BoundEvaluator, score
-from agenteval_cli.records import Example, Result
+from agenteval_cli.records import Example, Result, Trace
 from agenteval_cli.retry import RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.targets import Target
 
@@ -50,6 +51,7 @@ class WorkItem:
 
 
 ResultSink = Callable[[WorkItem, Result], None]
+YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 
 
 @dataclass
@@ -65,9 +67,14 @@ class Runner:
     _force: asyncio.Event | None = field(default=None, init=False, repr=False)
 
     def work(self, examples: Iterable[Example]) -> Iterator[WorkItem]:
-        """Repetition-major, then example, then target: targets advance side by side."""
-        examples = list(examples)
-        for repetition in range(self.settings.repetitions):
+        """Repetition-major, then example, then target: targets advance side by side.
+
+        ``examples`` is iterated once per repetition; a one-shot iterator is kept in a list
+        only when there are several repetitions."""
+        repetitions = self.settings.repetitions
+        if repetitions > 1 and iter(examples) is examples:  # a one-shot iterator
+            examples = list(examples)
+        for repetition in range(repetitions):
             for example in examples:
                 for target in self.targets:
                     yield WorkItem(
@@ -107,12 +114,20 @@ class Runner:
         self._force = asyncio.Event()
         queue = iter(items)
 
+        clock = time.monotonic
+        turn = [clock() + YIELD_EVERY_S]
+
         async def worker() -> None:
             while not self.stopped:
                 item = next(queue, None)  # a shared iterator: each item goes to one worker
                 if item is None:
                     return
                 on_result(item, await self.run_one(item))
+                if clock() >= turn[0]:
+                    # Calls that never wait (an instant target) would keep this worker busy
+                    # for the whole run: let signals, the store's commits and others in.
+                    await asyncio.sleep(0)
+                    turn[0] = clock() + YIELD_EVERY_S
 
         workers = [
             asyncio.ensure_future(worker()) for _ in range(max(1, self.settings.concurrency))
@@ -161,17 +176,20 @@ class Runner:
         return await self._call(item)
 
     async def _call(self, item: WorkItem) -> Result:
-        from agenteval_cli.tracing import TraceRecorder, capture
-
         timeout = self.settings.timeout_s
         last: dict[str, Any] = {}
 
         async def attempt() -> dict[str, Any]:
-            with capture() as recorder:  # a fresh trace per attempt: failed ones do not count
-                last["recorder"], last["started"] = recorder, time.perf_counter()
-                outputs = await asyncio.wait_for(
-                    item.target(item.example.inputs, [recorder]), timeout
-                )
+            while True:
+                untraced = "langchain_core" not in sys.modules
+                with _capture() as recorder:  # a fresh trace per attempt: failed ones don't count
+                    last["recorder"], last["started"] = recorder, time.perf_counter()
+                    async with asyncio.timeout(timeout):
+                        outputs = await item.target(item.example.inputs, [recorder])
+                # LangChain was first imported while this call ran untraced (a target that
+                # imports its graph lazily): its runs went unseen, so call again, traced.
+                if not (untraced and "langchain_core" in sys.modules):
+                    break
             _check_outputs(outputs)
             return outputs
 
@@ -180,7 +198,9 @@ class Runner:
         attempts = 1
         try:
             outputs, attempts = await call_with_retries(
-                attempt, self.settings.retry, before_attempt=self._before_attempt
+                attempt,
+                self.settings.retry,
+                before_attempt=None if self._limiter is None else self._limiter.acquire,
             )
         except TimeoutError as exc:
             attempts = getattr(exc, "attempts", 1)
@@ -188,7 +208,7 @@ class Runner:
         except Exception as exc:
             attempts = getattr(exc, "attempts", 1)
             error = f"{type(exc).__name__}: {exc}"
-        recorder = last.get("recorder") or TraceRecorder()
+        recorder = last.get("recorder") or PlainRecorder()
         latency = time.perf_counter() - last.get("started", time.perf_counter())
         trace = recorder.trace()
         trace.latency_s = latency
@@ -206,9 +226,38 @@ class Runner:
             result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
 
-    async def _before_attempt(self) -> None:
-        if self._limiter is not None:
-            await self._limiter.acquire()
+
+class PlainRecorder:
+    """The trace of a call made while LangChain is not loaded: no LangChain run can happen
+    in it, so there are no events to record, only the call's time and error."""
+
+    def start(self) -> None:
+        pass
+
+    def finish(self, error: BaseException | str | None = None) -> None:
+        pass
+
+    def trace(self) -> Trace:
+        return Trace()
+
+    def __enter__(self) -> PlainRecorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_PLAIN = PlainRecorder()  # it keeps nothing, so one serves every call
+
+
+def _capture() -> contextlib.AbstractContextManager[Any]:
+    """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
+    Runnable, or a function whose module uses them), else a plain one."""
+    if "langchain_core" in sys.modules:
+        from agenteval_cli.tracing import capture
+
+        return capture()
+    return _PLAIN
 
 
 def _check_outputs(outputs: Any) -> None:

@@ -1,22 +1,31 @@
 """The embedded experiment store: one SQLite file, one row per example x target x repetition.
 
-Rows are committed as each result finishes (WAL journal), so a crash or Ctrl-C never loses
-what was already computed.
+A run's results are committed as they finish, those that finish together in one
+transaction (WAL journal; :mod:`agenteval_cli.store_results`), so a crash or Ctrl-C never
+loses what was already committed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.records import Example, Result, Score, Trace
+from agenteval_cli.records import Example, Result
+from agenteval_cli.store_results import (  # noqa: F401 (dumps, now, _default: re-exported)
+    ResultWriter,
+    _default,
+    dumps,
+    encode,
+    iter_results,
+    light_results,
+    now,
+    write,
+)
 
 DEFAULT_PATH = Path(".agenteval") / "agenteval.db"
 
@@ -79,27 +88,6 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("results", "attempts", "INTEGER NOT NULL DEFAULT 1"),  # target calls, retries included
     ("results", "cached", "INTEGER NOT NULL DEFAULT 0"),  # outputs came from the cache
 ]
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _default(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, Path):
-        return str(value)
-    return repr(value)
-
-
-def dumps(value: Any) -> str:
-    """JSON for the store: anything not JSON-native is converted, never an exception."""
-    return json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass
@@ -263,99 +251,35 @@ class Store:
         ``replace`` swaps out an earlier row of the same example and repetition (a retried
         error) in the same transaction, so the pair is never missing nor doubled.
         ``cache_key`` also stores a successful call's outputs in the response cache.
+        A run writes through :meth:`writer` instead, which groups the commits.
         """
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if replace:
-                self._delete_result(experiment_id, result.example_id, result.repetition)
-            trace_json = dumps(result.trace.to_dict())
-            outputs_json = None if result.outputs is None else dumps(result.outputs)
-            cursor = db.execute(
-                "INSERT INTO results (experiment_id, example_id, repetition, inputs_json,"
-                " reference_json, outputs_json, trace_json, error, latency_s, finished_at,"
-                " attempts, cached) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    experiment_id,
-                    result.example_id,
-                    result.repetition,
-                    dumps(example.inputs),
-                    dumps(example.outputs),
-                    outputs_json,
-                    trace_json,
-                    result.error,
-                    result.latency_s,
-                    now(),
-                    result.attempts,
-                    result.cached,
-                ),
-            )
-            db.executemany(
-                "INSERT OR REPLACE INTO scores (result_id, key, score, is_bool, comment)"
-                " VALUES (?,?,?,?,?)",
-                [
-                    (cursor.lastrowid, s.key, s.score, isinstance(s.score, bool), s.comment)
-                    for s in result.scores
-                ],
-            )
-            if cache_key is not None and result.error is None and outputs_json is not None:
-                db.execute(
-                    "INSERT OR REPLACE INTO cache (key, target_path, outputs_json, trace_json,"
-                    " latency_s, created_at) VALUES (?,?,?,?,?,?)",
-                    (cache_key, target_path, outputs_json, trace_json, result.latency_s, now()),
-                )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        encoded = encode(
+            experiment_id,
+            example,
+            result,
+            replace=replace,
+            cache_key=cache_key,
+            target_path=target_path,
+        )
+        write(self.db, [encoded])
+
+    def writer(self) -> ResultWriter:
+        """A group-committing writer for a run (see :class:`ResultWriter`)."""
+        return ResultWriter(self.db)
 
     def results(self, experiment_id: str) -> Iterator[StoredResult]:
         """Results of an experiment in insertion order, with their inputs and references."""
-        scores: dict[int, list[Score]] = {}
-        for result_id, key, score, is_bool, comment in self.db.execute(
-            "SELECT s.result_id, s.key, s.score, s.is_bool, s.comment FROM scores s"
-            " JOIN results r ON r.id = s.result_id WHERE r.experiment_id = ?",
-            (experiment_id,),
-        ):
-            value = bool(score) if is_bool and score is not None else score
-            scores.setdefault(result_id, []).append(Score(key, value, comment))
-        rows = self.db.execute(
-            "SELECT id, example_id, repetition, inputs_json, reference_json, outputs_json,"
-            " trace_json, error, latency_s, attempts, cached FROM results"
-            " WHERE experiment_id = ? ORDER BY id",
-            (experiment_id,),
-        )
-        for row in rows:
-            rid, example_id, rep, inputs, reference, outputs, trace, error, latency = row[:9]
-            yield StoredResult(
-                inputs=json.loads(inputs),
-                reference_outputs=json.loads(reference),
-                result=Result(
-                    example_id=example_id,
-                    repetition=rep,
-                    outputs=None if outputs is None else json.loads(outputs),
-                    trace=Trace.from_dict(json.loads(trace) if trace else None),
-                    scores=scores.get(rid, []),
-                    error=error,
-                    latency_s=latency or 0.0,
-                    attempts=row[9],
-                    cached=bool(row[10]),
-                ),
-            )
+        return iter_results(self.db, experiment_id)
+
+    def light_results(self, experiment_id: str) -> Iterator[Result]:
+        """Results without outputs or messages: what the metrics read, cheaply."""
+        return light_results(self.db, experiment_id)
 
     def result_count(self, experiment_id: str) -> int:
         (count,) = self.db.execute(
             "SELECT COUNT(*) FROM results WHERE experiment_id = ?", (experiment_id,)
         ).fetchone()
         return count
-
-    def _delete_result(self, experiment_id: str, example_id: str, repetition: int) -> None:
-        where = "experiment_id = ? AND example_id = ? AND repetition = ?"
-        params = (experiment_id, example_id, repetition)
-        self.db.execute(
-            f"DELETE FROM scores WHERE result_id IN (SELECT id FROM results WHERE {where})", params
-        )
-        self.db.execute(f"DELETE FROM results WHERE {where}", params)
 
     # resume -----------------------------------------------------------------------------
 

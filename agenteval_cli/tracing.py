@@ -243,6 +243,11 @@ class TraceRecorder(BaseCallbackHandler):
     def trace(self) -> Trace:
         """A copy of everything recorded so far; calls still in flight count with 0 tokens."""
         with self._lock:
+            start = self._span[0] if self._span[0] is not None else self._events[0]
+            end = self._span[1] if self._span[1] is not None else self._events[1]
+            latency = end - start if start is not None and end is not None else 0.0
+            if self._events[0] is None:  # no LangChain event at all: nothing to assemble
+                return Trace(latency_s=latency, error=self._error or self._root_error)
             now = time.perf_counter()
             for run in self._open_models.values():  # cut off by a timeout or an error
                 run.call.latency_s = now - run.started
@@ -259,15 +264,13 @@ class TraceRecorder(BaseCallbackHandler):
                 target = self._handoff_target(tool)
                 if target is not None:
                     handoffs.append(Handoff(tool.call.agent, target, tool.call.name))
-            start = self._span[0] if self._span[0] is not None else self._events[0]
-            end = self._span[1] if self._span[1] is not None else self._events[1]
             return Trace(
                 agent_path=path,
                 handoffs=handoffs,
                 tool_calls=[replace(t.call, args=dict(t.call.args)) for t in self._tools],
                 model_calls=model_calls,
                 messages=self._conversation.openai_messages(),
-                latency_s=end - start if start is not None and end is not None else 0.0,
+                latency_s=latency,
                 error=self._error or self._root_error,
             )
 

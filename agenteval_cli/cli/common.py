@@ -129,7 +129,10 @@ def print_comparison(
 
     out = stdout()
     experiments = [store.experiment(i) for i in experiment_ids]
-    columns = [(e.target, summarize(s.result for s in store.results(e.id))) for e in experiments]
+    columns = [  # metrics read only scores, errors, latencies and models: no outputs decoded
+        (e.target, summarize(store.light_results(e.id), repetitions=e.repetitions))
+        for e in experiments
+    ]
     out.print(comparison_table(columns, title=title))
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         out.print(f"  {exp.target}: [bold]{exp.name}[/] ({exp.status})", highlight=False)

@@ -50,6 +50,31 @@ def arguments_for(fn: Callable[..., Any], available: dict[str, Any]) -> dict[str
     return {name: available[name] for name in names if name in available}
 
 
+Plan = tuple[tuple[tuple[str, str], ...] | None, bool]
+
+
+@lru_cache(maxsize=256)
+def argument_plan(fn: Callable[..., Any], offered: tuple[str, ...]) -> Plan:
+    """What :func:`arguments_for` passes ``fn`` when ``offered`` are the available names,
+    worked out once: ``((parameter, available name), ...)``, or None for all of them
+    (``**kwargs``); and whether ``run`` is among them."""
+    names, var_kw, _ = _wanted(fn)
+    if var_kw:
+        return None, "run" in offered
+    if len(names) == 2 and not set(names) & set(offered) and "run" in offered:
+        return ((names[0], "run"), (names[1], "example")), True
+    pairs = tuple((name, name) for name in names if name in offered)
+    return pairs, any(name == "run" for name, _ in pairs)
+
+
+def planned_arguments(plan: Plan, available: dict[str, Any]) -> dict[str, Any]:
+    """The arguments :func:`argument_plan` chose, taken from ``available``."""
+    pairs = plan[0]
+    if pairs is None:
+        return dict(available)
+    return {parameter: available.get(name) for parameter, name in pairs}
+
+
 def normalize(raw: Any, default_key: str) -> list[Score]:
     """Turn a dict, list of dicts, EvaluationResult(s), bool or number into Scores."""
     if raw is None:

@@ -11,10 +11,16 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval_cli.evaluators.invoke import arguments_for, normalize
+from agenteval_cli.evaluators.invoke import (
+    KNOWN_PARAMETERS,
+    Plan,
+    argument_plan,
+    normalize,
+    planned_arguments,
+)
 from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
 from agenteval_cli.records import Example, Score, Trace
 
@@ -32,9 +38,24 @@ class BoundEvaluator:
     seed: int = 0
     example_ids: frozenset[str] | None = None  # the chosen sample; None scores every example
     summary: bool = False  # dataset-level: run once per target, not per result
+    # (fn, its argument plan for score()'s names, or the error working it out raised)
+    _plan: tuple[Any, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def applies_to(self, example: Example) -> bool:
         return not self.summary and (self.example_ids is None or example.id in self.example_ids)
+
+    def plan(self) -> Plan:
+        """How ``fn`` takes score()'s arguments, worked out on first use."""
+        cached = self._plan
+        if cached is None or cached[0] is not self.fn:
+            try:
+                cached = (self.fn, argument_plan(self.fn, KNOWN_PARAMETERS))
+            except Exception as exc:  # no signature to read: raised where it is called
+                cached = (self.fn, exc)
+            self._plan = cached
+        if isinstance(cached[1], Exception):
+            raise cached[1]
+        return cached[1]
 
 
 def choose_sample(ids: Sequence[str], share: float, *, seed: int, name: str) -> frozenset[str]:
@@ -54,18 +75,23 @@ def choose_sample(ids: Sequence[str], share: float, *, seed: int, name: str) -> 
 
 def apply_sampling(evaluators: Sequence[BoundEvaluator], examples: Sequence[Example]) -> None:
     """Fix each sampled evaluator's examples; call once the examples are known."""
+    sampled = [e for e in evaluators if e.sample is not None and e.sample < 1]
+    if not sampled:  # the examples (maybe a file read again) need not be read for ids
+        return
     ids = [e.id for e in examples]
-    for evaluator in evaluators:
-        if evaluator.sample is not None and evaluator.sample < 1:
-            evaluator.example_ids = choose_sample(
-                ids, evaluator.sample, seed=evaluator.seed, name=evaluator.name
-            )
+    for evaluator in sampled:
+        share = evaluator.sample
+        assert share is not None
+        evaluator.example_ids = choose_sample(ids, share, seed=evaluator.seed, name=evaluator.name)
 
 
 async def call_evaluator(evaluator: BoundEvaluator, available: dict[str, Any]) -> list[Score]:
     """One evaluator on one result; raising or returning garbage becomes null scores."""
     try:
-        raw = evaluator.fn(**arguments_for(evaluator.fn, available))
+        names = tuple(available)
+        # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
+        plan = evaluator.plan() if names == KNOWN_PARAMETERS else argument_plan(evaluator.fn, names)
+        raw = evaluator.fn(**planned_arguments(plan, available))
         if inspect.isawaitable(raw):
             raw = await raw
         return normalize(raw, evaluator.name)
@@ -79,22 +105,30 @@ async def score(
 ) -> list[Score]:
     """Run every evaluator that applies to ``example``; one that fails yields null scores
     with the reason as their comment, and the others still run."""
-    from types import SimpleNamespace
-
-    run = SimpleNamespace(
-        inputs=example.inputs, outputs=outputs, trace=trace, error=trace.error, id=example.id
-    )
-    available = {
+    chosen = [e for e in evaluators if e.applies_to(example)]
+    available: dict[str, Any] = {
         "inputs": example.inputs,
         "outputs": outputs,
         "reference_outputs": example.outputs,
         "trace": trace,
+        "run": None,
         "example": example,
-        "run": run,
     }
+    if any(_wants_run(e) for e in chosen):  # built only for evaluators that read it
+        from types import SimpleNamespace
+
+        available["run"] = SimpleNamespace(
+            inputs=example.inputs, outputs=outputs, trace=trace, error=trace.error, id=example.id
+        )
     scores: list[Score] = []
     with collect_judge_usage() as spent:
-        for evaluator in evaluators:
-            if evaluator.applies_to(example):
-                scores.extend(await call_evaluator(evaluator, available))
-    return scores + usage_scores(spent)
+        for evaluator in chosen:
+            scores.extend(await call_evaluator(evaluator, available))
+    return scores + usage_scores(spent) if spent else scores
+
+
+def _wants_run(evaluator: BoundEvaluator) -> bool:
+    try:
+        return evaluator.plan()[1]
+    except Exception:  # call_evaluator reports it
+        return False
