@@ -99,15 +99,16 @@ def _import_file(path: Path, *, file: str | None, line: int | None) -> Any:
     if spec is None or spec.loader is None:
         raise UserError(f"cannot load {str(path)!r} as a Python module", file=file, line=line)
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))  # so the file can import its neighbours
+    # The file imports its neighbours, when loaded and when called (a lazy import inside
+    # the target function), so its folder stays on the path for the rest of the run.
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     try:
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
-    finally:
-        sys.path.remove(str(path.parent))
     return module
 
 
@@ -135,15 +136,20 @@ def adapt(
 ) -> Target:
     """Wrap a graph, Runnable or function as a uniform async target."""
     initial_state = dict(initial_state or {})
-    from langchain_core.runnables import Runnable
-    from langgraph.graph import StateGraph
+    # An object can only be a graph or a Runnable if its library is loaded; a plain
+    # function's module that never imported them does not pay for importing them here.
+    if "langgraph" in sys.modules:
+        from langgraph.graph import StateGraph
 
-    if isinstance(obj, StateGraph):
-        obj = obj.compile()
-    if _is_graph(obj):
-        return Target(name, import_path, "graph", _graph_call(obj, input_key, initial_state))
-    if isinstance(obj, Runnable):
-        return Target(name, import_path, "runnable", _runnable_call(obj))
+        if isinstance(obj, StateGraph):
+            obj = obj.compile()
+        if _is_graph(obj):
+            return Target(name, import_path, "graph", _graph_call(obj, input_key, initial_state))
+    if "langchain_core" in sys.modules:
+        from langchain_core.runnables import Runnable
+
+        if isinstance(obj, Runnable):
+            return Target(name, import_path, "runnable", _runnable_call(obj))
     if callable(obj):
         return Target(name, import_path, "function", _function_call(obj))
     raise TypeError(f"{import_path!r} is a {type(obj).__name__}, not a graph, Runnable or function")

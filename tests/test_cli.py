@@ -199,3 +199,21 @@ def test_broken_spec_as_a_subprocess_has_no_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert proc.stderr.startswith(f"error: {spec}:")
+
+
+def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tmp_path):
+    """In a fresh process LangChain is not loaded until the target's first call imports it;
+    calls already in flight then went untraced, so they are made again, traced."""
+    out = tmp_path / "lazy.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "agenteval_cli.cli", "run", str(EXTERNAL.parent / "lazy.yaml"),
+         "--store", str(tmp_path / "db"), "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [experiment] = json.loads(out.read_text())["experiments"]
+    results = {r["example_id"]: r for r in experiment["results"]}
+    for example_id, (path, tokens, *_) in SUPERVISOR.items():
+        assert results[example_id]["error"] is None
+        assert results[example_id]["trace"]["agent_path"] == path
+        assert results[example_id]["scores"]["total_tokens"] == tokens
