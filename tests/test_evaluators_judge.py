@@ -322,5 +322,5 @@ def test_a_sampled_judge_in_a_full_run(tmp_path, monkeypatch):
     assert {r["example_id"] for r in data["swarm"]["results"] if "quality" in r["scores"]} == {
         r["example_id"] for r in data["supervisor"]["results"] if "quality" in r["scores"]
     }
-    assert f"0.50 (n={judged})" in result.output
+    assert f"0.5 (n={judged})" in result.output
     assert "judge cost (total)" in result.output

@@ -20,6 +20,8 @@ LABELS = {
     "total_tokens": "tokens / request",
     "cost_usd": "cost / request",
     "error_rate": "error rate",
+    "latency_p50_s": "latency p50",
+    "latency_p95_s": "latency p95",
     "consistency": "consistency",
 }
 LOWER_IS_BETTER = frozenset(
@@ -33,10 +35,13 @@ LOWER_IS_BETTER = frozenset(
         "error_rate",
         "latency_p50_s",
         "latency_p95_s",
+        "unnecessary_steps",
+        "judge_cost_usd",
+        "judge_tokens",
     }
 )
 PERCENT = frozenset({"routing_accuracy", "resolution_coverage", "ping_pong", "error_rate"})
-COUNTS = frozenset({"input_tokens", "output_tokens", "total_tokens"})
+COUNTS = frozenset({"input_tokens", "output_tokens", "total_tokens", "judge_tokens"})
 # Keys whose per-example value is a quantity rather than an outcome: never a "failure" and
 # left out of disagreement and consistency.
 QUANTITIES = COUNTS | {"cost_usd", "handoff_chain_length"}
@@ -60,7 +65,7 @@ def fmt(key: str, value: float | None) -> str:
         return f"{value:.1%}"
     if key in COUNTS:
         return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.1f}"
-    if key == "cost_usd":
+    if key in ("cost_usd", "judge_cost_usd"):
         return f"${value:.3g}" if abs(value) < 0.01 else f"${value:.4f}"
     if key.startswith("latency"):
         return f"{value * 1000:.0f} ms" if abs(value) < 1 else f"{value:.2f} s"
