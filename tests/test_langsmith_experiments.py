@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 from langsmith import Client, evaluate
-from langsmith_stub import LangSmithStandIn
+from langsmith_stub import LangSmithStandIn, serving
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -90,14 +90,8 @@ def swarm_target(inputs: dict) -> dict:
 
 @pytest.fixture
 def server(monkeypatch):
-    stand_in = LangSmithStandIn(runs_page_size=3).start()  # pages of 3 runs: pagination runs
-    for var in ("LANGCHAIN_API_KEY", "LANGCHAIN_ENDPOINT"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("LANGSMITH_ENDPOINT", stand_in.url)
-    monkeypatch.setenv("LANGSMITH_API_KEY", stand_in.api_key)
-    monkeypatch.setenv("AGENTEVAL_LANGSMITH_BACKOFF", "0.01")
-    yield stand_in
-    stand_in.stop()
+    with serving(monkeypatch, runs_page_size=3) as stand_in:  # pages of 3 runs: pagination runs
+        yield stand_in
 
 
 def invoke(*args):

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from langsmith_stub import LangSmithStandIn
+from langsmith_stub import LangSmithStandIn, serving
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -32,14 +32,8 @@ pricing:
 
 @pytest.fixture
 def server(monkeypatch):
-    stand_in = LangSmithStandIn().start()
-    for var in ("LANGCHAIN_API_KEY", "LANGCHAIN_ENDPOINT"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("LANGSMITH_ENDPOINT", stand_in.url)
-    monkeypatch.setenv("LANGSMITH_API_KEY", stand_in.api_key)
-    monkeypatch.setenv("AGENTEVAL_LANGSMITH_BACKOFF", "0.01")
-    yield stand_in
-    stand_in.stop()
+    with serving(monkeypatch) as stand_in:
+        yield stand_in
 
 
 @pytest.fixture

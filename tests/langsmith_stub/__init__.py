@@ -21,7 +21,7 @@ optionally after the request was applied) and latency are injectable. Anything e
 404, so an unexpected call shows up in a test.
 """
 
-from .server import LangSmithStandIn
+from .server import LangSmithStandIn, serving
 from .state import ApiError, Fault, Recorded, State
 
-__all__ = ["ApiError", "Fault", "LangSmithStandIn", "Recorded", "State"]
+__all__ = ["ApiError", "Fault", "LangSmithStandIn", "Recorded", "State", "serving"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -140,3 +142,18 @@ class LangSmithStandIn(DatasetRoutes, ExperimentRoutes):
                 "size_limit_bytes": 20971520,
             },
         }
+
+
+@contextlib.contextmanager
+def serving(monkeypatch: Any, **options: Any) -> Iterator[LangSmithStandIn]:
+    """A started stand-in that the environment points the client at, with fast backoff."""
+    stand_in = LangSmithStandIn(**options).start()
+    for var in ("LANGCHAIN_API_KEY", "LANGCHAIN_ENDPOINT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", stand_in.url)
+    monkeypatch.setenv("LANGSMITH_API_KEY", stand_in.api_key)
+    monkeypatch.setenv("AGENTEVAL_LANGSMITH_BACKOFF", "0.01")
+    try:
+        yield stand_in
+    finally:
+        stand_in.stop()
