@@ -51,6 +51,14 @@ class Position:
 Rows = Iterator[tuple[Position, Any]]
 
 
+def _line_position(number: int) -> Position:
+    """``Position(row=number, line=number, row_is_line=True)``, filled in directly: the
+    frozen dataclass's ``__init__`` costs more than reading the line it describes."""
+    position = object.__new__(Position)
+    position.__dict__.update(row=number, line=number, row_is_line=True)
+    return position
+
+
 def describe_json(value: Any) -> str:
     """:func:`~agenteval_cli.yamlsource.describe` in JSON's words: null, an object."""
     if value is None:
@@ -68,12 +76,17 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
 def _read_jsonl(path: Path) -> Rows:
     """One JSON value per line, streamed; blank lines are skipped but counted."""
     with path.open("rb") as handle:
-        for number, text in _decoded_lines(handle, path):
-            if not text.strip():
-                continue
-            position = Position(row=number, line=number, row_is_line=True)
+        for number, raw in enumerate(handle, start=1):  # _decoded_lines, inline
             try:
-                record = json.loads(text)
+                text = (raw.removeprefix(_BOM) if number == 1 else raw).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                data = raw.removeprefix(_BOM) if number == 1 else raw
+                raise _not_utf8(path, data, exc.start, number) from None
+            if not text or text.isspace():  # what strip() would leave empty
+                continue
+            position = _line_position(number)
+            try:
+                record = _loads_line(text)
             except json.JSONDecodeError as exc:
                 raise position.error(
                     path,
@@ -81,6 +94,21 @@ def _read_jsonl(path: Path) -> Rows:
                     "each line must be one complete JSON object",
                 ) from None
             yield position, record
+
+
+_scan_value = json.JSONDecoder().scan_once  # the scanner json.loads ends up calling
+
+
+def _loads_line(text: str) -> Any:
+    """``json.loads(text)`` for one line: a value that starts the line and ends it (a
+    newline aside) is scanned directly; anything else, errors included, goes to json.loads."""
+    try:
+        value, end = _scan_value(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    if end == len(text) or (end == len(text) - 1 and text[end] == "\n"):
+        return value
+    return json.loads(text)
 
 
 def _read_json(path: Path) -> Rows:

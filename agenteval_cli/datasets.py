@@ -45,6 +45,7 @@ from agenteval_cli.records import Example
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(READERS)  # .jsonl .json .yaml .yml .csv
 
 _ROW_KEYS = ("id", "inputs", "outputs", "reference_outputs", "metadata")
+_ROW_KEY_SET = frozenset(_ROW_KEYS)
 _EMPTY_HINTS = {
     ".jsonl": 'add one JSON object per line, e.g. {"inputs": {"question": "..."}}',
     ".json": 'add a list of rows, e.g. [{"inputs": {"question": "..."}}]',
@@ -209,6 +210,28 @@ def _check_readable(path: Path) -> str:
 
 def _to_example(record: Any, position: Position, file: Path) -> Example:
     """Check one raw row and build its Example; any problem names the row and a fix."""
+    if type(record) is dict and record.keys() <= _ROW_KEY_SET:
+        # a well-formed row, checked at once; anything doubtful takes the path below
+        inputs = record.get("inputs")
+        given = record.get("id")
+        if "reference_outputs" in record:
+            outputs = None if "outputs" in record else record["reference_outputs"]
+        else:
+            outputs = record.get("outputs", {})
+        metadata = record.get("metadata")
+        if (
+            type(inputs) is dict
+            and type(outputs) is dict
+            and (metadata is None or type(metadata) is dict)
+            and ((type(given) is str and given) or given is None)
+        ):
+            return Example(
+                id=given or example_id(inputs, outputs),
+                inputs=inputs,
+                outputs=outputs,
+                metadata={} if metadata is None else metadata,
+                row=position.row,
+            )
     if not isinstance(record, dict):
         raise position.error(
             file,

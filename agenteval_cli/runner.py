@@ -18,8 +18,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.evaluators.scoring import BoundEvaluator, score
@@ -74,6 +75,7 @@ class Runner:
         repetitions = self.settings.repetitions
         if repetitions > 1 and iter(examples) is examples:  # a one-shot iterator
             examples = list(examples)
+        cached = self.cache is not None
         for repetition in range(repetitions):
             for example in examples:
                 for target in self.targets:
@@ -81,7 +83,7 @@ class Runner:
                         target,
                         example,
                         repetition,
-                        cache_key=self._key(target, example, repetition),
+                        cache_key=self._key(target, example, repetition) if cached else None,
                     )
 
     def _key(self, target: Target, example: Example, repetition: int) -> str | None:
@@ -116,13 +118,15 @@ class Runner:
 
         clock = time.monotonic
         turn = [clock() + YIELD_EVERY_S]
+        cached = self.cache is not None
 
         async def worker() -> None:
             while not self.stopped:
                 item = next(queue, None)  # a shared iterator: each item goes to one worker
                 if item is None:
                     return
-                on_result(item, await self.run_one(item))
+                # without a cache, run_one is _call: one coroutine fewer per item
+                on_result(item, await (self.run_one(item) if cached else self._call(item)))
                 if clock() >= turn[0]:
                     # Calls that never wait (an instant target) would keep this worker busy
                     # for the whole run: let signals, the store's commits and others in.
@@ -177,20 +181,26 @@ class Runner:
 
     async def _call(self, item: WorkItem) -> Result:
         timeout = self.settings.timeout_s
-        last: dict[str, Any] = {}
+        recorder: Any = None  # the last attempt's, and when it started
+        started: float | None = None
+
+        target = item.target
+        # Target.__call__ only awaits target.call: call that, one coroutine fewer per attempt
+        call = target.call if type(target).__call__ is Target.__call__ else target
 
         async def attempt() -> dict[str, Any]:
+            nonlocal recorder, started
             while True:
                 untraced = "langchain_core" not in sys.modules
                 with _capture() as recorder:  # a fresh trace per attempt: failed ones don't count
-                    last["recorder"], last["started"] = recorder, time.perf_counter()
-                    async with asyncio.timeout(timeout):
-                        outputs = await item.target(item.example.inputs, [recorder])
+                    started = time.perf_counter()
+                    outputs = await _within(call(item.example.inputs, [recorder]), timeout)
                 # LangChain was first imported while this call ran untraced (a target that
                 # imports its graph lazily): its runs went unseen, so call again, traced.
                 if not (untraced and "langchain_core" in sys.modules):
                     break
-            _check_outputs(outputs)
+            if type(outputs) is not dict:
+                _check_outputs(outputs)
             return outputs
 
         outputs: dict[str, Any] | None = None
@@ -208,9 +218,8 @@ class Runner:
         except Exception as exc:
             attempts = getattr(exc, "attempts", 1)
             error = f"{type(exc).__name__}: {exc}"
-        recorder = last.get("recorder") or PlainRecorder()
-        latency = time.perf_counter() - last.get("started", time.perf_counter())
-        trace = recorder.trace()
+        latency = 0.0 if started is None else time.perf_counter() - started
+        trace = (recorder or _PLAIN).trace()
         trace.latency_s = latency
         trace.error = error
         result = Result(
@@ -225,6 +234,52 @@ class Runner:
         if error is None:
             result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
+
+
+async def _within(call: Awaitable[Any], timeout: float | None) -> Any:
+    """``await call`` under ``asyncio.timeout(timeout)``. A coroutine is started first, and
+    the timeout (its deadline counted from the start) is set up only if it has to wait: one
+    that finishes without waiting cannot be interrupted by a timeout anyway."""
+    if type(call) is not CoroutineType:
+        async with asyncio.timeout(timeout):
+            return await call
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    try:
+        waiting_on = call.send(None)
+    except StopIteration as done:
+        return done.value
+    async with asyncio.timeout_at(deadline):
+        return await _Started(call, waiting_on)
+
+
+class _Started:
+    """Awaiting a coroutine that has already run up to its first wait (``waiting_on``, what
+    it yielded to the task): the rest is driven as ``await`` would drive it."""
+
+    __slots__ = ("coro", "waiting_on")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], waiting_on: Any) -> None:
+        self.coro, self.waiting_on = coro, waiting_on
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, step = self.coro, self.waiting_on
+        self.waiting_on = None
+        while True:
+            try:
+                sent = yield step
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                try:
+                    step = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    step = coro.send(sent)
+                except StopIteration as done:
+                    return done.value
 
 
 class PlainRecorder:

@@ -77,6 +77,17 @@ def planned_arguments(plan: Plan, available: dict[str, Any]) -> dict[str, Any]:
 
 def normalize(raw: Any, default_key: str) -> list[Score]:
     """Turn a dict, list of dicts, EvaluationResult(s), bool or number into Scores."""
+    if type(raw) is dict and "score" in raw and "results" not in raw:
+        # the common shape, {key, score, comment} with plain values: the same Score, directly
+        number = raw["score"]
+        key = raw.get("key")
+        comment = raw.get("comment")
+        if (
+            ((type(number) is float and number == number) or type(number) is bool or number is None)
+            and (type(key) is str and key)
+            and (comment is None or type(comment) is str)
+        ):
+            return [Score(key, number, comment)]
     if raw is None:
         raise ValueError("evaluator returned None; return {'key', 'score', 'comment'}")
     if isinstance(raw, list | tuple):

@@ -21,7 +21,7 @@ from agenteval_cli.evaluators.invoke import (
     normalize,
     planned_arguments,
 )
-from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
+from agenteval_cli.evaluators.judge_model import _SINK, JudgeUsage, usage_scores
 from agenteval_cli.records import Example, Score, Trace
 
 JUDGE_KEYS = ("judge_input_tokens", "judge_output_tokens", "judge_cost_usd")
@@ -114,16 +114,43 @@ async def score(
         "run": None,
         "example": example,
     }
-    if any(_wants_run(e) for e in chosen):  # built only for evaluators that read it
-        from types import SimpleNamespace
+    for evaluator in chosen:
+        if _wants_run(evaluator):  # built only for evaluators that read it
+            from types import SimpleNamespace
 
-        available["run"] = SimpleNamespace(
-            inputs=example.inputs, outputs=outputs, trace=trace, error=trace.error, id=example.id
-        )
+            available["run"] = SimpleNamespace(
+                inputs=example.inputs,
+                outputs=outputs,
+                trace=trace,
+                error=trace.error,
+                id=example.id,
+            )
+            break
     scores: list[Score] = []
-    with collect_judge_usage() as spent:
+    spent: list[JudgeUsage] = []  # what judges report while this result is scored
+    token = _SINK.set(spent)
+    try:
         for evaluator in chosen:
-            scores.extend(await call_evaluator(evaluator, available))
+            # call_evaluator, inline: score() offers exactly KNOWN_PARAMETERS
+            try:
+                pairs = evaluator.plan()[0]
+                if pairs is None:
+                    raw = evaluator.fn(**available)
+                else:
+                    arguments = {}
+                    for parameter, name in pairs:
+                        arguments[parameter] = available[name]
+                    raw = evaluator.fn(**arguments)
+                if type(raw) is not dict and inspect.isawaitable(raw):
+                    raw = await raw
+                scores.extend(normalize(raw, evaluator.name))
+            except Exception as exc:
+                reason = f"evaluator {evaluator.name!r} failed: {type(exc).__name__}: {exc}"
+                scores.extend(
+                    Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)
+                )
+    finally:
+        _SINK.reset(token)
     return scores + usage_scores(spent) if spent else scores
 
 
