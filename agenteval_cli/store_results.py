@@ -15,7 +15,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
@@ -25,12 +25,14 @@ try:
 except ImportError:  # an interpreter without the C accelerator
     c_make_encoder = None
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agenteval_cli.records import Example, ModelCall, Result, Score, Trace
 
 if TYPE_CHECKING:
     from agenteval_cli.store import StoredResult
+
+T = TypeVar("T")
 
 
 _stamp: list[Any] = [-1, ""]  # the last millisecond formatted, and its text
@@ -310,33 +312,23 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
         " WHERE r.experiment_id = ? ORDER BY r.id, s.key",
         (experiment_id,),
     )
-    current: StoredResult | None = None
-    current_id = None
-    for row in rows:
-        if row[0] != current_id:
-            if current is not None:
-                yield current
-            current_id = row[0]
-            _, example_id, rep, inputs, reference, outputs, trace, error, latency = row[:9]
-            current = StoredResult(
-                inputs=json.loads(inputs),
-                reference_outputs=json.loads(reference),
-                result=Result(
-                    example_id=example_id,
-                    repetition=rep,
-                    outputs=None if outputs is None else json.loads(outputs),
-                    trace=Trace.from_dict(json.loads(trace) if trace else None),
-                    error=error,
-                    latency_s=latency or 0.0,
-                    attempts=row[9],
-                    cached=bool(row[10]),
-                ),
-            )
-        if row[11] is not None:
-            assert current is not None
-            current.result.scores.append(_score(*row[11:]))
-    if current is not None:
-        yield current
+
+    def build(row: tuple[Any, ...]) -> tuple[StoredResult, list[Score]]:
+        _, example_id, rep, inputs, reference, outputs, trace, error, latency = row[:9]
+        result = Result(
+            example_id=example_id,
+            repetition=rep,
+            outputs=None if outputs is None else json.loads(outputs),
+            trace=Trace.from_dict(json.loads(trace) if trace else None),
+            error=error,
+            latency_s=latency or 0.0,
+            attempts=row[9],
+            cached=bool(row[10]),
+        )
+        stored = StoredResult(json.loads(inputs), json.loads(reference), result)
+        return stored, result.scores
+
+    return _with_scores(rows, build, first_score_column=11)
 
 
 def light_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[Result]:
@@ -351,29 +343,45 @@ def light_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[Result
         " WHERE r.experiment_id = ? ORDER BY r.id, s.key",
         (experiment_id,),
     )
-    current: Result | None = None
+
+    def build(row: tuple[Any, ...]) -> tuple[Result, list[Score]]:
+        trace = Trace(latency_s=row[4] or 0.0, error=row[3])
+        if row[7]:
+            trace.model_calls = [ModelCall(**m) for m in json.loads(row[7])]
+        result = Result(
+            example_id=row[1],
+            repetition=row[2],
+            outputs=None,
+            trace=trace,
+            error=row[3],
+            latency_s=row[4] or 0.0,
+            attempts=row[5],
+            cached=bool(row[6]),
+        )
+        return result, result.scores
+
+    return _with_scores(rows, build, first_score_column=8)
+
+
+def _with_scores(
+    rows: Iterable[tuple[Any, ...]],
+    build: Callable[[tuple[Any, ...]], tuple[T, list[Score]]],
+    *,
+    first_score_column: int,
+) -> Iterator[T]:
+    """Results LEFT JOINed with their scores and ordered by result id (column 0): one item
+    per result, built from its first row, with every row's score appended to it."""
+    current: T | None = None
+    scores: list[Score] = []
     current_id = None
     for row in rows:
         if row[0] != current_id:
             if current is not None:
                 yield current
             current_id = row[0]
-            trace = Trace(latency_s=row[4] or 0.0, error=row[3])
-            if row[7]:
-                trace.model_calls = [ModelCall(**m) for m in json.loads(row[7])]
-            current = Result(
-                example_id=row[1],
-                repetition=row[2],
-                outputs=None,
-                trace=trace,
-                error=row[3],
-                latency_s=row[4] or 0.0,
-                attempts=row[5],
-                cached=bool(row[6]),
-            )
-        if row[8] is not None:
-            assert current is not None
-            current.scores.append(_score(*row[8:]))
+            current, scores = build(row)
+        if row[first_score_column] is not None:
+            scores.append(_score(*row[first_score_column:]))
     if current is not None:
         yield current
 
