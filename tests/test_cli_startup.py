@@ -71,3 +71,14 @@ def test_bare_command_and_subcommand_help_still_work():
     assert run_help.exit_code == 0 and "SPEC" in run_help.output and "--limit" in run_help.output
     group_help = CliRunner().invoke(app, ["dataset", "--help"])
     assert group_help.exit_code == 0 and "validate" in group_help.output
+
+
+def test_version_flag_prints_the_package_version():
+    from typer.testing import CliRunner
+
+    from agenteval_cli import __version__
+    from agenteval_cli.cli import app
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"agenteval {__version__}\n"

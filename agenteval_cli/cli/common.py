@@ -51,6 +51,27 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from agenteval_cli import __version__
+
+        print(f"agenteval {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Evaluate multi-agent LangGraph systems side by side from one YAML spec."""
+
+
 DEFAULT_STORE = Path(".agenteval/agenteval.db")
 StoreOption = Annotated[
     Path,
