@@ -1,4 +1,7 @@
-"""A Rich progress bar per target: done/total, errors, elapsed and ETA."""
+"""A Rich progress bar per target: done/total, errors, elapsed and ETA.
+
+Where the output is not a terminal (a CI log), a line every ``LOG_EVERY_S`` seconds and one
+per target when it finishes stand in for the bars, so a long run still shows that it moves."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from rich.progress import (
 
 from agenteval_cli.records import Result
 
+LOG_EVERY_S = 10.0
+
 
 class TargetProgress:
     """Tracks one bar per target; ``update`` is the runner's result hook.
@@ -27,9 +32,18 @@ class TargetProgress:
     ten times a second anyway), so a fast run does not pay Rich's bookkeeping per result."""
 
     def __init__(
-        self, progress: Progress, totals: dict[str, int], interval_s: float = 0.05
+        self,
+        progress: Progress,
+        totals: dict[str, int],
+        interval_s: float = 0.05,
+        log: Console | None = None,
     ) -> None:
         self.progress = progress
+        self.log = log  # where to write progress lines instead of drawing bars
+        self.totals = totals
+        self.done = dict.fromkeys(totals, 0)
+        self.started = time.monotonic()
+        self._next_log = self.started + LOG_EVERY_S
         self.errors = dict.fromkeys(totals, 0)
         self.tasks: dict[str, TaskID] = {
             name: progress.add_task(name, total=total, errors=0) for name, total in totals.items()
@@ -41,11 +55,29 @@ class TargetProgress:
     def update(self, target: str, result: Result) -> None:
         if result.error is not None:
             self.errors[target] += 1
+        if self.log is not None:
+            self._log_line(target)
+            return
         self._unshown[target] += 1
         now = time.monotonic()
         if now >= self._next:
             self._next = now + self.interval_s
             self.show()
+
+    def _log_line(self, target: str) -> None:
+        self.done[target] += 1
+        now = time.monotonic()
+        if self.done[target] == self.totals[target]:
+            self.log.print(f"{self._status(target)} · finished", highlight=False)  # type: ignore[union-attr]
+        elif now >= self._next_log:
+            line = " · ".join(self._status(t) for t in self.totals)
+            self.log.print(f"{line} · {now - self.started:.0f} s", highlight=False)  # type: ignore[union-attr]
+        else:
+            return
+        self._next_log = now + LOG_EVERY_S
+
+    def _status(self, target: str) -> str:
+        return f"{target} {self.done[target]}/{self.totals[target]} ({self.errors[target]} errors)"
 
     def show(self) -> None:
         """Bring every bar up to date."""
@@ -70,7 +102,7 @@ def target_progress(console: Console, totals: dict[str, int]) -> Iterator[Target
         disable=not console.is_terminal,
     )
     with progress:
-        tracker = TargetProgress(progress, totals)
+        tracker = TargetProgress(progress, totals, log=None if console.is_terminal else console)
         try:
             yield tracker
         finally:
