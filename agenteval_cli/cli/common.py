@@ -145,6 +145,7 @@ def print_comparison(
     store: Store, experiment_ids: list[str], *, pricing: dict, title: str | None
 ) -> None:
     """The comparison table of stored experiments, with their names and pricing gaps."""
+    from agenteval_cli.evaluators.summaries import summary_scores
     from agenteval_cli.metrics import summarize
     from agenteval_cli.report.table import comparison_table, unpriced_models
 
@@ -154,7 +155,10 @@ def print_comparison(
         (e.target, summarize(store.light_results(e.id), repetitions=e.repetitions))
         for e in experiments
     ]
-    out.print(comparison_table(columns, title=title))
+    dataset_scores = [
+        {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
+    ]
+    out.print(comparison_table(columns, title=title, dataset_scores=dataset_scores))
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         out.print(f"  {exp.target}: [bold]{exp.name}[/] ({exp.status})", highlight=False)
         missing = unpriced_models(summary, pricing or {})

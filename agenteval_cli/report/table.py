@@ -34,8 +34,16 @@ JUDGE_KEYS = frozenset(
 )
 
 
-def comparison_table(columns: Sequence[tuple[str, Summary]], *, title: str | None = None) -> Table:
-    """Targets side by side. A row's best value is bold green with a ★ when targets differ."""
+def comparison_table(
+    columns: Sequence[tuple[str, Summary]],
+    *,
+    title: str | None = None,
+    dataset_scores: Sequence[dict[str, float | bool | None]] = (),
+) -> Table:
+    """Targets side by side. A row's best value is bold green with a ★ when targets differ.
+
+    ``dataset_scores`` (one mapping per column) are summary evaluators' scores, computed
+    once over all of a target's results; they get rows of their own, marked "(dataset)"."""
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("metric", style="cyan", no_wrap=True)
     for name, _ in columns:
@@ -52,6 +60,9 @@ def comparison_table(columns: Sequence[tuple[str, Summary]], *, title: str | Non
     extra = sorted({k for m in metrics for k in m if k not in SHOWN and k not in JUDGE_KEYS})
     for key in extra:
         table.add_row(label(key), *_row(key, metrics, summaries))
+    for key in sorted({k for scores in dataset_scores for k in scores}):
+        values = [_number(scores.get(key)) for scores in dataset_scores]
+        table.add_row(f"{label(key)} (dataset)", *_cells(key, values))
     _judge_rows(table, summaries)
     table.add_row("examples run", *(f"{s.count}" for s in summaries), style="dim")
     return table
@@ -77,6 +88,10 @@ def _judge_rows(table: Table, summaries: Sequence[Summary]) -> None:
     judged = [s.counts.get("judge_input_tokens") for s in summaries]
     table.add_row("judge cost (total)", *_cells("judge_cost_usd", cost, judged))
     table.add_row("judge tokens (total)", *_cells("judge_tokens", tokens, judged))
+
+
+def _number(value: float | bool | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _sampled(summary: Summary, key: str) -> int | None:
