@@ -58,27 +58,34 @@ class Conversation:
         added: list[BaseMessage] = []
         pending: list[_Entry] = []
         previous: _Entry | None = None
+        by_key, by_object = self._by_key, self._by_object
         for message in messages:
             if isinstance(message, RemoveMessage) or (
                 isinstance(message, SystemMessage) and not message.id
             ):
                 continue  # per-call prompts are instructions, not turns (state ones have ids)
             keys = _message_keys(message)
-            entry = self._by_object.get(id(message))
+            entry = by_object.get(id(message))
             if entry is None or entry.message is not message:
-                new = any(message is f for f in fresh)
-                lookup = [k for k in keys if k[0] == "id"] if new else keys
-                entry = next((self._by_key[k] for k in lookup if k in self._by_key), None)
+                entry = None
+                new = bool(fresh) and any(message is f for f in fresh)
+                for key in keys:
+                    if (not new or key[0] == "id") and key in by_key:
+                        entry = by_key[key]
+                        break
             if entry is None:
-                entry = self._by_object[id(message)] = _Entry(message)
+                entry = by_object[id(message)] = _Entry(message)
                 pending.append(entry)
                 added.append(message)
-                self._by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
-            for key in keys:
-                self._by_key.setdefault(key, entry)
+                by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
+            else:
+                for key in keys:
+                    by_key.setdefault(key, entry)
             if entry.placed:
-                self._place(pending, previous, entry)
-                pending, previous = [], entry
+                if pending:
+                    self._place(pending, previous, entry)
+                    pending = []
+                previous = entry
         self._place(pending, previous, None)
         return added
 
@@ -109,10 +116,14 @@ class Conversation:
 def _message_keys(message: BaseMessage) -> list[tuple[Any, ...]]:
     """Everything that can identify ``message`` when it turns up again as another object."""
     keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
-    if isinstance(message, ToolMessage) and message.tool_call_id:
-        keys.append(("tool", message.tool_call_id))
-    if isinstance(message, AIMessage):
-        keys.extend(("call", c["id"]) for c in message.tool_calls if c.get("id"))
+    if isinstance(message, ToolMessage):
+        if message.tool_call_id:
+            keys.append(("tool", message.tool_call_id))
+    elif isinstance(message, AIMessage):
+        for call in message.tool_calls:
+            call_id = call.get("id")
+            if call_id:
+                keys.append(("call", call_id))
     # Content identifies only what nothing else does (say, an id-less question to a bare model).
     return keys or [("text", message.type, message.name, repr(message.content))]
 

@@ -141,7 +141,9 @@ class TraceRecorder(BaseCallbackHandler):
     def on_chain_end(self, outputs: Any, **kw: Any) -> None:
         with self._lock:
             self._touch()
-            self._absorb(state_messages(outputs), self._run_agents.get(kw["run_id"]))
+            messages = state_messages(outputs)
+            if messages:  # nothing to merge otherwise
+                self._absorb(messages, self._run_agents.get(kw["run_id"]))
             if kw["run_id"] in self._roots:
                 self._root_error = None
 

@@ -2,6 +2,7 @@
 process (wall, CPU, peak RSS) around it:
 
     python -m bench.child RUNNER WORKLOAD_JSON  ->  {"in_loop_s", "in_loop_cpu_s", "results"}
+    python -m bench.child trace-ab WORKLOAD_JSON ROUNDS WARMUP CHUNK  ->  per-round figures (W5)
 
 The in-loop figures cover the evaluation loop only: imports, dataset reading and set-up are
 left out. CPU is the process's (every thread's) CPU time over the same span.
@@ -102,22 +103,61 @@ def run_limit(work: Workload) -> tuple[float, float, int]:
     return time.perf_counter() - started, time.process_time() - cpu, len(results)
 
 
-@runner("traced")
-def run_traced(work: Workload) -> tuple[float, float, int]:
-    """The limit loop with agenteval's trace callback on every call (W5)."""
+def trace_ab(work: Workload, rounds: int, warmup: int, chunk: int) -> dict[str, Any]:
+    """W5: the limit loop without and with agenteval's trace callback, interleaved in one
+    process on the same examples: ``rounds`` rounds, after ``warmup`` examples each way.
+
+    A round runs every example once each way, ``chunk`` examples at a time: a chunk
+    untraced, the same chunk traced, the next chunk traced then untraced, and so on, so the
+    two sides of a round are never more than a second or so apart and a steady drift in
+    machine speed favours neither. Every batch starts after a full garbage collection and
+    gets an event loop of its own, so no batch pays for the previous one's garbage. Returns
+    each round's wall and CPU seconds, summed over its chunks, for each side.
+    """
+    import gc
+
     from agenteval_cli.tracing import TraceRecorder, capture
 
     rows, target, evaluate = read_rows(work), load_target(work), load_evaluator(work)
 
-    async def one(row: dict[str, Any]) -> Any:
+    async def plain(row: dict[str, Any]) -> Any:
+        outputs = await target(row["inputs"])
+        return evaluate(outputs=outputs, reference_outputs=row["outputs"])
+
+    async def traced(row: dict[str, Any]) -> Any:
         with capture(TraceRecorder()) as recorder:
             outputs = await target(row["inputs"], [recorder])
         recorder.trace()
         return evaluate(outputs=outputs, reference_outputs=row["outputs"])
 
-    started, cpu = time.perf_counter(), time.process_time()
-    results = asyncio.run(_gather(rows, work.concurrency, one))
-    return time.perf_counter() - started, time.process_time() - cpu, len(results)
+    def batch(one: Callable, chosen: list[dict[str, Any]]) -> tuple[float, float]:
+        gc.collect()
+        started, cpu = time.perf_counter(), time.process_time()
+        results = asyncio.run(_gather(chosen, work.concurrency, one))
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        if len(results) != len(chosen):
+            raise RuntimeError(f"{len(results)} results for {len(chosen)} examples")
+        return wall, cpu
+
+    batch(plain, rows[:warmup])
+    batch(traced, rows[:warmup])
+    sides: dict[str, dict[str, list[float]]] = {
+        side: {"wall_s": [], "cpu_s": []} for side in ("untraced", "traced")
+    }
+    order = [("untraced", plain), ("traced", traced)]
+    turn = 0
+    for _ in range(rounds):
+        sums = {side: [0.0, 0.0] for side in sides}
+        for first in range(0, len(rows), chunk):
+            for side, one in order if turn % 2 == 0 else order[::-1]:
+                wall, cpu = batch(one, rows[first : first + chunk])
+                sums[side][0] += wall
+                sums[side][1] += cpu
+            turn += 1
+        for side, (wall, cpu) in sums.items():
+            sides[side]["wall_s"].append(wall)
+            sides[side]["cpu_s"].append(cpu)
+    return {"examples": len(rows), "rounds": rounds, "warmup": warmup, "chunk": chunk, **sides}
 
 
 @runner("langsmith")
@@ -173,6 +213,10 @@ def run_agenteval(work: Workload) -> tuple[float, float, int]:
 
 def main() -> None:
     name, work = sys.argv[1], Workload.from_json(sys.argv[2])
+    if name == "trace-ab":  # python -m bench.child trace-ab WORKLOAD_JSON ROUNDS WARMUP CHUNK
+        report = trace_ab(work, *(int(arg) for arg in sys.argv[3:6]))
+        print(json.dumps(report), flush=True)
+        return
     elapsed, cpu, count = RUNNERS[name](work)
     print(json.dumps({"in_loop_s": elapsed, "in_loop_cpu_s": cpu, "results": count}), flush=True)
     if name == "langsmith":
