@@ -205,8 +205,8 @@ def test_a_local_run_sends_nothing_even_with_tracing_on_and_a_key_set(server, sp
     assert stored_experiments(store)  # the run itself happened and was stored
 
 
-def test_a_spec_can_run_on_a_langsmith_dataset_and_rerun_offline(server, tmp_path, monkeypatch):
-    store = tmp_path / "db"
+def pushed_remote_spec(tmp_path: Path, store: Path) -> tuple[Path, str]:
+    """Push the routing dataset, then a spec that runs on its tagged LangSmith version."""
     data = ROOT / "datasets" / "routing.jsonl"
     pushed = invoke("dataset", "push", data, "--name", "remote-routing", "--store", store)
     assert pushed.exit_code == 0, pushed.output
@@ -218,6 +218,12 @@ def test_a_spec_can_run_on_a_langsmith_dataset_and_rerun_offline(server, tmp_pat
             "{{langsmith: remote-routing, version: {tag}}}",
         ).format(tag=tag)
     )
+    return spec, tag
+
+
+def test_a_spec_can_run_on_a_langsmith_dataset_and_rerun_offline(server, tmp_path, monkeypatch):
+    store = tmp_path / "db"
+    spec, tag = pushed_remote_spec(tmp_path, store)
     first = invoke("run", spec, "--limit", "2", "--store", store)
     assert first.exit_code == 0, first.output
     assert server.calls(r"^GET /examples$")[-1].query["as_of"] == [tag]
@@ -255,17 +261,7 @@ def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
     server, tmp_path, monkeypatch
 ):
     store = tmp_path / "db"
-    data = ROOT / "datasets" / "routing.jsonl"
-    pushed = invoke("dataset", "push", data, "--name", "remote-routing", "--store", store)
-    assert pushed.exit_code == 0, pushed.output
-    tag = pushed.output.split("version tagged ")[1].split()[0]
-    spec = tmp_path / "remote.yaml"
-    spec.write_text(
-        SPEC.replace(
-            "{{path: {data}, name: multi-agent-routing-evals}}",
-            "{{langsmith: remote-routing, version: {tag}}}",
-        ).format(tag=tag)
-    )
+    spec, _ = pushed_remote_spec(tmp_path, store)
     assert invoke("run", spec, "--limit", "3", "--store", store).exit_code == 0
     with sqlite3.connect(store) as db:  # as after a crash: half the results are missing
         db.execute("DELETE FROM scores WHERE result_id IN (SELECT id FROM results WHERE id % 2)")
