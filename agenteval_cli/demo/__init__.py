@@ -6,9 +6,3 @@ driven by a deterministic scripted chat model, so ``datasets/routing.jsonl`` can
 without an API key. Set ``AGENTEVAL_DEMO_MODEL`` (e.g. ``openai:gpt-4o-mini``) to run the
 same graphs on a real provider. Importing this package loads nothing heavy.
 """
-
-TARGETS = {
-    "supervisor": "agenteval_cli.demo.supervisor:graph",
-    "swarm": "agenteval_cli.demo.swarm:graph",
-}
-AGENT_NAMES = ("billing", "tech_support", "account")
