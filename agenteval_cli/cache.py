@@ -71,4 +71,6 @@ class ResponseCache:
             return None
         self.hits += 1
         outputs, trace, latency = found
-        return CachedCall(outputs=outputs, trace=Trace.from_dict(trace), latency_s=latency)
+        cached = Trace.from_dict(trace)
+        cached.latency_s = latency  # the trace's JSON may leave it to the column
+        return CachedCall(outputs=outputs, trace=cached, latency_s=latency)

@@ -56,6 +56,7 @@ _EMPTY_HINTS = {
 
 
 STREAMED_SUFFIXES = (".jsonl", ".csv")  # read row by row: never held whole in memory
+HELD_EXAMPLES = 8192  # a streamed file with no more examples than this is kept in memory
 
 
 def load_examples(path: str | Path) -> list[Example]:
@@ -77,23 +78,37 @@ class StreamedExamples(Sequence[Example]):
     """The examples of a .jsonl or .csv file, checked and counted once, then read from the
     file again each time they are iterated (once per repetition of a run), so memory does
     not grow with the file. A file changed after it was checked is an error, not a mix of
-    two datasets."""
+    two datasets. A small file's examples (at most ``HELD_EXAMPLES``) are kept from the
+    check instead: reading them again would cost more than the memory they take."""
 
     def __init__(self, path: Path, limit: int | None = None) -> None:
         self.path = path
         self._stamp = _stamp(path)
-        count = sum(1 for _ in iter_examples(path))
+        held: list[Example] | None = []
+        count = 0
+        for example in iter_examples(path):
+            count += 1
+            if held is not None:
+                held.append(example)
+                if count > HELD_EXAMPLES:
+                    held = None
         self._count = count if limit is None else min(count, limit)
+        self._held = None if held is None else held[: self._count]
 
     def __len__(self) -> int:
         return self._count
 
     def __iter__(self) -> Iterator[Example]:
+        if self._held is not None:
+            yield from self._held
+            return
         self._check_unchanged()
         yield from islice(iter_examples(self.path, check_ids=False), self._count)
         self._check_unchanged()
 
     def __getitem__(self, index: Any) -> Any:
+        if self._held is not None:
+            return self._held[index]
         if isinstance(index, slice):
             return list(self)[index]
         if index < 0:

@@ -63,14 +63,6 @@ CREATE TABLE IF NOT EXISTS results (
     finished_at TEXT NOT NULL,
     UNIQUE (experiment_id, example_id, repetition)
 );
-CREATE TABLE IF NOT EXISTS scores (
-    result_id INTEGER NOT NULL REFERENCES results(id),
-    key TEXT NOT NULL,
-    score REAL,
-    is_bool INTEGER NOT NULL DEFAULT 0,
-    comment TEXT,
-    PRIMARY KEY (result_id, key)
-);
 CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY,
     target_path TEXT NOT NULL,
@@ -87,7 +79,21 @@ ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("experiments", "run_id", "TEXT"),  # experiments started together by one `agenteval run`
     ("results", "attempts", "INTEGER NOT NULL DEFAULT 1"),  # target calls, retries included
     ("results", "cached", "INTEGER NOT NULL DEFAULT 0"),  # outputs came from the cache
+    # [[key, score, comment], ...] or NULL: a result's scores, written with its row
+    ("results", "scores_json", "TEXT"),
 ]
+
+# Stores made before results.scores_json kept scores in a table of their own: moved on open.
+MOVE_SCORES = """
+UPDATE results SET scores_json = (
+    SELECT json_group_array(json_array(
+        s.key,
+        CASE WHEN s.is_bool AND s.score IS NOT NULL
+             THEN json(CASE WHEN s.score THEN 'true' ELSE 'false' END) ELSE s.score END,
+        s.comment))
+    FROM scores s WHERE s.result_id = results.id)
+WHERE id IN (SELECT result_id FROM scores);
+"""
 
 
 @dataclass
@@ -124,6 +130,7 @@ class Store:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
         self._add_columns()
+        self._move_scores()
 
     def _add_columns(self) -> None:
         for table, column, declaration in ADDED_COLUMNS:
@@ -135,6 +142,26 @@ class Store:
             except sqlite3.OperationalError as exc:  # another process added it first
                 if "duplicate column" not in str(exc):
                     raise
+
+    def _move_scores(self) -> None:
+        """Move an older store's ``scores`` table into ``results.scores_json``, once."""
+        if not self._has_table("scores"):
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if self._has_table("scores"):  # not moved by another process meanwhile
+                self.db.execute(MOVE_SCORES)
+                self.db.execute("DROP TABLE scores")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def _has_table(self, name: str) -> bool:
+        found = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return found is not None
 
     def close(self) -> None:
         self.db.close()

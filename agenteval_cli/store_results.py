@@ -15,7 +15,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
@@ -25,14 +25,12 @@ try:
 except ImportError:  # an interpreter without the C accelerator
     c_make_encoder = None
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.records import Example, ModelCall, Result, Score, Trace
 
 if TYPE_CHECKING:
     from agenteval_cli.store import StoredResult
-
-T = TypeVar("T")
 
 
 _stamp: list[Any] = [-1, ""]  # the last millisecond formatted, and its text
@@ -91,12 +89,13 @@ def dumps(value: Any) -> str:
 
 
 RESULT_COLUMNS = (
-    "id, experiment_id, example_id, repetition, inputs_json, reference_json, outputs_json,"
-    " trace_json, error, latency_s, finished_at, attempts, cached"
+    "experiment_id, example_id, repetition, inputs_json, reference_json, outputs_json,"
+    " trace_json, error, latency_s, finished_at, attempts, cached, scores_json"
 )
-INSERT_RESULT = f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
-INSERT_SCORE = (
-    "INSERT OR REPLACE INTO scores (result_id, key, score, is_bool, comment) VALUES (?,?,?,?,?)"
+# ``error`` is bound as '' for none (an error message is never empty): binding None costs
+# sqlite3 an adapter lookup per row, '' does not.
+INSERT_RESULT = (
+    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?)"
 )
 INSERT_CACHE = (
     "INSERT OR REPLACE INTO cache (key, target_path, outputs_json, trace_json, latency_s,"
@@ -107,10 +106,9 @@ DELETE_WHERE = "experiment_id = ? AND example_id = ? AND repetition = ?"
 
 @dataclass(slots=True)
 class EncodedResult:
-    """One result as the rows it becomes; ``row`` lacks only the result id."""
+    """One result as the rows it becomes."""
 
-    row: tuple[Any, ...]  # the results columns after ``id``
-    scores: list[tuple[str, Any, bool, str | None]]
+    row: tuple[Any, ...]  # the results columns of INSERT_RESULT
     cache: tuple[Any, ...] | None = None
     replace: bool = False
 
@@ -140,35 +138,81 @@ def encode(
         reference_json,
         outputs_json,
         trace_json,
-        result.error,
+        result.error or "",
         result.latency_s,
         finished,
         result.attempts,
-        result.cached,
+        1 if result.cached else 0,
+        _scores_json(result.scores),
     )
-    scores = [(s.key, s.score, isinstance(s.score, bool), s.comment) for s in result.scores]
     cache = None
     if cache_key is not None and result.error is None and outputs_json is not None:
         cache = (cache_key, target_path, outputs_json, trace_json, result.latency_s, finished)
-    return EncodedResult(row, scores, cache, replace)
+    return EncodedResult(row, cache, replace)
 
 
-_EMPTY_TRACE = '{"agent_path":[],"handoffs":[],"tool_calls":[],"model_calls":[],"messages":[],'
+def _scores_json(scores: list[Score]) -> str | None:
+    """``[[key, score, comment], ...]``, a repeated key's last score kept; None for none."""
+    if not scores:
+        return None
+    if len(scores) == 1:
+        (only,) = scores
+        key, score, comment = only.key, only.score, only.comment
+        if type(score) is float and type(key) is str and type(comment) in (str, type(None)):
+            return (  # the common single score, without an encoder
+                f"[[{encode_basestring(key)},{_float_json(score)},"
+                f"{'null' if comment is None else encode_basestring(comment)}]]"
+            )
+        return dumps([[key, score, comment]])
+    last = {s.key: [s.key, s.score, s.comment] for s in scores}
+    return dumps(list(last.values()))
+
+
+def _scores(text: str | None) -> list[Score]:
+    """The scores ``_scores_json`` wrote, ordered by key."""
+    if text is None:
+        return []
+    found = [Score(key, score, comment) for key, score, comment in json.loads(text)]
+    if len(found) > 1:
+        found.sort(key=lambda score: score.key)
+    return found
+
+
+_float_texts: dict[float, str] = {}  # an evaluator's scores take few values: each's JSON
+
+
+def _float_json(value: float) -> str:
+    """JSON for a float score; formatting a float costs more than looking it up."""
+    text = _float_texts.get(value)
+    if text is None:
+        if len(_float_texts) >= 4096:
+            _float_texts.clear()
+        text = _float_texts[value] = repr(value) if math.isfinite(value) else dumps(value)
+    return text
+
+
+# The trace of a call that made no LangChain run (a plain function's). Its latency and
+# error are the result's own columns, restored from them on reading (trace_from_row).
+_EMPTY_TRACE = (
+    '{"agent_path":[],"handoffs":[],"tool_calls":[],"model_calls":[],"messages":[],"tokens":{}}'
+)
 
 
 def _trace_json(trace: Trace) -> str:
-    """``dumps(trace.to_dict())``, spelled out for the trace of a call that made no
-    LangChain run (a plain function's): the common case needs no encoder."""
+    """``dumps(trace.to_dict())``; the common trace that recorded nothing needs no encoder."""
     if trace.agent_path or trace.handoffs or trace.tool_calls or trace.model_calls:
         return dumps(trace.to_dict())
     if trace.messages:
         return dumps(trace.to_dict())
-    latency = trace.latency_s
-    latency_json = repr(latency) if type(latency) is float and math.isfinite(latency) else None
-    return (
-        f'{_EMPTY_TRACE}"latency_s":{latency_json or dumps(latency)},'
-        f'"error":{"null" if trace.error is None else dumps(trace.error)},"tokens":{{}}}}'
-    )
+    return _EMPTY_TRACE
+
+
+def trace_from_row(trace_json: str | None, latency_s: float | None, error: str | None) -> Trace:
+    """The stored trace, with the latency and error of its result's columns."""
+    trace = Trace.from_dict(json.loads(trace_json) if trace_json else None)
+    trace.latency_s = latency_s or 0.0
+    trace.error = error
+    return trace
 
 
 MEMO_SIZE = 256  # examples whose JSON a writer keeps (the results in flight share few)
@@ -211,23 +255,8 @@ def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
     try:
         for item in batch:
             if item.replace:
-                params = item.row[:3]
-                db.execute(
-                    "DELETE FROM scores WHERE result_id IN"
-                    f" (SELECT id FROM results WHERE {DELETE_WHERE})",
-                    params,
-                )
-                db.execute(f"DELETE FROM results WHERE {DELETE_WHERE}", params)
-        # The write lock is held from BEGIN IMMEDIATE: nobody else can take these ids.
-        (last,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM results").fetchone()
-        db.executemany(
-            INSERT_RESULT, [(last + i, *item.row) for i, item in enumerate(batch, start=1)]
-        )
-        scores = [
-            (last + i, *score) for i, item in enumerate(batch, start=1) for score in item.scores
-        ]
-        if scores:
-            db.executemany(INSERT_SCORE, scores)
+                db.execute(f"DELETE FROM results WHERE {DELETE_WHERE}", item.row[:3])
+        db.executemany(INSERT_RESULT, [item.row for item in batch])  # ids: in commit order
         cached = [item.cache for item in batch if item.cache is not None]
         if cached:
             db.executemany(INSERT_CACHE, cached)
@@ -301,90 +330,53 @@ class ResultWriter:
 
 def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredResult]:
     """Results of an experiment in insertion order, with their inputs and references; the
-    rows are read as they are consumed, scores along with their result."""
+    rows are read as they are consumed."""
     from agenteval_cli.store import StoredResult
 
     rows = db.execute(
-        "SELECT r.id, r.example_id, r.repetition, r.inputs_json, r.reference_json,"
-        " r.outputs_json, r.trace_json, r.error, r.latency_s, r.attempts, r.cached,"
-        " s.key, s.score, s.is_bool, s.comment"
-        " FROM results r LEFT JOIN scores s ON s.result_id = r.id"
-        " WHERE r.experiment_id = ? ORDER BY r.id, s.key",
+        "SELECT example_id, repetition, inputs_json, reference_json, outputs_json, trace_json,"
+        " error, latency_s, attempts, cached, scores_json"
+        " FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
-
-    def build(row: tuple[Any, ...]) -> tuple[StoredResult, list[Score]]:
-        _, example_id, rep, inputs, reference, outputs, trace, error, latency = row[:9]
+    for example_id, rep, inputs, reference, outputs, trace, error, latency, *rest in rows:
+        attempts, cached, scores = rest
         result = Result(
             example_id=example_id,
             repetition=rep,
             outputs=None if outputs is None else json.loads(outputs),
-            trace=Trace.from_dict(json.loads(trace) if trace else None),
+            trace=trace_from_row(trace, latency, error),
             error=error,
             latency_s=latency or 0.0,
-            attempts=row[9],
-            cached=bool(row[10]),
+            attempts=attempts,
+            cached=bool(cached),
+            scores=_scores(scores),
         )
-        stored = StoredResult(json.loads(inputs), json.loads(reference), result)
-        return stored, result.scores
-
-    return _with_scores(rows, build, first_score_column=11)
+        yield StoredResult(json.loads(inputs), json.loads(reference), result)
 
 
 def light_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[Result]:
     """The experiment's results as :func:`iter_results` orders them, with what metrics
     read (scores, error, latency, the models of each call) and no outputs or messages."""
     rows = db.execute(
-        "SELECT r.id, r.example_id, r.repetition, r.error, r.latency_s, r.attempts, r.cached,"
-        " CASE WHEN instr(r.trace_json, '\"model_calls\":[]') THEN NULL"
-        " ELSE json_extract(r.trace_json, '$.model_calls') END,"
-        " s.key, s.score, s.is_bool, s.comment"
-        " FROM results r LEFT JOIN scores s ON s.result_id = r.id"
-        " WHERE r.experiment_id = ? ORDER BY r.id, s.key",
+        "SELECT example_id, repetition, error, latency_s, attempts, cached,"
+        " CASE WHEN instr(trace_json, '\"model_calls\":[]') THEN NULL"
+        " ELSE json_extract(trace_json, '$.model_calls') END, scores_json"
+        " FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
-
-    def build(row: tuple[Any, ...]) -> tuple[Result, list[Score]]:
-        trace = Trace(latency_s=row[4] or 0.0, error=row[3])
-        if row[7]:
-            trace.model_calls = [ModelCall(**m) for m in json.loads(row[7])]
-        result = Result(
-            example_id=row[1],
-            repetition=row[2],
+    for example_id, rep, error, latency, attempts, cached, model_calls, scores in rows:
+        trace = Trace(latency_s=latency or 0.0, error=error)
+        if model_calls:
+            trace.model_calls = [ModelCall(**m) for m in json.loads(model_calls)]
+        yield Result(
+            example_id=example_id,
+            repetition=rep,
             outputs=None,
             trace=trace,
-            error=row[3],
-            latency_s=row[4] or 0.0,
-            attempts=row[5],
-            cached=bool(row[6]),
+            error=error,
+            latency_s=latency or 0.0,
+            attempts=attempts,
+            cached=bool(cached),
+            scores=_scores(scores),
         )
-        return result, result.scores
-
-    return _with_scores(rows, build, first_score_column=8)
-
-
-def _with_scores(
-    rows: Iterable[tuple[Any, ...]],
-    build: Callable[[tuple[Any, ...]], tuple[T, list[Score]]],
-    *,
-    first_score_column: int,
-) -> Iterator[T]:
-    """Results LEFT JOINed with their scores and ordered by result id (column 0): one item
-    per result, built from its first row, with every row's score appended to it."""
-    current: T | None = None
-    scores: list[Score] = []
-    current_id = None
-    for row in rows:
-        if row[0] != current_id:
-            if current is not None:
-                yield current
-            current_id = row[0]
-            current, scores = build(row)
-        if row[first_score_column] is not None:
-            scores.append(_score(*row[first_score_column:]))
-    if current is not None:
-        yield current
-
-
-def _score(key: str, score: Any, is_bool: int, comment: str | None) -> Score:
-    return Score(key, bool(score) if is_bool and score is not None else score, comment)

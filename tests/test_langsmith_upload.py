@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -87,14 +88,12 @@ def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tm
             assert any(c["run_type"] == "llm" for c in children)
             assert all(c["dotted_order"].startswith(root["dotted_order"]) for c in children)
             # every score of the result became feedback on the root run
-            scores = dict(
-                db.execute(
-                    "SELECT s.key, s.score FROM scores s JOIN results r ON r.id = s.result_id"
-                    " JOIN experiments e ON e.id = r.experiment_id"
-                    " WHERE e.target = ? AND r.example_id = ?",
-                    (target, example_id),
-                )
-            )
+            (scores_json,) = db.execute(
+                "SELECT r.scores_json FROM results r JOIN experiments e ON e.id = r.experiment_id"
+                " WHERE e.target = ? AND r.example_id = ?",
+                (target, example_id),
+            ).fetchone()
+            scores = {key: score for key, score, _ in json.loads(scores_json)}
             feedback = {
                 f["key"]: f for f in server.state.feedback.values() if f["run_id"] == root["id"]
             }
@@ -264,7 +263,6 @@ def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
     spec, _ = pushed_remote_spec(tmp_path, store)
     assert invoke("run", spec, "--limit", "3", "--store", store).exit_code == 0
     with sqlite3.connect(store) as db:  # as after a crash: half the results are missing
-        db.execute("DELETE FROM scores WHERE result_id IN (SELECT id FROM results WHERE id % 2)")
         db.execute("DELETE FROM results WHERE id % 2")
         db.execute("UPDATE experiments SET status = 'running', ended_at = NULL")
         (kept,) = db.execute("SELECT COUNT(*) FROM results").fetchone()

@@ -127,7 +127,6 @@ def interrupted_run(tmp_path: Path) -> tuple[Path, Path]:
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM scores WHERE result_id IN (SELECT id FROM results WHERE id % 2)")
         conn.execute("DELETE FROM results WHERE id % 2")
         conn.execute("UPDATE experiments SET status = 'running', ended_at = NULL")
     return spec, db

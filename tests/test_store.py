@@ -94,3 +94,87 @@ def test_latest_experiment_per_target_and_finish(store):
     assert store.latest_experiment("nobody") is None
     with pytest.raises(KeyError):
         store.experiment("routing-")  # ambiguous prefix
+
+
+def test_a_repeated_score_key_keeps_its_last_score(store):
+    exp = new_experiment(store)
+    result = make_result("e1")
+    result.scores = [Score("a", 1.0), Score("b", True), Score("a", 0.25, "second")]
+    store.add_result(exp.id, Example("e1", {}, {}), result)
+    [stored] = store.light_results(exp.id)
+    assert [(s.key, s.score, s.comment) for s in stored.scores] == [
+        ("a", 0.25, "second"),
+        ("b", True, None),
+    ]
+
+
+# The schema of stores written before scores became a column of results.
+OLD_SCHEMA = """
+CREATE TABLE experiments (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, target TEXT NOT NULL,
+    target_path TEXT NOT NULL, spec_path TEXT, spec_json TEXT NOT NULL, spec_hash TEXT,
+    dataset_path TEXT, dataset_name TEXT, dataset_hash TEXT, git_commit TEXT,
+    repetitions INTEGER NOT NULL DEFAULT 1, example_count INTEGER,
+    status TEXT NOT NULL DEFAULT 'running', started_at TEXT NOT NULL, ended_at TEXT);
+CREATE TABLE results (
+    id INTEGER PRIMARY KEY, experiment_id TEXT NOT NULL REFERENCES experiments(id),
+    example_id TEXT NOT NULL, repetition INTEGER NOT NULL, inputs_json TEXT NOT NULL,
+    reference_json TEXT NOT NULL, outputs_json TEXT, trace_json TEXT, error TEXT,
+    latency_s REAL, finished_at TEXT NOT NULL, UNIQUE (experiment_id, example_id, repetition));
+CREATE TABLE scores (
+    result_id INTEGER NOT NULL REFERENCES results(id), key TEXT NOT NULL, score REAL,
+    is_bool INTEGER NOT NULL DEFAULT 0, comment TEXT, PRIMARY KEY (result_id, key));
+INSERT INTO experiments (id, name, prefix, target, target_path, spec_json, started_at)
+    VALUES ('x1', 'old-supervisor-x1', 'old', 'supervisor', 'p:g', '{}', '2025-01-01');
+INSERT INTO results VALUES
+    (1, 'x1', 'e1', 0, '{}', '{}', '{}', NULL, NULL, 0.5, '2025-01-01'),
+    (2, 'x1', 'e2', 0, '{}', '{}', NULL, NULL, 'ValueError: boom', 0.1, '2025-01-01');
+INSERT INTO scores VALUES
+    (1, 'routing_accuracy', 0.5, 0, 'half'), (1, 'ping_pong', 0, 1, NULL),
+    (1, 'judge', NULL, 0, 'judge failed');
+"""
+
+
+def test_an_older_store_keeps_its_scores_when_opened(tmp_path):
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_SCHEMA)
+    with Store(path) as store:
+        first, second = store.light_results("x1")
+        assert [(s.key, s.score, s.comment) for s in first.scores] == [
+            ("judge", None, "judge failed"),
+            ("ping_pong", False, None),
+            ("routing_accuracy", 0.5, "half"),
+        ]
+        assert second.scores == [] and second.error == "ValueError: boom"
+        first_full = next(iter(store.results("x1")))
+        assert first_full.result.score_map()["ping_pong"] is False
+        tables = {row[0] for row in store.db.execute("SELECT name FROM sqlite_master")}
+        assert "scores" not in tables
+    with Store(path) as again:  # opening it again changes nothing
+        assert [r.score_map() for r in again.light_results("x1")] == [
+            {"judge": None, "ping_pong": False, "routing_accuracy": 0.5},
+            {},
+        ]
+
+
+def test_a_single_score_and_an_empty_trace_round_trip_exactly(store):
+    exp = new_experiment(store)
+    result = Result(
+        example_id="e1",
+        repetition=0,
+        outputs={"final_response": "ok"},
+        trace=Trace(latency_s=0.123456789),
+        scores=[Score("coverage", 2 / 3, 'missing ["refund"] — «naïve»')],
+        latency_s=0.123456789,
+    )
+    store.add_result(exp.id, Example("e1", {}, {}), result)
+    [stored] = store.results(exp.id)
+    [score] = stored.result.scores
+    assert (score.key, score.score, score.comment) == (
+        "coverage",
+        2 / 3,
+        'missing ["refund"] — «naïve»',
+    )
+    assert stored.result.trace.latency_s == 0.123456789  # from the result's column
+    assert stored.result.trace.error is None
