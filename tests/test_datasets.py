@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from agenteval_cli import datasets
 from agenteval_cli.datasets import (
     SUPPORTED_SUFFIXES,
     dataset_hash,
@@ -441,3 +442,30 @@ def test_dataset_hash_of_missing_file(tmp_path):
         str(caught.value)
         == f"{tmp_path / 'nope.jsonl'}: cannot read dataset: No such file or directory"
     )
+
+
+def _rows(path: Path, count: int) -> None:
+    path.write_text(
+        "".join(f'{{"id": "e{i}", "inputs": {{"question": "q{i}"}}}}\n' for i in range(count))
+    )
+
+
+def test_a_large_jsonl_file_is_read_again_per_pass_and_must_not_change(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets, "HELD_EXAMPLES", 2)  # three rows: more than are held
+    path = tmp_path / "rows.jsonl"
+    _rows(path, 3)
+    examples = datasets.open_examples(path)
+    assert len(examples) == 3 and examples[2].id == "e2"
+    assert [e.id for e in examples] == [e.id for e in examples] == ["e0", "e1", "e2"]
+    path.write_text(path.read_text().replace("q1", "changed"))
+    with pytest.raises(UserError, match="changed while the run was reading it"):
+        list(examples)
+
+
+def test_a_small_jsonl_file_is_held_from_its_check(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _rows(path, 3)
+    examples = datasets.open_examples(path, limit=2)
+    path.unlink()  # held: iterating again does not read the file
+    assert [e.inputs["question"] for e in examples] == ["q0", "q1"]
+    assert examples[-1].id == "e1" and len(examples) == 2
