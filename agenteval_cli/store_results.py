@@ -33,18 +33,19 @@ if TYPE_CHECKING:
     from agenteval_cli.store import StoredResult
 
 
-_stamp: list[Any] = [-1, ""]  # the last millisecond formatted, and its text
+_stamp: list[Any] = [-1, ""]  # the last second formatted, and its text
 
 
 def now() -> str:
-    """UTC now, ISO 8601 to the millisecond (formatted once per millisecond)."""
-    seconds = time.time()
-    millisecond = int(seconds * 1000)
-    if millisecond != _stamp[0]:
-        moment = datetime.fromtimestamp(millisecond // 1000, UTC)
-        moment = moment.replace(microsecond=millisecond % 1000 * 1000)
-        _stamp[0], _stamp[1] = millisecond, moment.isoformat(timespec="milliseconds")
-    return _stamp[1]
+    """UTC now, ISO 8601 to the millisecond (the date and time formatted once a second)."""
+    millisecond = int(time.time() * 1000)
+    second, fraction = divmod(millisecond, 1000)
+    if second != _stamp[0]:
+        _stamp[0], _stamp[1] = (
+            second,
+            datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        )
+    return f"{_stamp[1]}.{fraction:03d}+00:00"
 
 
 def _default(value: Any) -> Any:
