@@ -25,13 +25,18 @@ __all__ = ["Conversation", "state_messages"]
 
 
 class _Entry:
-    """A message in the conversation; ``placed`` once it has its position in the list."""
+    """A message in the conversation; ``placed`` once it has its position in the list.
+    ``seen_id`` is the message's id when its keys were last taken (ids come late: LangGraph
+    gives one to a message as it enters the state). ``copies`` are other objects found to
+    be the same message, kept so that their ``id()`` stays theirs while it is looked up."""
 
-    __slots__ = ("message", "placed")
+    __slots__ = ("copies", "message", "placed", "seen_id")
 
     def __init__(self, message: BaseMessage) -> None:
         self.message = message
         self.placed = False
+        self.seen_id = message.id
+        self.copies: list[BaseMessage] = []
 
 
 class Conversation:
@@ -45,7 +50,8 @@ class Conversation:
     def __init__(self) -> None:
         self._items: list[_Entry] = []
         self._by_key: dict[tuple[Any, ...], _Entry] = {}
-        self._by_object: dict[int, _Entry] = {}  # safe: each entry keeps its message alive
+        # id() of every message object seen: safe, as each entry keeps its objects alive
+        self._by_object: dict[int, _Entry] = {}
 
     def merge(
         self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
@@ -60,27 +66,34 @@ class Conversation:
         previous: _Entry | None = None
         by_key, by_object = self._by_key, self._by_object
         for message in messages:
-            if isinstance(message, RemoveMessage) or (
+            entry = by_object.get(id(message))
+            if entry is not None:  # this very object was seen before
+                if message.id != entry.seen_id:  # given an id since: known by it too
+                    entry.seen_id = message.id
+                    for key in _message_keys(message):
+                        by_key.setdefault(key, entry)
+            elif isinstance(message, RemoveMessage) or (
                 isinstance(message, SystemMessage) and not message.id
             ):
                 continue  # per-call prompts are instructions, not turns (state ones have ids)
-            keys = _message_keys(message)
-            entry = by_object.get(id(message))
-            if entry is None or entry.message is not message:
+            else:
+                keys = _message_keys(message)
                 entry = None
                 new = bool(fresh) and any(message is f for f in fresh)
                 for key in keys:
                     if (not new or key[0] == "id") and key in by_key:
                         entry = by_key[key]
                         break
-            if entry is None:
-                entry = by_object[id(message)] = _Entry(message)
-                pending.append(entry)
-                added.append(message)
-                by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
-            else:
-                for key in keys:
-                    by_key.setdefault(key, entry)
+                if entry is None:
+                    entry = by_object[id(message)] = _Entry(message)
+                    pending.append(entry)
+                    added.append(message)
+                    by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
+                else:  # a copy of a known message
+                    for key in keys:
+                        by_key.setdefault(key, entry)
+                    by_object[id(message)] = entry
+                    entry.copies.append(message)
             if entry.placed:
                 if pending:
                     self._place(pending, previous, entry)

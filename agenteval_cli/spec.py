@@ -41,6 +41,7 @@ from agenteval_cli.spec_base import (
     PositiveInt,
     SpecModel,
     split_import_path,
+    without_pydantic_plugins,
 )
 from agenteval_cli.spec_errors import SpecValueError, user_error
 from agenteval_cli.yamlsource import YamlDocument, describe, expand_env, load_yaml
@@ -398,7 +399,8 @@ def load_spec(path: str | Path) -> Spec:
     data, recorded = expand_env(document, file=source)
     base_dir = source.parent.resolve()
     try:
-        spec = Spec.model_validate(data, context={"base_dir": base_dir, "source": source})
+        with without_pydantic_plugins():  # the first validation builds the validators
+            spec = Spec.model_validate(data, context={"base_dir": base_dir, "source": source})
     except ValidationError as exc:
         raise user_error(exc, document, source) from None
     spec._source = source

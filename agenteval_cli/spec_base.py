@@ -3,7 +3,10 @@ types whose errors read "expected an integer >= 1, got 'four'", and import-path 
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -63,10 +66,28 @@ def split_import_path(text: str) -> tuple[str, str]:
     return source, attr
 
 
-class SpecModel(BaseModel):
-    """Base of every spec section: checks keys first, so errors can name the key and a fix."""
+@contextmanager
+def without_pydantic_plugins() -> Iterator[None]:
+    """Build our own models' validators without pydantic plugins (observability hooks for
+    the user's models): finding them reads every installed package's metadata, at each
+    start. Plugins stay on for every model built outside this block."""
+    previous = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["PYDANTIC_DISABLE_PLUGINS"]
+        else:
+            os.environ["PYDANTIC_DISABLE_PLUGINS"] = previous
 
-    model_config = ConfigDict(extra="forbid")
+
+class SpecModel(BaseModel):
+    """Base of every spec section: checks keys first, so errors can name the key and a fix.
+
+    Validators are built on first use (:func:`without_pydantic_plugins` around it)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     internal_keys: ClassVar[frozenset[str]] = frozenset()  # filled in by the parent, not typed
 
     @classmethod
