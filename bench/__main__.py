@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import compileall
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench import cases_loop, cases_misc
+from bench.procs import ROOT
 from bench.report import Row, print_table, write_json
 
 CASES = {
@@ -29,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     chosen = args.cases or list(CASES)
+    # As installed from a wheel: the package's bytecode compiled, whatever
+    # PYTHONDONTWRITEBYTECODE says (it keeps an editable install from writing it).
+    compileall.compile_dir(ROOT / "agenteval_cli", quiet=1)
     rows: list[Row] = []
     runs = {}
     with tempfile.TemporaryDirectory(prefix="agenteval-bench-") as tmp:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
 from bench import workload
-from bench.procs import Measured, run_child, run_cli
+from bench.procs import Measured, child_env, measure, run_child, run_cli
 from bench.report import Row
 
 Runs = dict[str, Any]
@@ -16,12 +18,58 @@ def _runs(*measured: Measured) -> Runs:
     return {m.label: m.to_dict() for m in measured}
 
 
+# What `agenteval run` cannot start without: its CLI (typer, which loads pydantic for its
+# parameters), the spec's models (pydantic), the table (rich), YAML, the event loop, SQLite.
+IMPORT_FLOOR = "import typer._adapters, pydantic, rich.console, rich.table, yaml, asyncio, sqlite3"
+STARTS = 5  # start-up measures, interleaved; the median is reported
+
+
+def _startup(tmp: Path) -> tuple[Row, Runs]:
+    """Whole-process start-up cost: ``agenteval run`` on one example, beside the import of
+    the libraries it needs (the floor) and langsmith's ``evaluate``."""
+    work = workload.make(tmp / "w1-one", 1, 1)
+    env = child_env()
+    commands = {
+        "import floor": [sys.executable, "-c", IMPORT_FLOOR],
+        "import langsmith.evaluate": [sys.executable, "-c", "from langsmith import evaluate"],
+    }
+    walls: dict[str, list[float]] = {"import floor": [], "agenteval run, 1 example": []}
+    walls["import langsmith.evaluate"] = []
+    runs: Runs = {}
+    for i in range(STARTS):
+        for name, command in commands.items():
+            measured, _ = measure(name, command, env=env)
+            walls[name].append(measured.wall_s)
+        cli = run_cli(work, tmp / "w1-one" / f"cli-{i}.db", "agenteval run, 1 example")
+        walls["agenteval run, 1 example"].append(cli.wall_s)
+        runs[f"start {i}"] = cli.to_dict()
+    floor, one, ls = (
+        statistics.median(walls[k])
+        for k in ("import floor", "agenteval run, 1 example", "import langsmith.evaluate")
+    )
+    row = Row(
+        "W1",
+        "start-up: run on 1 example (limit: import floor)",
+        "s",
+        floor,
+        one,
+        ls,
+        notes=[
+            f"import floor = a python process doing only `{IMPORT_FLOOR}`; langsmith = "
+            "`from langsmith import evaluate`; medians of "
+            f"{STARTS}. At 5,000 examples, 100 µs/example is 0.50 s for the whole process"
+        ],
+    )
+    return row, runs
+
+
 def w1(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
     """5,000 examples, instant target, concurrency 16: the runner's own cost."""
     n = 5000
     work = workload.make(tmp / "w1", n, 16)
     limit, lib, ls = (run_child(r, work) for r in ("limit", "agenteval", "langsmith"))
     cli = run_cli(work, tmp / "w1" / "cli.db")
+    startup, startup_runs = _startup(tmp)
     per = 1e6 / n
     in_loop = (lib.in_loop_s or 0) * per
     rows = [
@@ -51,8 +99,9 @@ def w1(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
             met=in_loop <= 3 * (limit.in_loop_s or 0) * per,
             notes=["agenteval = experiment.execute() as a library, results persisted"],
         ),
+        startup,
     ]
-    return rows, _runs(limit, lib, ls, cli)
+    return rows, {**_runs(limit, lib, ls, cli), **startup_runs}
 
 
 def w2(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
