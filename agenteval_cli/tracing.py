@@ -104,6 +104,10 @@ class TraceRecorder(BaseCallbackHandler):
     """
 
     run_inline = True  # async runs call us in place instead of hopping to a thread pool
+    # LangChain reads these for every event it dispatches: plain attributes, not the base
+    # class's properties, and the events nothing here records are not sent at all.
+    ignore_llm = ignore_chain = ignore_chat_model = ignore_agent = False  # agent: tools
+    ignore_retry = ignore_retriever = ignore_custom_event = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
