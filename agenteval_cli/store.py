@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.records import Example, Result
+from agenteval_cli.sqlite_tx import has_table, write_transaction
 from agenteval_cli.store_results import (  # noqa: F401 (dumps, now, _default: re-exported)
     ResultWriter,
     _default,
@@ -145,23 +146,12 @@ class Store:
 
     def _move_scores(self) -> None:
         """Move an older store's ``scores`` table into ``results.scores_json``, once."""
-        if not self._has_table("scores"):
+        if not has_table(self.db, "scores"):
             return
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            if self._has_table("scores"):  # not moved by another process meanwhile
+        with write_transaction(self.db):
+            if has_table(self.db, "scores"):  # not moved by another process meanwhile
                 self.db.execute(MOVE_SCORES)
                 self.db.execute("DROP TABLE scores")
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-
-    def _has_table(self, name: str) -> bool:
-        found = self.db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-        ).fetchone()
-        return found is not None
 
     def close(self) -> None:
         self.db.close()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.records import Example, ModelCall, Result, Score, Trace
+from agenteval_cli.sqlite_tx import write_transaction
 
 if TYPE_CHECKING:
     from agenteval_cli.store import StoredResult
@@ -252,8 +253,7 @@ def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
 
 
 def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(db):
         for item in batch:
             if item.replace:
                 db.execute(f"DELETE FROM results WHERE {DELETE_WHERE}", item.row[:3])
@@ -261,10 +261,6 @@ def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
         cached = [item.cache for item in batch if item.cache is not None]
         if cached:
             db.executemany(INSERT_CACHE, cached)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 class ResultWriter:

@@ -17,6 +17,7 @@ from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.routing import confusion_matrix
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.records import Example, Score, Trace
+from agenteval_cli.sqlite_tx import has_table, write_transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS summary_scores (
@@ -78,25 +79,17 @@ async def run_summaries(evaluators: Sequence[BoundEvaluator], stored: Sequence[A
 def save_summary_scores(store: Any, experiment_id: str, scores: Sequence[Score]) -> None:
     db = store.db
     db.executescript(SCHEMA)
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(db):
         db.execute("DELETE FROM summary_scores WHERE experiment_id = ?", (experiment_id,))
         db.executemany(
             "INSERT OR REPLACE INTO summary_scores VALUES (?,?,?,?,?)",
             [(experiment_id, s.key, s.score, isinstance(s.score, bool), s.comment) for s in scores],
         )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def summary_scores(store: Any, experiment_id: str) -> list[Score]:
     """The stored dataset-level scores of an experiment (none for a store without them)."""
-    exists = store.db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'summary_scores'"
-    ).fetchone()
-    if not exists:
+    if not has_table(store.db, "summary_scores"):
         return []
     rows = store.db.execute(
         "SELECT key, score, is_bool, comment FROM summary_scores WHERE experiment_id = ?"

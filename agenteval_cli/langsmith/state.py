@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from agenteval_cli.sqlite_tx import has_table, write_transaction
 from agenteval_cli.store import dumps, now
 
 SCHEMA = """
@@ -77,17 +76,6 @@ class LangSmithState:
         self.db = db
         db.executescript(SCHEMA)
 
-    @contextmanager
-    def _tx(self) -> Iterator[None]:
-        """One transaction on the store's autocommit connection."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-
     # example ids --------------------------------------------------------------------------
 
     def example_ids(self, endpoint: str, dataset_name: str) -> dict[str, str]:
@@ -109,7 +97,7 @@ class LangSmithState:
         replace: bool,
     ) -> None:
         """Record ids; ``replace`` first forgets every id of the dataset (after a full sync)."""
-        with self._tx():
+        with write_transaction(self.db):
             if replace:
                 self.db.execute(
                     "DELETE FROM langsmith_examples WHERE endpoint = ? AND dataset_name = ?",
@@ -129,7 +117,7 @@ class LangSmithState:
         tag: str | None,
         counts: tuple[int, int, int, int],
     ) -> None:
-        with self._tx():
+        with write_transaction(self.db):
             self.db.execute(
                 "INSERT INTO langsmith_pushes VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (endpoint, dataset_name, dataset_id, file_hash, tag, *counts, now()),
@@ -146,7 +134,7 @@ class LangSmithState:
         dataset_id: str,
         examples: list[dict[str, Any]],
     ) -> None:
-        with self._tx():
+        with write_transaction(self.db):
             self.db.execute(
                 "INSERT OR REPLACE INTO langsmith_snapshots VALUES (?,?,?,?,?,?,?)",
                 (endpoint, name, version, splits, dataset_id, dumps(examples), now()),
@@ -174,7 +162,7 @@ class LangSmithState:
     def save_tree(
         self, experiment_id: str, example_id: str, repetition: int, runs: list[dict[str, Any]]
     ) -> None:
-        with self._tx():
+        with write_transaction(self.db):
             self.db.execute(
                 "INSERT OR REPLACE INTO langsmith_run_trees VALUES (?,?,?,?)",
                 (experiment_id, example_id, repetition, dumps(runs)),
@@ -201,7 +189,7 @@ class LangSmithState:
             **{k: current.get(k) for k in ("project_id", "project_name", "dataset_id", "url")},
             **fields,
         }
-        with self._tx():
+        with write_transaction(self.db):
             self.db.execute(
                 "INSERT OR REPLACE INTO langsmith_uploads VALUES (?,?,?,?,?,?,?,?,?)",
                 (
@@ -228,7 +216,7 @@ class LangSmithState:
         return {(e, r) for e, r in rows.fetchall()}
 
     def mark_sent(self, experiment_id: str, keys: list[tuple[str, int]]) -> None:
-        with self._tx():
+        with write_transaction(self.db):
             self.db.executemany(
                 "INSERT OR IGNORE INTO langsmith_sent VALUES (?,?,?)",
                 [(experiment_id, e, r) for e, r in keys],
@@ -237,10 +225,7 @@ class LangSmithState:
 
 def recorded_upload(db: sqlite3.Connection, experiment_id: str) -> dict[str, Any] | None:
     """The upload (or import) row of an experiment, read without creating the tables."""
-    present = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'langsmith_uploads'"
-    ).fetchone()
-    if present is None:
+    if not has_table(db, "langsmith_uploads"):
         return None
     cursor = db.execute("SELECT * FROM langsmith_uploads WHERE experiment_id = ?", (experiment_id,))
     row = cursor.fetchone()
