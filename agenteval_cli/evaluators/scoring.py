@@ -41,9 +41,6 @@ class BoundEvaluator:
     # (fn, its argument plan for score()'s names, or the error working it out raised)
     _plan: tuple[Any, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def applies_to(self, example: Example) -> bool:
-        return not self.summary and (self.example_ids is None or example.id in self.example_ids)
-
     def plan(self) -> Plan:
         """How ``fn`` takes score()'s arguments, worked out on first use."""
         cached = self._plan
@@ -105,35 +102,28 @@ async def score(
 ) -> list[Score]:
     """Run every evaluator that applies to ``example``; one that fails yields null scores
     with the reason as their comment, and the others still run."""
-    chosen = [e for e in evaluators if e.applies_to(example)]
     available: dict[str, Any] = {
         "inputs": example.inputs,
         "outputs": outputs,
         "reference_outputs": example.outputs,
         "trace": trace,
-        "run": None,
+        "run": None,  # built for the first evaluator that reads it
         "example": example,
     }
-    for evaluator in chosen:
-        if _wants_run(evaluator):  # built only for evaluators that read it
-            from types import SimpleNamespace
-
-            available["run"] = SimpleNamespace(
-                inputs=example.inputs,
-                outputs=outputs,
-                trace=trace,
-                error=trace.error,
-                id=example.id,
-            )
-            break
     scores: list[Score] = []
     spent: list[JudgeUsage] = []  # what judges report while this result is scored
     token = _SINK.set(spent)
     try:
-        for evaluator in chosen:
-            # call_evaluator, inline: score() offers exactly KNOWN_PARAMETERS
+        for evaluator in evaluators:
+            # not a summary, and this example is in its sample if it has one; then
+            # call_evaluator, inline (score() offers exactly KNOWN_PARAMETERS)
+            sampled = evaluator.example_ids
+            if evaluator.summary or (sampled is not None and example.id not in sampled):
+                continue
             try:
-                pairs = evaluator.plan()[0]
+                pairs, wants_run = evaluator.plan()
+                if wants_run and available["run"] is None:
+                    available["run"] = _run_view(example, outputs, trace)
                 if pairs is None:
                     raw = evaluator.fn(**available)
                 else:
@@ -154,8 +144,10 @@ async def score(
     return scores + usage_scores(spent) if spent else scores
 
 
-def _wants_run(evaluator: BoundEvaluator) -> bool:
-    try:
-        return evaluator.plan()[1]
-    except Exception:  # call_evaluator reports it
-        return False
+def _run_view(example: Example, outputs: dict[str, Any], trace: Trace) -> Any:
+    """The ``run`` argument of LangSmith-style evaluators: what the target did."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        inputs=example.inputs, outputs=outputs, trace=trace, error=trace.error, id=example.id
+    )
