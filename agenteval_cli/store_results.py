@@ -34,19 +34,21 @@ if TYPE_CHECKING:
     from agenteval_cli.store import StoredResult
 
 
-_stamp: list[Any] = [-1, ""]  # the last second formatted, and its text
+_second: list[Any] = [-1, ""]  # the last second formatted, and its date and time
+_stamp: list[Any] = [-1, ""]  # the last millisecond, and its whole text
 
 
 def now() -> str:
-    """UTC now, ISO 8601 to the millisecond (the date and time formatted once a second)."""
+    """UTC now, ISO 8601 to the millisecond: formatted once a millisecond, its date and
+    time once a second."""
     millisecond = int(time.time() * 1000)
-    second, fraction = divmod(millisecond, 1000)
-    if second != _stamp[0]:
-        _stamp[0], _stamp[1] = (
-            second,
-            datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
-        )
-    return f"{_stamp[1]}.{fraction:03d}+00:00"
+    if millisecond != _stamp[0]:
+        second, fraction = divmod(millisecond, 1000)
+        if second != _second[0]:
+            moment = datetime.fromtimestamp(second, UTC)
+            _second[0], _second[1] = second, moment.strftime("%Y-%m-%dT%H:%M:%S")
+        _stamp[0], _stamp[1] = millisecond, f"{_second[1]}.{fraction:03d}+00:00"
+    return _stamp[1]
 
 
 def _default(value: Any) -> Any:

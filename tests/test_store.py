@@ -178,3 +178,15 @@ def test_a_single_score_and_an_empty_trace_round_trip_exactly(store):
     )
     assert stored.result.trace.latency_s == 0.123456789  # from the result's column
     assert stored.result.trace.error is None
+
+
+@pytest.mark.parametrize("moments", [(1764495000.0015, 1764495000.9999, 1764495001.0)])
+def test_timestamps_are_utc_iso_to_the_millisecond(monkeypatch, moments):
+    from datetime import UTC, datetime
+
+    from agenteval_cli import store_results
+
+    for moment in moments:  # the same second twice, then the next: each text is exact
+        monkeypatch.setattr(store_results.time, "time", lambda moment=moment: moment)
+        expected = datetime.fromtimestamp(int(moment * 1000) / 1000, UTC)
+        assert store_results.now() == expected.isoformat(timespec="milliseconds")
