@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from bench import workload
-from bench.procs import Measured, child_env, measure, run_child, run_cli
+from bench.procs import (
+    Measured,
+    agenteval_command,
+    child_env,
+    interleaved_walls,
+    run_child,
+    run_cli,
+)
 from bench.report import Row
 
 Runs = dict[str, Any]
@@ -28,25 +35,14 @@ def _startup(tmp: Path) -> tuple[Row, Runs]:
     """Whole-process start-up cost: ``agenteval run`` on one example, beside the import of
     the libraries it needs (the floor) and langsmith's ``evaluate``."""
     work = workload.make(tmp / "w1-one", 1, 1)
-    env = child_env()
+    run_one = [*agenteval_command(), "run", str(work.spec_path), "--store"]
     commands = {
         "import floor": [sys.executable, "-c", IMPORT_FLOOR],
+        "agenteval run, 1 example": [*run_one, str(tmp / "w1-one" / "cli.db")],
         "import langsmith.evaluate": [sys.executable, "-c", "from langsmith import evaluate"],
     }
-    walls: dict[str, list[float]] = {"import floor": [], "agenteval run, 1 example": []}
-    walls["import langsmith.evaluate"] = []
-    runs: Runs = {}
-    for i in range(STARTS):
-        for name, command in commands.items():
-            measured, _ = measure(name, command, env=env)
-            walls[name].append(measured.wall_s)
-        cli = run_cli(work, tmp / "w1-one" / f"cli-{i}.db", "agenteval run, 1 example")
-        walls["agenteval run, 1 example"].append(cli.wall_s)
-        runs[f"start {i}"] = cli.to_dict()
-    floor, one, ls = (
-        statistics.median(walls[k])
-        for k in ("import floor", "agenteval run, 1 example", "import langsmith.evaluate")
-    )
+    walls = interleaved_walls(commands, STARTS, env=child_env())
+    floor, one, ls = (statistics.median(values) for values in walls.values())
     row = Row(
         "W1",
         "start-up: run on 1 example (limit: import floor)",
@@ -60,7 +56,7 @@ def _startup(tmp: Path) -> tuple[Row, Runs]:
             f"{STARTS}. At 5,000 examples, 100 µs/example is 0.50 s for the whole process"
         ],
     )
-    return row, runs
+    return row, {"start-up walls_s": walls}
 
 
 def w1(tmp: Path, full: bool) -> tuple[list[Row], Runs]:

@@ -15,6 +15,7 @@ from bench.procs import (
     Measured,
     agenteval_command,
     child_env,
+    interleaved_walls,
     measure,
     run_child,
     run_cli,
@@ -33,12 +34,7 @@ def w4(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
         "agenteval --help": [*agenteval_command(), "--help"],
         "agenteval run --help": [*agenteval_command(), "run", "--help"],
     }
-    walls: dict[str, list[float]] = {name: [] for name in commands}
-    env = child_env()
-    for _ in range(ROUNDS):  # interleaved, so a busy moment hits every command alike
-        for name, command in commands.items():
-            measured, _ = measure(name, command, env=env)
-            walls[name].append(measured.wall_s)
+    walls = interleaved_walls(commands, ROUNDS, env=child_env())
     median = {name: statistics.median(values) for name, values in walls.items()}
     floor, langsmith = median["python -c pass"], median["import langsmith.evaluate"]
     rows = [

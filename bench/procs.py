@@ -109,3 +109,16 @@ def run_cli(work: Workload, store: Path, label: str = "agenteval run") -> Measur
     command = [*agenteval_command(), "run", str(work.spec_path), "--store", str(store)]
     measured, _ = measure(label, command, env=child_env(work.latency_s), cwd=Path(work.dir))
     return measured
+
+
+def interleaved_walls(
+    commands: dict[str, list[str]], rounds: int, *, env: dict[str, str]
+) -> dict[str, list[float]]:
+    """Each command's whole-process wall time, ``rounds`` times, the commands interleaved so
+    that a busy moment hits every one of them alike."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, command in commands.items():
+            measured, _ = measure(name, command, env=env)
+            walls[name].append(measured.wall_s)
+    return walls
