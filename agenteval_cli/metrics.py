@@ -3,8 +3,9 @@ latency percentiles. The metric keys are a stable interface for users' scripts."
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agenteval_cli.records import Result
 
@@ -29,9 +30,13 @@ VOLATILE_KEYS = frozenset({"input_tokens", "output_tokens", "total_tokens", "cos
 
 def outcome(result: Result) -> tuple:
     """What must repeat for a result to count as consistent: error state and stable scores."""
-    if result.error is not None:
+    return _outcome(result.error, [(s.key, s.score) for s in result.scores])
+
+
+def _outcome(error: str | None, scores: Iterable[tuple[str, Any]]) -> tuple:
+    if error is not None:
         return ("error",)
-    return tuple(sorted((s.key, s.score) for s in result.scores if s.key not in VOLATILE_KEYS))
+    return tuple(sorted((key, score) for key, score in scores if key not in VOLATILE_KEYS))
 
 
 def consistent_share(outcomes: dict[str, list[tuple]]) -> float | None:
@@ -69,21 +74,44 @@ class Summary:
     track_outcomes: bool = True
 
     def add(self, result: Result) -> None:
+        self.add_row(
+            result.example_id,
+            result.repetition,
+            result.error,
+            result.latency_s,
+            [(score.key, score.score) for score in result.scores],
+            [call.model for call in result.trace.model_calls],
+        )
+
+    def add_row(
+        self,
+        example_id: str,
+        repetition: int,
+        error: str | None,
+        latency_s: float,
+        scores: Sequence[tuple[str, Any]],
+        models: Iterable[str],
+    ) -> None:
+        """One result, as its parts: what the store's rows give without building a Result."""
         self.count += 1
         if self.track_outcomes:
-            self.outcomes.setdefault(result.example_id, []).append(outcome(result))
-        self.latencies.append(result.latency_s)
-        self.models.update(call.model for call in result.trace.model_calls)
-        if result.error is not None:
+            self.outcomes.setdefault(example_id, []).append(_outcome(error, scores))
+        self.latencies.append(latency_s)
+        self.models.update(models)
+        if error is not None:
             self.errors += 1
             return
-        for score in result.scores:
-            if score.score is None:
+        sums, counts, by_repetition = self.sums, self.counts, self.by_repetition
+        for key, score in scores:
+            if score is None:
                 continue
-            self.sums[score.key] = self.sums.get(score.key, 0.0) + float(score.score)
-            self.counts[score.key] = self.counts.get(score.key, 0) + 1
-            totals = self.by_repetition.setdefault((score.key, result.repetition), [0.0, 0])
-            totals[0] += float(score.score)
+            value = float(score)
+            sums[key] = sums.get(key, 0.0) + value
+            counts[key] = counts.get(key, 0) + 1
+            totals = by_repetition.get((key, repetition))
+            if totals is None:
+                totals = by_repetition[key, repetition] = [0.0, 0]
+            totals[0] += value
             totals[1] += 1
 
     def mean(self, key: str) -> float | None:

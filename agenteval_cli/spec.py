@@ -294,14 +294,15 @@ class Spec(SpecModel):
 
     @model_validator(mode="after")
     def _gate(self, info: ValidationInfo) -> Spec:
-        from agenteval_cli.gate import validate_spec_thresholds
+        if self.thresholds or self.max_regression:  # the gate module loads only for a gate
+            from agenteval_cli.gate import validate_spec_thresholds
 
-        validate_spec_thresholds(
-            self.thresholds,
-            self.max_regression,
-            targets=[t.name for t in self.targets],
-            evaluators=[e.name for e in self.evaluators],
-        )
+            validate_spec_thresholds(
+                self.thresholds,
+                self.max_regression,
+                targets=[t.name for t in self.targets],
+                evaluators=[e.name for e in self.evaluators],
+            )
         if self.baseline is not None:
             base_dir = (info.context or {}).get("base_dir") or Path.cwd()
             self.baseline = _resolve(base_dir, self.baseline)

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.records import Example, Result
 from agenteval_cli.sqlite_tx import has_table, write_transaction
@@ -23,10 +23,13 @@ from agenteval_cli.store_results import (  # noqa: F401 (dumps, now, _default: r
     dumps,
     encode,
     iter_results,
-    light_results,
     now,
+    stored_summary,
     write,
 )
+
+if TYPE_CHECKING:
+    from agenteval_cli.metrics import Summary
 
 DEFAULT_PATH = Path(".agenteval") / "agenteval.db"
 
@@ -288,9 +291,9 @@ class Store:
         """Results of an experiment in insertion order, with their inputs and references."""
         return iter_results(self.db, experiment_id)
 
-    def light_results(self, experiment_id: str) -> Iterator[Result]:
-        """Results without outputs or messages: what the metrics read, cheaply."""
-        return light_results(self.db, experiment_id)
+    def summary(self, experiment_id: str, *, repetitions: int = 1) -> Summary:
+        """The experiment's metrics summary, summed from the columns the metrics read."""
+        return stored_summary(self.db, experiment_id, repetitions=repetitions)
 
     def result_count(self, experiment_id: str) -> int:
         (count,) = self.db.execute(

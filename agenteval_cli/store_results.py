@@ -3,7 +3,8 @@
 A result is encoded to JSON as soon as it is handed over (so a value JSON cannot hold fails
 at once, for the caller to record as the target's error) and written with the others that
 finished in the same event-loop turn, in one transaction: :class:`ResultWriter`. Reading
-streams the rows (:func:`iter_results`), or only what the metrics need (:func:`light_results`).
+streams the rows (:func:`iter_results`), or sums up what the metrics need
+(:func:`stored_summary`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ except ImportError:  # an interpreter without the C accelerator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.records import Example, ModelCall, Result, Score, Trace
+from agenteval_cli.records import Example, Result, Score, Trace
 from agenteval_cli.sqlite_tx import write_transaction
 
 if TYPE_CHECKING:
+    from agenteval_cli.metrics import Summary
     from agenteval_cli.store import StoredResult
 
 
@@ -354,28 +356,27 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
         yield StoredResult(json.loads(inputs), json.loads(reference), result)
 
 
-def light_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[Result]:
-    """The experiment's results as :func:`iter_results` orders them, with what metrics
-    read (scores, error, latency, the models of each call) and no outputs or messages."""
+def stored_summary(db: sqlite3.Connection, experiment_id: str, *, repetitions: int) -> Summary:
+    """The metrics' summary of an experiment, read from only the columns it needs: no
+    Result is built, and a scores text repeated across rows is decoded once."""
+    from agenteval_cli.metrics import Summary
+
+    summary = Summary(track_outcomes=repetitions > 1)
+    add = summary.add_row
+    decoded: dict[str, list[tuple[str, Any]]] = {}
     rows = db.execute(
-        "SELECT example_id, repetition, error, latency_s, attempts, cached,"
+        "SELECT example_id, repetition, error, latency_s, scores_json,"
         " CASE WHEN instr(trace_json, '\"model_calls\":[]') THEN NULL"
-        " ELSE json_extract(trace_json, '$.model_calls') END, scores_json"
+        " ELSE json_extract(trace_json, '$.model_calls') END"
         " FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
-    for example_id, rep, error, latency, attempts, cached, model_calls, scores in rows:
-        trace = Trace(latency_s=latency or 0.0, error=error)
-        if model_calls:
-            trace.model_calls = [ModelCall(**m) for m in json.loads(model_calls)]
-        yield Result(
-            example_id=example_id,
-            repetition=rep,
-            outputs=None,
-            trace=trace,
-            error=error,
-            latency_s=latency or 0.0,
-            attempts=attempts,
-            cached=bool(cached),
-            scores=_scores(scores),
-        )
+    for example_id, rep, error, latency, scores_json, model_calls in rows:
+        scores = decoded.get(scores_json) if scores_json is not None else ()
+        if scores is None:
+            if len(decoded) >= 4096:  # bounded: distinct comments make distinct texts
+                decoded.clear()
+            scores = decoded[scores_json] = [(k, score) for k, score, _ in json.loads(scores_json)]
+        models = [call["model"] for call in json.loads(model_calls)] if model_calls else ()
+        add(example_id, rep, error, latency or 0.0, scores, models)
+    return summary

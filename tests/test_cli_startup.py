@@ -82,3 +82,14 @@ def test_version_flag_prints_the_package_version():
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output == f"agenteval {__version__}\n"
+
+
+def test_console_output_prints_emoji_codes_as_written():
+    """A name such as ``desk:smile:`` in a dataset or trace is printed, not turned into an
+    emoji (Rich would otherwise replace it)."""
+    from agenteval_cli.cli.common import stderr, stdout
+
+    for console in (stdout(), stderr()):
+        with console.capture() as captured:
+            console.print("agent desk:smile: answered")
+        assert captured.get() == "agent desk:smile: answered\n"

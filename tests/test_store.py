@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from agenteval_cli.metrics import summarize
 from agenteval_cli.records import Example, Handoff, ModelCall, Result, Score, Trace
 from agenteval_cli.store import Store
 
@@ -101,8 +102,8 @@ def test_a_repeated_score_key_keeps_its_last_score(store):
     result = make_result("e1")
     result.scores = [Score("a", 1.0), Score("b", True), Score("a", 0.25, "second")]
     store.add_result(exp.id, Example("e1", {}, {}), result)
-    [stored] = store.light_results(exp.id)
-    assert [(s.key, s.score, s.comment) for s in stored.scores] == [
+    [stored] = store.results(exp.id)
+    assert [(s.key, s.score, s.comment) for s in stored.result.scores] == [
         ("a", 0.25, "second"),
         ("b", True, None),
     ]
@@ -140,19 +141,18 @@ def test_an_older_store_keeps_its_scores_when_opened(tmp_path):
     with sqlite3.connect(path) as db:
         db.executescript(OLD_SCHEMA)
     with Store(path) as store:
-        first, second = store.light_results("x1")
+        first, second = (stored.result for stored in store.results("x1"))
         assert [(s.key, s.score, s.comment) for s in first.scores] == [
             ("judge", None, "judge failed"),
             ("ping_pong", False, None),
             ("routing_accuracy", 0.5, "half"),
         ]
         assert second.scores == [] and second.error == "ValueError: boom"
-        first_full = next(iter(store.results("x1")))
-        assert first_full.result.score_map()["ping_pong"] is False
+        assert store.summary("x1").metrics()["ping_pong"] == 0.0
         tables = {row[0] for row in store.db.execute("SELECT name FROM sqlite_master")}
         assert "scores" not in tables
     with Store(path) as again:  # opening it again changes nothing
-        assert [r.score_map() for r in again.light_results("x1")] == [
+        assert [stored.result.score_map() for stored in again.results("x1")] == [
             {"judge": None, "ping_pong": False, "routing_accuracy": 0.5},
             {},
         ]
@@ -190,3 +190,36 @@ def test_timestamps_are_utc_iso_to_the_millisecond(monkeypatch, moments):
         monkeypatch.setattr(store_results.time, "time", lambda moment=moment: moment)
         expected = datetime.fromtimestamp(int(moment * 1000) / 1000, UTC)
         assert store_results.now() == expected.isoformat(timespec="milliseconds")
+
+
+def test_the_stored_summary_equals_summing_the_full_results(store):
+    """Summed from the columns alone, the metrics match what the full results give:
+    errors skipped, null scores uncounted, bools as 0/1, models collected, per-repetition
+    means and consistency kept."""
+    exp = new_experiment(store)
+    rows = [
+        ("e1", 0, [Score("routing_accuracy", 1.0, "ok"), Score("ping_pong", False)], None),
+        ("e1", 1, [Score("routing_accuracy", 0.5, "half"), Score("ping_pong", True)], None),
+        ("e2", 0, [Score("routing_accuracy", 1.0, "ok"), Score("judge", 0.75, "a")], None),
+        ("e2", 1, [Score("routing_accuracy", 1.0, "ok"), Score("judge", 0.75, "b")], None),
+        ("e3", 0, [], "ValueError: boom"),
+        ("e3", 1, [Score("total_tokens", 12), Score("judge", None, "failed")], None),
+    ]
+    for example_id, rep, scores, error in rows:
+        result = make_result(example_id, rep, error)
+        result.scores, result.latency_s = scores, 0.1 * (rep + 1)
+        result.trace.model_calls = [ModelCall("supervisor", f"m{rep}", 1, 1)]
+        store.add_result(exp.id, Example(example_id, {}, {}), result)
+
+    stored = store.summary(exp.id, repetitions=2)
+    full = summarize(s.result for s in store.results(exp.id))
+
+    assert stored.metrics() == full.metrics()
+    assert stored.metrics()["routing_accuracy"] == 0.875
+    assert stored.metrics()["ping_pong"] == 0.5
+    assert stored.metrics()["judge"] == 0.75
+    assert stored.metrics()["error_rate"] == pytest.approx(1 / 6)
+    assert stored.metrics()["consistency"] == pytest.approx(1 / 3)  # only e2 repeats itself
+    assert stored.spread("routing_accuracy") == full.spread("routing_accuracy") > 0
+    assert stored.models == full.models == {"m0", "m1"}
+    assert store.summary(exp.id).outcomes == {}  # one repetition: nothing kept per example

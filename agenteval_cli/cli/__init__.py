@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -32,3 +33,8 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    finally:
+        # The process ends here. Its last garbage collections would walk every object the
+        # command made (0.08 s after a 5,000-example run) only to free memory that exiting
+        # frees anyway; what must be written is committed and closed by now.
+        gc.freeze()

@@ -85,16 +85,18 @@ StoreOption = Annotated[
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
 
+# emoji=False: a name such as "agent:ok:" in a dataset or trace prints as written, not as
+# an emoji (and Rich's emoji table is not loaded).
 def stderr() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, soft_wrap=True)
+    return Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 def stdout() -> Console:
     from rich.console import Console
 
-    return Console()
+    return Console(emoji=False)
 
 
 @contextmanager
@@ -146,15 +148,11 @@ def print_comparison(
 ) -> None:
     """The comparison table of stored experiments, with their names and pricing gaps."""
     from agenteval_cli.evaluators.summaries import summary_scores
-    from agenteval_cli.metrics import summarize
     from agenteval_cli.report.table import comparison_table, unpriced_models
 
     out = stdout()
     experiments = [store.experiment(i) for i in experiment_ids]
-    columns = [  # metrics read only scores, errors, latencies and models: no outputs decoded
-        (e.target, summarize(store.light_results(e.id), repetitions=e.repetitions))
-        for e in experiments
-    ]
+    columns = [(e.target, store.summary(e.id, repetitions=e.repetitions)) for e in experiments]
     dataset_scores = [
         {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
     ]

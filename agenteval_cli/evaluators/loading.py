@@ -25,7 +25,7 @@ def print_warning(message: str) -> None:
     """Warnings go to stderr, one line each, like the CLI's errors."""
     from rich.console import Console
 
-    Console(stderr=True, soft_wrap=True).print(
+    Console(stderr=True, soft_wrap=True, emoji=False).print(
         f"[bold yellow]warning:[/] {message}", highlight=False
     )
 
