@@ -104,19 +104,28 @@ def run_limit(work: Workload) -> tuple[float, float, int]:
 
 
 def trace_ab(work: Workload, rounds: int, warmup: int, chunk: int) -> dict[str, Any]:
-    """W5: the limit loop without and with agenteval's trace callback, interleaved in one
-    process on the same examples: ``rounds`` rounds, after ``warmup`` examples each way.
+    """W5: the limit loop without and with agenteval's trace callback, and with a no-op
+    LangChain handler (what any callback costs), interleaved in one process on the same
+    examples: ``rounds`` rounds, after ``warmup`` examples each way.
 
     A round runs every example once each way, ``chunk`` examples at a time: a chunk
-    untraced, the same chunk traced, the next chunk traced then untraced, and so on, so the
-    two sides of a round are never more than a second or so apart and a steady drift in
-    machine speed favours neither. Every batch starts after a full garbage collection and
-    gets an event loop of its own, so no batch pays for the previous one's garbage. Returns
-    each round's wall and CPU seconds, summed over its chunks, for each side.
+    untraced, the same chunk traced and with the no-op handler, the next chunk in a rotated
+    order, and so on, so the sides of a round are never more than a second or so apart and
+    a steady drift in machine speed favours none. Every batch starts after a full garbage
+    collection and gets an event loop of its own, so no batch pays for the previous one's
+    garbage. Returns each round's wall and CPU seconds, summed over its chunks, per side.
     """
     import gc
 
+    from langchain_core.callbacks import BaseCallbackHandler
+
     from agenteval_cli.tracing import TraceRecorder, capture
+
+    class NoopHandler(BaseCallbackHandler):
+        """Receives the very events TraceRecorder does, and does nothing with them."""
+
+        run_inline = True
+        ignore_retry = ignore_retriever = ignore_custom_event = True
 
     rows, target, evaluate = read_rows(work), load_target(work), load_evaluator(work)
 
@@ -130,6 +139,10 @@ def trace_ab(work: Workload, rounds: int, warmup: int, chunk: int) -> dict[str, 
         recorder.trace()
         return evaluate(outputs=outputs, reference_outputs=row["outputs"])
 
+    async def noop(row: dict[str, Any]) -> Any:
+        outputs = await target(row["inputs"], [NoopHandler()])
+        return evaluate(outputs=outputs, reference_outputs=row["outputs"])
+
     def batch(one: Callable, chosen: list[dict[str, Any]]) -> tuple[float, float]:
         gc.collect()
         started, cpu = time.perf_counter(), time.process_time()
@@ -139,17 +152,18 @@ def trace_ab(work: Workload, rounds: int, warmup: int, chunk: int) -> dict[str, 
             raise RuntimeError(f"{len(results)} results for {len(chosen)} examples")
         return wall, cpu
 
-    batch(plain, rows[:warmup])
-    batch(traced, rows[:warmup])
+    order = [("untraced", plain), ("traced", traced), ("noop-handler", noop)]
+    for _, one in order:
+        batch(one, rows[:warmup])
     sides: dict[str, dict[str, list[float]]] = {
-        side: {"wall_s": [], "cpu_s": []} for side in ("untraced", "traced")
+        side: {"wall_s": [], "cpu_s": []} for side, _ in order
     }
-    order = [("untraced", plain), ("traced", traced)]
     turn = 0
     for _ in range(rounds):
         sums = {side: [0.0, 0.0] for side in sides}
         for first in range(0, len(rows), chunk):
-            for side, one in order if turn % 2 == 0 else order[::-1]:
+            shift = turn % len(order)
+            for side, one in order[shift:] + order[:shift]:
                 wall, cpu = batch(one, rows[first : first + chunk])
                 sums[side][0] += wall
                 sums[side][1] += cpu
