@@ -28,12 +28,8 @@ METRIC_KEYS = (
 VOLATILE_KEYS = frozenset({"input_tokens", "output_tokens", "total_tokens", "cost_usd"})
 
 
-def outcome(result: Result) -> tuple:
+def outcome(error: str | None, scores: Iterable[tuple[str, Any]]) -> tuple:
     """What must repeat for a result to count as consistent: error state and stable scores."""
-    return _outcome(result.error, [(s.key, s.score) for s in result.scores])
-
-
-def _outcome(error: str | None, scores: Iterable[tuple[str, Any]]) -> tuple:
     if error is not None:
         return ("error",)
     return tuple(sorted((key, score) for key, score in scores if key not in VOLATILE_KEYS))
@@ -95,7 +91,7 @@ class Summary:
         """One result, as its parts: what the store's rows give without building a Result."""
         self.count += 1
         if self.track_outcomes:
-            self.outcomes.setdefault(example_id, []).append(_outcome(error, scores))
+            self.outcomes.setdefault(example_id, []).append(outcome(error, scores))
         self.latencies.append(latency_s)
         self.models.update(models)
         if error is not None:
