@@ -33,7 +33,9 @@ PHASES = (
     ("spec", ("load_spec",)),
     ("dataset check", ("open_examples", "StreamedExamples.__init__")),
     ("store open, experiment rows, close", ("Store.__init__", "Store.close", "start_experiments")),
-    ("Typer: command tree, parameter coercion", ("TyperGroup.main", "Typer.__call__")),
+    # Typer's frames hold every command, so this is what no phase above took: Typer's
+    # command tree and parameter coercion, and the command's remaining steps.
+    ("Typer and the rest of the command", ("TyperGroup.main", "Typer.__call__")),
 )
 NATIVE = "no Python frame (interpreter start-up and exit)"
 
