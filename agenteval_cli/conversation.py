@@ -18,8 +18,9 @@ from langchain_core.messages import (
     RemoveMessage,
     SystemMessage,
     ToolMessage,
-    convert_to_openai_messages,
 )
+
+from agenteval_cli.openai_format import to_openai_messages
 
 __all__ = ["Conversation", "state_messages"]
 
@@ -68,16 +69,17 @@ class Conversation:
         for message in messages:
             entry = by_object.get(id(message))
             if entry is not None:  # this very object was seen before
-                if message.id != entry.seen_id:  # given an id since: known by it too
+                # Given an id since (LangGraph ids messages as they enter the state; an id is
+                # never changed): known by it too. Read only then: a message's attributes
+                # go through pydantic's __getattr__ hook.
+                if entry.seen_id is None and message.id is not None:
                     entry.seen_id = message.id
-                    for key in _message_keys(message):
+                    for key in _message_keys(message, _kind(message)):
                         by_key.setdefault(key, entry)
-            elif isinstance(message, RemoveMessage) or (
-                isinstance(message, SystemMessage) and not message.id
-            ):
+            elif (kind := _kind(message)) is _SKIP or (kind is _SYSTEM and not message.id):
                 continue  # per-call prompts are instructions, not turns (state ones have ids)
             else:
-                keys = _message_keys(message)
+                keys = _message_keys(message, kind)
                 entry = None
                 new = bool(fresh) and any(message is f for f in fresh)
                 for key in keys:
@@ -99,12 +101,11 @@ class Conversation:
                     self._place(pending, previous, entry)
                     pending = []
                 previous = entry
-        self._place(pending, previous, None)
+        if pending:
+            self._place(pending, previous, None)
         return added
 
     def _place(self, pending: list[_Entry], previous: _Entry | None, before: _Entry | None) -> None:
-        if not pending:
-            return
         position = len(self._items) if before is None else self._items.index(before)
         if previous is not None:
             position = max(position, self._items.index(previous) + 1)
@@ -122,17 +123,16 @@ class Conversation:
 
     def openai_messages(self) -> list[dict[str, Any]]:
         """The conversation in OpenAI chat format, as stored in ``Trace.messages``."""
-        messages = [e.message for e in self._items]
-        return convert_to_openai_messages(messages) if messages else []
+        return to_openai_messages([e.message for e in self._items])
 
 
-def _message_keys(message: BaseMessage) -> list[tuple[Any, ...]]:
+def _message_keys(message: BaseMessage, kind: str) -> list[tuple[Any, ...]]:
     """Everything that can identify ``message`` when it turns up again as another object."""
     keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
-    if isinstance(message, ToolMessage):
+    if kind is _TOOL:
         if message.tool_call_id:
             keys.append(("tool", message.tool_call_id))
-    elif isinstance(message, AIMessage):
+    elif kind is _AI:
         for call in message.tool_calls:
             call_id = call.get("id")
             if call_id:
@@ -141,22 +141,57 @@ def _message_keys(message: BaseMessage) -> list[tuple[Any, ...]]:
     return keys or [("text", message.type, message.name, repr(message.content))]
 
 
-def state_messages(value: Any) -> list[BaseMessage]:
+def state_messages(value: Any) -> Sequence[BaseMessage]:
     """Messages in a state update: ``{"messages": [...]}``, a ``Command``, or a list of them.
 
-    Bare message lists (a prompt's output, say) are not state and are left out.
+    Bare message lists (a prompt's output, say) are not state and are left out. A list of
+    messages only is returned as it is, not copied.
     """
     if isinstance(value, dict):
         found = value.get("messages")
-        if isinstance(found, BaseMessage):
-            return [found]
         if isinstance(found, list | tuple):
-            return [m for m in found if isinstance(m, BaseMessage)]
-        return []
+            return found if _only_messages(found) else [m for m in found if _kind(m)]
+        return [found] if _kind(found) else []
     if isinstance(value, list | tuple):
-        return [
-            m for item in value if not isinstance(item, BaseMessage) for m in state_messages(item)
-        ]
+        return [m for item in value if not _kind(item) for m in state_messages(item)]
     if type(value).__name__ == "Command":  # langgraph.types.Command, a tool's state update
         return state_messages(getattr(value, "update", None))
     return []
+
+
+# What a value is, by its type: a message of one of these kinds, or not a message ("").
+# isinstance() against a message class goes through its pydantic metaclass's
+# __instancecheck__ every time; looking the type up here does not, which counts for states
+# of dozens of messages seen at every step of a graph.
+_AI, _TOOL, _SYSTEM, _SKIP, _OTHER = "ai", "tool", "system", "skip", "message"
+_KINDS: dict[type, str] = {}
+
+
+_MESSAGE_TYPES: set[type] = set()
+
+
+def _kind(value: Any) -> str:
+    kind = _KINDS.get(type(value))
+    return _kind_of(type(value)) if kind is None else kind
+
+
+def _kind_of(cls: type) -> str:
+    kind = next((k for base, k in _BASES if issubclass(cls, base)), "")
+    _KINDS[cls] = kind
+    if kind:
+        _MESSAGE_TYPES.add(cls)
+    return kind
+
+
+_BASES = (
+    (RemoveMessage, _SKIP),  # a deletion, not a turn
+    (ToolMessage, _TOOL),
+    (AIMessage, _AI),
+    (SystemMessage, _SYSTEM),
+    (BaseMessage, _OTHER),
+)
+
+
+def _only_messages(values: Sequence[Any]) -> bool:
+    types = set(map(type, values))
+    return types <= _MESSAGE_TYPES or all(_kind_of(t) for t in types)

@@ -216,14 +216,16 @@ def graph_outputs(state: Any) -> dict[str, Any]:
     """Map a graph's final state to ``final_response``, ``resolution_notes``, ``messages``."""
     if not isinstance(state, dict):
         return as_outputs(state)
-    from langchain_core.messages import AIMessage, convert_to_openai_messages
+    from langchain_core.messages import AIMessage
+
+    from agenteval_cli.openai_format import to_openai_messages
 
     messages = list(state.get("messages") or [])
     final = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
     outputs: dict[str, Any] = {
         "final_response": message_text(final) if final is not None else "",
         "resolution_notes": list(state.get("resolution_notes") or []),
-        "messages": convert_to_openai_messages(messages) if messages else [],
+        "messages": to_openai_messages(messages),
     }
     for key, value in state.items():
         if key not in outputs and key != "messages":

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -33,6 +34,7 @@ __all__ = ["HANDOFF_PREFIXES", "TraceRecorder", "agent_from_metadata", "capture"
 HANDOFF_PREFIXES = ("transfer_back_to_", "transfer_to_")
 _Record = TypeVar("_Record", ModelCall, ToolCall)
 _DESTINATION_KEY = "__handoff_destination"  # metadata of langgraph-supervisor/swarm handoff tools
+_UNSEEN: Any = object()  # a run the recorder has no entry for
 
 _current: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", default=None)
 # Registered once, at import: every callback manager configured while the variable is set
@@ -124,11 +126,14 @@ class TraceRecorder(BaseCallbackHandler):
         self._root_error: str | None = None
         self._error: str | None = None
         self._span: list[float | None] = [None, None]  # request start and end
-        self._events: list[float | None] = [None, None]  # first and last event
+        # Until start() is called, events time the request: the first and the last one.
+        self._untimed = True
+        self._events: list[float | None] = [None, None]
 
     def start(self) -> None:
         """Mark the start of the request (otherwise the first event's time is used)."""
         self._span[0] = time.perf_counter()
+        self._untimed = False
 
     def finish(self, error: BaseException | str | None = None) -> None:
         """Mark the end of the request and, if it failed, why."""
@@ -137,50 +142,75 @@ class TraceRecorder(BaseCallbackHandler):
             self._error = error_text(error)
 
     # -- chains: request roots, agents of runs, state updates --------------------------
+    # LangChain passes run_id, parent_run_id, metadata etc. by keyword; naming them in the
+    # signature spares a dictionary lookup each, on events that arrive dozens per call.
 
-    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+    def on_chain_start(
+        self,
+        serialized: Any,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> None:
         with self._lock:
-            if self._register(kw):  # the request's input: prior turns are history
+            run = run_id.int
+            self._register(run, parent_run_id, metadata)
+            if run in self._roots:  # the request's input: prior turns are history
                 self._conversation.merge(state_messages(inputs))
 
-    def on_chain_end(self, outputs: Any, **kw: Any) -> None:
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
-            self._touch()
+            if self._untimed:
+                self._touch()
+            run = run_id.int
             messages = state_messages(outputs)
             if messages:  # nothing to merge otherwise
-                self._absorb(messages, self._run_agents.get(kw["run_id"].int))
-            if kw["run_id"].int in self._roots:
+                self._absorb(messages, self._run_agents.get(run))
+            if run in self._roots:
                 self._root_error = None
 
-    def on_chain_error(self, error: BaseException, **kw: Any) -> None:
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
-            self._touch()
-            bubbling = any(c.__name__ == "GraphBubbleUp" for c in type(error).__mro__)
-            if kw["run_id"].int in self._roots and not bubbling:
+            if self._untimed:
+                self._touch()
+            if run_id.int in self._roots and not _bubbling(error):
                 self._root_error = error_text(error)
 
     # -- chat models -------------------------------------------------------------------
 
     def on_chat_model_start(
-        self, serialized: Any, messages: list[list[BaseMessage]], **kw: Any
+        self,
+        serialized: Any,
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        invocation_params: Any = None,
+        name: str | None = None,
+        **_: Any,
     ) -> None:
         with self._lock:
-            self._register(kw)
-            metadata = kw.get("metadata")
-            model = _declared_model(metadata, kw.get("invocation_params"))
+            agent = self._register(run_id.int, parent_run_id, metadata)
+            model = _declared_model(metadata, invocation_params)
             named = model is not None
-            model = model or _class_name(serialized, kw.get("name"))
-            agent = agent_from_metadata(metadata) or model
-            run = _ModelRun(ModelCall(agent=agent, model=model), time.perf_counter(), named)
-            self._open_models[kw["run_id"].int] = run
+            model = model or _class_name(serialized, name)
+            run = _ModelRun(
+                ModelCall(agent=agent or model, model=model), time.perf_counter(), named
+            )
+            self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
                 self._conversation.merge(batch)
 
-    def on_llm_end(self, response: LLMResult, **kw: Any) -> None:
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
-            self._touch()
-            run = self._open_models.pop(kw["run_id"].int, None)
+            if self._untimed:
+                self._touch()
+            run = self._open_models.pop(run_id.int, None)
             if run is None:
                 return
             run.call.latency_s = time.perf_counter() - run.started
@@ -196,36 +226,46 @@ class TraceRecorder(BaseCallbackHandler):
             self._conversation.merge([message], fresh=[message])
             self._add_tool_calls(message, run.call.agent)
 
-    def on_llm_error(self, error: BaseException, **kw: Any) -> None:
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
-            self._touch()
-            run = self._open_models.pop(kw["run_id"].int, None)
+            if self._untimed:
+                self._touch()
+            run = self._open_models.pop(run_id.int, None)
             if run is not None:
                 run.call.latency_s = time.perf_counter() - run.started
 
     # -- tools -------------------------------------------------------------------------
 
-    def on_tool_start(self, serialized: Any, input_str: str, **kw: Any) -> None:
+    def on_tool_start(
+        self,
+        serialized: Any,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kw: Any,
+    ) -> None:
         with self._lock:
-            self._register(kw)
-            metadata = kw.get("metadata") or {}
+            agent = self._register(run_id.int, parent_run_id, metadata)
             call_id = kw.get("tool_call_id")
             tool = self._tools_by_call_id.get(call_id) if call_id else None
             if tool is None:  # no model asked for it, e.g. a plain function called the tool
                 name = (serialized or {}).get("name") or kw.get("name") or "tool"
                 inputs = kw.get("inputs")
                 args = dict(inputs) if isinstance(inputs, dict) else {"input": input_str}
-                agent = agent_from_metadata(metadata) or name
-                tool = self._new_tool(ToolCall(agent=agent, name=name, args=args), call_id)
+                tool = self._new_tool(ToolCall(agent=agent or name, name=name, args=args), call_id)
             tool.ran = True
-            if isinstance(metadata.get(_DESTINATION_KEY), str):
-                tool.destination = metadata[_DESTINATION_KEY]
-            self._open_tools[kw["run_id"].int] = tool
+            destination = (metadata or {}).get(_DESTINATION_KEY)
+            if isinstance(destination, str):
+                tool.destination = destination
+            self._open_tools[run_id.int] = tool
 
-    def on_tool_end(self, output: Any, **kw: Any) -> None:
+    def on_tool_end(self, output: Any, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
-            self._touch()
-            tool = self._open_tools.pop(kw["run_id"].int, None)
+            if self._untimed:
+                self._touch()
+            tool = self._open_tools.pop(run_id.int, None)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
             messages = [output] if isinstance(output, BaseMessage) else state_messages(output)
@@ -238,10 +278,11 @@ class TraceRecorder(BaseCallbackHandler):
             elif tool is not None and output is not None:
                 tool.call.output = output if isinstance(output, str) else str(output)
 
-    def on_tool_error(self, error: BaseException, **kw: Any) -> None:
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
-            self._touch()
-            tool = self._open_tools.pop(kw["run_id"].int, None)
+            if self._untimed:
+                self._touch()
+            tool = self._open_tools.pop(run_id.int, None)
             if tool is not None:
                 tool.call.output = error_text(error)
 
@@ -250,12 +291,13 @@ class TraceRecorder(BaseCallbackHandler):
     def trace(self) -> Trace:
         """A copy of everything recorded so far; calls still in flight count with 0 tokens."""
         with self._lock:
-            start = self._span[0] if self._span[0] is not None else self._events[0]
-            end = self._span[1] if self._span[1] is not None else self._events[1]
-            latency = end - start if start is not None and end is not None else 0.0
-            if self._events[0] is None:  # no LangChain event at all: nothing to assemble
-                return Trace(latency_s=latency, error=self._error or self._root_error)
             now = time.perf_counter()
+            start, end = self._span if not self._untimed else self._events
+            if end is None and start is not None:  # still running
+                end = now
+            latency = end - start if start is not None and end is not None else 0.0
+            if not self._run_agents:  # no LangChain run at all: nothing to assemble
+                return Trace(latency_s=latency, error=self._error or self._root_error)
             for run in self._open_models.values():  # cut off by a timeout or an error
                 run.call.latency_s = now - run.started
             model_calls = [_copy(run.call) for run in self._models]
@@ -289,20 +331,29 @@ class TraceRecorder(BaseCallbackHandler):
             self._events[0] = now
         self._events[1] = now
 
-    def _register(self, kw: dict[str, Any]) -> bool:
-        """Remember a starting run and its agent; return whether it is a request root."""
-        self._touch()
-        run_id, parent = kw["run_id"].int, kw.get("parent_run_id")
-        parent = parent.int if parent is not None else None
-        agent = agent_from_metadata(kw.get("metadata"))
+    def _register(self, run: int, parent: UUID | None, metadata: Any) -> str | None:
+        """Remember a starting run; return its agent. A run whose parent we never saw is a
+        request root. A child runs under its parent's top-level node, so it inherits the
+        parent's agent and only runs outside any node read theirs from the metadata."""
+        if self._untimed:
+            self._touch()
+        if parent is not None:
+            agent = self._run_agents.get(parent.int, _UNSEEN)
+            if agent is not _UNSEEN:
+                if agent is None:
+                    agent = self._agent_of(metadata)
+                self._run_agents[run] = agent
+                return agent
+        agent = self._agent_of(metadata)
+        self._run_agents[run] = agent
+        self._roots.add(run)
+        return agent
+
+    def _agent_of(self, metadata: Any) -> str | None:
+        agent = agent_from_metadata(metadata)
         if agent is not None:
             self._agents.setdefault(agent, None)
-        if parent is not None and parent in self._run_agents:
-            self._run_agents[run_id] = agent or self._run_agents[parent]
-            return False
-        self._run_agents[run_id] = agent
-        self._roots.add(run_id)
-        return True
+        return agent
 
     def _new_tool(self, call: ToolCall, call_id: str | None) -> _ToolRun:
         tool = _ToolRun(call=call, call_id=call_id)
@@ -356,6 +407,11 @@ def _copy(record: _Record, **changes: Any) -> _Record:
     return copied
 
 
+def _bubbling(error: BaseException) -> bool:
+    """LangGraph's control flow (interrupts, a ``Command`` to a parent graph), no failure."""
+    return any(c.__name__ == "GraphBubbleUp" for c in type(error).__mro__)
+
+
 def _output_message(response: LLMResult) -> AIMessage | None:
     """The chat model's reply in a result, or ``None`` when it holds none."""
     for generations in response.generations:
@@ -367,10 +423,15 @@ def _output_message(response: LLMResult) -> AIMessage | None:
 
 def _declared_model(metadata: dict[str, Any] | None, params: Any) -> str | None:
     """The model name the caller configured, which beats the name the provider reports."""
-    candidates = [(metadata or {}).get("ls_model_name")]
+    name = metadata.get("ls_model_name") if metadata else None
+    if isinstance(name, str) and name:
+        return name
     if isinstance(params, dict):
-        candidates += [params.get(key) for key in ("model", "model_name", "model_id")]
-    return next((c for c in candidates if isinstance(c, str) and c), None)
+        for key in ("model", "model_name", "model_id"):
+            name = params.get(key)
+            if isinstance(name, str) and name:
+                return name
+    return None
 
 
 def _class_name(serialized: Any, run_name: Any) -> str:
