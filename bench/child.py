@@ -127,6 +127,10 @@ def trace_ab(work: Workload, rounds: int, warmup: int, chunk: int) -> dict[str, 
         run_inline = True
         ignore_retry = ignore_retriever = ignore_custom_event = True
 
+        def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+            """Defined, as in TraceRecorder: the base class's raises NotImplementedError,
+            and LangChain then renders every prompt to text for on_llm_start instead."""
+
     rows, target, evaluate = read_rows(work), load_target(work), load_evaluator(work)
 
     async def plain(row: dict[str, Any]) -> Any:
