@@ -164,10 +164,15 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
 # __instancecheck__ every time; looking the type up here does not, which counts for states
 # of dozens of messages seen at every step of a graph.
 _AI, _TOOL, _SYSTEM, _SKIP, _OTHER = "ai", "tool", "system", "skip", "message"
-_KINDS: dict[type, str] = {}
-
-
-_MESSAGE_TYPES: set[type] = set()
+_BASES = (
+    (RemoveMessage, _SKIP),  # a deletion, not a turn
+    (ToolMessage, _TOOL),
+    (AIMessage, _AI),
+    (SystemMessage, _SYSTEM),
+    (BaseMessage, _OTHER),
+)
+_KINDS: dict[type, str] = {}  # every type met so far
+_MESSAGE_TYPES: set[type] = set()  # those of them that are messages
 
 
 def _kind(value: Any) -> str:
@@ -181,15 +186,6 @@ def _kind_of(cls: type) -> str:
     if kind:
         _MESSAGE_TYPES.add(cls)
     return kind
-
-
-_BASES = (
-    (RemoveMessage, _SKIP),  # a deletion, not a turn
-    (ToolMessage, _TOOL),
-    (AIMessage, _AI),
-    (SystemMessage, _SYSTEM),
-    (BaseMessage, _OTHER),
-)
 
 
 def _only_messages(values: Sequence[Any]) -> bool:
