@@ -22,40 +22,81 @@ class Example:
 
 @dataclass
 class ModelCall:
-    """One chat-model call inside a target request, attributed to the agent that made it."""
+    """One chat-model call inside a target request, attributed to the agent that made it.
+
+    ``path`` is the agent's place in the hierarchy, outer to inner (``["money_team",
+    "account"]``); ``agent`` is its last entry. Tokens are ``None`` when the model reported
+    no usage: unknown, never zero.
+    """
 
     agent: str
     model: str
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     latency_s: float = 0.0
+    path: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            self.path = [self.agent]
+
+
+TOOL, HANDOFF, AGENT_TOOL = "tool", "handoff", "agent"
 
 
 @dataclass
 class ToolCall:
-    """A tool call an agent made (handoff tools included), with its arguments."""
+    """A tool call an agent made, with its arguments.
+
+    ``kind`` says what the call did: ``tool`` (an ordinary tool), ``handoff`` (passed control
+    to ``target``) or ``agent`` (ran the agent ``target`` as a tool and took its answer).
+    Handoffs and agent calls are routing, not work: trajectory and step evaluators skip them.
+    """
 
     agent: str
     name: str
     args: dict[str, Any] = field(default_factory=dict)
     output: str | None = None
+    path: list[str] = field(default_factory=list)
+    kind: str = TOOL
+    target: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            self.path = [self.agent]
+
+    @property
+    def is_routing(self) -> bool:
+        """A handoff or an agent called as a tool: how control moved, not a step of work."""
+        return self.kind != TOOL
 
 
 @dataclass
 class Handoff:
-    """Control passing between agents through a ``transfer_to_*`` / ``transfer_back_to_*`` tool."""
+    """Control passing from one agent to another.
+
+    ``via`` says what passed it: ``tool`` (a handoff tool, named in ``tool``), ``command`` (a
+    node's ``Command(goto=...)``), ``agent_tool`` (an agent run as a tool, and its answer
+    going back) or ``edge`` (the graph's own edges: a router's choice, a return to a
+    coordinator). ``parallel`` marks a handoff into, or out of, branches that ran at once.
+    """
 
     source: str
     target: str
-    tool: str
+    tool: str = ""
+    via: str = "tool"
+    parallel: bool = False
 
 
 @dataclass
 class Trace:
     """What one target call did, recorded from the outside by callbacks.
 
-    ``agent_path`` is the ordered list of agents that made model calls, consecutive
-    calls by the same agent collapsed into one step.
+    ``agent_path`` is the ordered list of agents that made model calls, consecutive calls by
+    the same agent collapsed into one step; the order is the graph's own (its supersteps),
+    and agents that ran in parallel branches appear in a fixed order. ``handoffs`` are the
+    transitions between those agents. ``untraced`` gives the reason when the target returned
+    but no LangChain run was seen, so agent, handoff and token figures are unknown.
     """
 
     agent_path: list[str] = field(default_factory=list)
@@ -65,6 +106,8 @@ class Trace:
     messages: list[dict[str, Any]] = field(default_factory=list)  # OpenAI form
     latency_s: float = 0.0
     error: str | None = None
+    coordinators: list[str] = field(default_factory=list)
+    untraced: str | None = None
 
     @property
     def agents_invoked(self) -> list[str]:
@@ -72,15 +115,61 @@ class Trace:
         return list(dict.fromkeys(self.agent_path))
 
     @property
-    def tokens(self) -> dict[str, dict[str, int]]:
-        """Token usage by model name: ``{model: {"input", "output", "total"}}``."""
-        by_model: dict[str, dict[str, int]] = {}
+    def agent_paths(self) -> list[list[str]]:
+        """The distinct agent paths (outer to inner) that made model calls, first seen first."""
+        seen: dict[tuple[str, ...], None] = {}
+        for call in self.model_calls:
+            seen.setdefault(tuple(call.path), None)
+        return [list(p) for p in seen]
+
+    @property
+    def agents_at_any_level(self) -> list[str]:
+        """Leaf agents and the teams that hold them: what ``expected_agents`` may name."""
+        names: dict[str, None] = {}
+        for path in self.agent_paths:
+            names.update(dict.fromkeys(path))
+        names.update(dict.fromkeys(self.agent_path))
+        return list(names)
+
+    @property
+    def tokens(self) -> dict[str, dict[str, int | None]]:
+        """Token usage by model name: ``{model: {"input", "output", "total"}}``; a figure is
+        ``None`` when a call of that model reported no usage."""
+        by_model: dict[str, dict[str, int | None]] = {}
         for call in self.model_calls:
             usage = by_model.setdefault(call.model, {"input": 0, "output": 0, "total": 0})
-            usage["input"] += call.input_tokens
-            usage["output"] += call.output_tokens
-            usage["total"] += call.input_tokens + call.output_tokens
+            usage["input"] = _add(usage["input"], call.input_tokens)
+            usage["output"] = _add(usage["output"], call.output_tokens)
+            usage["total"] = _add(usage["input"], usage["output"])
         return by_model
+
+    def by_agent(self) -> dict[str, dict[str, Any]]:
+        """Model calls, tokens and model time per agent path (``"team > agent"``), teams
+        included as the sum of their members; tokens ``None`` where any call's are unknown."""
+        usage: dict[str, dict[str, Any]] = {}
+        for call in self.model_calls:
+            for depth in range(1, len(call.path) + 1):
+                key = " > ".join(call.path[:depth])
+                row = usage.setdefault(
+                    key,
+                    {
+                        "path": list(call.path[:depth]),
+                        "leaf": depth == len(call.path),
+                        "model_calls": 0,
+                        "input_tokens": 0,
+                        "output_tokens": 0,
+                        "latency_s": 0.0,
+                        "models": [],
+                    },
+                )
+                row["leaf"] = row["leaf"] or depth == len(call.path)
+                row["model_calls"] += 1
+                row["input_tokens"] = _add(row["input_tokens"], call.input_tokens)
+                row["output_tokens"] = _add(row["output_tokens"], call.output_tokens)
+                row["latency_s"] += call.latency_s
+                if call.model not in row["models"]:
+                    row["models"].append(call.model)
+        return usage
 
     def to_dict(self) -> dict[str, Any]:
         """The trace as JSON-ready data, with ``tokens``. Lists are new; the values inside
@@ -88,10 +177,25 @@ class Trace:
         return {
             "agent_path": list(self.agent_path),
             "handoffs": [
-                {"source": h.source, "target": h.target, "tool": h.tool} for h in self.handoffs
+                {
+                    "source": h.source,
+                    "target": h.target,
+                    "tool": h.tool,
+                    "via": h.via,
+                    "parallel": h.parallel,
+                }
+                for h in self.handoffs
             ],
             "tool_calls": [
-                {"agent": t.agent, "name": t.name, "args": t.args, "output": t.output}
+                {
+                    "agent": t.agent,
+                    "name": t.name,
+                    "args": t.args,
+                    "output": t.output,
+                    "path": list(t.path),
+                    "kind": t.kind,
+                    "target": t.target,
+                }
                 for t in self.tool_calls
             ],
             "model_calls": [
@@ -101,12 +205,15 @@ class Trace:
                     "input_tokens": m.input_tokens,
                     "output_tokens": m.output_tokens,
                     "latency_s": m.latency_s,
+                    "path": list(m.path),
                 }
                 for m in self.model_calls
             ],
             "messages": list(self.messages),
             "latency_s": self.latency_s,
             "error": self.error,
+            "coordinators": list(self.coordinators),
+            "untraced": self.untraced,
             "tokens": self.tokens,
         }
 
@@ -122,7 +229,14 @@ class Trace:
             messages=list(data.get("messages", [])),
             latency_s=float(data.get("latency_s", 0.0)),
             error=data.get("error"),
+            coordinators=list(data.get("coordinators", [])),
+            untraced=data.get("untraced"),
         )
+
+
+def _add(total: int | None, value: int | None) -> int | None:
+    """A sum that stays unknown once one part is."""
+    return None if total is None or value is None else total + value
 
 
 @dataclass
