@@ -86,6 +86,7 @@ class Handoff:
     tool: str = ""
     via: str = "tool"
     parallel: bool = False
+    after: list[int] = field(default_factory=list)  # handoffs that led to ``source``
 
 
 @dataclass
@@ -108,6 +109,9 @@ class Trace:
     error: str | None = None
     coordinators: list[str] = field(default_factory=list)
     untraced: str | None = None
+    # 2: handoffs are every change of agent, in the graph's order; 1: stored before that,
+    # when handoffs were only the transfer tools called
+    schema: int = 2
 
     @property
     def agents_invoked(self) -> list[str]:
@@ -183,6 +187,7 @@ class Trace:
                     "tool": h.tool,
                     "via": h.via,
                     "parallel": h.parallel,
+                    "after": list(h.after),
                 }
                 for h in self.handoffs
             ],
@@ -214,6 +219,7 @@ class Trace:
             "error": self.error,
             "coordinators": list(self.coordinators),
             "untraced": self.untraced,
+            "schema": self.schema,
             "tokens": self.tokens,
         }
 
@@ -231,6 +237,7 @@ class Trace:
             error=data.get("error"),
             coordinators=list(data.get("coordinators", [])),
             untraced=data.get("untraced"),
+            schema=int(data.get("schema", 1)),
         )
 
 

@@ -5,9 +5,8 @@ Users' graphs stay untouched: a :class:`TraceRecorder` is passed in
 themselves, injected by :func:`capture` through a configure hook (the mechanism behind
 ``langchain_core.callbacks.get_usage_metadata_callback``).
 
-An agent is the top-level LangGraph node a model call ran under: the first segment of
-``metadata["langgraph_checkpoint_ns"]`` (``"supervisor:<task>|agent:<task>"`` -> supervisor).
-langgraph-supervisor and langgraph-swarm name those nodes after their agents.
+The recorder keeps the tree of runs it saw; :mod:`agenteval_cli.attribution` reads agents,
+their order and the handoffs between them off that tree when the trace is taken.
 """
 
 from __future__ import annotations
@@ -26,15 +25,14 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
+from agenteval_cli.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.conversation import Conversation, state_messages
-from agenteval_cli.records import Handoff, ModelCall, ToolCall, Trace
+from agenteval_cli.records import ModelCall, ToolCall, Trace
 
-__all__ = ["HANDOFF_PREFIXES", "TraceRecorder", "agent_from_metadata", "capture", "error_text"]
+__all__ = ["TraceRecorder", "agent_from_metadata", "capture", "error_text"]
 
-HANDOFF_PREFIXES = ("transfer_back_to_", "transfer_to_")
 _Record = TypeVar("_Record", ModelCall, ToolCall)
 _DESTINATION_KEY = "__handoff_destination"  # metadata of langgraph-supervisor/swarm handoff tools
-_UNSEEN: Any = object()  # a run the recorder has no entry for
 
 _current: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", default=None)
 # Registered once, at import: every callback manager configured while the variable is set
@@ -43,7 +41,9 @@ register_configure_hook(_current, inheritable=True)
 
 
 @contextmanager
-def capture(recorder: TraceRecorder | None = None) -> Iterator[TraceRecorder]:
+def capture(
+    recorder: TraceRecorder | None = None, *, coordinators: Sequence[str] = ()
+) -> Iterator[TraceRecorder]:
     """Record every LangChain/LangGraph run started inside the block, config or not.
 
     Works in sync and async code (``with capture() as rec: await target(inputs)``) and
@@ -51,7 +51,7 @@ def capture(recorder: TraceRecorder | None = None) -> Iterator[TraceRecorder]:
     threads or ``loop.run_in_executor``, which do not copy it). The block's wall time and
     any exception escaping it end up in ``rec.trace()``.
     """
-    recorder = recorder or TraceRecorder()
+    recorder = recorder or TraceRecorder(coordinators=coordinators)
     token = _current.set(recorder)
     recorder.start()
     try:
@@ -88,14 +88,15 @@ class _ModelRun:
     call: ModelCall
     started: float
     named: bool  # the model name was declared (metadata, params), not the class name
+    run: RunNode
 
 
 @dataclass
 class _ToolRun:
     call: ToolCall
     call_id: str | None
-    destination: str | None = None  # from handoff-tool metadata
-    ran: bool = False  # on_tool_start was seen: the graph did not just synthesize the call
+    origin: RunNode | None  # the model run that asked for it, or the run that wrote it
+    run: RunNode | None = None  # its own run, once on_tool_start was seen
 
 
 class TraceRecorder(BaseCallbackHandler):
@@ -111,18 +112,19 @@ class TraceRecorder(BaseCallbackHandler):
     ignore_llm = ignore_chain = ignore_chat_model = ignore_agent = False  # agent: tools
     ignore_retry = ignore_retriever = ignore_custom_event = True
 
-    def __init__(self) -> None:
+    def __init__(self, *, coordinators: Sequence[str] = ()) -> None:
         self._lock = threading.Lock()
         self._conversation = Conversation()
+        self._coordinators = tuple(coordinators)  # declared for the target, or found in it
         # Runs are keyed by their UUID's integer: a UUID hashes and compares in Python code.
+        self._runs: dict[int, RunNode] = {}  # every run seen
+        self._roots: list[RunNode] = []  # runs whose parent we never saw: the request's entry
+        self._seq = 0  # events so far: the order runs started and ended in
         self._open_models: dict[int, _ModelRun] = {}
         self._models: list[_ModelRun] = []
         self._tools: list[_ToolRun] = []
         self._tools_by_call_id: dict[str, _ToolRun] = {}
         self._open_tools: dict[int, _ToolRun] = {}
-        self._run_agents: dict[int, str | None] = {}  # every run seen, with its agent
-        self._roots: set[int] = set()  # runs whose parent we never saw: the request's entry
-        self._agents: dict[str, None] = {}  # ordered set of namespace heads seen
         self._root_error: str | None = None
         self._error: str | None = None
         self._span: list[float | None] = [None, None]  # request start and end
@@ -141,7 +143,7 @@ class TraceRecorder(BaseCallbackHandler):
         if error is not None:
             self._error = error_text(error)
 
-    # -- chains: request roots, agents of runs, state updates --------------------------
+    # -- chains: request roots, graph structure, state updates --------------------------
     # LangChain passes run_id, parent_run_id, metadata etc. by keyword; naming them in the
     # signature spares a dictionary lookup each, on events that arrive dozens per call.
 
@@ -153,31 +155,36 @@ class TraceRecorder(BaseCallbackHandler):
         run_id: UUID,
         parent_run_id: UUID | None = None,
         metadata: dict[str, Any] | None = None,
+        name: str | None = None,
         **_: Any,
     ) -> None:
         with self._lock:
-            run = run_id.int
-            self._register(run, parent_run_id, metadata)
-            if run in self._roots:  # the request's input: prior turns are history
+            node = self._register(run_id.int, parent_run_id, metadata, "chain", name or "")
+            if node.parent is None:  # the request's input: prior turns are history
                 self._conversation.merge(state_messages(inputs))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
             if self._untimed:
                 self._touch()
-            run = run_id.int
+            node = self._end(run_id.int)
+            if node is not None and not isinstance(outputs, dict):
+                node.goto = command_destinations(outputs)
             messages = state_messages(outputs)
             if messages:  # nothing to merge otherwise
-                self._absorb(messages, self._run_agents.get(run))
-            if run in self._roots:
+                self._absorb(messages, node)
+            if node is not None and node.parent is None:
                 self._root_error = None
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
             if self._untimed:
                 self._touch()
-            if run_id.int in self._roots and not _bubbling(error):
+            node = self._end(run_id.int)
+            if node is not None and node.parent is None and not _bubbling(error):
                 self._root_error = error_text(error)
+            elif node is not None and _bubbling(error):  # a Command to a parent graph
+                node.goto = command_destinations(getattr(error, "args", ())[:1])
 
     # -- chat models -------------------------------------------------------------------
 
@@ -194,13 +201,12 @@ class TraceRecorder(BaseCallbackHandler):
         **_: Any,
     ) -> None:
         with self._lock:
-            agent = self._register(run_id.int, parent_run_id, metadata)
             model = _declared_model(metadata, invocation_params)
             named = model is not None
             model = model or _class_name(serialized, name)
-            run = _ModelRun(
-                ModelCall(agent=agent or model, model=model), time.perf_counter(), named
-            )
+            node = self._register(run_id.int, parent_run_id, metadata, "model", model)
+            run = _ModelRun(ModelCall(agent=model, model=model), time.perf_counter(), named, node)
+            node.record = run
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
@@ -210,29 +216,30 @@ class TraceRecorder(BaseCallbackHandler):
         with self._lock:
             if self._untimed:
                 self._touch()
+            self._end(run_id.int)
             run = self._open_models.pop(run_id.int, None)
             if run is None:
                 return
             run.call.latency_s = time.perf_counter() - run.started
             message = _output_message(response)
-            usage = getattr(message, "usage_metadata", None) or {}
-            run.call.input_tokens = int(usage.get("input_tokens") or 0)
-            run.call.output_tokens = int(usage.get("output_tokens") or 0)
+            run.call.input_tokens, run.call.output_tokens = _usage(message, response)
             if message is None:
                 return
             reported = message.response_metadata.get("model_name")
             if not run.named and isinstance(reported, str) and reported:
-                run.call.model = reported
+                run.call.model = run.run.name = reported
             self._conversation.merge([message], fresh=[message])
-            self._add_tool_calls(message, run.call.agent)
+            self._add_tool_calls(message, run.run)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
             if self._untimed:
                 self._touch()
+            self._end(run_id.int)
             run = self._open_models.pop(run_id.int, None)
             if run is not None:
                 run.call.latency_s = time.perf_counter() - run.started
+                run.call.input_tokens = run.call.output_tokens = None
 
     # -- tools -------------------------------------------------------------------------
 
@@ -247,24 +254,28 @@ class TraceRecorder(BaseCallbackHandler):
         **kw: Any,
     ) -> None:
         with self._lock:
-            agent = self._register(run_id.int, parent_run_id, metadata)
+            name = (serialized or {}).get("name") or kw.get("name") or "tool"
+            node = self._register(run_id.int, parent_run_id, metadata, "tool", name)
             call_id = kw.get("tool_call_id")
             tool = self._tools_by_call_id.get(call_id) if call_id else None
-            if tool is None:  # no model asked for it, e.g. a plain function called the tool
-                name = (serialized or {}).get("name") or kw.get("name") or "tool"
+            if tool is None or tool.run is not None:  # no model asked for it (or it ran)
                 inputs = kw.get("inputs")
                 args = dict(inputs) if isinstance(inputs, dict) else {"input": input_str}
-                tool = self._new_tool(ToolCall(agent=agent or name, name=name, args=args), call_id)
-            tool.ran = True
+                tool = self._new_tool(ToolCall(agent=name, name=name, args=args), call_id, None)
+            tool.run = node
+            node.record = tool
             destination = (metadata or {}).get(_DESTINATION_KEY)
             if isinstance(destination, str):
-                tool.destination = destination
+                node.destination = destination
             self._open_tools[run_id.int] = tool
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
             if self._untimed:
                 self._touch()
+            node = self._end(run_id.int)
+            if node is not None:
+                node.goto = command_destinations(output)
             tool = self._open_tools.pop(run_id.int, None)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
@@ -272,7 +283,7 @@ class TraceRecorder(BaseCallbackHandler):
             results = [m for m in messages if isinstance(m, ToolMessage)]
             call_id = tool.call_id if tool else None
             mine = [m for m in results if m.tool_call_id == call_id][-1:] or results[-1:]
-            self._absorb(messages, tool.call.agent if tool else None, fresh=mine)
+            self._absorb(messages, node, fresh=mine)
             if tool is not None and mine:
                 tool.call.output = str(mine[0].text)
             elif tool is not None and output is not None:
@@ -282,45 +293,67 @@ class TraceRecorder(BaseCallbackHandler):
         with self._lock:
             if self._untimed:
                 self._touch()
+            node = self._end(run_id.int)
             tool = self._open_tools.pop(run_id.int, None)
-            if tool is not None:
+            if node is not None and _bubbling(error):  # a handoff tool's Command
+                node.goto = command_destinations(getattr(error, "args", ())[:1])
+            elif tool is not None:
                 tool.call.output = error_text(error)
 
     # -- the result --------------------------------------------------------------------
 
     def trace(self) -> Trace:
-        """A copy of everything recorded so far; calls still in flight count with 0 tokens."""
+        """A copy of everything recorded so far; calls still in flight have unknown tokens."""
         with self._lock:
             now = time.perf_counter()
             start, end = self._span if not self._untimed else self._events
             if end is None and start is not None:  # still running
                 end = now
             latency = end - start if start is not None and end is not None else 0.0
-            if not self._run_agents:  # no LangChain run at all: nothing to assemble
+            if not self._runs:  # no LangChain run at all: nothing to assemble
                 return Trace(latency_s=latency, error=self._error or self._root_error)
             for run in self._open_models.values():  # cut off by a timeout or an error
                 run.call.latency_s = now - run.started
-            model_calls = [_copy(run.call) for run in self._models]
-            path: list[str] = []
-            for call in model_calls:
-                if not path or path[-1] != call.agent:
-                    path.append(call.agent)
+                run.call.input_tokens = run.call.output_tokens = None
+            found = attribute(self._roots, self._coordinators)
+            model_calls = []
+            for run in self._models:
+                path = found.paths.get(id(run.run)) or [run.call.model]
+                model_calls.append(_copy(run.call, agent=path[-1], path=path))
+            agents = {name for call in model_calls for name in call.path}
             results = self._conversation.tool_results()  # for calls no tool run answered
-            handoffs: list[Handoff] = []
+            tool_calls = []
             for tool in self._tools:
                 if tool.call.output is None and tool.call_id in results:
                     tool.call.output = results[tool.call_id]
-                target = self._handoff_target(tool)
-                if target is not None:
-                    handoffs.append(Handoff(tool.call.agent, target, tool.call.name))
+                where = tool.run or tool.origin
+                path = (found.paths.get(id(where)) if where is not None else None) or [
+                    tool.call.agent
+                ]
+                synthesized = None
+                if tool.run is None and (tool.origin is None or tool.origin.kind != "model"):
+                    synthesized = _named_agent(tool.call.name, agents)
+                kind, target = tool_kind(id(tool.run), found, synthesized)
+                tool_calls.append(
+                    _copy(
+                        tool.call,
+                        args=dict(tool.call.args),
+                        agent=path[-1],
+                        path=path,
+                        kind=kind,
+                        target=target,
+                    )
+                )
+            _name_returns(found.handoffs, tool_calls)
             return Trace(
-                agent_path=path,
-                handoffs=handoffs,
-                tool_calls=[_copy(t.call, args=dict(t.call.args)) for t in self._tools],
+                agent_path=found.agent_path,
+                handoffs=found.handoffs,
+                tool_calls=tool_calls,
                 model_calls=model_calls,
                 messages=self._conversation.openai_messages(),
                 latency_s=latency,
                 error=self._error or self._root_error,
+                coordinators=found.coordinators,
             )
 
     # -- internals (callers hold the lock) ---------------------------------------------
@@ -331,44 +364,60 @@ class TraceRecorder(BaseCallbackHandler):
             self._events[0] = now
         self._events[1] = now
 
-    def _register(self, run: int, parent: UUID | None, metadata: Any) -> str | None:
-        """Remember a starting run; return its agent. A run whose parent we never saw is a
-        request root. A child runs under its parent's top-level node, so it inherits the
-        parent's agent and only runs outside any node read theirs from the metadata."""
+    def _register(
+        self, run: int, parent: UUID | None, metadata: Any, kind: str, name: str
+    ) -> RunNode:
+        """Remember a starting run in the tree. A run whose parent we never saw is a root."""
         if self._untimed:
             self._touch()
-        if parent is not None:
-            agent = self._run_agents.get(parent.int, _UNSEEN)
-            if agent is not _UNSEEN:
-                if agent is None:
-                    agent = self._agent_of(metadata)
-                self._run_agents[run] = agent
-                return agent
-        agent = self._agent_of(metadata)
-        self._run_agents[run] = agent
-        self._roots.add(run)
-        return agent
+        self._seq += 1
+        above = self._runs.get(parent.int) if parent is not None else None
+        node = RunNode(above, kind, name, self._seq)
+        if metadata:
+            namespace = metadata.get("langgraph_checkpoint_ns")
+            if isinstance(namespace, str) and namespace:
+                node.namespace = namespace
+                node.node = metadata.get("langgraph_node")
+                node.step = metadata.get("langgraph_step")
+                node.branch = repr(metadata.get("langgraph_path", ""))
+            lc_name = metadata.get("lc_agent_name")
+            if isinstance(lc_name, str) and lc_name:
+                node.lc_name = lc_name
+                node.agent_graph = metadata.get("ls_integration") == "langchain_create_agent"
+        if above is None:
+            self._roots.append(node)
+        else:
+            above.children.append(node)
+        self._runs[run] = node
+        return node
 
-    def _agent_of(self, metadata: Any) -> str | None:
-        agent = agent_from_metadata(metadata)
-        if agent is not None:
-            self._agents.setdefault(agent, None)
-        return agent
+    def _end(self, run: int) -> RunNode | None:
+        node = self._runs.get(run)
+        if node is not None:
+            self._seq += 1
+            node.end = self._seq
+        return node
 
-    def _new_tool(self, call: ToolCall, call_id: str | None) -> _ToolRun:
-        tool = _ToolRun(call=call, call_id=call_id)
+    def _new_tool(self, call: ToolCall, call_id: str | None, origin: RunNode | None) -> _ToolRun:
+        tool = _ToolRun(call=call, call_id=call_id, origin=origin)
         self._tools.append(tool)
         if call_id:  # ids may repeat within a request (some models reuse them): latest wins
             self._tools_by_call_id[call_id] = tool
         return tool
 
-    def _add_tool_calls(self, message: AIMessage, agent: str) -> None:
+    def _add_tool_calls(self, message: AIMessage, origin: RunNode | None) -> None:
+        agent = message.name or "unknown"
         for call in message.tool_calls:
             args = dict(call.get("args") or {})
-            self._new_tool(ToolCall(agent=agent, name=call["name"], args=args), call.get("id"))
+            self._new_tool(
+                ToolCall(agent=agent, name=call["name"], args=args), call.get("id"), origin
+            )
 
     def _absorb(
-        self, messages: list[BaseMessage], agent: str | None, fresh: Sequence[BaseMessage] = ()
+        self,
+        messages: Sequence[BaseMessage],
+        origin: RunNode | None,
+        fresh: Sequence[BaseMessage] = (),
     ) -> None:
         """Merge messages a node or tool wrote to the state.
 
@@ -377,26 +426,49 @@ class TraceRecorder(BaseCallbackHandler):
         """
         for message in self._conversation.merge(messages, fresh=fresh):
             if isinstance(message, AIMessage) and message.tool_calls:
-                self._add_tool_calls(message, message.name or agent or "unknown")
+                self._add_tool_calls(message, origin)
 
-    def _handoff_target(self, tool: _ToolRun) -> str | None:
-        """The agent a handoff passes control to, or ``None`` when the tool is no handoff."""
-        if tool.destination:
-            return tool.destination
-        name = tool.call.name
-        prefix = next((p for p in HANDOFF_PREFIXES if name.startswith(p)), None)
-        if prefix is None:
-            return None
-        suffix = name[len(prefix) :]
-        if suffix in self._agents:
-            return suffix
-        # Tool names carry the agent name lower-cased, whitespace as "_" (both libraries).
-        for agent in self._agents:
-            if "_".join(agent.split()).lower() == suffix:
-                return agent
-        # A tool that ran without handoff metadata and names no agent is an ordinary tool
-        # (say ``transfer_to_savings``); one that never ran was synthesized by the graph.
-        return None if tool.ran else suffix
+
+def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> None:
+    """A handoff made by the graph's edges is named after the handoff message the graph wrote
+    for it, if any (langgraph-supervisor's ``transfer_back_to_<supervisor>``)."""
+    written = [t for t in tool_calls if t.kind == "handoff" and t.target is not None]
+    for handoff in handoffs:
+        if handoff.via != "edge" or handoff.tool:
+            continue
+        for call in written:
+            if handoff.source in call.path and call.target == handoff.target:
+                handoff.tool = call.name
+                written.remove(call)
+                break
+
+
+def _named_agent(tool_name: str, agents: set[str]) -> str | None:
+    """The agent a tool call the graph wrote itself names (``transfer_back_to_supervisor``):
+    the longest agent name its name ends with, as the libraries spell it (lower case,
+    whitespace as ``_``)."""
+    lowered = tool_name.lower()
+    best = None
+    for agent in agents:
+        spelled = "_".join(agent.split()).lower()
+        if lowered.endswith(spelled) and (best is None or len(agent) > len(best)):
+            best = agent
+    return best
+
+
+def _usage(message: AIMessage | None, response: LLMResult) -> tuple[int | None, int | None]:
+    """Input and output tokens the model reported, or ``None`` for what it did not report."""
+    usage = getattr(message, "usage_metadata", None)
+    if usage:
+        return _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+    legacy = (response.llm_output or {}).get("token_usage") or {}  # older OpenAI-style
+    if isinstance(legacy, dict) and legacy:
+        return _count(legacy.get("prompt_tokens")), _count(legacy.get("completion_tokens"))
+    return None, None
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _copy(record: _Record, **changes: Any) -> _Record:

@@ -1,4 +1,8 @@
-"""Token cost: tokens summed over every model call of the request, and USD by price table."""
+"""Token cost: tokens summed over every model call of the request, and USD by price table.
+
+Tokens a model did not report are unknown: the sums are then null, with a note naming the
+model, never 0 or $0.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,20 @@ def _price(pricing: Mapping[str, Any], model: str) -> tuple[float, float] | None
     return float(entry.input), float(entry.output)
 
 
+def price_usd(
+    pricing: Mapping[str, Any], model: str, input_tokens: int | None, output_tokens: int | None
+) -> float | None:
+    """USD for one model's tokens; None when the tokens are unknown or the model unpriced."""
+    price = _price(pricing, model)
+    if price is None or input_tokens is None or output_tokens is None:
+        return None
+    return (input_tokens * price[0] + output_tokens * price[1]) / PER_TOKENS
+
+
+def _known(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
 @register(
     "token_cost",
     family="cost",
@@ -32,30 +50,54 @@ def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
     pricing = pricing or {}
 
     def evaluate(trace: Trace) -> list[dict]:
+        if trace.untraced:
+            reason = f"untraced: {trace.untraced}"
+            keys = ("input_tokens", "output_tokens", "total_tokens", "cost_usd")
+            return [{"key": key, "score": None, "comment": reason} for key in keys]
         by_model = trace.tokens
-        input_tokens = sum(u["input"] for u in by_model.values())
-        output_tokens = sum(u["output"] for u in by_model.values())
-        usd = 0.0
-        unpriced = []
-        for model, usage in by_model.items():
-            price = _price(pricing, model)
-            if price is None:
-                unpriced.append(model)
-                continue
-            usd += (usage["input"] * price[0] + usage["output"] * price[1]) / PER_TOKENS
-        breakdown = ", ".join(f"{m}: {u['input']}+{u['output']}" for m, u in by_model.items())
-        cost: dict[str, Any] = {"key": "cost_usd", "score": usd, "comment": breakdown}
-        if unpriced:
+        unknown = [m for m, u in by_model.items() if u["input"] is None or u["output"] is None]
+        input_tokens = _total(u["input"] for u in by_model.values())
+        output_tokens = _total(u["output"] for u in by_model.values())
+        breakdown = ", ".join(
+            f"{m}: {_text(u['input'])}+{_text(u['output'])}" for m, u in by_model.items()
+        )
+        unknown_note = f"model(s) {unknown} reported no token usage" if unknown else None
+        tokens_comment = unknown_note or breakdown
+        unpriced = [m for m in by_model if _price(pricing, m) is None]
+        if unknown:
+            cost: dict[str, Any] = {"key": "cost_usd", "score": None, "comment": unknown_note}
+        elif unpriced:
             cost = {
                 "key": "cost_usd",
                 "score": None,
                 "comment": f"no price for model(s) {unpriced}; add them under 'pricing:'",
             }
+        else:
+            usd = sum(
+                price_usd(pricing, m, u["input"], u["output"]) or 0.0 for m, u in by_model.items()
+            )
+            cost = {"key": "cost_usd", "score": usd, "comment": breakdown}
+        total = (
+            None if input_tokens is None or output_tokens is None else input_tokens + output_tokens
+        )
         return [
-            {"key": "input_tokens", "score": float(input_tokens), "comment": breakdown},
-            {"key": "output_tokens", "score": float(output_tokens), "comment": None},
-            {"key": "total_tokens", "score": float(input_tokens + output_tokens), "comment": None},
+            {"key": "input_tokens", "score": _known(input_tokens), "comment": tokens_comment},
+            {"key": "output_tokens", "score": _known(output_tokens), "comment": unknown_note},
+            {"key": "total_tokens", "score": _known(total), "comment": unknown_note},
             cost,
         ]
 
     return evaluate
+
+
+def _total(values: Any) -> int | None:
+    total = 0
+    for value in values:
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def _text(value: int | None) -> str:
+    return "n/a" if value is None else str(value)

@@ -1,4 +1,9 @@
-"""Handoff chain length and ping-pong: how much control bounced between agents."""
+"""Handoff chain length and ping-pong: how much control bounced between agents.
+
+Both read the trace's handoffs: every change of agent, in the graph's order, each naming the
+handoffs that led to its source (so a bounce is found along one branch, never across
+parallel branches).
+"""
 
 from __future__ import annotations
 
@@ -9,23 +14,40 @@ from agenteval_cli.records import Trace
 
 
 def chain_length(trace: Trace) -> int:
-    """Transitions between agents: a supervisor's return trips count as transitions too."""
-    return max(len(trace.agent_path) - 1, 0)
+    """Handoffs between agents: a fan-out to ``k`` branches counts ``k``, and so does the join;
+    a coordinator's return trips count too."""
+    if trace.schema < 2:  # stored before every change of agent was a handoff
+        return max(len(trace.agent_path) - 1, 0)
+    return len(trace.handoffs)
 
 
-def ping_pong_at(trace: Trace) -> int | None:
-    """Index of the first A→B→A bounce in the agent path, or None.
+def ping_pong_at(trace: Trace, coordinators: frozenset[str] = frozenset()) -> int | None:
+    """Index of the first handoff that completes a specialist bounce A → B → A, or None.
 
-    A return that the graph was designed to make (a ``transfer_back_to_*`` tool, as
-    langgraph-supervisor adds after every specialist) is not a bounce.
+    A coordinator regaining control (a supervisor, a router, an agent that called another
+    as a tool) is no bounce, nor is control passing between parallel branches.
     """
-    designed_returns = {
-        (h.source, h.target) for h in trace.handoffs if h.tool.startswith("transfer_back_to_")
-    }
+    skip = {c.lower() for c in (*trace.coordinators, *coordinators)}
+    if trace.schema < 2:
+        return _path_bounce(trace, skip)
+    handoffs = trace.handoffs
+    for index, back in enumerate(handoffs):
+        if back.source.lower() in skip or back.target.lower() in skip:
+            continue
+        for earlier in back.after:
+            there = handoffs[earlier] if 0 <= earlier < len(handoffs) else None
+            if there is not None and (there.source, there.target) == (back.target, back.source):
+                return index
+    return None
+
+
+def _path_bounce(trace: Trace, skip: set[str]) -> int | None:
+    """The rule for traces stored before handoffs were linked: A → B → A in the path."""
+    designed = {(h.source, h.target) for h in trace.handoffs if h.tool.startswith("transfer_back")}
     path = trace.agent_path
     for i in range(len(path) - 2):
         a, b, c = path[i], path[i + 1], path[i + 2]
-        if a == c and a != b and (b, a) not in designed_returns:
+        if a == c and a != b and (b, a) not in designed and b.lower() not in skip:
             return i
     return None
 
@@ -33,16 +55,29 @@ def ping_pong_at(trace: Trace) -> int | None:
 @register(
     "handoff_chain_length",
     family="routing",
-    reads="trace agent path and handoff tools",
-    description="transitions between agents, plus a ping_pong flag for A→B→A bounces",
+    reads="trace handoffs",
+    description="handoffs between agents, plus a ping_pong flag for specialist bounces A→B→A",
     keys=("handoff_chain_length", "ping_pong"),
+    example="- {name: handoff_chain_length, coordinators: [router]}",
 )
-def handoff_chain_length() -> Any:
+def handoff_chain_length(*, coordinators: list[str] | None = None) -> Any:
+    """``coordinators`` adds agents that regain control by design to those the trace found."""
+    declared = frozenset(c.lower() for c in coordinators or ())
+
     def evaluate(trace: Trace) -> list[dict]:
-        bounce = ping_pong_at(trace)
+        if trace.untraced:
+            reason = f"untraced: {trace.untraced}"
+            return [
+                {"key": "handoff_chain_length", "score": None, "comment": reason},
+                {"key": "ping_pong", "score": None, "comment": reason},
+            ]
+        bounce = ping_pong_at(trace, declared)
         path = " → ".join(trace.agent_path) or "(no agent calls)"
         pong_comment = "no bounce"
-        if bounce is not None:
+        if bounce is not None and trace.schema >= 2:
+            back = trace.handoffs[bounce]
+            pong_comment = f"{back.target} → {back.source} → {back.target}"
+        elif bounce is not None:
             a, b = trace.agent_path[bounce], trace.agent_path[bounce + 1]
             pong_comment = f"{a} → {b} → {a} at step {bounce + 1}"
         return [

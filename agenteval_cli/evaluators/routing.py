@@ -1,4 +1,9 @@
-"""Routing: did the request reach the agents it should have? Agents come from the trace."""
+"""Routing: did the request reach the agents it should have? Agents come from the trace.
+
+``expected_agents`` may name leaf agents or the teams holding them: an expected name is met
+when it is any level of an invoked agent's path (``money_team > account`` meets both
+``money_team`` and ``account``). An untraced result has no routing figures, only a reason.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,28 @@ def _names(values: Any) -> list[str]:
     return [str(v).strip().lower() for v in values or []]
 
 
+def invoked_names(trace: Trace) -> list[str]:
+    """Every name an invoked agent answers to: leaf agents and their teams, lower-cased."""
+    return list(dict.fromkeys(_names(trace.agents_at_any_level)))
+
+
+def specialists(trace: Trace, ignore: list[str]) -> list[list[str]]:
+    """Paths (lower-cased) of the invoked leaf agents that are not coordinators."""
+    skip = set(_names(ignore)) | set(_names(trace.coordinators))
+    paths = [_names(p) for p in trace.agent_paths] or [[a] for a in _names(trace.agent_path)]
+    return [p for p in paths if p and p[-1] not in skip]
+
+
+def _covered(path: list[str], expected: set[str]) -> bool:
+    return any(level in expected for level in path)
+
+
+def _untraced(key: str, trace: Trace) -> dict | None:
+    if trace.untraced:
+        return {"key": key, "score": None, "comment": f"untraced: {trace.untraced}"}
+    return None
+
+
 @register(
     "routing_accuracy",
     family="routing",
@@ -24,8 +51,10 @@ def routing_accuracy() -> Any:
     """|expected ∩ invoked| / |expected|, 1.0 when nothing is expected (the seed's rule)."""
 
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        if (unknown := _untraced("routing_accuracy", trace)) is not None:
+            return unknown
         expected = list(dict.fromkeys(_names(reference_outputs.get("expected_agents"))))
-        invoked = _names(trace.agents_invoked)
+        invoked = invoked_names(trace)
         if not expected:
             return {"key": "routing_accuracy", "score": 1.0, "comment": "no agents expected"}
         missing = [a for a in expected if a not in invoked]
@@ -36,12 +65,6 @@ def routing_accuracy() -> Any:
         return {"key": "routing_accuracy", "score": score, "comment": comment}
 
     return evaluate
-
-
-def _specialists(invoked: list[str], ignore: list[str]) -> list[str]:
-    """Invoked agents minus coordinators (a supervisor routes; it is not a specialist)."""
-    skip = set(_names(ignore))
-    return [a for a in invoked if a not in skip]
 
 
 @register(
@@ -57,13 +80,16 @@ def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     ignore = ["supervisor"] if ignore_agents is None else ignore_agents
 
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        if (unknown := _untraced("routing_precision", trace)) is not None:
+            return unknown
         expected = set(_names(reference_outputs.get("expected_agents")))
-        invoked = _specialists(_names(trace.agents_invoked), ignore)
-        if not invoked:
+        paths = specialists(trace, ignore)
+        if not paths:
             score = 1.0 if not expected else 0.0
             return {"key": "routing_precision", "score": score, "comment": "no specialist invoked"}
-        unexpected = [a for a in invoked if a not in expected]
-        score = (len(invoked) - len(unexpected)) / len(invoked)
+        unexpected = [p[-1] for p in paths if not _covered(p, expected)]
+        score = (len(paths) - len(unexpected)) / len(paths)
+        invoked = [p[-1] for p in paths]
         comment = f"unexpected {unexpected}" if unexpected else f"invoked {invoked}"
         return {"key": "routing_precision", "score": score, "comment": comment}
 
@@ -80,8 +106,10 @@ def forbidden_agents() -> Any:
     """True when no forbidden agent made a model call; True when nothing is forbidden."""
 
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        if (unknown := _untraced("forbidden_agents", trace)) is not None:
+            return unknown
         forbidden = _names(reference_outputs.get("forbidden_agents"))
-        invoked = _names(trace.agents_invoked)
+        invoked = invoked_names(trace)
         hit = [a for a in forbidden if a in invoked]
         if not forbidden:
             return {"key": "forbidden_agents", "score": True, "comment": "nothing forbidden"}
@@ -103,13 +131,17 @@ def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
     ignore = ["supervisor"] if ignore_agents is None else ignore_agents
 
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        if (unknown := _untraced("routing_exact", trace)) is not None:
+            return unknown
         expected = set(_names(reference_outputs.get("expected_agents")))
-        invoked = set(_specialists(_names(trace.agents_invoked), ignore))
-        missing, extra = sorted(expected - invoked), sorted(invoked - expected)
+        paths = specialists(trace, ignore)
+        names = set(invoked_names(trace))
+        missing = sorted(expected - names)
+        extra = sorted({p[-1] for p in paths if not _covered(p, expected)})
         parts = [f"missing {missing}"] if missing else []
         parts += [f"unexpected {extra}"] if extra else []
         comment = "; ".join(parts) or f"exactly {sorted(expected)}"
-        return {"key": "routing_exact", "score": expected == invoked, "comment": comment}
+        return {"key": "routing_exact", "score": not missing and not extra, "comment": comment}
 
     return evaluate
 
@@ -139,7 +171,7 @@ def confusion_matrix(
     for reference, trace in rows:
         expected = list(dict.fromkeys(_names((reference or {}).get("expected_agents"))))
         seen_expected = seen_expected or bool(expected)
-        invoked = list(dict.fromkeys(_specialists(_names(trace.agents_invoked), ignore)))
+        invoked = list(dict.fromkeys(p[-1] for p in specialists(trace, ignore)))
         unexpected = [i for i in invoked if i not in expected]
         missed = [e for e in expected if e not in invoked]
         for e in expected:

@@ -277,10 +277,12 @@ def _scores(feedback: list[Any]) -> list[Score]:
 def trace_from_runs(runs: list[Any]) -> Trace:
     """Agent path, handoffs, tool calls and tokens of one request from its model/tool runs.
 
-    The same attribution as the local tracer: a run's agent is the first segment of its
-    LangGraph checkpoint namespace; consecutive model calls by one agent are one step.
+    Only model and tool runs are read, not the graph's chain runs, so a run's agent is the
+    first segment of its LangGraph checkpoint namespace and handoffs are the handoff tools
+    called: the attribution of traces stored before agents were resolved from the run tree
+    (``schema`` 1), which the evaluators read as such.
     """
-    from agenteval_cli.tracing import HANDOFF_PREFIXES, agent_from_metadata
+    from agenteval_cli.tracing import agent_from_metadata
 
     model_calls: list[ModelCall] = []
     tools: list[tuple[ToolCall, str | None]] = []
@@ -309,7 +311,8 @@ def trace_from_runs(runs: list[Any]) -> Trace:
     agents = {"_".join(a.split()).lower(): a for a in path}
     handoffs = []
     for call, destination in tools:
-        prefix = next((p for p in HANDOFF_PREFIXES if call.name.startswith(p)), None)
+        prefixes = ("transfer_back_to_", "transfer_to_")
+        prefix = next((p for p in prefixes if call.name.startswith(p)), None)
         target = destination or (agents.get(call.name[len(prefix) :]) if prefix else None)
         if target is not None:
             handoffs.append(Handoff(call.agent, target, call.name))
@@ -318,6 +321,7 @@ def trace_from_runs(runs: list[Any]) -> Trace:
         handoffs=handoffs,
         tool_calls=[call for call, _ in tools],
         model_calls=model_calls,
+        schema=1,
     )
 
 
@@ -342,7 +346,7 @@ def _messages(run: Any) -> Iterator[dict[str, Any]]:
                 yield message.get("kwargs") if isinstance(message.get("kwargs"), dict) else message
 
 
-def _usage(run: Any) -> tuple[int, int]:
+def _usage(run: Any) -> tuple[int | None, int | None]:
     """(input, output) tokens of a model run: LangSmith's counts, else the run's outputs."""
     if run.prompt_tokens or run.completion_tokens:
         return int(run.prompt_tokens or 0), int(run.completion_tokens or 0)
@@ -353,11 +357,11 @@ def _usage(run: Any) -> tuple[int, int]:
     outputs = run.outputs if isinstance(run.outputs, dict) else {}
     llm_output = outputs.get("llm_output") if isinstance(outputs.get("llm_output"), dict) else {}
     usage = outputs.get("usage_metadata") or llm_output.get("token_usage") or {}
-    if isinstance(usage, dict):
+    if isinstance(usage, dict) and usage:
         tokens_in = usage.get("input_tokens", usage.get("prompt_tokens"))
         tokens_out = usage.get("output_tokens", usage.get("completion_tokens"))
         return int(tokens_in or 0), int(tokens_out or 0)
-    return 0, 0
+    return None, None  # the model reported no usage: unknown, not zero
 
 
 def _add_derived(result: Result, trace: Trace, pricing: dict[str, Any] | None) -> None:
