@@ -5,11 +5,13 @@ Written by hand: openevals has no notion of required tools or wasted steps. Tool
 the trace (every tool call the callbacks saw), so graphs need no changes.
 
 - ``required_tools``: every tool in ``outputs.required_tools`` (or the YAML ``tools``) was
-  called at least once.
+  called at least once. A handoff or an agent called as a tool counts when the list names it.
 - ``unnecessary_steps``: tool calls that were not needed, i.e. an exact repeat (same tool,
   same arguments) of an earlier call, or a call to a tool outside the expected set
   (``outputs.expected_tools`` ∪ YAML ``allowed``, plus the required tools) when one is given.
-  Handoff tools (``transfer_*``) are routing, scored by the routing family, and not counted.
+  Routing calls (handoffs, agents called as tools, by the trace's tool-call kinds: see
+  :func:`~agenteval_cli.evaluators.trajectory.routing_calls`) are scored by the routing
+  family and not counted.
 - ``soundness``: outcome_correct, used_required_tools, unnecessary_steps, trajectory_sound
   (required tools used and fewer than ``max_unnecessary`` wasted steps) and
   correct_but_unsound, one result per example.
@@ -23,7 +25,7 @@ from typing import Any
 
 from agenteval_cli.evaluators.coverage import response_text
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.evaluators.trajectory import HANDOFF_PREFIXES
+from agenteval_cli.evaluators.trajectory import routing_calls
 from agenteval_cli.records import Trace
 
 
@@ -45,7 +47,9 @@ def required_for(reference: Mapping[str, Any], configured: list[str] | None) -> 
 
 
 def tools_called(trace: Trace) -> list[str]:
-    return [c.name for c in trace.tool_calls if not c.name.startswith(HANDOFF_PREFIXES)]
+    """Every tool called, routing calls included: a requirement can only name a handoff or an
+    agent tool on purpose, and ``fraud_check`` run as an agent tool is still the check made."""
+    return [c.name for c in trace.tool_calls]
 
 
 def check_required(reference: Mapping[str, Any], trace: Trace, configured: list[str] | None):
@@ -62,10 +66,11 @@ def count_unnecessary(
     expected = set(_list(reference.get("expected_tools"))) | set(allowed or [])
     if expected:
         expected |= set(required)
+    is_routing = routing_calls(trace)
     seen: set[str] = set()
     repeats, outside = [], []
     for call in trace.tool_calls:
-        if call.name.startswith(HANDOFF_PREFIXES):
+        if is_routing(call):
             continue
         signature = call.name + json.dumps(call.args, sort_keys=True, default=str)
         if signature in seen:

@@ -4,38 +4,96 @@ The verdict is openevals' own; this module only chooses the two message lists an
 comment which tool calls differed (openevals returns no comment).
 
 - Actual trajectory: the ``messages`` the target returned (a LangGraph state, a function's
-  dict), else the messages the tracer recorded (``source`` forces one or the other).
+  dict), else the messages the tracer recorded (``source`` forces one or the other). When
+  the returned messages hold fewer ordinary tool calls than the trace's messages, the output
+  was cut short (langgraph-supervisor's ``output_mode="last_message"`` drops the
+  specialists' calls) and the trace's messages are judged instead.
 - Reference: ``outputs.trajectory`` (OpenAI-form messages), used as is; or the shorthand
   ``outputs.expected_tools`` (tool names, or ``{name, args}``), expanded to one assistant
   message per tool call. Against the shorthand, the actual trajectory is reduced to the same
-  shape: its tool calls in order, one per message, handoff tools (``transfer_*``) left out
-  unless the shorthand names one. A tool listed by name only matches any arguments.
+  shape: its tool calls in order, one per message, routing calls (handoffs, agents called as
+  tools) left out unless the shorthand names one. A tool listed by name only matches any
+  arguments.
+
+What is routing comes from the trace: each recorded tool call's ``kind`` (see
+:func:`routing_calls`, :func:`routing_names`), never from a tool name alone. The soundness
+evaluators use the same rule.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.records import Trace
+from agenteval_cli.records import ToolCall, Trace
 
 MODES = ("strict", "unordered", "subset", "superset")
 ARG_MODES = ("exact", "ignore", "subset", "superset")
-HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
+# Traces stored before tool calls had a kind knew handoffs by these name prefixes only.
+OLD_TRACE_HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
+
+
+def _before_kinds(trace: Trace) -> bool:
+    """A trace stored before tool calls had a kind: handoffs made by tools were recorded,
+    yet every tool call is an ordinary ``tool``."""
+    return (
+        bool(trace.handoffs)
+        and all(h.via == "tool" for h in trace.handoffs)
+        and not any(c.is_routing for c in trace.tool_calls)
+    )
+
+
+def routing_calls(trace: Trace) -> Callable[[ToolCall], bool]:
+    """Whether a tool call of ``trace`` moved control (a handoff, an agent called as a tool)
+    rather than doing work: its recorded kind, or for a trace stored before kinds, the
+    ``transfer_to_`` / ``transfer_back_to_`` prefixes those traces were scored by."""
+    if _before_kinds(trace):
+        return lambda call: call.name.startswith(OLD_TRACE_HANDOFF_PREFIXES)
+    return lambda call: call.is_routing
+
+
+def is_routing_call(call: ToolCall, trace: Trace) -> bool:
+    """One call's verdict; :func:`routing_calls` is the rule for many."""
+    return routing_calls(trace)(call)
+
+
+def routing_names(trace: Trace | None) -> Callable[[str], bool]:
+    """Whether a tool call named so in a message is routing, per ``trace``: the trace recorded
+    a routing call of that name. Recorded tool calls carry no call id, so messages' calls are
+    matched by name (a name is a handoff tool or not, whatever message it appears in)."""
+    if trace is None:
+        return lambda name: False
+    if _before_kinds(trace):
+        return lambda name: name.startswith(OLD_TRACE_HANDOFF_PREFIXES)
+    return frozenset(c.name for c in trace.tool_calls if c.is_routing).__contains__
 
 
 def actual_messages(
     outputs: Mapping[str, Any] | None, trace: Trace | None, source: str = "auto"
 ) -> tuple[list[Any], str]:
-    """The trajectory to judge, and where it came from (for the comment)."""
+    """The trajectory to judge, and where it came from (for the comment).
+
+    ``auto`` takes the returned messages unless they hold fewer ordinary tool calls than the
+    trace's messages: an output mode that keeps only part of the conversation. Routing calls
+    are not counted, since the two sides may show them differently by design (synthesized
+    hand-back messages, ``add_handoff_messages=False``) while the work is the same.
+    """
     returned = (outputs or {}).get("messages")
+    recorded = list(trace.messages) if trace else []
     if source in ("auto", "outputs") and isinstance(returned, list) and returned:
+        if source == "auto" and recorded:
+            routing = routing_names(trace)
+            held = sum(not routing(name) for name, _ in tool_calls_of(returned))
+            made = sum(not routing(name) for name, _ in tool_calls_of(recorded))
+            if held < made:
+                why = f"returned messages hold {held} of {made} non-routing tool calls"
+                return recorded, f"trace messages ({why})"
         return list(returned), "outputs.messages"
     if source == "outputs":
         return [], "outputs.messages"
-    return list(trace.messages if trace else []), "trace messages"
+    return recorded, "trace messages"
 
 
 def tool_calls_of(messages: list[Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -87,11 +145,15 @@ def expand_expected_tools(expected: Any) -> tuple[list[dict[str, Any]], set[str]
     return messages, name_only - with_args
 
 
-def reduce_to_tool_calls(messages: list[Any], keep_handoffs: bool) -> list[dict[str, Any]]:
+def reduce_to_tool_calls(
+    messages: list[Any], is_routing: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
+    """One message per tool call, in order; routing calls left out when ``is_routing`` is
+    given."""
     return [
         call_message(name, args)
         for name, args in tool_calls_of(messages)
-        if keep_handoffs or not name.startswith(HANDOFF_PREFIXES)
+        if is_routing is None or not is_routing(name)
     ]
 
 
@@ -168,9 +230,9 @@ def trajectory_match(
             result = plain(outputs=actual, reference_outputs=reference)
         elif reference_outputs.get("expected_tools") is not None:
             reference, name_only = expand_expected_tools(reference_outputs["expected_tools"])
-            names = {n for n, _ in tool_calls_of(reference)}
-            keep_handoffs = any(n.startswith(HANDOFF_PREFIXES) for n in names)
-            actual = reduce_to_tool_calls(actual, keep_handoffs)
+            routing = routing_names(trace)
+            names_routing = any(routing(n) for n, _ in tool_calls_of(reference))
+            actual = reduce_to_tool_calls(actual, None if names_routing else routing)
             evaluator = matcher(name_only) if name_only else plain
             result = evaluator(outputs=actual, reference_outputs=reference)
         else:
