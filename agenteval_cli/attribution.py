@@ -31,6 +31,7 @@ tools, and an agent that handed off explicitly and got control back by an edge.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -411,3 +412,29 @@ def tool_kind(
     if synthesized_target is not None:
         return HANDOFF, synthesized_target
     return "tool", None
+
+
+def graph_coordinators(graph: Any) -> list[str]:
+    """Nodes of a compiled graph (and its subgraphs) that coordinate: other nodes hand control
+    back to them by a fixed edge, and they route onwards (conditional edges, or ``Command``
+    destinations), as langgraph-supervisor's supervisor and a router node do."""
+    found: dict[str, None] = {}
+    graphs = [graph]
+    # a graph that cannot list its subgraphs still has its own edges
+    with contextlib.suppress(Exception):
+        graphs += [sub for _, sub in graph.get_subgraphs(recurse=True)]
+    for each in graphs:
+        builder = getattr(each, "builder", None) or each  # compiled, or a StateGraph
+        nodes = getattr(builder, "nodes", None)
+        if not isinstance(nodes, dict):
+            continue
+        branches = getattr(builder, "branches", {}) or {}
+        for source, target in getattr(builder, "edges", set()) or set():
+            if source not in nodes or target not in nodes or source == target:
+                continue
+            if target in AGENT_STEP_NODES:
+                continue
+            routes = bool(branches.get(target)) or bool(getattr(nodes[target], "ends", None))
+            if routes:
+                found.setdefault(target, None)
+    return list(found)
