@@ -24,10 +24,11 @@ def supervisor_trace() -> Trace:
         agent_path=["supervisor", "tech_support", "supervisor", "account", "supervisor"],
         handoffs=[
             Handoff("supervisor", "tech_support", "transfer_to_tech_support"),
-            Handoff("tech_support", "supervisor", "transfer_back_to_supervisor"),
-            Handoff("supervisor", "account", "transfer_to_account"),
-            Handoff("account", "supervisor", "transfer_back_to_supervisor"),
+            Handoff("tech_support", "supervisor", "transfer_back_to_supervisor", "edge", after=[0]),
+            Handoff("supervisor", "account", "transfer_to_account", after=[1]),
+            Handoff("account", "supervisor", "transfer_back_to_supervisor", "edge", after=[2]),
         ],
+        coordinators=["supervisor"],
     )
 
 
@@ -36,7 +37,7 @@ def swarm_bounce_trace() -> Trace:
         agent_path=["account", "billing", "account"],
         handoffs=[
             Handoff("account", "billing", "transfer_to_billing"),
-            Handoff("billing", "account", "transfer_to_account"),
+            Handoff("billing", "account", "transfer_to_account", after=[0]),
         ],
     )
 
@@ -111,7 +112,61 @@ class TestHandoffChainLength:
         scores = run("handoff_chain_length", trace=swarm_bounce_trace())
         assert scores["handoff_chain_length"].score == 2.0
         assert scores["ping_pong"].score is True
-        assert scores["ping_pong"].comment == "account → billing → account at step 1"
+        assert scores["ping_pong"].comment == "account → billing → account"
+
+    def test_a_coordinator_regaining_control_is_no_bounce(self):
+        # billing → supervisor → billing: the supervisor sends the request back, by design
+        trace = Trace(
+            agent_path=["billing", "supervisor", "billing"],
+            handoffs=[
+                Handoff("billing", "supervisor", "", "edge"),
+                Handoff("supervisor", "billing", "transfer_to_billing", after=[0]),
+            ],
+            coordinators=["supervisor"],
+        )
+        assert run("handoff_chain_length", trace=trace)["ping_pong"].score is False
+        trace.coordinators = []
+        assert run("handoff_chain_length", trace=trace)["ping_pong"].score is True
+        declared = run(
+            "handoff_chain_length", options={"coordinators": ["Supervisor"]}, trace=trace
+        )
+        assert declared["ping_pong"].score is False
+
+    def test_parallel_branches_are_no_bounce(self):
+        # router → {billing ∥ tech} → router: four handoffs; the branches never handed to each
+        # other, so the order they are listed in makes no bounce of billing, tech
+        trace = Trace(
+            coordinators=["router"],
+            agent_path=["router", "billing", "tech", "router"],
+            handoffs=[
+                Handoff("router", "billing", "", "edge", True),
+                Handoff("router", "tech", "", "edge", True),
+                Handoff("billing", "router", "", "edge", True, after=[0]),
+                Handoff("tech", "router", "", "edge", True, after=[1]),
+            ],
+        )
+        scores = run("handoff_chain_length", trace=trace)
+        assert scores["handoff_chain_length"].score == 4.0
+        assert scores["ping_pong"].score is False
+
+    def test_a_stored_trace_of_the_old_form_keeps_its_rule(self):
+        old = Trace.from_dict(
+            {
+                "agent_path": ["account", "billing", "account"],
+                "handoffs": [
+                    {"source": "account", "target": "billing", "tool": "transfer_to_billing"}
+                ],
+            }
+        )
+        assert old.schema == 1
+        scores = run("handoff_chain_length", trace=old)
+        assert scores["handoff_chain_length"].score == 2.0
+        assert scores["ping_pong"].score is True
+
+    def test_untraced_is_null_not_zero(self):
+        scores = run("handoff_chain_length", trace=Trace(untraced="no LangChain run was seen"))
+        assert scores["handoff_chain_length"].score is None
+        assert scores["ping_pong"].score is None
 
     def test_single_agent_and_empty_trace(self):
         assert (
@@ -123,7 +178,14 @@ class TestHandoffChainLength:
         assert run("handoff_chain_length", trace=Trace())["handoff_chain_length"].score == 0.0
 
     def test_bounce_without_handoff_tools_counts(self):
-        trace = Trace(agent_path=["a", "b", "c", "b"])
+        trace = Trace(
+            agent_path=["a", "b", "c", "b"],
+            handoffs=[
+                Handoff("a", "b", "", "edge"),
+                Handoff("b", "c", "", "edge", after=[0]),
+                Handoff("c", "b", "", "edge", after=[1]),
+            ],
+        )
         scores = run("handoff_chain_length", trace=trace)
         assert scores["handoff_chain_length"].score == 3.0
         assert scores["ping_pong"].score is True
@@ -152,6 +214,14 @@ class TestTokenCost:
         assert scores["total_tokens"].score == 1800.0
         # (1000 * 2.5 + 200 * 10) / 1e6 + (500 * 0.15 + 100 * 0.6) / 1e6
         assert scores["cost_usd"].score == pytest.approx(0.004635)
+
+    def test_unknown_usage_is_null_with_the_model_named(self):
+        trace = self.trace()
+        trace.model_calls.append(ModelCall("billing", "silent-model", None, None))
+        scores = run("token_cost", trace=trace, context={"pricing": PRICING})
+        for key in ("input_tokens", "output_tokens", "total_tokens", "cost_usd"):
+            assert scores[key].score is None
+        assert "silent-model" in scores["cost_usd"].comment
 
     def test_unpriced_model_is_reported_not_zero(self):
         pricing = {"scripted-small": {"input": 0.15, "output": 0.60}}

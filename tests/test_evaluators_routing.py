@@ -8,7 +8,7 @@ import pytest
 
 from agenteval_cli.evaluators import build_evaluator, normalize
 from agenteval_cli.evaluators.routing import confusion_matrix
-from agenteval_cli.records import Trace
+from agenteval_cli.records import ModelCall, Trace
 
 
 def run(name, reference, trace, options=None):
@@ -132,3 +132,49 @@ def test_routing_confusion_summary_evaluator():
     # expected slots: billing x3, account x1; hits: billing once, account once
     assert score.score == pytest.approx(2 / 4)
     assert score.comment == "billing→(none) ×1, billing→account ×1"
+
+
+def hierarchy_trace() -> Trace:
+    """top_supervisor hands to money_team, whose supervisor sends the request to account."""
+    return Trace(
+        agent_path=["top_supervisor", "money_supervisor", "account", "money_supervisor"],
+        model_calls=[
+            ModelCall("top_supervisor", "m"),
+            ModelCall("money_supervisor", "m", path=["money_team", "money_supervisor"]),
+            ModelCall("account", "m", path=["money_team", "account"]),
+            ModelCall("money_supervisor", "m", path=["money_team", "money_supervisor"]),
+        ],
+        coordinators=["top_supervisor", "money_supervisor"],
+    )
+
+
+def test_expected_agents_may_name_a_leaf_or_its_team() -> None:
+    evaluate = build_evaluator("routing_accuracy")
+    for expected, score in [
+        (["account"], 1.0),
+        (["money_team"], 1.0),
+        (["Money_Team", "billing"], 0.5),
+        (["research_team"], 0.0),
+    ]:
+        result = evaluate(reference_outputs={"expected_agents": expected}, trace=hierarchy_trace())
+        assert result["score"] == score, expected
+
+
+def test_precision_and_exact_skip_the_coordinators_the_trace_found() -> None:
+    trace = hierarchy_trace()
+    precision = build_evaluator("routing_precision", {"ignore_agents": []})
+    exact = build_evaluator("routing_exact", {"ignore_agents": []})
+    for expected in (["account"], ["money_team"]):
+        reference = {"expected_agents": expected}
+        assert precision(reference_outputs=reference, trace=trace)["score"] == 1.0
+        assert exact(reference_outputs=reference, trace=trace)["score"] is True
+    reference = {"expected_agents": ["account", "billing"]}
+    assert exact(reference_outputs=reference, trace=trace)["score"] is False
+
+
+def test_untraced_routing_is_null() -> None:
+    trace = Trace(untraced="no LangChain run was seen")
+    result = build_evaluator("routing_accuracy")(
+        reference_outputs={"expected_agents": ["billing"]}, trace=trace
+    )
+    assert result["score"] is None and "untraced" in result["comment"]
