@@ -108,6 +108,7 @@ class Runner:
         Returns True when every item ran, False when stopped early.
         """
         from agenteval_cli.daemon_pool import DaemonThreadPool
+        from agenteval_cli.threads import follow_threads
 
         loop = asyncio.get_running_loop()
         loop.set_default_executor(DaemonThreadPool())
@@ -133,12 +134,15 @@ class Runner:
                     await asyncio.sleep(0)
                     turn[0] = clock() + YIELD_EVERY_S
 
-        workers = [
-            asyncio.ensure_future(worker()) for _ in range(max(1, self.settings.concurrency))
-        ]
-        everything = asyncio.gather(*workers)
-        with _signals(loop, self.stop, enabled=handle_signals):
-            await self._until_done_or_stopped(everything)
+        # A target that runs its graph on a thread or an executor of its own is traced
+        # there too: those threads get the context of the call that starts them.
+        with follow_threads():
+            workers = [
+                asyncio.ensure_future(worker()) for _ in range(max(1, self.settings.concurrency))
+            ]
+            everything = asyncio.gather(*workers)
+            with _signals(loop, self.stop, enabled=handle_signals):
+                await self._until_done_or_stopped(everything)
         return not self.stopped
 
     async def _until_done_or_stopped(self, everything: asyncio.Future[Any]) -> None:
@@ -222,6 +226,8 @@ class Runner:
         trace = (recorder or _PLAIN).trace()
         trace.latency_s = latency
         trace.error = error
+        if error is None and not trace.model_calls:
+            trace.untraced = _untraced(recorder, trace)
         result = Result(
             example_id=item.example.id,
             repetition=item.repetition,
@@ -303,6 +309,41 @@ class PlainRecorder:
 
 
 _PLAIN = PlainRecorder()  # it keeps nothing, so one serves every call
+
+UNTRACED_NO_LANGCHAIN = (
+    "no LangChain run was seen during the call: LangChain was not even loaded, so no "
+    "LangChain model or graph ran"
+)
+UNTRACED_NO_RUN = (
+    "no LangChain run was seen during the call: a graph run on a thread agenteval cannot "
+    "follow, or no LangChain model at all"
+)
+
+
+def _untraced(recorder: Any, trace: Trace) -> str | None:
+    """Why a call that returned has no trace to speak of, or ``None`` when it has one.
+
+    A call is untraced when no LangChain run reached its recorder: agents, handoffs and
+    tokens are then unknown, not none. A graph without models still has runs, so is traced.
+    """
+    if recorder is None or recorder is _PLAIN:
+        return UNTRACED_NO_LANGCHAIN
+    if trace.tool_calls or trace.messages or trace.agent_path or _saw_runs(recorder):
+        return None
+    return UNTRACED_NO_RUN
+
+
+def _saw_runs(recorder: Any) -> bool:
+    """Whether any LangChain run (a chain, a graph node, a tool) reached the recorder: its
+    ``saw_runs`` if it says so itself, else whether its table of the runs it saw holds any."""
+    saw = getattr(recorder, "saw_runs", None)
+    if saw is not None:
+        return bool(saw() if callable(saw) else saw)
+    return any(getattr(recorder, name, None) for name in _RUN_TABLES)
+
+
+_RUN_TABLES = ("_runs", "_run_agents")  # TraceRecorder's record of every run it has seen
+
 
 
 def _capture() -> contextlib.AbstractContextManager[Any]:

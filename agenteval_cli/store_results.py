@@ -210,6 +210,8 @@ def _trace_json(trace: Trace) -> str:
         return dumps(trace.to_dict())
     if trace.messages:
         return dumps(trace.to_dict())
+    if trace.untraced is not None:  # nothing recorded, and why
+        return f'{_EMPTY_TRACE[:-1]},"untraced":{encode_basestring(trace.untraced)}}}'
     return _EMPTY_TRACE
 
 

@@ -103,6 +103,7 @@ def run(
     Exits 1 when a threshold of the spec fails or a metric is significantly worse than the
     baseline (--baseline or the spec's 'baseline:')."""
     from agenteval_cli import experiment
+    from agenteval_cli.cli.untraced import UntracedResults
     from agenteval_cli.progress import target_progress
     from agenteval_cli.spec import load_spec
     from agenteval_cli.store import Store
@@ -161,14 +162,16 @@ def run(
             f"concurrency {spec.concurrency}",
             highlight=False,
         )
+        untraced = UntracedResults()
         try:
             with target_progress(err, totals) as progress:
-                experiment.execute(prepared, store, on_result=progress.update)
+                experiment.execute(prepared, store, on_result=untraced.counting(progress.update))
         except KeyboardInterrupt:
             saved = sum(store.result_count(e.id) for e in prepared.experiments.values())
             err.print(f"[yellow]interrupted[/]: {saved} results were saved in {store_path}")
             err.print(f"resume with: {_resume_command(spec_path, prepared, store_path)}")
             raise typer.Exit(130) from None
+        untraced.warn(err)
         ids = [e.id for e in prepared.experiments.values()]
         print_comparison(store, ids, pricing=spec.pricing, title=_title(prepared))
         if json_path is not None:

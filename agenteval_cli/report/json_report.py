@@ -44,6 +44,7 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
                     "handoffs": [h.__dict__ for h in r.trace.handoffs],
                     "tool_calls": [t.__dict__ for t in r.trace.tool_calls],
                     "tokens": r.trace.tokens,
+                    "untraced": r.trace.untraced,  # why nothing was recorded, if so
                 },
                 "latency_s": r.latency_s,
                 "attempts": r.attempts,

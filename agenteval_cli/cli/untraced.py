@@ -1,0 +1,57 @@
+"""One warning per target whose results came back untraced: no LangChain run was seen, so
+its agents, handoffs and tokens are unknown (evaluators leave them out instead of scoring a
+silent 0)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agenteval_cli.records import Result
+
+ResultHook = Callable[[str, "Result"], None]
+
+FIX = (
+    "run the graph in the calling thread or with asyncio.to_thread (threads and thread "
+    "pools started during the call are followed too; a thread started earlier and fed through "
+    "a queue, a process pool or a remote server is not), or pass it the config the target "
+    "receives, if it takes one"
+)
+
+
+class UntracedResults:
+    """Counts untraced results per target while a run goes on, then warns about them."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.reasons: dict[str, str] = {}  # the first reason seen per target
+
+    def counting(self, hook: ResultHook | None = None) -> ResultHook:
+        """A result hook that counts, then hands the result on to ``hook``."""
+
+        def on_result(target: str, result: Result) -> None:
+            reason = result.trace.untraced
+            if reason is not None and result.error is None:
+                self.counts[target] = self.counts.get(target, 0) + 1
+                self.reasons.setdefault(target, reason)
+            if hook is not None:
+                hook(target, result)
+
+        return on_result
+
+    def warnings(self) -> list[str]:
+        """One line per target with untraced results, in the order they were first seen."""
+        return [
+            f"target {target!r}: {count} result(s) untraced, their agents, handoffs and tokens "
+            f"unknown ({self.reasons[target]}); fix: {FIX}"
+            for target, count in self.counts.items()
+        ]
+
+    def warn(self, console: Console) -> None:
+        from rich.markup import escape
+
+        for line in self.warnings():
+            console.print(f"[bold yellow]warning:[/] {escape(line)}", highlight=False)
