@@ -345,7 +345,6 @@ def _saw_runs(recorder: Any) -> bool:
 _RUN_TABLES = ("_runs", "_run_agents")  # TraceRecorder's record of every run it has seen
 
 
-
 def _capture() -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
     Runnable, or a function whose module uses them), else a plain one."""
