@@ -47,9 +47,9 @@ def capture(
     """Record every LangChain/LangGraph run started inside the block, config or not.
 
     Works in sync and async code (``with capture() as rec: await target(inputs)``) and
-    follows the context into asyncio tasks and ``asyncio.to_thread`` (not into bare
-    threads or ``loop.run_in_executor``, which do not copy it). The block's wall time and
-    any exception escaping it end up in ``rec.trace()``.
+    follows the context into asyncio tasks and ``asyncio.to_thread``; during a run,
+    :mod:`agenteval_cli.threads` carries it into executors and threads as well. The block's
+    wall time and any exception escaping it end up in ``rec.trace()``.
     """
     recorder = recorder or TraceRecorder(coordinators=coordinators)
     token = _current.set(recorder)
@@ -301,6 +301,11 @@ class TraceRecorder(BaseCallbackHandler):
                 tool.call.output = error_text(error)
 
     # -- the result --------------------------------------------------------------------
+
+    @property
+    def saw_runs(self) -> bool:
+        """Whether any LangChain run (a chain, a graph node, a model, a tool) was seen."""
+        return bool(self._runs)
 
     def trace(self) -> Trace:
         """A copy of everything recorded so far; calls still in flight have unknown tokens."""

@@ -103,6 +103,9 @@ def test_json_shape_and_table(travel):
         "source": "triage",
         "target": "flights_desk",
         "tool": "transfer_to_flights_desk",
+        "via": "tool",
+        "parallel": False,
+        "after": [],
     }
     assert result["trace"]["tokens"] == {
         "big-model": {"input": 300, "output": 30, "total": 330},
