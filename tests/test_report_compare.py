@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
 from report_fixtures import demo_run, hostile_sides
+from rich.console import Console
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -14,6 +17,8 @@ from agenteval_cli.gate import failed_examples
 from agenteval_cli.metrics import summarize
 from agenteval_cli.records import Result, Score, Trace
 from agenteval_cli.report import comparison, sources
+from agenteval_cli.report.compare_console import print_comparison
+from agenteval_cli.report.html import render_html
 from agenteval_cli.report.markdown import render_markdown
 from agenteval_cli.report.sources import ExperimentData, Run
 
@@ -156,3 +161,25 @@ def test_add_failures_appends_failed_examples_once(demo_run, tmp_path):
         "dataset", "add-failures", "swarm", "--to", str(tmp_path / "x.csv"), "--store", store
     )
     assert wrong.exit_code == 2 and "give a .jsonl file" in wrong.output
+
+
+def test_a_side_whose_tokens_are_all_unknown_shows_na():
+    def run(example: str, tokens: float | None) -> Run:
+        return Run(example, scores={"routing_accuracy": 1.0, "total_tokens": tokens})
+
+    sides = [
+        ExperimentData("h", "hosted", [run("a", 100.0), run("b", 300.0)]),
+        ExperimentData("l", "local", [run("a", None), run("b", None)]),
+    ]
+    built = comparison.build(sides)
+    row = next(r for r in built.rows if r.key == "total_tokens")
+    assert row.means == [200.0, None] and row.vs_first == [None]
+    out = io.StringIO()
+    print_comparison(Console(file=out, width=160), built)
+    line = next(x for x in out.getvalue().splitlines() if x.split()[:1] == ["tokens"])
+    assert line.split()[1:4] == ["200", "n/a", "–"]
+    assert "| tokens / request | 200 | n/a | – |" in render_markdown(built)
+    html = render_html(built)
+    assert re.search(
+        r'data-metric="total_tokens"><td>tokens / request</td><td>200</td><td>n/a</td>', html
+    )

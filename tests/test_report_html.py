@@ -7,6 +7,7 @@ import re
 import pytest
 from chromium import Browser, require_chromium
 from report_fixtures import HOSTILE_QUESTION, HOSTILE_RESPONSE, demo_run, hostile_sides
+from test_by_agent import flat_side, team_side
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -151,3 +152,41 @@ def test_hostile_model_text_shows_as_text(browser, tmp_path):
     assert page["question"] == HOSTILE_QUESTION
     assert "</pre><script>x()</script>" in page["body"]
     assert "<svg onload=alert(1)>" in page["body"]
+
+
+def test_agents_and_nested_paths_render(browser, tmp_path):
+    path = tmp_path / "agents.html"
+    write_html(path, comparison.build([team_side(), flat_side()]), title="teams vs flat")
+    browser.open(path)
+    browser.click('details[data-id="ex-2"] > summary')
+    page = browser.run(
+        """const table = t => document.querySelector(`.agent-table[data-target="${t}"]`);
+        const rows = t => Array.from(table(t).querySelectorAll('tbody tr')).map(
+          r => Array.from(r.cells).map(c => c.textContent));
+        const indent = t => Array.from(table(t).querySelectorAll('td.name')).map(
+          c => parseFloat(getComputedStyle(c).paddingLeft));
+        const side = document.querySelector('details[data-id="ex-2"] .side[data-target="teams"]');
+        return {
+          teams: rows('teams'),
+          flat: rows('flat'),
+          indent: indent('teams'),
+          chain: Array.from(side.querySelectorAll('.agent')).map(a => a.textContent),
+          parallel: side.querySelectorAll('.chain .parallel').length,
+          others: side.querySelector('.handoffs').textContent.replace(/\\s+/g, ' ').trim(),
+          visible: side.querySelector('table.run-agents').getBoundingClientRect().height,
+        };"""
+    )
+    # over the examples both ran (ex-1, ex-2), in tree order, the total last
+    assert [r[0] for r in page["teams"]] == [
+        "boss", "money_team", "billing", "account", "tech_team", "tech_support", "all agents",
+    ]  # fmt: skip
+    assert page["teams"][1] == ["money_team", "2", "2", "500", "50", "$0.0003", "500 ms"]
+    assert page["flat"] == [
+        ["solo", "2", "2", "1,500", "150", "$0.0045", "1.50 s"],
+        ["all agents", "2", "2", "1,500", "150", "$0.0045", "1.50 s"],
+    ]
+    assert page["indent"][2] > page["indent"][1]  # members sit under their team
+    assert page["chain"] == ["boss", "tech_team › tech_support", "money_team › account"]
+    assert page["parallel"] == 1
+    assert page["others"] == "other handoffs: boss → account (edge) ∥ parallel"
+    assert page["visible"] > 0

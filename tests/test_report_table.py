@@ -40,3 +40,24 @@ def test_best_values_follow_each_metrics_direction_and_dataset_rows_are_marked()
     assert "★ 0" in row(lines, "unnecessary_steps").split("│")[3]  # lower is better
     confusion = row(lines, "routing_confusion (dataset)").split("│")
     assert confusion[2].strip() == "★ 0.976" and confusion[3].strip() == "0.833"
+
+
+def test_a_figure_no_result_gave_shows_na_not_zero():
+    """Tokens a model did not report are None in every result: n/a, never 0 or blank."""
+    unknown = {"input_tokens": None, "output_tokens": None, "total_tokens": None}
+    known = {"input_tokens": 1000.0, "output_tokens": 500.0, "total_tokens": 1500.0}
+    columns = [
+        ("local", summary(routing_accuracy=1.0, **unknown, cost_usd=None)),
+        ("hosted", summary(routing_accuracy=1.0, **known, cost_usd=0.002)),
+    ]
+    lines = render(comparison_table(columns))
+    tokens = [c.strip() for c in row(lines, "tokens / request").split("│")[2:4]]
+    assert tokens == ["n/a", "1,500"]  # one known value: nothing to mark best
+    assert [c.strip() for c in row(lines, "  input / output").split("│")[2:4]] == [
+        "n/a",
+        "1,000 / 500",
+    ]
+    assert [c.strip() for c in row(lines, "cost / request").split("│")[2:4]] == [
+        "n/a",
+        "$0.002",
+    ]

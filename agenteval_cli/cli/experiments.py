@@ -55,6 +55,14 @@ def compare(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed of the bootstrap and permutation test.")
     ] = None,
+    by_agent: Annotated[
+        bool,
+        typer.Option(
+            "--by-agent",
+            help="Also print model calls, tokens, cost and model time per agent, side by "
+            "side, over the examples every side ran.",
+        ),
+    ] = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
@@ -71,7 +79,7 @@ def compare(
         result = comparison.build(
             sides, allow_different_data=allow_different_data, top=top, seed=seed
         )
-    print_comparison(stdout(), result)
+    print_comparison(stdout(), result, by_agent=by_agent)
 
 
 @app.command("experiments")
@@ -107,6 +115,8 @@ def run_from_langsmith(
     json_path: Path | None,
     outputs: RunOutputs,
     others: dict[str, Any],
+    *,
+    by_agent: bool = False,
 ) -> bool:
     """``agenteval run SPEC --from-langsmith NAME``: no target is called. Each LangSmith
     experiment is imported into the store (under its own name; again refreshes it), then the
@@ -144,6 +154,10 @@ def run_from_langsmith(
         examples = max((r.example_count or 0) for r in records)
         title = f"{spec.experiment_prefix} · from LangSmith · {examples} examples"
         print_comparison(store, ids, pricing=pricing, title=title)
+        if by_agent:
+            from agenteval_cli.report.table import print_stored_agents
+
+            print_stored_agents(stdout(), store, ids)
         print_langsmith_urls(stdout(), [from_store(store, r) for r in records])
         if json_path is not None:
             from agenteval_cli.report.json_report import write_json

@@ -90,6 +90,13 @@ def run(
             "report and gate on it with SPEC's pricing and thresholds (repeatable).",
         ),
     ] = None,
+    by_agent: Annotated[
+        bool,
+        typer.Option(
+            "--by-agent",
+            help="Also print each target's model calls, tokens, cost and model time per agent.",
+        ),
+    ] = False,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -119,11 +126,13 @@ def run(
             outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
             others = {"--rescore": rescore, "--upload": upload, "--target": target}
             others |= {"--limit": limit, "--cache": cache, "--resume": resume}
-            if not run_from_langsmith(spec, from_langsmith, store_path, json_path, outputs, others):
+            if not run_from_langsmith(
+                spec, from_langsmith, store_path, json_path, outputs, others, by_agent=by_agent
+            ):
                 raise typer.Exit(1)
             return
         if rescore:
-            _rescore(spec, rescore, store_path, json_path)
+            _rescore(spec, rescore, store_path, json_path, by_agent)
             return
         spec.upload = spec.upload or upload
         if spec.upload:  # no key: one line naming the variable, before any target runs
@@ -174,6 +183,8 @@ def run(
         untraced.warn(err)
         ids = [e.id for e in prepared.experiments.values()]
         print_comparison(store, ids, pricing=spec.pricing, title=_title(prepared))
+        if by_agent:
+            _print_agents(store, ids)
         if json_path is not None:
             from agenteval_cli.report.json_report import write_json
 
@@ -244,7 +255,9 @@ def _resume_command(spec_path: Path, prepared, store_path: Path) -> str:
     return command
 
 
-def _rescore(spec, names: list[str], store_path: Path, json_path: Path | None) -> None:
+def _rescore(
+    spec, names: list[str], store_path: Path, json_path: Path | None, by_agent: bool
+) -> None:
     from agenteval_cli.cli.common import open_store
     from agenteval_cli.rescore import rescore
 
@@ -253,11 +266,20 @@ def _rescore(spec, names: list[str], store_path: Path, json_path: Path | None) -
         ids = [e.id for e in created]
         title = f"{spec.experiment_prefix} · rescored"
         print_comparison(store, ids, pricing=spec.pricing, title=title)
+        if by_agent:
+            _print_agents(store, ids)
         if json_path is not None:
             from agenteval_cli.report.json_report import write_json
 
             write_json(json_path, store, ids)
             stderr().print(f"wrote {json_path}")
+
+
+def _print_agents(store, ids: list[str]) -> None:
+    from agenteval_cli.cli.common import stdout
+    from agenteval_cli.report.table import print_stored_agents
+
+    print_stored_agents(stdout(), store, ids)
 
 
 def _title(prepared) -> str:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval_cli.report import metricinfo
-from agenteval_cli.report.comparison import Comparison, Confusion
+from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
 from agenteval_cli.report.sources import ExperimentData
 
 _SHORT = {"routing_accuracy": "routing", "resolution_coverage": "coverage", "ping_pong": "pong"}
@@ -57,7 +57,7 @@ def stats_table(comparison: Comparison) -> Table:
     for row in comparison.rows:
         cells: list[Text | str] = []
         for mean, spread in zip(row.means, row.spreads, strict=True):
-            text = metricinfo.fmt(row.key, mean)
+            text = fmt_mean(row.key, mean)
             if spread is not None:
                 text += f" ± {metricinfo.fmt(row.key, spread)}"
             cells.append(text)
@@ -74,7 +74,7 @@ def stats_table(comparison: Comparison) -> Table:
     if any(c is not None for c in comparison.consistency):
         table.add_row(
             "consistency",
-            *(metricinfo.fmt("routing_accuracy", c) for c in comparison.consistency),
+            *(fmt_mean("routing_accuracy", c) for c in comparison.consistency),
             *([""] * 3 * (len(names) - 1)),
             style="dim",
         )
@@ -191,7 +191,16 @@ def print_langsmith_urls(console: Console, sides: list[ExperimentData]) -> None:
             )
 
 
-def print_comparison(console: Console, comparison: Comparison) -> None:
+def print_agents(console: Console, comparison: Comparison) -> None:
+    """``compare --by-agent``: the sides' agents side by side, over the shared examples."""
+    from agenteval_cli.report.table import print_agent_table
+
+    columns = list(zip(comparison.names, agent_usage(comparison.sides), strict=True))
+    title = f"per agent · totals over the {comparison.common_examples} examples every side ran"
+    print_agent_table(console, columns, title=title)
+
+
+def print_comparison(console: Console, comparison: Comparison, *, by_agent: bool = False) -> None:
     console.print(stats_table(comparison))
     console.print(
         f"  Δ = {' / '.join(comparison.names[1:]) or '–'} minus {comparison.names[0]}, "
@@ -203,6 +212,9 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     for side in comparison.sides:
         console.print(f"  {side.target}: [bold]{side.name}[/] ({side.source})", highlight=False)
     print_langsmith_urls(console, comparison.sides)
+    if by_agent:
+        console.print()
+        print_agents(console, comparison)
     table = disagreement_table(comparison)
     if table is not None:
         console.print()

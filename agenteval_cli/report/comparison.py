@@ -15,10 +15,17 @@ from dataclasses import dataclass, field
 from agenteval_cli.errors import UserError
 from agenteval_cli.metrics import VOLATILE_KEYS, consistent_share
 from agenteval_cli.report import metricinfo
+from agenteval_cli.report.agents import AgentUsage, aggregate
 from agenteval_cli.report.sources import ExperimentData, Run
 from agenteval_cli.stats import PairedComparison, compare_paired, stdev
 
 NONE = "(none)"
+NA = "n/a"  # a mean no result gave (tokens a model did not report): unknown, not zero
+
+
+def fmt_mean(key: str, value: float | None) -> str:
+    """A side's mean as compare and the reports show it; n/a when no result gave one."""
+    return NA if value is None else metricinfo.fmt(key, value)
 
 
 @dataclass
@@ -183,6 +190,31 @@ def disagreements(sides: list[ExperimentData], keys: list[str], top: int) -> lis
     return found[:top]
 
 
+def shared_examples(sides: list[ExperimentData]) -> set[str]:
+    """The examples every side ran."""
+    if not sides:
+        return set()
+    common = set(sides[0].example_ids())
+    for side in sides[1:]:
+        common &= set(side.example_ids())
+    return common
+
+
+def agent_usage(sides: list[ExperimentData]) -> list[AgentUsage | None]:
+    """Each side's per-agent figures over its successful runs of the examples every side
+    ran; None for a side without traces (a baseline file)."""
+    common = shared_examples(sides)
+    return [
+        aggregate(
+            (r.model_calls for r in side.runs if r.error is None and r.example_id in common),
+            side.pricing,
+        )
+        if side.has_traces and side.has_model_calls
+        else None
+        for side in sides
+    ]
+
+
 def build(
     sides: list[ExperimentData],
     *,
@@ -195,9 +227,7 @@ def build(
         raise UserError("nothing to compare", hint="name at least one experiment or target")
     check_same_data(sides, allow_different_data)
     keys = metricinfo.ordered(set().union(*(s.score_keys() for s in sides)))
-    common = set(sides[0].example_ids())
-    for side in sides[1:]:
-        common &= set(side.example_ids())
+    common = shared_examples(sides)
     extra = {} if seed is None else {"seed": seed}
     rows = []
     for key in keys:

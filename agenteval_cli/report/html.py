@@ -14,7 +14,22 @@ from typing import Any
 
 from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
 from agenteval_cli.report import metricinfo
-from agenteval_cli.report.comparison import Comparison, disagreements, outcome_keys
+from agenteval_cli.report.agents import (
+    TREE_MARK,
+    AgentRow,
+    AgentUsage,
+    agent_notes,
+    aggregate,
+    merged_paths,
+)
+from agenteval_cli.report.comparison import (
+    NA,
+    Comparison,
+    agent_usage,
+    disagreements,
+    fmt_mean,
+    outcome_keys,
+)
 from agenteval_cli.report.sources import ExperimentData, Run
 from agenteval_cli.stats import bootstrap_ci
 
@@ -81,24 +96,114 @@ def _histogram(counts: Mapping[int, int]) -> dict[str, Any]:
     return {"bars": bars, "width": 16 + len(lengths) * 34}
 
 
-def _chain(run: Run) -> list[dict[str, str]]:
-    """The agent path as steps, each transition labelled with the handoff tool that made it."""
+# What passed control, when it was not a named handoff tool.
+VIA = {"command": "Command", "agent_tool": "agent as a tool", "edge": "edge"}
+
+
+def _chain(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The agent path as steps, each with its agent's path (``team › agent``) and the
+    handoff that led to it (its tool, or what else passed control; parallel marked); and the
+    handoffs no step of the path accounts for."""
     pending = list(run.handoffs)
+    paths = _step_paths(run)
     steps = []
     for index, agent in enumerate(run.agent_path):
-        via = ""
+        step: dict[str, Any] = {"agent": agent, "teams": paths[index][:-1], "via": ""}
+        step["parallel"] = False
         if index:
             previous = run.agent_path[index - 1]
             for position, handoff in enumerate(pending):
                 if handoff.get("source") == previous and handoff.get("target") == agent:
-                    via = str(handoff.get("tool", ""))
+                    step["via"] = _via(handoff)
+                    step["parallel"] = bool(handoff.get("parallel"))
                     del pending[position]
                     break
-        steps.append({"agent": agent, "via": via})
-    return steps
+        steps.append(step)
+    others = [
+        {
+            "source": str(h.get("source", "")),
+            "target": str(h.get("target", "")),
+            "via": _via(h),
+            "parallel": bool(h.get("parallel")),
+        }
+        for h in pending
+    ]
+    return steps, others
 
 
-def _run_view(run: Run, thresholds: Mapping[str, Any]) -> dict[str, Any]:
+def _via(handoff: Mapping[str, Any]) -> str:
+    how = str(handoff.get("via") or "tool")
+    if how == "tool":
+        return str(handoff.get("tool") or "")
+    return VIA.get(how, how)
+
+
+def _step_paths(run: Run) -> list[list[str]]:
+    """Each step's agent path: the path of that agent's next model calls, in call order (an
+    agent of the same name may sit in two teams); a step without one is a top-level name."""
+    queues: dict[str, list[list[str]]] = {}
+    for call in run.model_calls:
+        queue = queues.setdefault(call.agent, [])
+        if not queue or queue[-1] != call.path:
+            queue.append(list(call.path))
+    paths = []
+    for agent in run.agent_path:
+        queue = queues.get(agent) or [[agent]]
+        paths.append(queue[0])
+        if len(queue) > 1:
+            queue.pop(0)
+    return paths
+
+
+def _agent_rows(usage: AgentUsage, paths: list[tuple[str, ...]]) -> list[dict[str, Any]]:
+    """A per-agent table's rows, in the given tree order, then the total."""
+    rows = []
+    for path in paths:
+        row = usage.get(" > ".join(path))
+        if row is not None:
+            rows.append(_agent_cells(row, TREE_MARK.join(path), row.depth))
+    rows.append(_agent_cells(usage.total, "all agents", 0, total=True))
+    return rows
+
+
+def _agent_cells(row: AgentRow, title: str, depth: int, *, total: bool = False) -> dict[str, Any]:
+    return {
+        "name": row.path[-1] if row.path else title,
+        "title": title,
+        "depth": depth,
+        "team": not row.leaf and not total,
+        "total": total,
+        "runs": f"{row.results:,}",
+        "calls": f"{row.model_calls:,}",
+        "input": NA if row.input_tokens is None else f"{row.input_tokens:,}",
+        "output": NA if row.output_tokens is None else f"{row.output_tokens:,}",
+        "cost": NA if row.cost_usd is None else metricinfo.fmt("cost_usd", row.cost_usd),
+        "time": metricinfo.fmt("latency_p50_s", row.latency_s),
+        "models": ", ".join(row.models),
+    }
+
+
+def _agents_section(comparison: Comparison) -> list[dict[str, Any]]:
+    """Per target, its agents over the examples every side ran; empty when no side made a
+    model call (the section is left out)."""
+    usages = agent_usage(comparison.sides)
+    if not any(u is not None and u.total.model_calls for u in usages):
+        return []
+    paths = merged_paths(usages)
+    section = []
+    for name, usage in zip(comparison.names, usages, strict=True):
+        entry: dict[str, Any] = {"name": name, "rows": [], "notes": agent_notes([(name, usage)])}
+        if usage is not None and usage.total.model_calls:
+            entry["rows"] = _agent_rows(usage, paths)
+        elif usage is not None:
+            entry["notes"] = [f"{name}: no model calls recorded"]
+        section.append(entry)
+    return section
+
+
+def _run_view(
+    run: Run, thresholds: Mapping[str, Any], pricing: Mapping[str, Any]
+) -> dict[str, Any]:
     checks = {c.key: c for c in example_checks([run], thresholds)}
     scores = []
     for key in metricinfo.ordered(run.scores):
@@ -113,23 +218,35 @@ def _run_view(run: Run, thresholds: Mapping[str, Any]) -> dict[str, Any]:
                 "threshold": "" if check is None else str(check.threshold),
             }
         )
+    chain, other_handoffs = _chain(run)
+    usage = aggregate([run.model_calls], pricing) if run.model_calls else None
     return {
         "repetition": run.repetition,
         "response": run.final_response,
         "error": run.error,
-        "chain": _chain(run),
+        "untraced": run.untraced,
+        "chain": chain,
+        "other_handoffs": other_handoffs,
+        "agents": [] if usage is None else _agent_rows(usage, [r.path for r in usage.rows]),
         "tool_calls": [
             {
-                "agent": t.get("agent", ""),
+                "agent": TREE_MARK.join(t.get("path") or [t.get("agent", "")]),
                 "name": t.get("name", ""),
+                "kind": t.get("kind") or "tool",
+                "target": t.get("target") or "",
                 "args": json.dumps(t.get("args") or {}, ensure_ascii=False),
             }
             for t in run.tool_calls
         ],
-        "tokens": run.tokens,
-        "cost": metricinfo.fmt("cost_usd", run.scores.get("cost_usd"))
-        if run.scores.get("cost_usd") is not None
-        else "–",
+        "tokens": [
+            {
+                "model": model,
+                "input": NA if u.get("input") is None else f"{u['input']:,}",
+                "output": NA if u.get("output") is None else f"{u['output']:,}",
+            }
+            for model, u in run.tokens.items()
+        ],
+        "cost": fmt_mean("cost_usd", run.scores.get("cost_usd")),
         "latency": metricinfo.fmt("latency_p50_s", run.latency_s),
         "scores": scores,
     }
@@ -146,7 +263,8 @@ def _examples(comparison: Comparison, thresholds: Mapping[str, Any]) -> list[dic
         targets = []
         failed_any = False
         first_run = None
-        for name, runs_by_example, checks in zip(comparison.names, grouped, applied, strict=True):
+        for side, runs_by_example, checks in zip(sides, grouped, applied, strict=True):
+            name = side.target
             runs = runs_by_example.get(example_id, [])
             if not runs:
                 targets.append({"name": name, "missing": True})
@@ -167,7 +285,7 @@ def _examples(comparison: Comparison, thresholds: Mapping[str, Any]) -> list[dic
                     "missing": False,
                     "failed": failed,
                     "headline": headline,
-                    "runs": [_run_view(r, checks) for r in runs],
+                    "runs": [_run_view(r, checks, side.pricing) for r in runs],
                 }
             )
         if first_run is None:
@@ -197,7 +315,7 @@ def _table(comparison: Comparison) -> list[dict[str, Any]]:
     for row in comparison.rows:
         means = []
         for mean, spread in zip(row.means, row.spreads, strict=True):
-            text = metricinfo.fmt(row.key, mean)
+            text = fmt_mean(row.key, mean)
             if spread is not None:
                 text += f" ± {metricinfo.fmt(row.key, spread)}"
             means.append(text)
@@ -243,7 +361,7 @@ def render_html(
         sides=comparison.sides,
         common=comparison.common_examples,
         table=_table(comparison),
-        consistency=[metricinfo.fmt("ping_pong", c) for c in comparison.consistency],
+        consistency=[fmt_mean("ping_pong", c) for c in comparison.consistency],
         has_consistency=any(c is not None for c in comparison.consistency),
         charts=charts,
         confusion=[
@@ -254,6 +372,7 @@ def render_html(
             for name, h in zip(names, comparison.handoff_histograms, strict=True)
             if h
         ],
+        agents=_agents_section(comparison),
         examples=examples,
         failed_count=sum(e["failed"] for e in examples),
         disagree_count=sum(e["disagree"] for e in examples),

@@ -1,6 +1,8 @@
 """The ``--json`` export: a stable shape for users' scripts.
 
-``{"experiments": [{"name", "target", "metrics": {<metric>: <mean>}, "results": [...]}]}``
+``{"experiments": [{"name", "target", "metrics": {<metric>: <mean>}, "agents": {<path>: {...}},
+"results": [...]}]}``; ``agents`` is :mod:`agenteval_cli.report.agents` over the successful
+results, keyed ``"team > agent"``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.metrics import summarize
+from agenteval_cli.report.agents import aggregate_results
 from agenteval_cli.store import Store, dumps
 
 
@@ -19,6 +22,7 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
     stored = list(store.results(experiment_id))
     results = [s.result for s in stored]
     summary = summarize(results)
+    pricing = experiment.spec.get("pricing") or {}
     return {
         "name": experiment.name,
         "target": experiment.target,
@@ -30,6 +34,8 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
         "ended_at": experiment.ended_at,
         "metrics": summary.metrics(),
         "metric_counts": dict(summary.counts),  # results each metric was computed over
+        "pricing": pricing,
+        "agents": aggregate_results(results, pricing).to_json(),
         **dataset_level(store, experiment_id, stored),
         "results": [
             {
@@ -43,6 +49,8 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
                     "agent_path": r.trace.agent_path,
                     "handoffs": [h.__dict__ for h in r.trace.handoffs],
                     "tool_calls": [t.__dict__ for t in r.trace.tool_calls],
+                    "model_calls": [m.__dict__ for m in r.trace.model_calls],
+                    "coordinators": r.trace.coordinators,
                     "tokens": r.trace.tokens,
                     "untraced": r.trace.untraced,  # why nothing was recorded, if so
                 },

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval_cli.report import metricinfo
-from agenteval_cli.report.comparison import Comparison
+from agenteval_cli.report.comparison import Comparison, fmt_mean
 
 if TYPE_CHECKING:
     from agenteval_cli.gate import GateFailure
@@ -45,7 +45,7 @@ def render_markdown(
     for row in comparison.rows:
         cells = [row.label]
         for mean, spread in zip(row.means, row.spreads, strict=True):
-            text = metricinfo.fmt(row.key, mean)
+            text = fmt_mean(row.key, mean)
             cells.append(text + (f" ± {metricinfo.fmt(row.key, spread)}" if spread else ""))
         for index, paired in enumerate(row.vs_first, start=1):
             if paired is None:

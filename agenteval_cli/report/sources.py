@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.errors import UserError
+from agenteval_cli.records import ModelCall
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,9 +41,11 @@ class Run:
     agent_path: list[str] = field(default_factory=list)
     handoffs: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    tokens: dict[str, dict[str, int | None]] = field(default_factory=dict)  # None: unknown
     latency_s: float = 0.0
     error: str | None = None
+    model_calls: list[ModelCall] = field(default_factory=list)  # each with its agent path
+    untraced: str | None = None  # why the run recorded nothing, if so
 
     @property
     def final_response(self) -> str:
@@ -62,6 +65,7 @@ class ExperimentData:
     source: str = ""
     pricing: dict[str, Any] = field(default_factory=dict)
     has_traces: bool = True
+    has_model_calls: bool = True  # False for a --json file written before they were kept
     git_commit: str | None = None
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
@@ -105,6 +109,8 @@ def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: R
         tokens=trace.tokens,
         latency_s=result.latency_s,
         error=result.error,
+        model_calls=list(trace.model_calls),
+        untraced=trace.untraced,
     )
 
 
@@ -174,7 +180,25 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         tokens=dict(trace.get("tokens") or {}),
         latency_s=float(data.get("latency_s") or 0.0),
         error=data.get("error"),
+        model_calls=[_model_call(m) for m in trace.get("model_calls") or []],
+        untraced=trace.get("untraced"),
     )
+
+
+def _model_call(data: dict[str, Any]) -> ModelCall:
+    """A model call of a ``--json`` file (fields it does not know are left out)."""
+    return ModelCall(
+        agent=str(data["agent"]),
+        model=str(data.get("model") or ""),
+        input_tokens=_tokens(data.get("input_tokens")),
+        output_tokens=_tokens(data.get("output_tokens")),
+        latency_s=float(data.get("latency_s") or 0.0),
+        path=[str(a) for a in data.get("path") or []],
+    )
+
+
+def _tokens(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def from_json_file(path: Path) -> list[ExperimentData]:
@@ -209,6 +233,9 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                 ]
             else:
                 runs = [_run_from_json(r) for r in exp.get("results") or []]
+            with_calls = any(
+                "model_calls" in (r.get("trace") or {}) for r in exp.get("results") or []
+            )
             loaded.append(
                 ExperimentData(
                     name=str(exp.get("name") or f"{path.stem}[{index}]"),
@@ -218,7 +245,9 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     repetitions=int(exp.get("repetitions") or 1),
                     source=str(path),
                     has_traces=not baseline,
+                    has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
+                    pricing=dict(exp.get("pricing") or {}),
                 )
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:

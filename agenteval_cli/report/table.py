@@ -1,18 +1,29 @@
-"""The Rich comparison table: one column per target, the best value of each row marked.
+"""The Rich comparison table: one column per target, the best value of each row marked;
+and the per-agent table (``--by-agent``) of run and compare.
 
 Labels, directions and formats come from :mod:`agenteval_cli.report.metricinfo`, shared with
-``compare`` and the HTML report, so a metric reads the same everywhere.
+``compare`` and the HTML report, so a metric reads the same everywhere. A figure no result
+gave (tokens a model did not report, a cost without a price) shows as ``n/a``, never 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
 from agenteval_cli.metrics import Summary
 from agenteval_cli.report.metricinfo import fmt, higher_is_better, label
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agenteval_cli.report.agents import AgentRow, AgentUsage
+    from agenteval_cli.store import Store
+
+NA = "n/a"  # a figure no result gave: unknown, not zero
 
 # The headline rows, in order; "io_tokens" is the dim input / output line under the tokens.
 ROWS = (
@@ -54,7 +65,7 @@ def comparison_table(
         if key == "io_tokens":
             table.add_row("  input / output", *(_io(m) for m in metrics), style="dim")
         elif key == "cost_usd" and all(m.get(key) is None for m in metrics):
-            table.add_row(label(key), *("n/a" for _ in metrics))
+            table.add_row(label(key), *(NA for _ in metrics))
         else:
             table.add_row(label(key), *_row(key, metrics, summaries))
     extra = sorted({k for m in metrics for k in m if k not in SHOWN and k not in JUDGE_KEYS})
@@ -104,7 +115,7 @@ def _sampled(summary: Summary, key: str) -> int | None:
 def _io(metrics: dict[str, float | None]) -> str:
     i, o = metrics.get("input_tokens"), metrics.get("output_tokens")
     if i is None or o is None:
-        return "–"
+        return NA
     return f"{fmt('input_tokens', i)} / {fmt('output_tokens', o)}"
 
 
@@ -121,7 +132,7 @@ def _cells(
         n = counts[i] if counts else None
         suffix = f" (n={n})" if n and value is not None else ""
         if value is None:
-            cells.append(Text("–", style="dim"))
+            cells.append(Text(NA, style="dim"))
         elif value == best:
             cells.append(Text(f"★ {fmt(key, value)}{suffix}", style="bold green"))
         else:
@@ -132,3 +143,85 @@ def _cells(
 def unpriced_models(summary: Summary, pricing: dict[str, object]) -> list[str]:
     """Models that made calls but have no entry in the spec's pricing table."""
     return sorted(m for m in summary.models if m not in pricing)
+
+
+# Two-line headings: the first line of a target's first column is the target's name.
+AGENT_COLUMNS = ("\nruns", "model\ncalls", "tokens\nin / out", "\ncost", "model\ntime")
+
+
+def agent_table(
+    columns: Sequence[tuple[str, AgentUsage | None]], *, title: str | None = None
+) -> Table:
+    """Per agent path, targets side by side: the results each agent ran in, its model
+    calls, tokens, cost and model time, summed. Teams hold their members, indented under
+    them; the last row is every model call. ``None`` for a target: no traces to read."""
+    from agenteval_cli.report.agents import SEPARATOR, merged_paths, shown_name
+
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column("agent", style="cyan", no_wrap=True)
+    for name, _ in columns:
+        for index, heading in enumerate(AGENT_COLUMNS):
+            header = name + heading if index == 0 else heading
+            table.add_column(header, justify="right", no_wrap=True)
+    usages = [usage for _, usage in columns]
+    for path in merged_paths(usages):
+        cells: list[Text] = []
+        team = False
+        for usage in usages:
+            row = None if usage is None else usage.get(SEPARATOR.join(path))
+            team = team or (row is not None and not row.leaf)
+            cells += _agent_cells(row, missing=usage is not None)
+        table.add_row(Text(shown_name(path), style="bold" if team else ""), *cells)
+    totals: list[Text] = []
+    for usage in usages:
+        totals += _agent_cells(None if usage is None else usage.total, missing=False)
+    table.add_section()
+    table.add_row(Text("all agents", style="bold"), *totals)
+    return table
+
+
+def _agent_cells(row: AgentRow | None, *, missing: bool) -> list[Text]:
+    """One target's cells of a row: "–" where the agent did not run, n/a where unknown."""
+    if row is None:
+        return [Text("–" if missing else NA, style="dim") for _ in AGENT_COLUMNS]
+    values = (
+        f"{row.results:,}",
+        f"{row.model_calls:,}",
+        _in_out(row.input_tokens, row.output_tokens),
+        NA if row.cost_usd is None else fmt("cost_usd", row.cost_usd),
+        fmt("latency_p50_s", row.latency_s),
+    )
+    return [Text(v, style="dim" if v == NA else "") for v in values]
+
+
+def _in_out(input_tokens: int | None, output_tokens: int | None) -> str:
+    if input_tokens is None and output_tokens is None:
+        return NA
+    return " / ".join(NA if n is None else f"{n:,}" for n in (input_tokens, output_tokens))
+
+
+def print_agent_table(
+    console: Console, columns: Sequence[tuple[str, AgentUsage | None]], *, title: str
+) -> None:
+    """The targets side by side when the console is wide enough, else one after another."""
+    from agenteval_cli.report.agents import agent_notes
+
+    table = agent_table(columns, title=title)
+    wide = console.options.update_width(10**4)
+    if len(columns) > 1 and console.measure(table, options=wide).maximum > console.width:
+        for index, column in enumerate(columns):
+            if index:
+                console.print()
+            console.print(agent_table([column], title=f"{title} · {column[0]}"))
+    else:
+        console.print(table)
+    for note in agent_notes(columns):
+        console.print(f"  {note}", style="dim", highlight=False, markup=False)
+
+
+def print_stored_agents(console: Console, store: Store, experiment_ids: Sequence[str]) -> None:
+    """``run --by-agent``: each stored experiment's agents, over its successful results."""
+    from agenteval_cli.report.agents import stored_usage
+
+    columns = [(store.experiment(i).target, stored_usage(store, i)) for i in experiment_ids]
+    print_agent_table(console, columns, title="per agent · totals over the successful results")
