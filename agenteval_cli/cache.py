@@ -18,16 +18,34 @@ from typing import TYPE_CHECKING, Any
 from agenteval_cli.records import Trace
 
 if TYPE_CHECKING:
+    from agenteval_cli.spec import TargetSpec
     from agenteval_cli.store import Store
 
 
 def target_identity(
-    import_path: str, input_key: str = "question", initial_state: dict[str, Any] | None = None
+    import_path: str,
+    input_key: str = "question",
+    initial_state: dict[str, Any] | None = None,
+    **options: Any,
 ) -> str:
-    """What makes two targets the same for the cache; the name in the spec is only a label."""
-    return _canonical(
-        {"target": import_path, "input_key": input_key, "initial_state": initial_state or {}}
-    )
+    """What makes two targets the same for the cache; the name in the spec is only a label.
+
+    ``options`` are the target's ``input``, ``output`` and ``config`` (see
+    :func:`target_options`); those left out leave the identity as it was without them.
+    """
+    identity = {"target": import_path, "input_key": input_key, "initial_state": initial_state or {}}
+    identity.update((key, value) for key, value in sorted(options.items()) if value is not None)
+    return _canonical(identity)
+
+
+def target_options(target: TargetSpec, base_dir: Path) -> dict[str, Any]:
+    """A spec target's ``input``, ``output`` and ``config``, as they change what it is sent
+    and what counts as its answer; an input function's file is made absolute."""
+    prepare = target.input
+    if isinstance(prepare, str):
+        prepare = absolute_import_path(prepare, base_dir)
+    config = target.config.runnable_config() if target.config is not None else None
+    return {"input": prepare, "output": target.output, "config": config or None}
 
 
 def absolute_import_path(import_path: str, base_dir: Path) -> str:

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agenteval_cli.errors import UserError
 from agenteval_cli.evaluators.scoring import BoundEvaluator
@@ -93,6 +94,11 @@ def _langsmith_examples(spec: Spec, store: Store | None) -> list[Example]:
 
 
 def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
+    """Import and adapt every target (or those named in ``only``). A graph is checked
+    against its input schema here, so a target no example can reach fails before any call."""
+    from agenteval_cli.targets import TargetOptionError
+    from agenteval_cli.yamlsource import format_key_path
+
     names = [t.name for t in spec.targets]
     for name in only or []:
         if name not in names:
@@ -110,6 +116,19 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
             continue
         line = spec.line_of("targets", target.name)
         obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
+        prepare_input = target.input
+        if isinstance(target.input, str):  # the import path of a function
+            input_line = spec.line_of("targets", target.name, "input")
+            prepare_input = import_object(
+                target.input, base_dir=spec.base_dir, file=str(spec.source), line=input_line
+            )
+            if not callable(prepare_input):
+                raise UserError(
+                    f"input {target.input!r} is a {type(prepare_input).__name__}, not a function",
+                    file=spec.source,
+                    line=input_line,
+                    hint="name a function fn(inputs: dict) -> dict",
+                )
         try:
             loaded.append(
                 adapt(
@@ -118,11 +137,34 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                     import_path=target.target,
                     input_key=target.input_key,
                     initial_state=target.initial_state,
+                    input=prepare_input,
+                    output=target.output,
+                    config=target.config.runnable_config() if target.config else None,
                 )
             )
         except TypeError as exc:
             raise UserError(str(exc), file=spec.source, line=line) from None
+        except TargetOptionError as exc:
+            at = ("targets", target.name, *exc.at)
+            raise UserError(
+                f"{format_key_path(at)}: {exc}",
+                file=spec.source,
+                line=spec.line_of(*at),
+                hint=exc.hint,
+            ) from None
+        loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
     return loaded
+
+
+def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[str, ...]:
+    """The agents that regain control by design: declared in the spec, or found in the
+    graph's own edges."""
+    found: list[str] = []
+    if target.kind == "graph":
+        from agenteval_cli.attribution import graph_coordinators
+
+        found = graph_coordinators(obj)
+    return tuple(dict.fromkeys([*declared, *found]))
 
 
 def load_evaluators(spec: Spec, examples: Sequence[Example] | None = None) -> list[BoundEvaluator]:
@@ -191,7 +233,12 @@ def run_settings(spec: Spec) -> RunSettings:
 
 
 def make_runner(run: PreparedRun, store: Store) -> Runner:
-    from agenteval_cli.cache import ResponseCache, absolute_import_path, target_identity
+    from agenteval_cli.cache import (
+        ResponseCache,
+        absolute_import_path,
+        target_identity,
+        target_options,
+    )
 
     runner = Runner(targets=run.targets, evaluators=run.evaluators, settings=run_settings(run.spec))
     if run.use_cache:
@@ -200,7 +247,10 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
             path = absolute_import_path(target.target, run.spec.base_dir)
             runner.cache_paths[target.name] = path
             runner.identities[target.name] = target_identity(
-                path, target.input_key, target.initial_state
+                path,
+                target.input_key,
+                target.initial_state,
+                **target_options(target, run.spec.base_dir),
             )
     return runner
 

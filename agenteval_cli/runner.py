@@ -196,7 +196,8 @@ class Runner:
             nonlocal recorder, started
             while True:
                 untraced = "langchain_core" not in sys.modules
-                with _capture() as recorder:  # a fresh trace per attempt: failed ones don't count
+                # a fresh trace per attempt: failed ones don't count
+                with _capture(target.coordinators) as recorder:
                     started = time.perf_counter()
                     outputs = await _within(call(item.example.inputs, [recorder]), timeout)
                 # LangChain was first imported while this call ran untraced (a target that
@@ -334,24 +335,17 @@ def _untraced(recorder: Any, trace: Trace) -> str | None:
 
 
 def _saw_runs(recorder: Any) -> bool:
-    """Whether any LangChain run (a chain, a graph node, a tool) reached the recorder: its
-    ``saw_runs`` if it says so itself, else whether its table of the runs it saw holds any."""
-    saw = getattr(recorder, "saw_runs", None)
-    if saw is not None:
-        return bool(saw() if callable(saw) else saw)
-    return any(getattr(recorder, name, None) for name in _RUN_TABLES)
+    """Whether any LangChain run (a chain, a graph node, a tool) reached the recorder."""
+    return bool(getattr(recorder, "saw_runs", False))
 
 
-_RUN_TABLES = ("_runs", "_run_agents")  # TraceRecorder's record of every run it has seen
-
-
-def _capture() -> contextlib.AbstractContextManager[Any]:
+def _capture(coordinators: tuple[str, ...] = ()) -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
     Runnable, or a function whose module uses them), else a plain one."""
     if "langchain_core" in sys.modules:
         from agenteval_cli.tracing import capture
 
-        return capture()
+        return capture(coordinators=coordinators)
     return _PLAIN
 
 

@@ -61,10 +61,12 @@ __all__ = [
     "Spec",
     "SpecModel",
     "SpecValueError",
+    "TargetConfig",
     "TargetSpec",
     "load_spec",
     "resolve_path",
     "split_import_path",
+    "template_parts",
 ]
 
 
@@ -126,8 +128,83 @@ class DatasetSpec(SpecModel):
         return self
 
 
+def template_parts(text: str) -> list[tuple[str, str | None]]:
+    """``"Q: {question}"`` -> ``[("Q: ", "question")]``: literal text, then a field or None.
+
+    ``{{`` and ``}}`` are literal braces; a placeholder is a plain ``{field}`` name.
+    """
+    import string
+
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise SpecValueError(
+            f"{str(exc)[:1].lower()}{str(exc)[1:]} in {text!r}",
+            hint="write {{ and }} for literal braces",
+        ) from None
+    parts: list[tuple[str, str | None]] = []
+    for literal, field, spec, conversion in parsed:
+        if field is not None and (not field or spec or conversion):
+            raise SpecValueError(
+                f"placeholder {text!r} is not a plain {{field}} name",
+                hint="name an inputs field, e.g. '{question}'; write {{ and }} for literal braces",
+            )
+        parts.append((literal, field))
+    return parts
+
+
+def _check_templates(value: Any, at: tuple[Any, ...]) -> None:
+    """Every string of an ``input:`` mapping parses as a template (nested values too)."""
+    if isinstance(value, str):
+        try:
+            template_parts(value)
+        except SpecValueError as exc:
+            exc.at = at
+            raise
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_templates(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_templates(item, (*at, index))
+
+
+class TargetConfig(SpecModel):
+    """``config:`` of a target: merged into the RunnableConfig of every call."""
+
+    configurable: dict[str, Any] = Field(default_factory=dict)
+    recursion_limit: PositiveInt | None = None
+    tags: list[NonEmptyStr] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    max_concurrency: PositiveInt | None = None
+
+    @field_validator("configurable")
+    @classmethod
+    def _no_thread_id(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "thread_id" in value:
+            raise SpecValueError(
+                "'thread_id' cannot be set",
+                hint="agenteval gives every call a thread of its own, so examples never "
+                "share a checkpointer's state",
+                at=("thread_id",),
+                about_key=True,
+            )
+        return value
+
+    def runnable_config(self) -> dict[str, Any]:
+        """The keys that were given, as a RunnableConfig mapping."""
+        return {
+            key: value for key, value in self.model_dump().items() if value not in (None, {}, [])
+        }
+
+
 class TargetSpec(SpecModel):
-    """A system under test. ``name: pkg.mod:graph`` is short for ``name: {target: ...}``."""
+    """A system under test. ``name: pkg.mod:graph`` is short for ``name: {target: ...}``.
+
+    ``input`` says how an example's inputs become the target's input: a mapping of
+    ``{field}`` templates, or the import path of a function ``fn(inputs) -> dict``.
+    ``output`` is the key or dotted path of the final answer in what the target returns.
+    """
 
     internal_keys: ClassVar[frozenset[str]] = frozenset({"name"})
 
@@ -135,12 +212,58 @@ class TargetSpec(SpecModel):
     target: str = Field(description=f"give an import path: {IMPORT_PATH_FORMS}")
     input_key: NonEmptyStr = "question"
     initial_state: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, Any] | str | None = None
+    output: str | None = None
+    config: TargetConfig | None = None
+    # agents that regain control by design (no ping-pong through them), beyond those found
+    coordinators: list[NonEmptyStr] = Field(default_factory=list)
 
     @field_validator("target")
     @classmethod
     def _import_path(cls, value: str) -> str:
         split_import_path(value)
         return value
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _input_mapping_or_function(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            split_import_path(value)
+            return value
+        if not isinstance(value, dict) or not value:
+            raise SpecValueError(
+                f"expected a mapping of graph keys to templates, or an import path, "
+                f"got {describe(value)}",
+                hint='e.g. {query: "{question}"} or prepare.py:to_state',
+            )
+        for key in value:
+            if not isinstance(key, str):
+                raise SpecValueError(f"expected a graph key (a string), got {describe(key)}")
+        _check_templates(value, ())
+        return value
+
+    @field_validator("output")
+    @classmethod
+    def _dotted_path(cls, value: str | None) -> str | None:
+        if value is not None and not all(value.split(".")):
+            raise SpecValueError(
+                f"expected a key or a dotted path, got {value!r}", hint="e.g. answer or result.text"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _input_or_input_key(self) -> TargetSpec:
+        if self.input is not None and "input_key" in self.model_fields_set:
+            raise SpecValueError(
+                "'input_key' and 'input' both given",
+                hint="input: replaces input_key; name the field in it, e.g. "
+                '{messages: "{question}"}',
+                at=("input_key",),
+                about_key=True,
+            )
+        return self
 
 
 class EvaluatorSpec(SpecModel):

@@ -3,6 +3,12 @@
 A compiled LangGraph graph gets ``{"messages": [HumanMessage(inputs[input_key])],
 **initial_state}``; a LangChain Runnable gets the inputs dict; a plain function (sync or
 async) is called with the inputs dict, as the seed's ``supervisor_target(inputs)`` is.
+
+A target's ``input`` (a mapping of ``{field}`` templates, or a function) replaces those
+defaults, ``output`` names where the final answer is in what comes back, and ``config`` is
+merged into the RunnableConfig of graphs and Runnables. Every graph or Runnable call runs
+on a thread of its own (a fresh ``thread_id``), so a checkpointer never carries one
+example's conversation into the next.
 """
 
 from __future__ import annotations
@@ -12,13 +18,14 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agenteval_cli.errors import UserError, did_you_mean
-from agenteval_cli.spec import SpecValueError, split_import_path
+from agenteval_cli.spec import SpecValueError, split_import_path, template_parts
 
 TargetFn = Callable[[dict[str, Any], list[Any]], Awaitable[dict[str, Any]]]
 
@@ -32,6 +39,7 @@ class Target:
     import_path: str
     kind: str  # "graph", "runnable" or "function"
     call: TargetFn = field(repr=False)
+    coordinators: tuple[str, ...] = ()  # agents that regain control by design
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
@@ -126,6 +134,30 @@ def _sibling_modules(dotted: str) -> list[str]:
     return [f"{parent}.{m.name}" for m in pkgutil.iter_modules(paths)]
 
 
+class TargetOptionError(ValueError):
+    """A target option that does not fit the object it names, found before any call.
+
+    ``at`` is where the option is inside the target's spec entry (``("input", "query")``),
+    so the error can point at its line.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, at: tuple[Any, ...] = ()):
+        super().__init__(message)
+        self.hint = hint
+        self.at = at
+
+
+class MissingInputField(LookupError):
+    """An ``input:`` placeholder names a field this example's inputs do not have."""
+
+
+class MissingOutput(LookupError):
+    """``output:`` names a path that the target's result does not have."""
+
+
+InputBuilder = Callable[[dict[str, Any]], Any]  # returns the target's input, or an awaitable
+
+
 def adapt(
     obj: Any,
     *,
@@ -133,9 +165,20 @@ def adapt(
     import_path: str,
     input_key: str = "question",
     initial_state: dict[str, Any] | None = None,
+    input: Mapping[str, Any] | Callable[..., Any] | None = None,
+    output: str | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> Target:
-    """Wrap a graph, Runnable or function as a uniform async target."""
+    """Wrap a graph, Runnable or function as a uniform async target.
+
+    ``input`` is a mapping of ``{field}`` templates or a function ``fn(inputs) -> dict``;
+    ``output`` the key or dotted path of the final answer; ``config`` RunnableConfig keys
+    for graphs and Runnables. A graph whose input keys are known is checked against them
+    here, before any call (:class:`TargetOptionError`).
+    """
     initial_state = dict(initial_state or {})
+    build = None if input is None else input_builder(input)
+    run_config = dict(config or {})
     # An object can only be a graph or a Runnable if its library is loaded; a plain
     # function's module that never imported them does not pay for importing them here.
     if "langgraph" in sys.modules:
@@ -144,14 +187,23 @@ def adapt(
         if isinstance(obj, StateGraph):
             obj = obj.compile()
         if _is_graph(obj):
-            return Target(name, import_path, "graph", _graph_call(obj, input_key, initial_state))
+            check_graph_input(obj, input, input_key)
+            call = _graph_call(obj, input_key, initial_state, build, output, run_config)
+            return Target(name, import_path, "graph", call)
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
 
         if isinstance(obj, Runnable):
-            return Target(name, import_path, "runnable", _runnable_call(obj))
+            call = _runnable_call(obj, build, output, run_config)
+            return Target(name, import_path, "runnable", call)
     if callable(obj):
-        return Target(name, import_path, "function", _function_call(obj))
+        if run_config:
+            raise TargetOptionError(
+                "'config' is for graphs and Runnables; a function target calls its graph itself",
+                hint="pass config=... to the graph call inside the function",
+                at=("config",),
+            )
+        return Target(name, import_path, "function", _function_call(obj, build, output))
     raise TypeError(f"{import_path!r} is a {type(obj).__name__}, not a graph, Runnable or function")
 
 
@@ -161,15 +213,136 @@ def _is_graph(obj: Any) -> bool:
     return isinstance(obj, Pregel)
 
 
-def _graph_call(graph: Any, input_key: str, initial_state: dict[str, Any]) -> TargetFn:
+def graph_input_keys(graph: Any) -> list[str] | None:
+    """The keys a compiled graph takes as input, or None when it does not say.
+
+    A StateGraph's builder holds its input schema's channels, whatever the schema is
+    (TypedDict, pydantic model, dataclass, ``MessagesState``); other graphs are asked for
+    their input JSON schema, which has no properties when the input is not a mapping.
+    """
+    builder = getattr(graph, "builder", None)
+    schemas = getattr(builder, "schemas", None)
+    schema = getattr(builder, "input_schema", None)
+    if isinstance(schemas, dict) and schema in schemas:
+        keys = [str(key) for key in schemas[schema]]
+        return None if not keys or "__root__" in keys else keys
+    try:
+        properties = graph.get_input_jsonschema().get("properties")
+    except Exception:  # a schema pydantic cannot describe: nothing to check against
+        return None
+    return [str(key) for key in properties] if isinstance(properties, dict) and properties else None
+
+
+def check_graph_input(graph: Any, input: Any, input_key: str) -> None:
+    """Refuse a graph that the target's input cannot reach, before any call."""
+    keys = graph_input_keys(graph)
+    if keys is None:
+        return
+    if input is None and "messages" not in keys:
+        raise TargetOptionError(
+            f"the graph's input has no 'messages' key; its input keys are {', '.join(keys)}",
+            hint=f'add input: {{{keys[0]}: "{{{input_key}}}"}} to fill them from the inputs',
+        )
+    if isinstance(input, Mapping):
+        for key in input:
+            if key not in keys:
+                raise TargetOptionError(
+                    f"input key {key!r} is not in the graph's input",
+                    hint="; ".join(
+                        filter(
+                            None, [did_you_mean(key, keys), f"its input keys: {', '.join(keys)}"]
+                        )
+                    ),
+                    at=("input", key),
+                )
+
+
+def input_builder(input: Mapping[str, Any] | Callable[..., Any]) -> InputBuilder:
+    """``inputs -> the target's input`` from an ``input:`` mapping, or a function's call.
+
+    A function gets a copy of the inputs, so it cannot change the example for the next
+    target; it may be async (the builder then returns a coroutine).
+    """
+    import copy
+
+    if callable(input):
+        fn = input
+        return lambda inputs: fn(copy.deepcopy(inputs))
+    return _compile_template(dict(input))
+
+
+def _compile_template(template: Any) -> InputBuilder:
+    """A function filling ``template``'s ``{field}`` placeholders from an example's inputs.
+
+    A string that is exactly one placeholder takes the field's value as it is (a copy);
+    any other string gets the fields' text; mappings and lists are filled item by item.
+    """
+    import copy
+
+    if isinstance(template, str):
+        parts = template_parts(template)
+        if len(parts) == 1 and not parts[0][0] and parts[0][1] is not None:
+            only = parts[0][1]
+            return lambda inputs: copy.deepcopy(_field(inputs, only))
+        if all(field is None for _, field in parts):
+            text = "".join(literal for literal, _ in parts)
+            return lambda inputs: text
+        return lambda inputs: "".join(
+            literal if field is None else literal + str(_field(inputs, field))
+            for literal, field in parts
+        )
+    if isinstance(template, Mapping):
+        items = [(key, _compile_template(value)) for key, value in template.items()]
+        return lambda inputs: {key: fill(inputs) for key, fill in items}
+    if isinstance(template, list):
+        fills = [_compile_template(value) for value in template]
+        return lambda inputs: [fill(inputs) for fill in fills]
+    return lambda inputs: copy.deepcopy(template)
+
+
+def _field(inputs: dict[str, Any], name: str) -> Any:
+    try:
+        return inputs[name]
+    except KeyError:
+        fields = ", ".join(str(key) for key in inputs) or "none"
+        raise MissingInputField(
+            f"input: this example's inputs have no field {name!r} (its fields: {fields})"
+        ) from None
+
+
+async def _built(build: InputBuilder, inputs: dict[str, Any]) -> Any:
+    value = build(inputs)
+    return await value if inspect.isawaitable(value) else value
+
+
+def _run_config(base: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+    """The RunnableConfig of one call: the target's ``config``, a thread of its own (a
+    checkpointer keeps each example's conversation apart) and the trace recorder."""
+    configurable = {**base.get("configurable", {}), "thread_id": str(uuid.uuid4())}
+    return {**base, "configurable": configurable, "callbacks": callbacks}
+
+
+def _graph_call(
+    graph: Any,
+    input_key: str,
+    initial_state: dict[str, Any],
+    build: InputBuilder | None,
+    output: str | None,
+    config: dict[str, Any],
+) -> TargetFn:
     from langchain_core.messages import HumanMessage
 
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
-        if input_key not in inputs:
-            raise KeyError(f"inputs have no {input_key!r} (set input_key for this target)")
-        state = {"messages": [HumanMessage(str(inputs[input_key]))], **_fresh(initial_state)}
-        result = await graph.ainvoke(state, config={"callbacks": callbacks})
-        return graph_outputs(result)
+        if build is None:
+            if input_key not in inputs:
+                raise KeyError(f"inputs have no {input_key!r} (set input_key for this target)")
+            state = {"messages": [HumanMessage(str(inputs[input_key]))], **_fresh(initial_state)}
+        else:
+            state = await _built(build, inputs)
+            if initial_state and isinstance(state, dict):
+                state = {**_fresh(initial_state), **state}
+        result = await graph.ainvoke(state, config=_run_config(config, callbacks))
+        return graph_outputs(result, output)
 
     return call
 
@@ -181,60 +354,168 @@ def _fresh(state: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(state)
 
 
-def _runnable_call(runnable: Any) -> TargetFn:
+def _runnable_call(
+    runnable: Any, build: InputBuilder | None, output: str | None, config: dict[str, Any]
+) -> TargetFn:
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
-        return as_outputs(await runnable.ainvoke(inputs, config={"callbacks": callbacks}))
+        value = inputs if build is None else await _built(build, inputs)
+        result = await runnable.ainvoke(value, config=_run_config(config, callbacks))
+        return as_outputs(result, output)
 
     return call
 
 
-def _function_call(fn: Callable[..., Any]) -> TargetFn:
+def _function_call(
+    fn: Callable[..., Any], build: InputBuilder | None, output: str | None
+) -> TargetFn:
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 (async callable objects)
     )
 
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+        value = inputs if build is None else await _built(build, inputs)
         if is_async:
-            return as_outputs(await fn(inputs))
-        return as_outputs(await asyncio.to_thread(fn, inputs))
+            return as_outputs(await fn(value), output)
+        return as_outputs(await asyncio.to_thread(fn, value), output)
 
     return call
 
 
+# --- outputs ------------------------------------------------------------------------------
+
+_OPENAI_ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function"})
+
+
 def message_text(message: Any) -> str:
-    """The text of a message whose content may be a string or a list of content blocks."""
-    content = getattr(message, "content", message)
+    """The text of a message (an object, an OpenAI or LangChain dict, a ``(role, text)``
+    tuple) whose content may be a string or a list of content blocks."""
+    if isinstance(message, dict):
+        content = message.get("content")
+    elif isinstance(message, tuple) and len(message) == 2:
+        content = message[1]
+    else:
+        content = getattr(message, "content", message)
+    if content is None:
+        return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [b if isinstance(b, str) else b.get("text", "") for b in content]
-        return "".join(p for p in parts if isinstance(p, str))
+        parts = [block if isinstance(block, str) else _block_text(block) for block in content]
+        return "".join(parts)
     return str(content)
 
 
-def graph_outputs(state: Any) -> dict[str, Any]:
-    """Map a graph's final state to ``final_response``, ``resolution_notes``, ``messages``."""
+def _block_text(block: Any) -> str:
+    text = block.get("text") if isinstance(block, dict) else None
+    return text if isinstance(text, str) else ""
+
+
+def _is_ai(message: Any) -> bool:
+    """An assistant message, in any of the forms a target may return."""
+    if isinstance(message, dict):
+        if "role" in message:
+            return message["role"] in ("assistant", "ai")
+        return message.get("type") in ("ai", "AIMessageChunk")
+    if isinstance(message, tuple):
+        return len(message) == 2 and message[0] in ("assistant", "ai")
+    messages = sys.modules.get("langchain_core.messages")  # no message objects without it
+    return messages is not None and isinstance(message, messages.AIMessage)
+
+
+def final_text(messages: list[Any]) -> str:
+    """The text of the last assistant message that has any: a closing tool call, or an
+    empty reply, does not hide the answer before it."""
+    for message in reversed(messages):
+        if _is_ai(message):
+            text = message_text(message)
+            if text.strip():
+                return text
+    return ""
+
+
+def stored_messages(messages: list[Any]) -> list[dict[str, Any]]:
+    """Messages in OpenAI form for the outputs: message objects and LangChain dicts are
+    converted; OpenAI dicts are kept as they are, tool calls without ids included."""
+    if not any(isinstance(message, dict) for message in messages):
+        from agenteval_cli.openai_format import to_openai_messages
+
+        return to_openai_messages(messages)
+    stored: list[dict[str, Any]] = []
+    made = [0]  # ids synthesized so far, for call_0, call_1, ...
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") in _OPENAI_ROLES:
+            stored.append(dict(message))
+        elif isinstance(message, dict):
+            stored.extend(_converted_dict(message, made))
+        else:
+            from agenteval_cli.openai_format import to_openai_messages
+
+            stored.extend(to_openai_messages([message]))
+    return stored
+
+
+def _converted_dict(message: dict[str, Any], made: list[int]) -> list[dict[str, Any]]:
+    """A LangChain-form dict (``{"type": "ai", ...}``) in OpenAI form. The converter needs
+    tool-call ids: missing ones are made up (``call_0``...) for it and left out again."""
+    from langchain_core.messages import convert_to_openai_messages
+
+    patched = dict(message)
+    synthesized: list[int] = []
+    calls = patched.get("tool_calls")
+    if isinstance(calls, list):
+        patched["tool_calls"] = [dict(call) if isinstance(call, dict) else call for call in calls]
+        for index, call in enumerate(patched["tool_calls"]):
+            if isinstance(call, dict) and not call.get("id"):
+                call["id"] = f"call_{made[0]}"
+                made[0] += 1
+                synthesized.append(index)
+    tool_id_made = patched.get("type") == "tool" and not patched.get("tool_call_id")
+    if tool_id_made:
+        patched["tool_call_id"] = f"call_{made[0]}"
+        made[0] += 1
+    converted = convert_to_openai_messages([patched])
+    for oai in converted:
+        for index in synthesized:
+            tool_calls = oai.get("tool_calls") or []
+            if index < len(tool_calls):
+                tool_calls[index].pop("id", None)
+        if tool_id_made and oai.get("role") == "tool":
+            oai.pop("tool_call_id", None)
+    return converted
+
+
+def graph_outputs(state: Any, output: str | None = None) -> dict[str, Any]:
+    """Map a graph's final state to ``final_response``, ``resolution_notes``, ``messages``
+    and its other keys. The final response is the value at ``output`` when given, else
+    the state's own ``final_response``, else the last assistant message's text."""
     if not isinstance(state, dict):
-        return as_outputs(state)
-    from langchain_core.messages import AIMessage
-
-    from agenteval_cli.openai_format import to_openai_messages
-
-    messages = list(state.get("messages") or [])
-    final = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        return as_outputs(state, output)
     outputs: dict[str, Any] = {
-        "final_response": message_text(final) if final is not None else "",
+        "final_response": "",
         "resolution_notes": list(state.get("resolution_notes") or []),
-        "messages": to_openai_messages(messages),
     }
+    if "messages" in state:
+        raw = state["messages"]
+        messages = list(raw) if isinstance(raw, list | tuple) else [] if raw is None else [raw]
+        outputs["final_response"] = final_text(messages)
+        outputs["messages"] = stored_messages(messages)
     for key, value in state.items():
-        if key not in outputs and key != "messages":
+        if key not in outputs:
             outputs[key] = value
+    if output is not None:
+        outputs["final_response"] = answer_at(state, output)
+    elif "final_response" in state:
+        outputs["final_response"] = _answer(state["final_response"])
     return outputs
 
 
-def as_outputs(value: Any) -> dict[str, Any]:
-    """A function's return value as an outputs dict; a graph state is mapped like a graph's."""
+def as_outputs(value: Any, output: str | None = None) -> dict[str, Any]:
+    """A target's return value as an outputs dict; a graph state is mapped like a graph's,
+    and ``output`` (a key or dotted path) names the final response in it."""
+    if output is not None:
+        answer = answer_at(value, output)
+        outputs = as_outputs(value) if isinstance(value, dict) else {}
+        return {**outputs, "final_response": answer}
     if isinstance(value, dict):
         if "messages" in value and "final_response" not in value:
             return graph_outputs(value)
@@ -244,3 +525,46 @@ def as_outputs(value: Any) -> dict[str, Any]:
     if hasattr(value, "content"):  # a message
         return {"final_response": message_text(value)}
     raise TypeError(f"target returned {type(value).__name__}; return a dict (or a string)")
+
+
+def answer_at(value: Any, path: str) -> Any:
+    """The value at ``path`` (``answer``, ``result.text``, ``messages.-1``) in a result; a
+    message becomes its text."""
+    node = value
+    walked: list[str] = []
+    for part in path.split("."):
+        found, node, keys = _step(node, part)
+        if not found:
+            where = f"{'.'.join(walked)!r}" if walked else "the result"
+            known = f" (its keys: {', '.join(keys)})" if keys else ""
+            raise MissingOutput(f"output {path!r}: {where} has no {part!r}{known}")
+        walked.append(part)
+    return _answer(node)
+
+
+def _step(node: Any, part: str) -> tuple[bool, Any, list[str]]:
+    """One step of a dotted path: ``(found, value, the keys there were)``."""
+    if isinstance(node, Mapping):
+        if part in node:
+            return True, node[part], []
+        return False, None, [str(key) for key in node]
+    if isinstance(node, list | tuple):
+        try:
+            return True, node[int(part)], []
+        except (ValueError, IndexError):
+            return False, None, []
+    if not part.startswith("_") and hasattr(node, part):
+        return True, getattr(node, part), []
+    fields = getattr(type(node), "model_fields", None) or getattr(node, "__dataclass_fields__", {})
+    return False, None, [str(key) for key in fields]
+
+
+def _answer(value: Any) -> Any:
+    """A message as its text; anything else as it is."""
+    if isinstance(value, dict):
+        is_message = "content" in value and ("role" in value or "type" in value)
+        return message_text(value) if is_message else value
+    messages = sys.modules.get("langchain_core.messages")
+    if messages is not None and isinstance(value, messages.BaseMessage):
+        return message_text(value)
+    return value

@@ -8,10 +8,12 @@ from agenteval_cli.spec import (
     EvaluatorSpec,
     Price,
     SpecValueError,
+    TargetConfig,
     TargetSpec,
     load_spec,
     resolve_path,
     split_import_path,
+    template_parts,
 )
 
 SPECS = Path(__file__).parent / "data" / "specs"
@@ -376,6 +378,104 @@ def test_malformed_import_path(workdir, target, message):
         f"spec.yaml:4: targets.swarm: {message} "
         "(write 'package.module:attr' or 'path/to/file.py:attr')"
     )
+
+
+def test_target_input_output_and_config(workdir):
+    spec = load_text(
+        BASE
+        + "  qa:\n"
+        + "    target: pkg.qa:graph\n"
+        + "    input: {query: 'Q: {question}', user: '{customer_id}', raw: '{{x}}'}\n"
+        + "    output: result.text\n"
+        + "    config:\n"
+        + "      recursion_limit: '50'\n"
+        + "      configurable: {user_id: u1}\n"
+        + "      tags: [eval]\n"
+        + "  prep: {target: pkg.qa:graph, input: prepare.py:to_state}\n"
+    )
+    qa, prep = spec.targets[1], spec.targets[2]
+    assert qa.input == {"query": "Q: {question}", "user": "{customer_id}", "raw": "{{x}}"}
+    assert qa.output == "result.text"
+    assert qa.config == TargetConfig(
+        recursion_limit=50, configurable={"user_id": "u1"}, tags=["eval"]
+    )
+    assert qa.config.runnable_config() == {
+        "configurable": {"user_id": "u1"},
+        "recursion_limit": 50,
+        "tags": ["eval"],
+    }
+    assert (prep.input, prep.output, prep.config) == ("prepare.py:to_state", None, None)
+    assert spec.targets[0].input is None
+
+
+def test_template_parts():
+    assert template_parts("Q: {question}!") == [("Q: ", "question"), ("!", None)]
+    assert template_parts("{a}{b}") == [("", "a"), ("", "b")]
+    assert template_parts("{{x}}") == [("{", None), ("x}", None)]
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "config:\n      configurable:\n        thread_id: t1",
+            "spec.yaml:8: 'thread_id' cannot be set in targets.qa.config.configurable "
+            "(agenteval gives every call a thread of its own, so examples never share a "
+            "checkpointer's state)",
+        ),
+        (
+            "config: {recursion_limt: 5}",
+            "spec.yaml:6: unknown key 'recursion_limt' in targets.qa.config "
+            "(did you mean 'recursion_limit'?)",
+        ),
+        (
+            "config: {recursion_limit: 0}",
+            "spec.yaml:6: targets.qa.config.recursion_limit: expected an integer >= 1, got 0",
+        ),
+        (
+            "config: {max_concurrency: many}",
+            "spec.yaml:6: targets.qa.config.max_concurrency: expected an integer >= 1, got 'many'",
+        ),
+        ("config: {tags: [1]}", "spec.yaml:6: targets.qa.config.tags[0]: expected a string, got 1"),
+        (
+            "config: {metadata: [a]}",
+            "spec.yaml:6: targets.qa.config.metadata: expected a mapping, got a list",
+        ),
+        (
+            "input_key: q\n    input: {query: '{q}'}",
+            "spec.yaml:6: 'input_key' and 'input' both given in targets.qa (input: replaces "
+            'input_key; name the field in it, e.g. {messages: "{question}"})',
+        ),
+        (
+            "input:\n      query: 'Q: {question'",
+            "spec.yaml:7: targets.qa.input.query: expected '}' before end of string in "
+            "'Q: {question' (write {{ and }} for literal braces)",
+        ),
+        (
+            "input:\n      query: {deep: [ok, '{n:3}']}",
+            "spec.yaml:7: targets.qa.input.query.deep[1]: placeholder '{n:3}' is not a plain "
+            "{field} name (name an inputs field, e.g. '{question}'; write {{ and }} for "
+            "literal braces)",
+        ),
+        (
+            "input: [question]",
+            "spec.yaml:6: targets.qa.input: expected a mapping of graph keys to templates, or "
+            'an import path, got a list (e.g. {query: "{question}"} or prepare.py:to_state)',
+        ),
+        (
+            "input: prepare",
+            "spec.yaml:6: targets.qa.input: malformed import path 'prepare': no ':attr' "
+            "(write 'package.module:attr' or 'path/to/file.py:attr')",
+        ),
+        (
+            "output: result..text",
+            "spec.yaml:6: targets.qa.output: expected a key or a dotted path, got "
+            "'result..text' (e.g. answer or result.text)",
+        ),
+    ],
+)
+def test_wrong_target_options(workdir, entry, message):
+    assert error_of(BASE + f"  qa:\n    target: pkg.qa:graph\n    {entry}\n") == message
 
 
 def test_malformed_import_path_in_long_form(workdir):

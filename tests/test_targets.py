@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Annotated, TypedDict
 
 import pytest
+from fakes import reply, scripted
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
 from agenteval_cli.errors import UserError
-from agenteval_cli.targets import adapt, as_outputs, graph_outputs, import_object
+from agenteval_cli.targets import (
+    MissingInputField,
+    MissingOutput,
+    TargetOptionError,
+    adapt,
+    as_outputs,
+    graph_input_keys,
+    graph_outputs,
+    import_object,
+    input_builder,
+)
 
 
 class State(TypedDict):
@@ -154,3 +167,471 @@ def test_outputs_mapping():
     assert as_outputs(AIMessage("plain")) == {"final_response": "plain"}
     with pytest.raises(TypeError, match="target returned int"):
         as_outputs(5)
+
+
+# --- any state shape: input, output, config, checkpointers ---------------------------------
+
+FORMS = Path(__file__).parent / "data" / "forms_targets"
+QA_INPUT = {"question": "Q: {question}", "customer": "{customer_id}"}
+
+
+def forms_attr(name):
+    """An attribute of tests/data/forms_targets/forms_graphs.py, loaded as the CLI loads it."""
+    return import_object(f"forms_graphs.py:{name}", base_dir=FORMS)
+
+
+class TestInputMapping:
+    def test_typed_dict_state_without_messages(self):
+        target = adapt(
+            forms_attr("qa_graph"), name="qa", import_path="x:qa", input=QA_INPUT, output="answer"
+        )
+        out = call(target, {"question": "refund?", "customer_id": 7})
+        # "{customer_id}" alone keeps the int; "Q: {question}" is text
+        assert out["final_response"] == "int 7 asked: Q: refund?"
+        assert (out["question"], out["customer"]) == ("Q: refund?", 7)
+        assert "messages" not in out  # the state has none
+
+    def test_nested_values_lists_and_literal_braces(self):
+        template = {
+            "query": "{{literal}} {question}",
+            "meta": {"ids": ["{customer_id}", "id-{customer_id}"], "tags": "{tags}", "n": 3},
+        }
+        fill = input_builder(template)
+        inputs = {"question": "why?", "customer_id": 7, "tags": ["a", "b"]}
+        assert fill(inputs) == {
+            "query": "{literal} why?",
+            "meta": {"ids": [7, "id-7"], "tags": ["a", "b"], "n": 3},
+        }
+        filled = fill(inputs)
+        filled["meta"]["tags"].append("c")  # a copy: the example's inputs stay as they were
+        assert inputs["tags"] == ["a", "b"]
+
+    def test_a_missing_field_errors_the_row_naming_the_fields(self):
+        target = adapt(forms_attr("qa_graph"), name="qa", import_path="x:qa", input=QA_INPUT)
+        with pytest.raises(MissingInputField) as info:
+            call(target, {"question": "hi", "user": "u1"})
+        assert str(info.value) == (
+            "input: this example's inputs have no field 'customer_id' (its fields: question, user)"
+        )
+
+    def test_initial_state_is_merged_under_the_built_input(self):
+        from langchain_core.messages import AIMessage
+        from langgraph.graph import START, StateGraph
+
+        def answer(state: State) -> dict:
+            notes = [*state["resolution_notes"], f"got {state['messages'][-1].content}"]
+            return {"messages": [AIMessage("done")], "resolution_notes": notes}
+
+        builder = StateGraph(State)
+        builder.add_node("answer", answer)
+        builder.add_edge(START, "answer")
+        target = adapt(
+            builder,
+            name="g",
+            import_path="x:g",
+            initial_state={"resolution_notes": ["start"], "messages": ["overridden"]},
+            input={"messages": "{text}"},  # a string is read as a user message
+        )
+        out = call(target, {"text": "hello"})
+        assert out["resolution_notes"] == ["start", "got hello"]
+        assert out["messages"] == [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": "done"},
+        ]
+
+    def test_input_function_sync_or_async_gets_a_copy(self):
+        seen = []
+
+        def prepare(inputs):
+            inputs["question"] = "changed"  # cannot reach the example
+            seen.append(inputs)
+            return {"query": "q1", "tags": ["t"]}
+
+        async def prepare_async(inputs):
+            return {"query": inputs["question"], "tags": []}
+
+        graph = forms_attr("nested_graph")
+        inputs = {"question": "kept"}
+        sync = adapt(graph, name="n", import_path="x:n", input=prepare, output="result.text")
+        assert call(sync, inputs)["final_response"] == "q1 [t]"
+        assert inputs == {"question": "kept"} and seen == [{"question": "changed"}]
+        asyn = adapt(graph, name="n", import_path="x:n", input=prepare_async, output="result.text")
+        assert call(asyn, inputs)["final_response"] == "kept []"
+
+    def test_runnables_and_functions_take_the_built_input_too(self):
+        from langchain_core.runnables import RunnableLambda
+
+        runnable = RunnableLambda(lambda value: {"final_response": repr(value)})
+        target = adapt(runnable, name="r", import_path="x:r", input={"q": "{question}!"})
+        assert call(target, {"question": "hi"}) == {"final_response": "{'q': 'hi!'}"}
+        function = adapt(lambda v: v["q"], name="f", import_path="x:f", input={"q": "<{a}>"})
+        assert call(function, {"a": 1}) == {"final_response": "<1>"}
+
+
+class TestOutputPath:
+    def test_dotted_path_and_message_values(self):
+        from langchain_core.messages import AIMessage
+
+        state = {"result": {"text": "deep", "reply": AIMessage([{"type": "text", "text": "m"}])}}
+        assert graph_outputs(state, "result.text")["final_response"] == "deep"
+        assert graph_outputs(state, "result.reply")["final_response"] == "m"
+        assert as_outputs({"items": ["a", "b"]}, "items.-1") == {
+            "items": ["a", "b"],
+            "final_response": "b",
+        }
+
+    def test_a_missing_path_names_the_keys_there_are(self):
+        with pytest.raises(MissingOutput) as info:
+            graph_outputs({"result": {"body": "x"}, "n": 1}, "result.text")
+        assert str(info.value) == "output 'result.text': 'result' has no 'text' (its keys: body)"
+        with pytest.raises(MissingOutput) as info:
+            as_outputs({"answer": 1}, "anwser")
+        assert str(info.value) == "output 'anwser': the result has no 'anwser' (its keys: answer)"
+
+    def test_a_state_final_response_key_is_the_answer(self):
+        from langchain_core.messages import AIMessage
+
+        state = {"messages": [AIMessage("chatter")], "final_response": "the answer"}
+        assert graph_outputs(state)["final_response"] == "the answer"
+
+
+def memory_graph():
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    def reply(state: MessagesState) -> dict:
+        return {"messages": [AIMessage(f"seen {len(state['messages'])}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("reply", reply)
+    builder.add_edge(START, "reply")
+    saver = InMemorySaver()
+    return builder.compile(checkpointer=saver), saver
+
+
+class TestCheckpointersAndConfig:
+    def test_each_call_gets_a_thread_of_its_own(self):
+        graph, saver = memory_graph()
+        target = adapt(graph, name="m", import_path="x:m")
+        outs = [call(target, {"question": q}) for q in ("one", "two", "three")]
+        # without a thread each, the third call would see 5 messages and return 6
+        assert [o["final_response"] for o in outs] == ["seen 1", "seen 1", "seen 1"]
+        assert [len(o["messages"]) for o in outs] == [2, 2, 2]
+        threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
+        assert len(threads) == 3
+
+    def test_config_reaches_the_graph_and_the_callbacks_stay(self):
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        class Starts(BaseCallbackHandler):
+            def __init__(self):
+                self.names = []
+
+            def on_chain_start(self, serialized, inputs, **kwargs):
+                self.names.append(kwargs.get("name"))
+
+        config = {"recursion_limit": 5, "configurable": {"user_id": "u7"}}
+        target = adapt(forms_attr("memory_graph"), name="m", import_path="x:m", config=config)
+        handler = Starts()
+        out = asyncio.run(target({"question": "hi"}, [handler]))
+        assert out["final_response"] == "u7 saw 1 message(s), limit 5"
+        assert handler.names[:2] == ["LangGraph", "remember"]
+        assert config == {"recursion_limit": 5, "configurable": {"user_id": "u7"}}  # untouched
+
+    def test_react_agent_with_a_checkpointer(self):
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.prebuilt import create_react_agent
+
+        model = scripted("m", reply("first answer"), reply("second answer"))
+        agent = create_react_agent(model, tools=[], checkpointer=InMemorySaver())
+        target = adapt(agent, name="a", import_path="x:a")
+        call(target, {"question": "first question"})
+        second = call(target, {"question": "second question"})
+        assert second["final_response"] == "second answer"
+        assert [(m["role"], m["content"]) for m in second["messages"]] == [
+            ("user", "second question"),
+            ("assistant", "second answer"),
+        ]
+
+    def test_a_function_target_refuses_config(self):
+        with pytest.raises(TargetOptionError) as info:
+            adapt(lambda inputs: "x", name="f", import_path="x:f", config={"tags": ["t"]})
+        assert str(info.value) == (
+            "'config' is for graphs and Runnables; a function target calls its graph itself"
+        )
+        assert info.value.at == ("config",)
+
+
+class TestPreflight:
+    @pytest.mark.parametrize("shape", ["typed_dict", "pydantic", "dataclass"])
+    def test_input_keys_of_every_state_shape(self, shape):
+        from dataclasses import dataclass
+
+        from langgraph.graph import START, StateGraph
+        from pydantic import BaseModel
+
+        class TD(TypedDict):
+            question: str
+            answer: str
+
+        class PM(BaseModel):
+            question: str = ""
+            answer: str = ""
+
+        @dataclass
+        class DC:
+            question: str = ""
+            answer: str = ""
+
+        builder = StateGraph({"typed_dict": TD, "pydantic": PM, "dataclass": DC}[shape])
+        builder.add_node("n", lambda state: {"answer": "a"})
+        builder.add_edge(START, "n")
+        assert graph_input_keys(builder.compile()) == ["question", "answer"]
+        with pytest.raises(TargetOptionError) as info:
+            adapt(builder, name="g", import_path="x:g", input_key="text")
+        assert str(info.value) == (
+            "the graph's input has no 'messages' key; its input keys are question, answer"
+        )
+        assert info.value.hint == 'add input: {question: "{text}"} to fill them from the inputs'
+
+    def test_messages_state_and_an_input_schema(self):
+        from langgraph.graph import START, MessagesState, StateGraph
+
+        class Only(TypedDict):
+            question: str
+
+        class Full(TypedDict):
+            question: str
+            answer: str
+
+        graph, _ = memory_graph()
+        assert graph_input_keys(graph) == ["messages"]
+        builder = StateGraph(Full, input_schema=Only)
+        builder.add_node("n", lambda state: {"answer": "a"})
+        builder.add_edge(START, "n")
+        assert graph_input_keys(builder.compile()) == ["question"]
+        messages = StateGraph(MessagesState)
+        messages.add_node("n", lambda state: {})
+        messages.add_edge(START, "n")
+        assert adapt(messages, name="m", import_path="x:m").kind == "graph"
+
+    def test_an_input_key_the_graph_does_not_take(self):
+        with pytest.raises(TargetOptionError) as info:
+            adapt(forms_attr("qa_graph"), name="qa", import_path="x:qa", input={"qestion": "q"})
+        assert str(info.value) == "input key 'qestion' is not in the graph's input"
+        assert info.value.hint == (
+            "did you mean 'question'?; its input keys: question, customer, answer"
+        )
+        assert info.value.at == ("input", "qestion")
+
+    def test_a_graph_without_a_schema_is_not_checked(self):
+        from langgraph.func import entrypoint
+
+        @entrypoint()
+        def echo(value: dict) -> dict:
+            return {"final_response": str(sorted(value))}
+
+        assert graph_input_keys(echo) is None
+        target = adapt(echo, name="e", import_path="x:e", input={"a": "{question}"})
+        assert call(target, {"question": "hi"}) == {
+            "final_response": "['a']",  # the state's own final_response
+            "resolution_notes": [],
+        }
+
+
+# --- messages returned in any form ---------------------------------------------------------
+
+# The openevals README's trajectory: OpenAI form, a tool call and a tool reply without ids.
+OPENEVALS_TRAJECTORY = [
+    {"role": "user", "content": "What is the weather in SF?"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"function": {"name": "get_weather", "arguments": json.dumps({"city": "SF"})}}
+        ],
+    },
+    {"role": "tool", "content": "It's 80 degrees and sunny in SF."},
+    {"role": "assistant", "content": "The weather in SF is 80 degrees and sunny."},
+]
+
+
+class TestReturnedMessages:
+    def test_the_openevals_readme_trajectory(self):
+        target = adapt(
+            lambda inputs: {"messages": OPENEVALS_TRAJECTORY}, name="f", import_path="x:f"
+        )
+        out = call(target, {"question": "What is the weather in SF?"})
+        assert out["final_response"] == "The weather in SF is 80 degrees and sunny."
+        assert out["messages"] == OPENEVALS_TRAJECTORY  # kept as given: no ids made up
+        assert out["messages"] is not OPENEVALS_TRAJECTORY
+
+    def test_langchain_dicts_without_ids_are_converted_without_ids(self):
+        messages = [
+            {"type": "human", "content": "weather?"},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "get_weather", "args": {}}]},
+            {"type": "tool", "content": "sunny"},
+            {"type": "ai", "content": [{"type": "text", "text": "It is "}, "sunny."]},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "done", "args": {"x": 1}}]},
+        ]
+        out = as_outputs({"messages": messages})
+        # the last AI message has no text: the answer is the one before it
+        assert out["final_response"] == "It is sunny."
+        assert out["messages"] == [
+            {"role": "user", "content": "weather?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "content": "sunny"},
+            # LangChain's converter joins text blocks with a newline
+            {"role": "assistant", "content": "It is \nsunny."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "done", "arguments": '{"x": 1}'}}
+                ],
+            },
+        ]
+
+    def test_message_objects_and_mixed_forms(self):
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        messages = [
+            HumanMessage("hi"),
+            {"role": "assistant", "content": "from a dict"},
+            AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c1"}]),
+        ]
+        out = as_outputs({"messages": messages})
+        assert out["final_response"] == "from a dict"
+        assert [m["role"] for m in out["messages"]] == ["user", "assistant", "assistant"]
+        assert out["messages"][2]["tool_calls"][0]["id"] == "c1"
+        later = as_outputs({"messages": [*messages, ("assistant", "a tuple")]})
+        assert later["final_response"] == "a tuple"
+
+
+# --- through the CLI ----------------------------------------------------------------------
+
+
+def run_cli(spec, tmp_path):
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    report = tmp_path / "r.json"
+    args = ["run", str(spec), "--store", str(tmp_path / "db"), "--json", str(report)]
+    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    if result.exit_code != 0:
+        return result, None
+    data = json.loads(report.read_text())
+    return result, {
+        e["target"]: {r["example_id"]: r for r in e["results"]} for e in data["experiments"]
+    }
+
+
+def test_every_state_shape_through_the_cli(tmp_path):
+    result, runs = run_cli(FORMS / "forms.yaml", tmp_path)
+    assert result.exit_code == 0, result.output
+    for target in ("qa", "nested", "memory", "openai"):
+        assert [r["error"] for r in runs[target].values()] == [None, None]
+    outputs = {t: {e: r["outputs"] for e, r in rows.items()} for t, rows in runs.items()}
+    assert outputs["qa"]["sf"]["final_response"] == "int 7 asked: Q: What is the weather in SF?"
+    assert outputs["qa"]["nyc"]["customer"] == 8
+    assert outputs["nested"]["nyc"]["final_response"] == "AND IN NYC? [customer-8]"
+    # the checkpointer graph: the second example sees its own question only
+    assert outputs["memory"]["nyc"]["messages"] == [
+        {"role": "user", "content": "And in NYC?"},
+        {"role": "assistant", "content": "u7 saw 1 message(s), limit 5"},
+    ]
+    assert outputs["memory"]["sf"]["final_response"] == "u7 saw 1 message(s), limit 5"
+    assert outputs["openai"]["sf"]["final_response"] == (
+        "The weather in SF is 80 degrees and sunny."
+    )
+    assert outputs["openai"]["sf"]["messages"][1]["tool_calls"] == [
+        {"function": {"name": "get_weather", "arguments": '{"city": "SF"}'}}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "line", "message"),
+    [
+        (
+            "  qa: {graphs}:qa_graph\n",
+            3,
+            "targets.qa: the graph's input has no 'messages' key; its input keys are question, "
+            'customer, answer (add input: {question: "{question}"} to fill them from the inputs)',
+        ),
+        (
+            "  qa:\n    target: {graphs}:qa_graph\n    input:\n      question: '{question}'\n"
+            "      custmer: '{customer_id}'\n",
+            7,
+            "targets.qa.input.custmer: input key 'custmer' is not in the graph's input "
+            "(did you mean 'customer'?; its input keys: question, customer, answer)",
+        ),
+        (
+            "  f:\n    target: {graphs}:openai_target\n    config: {tags: [t]}\n",
+            5,
+            "targets.f.config: 'config' is for graphs and Runnables; a function target calls "
+            "its graph itself (pass config=... to the graph call inside the function)",
+        ),
+        (
+            "  qa:\n    target: {graphs}:qa_graph\n    input: {graphs}:START\n",
+            5,
+            "input '{graphs}:START' is a str, not a function "
+            "(name a function fn(inputs: dict) -> dict)",
+        ),
+    ],
+)
+def test_targets_that_cannot_work_fail_before_any_call(tmp_path, entry, line, message):
+    graphs = FORMS / "forms_graphs.py"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"dataset: {FORMS / 'forms.jsonl'}\ntargets:\n" + entry.replace("{graphs}", str(graphs))
+    )
+    result, _ = run_cli(spec, tmp_path)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: {spec}:{line}: " + message.replace("{graphs}", str(graphs))
+    )
+    if (tmp_path / "db").exists():  # no experiment was started
+        from agenteval_cli.store import Store
+
+        assert Store(tmp_path / "db").experiments() == []
+
+
+def test_the_cache_tells_targets_apart_by_input_output_and_config(tmp_path):
+    """A changed ``input:`` (or ``output:``, ``config:``) is another target for the cache."""
+    graphs = FORMS / "forms_graphs.py"
+    spec = tmp_path / "spec.yaml"
+    head = f"dataset: {FORMS / 'forms.jsonl'}\ncache: true\ntargets:\n  qa:\n"
+    head += f"    target: {graphs}:qa_graph\n    output: answer\n"
+    answers = []
+    for template in ("A: {question}", "A: {question}", "B: {question}"):
+        spec.write_text(head + f"    input: {{question: '{template}', customer: 0}}\n")
+        result, runs = run_cli(spec, tmp_path)
+        assert result.exit_code == 0, result.output
+        row = runs["qa"]["nyc"]
+        answers.append((row["cached"], row["outputs"]["final_response"]))
+    assert answers == [
+        (False, "int 0 asked: A: And in NYC?"),
+        (True, "int 0 asked: A: And in NYC?"),
+        (False, "int 0 asked: B: And in NYC?"),
+    ]
+    from agenteval_cli.cache import target_identity, target_options
+    from agenteval_cli.spec import TargetSpec
+
+    plain = TargetSpec(name="t", target="pkg.mod:graph")
+    assert target_identity("pkg.mod:graph", **target_options(plain, tmp_path)) == (
+        target_identity("pkg.mod:graph")  # no options: the identity it always had
+    )
+    prepared = TargetSpec(name="t", target="pkg.mod:graph", input="prep.py:fn", output="a")
+    assert target_options(prepared, tmp_path) == {
+        "input": f"{tmp_path.resolve() / 'prep.py'}:fn",
+        "output": "a",
+        "config": None,
+    }
