@@ -61,8 +61,7 @@ class RunNode:
     node: str | None = None  # langgraph_node
     step: int | None = None  # langgraph_step
     branch: str = ""  # langgraph_path, which tells parallel tasks of a step apart
-    lc_name: str | None = None  # lc_agent_name in the run's metadata
-    agent_graph: bool = False  # create_agent's own graph (its nodes are its steps)
+    lc_name: str | None = None  # lc_agent_name in the run's metadata (children inherit it)
     children: list[RunNode] = field(default_factory=list)
     end: int | None = None  # the order of its end among the request's events
     goto: list[str] = field(default_factory=list)  # from a Command it returned
@@ -82,7 +81,7 @@ class RunNode:
     @property
     def opens_lc_agent(self) -> bool:
         parent_lc = self.parent.lc_name if self.parent is not None else None
-        return self.lc_name is not None and (self.lc_name != parent_lc or self.agent_graph)
+        return self.lc_name is not None and self.lc_name != parent_lc
 
 
 def command_destinations(value: Any) -> list[str]:
@@ -302,9 +301,12 @@ class _Resolver:
             if handoff.via in ("edge", "agent_tool") and handoff.target in explicit:
                 coordinators.setdefault(handoff.target, None)
         names = [a.agent for a in flat]
+        # consecutive calls by one agent are one step; two agents of one name in different
+        # teams (each team's "supervisor") stay two
+        steps = [a.agent for i, a in enumerate(flat) if i == 0 or flat[i - 1].path != a.path]
         return Attribution(
             paths={k: list(v) for k, v in self.paths.items()},
-            agent_path=[a for i, a in enumerate(names) if i == 0 or names[i - 1] != a],
+            agent_path=steps,
             handoffs=handoffs,
             coordinators=[c for c in coordinators if c in set(names) or c in self.declared],
             delegations=self.delegations,
@@ -380,7 +382,9 @@ class _Resolver:
         names = set(target.path)
         for intent in self.intents:
             destination = self.aliases.get(intent.destination, intent.destination)
-            if intent.source == source.path and (destination in names):
+            # a team's node passes control for whichever of its members ran last
+            mine = intent.source and source.path[: len(intent.source)] == intent.source
+            if mine and destination in names:
                 return intent.tool, intent.via
         for intent in self.intents:  # an agent tool's answer going back to its caller
             if (

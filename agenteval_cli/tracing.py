@@ -388,7 +388,6 @@ class TraceRecorder(BaseCallbackHandler):
             lc_name = metadata.get("lc_agent_name")
             if isinstance(lc_name, str) and lc_name:
                 node.lc_name = lc_name
-                node.agent_graph = metadata.get("ls_integration") == "langchain_create_agent"
         if above is None:
             self._roots.append(node)
         else:
