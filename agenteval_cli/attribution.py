@@ -49,7 +49,7 @@ AGENT_STEP_NODES = frozenset(
 )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RunNode:
     """One LangChain run as the recorder saw it start (and end)."""
 

@@ -380,7 +380,9 @@ class TraceRecorder(BaseCallbackHandler):
         node = RunNode(above, kind, name, self._seq)
         if metadata:
             namespace = metadata.get("langgraph_checkpoint_ns")
-            if isinstance(namespace, str) and namespace:
+            if above is not None and namespace == above.namespace:
+                node.namespace = namespace  # within its parent's task: nothing else changes
+            elif isinstance(namespace, str) and namespace:  # a task starts (or a root)
                 node.namespace = namespace
                 node.node = metadata.get("langgraph_node")
                 node.step = metadata.get("langgraph_step")
