@@ -177,9 +177,10 @@ class _Resolver:
             graph = run.parent
             if not self._single_agent(graph):
                 path, renamable = self._open(path, run.node or run.name, False), True
-            elif not path:  # the invoked graph is one agent: its name, or its node's
+            elif not path:  # the invoked graph is one agent: its name, or its first node's
                 named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
-                path = (named or run.node or run.name,)
+                first = next(c for c in graph.children if c.is_task)
+                path = (named or first.node or first.name,)
         self.paths[id(run)] = path
         for child in run.children:
             self.walk(child, path, renamable=renamable)

@@ -238,3 +238,23 @@ def test_swarm_of_create_agent_agents() -> None:
     assert [t.kind for t in trace.tool_calls] == ["handoff", "handoff"]
     assert trace.coordinators == []
     assert chain_length(trace) == 2 and ping_pong_at(trace) == 1
+
+
+def test_an_unnamed_single_agent_is_one_agent_with_its_tools() -> None:
+    """create_react_agent with no name, invoked directly: one agent, named after its first
+    node, whose tool calls are its own (not an agent called "tools")."""
+
+    @tool
+    def lookup(invoice: str) -> str:
+        """Look an invoice up."""
+        return f"{invoice}: paid"
+
+    model = scripted(
+        "solo-model",
+        reply(tools=[("lookup", {"invoice": "INV-1"})], tokens=(4, 2)),
+        reply("INV-1 is paid.", tokens=(8, 3)),
+    )
+    trace = traced(create_react_agent(model, [lookup]), "Is INV-1 paid?")
+    assert trace.agent_path == ["agent"]
+    assert [(t.path, t.name, t.kind) for t in trace.tool_calls] == [(["agent"], "lookup", "tool")]
+    assert trace.handoffs == [] and chain_length(trace) == 0
