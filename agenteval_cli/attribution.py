@@ -86,11 +86,13 @@ class RunNode:
 
 def command_destinations(value: Any) -> list[str]:
     """The nodes a ``Command(goto=...)`` (or a list holding Commands) sends control to."""
-    if isinstance(value, list | tuple):
-        return [d for item in value for d in command_destinations(item)]
-    if type(value).__name__ != "Command":
-        return []
-    goto = getattr(value, "goto", None)
+    if isinstance(value, list | tuple):  # a node's list of updates
+        return [d for item in value if type(item).__name__ == "Command" for d in _goto(item)]
+    return _goto(value) if type(value).__name__ == "Command" else []
+
+
+def _goto(command: Any) -> list[str]:
+    goto = getattr(command, "goto", None)
     items = goto if isinstance(goto, list | tuple) else [goto]
     names = []
     for item in items:
@@ -141,6 +143,12 @@ class _Intent:
 def attribute(roots: Sequence[RunNode], declared: Iterable[str] = ()) -> Attribution:
     """Resolve agent paths, order, handoffs and coordinators over the request's run trees."""
     resolver = _Resolver(set(declared))
+    stack = list(roots)
+    while stack:  # the graph runs: those with tasks among their children
+        run = stack.pop()
+        stack.extend(run.children)
+        if run.is_task and run.parent is not None:
+            resolver.graphs.add(id(run.parent))
     for root in roots:
         resolver.walk(root, (), renamable=False)
     blocks = [resolver.block(root) for root in sorted(roots, key=lambda r: r.seq)]
@@ -157,6 +165,7 @@ class _Resolver:
         self.intents: list[_Intent] = []
         self.coordinators: dict[str, None] = {}
         self.links: list[tuple[Handoff, _Activation, _Activation]] = []
+        self.graphs: set[int] = set()  # id() of the runs that are graph runs
 
     # -- agent paths ---------------------------------------------------------------------
 
@@ -225,9 +234,8 @@ class _Resolver:
                 self.intents.append(_Intent(path, destination, tool.name, "tool"))
                 self.handoff_targets.setdefault(id(tool), destination)
 
-    @staticmethod
-    def _is_graph(run: RunNode) -> bool:
-        return any(child.is_task for child in run.children)
+    def _is_graph(self, run: RunNode) -> bool:
+        return id(run) in self.graphs
 
     @staticmethod
     def _single_agent(graph: RunNode) -> bool:
