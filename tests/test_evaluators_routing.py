@@ -178,3 +178,15 @@ def test_untraced_routing_is_null() -> None:
         reference_outputs={"expected_agents": ["billing"]}, trace=trace
     )
     assert result["score"] is None and "untraced" in result["comment"]
+
+
+def test_confusion_matrix_meets_an_expected_team_through_its_agents() -> None:
+    rows = [({"expected_agents": ["money_team"]}, hierarchy_trace())]
+    rows.append(({"expected_agents": ["research_team"]}, hierarchy_trace()))
+    matrix = confusion_matrix(rows, ignore_agents=[])
+    assert matrix == {
+        "expected": ["money_team", "research_team"],
+        "invoked": ["account", "money_team"],
+        # the first request met its team; the second went to account instead
+        "counts": [[0, 1], [1, 0]],
+    }

@@ -171,11 +171,12 @@ def confusion_matrix(
     for reference, trace in rows:
         expected = list(dict.fromkeys(_names((reference or {}).get("expected_agents"))))
         seen_expected = seen_expected or bool(expected)
-        invoked = list(dict.fromkeys(p[-1] for p in specialists(trace, ignore)))
-        unexpected = [i for i in invoked if i not in expected]
-        missed = [e for e in expected if e not in invoked]
+        paths = specialists(trace, ignore)
+        reached = set(invoked_names(trace))  # an expected team is met by any of its agents
+        unexpected = list(dict.fromkeys(p[-1] for p in paths if not _covered(p, set(expected))))
+        missed = [e for e in expected if e not in reached]
         for e in expected:
-            if e in invoked:
+            if e in reached:
                 add(e, e)
             for i in (unexpected or [NONE]) if e in missed else []:
                 add(e, i)
