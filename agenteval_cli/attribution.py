@@ -67,6 +67,7 @@ class RunNode:
     goto: list[str] = field(default_factory=list)  # from a Command it returned
     destination: str | None = None  # a handoff tool's declared destination
     record: Any = None  # the ModelCall or tool record the run belongs to
+    turn: int | None = None  # a tool run: the model call (its seq) that asked for it
 
     @property
     def is_task(self) -> bool:
@@ -96,10 +97,10 @@ def _goto(command: Any) -> list[str]:
     items = goto if isinstance(goto, list | tuple) else [goto]
     names = []
     for item in items:
-        if isinstance(item, str) and item:
+        if type(item).__name__ == "Send":
+            item = getattr(item, "node", None)
+        if isinstance(item, str) and item and not item.startswith("__"):  # not __end__
             names.append(item)
-        elif type(item).__name__ == "Send" and isinstance(getattr(item, "node", None), str):
-            names.append(item.node)
     return names
 
 
@@ -251,30 +252,43 @@ class _Resolver:
         """The run as a nested structure: an activation, ``("seq", [...])`` or
         ``("par", [...])``."""
         if run.kind == "model":
-            return _Activation(self.paths[id(run)]) if self.paths.get(id(run)) else None
+            path = self.paths.get(id(run))
+            return _Activation(path) if path else None
         children = run.children
         if not children:
             return None
-        if self._is_graph(run):
-            steps: dict[int, list[RunNode]] = {}
+        # A graph's tasks run by superstep. The functional API's tasks (children of the
+        # entrypoint's task) all say step 0: they are ordered like any other runs.
+        if self._is_graph(run) and not run.is_task:
+            steps: dict[int, dict[str | None, list[RunNode]]] = {}
             others: list[RunNode] = []
             for child in children:
                 if child.is_task:
-                    steps.setdefault(child.step or 0, []).append(child)
+                    by_task = steps.setdefault(child.step or 0, {})
+                    by_task.setdefault(child.namespace, []).append(child)
                 else:
                     others.append(child)
             items: list[tuple[int, Any]] = []
             for step in sorted(steps):
-                tasks = sorted(steps[step], key=lambda t: (t.branch, t.node or "", t.seq))
-                first = min(t.seq for t in tasks)
-                items.append((first, ("par", [self.block(t) for t in tasks])))
+                # one task's runs in a step are its attempts (a retry policy), in turn
+                tasks = sorted(steps[step].values(), key=lambda t: (t[0].branch, t[0].node or ""))
+                first = min(t.seq for attempts in tasks for t in attempts)
+                branches = [
+                    ("seq", [self.block(t) for t in sorted(attempts, key=lambda t: t.seq)])
+                    for attempts in tasks
+                ]
+                items.append((first, ("par", branches)))
             items += [(c.seq, self.block(c)) for c in others]
             return ("seq", [b for _, b in sorted(items, key=lambda x: x[0])])
         ordered = sorted(children, key=lambda c: c.seq)
         groups: list[list[RunNode]] = []
         latest_end = -1
         for child in ordered:
-            if groups and child.seq < latest_end:  # started before the others ended
+            previous = groups[-1][-1] if groups else None
+            same_turn = (
+                previous is not None and child.turn is not None and child.turn == previous.turn
+            )
+            if groups and (child.seq < latest_end or same_turn):  # at once, or one turn's calls
                 groups[-1].append(child)
             else:
                 groups.append([child])
@@ -303,11 +317,13 @@ class _Resolver:
         for handoff, source, _ in self.links:
             handoff.after = sorted(index[id(h)] for h in _root(source).came_from)
         handoffs = [link[0] for link in self.links]
-        explicit = {h.source for h in handoffs if h.via in ("tool", "command")}
         coordinators = dict.fromkeys(self.declared)
         coordinators.update(self.coordinators)
-        for handoff in handoffs:  # control came back by the graph's design
-            if handoff.via in ("edge", "agent_tool") and handoff.target in explicit:
+        handed: set[tuple[str, str]] = set()  # (from, to) of the explicit handoffs so far
+        for handoff in handoffs:
+            if handoff.via in ("tool", "command"):
+                handed.add((handoff.source, handoff.target))
+            elif (handoff.target, handoff.source) in handed:  # back by the graph's design
                 coordinators.setdefault(handoff.target, None)
         names = [a.agent for a in flat]
         # consecutive calls by one agent are one step; two agents of one name in different
@@ -388,6 +404,15 @@ class _Resolver:
 
     def _cause(self, source: _Activation, target: _Activation) -> tuple[str, str]:
         """What passed control from ``source`` to ``target``: (tool name, via)."""
+        if source.path[: len(target.path)] == target.path:  # back to who called it as a tool
+            delegate = source.path[len(target.path)]
+            for intent in self.intents:
+                if (intent.via, intent.source, intent.destination) == (
+                    "agent_tool",
+                    target.path,
+                    delegate,
+                ):
+                    return intent.tool, "agent_tool"
         names = set(target.path)
         for intent in self.intents:
             destination = self.aliases.get(intent.destination, intent.destination)
@@ -395,13 +420,6 @@ class _Resolver:
             mine = intent.source and source.path[: len(intent.source)] == intent.source
             if mine and destination in names:
                 return intent.tool, intent.via
-        for intent in self.intents:  # an agent tool's answer going back to its caller
-            if (
-                intent.via == "agent_tool"
-                and intent.source == target.path
-                and intent.destination in source.path
-            ):
-                return intent.tool, "agent_tool"
         return "", "edge"
 
 

@@ -35,6 +35,7 @@ class ModelCall:
     output_tokens: int | None = 0
     latency_s: float = 0.0
     path: list[str] = field(default_factory=list)
+    failed: bool = False  # it raised and answered nothing: the agent was reached, no tokens
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -141,6 +142,8 @@ class Trace:
         ``None`` when a call of that model reported no usage."""
         by_model: dict[str, dict[str, int | None]] = {}
         for call in self.model_calls:
+            if call.failed:  # a call that raised answered nothing
+                continue
             usage = by_model.setdefault(call.model, {"input": 0, "output": 0, "total": 0})
             usage["input"] = _add(usage["input"], call.input_tokens)
             usage["output"] = _add(usage["output"], call.output_tokens)
@@ -152,6 +155,8 @@ class Trace:
         included as the sum of their members; tokens ``None`` where any call's are unknown."""
         usage: dict[str, dict[str, Any]] = {}
         for call in self.model_calls:
+            if call.failed:
+                continue
             for depth in range(1, len(call.path) + 1):
                 key = " > ".join(call.path[:depth])
                 row = usage.setdefault(
@@ -211,6 +216,7 @@ class Trace:
                     "output_tokens": m.output_tokens,
                     "latency_s": m.latency_s,
                     "path": list(m.path),
+                    "failed": m.failed,
                 }
                 for m in self.model_calls
             ],

@@ -237,9 +237,10 @@ class TraceRecorder(BaseCallbackHandler):
                 self._touch()
             self._end(run_id.int)
             run = self._open_models.pop(run_id.int, None)
-            if run is not None:
+            if run is not None:  # it answered nothing: no call of the agent's, no tokens
                 run.call.latency_s = time.perf_counter() - run.started
                 run.call.input_tokens = run.call.output_tokens = None
+                run.call.failed = True
 
     # -- tools -------------------------------------------------------------------------
 
@@ -264,6 +265,8 @@ class TraceRecorder(BaseCallbackHandler):
                 tool = self._new_tool(ToolCall(agent=name, name=name, args=args), call_id, None)
             tool.run = node
             node.record = tool
+            if tool.origin is not None and tool.origin.kind == "model":
+                node.turn = tool.origin.seq  # one model turn's calls run side by side
             destination = (metadata or {}).get(_DESTINATION_KEY)
             if isinstance(destination, str):
                 node.destination = destination

@@ -323,6 +323,9 @@ def test_raising_model_is_the_request_error_without_capture() -> None:
         ("supervisor", 7, 2),
         ("weather_agent", None, None),  # it raised: it never said what it used
     ]
+    # the failed call shows the agent was reached; it answered nothing, so it costs nothing
+    assert [c.failed for c in trace.model_calls] == [False, True]
+    assert trace.tokens == {"supervisor-model": {"input": 7, "output": 2, "total": 9}}
     assert trace.handoffs == [Handoff("supervisor", "weather_agent", "transfer_to_weather_agent")]
 
 

@@ -123,7 +123,7 @@ def aggregate(
     unpriced: dict[str, None] = {}
     for calls in calls_per_result:
         results += 1
-        calls = list(calls)
+        calls = [c for c in calls if not c.failed]  # a call that raised answered nothing
         if calls:
             total.results += 1
         for key, usage in Trace(model_calls=calls).by_agent().items():

@@ -194,6 +194,7 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         output_tokens=_tokens(data.get("output_tokens")),
         latency_s=float(data.get("latency_s") or 0.0),
         path=[str(a) for a in data.get("path") or []],
+        failed=bool(data.get("failed")),
     )
 
 
