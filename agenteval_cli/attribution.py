@@ -446,9 +446,10 @@ def tool_kind(
 
 
 def graph_coordinators(graph: Any) -> list[str]:
-    """Nodes of a compiled graph (and its subgraphs) that coordinate: other nodes hand control
-    back to them by a fixed edge, and they route onwards (conditional edges, or ``Command``
-    destinations), as langgraph-supervisor's supervisor and a router node do."""
+    """Nodes of a compiled graph (and its subgraphs) that coordinate: they route onwards
+    (conditional edges, or ``Command`` destinations to several nodes), and other nodes hand
+    control back to them by a fixed edge or by a ``Command`` that can go nowhere else, as
+    langgraph-supervisor's supervisor, a router and the supervisor tutorial's do."""
     found: dict[str, None] = {}
     graphs = [graph]
     # a graph that cannot list its subgraphs still has its own edges
@@ -460,12 +461,19 @@ def graph_coordinators(graph: Any) -> list[str]:
         if not isinstance(nodes, dict):
             continue
         branches = getattr(builder, "branches", {}) or {}
-        for source, target in getattr(builder, "edges", set()) or set():
+        ends = {name: _destinations(spec) for name, spec in nodes.items()}
+        returns = set(getattr(builder, "edges", set()) or set())
+        returns |= {(name, only[0]) for name, only in ends.items() if len(only) == 1}
+        for source, target in returns:
             if source not in nodes or target not in nodes or source == target:
                 continue
             if target in AGENT_STEP_NODES:
                 continue
-            routes = bool(branches.get(target)) or bool(getattr(nodes[target], "ends", None))
-            if routes:
+            if branches.get(target) or len(ends[target]) > 1:  # it routes
                 found.setdefault(target, None)
     return list(found)
+
+
+def _destinations(node: Any) -> list[str]:
+    """The nodes a node's ``Command`` may go to (``__end__`` left out)."""
+    return [e for e in getattr(node, "ends", None) or () if not str(e).startswith("__")]

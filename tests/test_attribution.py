@@ -258,3 +258,36 @@ def test_an_unnamed_single_agent_is_one_agent_with_its_tools() -> None:
     assert trace.agent_path == ["agent"]
     assert [(t.path, t.name, t.kind) for t in trace.tool_calls] == [(["agent"], "lookup", "tool")]
     assert trace.handoffs == [] and chain_length(trace) == 0
+
+
+def test_a_supervisor_that_workers_return_to_by_command_is_a_coordinator() -> None:
+    """The agent-supervisor tutorial: workers end with ``Command[Literal["supervisor"]]``,
+    a return that can go nowhere else, so the supervisor coordinates and
+    supervisor → billing → supervisor → billing is no bounce."""
+    sup_model = scripted("sup-model", reply("billing"), reply("billing"), reply("FINISH"))
+    billing_model = scripted("bill-model", reply("first part"), reply("second part"))
+
+    def supervisor(state: MessagesState) -> Command:
+        choice = sup_model.invoke(state["messages"]).content
+        return Command(goto=END if choice == "FINISH" else choice)
+
+    def billing(state: MessagesState) -> Command:
+        answer = billing_model.invoke(state["messages"])
+        return Command(goto="supervisor", update={"messages": [answer]})
+
+    def tech(state: MessagesState) -> Command:  # not asked this time
+        raise AssertionError("tech was not routed to")
+
+    graph = (
+        StateGraph(MessagesState)
+        .add_node("supervisor", supervisor, destinations=("billing", "tech", END))
+        .add_node("billing", billing, destinations=("supervisor",))
+        .add_node("tech", tech, destinations=("supervisor",))
+        .add_edge(START, "supervisor")
+        .compile()
+    )
+    assert graph_coordinators(graph) == ["supervisor"]
+    trace = traced(graph, "Two billing questions.")
+    assert trace.agent_path == ["supervisor", "billing", "supervisor", "billing", "supervisor"]
+    assert chain_length(trace) == 4
+    assert trace.coordinators == ["supervisor"] and ping_pong_at(trace) is None
