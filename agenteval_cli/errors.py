@@ -10,6 +10,8 @@ import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
+from agenteval_cli.redact import redact
+
 
 class UserError(Exception):
     """Bad input from the user: a spec, dataset, import path or evaluator name."""
@@ -46,7 +48,7 @@ class UserError(Exception):
         text = where + self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return redact(text)  # a value a spec took from ${SECRET} never shows
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:

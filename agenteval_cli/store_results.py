@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.records import Example, Result, Score, Trace
+from agenteval_cli.redact import redact
 from agenteval_cli.sqlite_tx import write_transaction
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def encode(
         reference_json,
         outputs_json,
         trace_json,
-        result.error or "",
+        redact(result.error) if result.error else "",  # no known secret is stored
         result.latency_s,
         finished,
         result.attempts,

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from agenteval_cli.errors import UserError
+from agenteval_cli.redact import is_secret_name, redact_urls, remember
 
 KeyPath = tuple[Any, ...]
 
@@ -187,8 +188,6 @@ def format_key_path(path: KeyPath) -> str:
 # ${NAME}, ${NAME:-default}; $${...} is a literal ${...}; a lone ${ is unterminated.
 _REFERENCE = re.compile(r"(\$?)\$\{([^}]*)\}|\$\{")
 _NAME_AND_DEFAULT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
-# Values from these variables stay as ``${NAME}`` in the recorded copy of the data.
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
 
 
 def expand_env(
@@ -197,15 +196,18 @@ def expand_env(
     """Expand ``${VAR}`` and ``${VAR:-default}`` in every string value (not in keys).
 
     Returns ``(expanded, recorded)``: ``recorded`` is the same data except that
-    variables whose names look secret (``*_API_KEY``, ``*TOKEN``, ...) stay as
-    ``${NAME}``, so it can be stored or shown without leaking credentials.
+    variables whose names look secret (:func:`agenteval_cli.redact.is_secret_name`:
+    ``*KEY*``, ``*TOKEN*``, ``*PASS*``, ``*DSN*``, ...) stay as ``${NAME}`` and the
+    password of a URL with credentials is ``***``, so it can be stored or shown without
+    leaking credentials. The values of secret-named variables (and their defaults) are
+    remembered by :mod:`agenteval_cli.redact`, which takes them out of every message.
     A default applies when the variable is unset or empty, as in the shell.
     """
     env = os.environ if environ is None else environ
 
     def expand_string(text: str, path: KeyPath) -> tuple[str, str]:
         if "${" not in text:
-            return text, text
+            return text, redact_urls(text)
         expanded: list[str] = []
         recorded: list[str] = []
         position = 0
@@ -243,10 +245,14 @@ def expand_env(
                     hint=f"set it, or give a default: ${{{name}:-value}}",
                 )
             expanded.append(value)
-            recorded.append(match.group(0) if _SECRET_NAME.search(name) else value)
+            if is_secret_name(name):
+                remember(value)
+                recorded.append(match.group(0))
+            else:
+                recorded.append(value)
         expanded.append(text[position:])
         recorded.append(text[position:])
-        return "".join(expanded), "".join(recorded)
+        return "".join(expanded), redact_urls("".join(recorded))
 
     def walk(value: Any, path: KeyPath) -> tuple[Any, Any]:
         if isinstance(value, str):
