@@ -30,8 +30,35 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
+# Bounds that keep a small hostile file small. Data nested deeper than MAX_DEPTH levels
+# would exhaust Python's stack in the parser; aliases that repeat more than
+# MAX_ALIAS_NODES nodes in all are a "billion laughs", which grows a 1 KB file into GBs.
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 100_000
+
+
+class _TooDeep(Exception):
+    def __init__(self, mark: yaml.Mark | None) -> None:
+        self.mark = mark
+
+
 class _Loader(yaml.SafeLoader):
-    """The pure-Python safe loader, so error messages read the same on every install."""
+    """The pure-Python safe loader, so error messages read the same on every install; it
+    refuses data nested deeper than ``max_depth`` before the parser's recursion does."""
+
+    def __init__(self, stream: str, max_depth: int = MAX_DEPTH) -> None:
+        super().__init__(stream)
+        self.max_depth = max_depth
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > self.max_depth:
+                raise _TooDeep(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -82,16 +109,25 @@ class YamlDocument:
         return tuple(path)
 
 
-def load_yaml(text: str, *, file: str | Path) -> YamlDocument:
-    """Parse one YAML document; a syntax error becomes a UserError at its line and column."""
-    loader = _Loader(text)
+def load_yaml(text: str, *, file: str | Path, max_depth: int = MAX_DEPTH) -> YamlDocument:
+    """Parse one YAML document; a syntax error becomes a UserError at its line and column,
+    and so do data nested deeper than ``max_depth`` levels and aliases that would repeat
+    more than ``MAX_ALIAS_NODES`` nodes (both refused before the data is built)."""
+    loader = _Loader(text, max_depth)
     try:
         node = loader.get_single_node()
         if node is None:
             return YamlDocument(None)
         lines: dict[KeyPath, int] = {(): node.start_mark.line + 1}
-        _record_lines(node, (), lines, loader, file, set())
+        _record_lines(node, (), lines, loader, file, set(), _Visits())
         return YamlDocument(loader.construct_document(node), lines)
+    except _TooDeep as exc:
+        raise UserError(
+            f"data nested deeper than {max_depth} levels",
+            file=file,
+            line=None if exc.mark is None else exc.mark.line + 1,
+            hint="flatten the data",
+        ) from None
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, file) from None
     except yaml.YAMLError as exc:
@@ -121,6 +157,33 @@ def _syntax_error(exc: yaml.MarkedYAMLError, file: str | Path) -> UserError:
     )
 
 
+class _Visits:
+    """The nodes seen by a walk, and how many visits repeated one (an alias's doing)."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.repeated = 0
+        self.alias_line: int | None = None  # where the alias being walked was used
+
+    def visit(self, node: yaml.Node, line: int | None, file: str | Path) -> bool:
+        """Count a visit; True when it starts a repeat (an alias's node, seen before)."""
+        if id(node) not in self.seen:
+            self.seen.add(id(node))
+            return False
+        self.repeated += 1
+        if self.repeated > MAX_ALIAS_NODES:
+            raise UserError(
+                f"invalid YAML: aliases expand to more than {MAX_ALIAS_NODES:,} nodes",
+                file=file,
+                line=line if self.alias_line is None else self.alias_line,
+                hint="write the data out, or use fewer aliases",
+            )
+        if self.alias_line is None:
+            self.alias_line = line
+            return True
+        return False
+
+
 def _record_lines(
     node: yaml.Node,
     path: KeyPath,
@@ -128,8 +191,11 @@ def _record_lines(
     loader: _Loader,
     file: str | Path,
     active: set[int],
+    visits: _Visits,
 ) -> None:
-    """Fill ``lines`` for everything under ``node``; ``active`` holds the nodes above it."""
+    """Fill ``lines`` for everything under ``node``; ``active`` holds the nodes above it.
+    ``visits`` bounds what aliases repeat: each repeated node would be built, expanded and
+    stored again, so a few bytes of aliases could stand for billions of values."""
     if id(node) in active:
         raise UserError(
             "invalid YAML: an alias refers to a node that contains it",
@@ -137,11 +203,15 @@ def _record_lines(
             line=lines.get(path),
             hint="an anchor cannot be used inside itself",
         )
+    repeat = visits.visit(node, lines.get(path), file)
     active.add(id(node))
     if isinstance(node, yaml.MappingNode):
         first_lines: dict[Any, int] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG or not isinstance(key_node, yaml.ScalarNode):
+            if key_node.tag == _MERGE_TAG:  # merged keys: counted, their lines not kept
+                _count_merged(value_node, lines.get(path), file, visits)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
                 continue
             key = loader.construct_object(key_node)
             line = key_node.start_mark.line + 1
@@ -154,12 +224,28 @@ def _record_lines(
                 )
             first_lines[key] = line
             lines[(*path, key)] = line
-            _record_lines(value_node, (*path, key), lines, loader, file, active)
+            _record_lines(value_node, (*path, key), lines, loader, file, active, visits)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             lines[(*path, index)] = item.start_mark.line + 1
-            _record_lines(item, (*path, index), lines, loader, file, active)
+            _record_lines(item, (*path, index), lines, loader, file, active, visits)
     active.discard(id(node))
+    if repeat:
+        visits.alias_line = None
+
+
+def _count_merged(node: yaml.Node, line: int | None, file: str | Path, visits: _Visits) -> None:
+    """Count the nodes a merge key (``<<: *base``) brings in, as :func:`_record_lines`
+    counts the others."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        visits.visit(item, line, file)
+        if isinstance(item, yaml.MappingNode):
+            for key_node, value_node in item.value:
+                stack.extend((key_node, value_node))
+        elif isinstance(item, yaml.SequenceNode):
+            stack.extend(item.value)
 
 
 def describe(value: Any) -> str:
