@@ -19,6 +19,7 @@ section). Unknown keys, missing required keys and wrong types then become one
 from __future__ import annotations
 
 import hashlib
+import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,11 +35,14 @@ from pydantic import (
 from agenteval_cli.errors import UserError, did_you_mean
 from agenteval_cli.spec_base import (
     IMPORT_PATH_FORMS,
+    Concurrency,
+    Fraction,
     NonEmptyStr,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    Repetitions,
     SpecModel,
     split_import_path,
     without_pydantic_plugins,
@@ -351,8 +355,8 @@ class Spec(SpecModel):
         description=f"add 'targets:' mapping a name to an import path, {IMPORT_PATH_FORMS}"
     )
     evaluators: list[EvaluatorSpec] = Field(default_factory=list)
-    concurrency: PositiveInt = 4
-    repetitions: PositiveInt = 1
+    concurrency: Concurrency = 4
+    repetitions: Repetitions = 1
     timeout_s: PositiveFloat = 60.0
     pricing: dict[str, Price] = Field(default_factory=dict)
     upload: bool = False  # also upload each experiment to LangSmith after the run
@@ -364,6 +368,9 @@ class Spec(SpecModel):
     thresholds: dict[str, Any] = Field(default_factory=dict)
     baseline: Path | None = None
     max_regression: dict[str, NonNegativeFloat] = Field(default_factory=dict)
+    # The share of target calls (per target) that may end in error before the run fails;
+    # 0, as a test runner fails on any error.
+    max_error_rate: Fraction = 0.0
 
     _source: Path = PrivateAttr(default=Path("spec.yaml"))
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
@@ -496,6 +503,11 @@ def load_spec(path: str | Path) -> Spec:
     """Read and validate a spec file; any problem is one UserError naming file:line."""
     source = Path(path)
     try:
+        # A FIFO would block the read, /dev/zero never end it: only a regular file is read.
+        if not stat.S_ISREG(source.stat().st_mode):
+            raise UserError(
+                "spec path is not a regular file", file=source, hint="point at a YAML file"
+            )
         content = source.read_bytes()
     except FileNotFoundError:
         raise UserError(f"spec file not found: {source}", hint="check the path") from None

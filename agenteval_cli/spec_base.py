@@ -3,6 +3,7 @@ types whose errors read "expected an integer >= 1, got 'four'", and import-path 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -15,28 +16,48 @@ from agenteval_cli.errors import did_you_mean
 from agenteval_cli.spec_errors import SpecValueError
 from agenteval_cli.yamlsource import describe
 
+_ASCII_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 
-def _number_check(kind: type, bound: float, *, strict: bool) -> BeforeValidator:
-    """Accept ints/floats, or numeric strings (which ``${VAR}`` expansion produces)."""
+
+def _number_check(
+    kind: type, bound: float, *, strict: bool, maximum: float | None = None
+) -> BeforeValidator:
+    """Accept ints/floats, or numeric strings (which ``${VAR}`` expansion produces).
+
+    Only finite numbers written with ASCII digits pass: NaN and infinity (``.nan``, ``.inf``,
+    ``"1e999"``) and digits of other scripts (``"١٢"``, which ``int()`` would read as 12)
+    are refused, as is anything above ``maximum``."""
     noun = "an integer" if kind is int else "a number"
-    expected = f"expected {noun} {'>' if strict else '>='} {bound:g}"
+    if maximum is None:
+        expected = f"expected {noun} {'>' if strict else '>='} {bound:g}"
+    else:
+        expected = f"expected {noun} from {bound:g} to {maximum:g}"
 
     def check(value: Any) -> Any:
         number = value
         if isinstance(value, str):
-            try:
-                number = kind(value.strip())
-            except ValueError:
-                number = None
+            text = value.strip()
+            number = None
+            if _ASCII_NUMBER.fullmatch(text):
+                try:
+                    number = kind(text)
+                except ValueError:  # "1.5" for an integer
+                    number = None
+        if isinstance(number, float) and not math.isfinite(number):
+            number = None
         if isinstance(number, float) and kind is int and number.is_integer():
             number = int(number)
         if (
             isinstance(number, bool)
             or not isinstance(number, (int, float) if kind is float else int)
             or (number <= bound if strict else number < bound)
+            or (maximum is not None and number > maximum)
         ):
             raise SpecValueError(f"{expected}, got {describe(value)}")
-        return kind(number)
+        try:
+            return kind(number)
+        except OverflowError:  # an integer too large for a float
+            raise SpecValueError(f"{expected}, got {describe(value)}") from None
 
     return BeforeValidator(check)
 
@@ -46,6 +67,14 @@ NonNegativeInt = Annotated[int, _number_check(int, 0, strict=False)]
 PositiveFloat = Annotated[float, _number_check(float, 0, strict=True)]
 NonNegativeFloat = Annotated[float, _number_check(float, 0, strict=False)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+# Upper bounds on the sizes of a run: a worker per concurrent call and a pass over the
+# dataset per repetition are allocated up front, so absurd values are refused at load.
+MAX_CONCURRENCY = 1024
+MAX_REPETITIONS = 1000
+Concurrency = Annotated[int, _number_check(int, 1, strict=False, maximum=MAX_CONCURRENCY)]
+Repetitions = Annotated[int, _number_check(int, 1, strict=False, maximum=MAX_REPETITIONS)]
+Fraction = Annotated[float, _number_check(float, 0, strict=False, maximum=1)]
 
 
 _IDENTIFIERS = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")

@@ -25,7 +25,7 @@ SPEC_ERRORS = {
     "only_comments.yaml": (None, "spec file is empty"),
     "top_level_list.yaml": (1, "the top level must be a mapping"),
     "unknown_key.yaml": (3, "unknown key 'concurency' (did you mean 'concurrency'?)"),
-    "wrong_type.yaml": (3, "concurrency: expected an integer >= 1, got 'four'"),
+    "wrong_type.yaml": (3, "concurrency: expected an integer from 1 to 1024, got 'four'"),
     "negative_timeout.yaml": (3, "timeout_s: expected a number > 0, got -1"),
     "missing_targets.yaml": (1, "missing required key 'targets'"),
     "missing_dataset_file.yaml": (1, "file not found"),

@@ -284,12 +284,34 @@ def test_unknown_nested_key(workdir):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("concurrency: four", "concurrency: expected an integer >= 1, got 'four'"),
-        ("concurrency: 0", "concurrency: expected an integer >= 1, got 0"),
-        ("repetitions: 1.5", "repetitions: expected an integer >= 1, got 1.5"),
-        ("repetitions: true", "repetitions: expected an integer >= 1, got true"),
+        ("concurrency: four", "concurrency: expected an integer from 1 to 1024, got 'four'"),
+        ("concurrency: 0", "concurrency: expected an integer from 1 to 1024, got 0"),
+        ("concurrency: 1000000", "concurrency: expected an integer from 1 to 1024, got 1000000"),
+        (
+            "concurrency: 1.0e+9",
+            "concurrency: expected an integer from 1 to 1024, got 1000000000.0",
+        ),
+        ("concurrency: '١٢'", "concurrency: expected an integer from 1 to 1024, got '١٢'"),
+        ("repetitions: 1.5", "repetitions: expected an integer from 1 to 1000, got 1.5"),
+        ("repetitions: true", "repetitions: expected an integer from 1 to 1000, got true"),
+        ("repetitions: 1001", "repetitions: expected an integer from 1 to 1000, got 1001"),
         ("timeout_s: 0", "timeout_s: expected a number > 0, got 0"),
         ("timeout_s: [1]", "timeout_s: expected a number > 0, got a list"),
+        ("timeout_s: .nan", "timeout_s: expected a number > 0, got nan"),
+        ("timeout_s: 'nan'", "timeout_s: expected a number > 0, got 'nan'"),
+        ("timeout_s: '1e999'", "timeout_s: expected a number > 0, got '1e999'"),
+        ("timeout_s: '٣'", "timeout_s: expected a number > 0, got '٣'"),
+        (
+            "retries: {initial_delay_s: .inf}",
+            "retries.initial_delay_s: expected a number >= 0, got inf",
+        ),
+        (
+            "retries: {max_delay_s: '-.inf'}",
+            "retries.max_delay_s: expected a number >= 0, got '-.inf'",
+        ),
+        ("retries: {max: '٢'}", "retries.max: expected an integer >= 0, got '٢'"),
+        ("max_error_rate: 1.5", "max_error_rate: expected a number from 0 to 1, got 1.5"),
+        ("max_error_rate: .nan", "max_error_rate: expected a number from 0 to 1, got nan"),
         ("experiment_prefix: 3", "experiment_prefix: expected a string, got 3"),
         (
             "evaluators: routing_accuracy",
