@@ -1,16 +1,20 @@
-"""A thread pool whose threads never hold the process open.
+"""A thread pool whose threads never hold the process open, and never grow without bound.
 
 Sync targets run in worker threads (``asyncio.to_thread``). A thread cannot be cancelled, so
 a target that hangs past its timeout keeps its thread busy forever; with the standard
 ``ThreadPoolExecutor`` the interpreter then waits for it at exit and ``agenteval run`` never
 returns. Here the threads are daemons, the pool grows when all of them are busy (so a stuck
-call does not starve the rest), and shutting down never joins a busy thread.
+call does not starve the rest) up to ``max_threads``, and shutting down never joins a busy
+thread. Past ``max_threads`` a call waits for a thread to free up; a call whose waiter gave
+up (its time-out) before a thread took it is never run.
 """
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
+import types
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -19,14 +23,27 @@ from typing import Any
 class DaemonThreadPool(ThreadPoolExecutor):
     """``loop.set_default_executor`` insists on a ThreadPoolExecutor; only its type is reused."""
 
-    def __init__(self, name: str = "agenteval-worker") -> None:
+    def __init__(self, name: str = "agenteval-worker", *, max_threads: int | None = None) -> None:
         super().__init__(max_workers=1, thread_name_prefix=name)
         self._name = name
+        self._max_threads = max_threads
         self._work: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._started = 0
+        self._waiting = 0  # calls queued while every thread was busy and no more could start
         self._closed = False
+
+    @property
+    def threads(self) -> int:
+        """Threads started so far (each lives until shutdown, or until its call returns)."""
+        return self._started
+
+    @property
+    def full(self) -> bool:
+        """Every thread is busy, no more may start, and calls are waiting for one."""
+        with self._lock:
+            return self._waiting > 0
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         future: Future[Any] = Future()
@@ -35,11 +52,13 @@ class DaemonThreadPool(ThreadPoolExecutor):
                 raise RuntimeError("cannot schedule new calls after shutdown")
             if self._idle:
                 self._idle -= 1  # an idle thread will take it
-            else:
+            elif self._max_threads is None or self._started < self._max_threads:
                 self._started += 1
                 threading.Thread(
                     target=self._loop, name=f"{self._name}-{self._started}", daemon=True
                 ).start()
+            else:
+                self._waiting += 1  # the next thread to finish its call takes it
             self._work.put((future, fn, args, kwargs))
         return future
 
@@ -52,12 +71,23 @@ class DaemonThreadPool(ThreadPoolExecutor):
             if future.set_running_or_notify_cancel():
                 try:
                     result = fn(*args, **kwargs)
+                except (StopIteration, GeneratorExit) as exc:
+                    # asyncio refuses StopIteration in a future (the call would never end),
+                    # and a GeneratorExit thrown into the awaiting task closes every
+                    # coroutine on the way up, the run included. As a coroutine does with
+                    # StopIteration, turn them into a RuntimeError.
+                    error = RuntimeError(f"{_name(fn, args)} raised {type(exc).__name__}")
+                    error.__cause__ = exc
+                    future.set_exception(error)
                 except BaseException as exc:
                     future.set_exception(exc)
                 else:
                     future.set_result(result)
             with self._lock:
-                self._idle += 1
+                if self._waiting:
+                    self._waiting -= 1  # this thread takes a waiting call next
+                else:
+                    self._idle += 1
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Idle threads exit; busy ones are left to finish (or hang) on their own."""
@@ -68,3 +98,15 @@ class DaemonThreadPool(ThreadPoolExecutor):
             for _ in range(self._started):
                 self._work.put(None)
         super().shutdown(wait=False)
+
+
+def _name(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
+    """The function a worker thread runs, seen through ``Context.run(f, ...)``, which
+    ``asyncio.to_thread`` (in a ``partial``) and :mod:`agenteval_cli.threads` submit."""
+    while True:
+        if isinstance(fn, functools.partial):
+            fn, args = fn.func, fn.args
+        elif isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "run" and args:
+            fn, args = args[0], args[1:]  # Context.run(f, *args)
+        else:
+            return getattr(fn, "__name__", None) or type(fn).__name__

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import signal
 import sys
 import threading
@@ -53,6 +54,9 @@ class WorkItem:
 
 ResultSink = Callable[[WorkItem, Result], None]
 YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
+# Threads a sync target may leave behind, stuck past their time-out, before its further
+# calls wait for a thread to free up instead of starting another one.
+ABANDONED_THREADS = 32
 
 
 @dataclass
@@ -111,7 +115,8 @@ class Runner:
         from agenteval_cli.threads import follow_threads
 
         loop = asyncio.get_running_loop()
-        loop.set_default_executor(DaemonThreadPool())
+        pool = DaemonThreadPool(max_threads=self.settings.concurrency + ABANDONED_THREADS)
+        loop.set_default_executor(pool)
         rpm = self.settings.requests_per_minute
         self._limiter = RateLimiter(rpm) if rpm else None
         self._force = asyncio.Event()
@@ -136,10 +141,12 @@ class Runner:
 
         # A target that runs its graph on a thread or an executor of its own is traced
         # there too: those threads get the context of the call that starts them.
+        # No more workers than work items: a large concurrency on a small dataset costs
+        # nothing. Only the first ``concurrency`` items are taken ahead to count them.
+        head = list(itertools.islice(queue, max(1, self.settings.concurrency)))
+        queue = itertools.chain(head, queue)
         with follow_threads():
-            workers = [
-                asyncio.ensure_future(worker()) for _ in range(max(1, self.settings.concurrency))
-            ]
+            workers = [asyncio.ensure_future(worker()) for _ in head]
             everything = asyncio.gather(*workers)
             with _signals(loop, self.stop, enabled=handle_signals):
                 await self._until_done_or_stopped(everything)
@@ -223,6 +230,16 @@ class Runner:
         except Exception as exc:
             attempts = getattr(exc, "attempts", 1)
             error = f"{type(exc).__name__}: {exc}"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            # SystemExit, GeneratorExit, a BaseException of its own or a CancelledError the
+            # target raised is this example's error. Only the run cancelling this call (a
+            # stop, the grace period ending) is not: then the task is being cancelled.
+            if isinstance(exc, asyncio.CancelledError) and _cancelled_from_outside():
+                raise
+            attempts = getattr(exc, "attempts", 1)
+            error = f"{type(exc).__name__}: {exc}"
         latency = 0.0 if started is None else time.perf_counter() - started
         trace = (recorder or _PLAIN).trace()
         trace.latency_s = latency
@@ -241,6 +258,14 @@ class Runner:
         if error is None:
             result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the running task was asked to cancel (``Task.cancel``), as opposed to a
+    ``CancelledError`` raised by the code it awaits. ``asyncio.timeout`` uncancels the task
+    when it turns its own cancellation into ``TimeoutError``, so a time-out is not counted."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def _within(call: Awaitable[Any], timeout: float | None) -> Any:

@@ -128,3 +128,142 @@ def test_failing_evaluator_gives_null_scores_and_others_still_run():
     assert scores["garbage"].score is None
     assert "return a dict with 'score'" in scores["garbage"].comment
     assert scores["cov"].score == 1.0
+
+
+class Halt(BaseException):
+    """A BaseException of the target's own."""
+
+
+def _raise(exc: BaseException):
+    def sync(inputs):
+        raise exc
+
+    async def async_(inputs):
+        await asyncio.sleep(0)  # raised after a wait, not on the first step
+        raise exc
+
+    return sync, async_
+
+
+def test_every_base_exception_of_a_target_is_that_examples_error():
+    raised = {
+        "exit0": SystemExit(0),
+        "exit3": SystemExit(3),
+        "generator_exit": GeneratorExit(),
+        "stop_iteration": StopIteration(),
+        "cancelled": asyncio.CancelledError("gave up"),
+        "custom": Halt("halt"),
+    }
+    targets = []
+    for name, exc in raised.items():
+        sync, async_ = _raise(exc)
+        targets.append(adapt(sync, name=f"sync_{name}", import_path=f"x:{name}"))
+        targets.append(adapt(async_, name=f"async_{name}", import_path=f"x:a{name}"))
+    targets.append(adapt(lambda inputs: {"final_response": "q"}, name="fine", import_path="x:f"))
+    runner = Runner(targets=targets, evaluators=[BoundEvaluator("cov", coverage)])
+    results = []
+    finished = asyncio.run(
+        runner.run(runner.work(examples(2)), lambda item, r: results.append((item, r)))
+    )
+    assert finished is True
+    errors = {(item.target.name, r.example_id): r.error for item, r in results}
+    assert len(errors) == 13 * 2
+    for example in ("e0", "e1"):
+        assert errors["sync_exit0", example] == errors["async_exit0", example] == "SystemExit: 0"
+        assert errors["sync_exit3", example] == errors["async_exit3", example] == "SystemExit: 3"
+        # a thread's GeneratorExit would close every coroutine awaiting it, the run too,
+        # and asyncio refuses a StopIteration in a future: both come back as RuntimeError
+        assert errors["sync_generator_exit", example] == "RuntimeError: sync raised GeneratorExit"
+        assert errors["async_generator_exit", example] == "GeneratorExit: "
+        assert errors["sync_stop_iteration", example] == "RuntimeError: sync raised StopIteration"
+        assert errors["async_stop_iteration", example] == (
+            "RuntimeError: coroutine raised StopIteration"
+        )
+        assert errors["sync_cancelled", example] == "CancelledError: gave up"
+        assert errors["async_cancelled", example] == "CancelledError: gave up"
+        assert errors["sync_custom", example] == errors["async_custom", example] == "Halt: halt"
+        assert errors["fine", example] is None
+
+
+def test_a_stop_cancelling_a_call_is_not_recorded_as_its_error():
+    started = asyncio.Event()
+
+    async def slow(inputs):
+        started.set()
+        await asyncio.sleep(5)
+        return {"final_response": "late"}
+
+    runner = Runner(
+        targets=[adapt(slow, name="slow", import_path="x:slow")],
+        evaluators=[],
+        settings=RunSettings(grace_s=0.05),
+    )
+    results = []
+
+    async def main():
+        running = asyncio.ensure_future(
+            runner.run(runner.work(examples(1)), lambda item, r: results.append(r))
+        )
+        await started.wait()
+        runner.stop()
+        return await running
+
+    assert asyncio.run(main()) is False  # stopped: the call was cancelled, left for --resume
+    assert results == []
+
+
+def test_no_more_workers_than_work_items(monkeypatch):
+    started = []
+    real = asyncio.ensure_future
+
+    def counting(coro, **kwargs):
+        started.append(getattr(coro, "__qualname__", ""))
+        return real(coro, **kwargs)
+
+    runner = Runner(
+        targets=[adapt(lambda inputs: {"final_response": "q"}, name="t", import_path="x:t")],
+        evaluators=[],
+        settings=RunSettings(concurrency=1024),
+    )
+    monkeypatch.setattr(asyncio, "ensure_future", counting)
+    results = run_all(runner, examples(2))
+    assert len(results) == 2
+    assert started.count("Runner.run.<locals>.worker") == 2  # not 1024
+
+
+def test_hanging_sync_calls_with_retries_use_a_bounded_number_of_threads(monkeypatch):
+    import threading
+
+    from agenteval_cli import runner as runner_module
+    from agenteval_cli.retry import RetryPolicy
+
+    release = threading.Event()
+
+    def hangs(inputs):
+        release.wait(30)
+        return {"final_response": "late"}
+
+    monkeypatch.setattr(runner_module, "ABANDONED_THREADS", 3)
+    runner = Runner(
+        targets=[adapt(hangs, name="hangs", import_path="x:hangs")],
+        evaluators=[],
+        settings=RunSettings(
+            concurrency=2,
+            timeout_s=0.05,
+            retry=RetryPolicy(max=3, on=("timeout",), base_s=0.0, max_s=0.0),
+        ),
+    )
+    before = {t.ident for t in threading.enumerate()}
+    try:
+        results = run_all(runner, examples(6))  # 6 examples × 4 attempts: 24 calls
+        pool_threads = [
+            t
+            for t in threading.enumerate()
+            if t.ident not in before and t.name.startswith("agenteval-worker")
+        ]
+    finally:
+        release.set()
+    assert len(results) == 6
+    assert {r.error.split(" (")[0] for _, r in results} == {"TimeoutError: no answer within 0.05 s"}
+    assert {r.attempts for _, r in results} == {4}
+    assert len(pool_threads) == 2 + 3  # concurrency + ABANDONED_THREADS, not 24
