@@ -55,3 +55,14 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """A 'did you mean X?' hint for the closest choice, or None when nothing is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else None
+
+
+class ExitCode:
+    """What ``agenteval`` exits with; README "Exit codes" and ``agenteval run --help``."""
+
+    OK = 0
+    GATE_FAILED = 1  # a threshold failed, or a metric is significantly worse than the baseline
+    BAD_INPUT = 2  # a spec, dataset, option or import refused before anything ran
+    RUN_ERRORS = 3  # calls errored above max_error_rate, or an evaluator failed everywhere
+    SERVICE_FAILED = 4  # LangSmith refused or failed a request (after retries)
+    INTERRUPTED = 130  # Ctrl-C or SIGTERM; what finished is saved, --resume continues

@@ -75,7 +75,9 @@ def import_object(
             line=line,
             hint=hint,
         ) from None
-    except Exception as exc:  # the user's module raised while importing
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's module raised (or called sys.exit) while importing
         raise UserError(
             f"importing {module_part!r} raised {type(exc).__name__}: {exc}",
             file=file,

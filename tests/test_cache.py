@@ -33,7 +33,7 @@ def project(folder: Path, extra: str = "") -> Path:
     spec = folder / "spec.yaml"
     spec.write_text(
         "experiment_prefix: cached\ndataset: data.jsonl\ntargets:\n  a: targets.py:answer\n"
-        f"evaluators: [resolution_coverage]\n{extra}"
+        f"evaluators: [resolution_coverage]\nmax_error_rate: 1\n{extra}"
     )
     return spec
 

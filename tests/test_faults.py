@@ -186,11 +186,11 @@ def test_kill_9_at_random_points_then_resume_gives_the_uninterrupted_result(tmp_
 
 
 def test_a_target_failing_10_percent_completes_with_the_errors_recorded(tmp_path):
-    spec = write_project(tmp_path, {"flaky": "flaky"}, "retries: {max: 0}\n")
+    spec = write_project(tmp_path, {"flaky": "flaky"}, "retries: {max: 0}\nmax_error_rate: 0.25\n")
     result = CliRunner().invoke(
         app, ["run", str(spec), "--store", str(tmp_path / "db"), "--json", str(tmp_path / "r.json")]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.output  # the errors stay under max_error_rate
     [experiment] = json.loads((tmp_path / "r.json").read_text())["experiments"]
     results = experiment["results"]
     failed = [r for r in results if r["error"]]

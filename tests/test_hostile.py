@@ -45,6 +45,11 @@ SPEC_ERRORS = {
     "cache_not_bool.yaml": (3, "cache: expected true or false"),
     "unset_env.yaml": (1, "environment variable 'AGENTEVAL_TEST_UNSET_DATASET' is not set"),
     "evaluator_module_missing.yaml": (4, "no_evals.py' does not exist"),
+    "import_exits.yaml": (2, "exits_on_import.py' raised SystemExit: 0"),
+    "huge_concurrency.yaml": (3, "concurrency: expected an integer from 1 to 1024, got 1000000"),
+    "nan_timeout.yaml": (3, "timeout_s: expected a number > 0, got nan"),
+    "infinite_delay.yaml": (3, "retries.initial_delay_s: expected a number >= 0, got inf"),
+    "arabic_digits.yaml": (3, "repetitions: expected an integer from 1 to 1000, got '١٢'"),
 }
 
 # dataset file -> (line the error names, or None; a fragment of the message)
@@ -134,10 +139,11 @@ def test_a_bom_spec_and_a_bom_dataset_just_work(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
 
 
-def results_by_target(tmp_path: Path, spec: str) -> dict[str, dict[str, dict]]:
+def results_by_target(tmp_path: Path, spec: str, exit_code: int = 0) -> dict[str, dict[str, dict]]:
     out = tmp_path / "r.json"
     result = invoke("run", BAD / "specs" / spec, "--store", tmp_path / "db", "--json", out)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
+    assert "Traceback" not in result.output
     return {
         e["target"]: {r["example_id"]: r for r in e["results"]}
         for e in json.loads(out.read_text())["experiments"]
@@ -145,7 +151,7 @@ def results_by_target(tmp_path: Path, spec: str) -> dict[str, dict[str, dict]]:
 
 
 def test_misbehaving_targets_are_recorded_per_example_and_the_run_completes(tmp_path):
-    found = results_by_target(tmp_path, "target_misbehaves.yaml")
+    found = results_by_target(tmp_path, "target_misbehaves.yaml", exit_code=3)
     for example in ("n", "l", "s"):
         assert found["int"][example]["error"] == (
             "TypeError: target returned int; return a dict (or a string)"
@@ -163,7 +169,7 @@ def test_misbehaving_targets_are_recorded_per_example_and_the_run_completes(tmp_
 
 
 def test_misbehaving_evaluators_give_null_scores_with_reasons(tmp_path):
-    found = results_by_target(tmp_path, "evaluators_misbehave.yaml")
+    found = results_by_target(tmp_path, "evaluators_misbehave.yaml", exit_code=3)
     result = found["good"]["a"]
     assert result["error"] is None
     assert result["scores"] == {
@@ -178,7 +184,7 @@ def test_misbehaving_evaluators_give_null_scores_with_reasons(tmp_path):
 
 
 def test_a_graph_without_its_input_key_is_a_per_example_error(tmp_path):
-    found = results_by_target(tmp_path, "graph_missing_input_key.yaml")
+    found = results_by_target(tmp_path, "graph_missing_input_key.yaml", exit_code=3)
     assert found["supervisor"]["a"]["error"] == (
         "KeyError: \"inputs have no 'question' (set input_key for this target)\""
     )
@@ -196,7 +202,8 @@ def test_hanging_targets_time_out_and_the_process_still_exits(tmp_path):
         text=True,
         timeout=60,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # run errors: the timed-out calls
+    assert "errors: sync: 2 of 2 call(s) failed (100.0%, above max_error_rate 0)" in done.stderr
     assert time.monotonic() - started < 30  # a thread stuck in time.sleep(3600) is abandoned
     experiments = json.loads((tmp_path / "r.json").read_text())["experiments"]
     errors = {e["target"]: {r["error"] for r in e["results"]} for e in experiments}
@@ -205,3 +212,88 @@ def test_hanging_targets_time_out_and_the_process_still_exits(tmp_path):
         "async": {"TimeoutError: no answer within 0.3 s"},
         "good": {None},
     }
+
+
+def test_a_base_exception_in_a_target_is_that_examples_error_never_a_silent_exit(tmp_path):
+    found = results_by_target(tmp_path, "target_base_exceptions.yaml")  # max_error_rate: 1
+    errors = {target: {r["error"] for r in rows.values()} for target, rows in found.items()}
+    assert errors == {
+        "exits": {"SystemExit: 0"},
+        "exits_async": {"SystemExit: 0"},
+        "generator_exit": {"RuntimeError: generator_exit raised GeneratorExit"},
+        "stop_iteration": {"RuntimeError: stop_iteration raised StopIteration"},
+        "cancelled": {"CancelledError: gave up"},
+        "halt": {"Halt: halt"},
+        "good": {None},
+    }
+    assert {len(rows) for rows in found.values()} == {2}
+
+
+def test_errored_calls_are_summarised_and_fail_the_run_with_exit_3(tmp_path):
+    result = invoke("run", BAD / "specs" / "target_misbehaves.yaml", "--store", tmp_path / "db")
+    assert result.exit_code == 3, result.output
+    lines = result.output.splitlines()
+    at = lines.index("  errors: lower: 2 of 3 call(s) failed (66.7%, above max_error_rate 0)")
+    assert lines[at + 1] == (
+        "    2 × AttributeError, first: AttributeError: 'int' object has no attribute 'lower'"
+    )
+    at = lines.index("  errors: raises: 3 of 3 call(s) failed (100.0%, above max_error_rate 0)")
+    assert lines[at + 1] == "    3 × KeyError: 'customer_id'"
+    assert "errors: odd_values" not in result.output  # no error, no line
+    assert any(line.startswith("  run failed: calls errored above") for line in lines)
+
+
+def test_max_error_rate_from_the_cli_or_the_spec_lets_errors_through(tmp_path):
+    spec = BAD / "specs" / "target_misbehaves.yaml"
+    # 'lower' fails 2 of 3 (66.7%), the others 3 of 3 or 0 of 3
+    allowed = invoke("run", spec, "--store", tmp_path / "db", "--max-error-rate", "1")
+    assert allowed.exit_code == 0, allowed.output
+    assert "errors: lower: 2 of 3 call(s) failed (66.7%)" in allowed.output
+    assert "run failed" not in allowed.output
+    too_low = invoke("run", spec, "--store", tmp_path / "db", "--max-error-rate", "0.9")
+    assert too_low.exit_code == 3  # 'raises' errored on all of its calls
+    assert "errors: lower: 2 of 3 call(s) failed (66.7%)\n" in too_low.output
+    assert "errors: raises: 3 of 3 call(s) failed (100.0%, above max_error_rate 0.9)" in (
+        too_low.output
+    )
+    refused = invoke("run", spec, "--store", tmp_path / "db", "--max-error-rate", "2")
+    assert refused.exit_code == 2
+    written = tmp_path / "spec.yaml"
+    written.write_text(
+        f"dataset: {BAD / 'datasets' / 'bom.jsonl'}\n"
+        f"targets: {{raises: {BAD / 'targets' / 'values.py'}:raises}}\n"
+        "max_error_rate: 0.5\n"
+    )
+    assert invoke("run", written, "--store", tmp_path / "db").exit_code == 3  # 2 of 2
+    assert (
+        invoke("run", written, "--store", tmp_path / "db", "--max-error-rate", "1").exit_code == 0
+    )
+
+
+def test_an_evaluator_failing_on_every_example_fails_the_run(tmp_path):
+    result = invoke("run", BAD / "specs" / "evaluators_misbehave.yaml", "--store", tmp_path / "db")
+    assert result.exit_code == 3, result.output
+    lines = result.output.splitlines()
+    at = lines.index("  evaluator failed: good: raises on 2 of 2 result(s), first:")
+    assert lines[at + 1].startswith("    evaluator 'raises' failed: ZeroDivisionError")
+    assert "good: fine on" not in result.output
+
+
+def test_exit_codes_are_distinct_and_in_the_help():
+    from agenteval_cli.errors import ExitCode, UserError
+    from agenteval_cli.langsmith.client import LangSmithFailure
+
+    codes = [
+        ExitCode.OK,
+        ExitCode.GATE_FAILED,
+        ExitCode.BAD_INPUT,
+        ExitCode.RUN_ERRORS,
+        ExitCode.SERVICE_FAILED,
+        ExitCode.INTERRUPTED,
+    ]
+    assert codes == [0, 1, 2, 3, 4, 130]
+    assert UserError.exit_code == ExitCode.BAD_INPUT
+    assert LangSmithFailure.exit_code == ExitCode.SERVICE_FAILED != ExitCode.GATE_FAILED
+    help_text = " ".join(invoke("run", "--help").output.split())
+    assert "0 success; 1 quality gate failed" in help_text
+    assert "4 LangSmith failure" in help_text and "130 interrupted" in help_text

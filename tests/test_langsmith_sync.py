@@ -165,7 +165,7 @@ def test_interrupted_push_run_again_ends_with_exactly_the_files_examples(server,
 
         server.handle = handle
         failed = push(ROUTING, store)
-        assert failed.exit_code == 1
+        assert failed.exit_code == 4
         assert failed.output.count("\n") == 1 and "adding examples failed" in failed.output
         assert len(remote_rows(server)) == 20
         server.faults.clear()
@@ -198,7 +198,7 @@ def test_connection_failure_is_one_line_without_the_key(server, monkeypatch, tmp
     monkeypatch.setenv("LANGSMITH_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("AGENTEVAL_LANGSMITH_RETRIES", "1")
     result = invoke("dataset", "list")
-    assert result.exit_code == 1
+    assert result.exit_code == 4
     assert result.output.startswith("error: listing datasets failed")
     assert result.output.count("\n") == 1
     assert server.api_key not in result.output and server.api_key[:5] not in result.output

@@ -123,7 +123,7 @@ def test_failed_upload_keeps_results_and_upload_retries_without_duplicates(serve
     store = tmp_path / "db"
     server.inject(r"^POST /runs/multipart$", 500, times=1000)
     failed = invoke("run", spec, "--upload", "--limit", "3", "--store", store)
-    assert failed.exit_code == 1
+    assert failed.exit_code == 4
     assert "upload of routing-supervisor-" in failed.output
     assert "the local results are kept; retry with: agenteval upload routing-" in failed.output
     names = stored_experiments(store)

@@ -168,3 +168,127 @@ def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
     out.print(f"  [bold red]gate failed[/]: {len(failures)} problem(s)")
     for failure in failures:
         out.print(f"    {failure.target}: {failure.message}", highlight=False, markup=False)
+
+
+@dataclass
+class ErrorReason:
+    kind: str  # the exception's name, or the evaluator key
+    count: int
+    first: str  # the first full message of this kind, in the order results were stored
+    same: bool  # every message of this kind is ``first``
+
+
+@dataclass
+class TargetErrors:
+    target: str
+    calls: int
+    errored: int
+    reasons: list[ErrorReason]
+    # evaluator key -> (results it scored, results it failed on, first failure's comment)
+    evaluators: dict[str, tuple[int, int, str]]
+
+    @property
+    def rate(self) -> float:
+        return self.errored / self.calls if self.calls else 0.0
+
+    def evaluators_failing_everywhere(self) -> list[str]:
+        return [key for key, (n, failed, _) in self.evaluators.items() if n and failed == n]
+
+
+def collect_errors(store: Store, experiment_id: str, target: str) -> TargetErrors:
+    """The errored calls of an experiment grouped by exception, and its evaluators' failures,
+    read with a few grouped queries (no result is loaded whole)."""
+    db = store.db
+    calls, errored = db.execute(
+        "SELECT COUNT(*), COUNT(error) FROM results WHERE experiment_id = ?", (experiment_id,)
+    ).fetchone()
+    by_kind: dict[str, list[tuple[int, int, str]]] = {}
+    rows = db.execute(
+        "SELECT error, COUNT(*), MIN(id) FROM results WHERE experiment_id = ? AND error IS NOT"
+        " NULL GROUP BY error",
+        (experiment_id,),
+    )
+    for message, count, first_id in rows:
+        head = message.split(":", 1)[0]
+        kind = head if head.isidentifier() else message  # "KeyError: ..." -> KeyError
+        by_kind.setdefault(kind, []).append((first_id, count, message))
+    reasons = []
+    for kind, messages in by_kind.items():
+        messages.sort()
+        reasons.append(
+            ErrorReason(kind, sum(c for _, c, _ in messages), messages[0][2], len(messages) == 1)
+        )
+    reasons.sort(key=lambda r: -r.count)
+    evaluators: dict[str, tuple[int, int, str]] = {}
+    scored = db.execute(
+        "SELECT json_extract(s.value, '$[0]'), COUNT(*),"
+        " SUM(json_extract(s.value, '$[1]') IS NULL"
+        "     AND json_extract(s.value, '$[2]') LIKE 'evaluator %failed: %'),"
+        " MIN(CASE WHEN json_extract(s.value, '$[1]') IS NULL"
+        "     AND json_extract(s.value, '$[2]') LIKE 'evaluator %failed: %' THEN r.id END)"
+        " FROM results r, json_each(r.scores_json) s"
+        " WHERE r.experiment_id = ? AND r.error IS NULL AND r.scores_json IS NOT NULL"
+        " GROUP BY 1",
+        (experiment_id,),
+    )
+    for key, count, failed, first_id in scored:
+        if not failed:
+            continue
+        (comment,) = db.execute(
+            "SELECT json_extract(s.value, '$[2]') FROM results r, json_each(r.scores_json) s"
+            " WHERE r.id = ? AND json_extract(s.value, '$[0]') = ?",
+            (first_id, key),
+        ).fetchone()
+        evaluators[key] = (count, failed, comment)
+    return TargetErrors(target, calls, errored, reasons, evaluators)
+
+
+SHOWN_REASONS = 3
+
+
+def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate: float) -> bool:
+    """Per target, the most common error reasons with counts and the first full message of
+    each, and the evaluators that failed; False when a target's calls errored more often
+    than ``max_error_rate`` or an evaluator failed on every example it scored."""
+    from agenteval_cli.cli.common import stderr
+
+    err = stderr()
+    ok = True
+    for experiment_id in experiment_ids:
+        target = store.experiment(experiment_id).target
+        found = collect_errors(store, experiment_id, target)
+        if found.errored:
+            over = found.errored > max_error_rate * found.calls
+            ok = ok and not over
+            colour = "red" if over else "yellow"
+            err.print(
+                f"  [{colour}]errors[/]: {target}: {found.errored} of {found.calls} call(s) "
+                f"failed ({found.rate:.1%}"
+                + (f", above max_error_rate {max_error_rate:g})" if over else ")"),
+                highlight=False,
+            )
+            for reason in found.reasons[:SHOWN_REASONS]:
+                text = reason.first if reason.same else f"{reason.kind}, first: {reason.first}"
+                err.print(f"    {reason.count} × {text}", highlight=False, markup=False)
+            hidden = found.reasons[SHOWN_REASONS:]
+            if hidden:
+                count = sum(r.count for r in hidden)
+                err.print(f"    and {count} more of {len(hidden)} other kind(s)", highlight=False)
+        everywhere = set(found.evaluators_failing_everywhere())
+        ok = ok and not everywhere
+        for key, (scored, failed, comment) in found.evaluators.items():
+            colour = "red" if key in everywhere else "yellow"
+            err.print(
+                f"  [{colour}]evaluator failed[/]: {target}: {key} on {failed} of {scored} "
+                "result(s), first:",
+                highlight=False,
+            )
+            err.print(f"    {comment}", highlight=False, markup=False)
+    if not ok:
+        err.print(
+            f"  [bold red]run failed[/]: calls errored above max_error_rate {max_error_rate:g}, "
+            "or an evaluator failed on every example (allow errors with --max-error-rate or "
+            "'max_error_rate:' in the spec)",
+            highlight=False,
+        )
+    return ok

@@ -24,7 +24,9 @@ from agenteval_cli.cli.outputs import (
     RunOutputs,
     SaveBaselineOption,
     finish_run,
+    report_run_errors,
 )
+from agenteval_cli.errors import ExitCode
 
 
 @app.command()
@@ -90,6 +92,18 @@ def run(
             "report and gate on it with SPEC's pricing and thresholds (repeatable).",
         ),
     ] = None,
+    max_error_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-error-rate",
+            min=0.0,
+            max=1.0,
+            metavar="RATE",
+            help="The share of a target's calls that may end in error (0 to 1) before the "
+            "run fails with exit 3; overrides the spec's 'max_error_rate' (default 0).",
+            show_default=False,
+        ),
+    ] = None,
     by_agent: Annotated[
         bool,
         typer.Option(
@@ -107,8 +121,11 @@ def run(
 ) -> None:
     """Run every target of SPEC on every example, score the results, print the comparison.
 
-    Exits 1 when a threshold of the spec fails or a metric is significantly worse than the
-    baseline (--baseline or the spec's 'baseline:')."""
+    Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, or a metric
+    significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
+    3 run errors (a target's calls errored above max_error_rate, or an evaluator failed on
+    every example); 4 LangSmith failure (fetch or upload); 130 interrupted. When several
+    apply: 3, then 1, then 4."""
     from agenteval_cli import experiment
     from agenteval_cli.cli.untraced import UntracedResults
     from agenteval_cli.progress import target_progress
@@ -129,7 +146,7 @@ def run(
             if not run_from_langsmith(
                 spec, from_langsmith, store_path, json_path, outputs, others, by_agent=by_agent
             ):
-                raise typer.Exit(1)
+                raise typer.Exit(ExitCode.GATE_FAILED)
             return
         if rescore:
             _rescore(spec, rescore, store_path, json_path, by_agent)
@@ -179,10 +196,12 @@ def run(
             saved = sum(store.result_count(e.id) for e in prepared.experiments.values())
             err.print(f"[yellow]interrupted[/]: {saved} results were saved in {store_path}")
             err.print(f"resume with: {_resume_command(spec_path, prepared, store_path)}")
-            raise typer.Exit(130) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
         untraced.warn(err)
         ids = [e.id for e in prepared.experiments.values()]
         print_comparison(store, ids, pricing=spec.pricing, title=_title(prepared))
+        allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
+        clean = report_run_errors(store, ids, max_error_rate=allowed)
         if by_agent:
             _print_agents(store, ids)
         if json_path is not None:
@@ -200,8 +219,12 @@ def run(
         if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
             with user_errors(debug):
                 passed = finish_run(store, ids, spec, outputs)
-    if not passed or not uploaded:
-        raise typer.Exit(1)
+    if not clean:
+        raise typer.Exit(ExitCode.RUN_ERRORS)
+    if not passed:
+        raise typer.Exit(ExitCode.GATE_FAILED)
+    if not uploaded:
+        raise typer.Exit(ExitCode.SERVICE_FAILED)
 
 
 def _has_gate_or_reports(spec, outputs: RunOutputs) -> bool:

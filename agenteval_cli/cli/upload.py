@@ -36,11 +36,11 @@ def upload(
     """Upload stored experiments to LangSmith; a retry sends only what is missing."""
     from agenteval_cli.langsmith.client import credentials
 
-    with user_errors(debug), open_store(store_path) as store:
+    with user_errors(debug), open_store(store_path, write=True) as store:
         credentials()
         experiments = [resolve_experiment(store, name) for name in names]
         if not upload_after_run(store, experiments, debug):
-            raise typer.Exit(1)
+            raise typer.Exit(4)  # ExitCode.SERVICE_FAILED
 
 
 def upload_after_run(store: Store, experiments: list[ExperimentRecord], debug: bool) -> bool:

@@ -27,9 +27,9 @@ RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
 
 
 class LangSmithFailure(UserError):
-    """LangSmith refused or failed a request (after retries): one line, exit code 1."""
+    """LangSmith refused or failed a request (after retries): one line, exit code 4."""
 
-    exit_code = 1
+    exit_code = 4  # ExitCode.SERVICE_FAILED: never the gate's 1
 
 
 @dataclass(frozen=True)
