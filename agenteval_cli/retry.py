@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -49,18 +50,20 @@ class RetryPolicy:
         return kind is not None and kind in self.on
 
     def delay(self, attempt: int, exc: BaseException, rng: random.Random | None = None) -> float:
-        """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1).
+        """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1), never
+        more than ``max_s``.
 
-        A ``Retry-After`` from the server wins over the computed backoff: waiting less than it
-        asks only earns another 429.
+        A ``Retry-After`` from the server wins over the computed backoff (waiting less than it
+        asks only earns another 429), up to ``max_s``: a server asking for a day
+        (``Retry-After: 86400``) gets ``max_s``, and its next 429 uses up the retries.
         """
         hinted = retry_after(exc)
         if hinted is not None:
-            return hinted
+            return min(hinted, self.max_s)
         if self.backoff == "constant":
-            ceiling = self.base_s
+            ceiling = min(self.max_s, self.base_s)
         else:
-            ceiling = min(self.max_s, self.base_s * 2 ** (attempt - 1))
+            ceiling = min(self.max_s, self.base_s * 2 ** min(attempt - 1, 1023))
         return (rng or random).uniform(0, ceiling)  # full jitter: spreads retrying clients
 
 
@@ -104,10 +107,17 @@ def classify(exc: BaseException) -> str | None:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms``, ``retry-after``), if any."""
+    """Seconds the server asked us to wait (``retry-after-ms``, ``retry-after``), if any.
+
+    Only a finite number of seconds or an HTTP date is a hint; ``inf``, ``nan``, a negative
+    number or anything else is none (the backoff applies)."""
     for error in _chain(exc):
         value = getattr(error, "retry_after", None)
-        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and 0 <= value < math.inf  # NaN fails both
+        ):
             return float(value)
         headers = getattr(getattr(error, "response", None), "headers", None)
         if headers is None or not hasattr(headers, "get"):
@@ -127,11 +137,11 @@ def _parse_retry_after(value: Any, *, scale: float) -> float | None:
     try:
         seconds = float(text) * scale
     except ValueError:
-        try:  # an HTTP date
-            seconds = parsedate_to_datetime(text).timestamp() - time.time()
-        except (TypeError, ValueError, OverflowError):
+        try:  # an HTTP date; one in the past means: retry now
+            return max(0.0, parsedate_to_datetime(text).timestamp() - time.time())
+        except (TypeError, ValueError, OverflowError, IndexError):
             return None
-    return max(0.0, seconds) if seconds == seconds else None  # NaN is no hint
+    return seconds if 0 <= seconds < math.inf else None  # inf, nan, -5: no hint
 
 
 async def call_with_retries(
@@ -140,9 +150,12 @@ async def call_with_retries(
     *,
     before_attempt: Callable[[], Awaitable[None]] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    max_wait_s: float | None = None,
 ) -> tuple[T, int]:
     """Run ``call`` until it succeeds or the policy gives up; returns (value, attempts).
 
+    A wait between attempts is at most the policy's ``max_s`` and at most ``max_wait_s``
+    (the runner passes its ``timeout_s``: no wait outlasts the time an attempt may take).
     The final error is re-raised with ``attempts`` set on it, so the caller can record how
     many calls an error cost.
     """
@@ -158,14 +171,23 @@ async def call_with_retries(
                 with contextlib.suppress(AttributeError):
                     exc.attempts = attempt  # type: ignore[attr-defined]
                 raise
-            await sleep(policy.delay(attempt, exc))
+            wait = policy.delay(attempt, exc)
+            await sleep(wait if max_wait_s is None else min(wait, max_wait_s))
 
 
 class RateLimiter:
-    """Spaces call starts at least ``60 / requests_per_minute`` seconds apart, across tasks."""
+    """Spaces call starts at least ``60 / requests_per_minute`` seconds apart, across tasks.
+
+    A call waits at most one interval after the call before it started."""
 
     def __init__(self, requests_per_minute: float, *, clock: Callable[[], float] | None = None):
+        if not 0 < requests_per_minute < math.inf:
+            raise ValueError(
+                f"requests_per_minute must be a positive number, not {requests_per_minute!r}"
+            )
         self.interval = 60.0 / requests_per_minute
+        if not math.isfinite(self.interval):
+            raise ValueError(f"requests_per_minute {requests_per_minute!r} is too small")
         self._clock = clock or time.monotonic
         self._next = 0.0
         self._lock: asyncio.Lock | None = None

@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import openai
@@ -79,6 +83,53 @@ def test_retry_after_headers_in_seconds_milliseconds_and_dates():
     assert retry_after(http_error(429)) is None
 
 
+def test_retry_after_that_is_no_finite_wait_is_no_hint():
+    assert retry_after(http_error(429, {"Retry-After": "86400"})) == 86400.0  # capped later
+    for garbage in ("inf", "-inf", "nan", "1e999", "-5", "", "0x10", "Mon, 99 Foo 2015"):
+        assert retry_after(http_error(429, {"Retry-After": garbage})) is None, garbage
+    assert retry_after(http_error(429, {"retry-after-ms": "inf", "Retry-After": "2"})) == 2.0
+
+    class Hinted(Exception):
+        retry_after = float("inf")
+
+    assert retry_after(Hinted()) is None
+
+
+def test_no_wait_is_longer_than_max_delay_s():
+    policy = RetryPolicy(max=5, base_s=100.0, max_s=2.5)
+    assert policy.delay(1, http_error(429, {"Retry-After": "86400"})) == 2.5
+    future = "Wed, 21 Oct 2999 07:28:00 GMT"
+    assert policy.delay(1, http_error(429, {"Retry-After": future})) == 2.5
+    rng = random.Random(3)
+    assert all(0 <= policy.delay(9, ValueError(), rng) <= 2.5 for _ in range(100))
+    assert policy.delay(2000, ValueError(), rng) <= 2.5  # 2**1999 overflows no float
+    constant = RetryPolicy(max=5, backoff="constant", base_s=100.0, max_s=2.5)
+    assert all(0 <= constant.delay(1, ValueError(), rng) <= 2.5 for _ in range(100))
+    # garbage is no hint: the backoff applies (with jitter, up to 2.5 s here)
+    assert 0 <= policy.delay(1, http_error(429, {"Retry-After": "inf"}), rng) <= 2.5
+
+
+def test_no_wait_is_longer_than_the_call_may_take():
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def always_429():
+        raise http_error(429, {"Retry-After": "86400"})
+
+    policy = RetryPolicy(max=2, max_s=60.0)
+    with pytest.raises(httpx.HTTPStatusError) as info:
+        asyncio.run(call_with_retries(always_429, policy, sleep=record, max_wait_s=0.25))
+    assert (waits, info.value.attempts) == ([0.25, 0.25], 3)
+
+
+def test_rate_limiter_refuses_a_rate_that_never_lets_a_call_start():
+    for rate in (0.0, -1.0, float("nan"), float("inf"), 1e-320):
+        with pytest.raises(ValueError, match="requests_per_minute"):
+            RateLimiter(rate)
+
+
 def test_backoff_is_exponential_with_full_jitter_and_capped():
     policy = RetryPolicy(max=10, base_s=1.0, max_s=8.0)
     rng = random.Random(7)
@@ -89,7 +140,8 @@ def test_backoff_is_exponential_with_full_jitter_and_capped():
         assert max(delays) > ceiling * 0.9  # jitter spans the whole range
     constant = RetryPolicy(max=3, backoff="constant", base_s=0.5)
     assert all(0 <= constant.delay(5, error, rng) <= 0.5 for _ in range(50))
-    assert policy.delay(1, http_error(429, {"Retry-After": "30"})) == 30.0  # the server wins
+    assert policy.delay(1, http_error(429, {"Retry-After": "5"})) == 5.0  # the server wins
+    assert policy.delay(1, http_error(429, {"Retry-After": "30"})) == 8.0  # up to max_s
 
 
 def test_three_429s_then_success_is_retried_with_the_servers_delays():
@@ -197,3 +249,94 @@ def test_runner_gives_up_and_records_the_error_and_attempts():
     [result] = results
     assert result.error.startswith("HTTPStatusError: 429")
     assert result.attempts == 3
+
+
+@contextmanager
+def throttling_server(retry_after: str) -> Iterator[tuple[str, list[float]]]:
+    """127.0.0.1 answering every POST with 429 and ``Retry-After: <retry_after>``; yields
+    its URL and the time of each request."""
+    seen: list[float] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            seen.append(time.monotonic())
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b'{"error": {"message": "slow down"}}'
+            self.send_response(429)
+            self.send_header("Retry-After", retry_after)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1/chat", seen
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def run_against(url: str, settings: RunSettings) -> tuple[list, float]:
+    async def target(inputs):
+        async with httpx.AsyncClient() as client:
+            response = await client.post(url, json={"q": inputs["question"]})
+            response.raise_for_status()
+            return {"final_response": response.text}
+
+    runner = Runner(
+        targets=[adapt(target, name="t", import_path="x:t")], evaluators=[], settings=settings
+    )
+    results: list = []
+    started = time.monotonic()
+    asyncio.run(
+        runner.run(runner.work([Example("e", {"question": "q"})]), lambda i, r: results.append(r))
+    )
+    return results, time.monotonic() - started
+
+
+@pytest.mark.parametrize("header", ["86400", "inf", "nan", "soon", "Wed, 21 Oct 2999 07:28:00 GMT"])
+def test_a_server_asking_for_a_day_gets_max_delay_s(header):
+    settings = RunSettings(timeout_s=30, retry=RetryPolicy(max=2, base_s=0.05, max_s=0.3))
+    with throttling_server(header) as (url, seen):
+        [result], took = run_against(url, settings)
+    assert result.error.startswith("HTTPStatusError: Client error '429 Too Many Requests'")
+    assert result.attempts == 3 and len(seen) == 3
+    gaps = [b - a for a, b in itertools.pairwise(seen)]
+    assert all(gap < 5 for gap in gaps), gaps  # 0.3 s at most, and a loaded machine
+    if header in ("86400", "Wed, 21 Oct 2999 07:28:00 GMT"):  # a hint, capped: exactly 0.3 s
+        assert all(gap >= 0.29 for gap in gaps), gaps
+    assert took < 20
+
+
+def test_a_server_asking_for_a_day_gets_no_more_than_timeout_s():
+    settings = RunSettings(timeout_s=0.4, retry=RetryPolicy(max=2, base_s=1.0, max_s=60.0))
+    with throttling_server("86400") as (url, seen):
+        [result], took = run_against(url, settings)
+    assert result.attempts == 3 and len(seen) == 3
+    gaps = [b - a for a, b in itertools.pairwise(seen)]
+    assert all(0.39 <= gap < 5 for gap in gaps), gaps  # the wait is timeout_s, not 60 s
+    assert took < 20
+
+
+def test_langsmith_requests_wait_at_most_the_cap(monkeypatch):
+    from langsmith_stub import serving
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    monkeypatch.setenv("AGENTEVAL_LANGSMITH_MAX_WAIT_S", "0.2")
+    with serving(monkeypatch) as stand_in:
+        for header in ("86400", "inf", "garbage"):
+            stand_in.inject("GET /datasets", 429, times=3, retry_after=header)
+            started = time.monotonic()
+            result = CliRunner().invoke(app, ["dataset", "list"])
+            took = time.monotonic() - started
+            assert result.exit_code == 0, (header, result.output)
+            assert took < 20, (header, took)  # three waits of 0.2 s at most, not a day
+            assert all(f.times == 0 for f in stand_in.faults)  # three 429s, then the list

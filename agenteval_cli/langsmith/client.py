@@ -3,17 +3,21 @@
 Credentials come from ``LANGSMITH_API_KEY`` (or ``LANGCHAIN_API_KEY``) and
 ``LANGSMITH_ENDPOINT`` (or ``LANGCHAIN_ENDPOINT``); never from a file or a CLI profile, so
 nothing secret is ever written by agenteval. 429 and 5xx answers are retried with
-exponential backoff (honouring ``Retry-After``) by the client's HTTP adapter.
+exponential backoff (honouring ``Retry-After``) by the client's HTTP adapter. No wait is longer
+than ``AGENTEVAL_LANGSMITH_MAX_WAIT_S`` (default 30 s): a server asking for a day waits that
+long, and a ``Retry-After`` that is no number of seconds nor a date (``inf``, garbage) is
+ignored for the backoff.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.errors import UserError
 
@@ -24,6 +28,17 @@ API_KEY_VARS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 ENDPOINT_VARS = ("LANGSMITH_ENDPOINT", "LANGCHAIN_ENDPOINT")
 DEFAULT_ENDPOINT = "https://api.smith.langchain.com"
 RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+MAX_WAIT_S = 30.0  # the longest wait between two attempts of one request
+
+
+def max_wait_s() -> float:
+    """``AGENTEVAL_LANGSMITH_MAX_WAIT_S``, or 30 s; a value that is no positive finite
+    number of seconds is ignored."""
+    try:
+        value = float(os.environ.get("AGENTEVAL_LANGSMITH_MAX_WAIT_S", MAX_WAIT_S))
+    except ValueError:
+        return MAX_WAIT_S
+    return value if 0 <= value < math.inf else MAX_WAIT_S
 
 
 class LangSmithFailure(UserError):
@@ -108,10 +123,12 @@ def connect(creds: Credentials | None = None) -> Connection:
         if creds.api_key not in _FILTERED:
             _FILTERED[creds.api_key] = _Redact(creds.api_key)
         logging.getLogger(name).addFilter(_FILTERED[creds.api_key])
-    retry = LangSmithRetry(
+    cap = max_wait_s()
+    retry = _capped_retry(LangSmithRetry, cap)(
         total=int(os.environ.get("AGENTEVAL_LANGSMITH_RETRIES", "5")),
         status_forcelist=list(RETRY_STATUSES),
         backoff_factor=float(os.environ.get("AGENTEVAL_LANGSMITH_BACKOFF", "0.5")),
+        backoff_max=cap,
         raise_on_redirect=False,
         raise_on_status=False,
         respect_retry_after_header=True,
@@ -126,7 +143,37 @@ def connect(creds: Credentials | None = None) -> Connection:
         tracing_error_callback=errors.append,
         timeout_ms=(10_000, 60_000),
     )
+    # The client's own loop around a request sleeps ``Retry-After × 2**attempt`` after the
+    # HTTP adapter's retries ran out (30 s for a value that is no number): it may retry, but
+    # at once, since the adapter has already waited as long as agenteval allows.
+    client.session.hooks["response"].append(_no_second_wait)
     return Connection(client, creds, errors)
+
+
+_RETRY_TYPES: dict[tuple[type, float], type] = {}
+
+
+def _capped_retry(base: type, cap: float) -> type:
+    """``base`` (urllib3's ``Retry``) whose wait for a ``Retry-After`` is at most ``cap``
+    seconds, and whose unreadable ``Retry-After`` falls back to the backoff instead of
+    failing the request. A class per cap, since urllib3 copies a Retry by its type."""
+    key = (base, cap)
+    if key not in _RETRY_TYPES:
+
+        def parse_retry_after(self: Any, retry_after: str) -> float:
+            from agenteval_cli.retry import _parse_retry_after
+
+            seconds = _parse_retry_after(retry_after, scale=1.0)
+            return 0.0 if seconds is None else min(seconds, cap)
+
+        _RETRY_TYPES[key] = type(base.__name__, (base,), {"parse_retry_after": parse_retry_after})
+    return _RETRY_TYPES[key]
+
+
+def _no_second_wait(response: Any, *args: Any, **kwargs: Any) -> Any:
+    if response.status_code in RETRY_STATUSES:
+        response.headers["Retry-After"] = "0"
+    return response
 
 
 def redact(text: str, secret: str | None) -> str:
