@@ -223,6 +223,7 @@ class Runner:
                 attempt,
                 self.settings.retry,
                 before_attempt=None if self._limiter is None else self._limiter.acquire,
+                max_wait_s=timeout,
             )
         except TimeoutError as exc:
             attempts = getattr(exc, "attempts", 1)
