@@ -3,7 +3,8 @@
 A run is the set of experiments one ``agenteval run`` started together (their ``run_id``).
 Resuming it reuses those experiments, so the finished table is the one an uninterrupted run
 would have printed: every example x repetition pair that already has a row is skipped, and
-with ``retry_errors`` the pairs that ended in error run again and replace their row.
+with ``retry_errors`` the pairs that ended in error run again and replace their row. A run
+is locked while it runs (:meth:`Store.lock_run`), so it is never resumed twice at once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ def resume_run(
     """The run to continue, prepared with the pairs it already has (``PreparedRun.done``)."""
     group = _named_run(store, experiment) if experiment else _latest_run(spec, store, retry_errors)
     first = group[0]
+    # Held until the store closes: a second --resume of this run (or one while the run
+    # itself still goes on) is refused here, before it calls anything.
+    store.lock_run(first.run_id or first.id, ", ".join(e.name for e in group))
     _refuse_changes(spec, first)
     run = prepare(
         spec, only_targets=[e.target for e in group], limit=first.example_count, store=store

@@ -2,21 +2,33 @@
 
 A run's results are committed as they finish, those that finish together in one
 transaction (WAL journal; :mod:`agenteval_cli.store_results`), so a crash or Ctrl-C never
-loses what was already committed.
+loses what was already committed. Its schema is versioned by named migrations
+(:mod:`agenteval_cli.migrations`); a run holds a lock on its experiments while it runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import socket
 import sqlite3
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval_cli import migrations
 from agenteval_cli.records import Example, Result
-from agenteval_cli.sqlite_tx import has_table, write_transaction
+from agenteval_cli.sqlite_tx import (
+    SQLITE_CANTOPEN,
+    STORAGE_FAILURE_EXIT,
+    StoreError,
+    has_table,
+    store_error,
+    write_transaction,
+)
 from agenteval_cli.store_results import (  # noqa: F401 (dumps, now, _default: re-exported)
     ResultWriter,
     _default,
@@ -32,72 +44,6 @@ if TYPE_CHECKING:
     from agenteval_cli.metrics import Summary
 
 DEFAULT_PATH = Path(".agenteval") / "agenteval.db"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS experiments (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    prefix TEXT NOT NULL,
-    target TEXT NOT NULL,
-    target_path TEXT NOT NULL,
-    spec_path TEXT,
-    spec_json TEXT NOT NULL,
-    spec_hash TEXT,
-    dataset_path TEXT,
-    dataset_name TEXT,
-    dataset_hash TEXT,
-    git_commit TEXT,
-    repetitions INTEGER NOT NULL DEFAULT 1,
-    example_count INTEGER,
-    status TEXT NOT NULL DEFAULT 'running',
-    started_at TEXT NOT NULL,
-    ended_at TEXT
-);
-CREATE TABLE IF NOT EXISTS results (
-    id INTEGER PRIMARY KEY,
-    experiment_id TEXT NOT NULL REFERENCES experiments(id),
-    example_id TEXT NOT NULL,
-    repetition INTEGER NOT NULL,
-    inputs_json TEXT NOT NULL,
-    reference_json TEXT NOT NULL,
-    outputs_json TEXT,
-    trace_json TEXT,
-    error TEXT,
-    latency_s REAL,
-    finished_at TEXT NOT NULL,
-    UNIQUE (experiment_id, example_id, repetition)
-);
-CREATE TABLE IF NOT EXISTS cache (
-    key TEXT PRIMARY KEY,
-    target_path TEXT NOT NULL,
-    outputs_json TEXT NOT NULL,
-    trace_json TEXT,
-    latency_s REAL,
-    created_at TEXT NOT NULL
-);
-"""
-
-# Columns added after the first release: (table, column, declaration). Stores made before
-# them get them on open, so an old .agenteval/agenteval.db keeps working.
-ADDED_COLUMNS: list[tuple[str, str, str]] = [
-    ("experiments", "run_id", "TEXT"),  # experiments started together by one `agenteval run`
-    ("results", "attempts", "INTEGER NOT NULL DEFAULT 1"),  # target calls, retries included
-    ("results", "cached", "INTEGER NOT NULL DEFAULT 0"),  # outputs came from the cache
-    # [[key, score, comment], ...] or NULL: a result's scores, written with its row
-    ("results", "scores_json", "TEXT"),
-]
-
-# Stores made before results.scores_json kept scores in a table of their own: moved on open.
-MOVE_SCORES = """
-UPDATE results SET scores_json = (
-    SELECT json_group_array(json_array(
-        s.key,
-        CASE WHEN s.is_bool AND s.score IS NOT NULL
-             THEN json(CASE WHEN s.score THEN 'true' ELSE 'false' END) ELSE s.score END,
-        s.comment))
-    FROM scores s WHERE s.result_id = results.id)
-WHERE id IN (SELECT result_id FROM scores);
-"""
 
 
 @dataclass
@@ -123,47 +69,117 @@ class ExperimentRecord:
 
 
 class Store:
-    """A thin library over the SQLite file; the CLI and the runner both go through it."""
+    """A thin library over the SQLite file; the CLI and the runner both go through it.
 
-    def __init__(self, path: str | Path = DEFAULT_PATH) -> None:
+    Opening it migrates an older store (:mod:`agenteval_cli.migrations`) and refuses one from
+    a newer agenteval; ``readonly`` opens the file read-only and never alters it. A failure
+    of the file (not a database, damaged, read-only, full...) is a :class:`StoreError`
+    naming it, raised on opening or by the ``with`` block's end."""
+
+    def __init__(self, path: str | Path = DEFAULT_PATH, *, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
-        self._add_columns()
-        self._move_scores()
+        self.readonly = readonly
+        self._token = uuid.uuid4().hex  # tells this Store's run locks from any other's
+        self._locks: set[str] = set()
+        self.db: sqlite3.Connection | None = None
+        try:
+            self.db = _connect(self.path, readonly)
+            self._prepare(self.db)
+        except sqlite3.Error as exc:
+            self._close_quietly()
+            raise store_error(exc, self.path) from exc
+        except BaseException:
+            self._close_quietly()
+            raise
 
-    def _add_columns(self) -> None:
-        for table, column, declaration in ADDED_COLUMNS:
-            present = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
-            if column in present:
-                continue
-            try:
-                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-            except sqlite3.OperationalError as exc:  # another process added it first
-                if "duplicate column" not in str(exc):
-                    raise
+    def _prepare(self, db: sqlite3.Connection) -> None:
+        migrations.refuse_newer(db, self.path)
+        if self.readonly:
+            if not migrations.readable(db):
+                raise self._unreadable(db)
+            db.execute("PRAGMA query_only = ON")
+        else:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            migrations.migrate(db, self.path)
+        db.execute("PRAGMA foreign_keys=ON")
 
-    def _move_scores(self) -> None:
-        """Move an older store's ``scores`` table into ``results.scores_json``, once."""
-        if not has_table(self.db, "scores"):
-            return
-        with write_transaction(self.db):
-            if has_table(self.db, "scores"):  # not moved by another process meanwhile
-                self.db.execute(MOVE_SCORES)
-                self.db.execute("DROP TABLE scores")
+    def _unreadable(self, db: sqlite3.Connection) -> StoreError:
+        if not has_table(db, "experiments"):
+            return StoreError(
+                f"{self.path} is not an agenteval store: it has no experiments table",
+                hint="pass --store with the file 'agenteval run' wrote",
+            )
+        return StoreError(
+            f"the store {self.path} has schema version {migrations.version(db)} and needs "
+            f"migrating to version {migrations.SCHEMA_VERSION}; this command only reads "
+            "stores, and left it as it is",
+            hint=f"migrate it with 'python -m agenteval_cli.migrations {self.path}' or any "
+            "command that writes to it, such as 'agenteval run'",
+        )
 
     def close(self) -> None:
+        """Release this Store's run locks and close the file."""
+        if self.db is None:
+            return
+        if self._locks:
+            with contextlib.suppress(sqlite3.Error):  # a dead holder's lock is taken over
+                self.db.execute("DELETE FROM run_locks WHERE token = ?", (self._token,))
+            self._locks.clear()
         self.db.close()
+
+    def _close_quietly(self) -> None:
+        if self.db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.close()
 
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
         self.close()
+        if isinstance(exc, sqlite3.Error):  # the file failed: one line naming it
+            raise store_error(exc, self.path) from exc
+
+    # run locks ---------------------------------------------------------------------------
+
+    def lock_run(self, run_id: str, label: str) -> None:
+        """Hold run ``run_id`` (``label`` names it) until this Store closes, so that no
+        other process runs the same examples at the same time.
+
+        Raises a StoreError naming the holder when another live process holds it; the lock
+        of a holder that died (its process is gone, or its pid now another process's) is
+        taken over."""
+        if run_id in self._locks:
+            return
+        host, pid, started = _holder()
+        with write_transaction(self.db):
+            row = self.db.execute(
+                "SELECT host, pid, process_start, token, locked_at FROM run_locks WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is not None and row[3] != self._token and _alive(row[0], row[1], row[2]):
+                raise self._locked(run_id, label, host=row[0], pid=row[1], since=row[4])
+            self.db.execute(
+                "INSERT OR REPLACE INTO run_locks (run_id, host, pid, process_start, token,"
+                " locked_at) VALUES (?,?,?,?,?,?)",
+                (run_id, host, pid, started, self._token, now()),
+            )
+        self._locks.add(run_id)
+
+    def _locked(self, run_id: str, label: str, *, host: str, pid: int, since: str) -> StoreError:
+        hint = "wait for it to finish; nothing was called"
+        if host != _HOST:
+            hint += (
+                f"; if it is no longer running on {host}, remove its lock: sqlite3 "
+                f"{self.path} \"DELETE FROM run_locks WHERE run_id = '{run_id}'\""
+            )
+        return StoreError(
+            f"{label}: already being run by process {pid} on {host} since {since} (store "
+            f"{self.path}); a second run at the same time would call the same examples again",
+            hint=hint,
+            exit_code=STORAGE_FAILURE_EXIT,
+        )
 
     # experiments -------------------------------------------------------------------------
 
@@ -187,6 +203,8 @@ class Store:
         """Start an experiment named ``<prefix>-<target>-<short id>``."""
         experiment_id = uuid.uuid4().hex
         name = f"{prefix}-{target}-{experiment_id[:8]}"
+        if run_id is not None:  # held while this run lasts: a --resume of it waits its turn
+            self.lock_run(run_id, name)
         self.db.execute(
             "INSERT INTO experiments (id, name, prefix, target, target_path, spec_path, spec_json,"
             " spec_hash, dataset_path, dataset_name, dataset_hash, git_commit, repetitions,"
@@ -252,7 +270,7 @@ class Store:
         columns = [c[1] for c in self.db.execute("PRAGMA table_info(experiments)")]
         data = dict(zip(columns, row, strict=True))
         data["spec"] = json.loads(data.pop("spec_json"))
-        return ExperimentRecord(**data)
+        return ExperimentRecord(**{k: v for k, v in data.items() if k in RECORD_FIELDS})
 
     # results ----------------------------------------------------------------------------
 
@@ -353,6 +371,9 @@ class Store:
         return [(path, count) for path, count in rows]
 
 
+RECORD_FIELDS = frozenset(f.name for f in fields(ExperimentRecord))
+
+
 @dataclass
 class StoredResult:
     inputs: dict[str, Any]
@@ -363,3 +384,81 @@ class StoredResult:
 def _like_prefix(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return escaped + "%"
+
+
+def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    """The store's autocommit connection; ``readonly`` opens the file read-only (an SQLite
+    ``mode=ro`` URI), so nothing done through it can alter the store."""
+    if readonly:
+        uri = path.absolute().as_uri() + "?mode=ro"
+        db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA user_version").fetchone()  # the file is opened here
+        except sqlite3.OperationalError as exc:
+            # A WAL store in a folder where its -shm file cannot be made (a read-only
+            # medium, an archive): with no -wal file, no one can be writing it.
+            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+            if code != SQLITE_CANTOPEN or Path(f"{path}-wal").exists() or not path.is_file():
+                raise
+            db.close()
+            uri += "&immutable=1"
+            db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        return db
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the folder of the store {path}: {exc.strerror or exc}",
+            hint="pass --store with a path in a writable folder",
+            exit_code=STORAGE_FAILURE_EXIT,
+        ) from None
+    return sqlite3.connect(path, timeout=30, isolation_level=None)
+
+
+# --- run locks: who holds one, and whether it still lives ---------------------------------
+
+_HOST = socket.gethostname()
+
+
+def _holder() -> tuple[str, int, str | None]:
+    """``(host, pid, process start)`` of this process, as a run lock records it."""
+    return _HOST, os.getpid(), _process_start(os.getpid())
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (Linux), or None."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[-1].split()
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (boot id and clock ticks since boot, on Linux), which
+    tells a live lock holder from a later process given the same pid; None elsewhere."""
+    stat = _proc_stat(pid)
+    if stat is None or len(stat) < 20:
+        return None
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    return f"{boot}:{stat[19]}"
+
+
+def _alive(host: str, pid: int, started: str | None) -> bool:
+    """Whether the process that took a run lock still runs (a holder on another host, or
+    on a system where this cannot be told, is taken to)."""
+    if host != _HOST or os.name == "nt":  # os.kill(pid, 0) would signal it on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        pass
+    stat = _proc_stat(pid)
+    if stat is not None and stat[0] in ("Z", "X"):  # exited, not yet reaped
+        return False
+    return started is None or _process_start(pid) in (None, started)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.records import Example, Result, Score, Trace
 from agenteval_cli.redact import redact
-from agenteval_cli.sqlite_tx import write_transaction
+from agenteval_cli.sqlite_tx import is_storage_failure, write_transaction
 
 if TYPE_CHECKING:
     from agenteval_cli.metrics import Summary
@@ -243,11 +243,12 @@ def _example_json(
 def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
     """Write ``batch`` in one transaction. When it fails (say one pair is already stored),
     nothing of it is kept and each result is tried again in a transaction of its own, so the
-    others land and the first failure is raised."""
+    others land and the first failure is raised. A failure of the file or disk (read-only,
+    full, locked, damaged) is raised at once: each retry would fail, or wait, alike."""
     try:
         _write(db, batch)
-    except BaseException:
-        if len(batch) == 1:
+    except BaseException as exc:
+        if len(batch) == 1 or is_storage_failure(exc):
             raise
         first: BaseException | None = None
         for one in batch:

@@ -33,7 +33,7 @@ def cache_clear(
     store_path: StoreOption = DEFAULT_STORE,
 ) -> None:
     """Delete cached target outputs, so the next cached run calls the targets again."""
-    with user_errors(), open_store(store_path) as store:
+    with user_errors(), open_store(store_path, write=True) as store:
         removed = store.cache_clear(target)
         what = f" of {target}" if target else ""
         stdout().print(f"cleared {removed} cached call(s){what} from {store_path}", highlight=False)

@@ -112,8 +112,10 @@ def user_errors(debug: bool = False) -> Iterator[None]:
 
 
 @contextmanager
-def open_store(path: Path) -> Iterator[Store]:
-    """An existing store; a missing one is a UserError rather than an empty new file."""
+def open_store(path: Path, *, write: bool = False) -> Iterator[Store]:
+    """An existing store; a missing one is a UserError rather than an empty new file.
+
+    Opened read-only, so the command never alters it, unless ``write``."""
     from agenteval_cli.store import Store
 
     if not path.exists():
@@ -121,7 +123,7 @@ def open_store(path: Path) -> Iterator[Store]:
             f"no experiment store at {path}",
             hint="run 'agenteval run SPEC' first, or pass --store",
         )
-    with Store(path) as store:
+    with Store(path, readonly=not write) as store:
         yield store
 
 

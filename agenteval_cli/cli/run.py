@@ -161,7 +161,7 @@ def run(
                 prepared = experiment.prepare(
                     spec, only_targets=target or None, limit=limit, store=dataset_cache
                 )
-    with Store(store_path) as store:
+    with user_errors(debug), Store(store_path) as store:
         if resume:
             from agenteval_cli.resume import resume_run
 
@@ -284,7 +284,7 @@ def _rescore(
     from agenteval_cli.cli.common import open_store
     from agenteval_cli.rescore import rescore
 
-    with open_store(store_path) as store:
+    with open_store(store_path, write=True) as store:
         created = rescore(spec, store, names)
         ids = [e.id for e in created]
         title = f"{spec.experiment_prefix} · rescored"
