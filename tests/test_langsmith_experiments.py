@@ -6,19 +6,45 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import uuid
+import warnings
+from contextlib import nullcontext
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fakes import reply, scripted
 from langchain_core.messages import HumanMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Command
+from langgraph_supervisor import create_supervisor
+from langgraph_swarm import create_handoff_tool, create_swarm
 from langsmith import Client, evaluate
 from langsmith_stub import LangSmithStandIn, serving
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
+from agenteval_cli.evaluators.cost import token_cost
+from agenteval_cli.evaluators.handoffs import handoff_chain_length
+from agenteval_cli.langsmith.client import connect, credentials
+from agenteval_cli.langsmith.experiments import read_experiments
+from agenteval_cli.records import Trace
 from agenteval_cli.report import comparison, sources
+from agenteval_cli.store import Store
+from agenteval_cli.tracing import capture
 
-# The seed creates its examples with ``outputs=``, which the client now calls deprecated.
-pytestmark = pytest.mark.filterwarnings("ignore:'outputs' is deprecated:DeprecationWarning")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+pytestmark = [
+    # The seed creates its examples with ``outputs=``, which the client now calls deprecated.
+    pytest.mark.filterwarnings("ignore:'outputs' is deprecated:DeprecationWarning"),
+    # create_react_agent is deprecated in langgraph 1.x, yet langgraph-supervisor builds on it.
+    pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecationWarning"),
+]
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = "multi-agent-routing-evals"
 runner = CliRunner()
@@ -332,3 +358,450 @@ def test_compare_footer_prints_the_url_of_uploaded_experiments(server, tmp_path)
     assert back.target == "swarm" and back.dataset_hash == mine.dataset_hash
     for key in ("routing_accuracy", "resolution_coverage", "handoff_chain_length", "cost_usd"):
         assert back.per_example(key) == pytest.approx(mine.per_example(key)), key
+
+
+# -- traces of multi-agent graphs, read back ------------------------------------------------
+# Each request runs a graph of scripted models, built afresh for every call. The local
+# recorder's trace of one run is the reference; another run, traced by LangSmith (or
+# uploaded by agenteval), is read back with --from-langsmith and must be attributed alike.
+
+
+@tool
+def lookup_invoice(invoice_id: str) -> str:
+    """Look an invoice up."""
+    return f"Invoice {invoice_id}: refunded"
+
+
+@tool
+def run_diagnostics(app: str) -> str:
+    """Diagnose an app."""
+    return f"{app}: fixed by the update"
+
+
+def _specialist(name: str, work: Any, args: dict, answer: str, tokens: tuple) -> Any:
+    model = scripted(
+        f"{name}-model",
+        reply(tools=[(work.name, args)], tokens=tokens[0]),
+        reply(answer, tokens=tokens[1]),
+    )
+    return create_react_agent(model, tools=[work], name=name, prompt=f"You are {name}.")
+
+
+def _billing() -> Any:
+    return _specialist(
+        "billing", lookup_invoice, {"invoice_id": "INV-42"}, "Refunded INV-42.", ((10, 4), (14, 5))
+    )
+
+
+def _tech() -> Any:  # its answer reports no usage: unknown tokens, not zero
+    return _specialist("tech", run_diagnostics, {"app": "mobile"}, "Fixed.", ((9, 3), None))
+
+
+def _boss(model: str, agents: list[str], final: str, tokens: tuple[int, int]) -> Any:
+    steps = [
+        reply(tools=[(f"transfer_to_{agent}", {})], tokens=(tokens[0] + 10 * i, tokens[1]))
+        for i, agent in enumerate(agents)
+    ]
+    return scripted(model, *steps, reply(final, tokens=(tokens[0] + 30, 7)))
+
+
+def flat_supervisor() -> Any:
+    """supervisor → billing → supervisor → tech → supervisor."""
+    model = _boss("supervisor-model", ["billing", "tech"], "Refunded and fixed.", (20, 2))
+    return create_supervisor([_billing(), _tech()], model=model).compile()
+
+
+def supervisor_of_supervisors() -> Any:
+    """A top supervisor over two teams, each a supervisor with its own specialist: agents
+    are two levels deep (``money_team > billing``), which no top-level node tells."""
+    money = create_supervisor(
+        [_billing()],
+        model=_boss("money-model", ["billing"], "Money done.", (15, 1)),
+        supervisor_name="money_supervisor",
+    ).compile(name="money_team")
+    tech = create_supervisor(
+        [_tech()],
+        model=_boss("tech-lead-model", ["tech"], "Tech done.", (16, 1)),
+        supervisor_name="tech_supervisor",
+    ).compile(name="tech_team")
+    top = _boss("top-model", ["money_team", "tech_team"], "All done.", (25, 3))
+    return create_supervisor([money, tech], model=top, supervisor_name="top_supervisor").compile()
+
+
+def swarm_bounce() -> Any:
+    """front_desk → billing → front_desk, each by a handoff tool: a ping-pong."""
+    front = create_react_agent(
+        scripted(
+            "front-model",
+            reply(tools=[("transfer_to_billing", {})], tokens=(3, 1)),
+            reply("Your invoice is refunded.", tokens=(9, 6)),
+        ),
+        tools=[create_handoff_tool(agent_name="billing")],
+        name="front_desk",
+    )
+    billing = create_react_agent(
+        scripted(
+            "billing-model",
+            reply(tools=[("lookup_invoice", {"invoice_id": "INV-42"})], tokens=(5, 2)),
+            reply(tools=[("transfer_to_front_desk", {})], tokens=(8, 1)),
+        ),
+        tools=[lookup_invoice, create_handoff_tool(agent_name="front_desk")],
+        name="billing",
+    )
+    return create_swarm([front, billing], default_active_agent="front_desk").compile()
+
+
+def command_network() -> Any:
+    """Plain function nodes: triage hands off to billing with a ``Command(goto=...)``."""
+    triage_model = scripted("triage-model", reply("For billing.", tokens=(4, 2)))
+    billing_model = scripted("billing-model", reply("Refunded.", tokens=(6, 2)))
+
+    def triage(state: MessagesState) -> Command:
+        return Command(
+            goto="billing", update={"messages": [triage_model.invoke(state["messages"])]}
+        )
+
+    def billing(state: MessagesState) -> dict:
+        return {"messages": [billing_model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("triage", triage, destinations=("billing",))
+    builder.add_node("billing", billing)
+    builder.add_edge(START, "triage")
+    builder.add_edge("billing", END)
+    return builder.compile()
+
+
+@tool("get_weather")
+def broken_weather(city: str) -> str:
+    """Current weather for a city, from a service that is down."""
+    raise ValueError(f"weather service down for {city}")
+
+
+def failing_tool() -> Any:
+    """One agent whose tool raises: the tool node answers with the error, the agent goes on."""
+    model = scripted(
+        "weather-model",
+        reply(tools=[("get_weather", {"city": "SF"})], tokens=(5, 1)),
+        reply("The service is down.", tokens=(8, 4)),
+    )
+    tools = ToolNode([broken_weather], handle_tool_errors=True)
+    return create_react_agent(model, tools=tools, name="weather")
+
+
+def failing_model() -> Any:
+    """A supervisor hands off to an agent whose model raises: the request fails."""
+    broken = create_react_agent(
+        scripted("billing-model", RuntimeError("rate limited")), tools=[], name="billing"
+    )
+    model = _boss("supervisor-model", ["billing"], "unreached", (20, 2))
+    return create_supervisor([broken], model=model).compile()
+
+
+REQUESTS = {
+    "Refund INV-42 and fix the mobile app.": flat_supervisor,
+    "Refund INV-42, then fix the app, team by team.": supervisor_of_supervisors,
+    "Refund INV-42 at the front desk.": swarm_bounce,
+    "Refund INV-42 after triage.": command_network,
+    "Weather in SF?": failing_tool,
+    "Refund INV-42 while billing is rate limited.": failing_model,
+}
+FAILING = "Refund INV-42 while billing is rate limited."
+
+
+def scripted_request(inputs: dict) -> dict:
+    """The target: runs the request's graph, built afresh (scripted models answer once)."""
+    graph = REQUESTS[inputs["question"]]()
+    state = graph.invoke({"messages": [HumanMessage(inputs["question"])]})
+    return {"final_response": state["messages"][-1].content}
+
+
+def local_traces() -> dict[str, Trace]:
+    """Each request's trace as the local recorder takes it."""
+    traces = {}
+    for question in REQUESTS:
+        failing = pytest.raises(RuntimeError) if question == FAILING else nullcontext()
+        with failing, capture() as recorder:
+            scripted_request({"question": question})
+        traces[question] = recorder.trace()
+    return traces
+
+
+def stored_traces(store: Path, name: str) -> dict[str, tuple[Trace, dict[str, Any]]]:
+    """Question -> (trace, scores) of an experiment in a store."""
+    with Store(store) as opened:
+        record = opened.experiment(name)
+        return {
+            kept.inputs["question"]: (
+                kept.result.trace,
+                {s.key: s.score for s in kept.result.scores},
+            )
+            for kept in opened.results(record.id)
+        }
+
+
+def assert_attributed_alike(back: Trace, local: Trace) -> None:
+    assert back.schema == 2
+    assert back.agent_path == local.agent_path
+    assert back.handoffs == local.handoffs
+    assert [(c.path, c.model, c.input_tokens, c.output_tokens) for c in back.model_calls] == [
+        (c.path, c.model, c.input_tokens, c.output_tokens) for c in local.model_calls
+    ]
+    assert [(t.path, t.name, t.args, t.kind, t.target) for t in back.tool_calls] == [
+        (t.path, t.name, t.args, t.kind, t.target) for t in local.tool_calls
+    ]
+    assert back.tokens == local.tokens
+    assert back.coordinators == local.coordinators
+    assert handoff_chain_length()(back) == handoff_chain_length()(local)
+
+
+def test_langsmith_traces_of_multi_agent_graphs_are_attributed_like_local_ones(server, tmp_path):
+    local = local_traces()
+    client = Client(api_url=server.url, api_key=server.api_key)
+    dataset = client.create_dataset(dataset_name="scripted-graphs")
+    client.create_examples(
+        dataset_id=dataset.id, inputs=[{"question": q} for q in REQUESTS], outputs=[{}] * 6
+    )
+    name = evaluate(
+        scripted_request,
+        data="scripted-graphs",
+        experiment_prefix="scripted",
+        max_concurrency=4,
+        client=client,
+    ).experiment_name
+    client.flush()
+    server.requests.clear()
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.split("thresholds:")[0].format(data=ROOT / "datasets" / "routing.jsonl"))
+    store = tmp_path / "db"
+    imported = invoke("run", spec, "--from-langsmith", name, "--store", store)
+    assert imported.exit_code == 0, imported.output
+    assert {f"{r.method} {r.path}" for r in server.requests if r.method != "GET"} == {
+        "POST /runs/query"  # one query for the roots, one for every run under them
+    }
+    back = stored_traces(store, name)
+    assert set(back) == set(REQUESTS)
+    for question, trace in local.items():
+        read, scores = back[question]
+        assert_attributed_alike(read, trace)
+        # chain length, ping-pong and tokens were derived from the trace on import
+        derived = {
+            s["key"]: s["score"] for s in [*handoff_chain_length()(trace), *token_cost()(trace)]
+        }
+        assert scores["handoff_chain_length"] == derived["handoff_chain_length"]
+        assert scores["ping_pong"] == float(derived["ping_pong"])
+        assert scores.get("input_tokens") == derived.get("input_tokens")
+        assert scores.get("output_tokens") == derived.get("output_tokens")
+
+    # the facts themselves, beyond agreeing with the local recorder
+    flat, hierarchy, swarm, network, weather, failed = (back[q][0] for q in REQUESTS)
+    assert flat.agent_path == ["supervisor", "billing", "supervisor", "tech", "supervisor"]
+    assert flat.tokens["tech-model"] == {"input": None, "output": None, "total": None}
+    assert hierarchy.agent_path == [
+        "top_supervisor",
+        "money_supervisor",
+        "billing",
+        "money_supervisor",
+        "top_supervisor",
+        "tech_supervisor",
+        "tech",
+        "tech_supervisor",
+        "top_supervisor",
+    ]
+    assert hierarchy.agent_paths == [
+        ["top_supervisor"],
+        ["money_team", "money_supervisor"],
+        ["money_team", "billing"],
+        ["tech_team", "tech_supervisor"],
+        ["tech_team", "tech"],
+    ]
+    assert [(h.source, h.target, h.via) for h in hierarchy.handoffs][:4] == [
+        ("top_supervisor", "money_supervisor", "tool"),
+        ("money_supervisor", "billing", "tool"),
+        ("billing", "money_supervisor", "edge"),
+        ("money_supervisor", "top_supervisor", "edge"),
+    ]
+    assert back[next(iter(REQUESTS))][1]["ping_pong"] == 0.0
+    assert [(h.source, h.target) for h in swarm.handoffs] == [
+        ("front_desk", "billing"),
+        ("billing", "front_desk"),
+    ]
+    assert back["Refund INV-42 at the front desk."][1]["ping_pong"] == 1.0
+    assert [(h.source, h.target, h.via) for h in network.handoffs] == [
+        ("triage", "billing", "command")
+    ]
+    # the conversation comes back too, in the order it happened
+    assert [m["role"] for m in network.messages] == ["user", "assistant", "assistant"]
+    # a tool's error is its output, as the local recorder words it
+    (call,) = weather.tool_calls
+    assert call.output == local["Weather in SF?"].tool_calls[0].output
+    assert call.output == "ValueError: weather service down for SF"
+    # the model that raised was reached, and reported nothing
+    assert failed.agent_path == ["supervisor", "billing"]
+    assert failed.model_calls[-1].input_tokens is None
+    assert failed.error is not None and "rate limited" in failed.error
+
+
+def test_uploaded_run_trees_read_back_like_the_local_run(server, tmp_path):
+    """agenteval run --upload keeps each call's run tree; read back, it gives the trace the
+    local run recorded."""
+    data = tmp_path / "requests.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "inputs": {"question": q}, "outputs": {}}) + "\n"
+            for i, q in enumerate(REQUESTS)
+        )
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "experiment_prefix: scripted\n"
+        f"dataset: {{path: {data}, name: scripted-requests}}\n"
+        "targets: {graphs: test_langsmith_experiments:scripted_request}\n"
+        "evaluators: [handoff_chain_length, token_cost]\n"
+        "max_error_rate: 0.5\n"  # one request fails by design
+    )
+    local_store, other_store = tmp_path / "local.db", tmp_path / "other.db"
+    ran = invoke("run", spec, "--upload", "--store", local_store)
+    assert ran.exit_code == 0, ran.output
+    with Store(local_store) as opened:
+        (experiment,) = opened.experiments()
+    imported = invoke("run", spec, "--from-langsmith", experiment.name, "--store", other_store)
+    assert imported.exit_code == 0, imported.output
+    local = stored_traces(local_store, experiment.name)
+    back = stored_traces(other_store, experiment.name)
+    assert set(back) == set(local) == set(REQUESTS)
+    for question, (trace, scores) in local.items():
+        read, read_scores = back[question]
+        assert_attributed_alike(read, trace)
+        assert read.messages == trace.messages
+        assert [t.output for t in read.tool_calls] == [t.output for t in trace.tool_calls]
+        if question == FAILING:  # a failed request is not scored locally
+            continue
+        for key in ("handoff_chain_length", "ping_pong", "input_tokens", "output_tokens"):
+            assert read_scores[key] == scores[key], key
+
+
+def _legacy_runs(project_id: str, example_id: str) -> list[dict[str, Any]]:
+    """A request traced with model and tool runs only, as some tracers keep it: each run
+    names its graph node in its metadata, none of the graph's own runs is there."""
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    root_id = str(uuid.uuid4())
+    root_dotted = start.strftime("%Y%m%dT%H%M%S%fZ") + root_id
+    runs = [
+        {
+            "id": root_id,
+            "trace_id": root_id,
+            "dotted_order": root_dotted,
+            "name": "Target",
+            "run_type": "chain",
+            "session_id": project_id,
+            "start_time": start,
+            "end_time": start + timedelta(seconds=5),
+            "inputs": {"question": "Refund INV-42."},
+            "outputs": {"final_response": "Refunded."},
+            "reference_example_id": example_id,
+        }
+    ]
+    steps = [
+        ("llm", "ChatModel", "supervisor", {}, (7, 2)),
+        ("tool", "transfer_to_billing", "supervisor", {"__handoff_destination": "billing"}, None),
+        ("llm", "ChatModel", "billing", {}, (11, 3)),
+        ("tool", "transfer_back_to_supervisor", "billing", {}, None),
+        ("llm", "ChatModel", "supervisor", {}, (13, 4)),
+    ]
+    for offset, (run_type, name, node, extra, tokens) in enumerate(steps, start=1):
+        run_id = str(uuid.uuid4())
+        begin = start + timedelta(seconds=offset * 0.5)
+        metadata = {
+            "langgraph_node": node,
+            "langgraph_checkpoint_ns": f"{node}:{uuid.uuid4()}",
+            "ls_model_name": "legacy-model" if run_type == "llm" else None,
+            **extra,
+        }
+        outputs: dict[str, Any] = {"output": "ok"}
+        if tokens is not None:
+            usage = {"input_tokens": tokens[0], "output_tokens": tokens[1]}
+            outputs = {"generations": [[{"text": "", "message": {"usage_metadata": usage}}]]}
+        runs.append(
+            {
+                "id": run_id,
+                "trace_id": root_id,
+                "parent_run_id": root_id,
+                "dotted_order": f"{root_dotted}.{begin.strftime('%Y%m%dT%H%M%S%fZ')}{run_id}",
+                "name": name,
+                "run_type": run_type,
+                "session_id": project_id,
+                "start_time": begin,
+                "end_time": begin + timedelta(seconds=0.25),
+                "inputs": {},
+                "outputs": outputs,
+                "extra": {"metadata": {k: v for k, v in metadata.items() if v is not None}},
+            }
+        )
+    return runs
+
+
+def test_model_and_tool_runs_alone_keep_the_older_rule(server, tmp_path):
+    """Without the graph's chain runs there is no tree to attribute: the top-level node is
+    the agent, handoffs are the handoff tools, and the trace says so (``schema`` 1)."""
+    client = Client(api_url=server.url, api_key=server.api_key)
+    dataset = client.create_dataset(dataset_name="legacy")
+    (example,) = client.create_examples(
+        dataset_id=dataset.id, inputs=[{"question": "Refund INV-42."}], outputs=[{}]
+    )["example_ids"]
+    project = client.create_project("legacy-traces", reference_dataset_id=dataset.id)
+    client.multipart_ingest(create=_legacy_runs(str(project.id), str(example)))
+    client.flush()
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.split("thresholds:")[0].format(data=ROOT / "datasets" / "routing.jsonl"))
+    store = tmp_path / "db"
+    imported = invoke("run", spec, "--from-langsmith", "legacy-traces", "--store", store)
+    assert imported.exit_code == 0, imported.output
+    (trace, scores) = stored_traces(store, "legacy-traces")["Refund INV-42."]
+    assert trace.schema == 1  # the evaluators read it by the older rule
+    assert trace.agent_path == ["supervisor", "billing", "supervisor"]
+    assert [(h.source, h.target, h.tool) for h in trace.handoffs] == [
+        ("supervisor", "billing", "transfer_to_billing"),
+        ("billing", "supervisor", "transfer_back_to_supervisor"),
+    ]
+    assert trace.tokens == {"legacy-model": {"input": 31, "output": 9, "total": 40}}
+    assert scores["handoff_chain_length"] == 2.0 and scores["ping_pong"] == 0.0
+    # stored, it is read back as it was kept
+    again = invoke("compare", "legacy-traces", "--store", store)
+    assert again.exit_code == 0, again.output
+
+
+def test_models_traced_outside_langchain_keep_their_usage(server, tmp_path):
+    """``@traceable`` code calling a provider's client: OpenAI's response form, its usage
+    from the response, else LangSmith's own count."""
+    from langsmith import traceable
+
+    @traceable(run_type="llm", name="gpt-4o-mini")
+    def complete(messages: list[dict]) -> dict:
+        answer = {"role": "assistant", "content": "Refunded."}
+        return {
+            "choices": [{"message": answer}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3},
+        }
+
+    @traceable(name="answer")
+    def answer(question: str) -> str:
+        return complete([{"role": "user", "content": question}])["choices"][0]["message"]["content"]
+
+    client = Client(api_url=server.url, api_key=server.api_key)
+    dataset = client.create_dataset(dataset_name="plain-code")
+    client.create_examples(dataset_id=dataset.id, inputs=[{"question": "Refund INV-42."}])
+    name = evaluate(
+        lambda inputs: {"final_response": answer(inputs["question"])},
+        data="plain-code",
+        client=client,
+    ).experiment_name
+    client.flush()
+    ((_, result),) = read_experiments(connect(credentials()), [name])[0].pairs
+    assert result.trace.schema == 2
+    assert [
+        (c.path, c.model, c.input_tokens, c.output_tokens) for c in result.trace.model_calls
+    ] == [(["gpt-4o-mini"], "gpt-4o-mini", 12, 3)]
+    assert [m["role"] for m in result.trace.messages] == ["user", "assistant"]

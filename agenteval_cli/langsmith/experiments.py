@@ -4,13 +4,14 @@ An experiment is a LangSmith project (tracer session) on a dataset, as ``langsmi
 or ``agenteval run --upload`` creates it. Its root runs are the results: each root run's
 reference example gives the example (its ``agenteval_id`` when agenteval pushed the dataset,
 else its LangSmith id), the example's inputs and outputs, and the root run's outputs, error
-and latency; the feedback on the root run gives the scores. When the experiment kept the
-graph's own runs (model and tool runs under each root), the trace is rebuilt from them the
-way the local tracer records it, and the handoff and token figures agenteval computes from a
-trace are added for keys the feedback does not already have.
+and latency; the feedback on the root run gives the scores. When the experiment kept the runs
+the target made under each root (the graph, its tasks, models and tools), they are replayed
+into the local tracer (:mod:`agenteval_cli.langsmith.replay`), so the trace is attributed as
+a local run's is, and the handoff and token figures agenteval computes from a trace are added
+for keys the feedback does not already have.
 
 Requests: ``GET /sessions`` (read_project, list_projects), ``GET /datasets/{id}``,
-``POST /runs/query`` (list_runs: roots, then model and tool runs), ``GET /feedback``
+``POST /runs/query`` (list_runs: the roots, then every other run), ``GET /feedback``
 (list_feedback) and ``GET /examples`` (list_examples), all through the real client.
 """
 
@@ -92,10 +93,9 @@ def read_experiment(
     with failures(conn, f"reading experiment {project.name!r}"):
         dataset = client.read_dataset(dataset_id=project.reference_dataset_id)
         roots = sorted(_runs(client, project_id=project.id, is_root=True), key=_started)
-        children: dict[str, list[Any]] = {}
-        for run_type in ("llm", "tool"):
-            for run in _runs(client, project_id=project.id, run_type=run_type):
-                children.setdefault(str(run.trace_id), []).append(run)
+        children: dict[str, list[Any]] = {}  # every other run of each request
+        for run in _runs(client, project_id=project.id, is_root=False):
+            children.setdefault(str(run.trace_id), []).append(run)
         feedback = _feedback(client, [str(r.id) for r in roots])
         version = metadata.get("dataset_version")
         wanted = sorted({str(r.reference_example_id) for r in roots if r.reference_example_id})
@@ -121,7 +121,7 @@ def read_experiment(
     repetitions: dict[str, int] = {}
     for root in roots:
         example, result = _pair(root, examples, feedback.get(str(root.id), []), repetitions)
-        trace = trace_from_runs(children.get(str(root.id), []))
+        trace = trace_from_runs(root, children.get(str(root.id), []))
         trace.latency_s, trace.error = result.latency_s, result.error
         result.trace = trace
         if trace.model_calls:
@@ -274,13 +274,36 @@ def _scores(feedback: list[Any]) -> list[Score]:
 # -- traces from child runs ---------------------------------------------------------------
 
 
-def trace_from_runs(runs: list[Any]) -> Trace:
-    """Agent path, handoffs, tool calls and tokens of one request from its model/tool runs.
+def trace_from_runs(root: Any, runs: list[Any]) -> Trace:
+    """The trace of one request from the runs under its root run, as the local tracer
+    records it (:mod:`agenteval_cli.langsmith.replay`).
 
-    Only model and tool runs are read, not the graph's chain runs, so a run's agent is the
-    first segment of its LangGraph checkpoint namespace and handoffs are the handoff tools
-    called: the attribution of traces stored before agents were resolved from the run tree
-    (``schema`` 1), which the evaluators read as such.
+    The root run is the experiment's row: ``evaluate()``'s target function, or the run
+    agenteval uploads for a result. The request starts below it, where a local run would
+    see it start (a graph, or the runs a function made), unless the root is the graph.
+    Runs without the graph's chain runs (only model and tool runs) keep the older rule.
+    """
+    from agenteval_cli.langsmith.replay import is_graph_run, replay
+
+    if not runs:
+        return Trace()
+    if not any(_is_chain(run) for run in runs):
+        return _legacy_trace(runs)
+    below = [run for run in runs if str(run.parent_run_id) == str(root.id)]
+    return replay([root] if is_graph_run(root, below) else below, runs)
+
+
+def _is_chain(run: Any) -> bool:
+    return run.run_type not in ("llm", "chat_model", "tool", "retriever", "embedding")
+
+
+def _legacy_trace(runs: list[Any]) -> Trace:
+    """Agent path, handoffs, tool calls and tokens from model and tool runs alone.
+
+    Without the graph's chain runs, a run's agent is the first segment of its LangGraph
+    checkpoint namespace and handoffs are the handoff tools called: the attribution of
+    traces stored before agents were resolved from the run tree (``schema`` 1), which the
+    evaluators read as such.
     """
     from agenteval_cli.tracing import agent_from_metadata
 

@@ -118,12 +118,17 @@ class ExperimentRoutes:
                 if not run.get(key):
                     raise ApiError(422, f"run is missing {key!r}")
             run["session_id"] = self._session_id(run)
-            self.state.runs[str(run["id"])] = run
+            early = self.state.early_patches.pop(str(run["id"]), {})
+            self.state.runs[str(run["id"])] = {**run, **early}
         for run in patches:
+            changes = {k: v for k, v in run.items() if v is not None}
             stored = self.state.runs.get(str(run["id"]))
             if stored is None:
-                raise ApiError(404, f"run {run['id']} not found")
-            stored.update({k: v for k, v in run.items() if v is not None})
+                # The client sends from several threads: a run's end may come before its
+                # start. LangSmith merges them whatever the order.
+                self.state.early_patches.setdefault(str(run["id"]), {}).update(changes)
+            else:
+                stored.update(changes)
 
     def _runs_multipart(self, r: Recorded) -> tuple[int, Any]:
         ops: dict[tuple[str, str], dict[str, Any]] = {}

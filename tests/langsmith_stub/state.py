@@ -55,6 +55,7 @@ class State:
     tags: dict[str, dict[str, datetime]] = field(default_factory=dict)  # dataset id -> tag -> as_of
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    early_patches: dict[str, dict[str, Any]] = field(default_factory=dict)  # before the run
     feedback: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def dataset_by_name(self, name: str) -> dict[str, Any] | None:
