@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from agenteval_cli.evaluators.scoring import BoundEvaluator, score
 from agenteval_cli.records import Example, Result, Trace
 from agenteval_cli.retry import RateLimiter, RetryPolicy, call_with_retries
+from agenteval_cli.safe_text import exception_text
 from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
@@ -230,7 +231,7 @@ class Runner:
             error = f"TimeoutError: no answer within {timeout:g} s"
         except Exception as exc:
             attempts = getattr(exc, "attempts", 1)
-            error = f"{type(exc).__name__}: {exc}"
+            error = exception_text(exc)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -240,7 +241,7 @@ class Runner:
             if isinstance(exc, asyncio.CancelledError) and _cancelled_from_outside():
                 raise
             attempts = getattr(exc, "attempts", 1)
-            error = f"{type(exc).__name__}: {exc}"
+            error = exception_text(exc)
         latency = 0.0 if started is None else time.perf_counter() - started
         trace = (recorder or _PLAIN).trace()
         trace.latency_s = latency

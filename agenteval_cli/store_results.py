@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.records import Example, Result, Score, Trace
 from agenteval_cli.redact import redact
+from agenteval_cli.safe_text import storable
 from agenteval_cli.sqlite_tx import is_storage_failure, write_transaction
 
 if TYPE_CHECKING:
@@ -55,15 +56,24 @@ def now() -> str:
 
 
 def _default(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, Path):
-        return str(value)
-    return repr(value)
+    """A JSON-able stand-in for ``value``: its fields, its items, else its ``repr``; a
+    placeholder naming its type when even ``repr`` raises."""
+    try:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.asdict(value)
+        if hasattr(value, "model_dump"):
+            return value.model_dump(mode="json")
+        if isinstance(value, set | frozenset | tuple):
+            return list(value)
+        if isinstance(value, Path):
+            return str(value)
+    except Exception:  # its repr is the next best thing
+        pass
+    try:
+        text = repr(value)
+    except Exception as exc:
+        return f"<{type(value).__name__} object: repr() raised {type(exc).__name__}>"
+    return text if isinstance(text, str) else f"<{type(value).__name__} object>"
 
 
 _ENCODER = json.JSONEncoder(default=_default, ensure_ascii=False, separators=(",", ":"))
@@ -131,11 +141,13 @@ def encode(
     memo: dict[int, tuple[Example, str, str]] | None = None,
 ) -> EncodedResult:
     """Every JSON column of the result; raises what the encoder raises for bad outputs.
+    A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD.
 
     ``memo`` keeps the example's JSON for the other targets and repetitions of a run."""
-    trace_json = _trace_json(result.trace)
-    outputs_json = None if result.outputs is None else dumps(result.outputs)
+    trace_json = storable(_trace_json(result.trace))
+    outputs_json = None if result.outputs is None else storable(dumps(result.outputs))
     inputs_json, reference_json = _example_json(example, memo)
+    scores_json = _scores_json(result.scores)
     finished = now()
     row = (
         experiment_id,
@@ -145,12 +157,12 @@ def encode(
         reference_json,
         outputs_json,
         trace_json,
-        redact(result.error) if result.error else "",  # no known secret is stored
+        storable(redact(result.error)) if result.error else "",  # no known secret is stored
         result.latency_s,
         finished,
         result.attempts,
         1 if result.cached else 0,
-        _scores_json(result.scores),
+        None if scores_json is None else storable(scores_json),
     )
     cache = None
     if cache_key is not None and result.error is None and outputs_json is not None:
@@ -231,12 +243,16 @@ def _example_json(
     example: Example, memo: dict[int, tuple[Example, str, str]] | None
 ) -> tuple[str, str]:
     if memo is None:
-        return dumps(example.inputs), dumps(example.outputs)
+        return storable(dumps(example.inputs)), storable(dumps(example.outputs))
     found = memo.get(id(example))  # the memo holds the example, so its id is not reused
     if found is None or found[0] is not example:
         if len(memo) >= MEMO_SIZE:
             memo.clear()
-        found = memo[id(example)] = (example, dumps(example.inputs), dumps(example.outputs))
+        found = memo[id(example)] = (
+            example,
+            storable(dumps(example.inputs)),
+            storable(dumps(example.outputs)),
+        )
     return found[1], found[2]
 
 

@@ -28,6 +28,7 @@ from langchain_core.tracers.context import register_configure_hook
 from agenteval_cli.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.conversation import Conversation, state_messages
 from agenteval_cli.records import ModelCall, ToolCall, Trace
+from agenteval_cli.safe_text import message_of
 
 __all__ = ["TraceRecorder", "agent_from_metadata", "capture", "error_text"]
 
@@ -79,7 +80,7 @@ def error_text(error: BaseException | str) -> str:
     """``"TimeoutError: ..."``, or just the type name when the exception has no message."""
     if isinstance(error, str):
         return error
-    message = str(error)
+    message = message_of(error)  # never raises, even when the exception's __str__ does
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 

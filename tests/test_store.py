@@ -223,3 +223,63 @@ def test_the_stored_summary_equals_summing_the_full_results(store):
     assert stored.spread("routing_accuracy") == full.spread("routing_accuracy") > 0
     assert stored.models == full.models == {"m0", "m1"}
     assert store.summary(exp.id).outcomes == {}  # one repetition: nothing kept per example
+
+
+# --- values UTF-8 or repr() cannot take --------------------------------------------------
+
+
+class _ReprRaises:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+class _StrRaises(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+
+def test_lone_surrogates_are_stored_as_replacement_characters(store):
+    exp = new_experiment(store)
+    example = Example("e1", {"question": "q"}, {})
+    result = make_result("e1")
+    result.outputs = {"final_response": "bad \ud800 text", "\udcff": ["\udfff"]}
+    result.scores = [Score("judge", 0.5, "quoted \ud83d alone")]
+    result.trace.messages = [{"role": "assistant", "content": "\udc00"}]
+    store.add_result(exp.id, example, result)
+    errored = make_result("e2", error="ValueError: \ud800 in a message")
+    store.add_result(exp.id, Example("e2", {"question": "\udc01"}, {}), errored)
+    first, second = store.results(exp.id)
+    assert first.result.outputs == {"final_response": "bad \ufffd text", "\ufffd": ["\ufffd"]}
+    assert first.result.scores[0].comment == "quoted \ufffd alone"
+    assert first.result.trace.messages == [{"role": "assistant", "content": "\ufffd"}]
+    assert second.result.error == "ValueError: \ufffd in a message"
+    assert second.inputs == {"question": "\ufffd"}
+
+
+def test_an_object_whose_repr_raises_is_stored_as_a_placeholder(store):
+    exp = new_experiment(store)
+    result = make_result("e1")
+    result.outputs = {"final_response": "ok", "thing": _ReprRaises(), "items": {_ReprRaises()}}
+    store.add_result(exp.id, Example("e1", {}, {}), result)
+    (stored,) = store.results(exp.id)
+    placeholder = "<_ReprRaises object: repr() raised RuntimeError>"
+    assert stored.result.outputs == {
+        "final_response": "ok",
+        "thing": placeholder,
+        "items": [placeholder],
+    }
+
+
+def test_exception_text_never_raises_and_is_storable():
+    from agenteval_cli.safe_text import exception_text, storable
+    from agenteval_cli.tracing import error_text
+
+    assert exception_text(KeyError("customer_id")) == "KeyError: 'customer_id'"
+    assert exception_text(ValueError()) == "ValueError: "
+    assert (
+        exception_text(_StrRaises()) == "_StrRaises: <str() of the exception raised RuntimeError>"
+    )
+    assert error_text(_StrRaises()) == "_StrRaises: <str() of the exception raised RuntimeError>"
+    assert exception_text(ValueError("a\ud800b")) == "ValueError: a\ufffdb"
+    text = "plain"
+    assert storable(text) is text and storable("é\udfffé") == "é\ufffdé"

@@ -23,6 +23,7 @@ from agenteval_cli.evaluators.invoke import (
 )
 from agenteval_cli.evaluators.judge_model import _SINK, JudgeUsage, usage_scores
 from agenteval_cli.records import Example, Score, Trace
+from agenteval_cli.safe_text import exception_text
 
 JUDGE_KEYS = ("judge_input_tokens", "judge_output_tokens", "judge_cost_usd")
 
@@ -93,7 +94,7 @@ async def call_evaluator(evaluator: BoundEvaluator, available: dict[str, Any]) -
             raw = await raw
         return normalize(raw, evaluator.name)
     except Exception as exc:
-        reason = f"evaluator {evaluator.name!r} failed: {type(exc).__name__}: {exc}"
+        reason = f"evaluator {evaluator.name!r} failed: {exception_text(exc)}"
         return [Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)]
 
 
@@ -135,7 +136,7 @@ async def score(
                     raw = await raw
                 scores.extend(normalize(raw, evaluator.name))
             except Exception as exc:
-                reason = f"evaluator {evaluator.name!r} failed: {type(exc).__name__}: {exc}"
+                reason = f"evaluator {evaluator.name!r} failed: {exception_text(exc)}"
                 scores.extend(
                     Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)
                 )
