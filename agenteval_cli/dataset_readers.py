@@ -10,15 +10,34 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 from agenteval_cli.errors import UserError, did_you_mean
-from agenteval_cli.yamlsource import describe, load_yaml
+from agenteval_cli.yamlsource import NestedTooDeep, describe, format_key_path, load_yaml
 
-__all__ = ["READERS", "Position", "Rows", "describe_json"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ROW_BYTES",
+    "READERS",
+    "Opener",
+    "Position",
+    "Rows",
+    "describe_json",
+]
+
+# The limits every format shares. A row is its line in .jsonl, its lines in .csv, and its
+# JSON text in .json and .yaml. Larger rows would be sent to every target and stored with
+# every result; deeper ones would exhaust Python's stack in the parser, the encoder or an
+# evaluator.
+MAX_ROW_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 100  # containers: the row itself is level 1, its inputs level 2
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # what a JSON or YAML "\ud800" escape gives
 
 _BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, as Excel and Notepad write
 
@@ -49,6 +68,11 @@ class Position:
 
 
 Rows = Iterator[tuple[Position, Any]]
+Opener = Callable[[Path], IO[bytes]]  # how a streamed format opens its file
+
+
+def _open(path: Path) -> IO[bytes]:
+    return path.open("rb")
 
 
 def _line_position(number: int) -> Position:
@@ -73,10 +97,13 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON: {exc.msg} (column {exc.colno})"
 
 
-def _read_jsonl(path: Path) -> Rows:
+def _read_jsonl(path: Path, opener: Opener = _open) -> Rows:
     """One JSON value per line, streamed; blank lines are skipped but counted."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):  # _decoded_lines, inline
+    with opener(path) as handle:
+        lines = iter(partial(handle.readline, MAX_ROW_BYTES + 1), b"")  # never a huge line
+        for number, raw in enumerate(lines, start=1):  # _decoded_lines, inline
+            if len(raw) > MAX_ROW_BYTES and raw[-1:] != b"\n":
+                raise _too_large(_line_position(number), path)
             try:
                 text = (raw.removeprefix(_BOM) if number == 1 else raw).decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -93,6 +120,10 @@ def _read_jsonl(path: Path) -> Rows:
                     _json_problem(exc),
                     "each line must be one complete JSON object",
                 ) from None
+            except RecursionError:
+                raise _too_deep(position, path) from None
+            if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
+                check_row(record, position, path)
             yield position, record
 
 
@@ -111,7 +142,7 @@ def _loads_line(text: str) -> Any:
     return json.loads(text)
 
 
-def _read_json(path: Path) -> Rows:
+def _read_json(path: Path, opener: Opener = _open) -> Rows:
     """One JSON document, read whole: a list of rows, or ``{"examples": [...]}``."""
     text = _read_text(path)
     if not text.strip():
@@ -125,27 +156,49 @@ def _read_json(path: Path) -> Rows:
             line=exc.lineno,
             hint="the file must be one JSON list of rows",
         ) from None
-    for index, record in enumerate(_row_list(document, path), start=1):
-        yield Position(row=index), record
+    except RecursionError:
+        raise UserError(
+            f"data nested deeper than {MAX_DEPTH} levels", file=path, hint="flatten the data"
+        ) from None
+    rows = _row_list(document, path)
+    # a row can break a limit only if the whole text could
+    doubtful = len(text) > MAX_ROW_BYTES // 4 or "\\u" in text
+    doubtful = doubtful or text.count("[") + text.count("{") > MAX_DEPTH
+    for index, record in enumerate(rows, start=1):
+        position = Position(row=index)
+        if doubtful:
+            check_row(record, position, path)
+            _check_size(json.dumps(record, ensure_ascii=False), position, path)
+        yield position, record
 
 
-def _read_yaml(path: Path) -> Rows:
+def _read_yaml(path: Path, opener: Opener = _open) -> Rows:
     """Like .json, and rows hold only JSON values: ids hash them and the store saves JSON."""
-    doc = load_yaml(_read_text(path), file=path)
+    try:  # the rows may sit in a list under 'examples': two levels above the rows' own
+        doc = load_yaml(_read_text(path), file=path, max_depth=MAX_DEPTH + 2)
+    except NestedTooDeep as exc:
+        raise UserError(
+            f"row is nested deeper than {MAX_DEPTH} levels",
+            file=path,
+            line=exc.line,
+            hint="flatten the data",
+        ) from None
     if doc.data is None:
         return
     rows = _row_list(doc.data, path)
     prefix = ("examples",) if isinstance(doc.data, dict) else ()
     for index, record in enumerate(rows, start=1):
         position = Position(row=index, line=doc.line_of(*prefix, index - 1))
+        check_row(record, position, path)
         try:
-            json.dumps(record)
+            text = json.dumps(record, ensure_ascii=False)
         except (TypeError, ValueError):
             raise position.error(
                 path,
                 "row holds a value JSON cannot represent",
                 "use only strings, numbers, booleans, null, lists and mappings",
             ) from None
+        _check_size(text, position, path)
         yield position, record
 
 
@@ -177,10 +230,13 @@ def _row_list(document: Any, path: Path) -> list[Any]:
     return document
 
 
-def _read_csv(path: Path) -> Rows:
+def _read_csv(path: Path, opener: Opener = _open) -> Rows:
     """A header line and one row per line, streamed, by the CSV rule in ``datasets``."""
-    with path.open("rb") as handle:
-        reader = csv.reader((text for _, text in _decoded_lines(handle, path)), strict=True)
+    if csv.field_size_limit() < MAX_ROW_BYTES:  # csv's own limit is 128 KiB a cell
+        csv.field_size_limit(MAX_ROW_BYTES)
+    with opener(path) as handle:
+        lines = _CsvLines(handle, path)
+        reader = csv.reader(lines, strict=True)
         start = 1  # the line the current record starts on; a quoted cell may span lines
         try:
             header = next(reader, None)
@@ -188,8 +244,10 @@ def _read_csv(path: Path) -> Rows:
                 return
             columns = _csv_columns(header, path)
             start = reader.line_num + 1
+            lines.size = 0
             for cells in reader:
                 line, start = start, reader.line_num + 1
+                lines.size = 0
                 if not any(cells):
                     continue
                 position = Position(row=line, line=line, row_is_line=True)
@@ -203,6 +261,8 @@ def _read_csv(path: Path) -> Rows:
                 if "inputs" not in record:
                     raise position.error(path, "row has no inputs", "fill an inputs column")
                 yield position, record
+        except _TooLarge:
+            raise _too_large(Position(row=start, line=start, row_is_line=True), path) from None
         except csv.Error as exc:
             raise UserError(
                 f"invalid CSV: {exc}",
@@ -277,11 +337,98 @@ def _csv_record(
                     f"column {name.strip()!r}: {_json_problem(exc)}",
                     'a cell starting with [ or { is JSON, e.g. ["billing", "account"]',
                 ) from None
+            except RecursionError:
+                raise _too_deep(position, path) from None
+            if "\\u" in cell or cell.count("[") + cell.count("{") > MAX_DEPTH - 2:
+                check_row({part: {field: value}}, position, path)
         if field is None:
             record[part] = value
         else:
             record.setdefault(part, {})[field] = value
     return record
+
+
+# --- limits ------------------------------------------------------------------------------
+
+
+def check_row(record: Any, position: Position, path: Path) -> None:
+    """Refuse a row nested deeper than ``MAX_DEPTH`` or holding a lone surrogate (a string
+    UTF-8 cannot encode, so the store could not save it)."""
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(record, 1, ())]
+    while stack:
+        value, depth, at = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep(position, path)
+        items = value.items() if type(value) is dict else enumerate(value)
+        for key, item in items:
+            if type(key) is str and not key.isascii() and _SURROGATE.search(key):
+                raise _surrogate(key, (*at, key), position, path)
+            kind = type(item)
+            if kind is dict or kind is list:
+                stack.append((item, depth + 1, (*at, key)))
+            elif kind is str and not item.isascii() and _SURROGATE.search(item):
+                raise _surrogate(item, (*at, key), position, path)
+
+
+def _surrogate(text: str, at: tuple[Any, ...], position: Position, path: Path) -> UserError:
+    found = _SURROGATE.search(text)
+    code = _escape(found) if found else "?"
+    where = _SURROGATE.sub(_escape, format_key_path(at)) or "the row"  # a key may hold it
+    return position.error(
+        path,
+        f"{where} holds a lone surrogate ({code}), which UTF-8 cannot store",
+        "write the character itself, or a complete surrogate pair",
+    )
+
+
+def _escape(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def _too_deep(position: Position, path: Path) -> UserError:
+    return position.error(path, f"row is nested deeper than {MAX_DEPTH} levels", "flatten the data")
+
+
+def _too_large(position: Position, path: Path) -> UserError:
+    return position.error(
+        path,
+        f"row is larger than {MAX_ROW_BYTES // (1024 * 1024)} MiB",
+        "keep each row under the limit; give a large document to the target by its path",
+    )
+
+
+def _check_size(text: str, position: Position, path: Path) -> None:
+    """Refuse a row whose JSON ``text`` exceeds ``MAX_ROW_BYTES`` in UTF-8."""
+    if len(text) * 4 > MAX_ROW_BYTES and len(text.encode("utf-8")) > MAX_ROW_BYTES:
+        raise _too_large(position, path)
+
+
+class _TooLarge(Exception):
+    """A CSV record grew past ``MAX_ROW_BYTES``; the reader knows where it started."""
+
+
+class _CsvLines:
+    """The file's lines as text for ``csv.reader``, never one longer than a row may be;
+    ``size`` counts the bytes handed out since the reader last reset it (one record)."""
+
+    def __init__(self, handle: IO[bytes], path: Path) -> None:
+        self.lines = enumerate(iter(partial(handle.readline, MAX_ROW_BYTES + 1), b""), 1)
+        self.path = path
+        self.size = 0
+
+    def __iter__(self) -> _CsvLines:
+        return self
+
+    def __next__(self) -> str:
+        number, raw = next(self.lines)
+        self.size += len(raw)
+        if self.size > MAX_ROW_BYTES + 1 or (len(raw) > MAX_ROW_BYTES and raw[-1:] != b"\n"):
+            raise _TooLarge
+        data = raw.removeprefix(_BOM) if number == 1 else raw
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(self.path, data, exc.start, number) from None
 
 
 # --- bytes to text -----------------------------------------------------------------------
@@ -298,17 +445,6 @@ def _read_text(path: Path) -> str:
         raise _not_utf8(path, data[line_start:], exc.start - line_start, line) from None
 
 
-def _decoded_lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, str]]:
-    """Decode line by line so an undecodable byte is reported at its own line."""
-    for number, raw in enumerate(handle, start=1):
-        data = raw.removeprefix(_BOM) if number == 1 else raw
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _not_utf8(path, data, exc.start, number) from None
-        yield number, text
-
-
 def _not_utf8(path: Path, line_bytes: bytes, offset: int, line: int) -> UserError:
     """Name the bad byte and its column, so it can be found in an editor."""
     column = len(line_bytes[:offset].decode("utf-8", errors="replace")) + 1
@@ -321,7 +457,8 @@ def _not_utf8(path: Path, line_bytes: bytes, offset: int, line: int) -> UserErro
 
 
 # Suffix -> reader, in the order messages list the formats.
-READERS: dict[str, Callable[[Path], Rows]] = {
+# .json and .yaml are read whole (``opener`` is for the streamed formats, .jsonl and .csv).
+READERS: dict[str, Callable[[Path, Opener], Rows]] = {
     ".jsonl": _read_jsonl,
     ".json": _read_json,
     ".yaml": _read_yaml,

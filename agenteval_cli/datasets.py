@@ -32,13 +32,14 @@ module checks the rows, gives them ids and refuses duplicates, the same for ever
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from agenteval_cli.dataset_readers import READERS, Position, Rows, describe_json
+from agenteval_cli.dataset_readers import READERS, Opener, Position, Rows, describe_json
 from agenteval_cli.errors import UserError, did_you_mean
 from agenteval_cli.records import Example
 
@@ -77,16 +78,21 @@ def open_examples(path: str | Path, limit: int | None = None) -> Sequence[Exampl
 class StreamedExamples(Sequence[Example]):
     """The examples of a .jsonl or .csv file, checked and counted once, then read from the
     file again each time they are iterated (once per repetition of a run), so memory does
-    not grow with the file. A file changed after it was checked is an error, not a mix of
-    two datasets. A small file's examples (at most ``HELD_EXAMPLES``) are kept from the
-    check instead: reading them again would cost more than the memory they take."""
+    not grow with the file. A small file's examples (at most ``HELD_EXAMPLES``) are kept
+    from the check instead: reading them again would cost more than the memory they take.
+
+    Reading again reads the bytes that were checked, no more: lines appended since are not
+    part of the run (:meth:`changed` tells), and a block of the checked bytes that is no
+    longer the same is an error raised before any row of it is used, never a mix of two
+    datasets (:class:`_Snapshot`)."""
 
     def __init__(self, path: Path, limit: int | None = None) -> None:
         self.path = path
         self._stamp = _stamp(path)
+        self._blocks: list[tuple[int, bytes]] = []
         held: list[Example] | None = []
         count = 0
-        for example in iter_examples(path):
+        for example in iter_examples(path, opener=self._record):
             count += 1
             if held is not None:
                 held.append(example)
@@ -102,9 +108,21 @@ class StreamedExamples(Sequence[Example]):
         if self._held is not None:
             yield from self._held
             return
-        self._check_unchanged()
-        yield from islice(iter_examples(self.path, check_ids=False), self._count)
-        self._check_unchanged()
+        examples = iter_examples(self.path, check_ids=False, opener=self._replay)
+        yield from islice(examples, self._count)
+
+    def changed(self) -> bool:
+        """Whether the file is no longer as it was checked (say, rows were appended)."""
+        try:
+            return _stamp(self.path) != self._stamp
+        except UserError:  # removed: changed too
+            return True
+
+    def _record(self, path: Path) -> IO[bytes]:
+        return io.BufferedReader(_Snapshot(path, self._blocks, record=True), _BUFFER)
+
+    def _replay(self, path: Path) -> IO[bytes]:
+        return io.BufferedReader(_Snapshot(path, self._blocks, record=False), _BUFFER)
 
     def __getitem__(self, index: Any) -> Any:
         if self._held is not None:
@@ -117,14 +135,70 @@ class StreamedExamples(Sequence[Example]):
             raise IndexError(index)
         return next(islice(iter(self), index, None))
 
-    def _check_unchanged(self) -> None:
-        if _stamp(self.path) != self._stamp:
-            raise UserError(
-                "the dataset file changed while the run was reading it",
-                file=self.path,
-                hint="leave the file alone during a run; run again (--resume refuses a "
-                "changed dataset)",
-            )
+
+_BLOCK = 1 << 20  # bytes per checked block
+_BUFFER = 1 << 16
+
+
+class _Snapshot(io.RawIOBase):
+    """A dataset file's bytes as they were checked. Recording (the check's read), it keeps
+    the length and SHA-256 of each block it reads; replaying, it reads the same blocks and
+    no further, and refuses a block that differs before handing out any of it."""
+
+    def __init__(self, path: Path, blocks: list[tuple[int, bytes]], *, record: bool) -> None:
+        super().__init__()
+        self.path = path
+        self.blocks = blocks
+        self.recording = record
+        if record:
+            blocks.clear()
+        self.file = path.open("rb", buffering=0)  # a buffer would serve stale bytes
+        self.index = 0  # the next block
+        self.block = memoryview(b"")
+        self.offset = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.offset >= len(self.block) and not self._next_block():
+            return 0
+        size = min(len(buffer), len(self.block) - self.offset)
+        buffer[:size] = self.block[self.offset : self.offset + size]
+        self.offset += size
+        return size
+
+    def _next_block(self) -> bool:
+        if self.recording:
+            data = self.file.read(_BLOCK)
+            if data:
+                self.blocks.append((len(data), hashlib.sha256(data).digest()))
+        else:
+            if self.index >= len(self.blocks):
+                return False  # what was appended since the check is not read
+            length, digest = self.blocks[self.index]
+            data = self.file.read(length)
+            if len(data) != length or hashlib.sha256(data).digest() != digest:
+                raise DatasetChanged(self.path)
+        self.index += 1
+        self.block, self.offset = memoryview(data), 0
+        return bool(data)
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
+class DatasetChanged(UserError):
+    """Rows of a streamed dataset changed after they were checked, during the run."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            "the dataset file changed during the run; the results so far are kept",
+            file=path,
+            hint="restore the file and run again with --resume to finish, or run without "
+            "--resume to start over",
+        )
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -135,15 +209,19 @@ def _stamp(path: Path) -> tuple[int, int]:
     return stat.st_size, stat.st_mtime_ns
 
 
-def iter_examples(path: str | Path, *, check_ids: bool = True) -> Iterator[Example]:
+def iter_examples(
+    path: str | Path, *, check_ids: bool = True, opener: Opener | None = None
+) -> Iterator[Example]:
     """Yield examples one by one; .jsonl and .csv files are streamed, not loaded whole.
 
-    ``check_ids=False`` skips the duplicate check, for a file already checked."""
+    ``check_ids=False`` skips the duplicate check, for a file already checked; ``opener``
+    opens a streamed file (a :class:`StreamedExamples` reads through its snapshot)."""
     path = Path(path)
     suffix = _check_readable(path)
     seen: set[str] = set()  # ids only: a duplicate's first position is looked up again
     found = False
-    for position, record in _guard_os_errors(READERS[suffix](path), path):
+    rows = READERS[suffix](path) if opener is None else READERS[suffix](path, opener)
+    for position, record in _guard_os_errors(rows, path):
         example = _to_example(record, position, path)
         found = True
         if check_ids:

@@ -19,6 +19,7 @@ from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
 from agenteval_cli.records import Example, Result, Trace
 from agenteval_cli.runner import Runner, RunSettings, WorkItem
+from agenteval_cli.safe_text import exception_text
 from agenteval_cli.spec import Spec
 from agenteval_cli.store import ExperimentRecord, Store
 from agenteval_cli.store_results import encode
@@ -293,11 +294,11 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
                 memo=writer.memo,
             )
-        except (ValueError, TypeError, RecursionError) as exc:  # outputs JSON cannot hold
+        except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
             result.outputs, result.scores = None, []
             result.trace = Trace(latency_s=result.latency_s)
             result.error = result.trace.error = (
-                f"target returned outputs that cannot be stored ({type(exc).__name__}: {exc}); "
+                f"target returned outputs that cannot be stored ({exception_text(exc)}); "
                 "return plain JSON values"
             )
             encoded = encode(experiment_id, item.example, result, replace=item.replace)
@@ -306,8 +307,9 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
             on_result(item.target.name, result)
 
     status = "interrupted"
+    changed: list[UserError] = []  # the dataset's rows changed under the run
     try:
-        items = pending_items(run, runner)
+        items = _until_dataset_changes(pending_items(run, runner), changed)
         if run.spec.upload:  # keep each call's run tree for the upload (child runs)
             items = _with_run_trees(run, store, items)
         with _offline():  # a local run never reaches LangSmith
@@ -315,14 +317,41 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
                 completed = asyncio.run(runner.run(items, persist, handle_signals=True))
             finally:
                 writer.flush()  # what finished is committed, however the run ended
-        status = "finished" if completed else "interrupted"
+        status = "finished" if completed and not changed else "interrupted"
     finally:
         for experiment in run.experiments.values():
             store.finish_experiment(experiment.id, status)
+    if changed:  # the calls in flight finished and are kept; the run can be resumed
+        raise changed[0]
     if status == "finished":
+        _note_if_grown(run.examples)
         score_summaries(run, store)
     if status == "interrupted":
         raise KeyboardInterrupt
+
+
+def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) -> Iterator:
+    """``items``, ending early (no new call starts) when the dataset's rows changed after
+    they were checked; the error is kept in ``changed`` for the run to report."""
+    from agenteval_cli.datasets import DatasetChanged
+
+    try:
+        yield from items
+    except DatasetChanged as exc:
+        changed.append(exc)
+
+
+def _note_if_grown(examples: Sequence[Example]) -> None:
+    """Say so when the dataset file changed during the run without changing its rows (lines
+    appended): the run used the rows it checked."""
+    from agenteval_cli.datasets import StreamedExamples
+
+    if isinstance(examples, StreamedExamples) and examples.changed():
+        print(
+            f"note: {examples.path}: the dataset file changed during the run; "
+            f"the run used the {len(examples):,} examples it had when it started",
+            file=sys.stderr,
+        )
 
 
 def _offline() -> contextlib.AbstractContextManager[None]:

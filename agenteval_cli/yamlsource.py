@@ -42,6 +42,10 @@ class _TooDeep(Exception):
         self.mark = mark
 
 
+class NestedTooDeep(UserError):
+    """Data nested deeper than ``load_yaml``'s ``max_depth``; ``line`` is where."""
+
+
 class _Loader(yaml.SafeLoader):
     """The pure-Python safe loader, so error messages read the same on every install; it
     refuses data nested deeper than ``max_depth`` before the parser's recursion does."""
@@ -52,9 +56,11 @@ class _Loader(yaml.SafeLoader):
         self.depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        self.depth += 1
+        self.depth += 1  # counts mappings and lists: a scalar or an alias opens no level
         try:
-            if self.depth > self.max_depth:
+            if self.depth > self.max_depth and not self.check_event(
+                yaml.ScalarEvent, yaml.AliasEvent
+            ):
                 raise _TooDeep(self.peek_event().start_mark)
             return super().compose_node(parent, index)
         finally:
@@ -122,7 +128,7 @@ def load_yaml(text: str, *, file: str | Path, max_depth: int = MAX_DEPTH) -> Yam
         _record_lines(node, (), lines, loader, file, set(), _Visits())
         return YamlDocument(loader.construct_document(node), lines)
     except _TooDeep as exc:
-        raise UserError(
+        raise NestedTooDeep(
             f"data nested deeper than {max_depth} levels",
             file=file,
             line=None if exc.mark is None else exc.mark.line + 1,

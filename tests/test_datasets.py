@@ -458,7 +458,7 @@ def test_a_large_jsonl_file_is_read_again_per_pass_and_must_not_change(tmp_path,
     assert len(examples) == 3 and examples[2].id == "e2"
     assert [e.id for e in examples] == [e.id for e in examples] == ["e0", "e1", "e2"]
     path.write_text(path.read_text().replace("q1", "changed"))
-    with pytest.raises(UserError, match="changed while the run was reading it"):
+    with pytest.raises(datasets.DatasetChanged, match="changed during the run"):
         list(examples)
 
 
@@ -469,3 +469,163 @@ def test_a_small_jsonl_file_is_held_from_its_check(tmp_path):
     path.unlink()  # held: iterating again does not read the file
     assert [e.inputs["question"] for e in examples] == ["q0", "q1"]
     assert examples[-1].id == "e1" and len(examples) == 2
+
+
+# --- a file changed during a run, and the limits every format shares ---------------------
+
+
+def test_lines_appended_during_a_run_are_not_read_and_the_change_is_known(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets, "HELD_EXAMPLES", 2)
+    path = tmp_path / "rows.jsonl"
+    _rows(path, 3)
+    examples = datasets.open_examples(path)
+    assert not examples.changed()
+    with path.open("a") as handle:
+        handle.write('{"id": "late", "inputs": {"question": "appended"}}\n')
+    assert [e.id for e in examples] == ["e0", "e1", "e2"]  # the rows it was checked with
+    assert len(examples) == 3 and examples.changed()
+
+
+def test_a_changed_block_is_refused_before_any_of_its_rows_is_used(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets, "HELD_EXAMPLES", 2)
+    monkeypatch.setattr(datasets, "_BLOCK", 64)  # each row is 44 bytes: rows span blocks
+    path = tmp_path / "rows.jsonl"
+    _rows(path, 6)
+    examples = datasets.open_examples(path)
+    seen = []
+    with pytest.raises(datasets.DatasetChanged) as caught:
+        for example in examples:
+            seen.append(example.inputs["question"])
+            if len(seen) == 1:  # the last row changes while the first is being run
+                path.write_text(path.read_text().replace('"q5"', '"zz"'))
+    assert 1 <= len(seen) < 6 and seen == [f"q{i}" for i in range(len(seen))]
+    assert str(caught.value) == (
+        f"{path}: the dataset file changed during the run; the results so far are kept "
+        "(restore the file and run again with --resume to finish, or run without --resume "
+        "to start over)"
+    )
+
+
+def nested_row(levels: int) -> str:
+    """A JSON row nested ``levels`` deep: the row, its inputs, then lists."""
+    lists = levels - 2
+    return '{"inputs": {"question": ' + "[" * lists + "]" * lists + "}}"
+
+
+def nested_file(tmp_path: Path, suffix: str, levels: int) -> Path:
+    lists = levels - 2
+    cell = "[" * lists + "]" * lists
+    text = {
+        "jsonl": nested_row(levels) + "\n",
+        "json": "[" + nested_row(levels) + "]",
+        "yaml": "examples:\n  - inputs: {question: " + cell + "}\n",
+        "csv": f"id,question\nrow,{cell}\n",
+    }[suffix]
+    return write(tmp_path, f"deep.{suffix}", text)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "where"),
+    [("jsonl", ":1:"), ("json", " row 1:"), ("yaml", ":2:"), ("csv", ":2:")],
+)
+def test_rows_nested_up_to_100_levels_are_read_and_deeper_ones_refused(tmp_path, suffix, where):
+    from agenteval_cli.dataset_readers import MAX_DEPTH
+
+    assert MAX_DEPTH == 100
+    deepest = load_examples(nested_file(tmp_path, suffix, 100))
+    assert len(deepest) == 1
+    path = nested_file(tmp_path, suffix, 101)
+    assert (
+        error_of(path) == f"{path}{where} row is nested deeper than 100 levels (flatten the data)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("suffix", "levels", "message"),
+    [
+        ("jsonl", 1000, ":1: row is nested deeper than 100 levels"),
+        ("json", 1000, ": data nested deeper than 100 levels"),
+        ("yaml", 500, ":2: row is nested deeper than 100 levels"),
+        ("csv", 1000, ":2: row is nested deeper than 100 levels"),
+    ],
+)
+def test_nesting_deeper_than_the_stack_is_refused_not_a_recursion_error(
+    tmp_path, suffix, levels, message
+):
+    path = nested_file(tmp_path, suffix, levels)
+    assert error_of(path) == f"{path}{message} (flatten the data)"
+
+
+def sized_file(tmp_path: Path, suffix: str, size: int) -> Path:
+    """A two-row file whose second row holds a ``size``-character question."""
+    text = "x" * size
+    body = {
+        "jsonl": f'{{"inputs": {{"question": "a"}}}}\n{{"inputs": {{"question": "{text}"}}}}\n',
+        "json": f'[{{"inputs": {{"question": "a"}}}}, {{"inputs": {{"question": "{text}"}}}}]',
+        "yaml": f"- inputs: {{question: a}}\n- inputs: {{question: {text}}}\n",
+        "csv": f"question\na\n{text}\n",
+    }[suffix]
+    return write(tmp_path, f"big.{suffix}", body)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "where"),
+    [("jsonl", ":2:"), ("json", " row 2:"), ("yaml", ":2 row 2:"), ("csv", ":3:")],
+)
+def test_one_row_size_limit_for_every_format(tmp_path, monkeypatch, suffix, where):
+    from agenteval_cli import dataset_readers
+
+    monkeypatch.setattr(dataset_readers, "MAX_ROW_BYTES", 1024)
+    fits = load_examples(sized_file(tmp_path, suffix, 900))
+    assert len(fits[1].inputs["question"]) == 900
+    path = sized_file(tmp_path, suffix, 1100)
+    assert error_of(path) == (
+        f"{path}{where} row is larger than 0 MiB (keep each row under the limit; give a large "
+        "document to the target by its path)"
+    )
+
+
+def test_a_csv_cell_over_128_kib_is_read_and_a_row_over_16_mib_refused(tmp_path):
+    from agenteval_cli.dataset_readers import MAX_ROW_BYTES
+
+    assert MAX_ROW_BYTES == 16 * 1024 * 1024
+    cell = "y" * (200 * 1024)  # over csv's own 128 KiB limit
+    read = load_examples(write(tmp_path, "wide.csv", f"question\n{cell}\n"))
+    assert read[0].inputs["question"] == cell
+    # a quoted cell of many lines counts as one row
+    lines = ("z" * 1023 + "\n") * (16 * 1024 + 1)
+    path = write(tmp_path, "tall.csv", f'question\na\n"{lines}"\n')
+    assert error_of(path).startswith(f"{path}:3: row is larger than 16 MiB")
+    line = write(
+        tmp_path, "long.jsonl", '{"inputs": {"question": "' + "w" * MAX_ROW_BYTES + '"}}\n'
+    )
+    assert error_of(line).startswith(f"{line}:1: row is larger than 16 MiB")
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text", "where", "field"),
+    [
+        ("jsonl", '{"inputs": {"question": "a\\ud800"}}\n', ":1:", "inputs.question"),
+        (
+            "json",
+            '[{"inputs": {"q": "ok"}, "outputs": {"\\udfff": 1}}]',
+            " row 1:",
+            "outputs.\\udfff",
+        ),
+        ("yaml", '- inputs: {question: "\\ud800"}\n', ":1 row 1:", "inputs.question"),
+        ("csv", 'question,outputs.tags\nhi,"[""a"", ""\\udc80""]"\n', ":2:", "outputs.tags[1]"),
+        ("jsonl", '{"id": "\\ud800", "inputs": {"question": "a"}}\n', ":1:", "id"),
+    ],
+)
+def test_a_row_holding_a_lone_surrogate_is_refused(tmp_path, suffix, text, where, field):
+    path = write(tmp_path, f"s.{suffix}", text)
+    code = "\\udfff" if "udfff" in text else "\\udc80" if "udc80" in text else "\\ud800"
+    assert error_of(path) == (
+        f"{path}{where} {field} holds a lone surrogate ({code}), which UTF-8 cannot store "
+        "(write the character itself, or a complete surrogate pair)"
+    )
+
+
+def test_a_surrogate_pair_escape_is_one_character_and_fine(tmp_path):
+    path = write(tmp_path, "pair.jsonl", '{"inputs": {"question": "\\ud83d\\ude00"}}\n')
+    assert load_examples(path)[0].inputs["question"] == "\U0001f600"
