@@ -9,14 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.errors import ExitCode, UserError
 
 # Exit codes of a store that cannot be used: a file that is not a store this build can read
-# (not a database, damaged, from a newer agenteval), and a storage failure (read-only,
-# full, unreadable, locked). Both are 2 until the CLI defines a code of its own for the
-# second.
-BAD_STORE_EXIT = 2
-STORAGE_FAILURE_EXIT = 2
+# (not a database, damaged, from a newer agenteval) is bad input; a storage failure
+# (read-only, full, unreadable, locked) is a service failure.
+BAD_STORE_EXIT = ExitCode.BAD_INPUT
+STORAGE_FAILURE_EXIT = ExitCode.SERVICE_FAILED
 
 
 class StoreError(UserError):

@@ -178,7 +178,6 @@ class Store:
             f"{label}: already being run by process {pid} on {host} since {since} (store "
             f"{self.path}); a second run at the same time would call the same examples again",
             hint=hint,
-            exit_code=STORAGE_FAILURE_EXIT,
         )
 
     # experiments -------------------------------------------------------------------------
