@@ -283,3 +283,146 @@ def test_exception_text_never_raises_and_is_storable():
     assert exception_text(ValueError("a\ud800b")) == "ValueError: a\ufffdb"
     text = "plain"
     assert storable(text) is text and storable("é\udfffé") == "é\ufffdé"
+
+
+# --- a store file that fails: one line naming it and the cause, committed rows intact ------
+
+STORE_TARGETS = """
+import asyncio
+
+async def answer(inputs):
+    await asyncio.sleep(0.001)
+    return {"final_response": inputs["question"] + " " + "x" * 3000}
+"""
+
+
+def store_project(folder, n: int = 40):
+    """A two-target spec whose every result takes about a page of the store."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "targets.py").write_text(STORE_TARGETS)
+    rows = (json.dumps({"id": f"e{i}", "inputs": {"question": f"q {i}"}}) for i in range(n))
+    (folder / "data.jsonl").write_text("\n".join(rows) + "\n")
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        "experiment_prefix: disk\ndataset: data.jsonl\n"
+        "targets: {a: targets.py:answer, b: targets.py:answer}\nevaluators: []\nconcurrency: 2\n"
+    )
+    return spec
+
+
+def cli(*args):
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def stored_rows(path):
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        return db.execute(
+            "SELECT id, experiment_id, example_id, repetition, outputs_json FROM results"
+            " ORDER BY id"
+        ).fetchall()
+    finally:
+        db.close()
+
+
+def test_a_full_disk_mid_run_is_one_line_and_keeps_the_committed_rows(tmp_path, monkeypatch):
+    import json
+
+    from agenteval_cli import store as store_module
+
+    spec = store_project(tmp_path / "p")
+    path = tmp_path / "full.db"
+    connect = store_module._connect
+
+    def small_disk(at, readonly):  # the store cannot grow past 160 kB, as on a full disk
+        db = connect(at, readonly)
+        db.execute("PRAGMA max_page_count = 40")
+        return db
+
+    monkeypatch.setattr(store_module, "_connect", small_disk)
+    failed = cli("run", spec, "--store", path)
+    monkeypatch.undo()
+    assert failed.exit_code == 4, failed.output
+    assert "Traceback" not in failed.output and "cannot rollback" not in failed.output
+    assert failed.output.strip().splitlines()[-1] == (
+        f"error: cannot write to the store {path}: the disk is full [SQLITE_FULL: database or "
+        "disk is full]; what was committed before is kept (free some space and run the "
+        "command again (a run continues with --resume))"
+    )
+    kept = stored_rows(path)
+    assert 0 < len(kept) < 80
+    for _, _, example_id, _, outputs in kept:
+        assert json.loads(outputs)["final_response"] == f"q {example_id[1:]} " + "x" * 3000
+
+    resumed = cli("run", spec, "--resume", "--store", path)
+    assert resumed.exit_code == 0, resumed.output
+    after = stored_rows(path)
+    assert after[: len(kept)] == kept  # the rows committed before the failure, unchanged
+    pairs = [(e, x, r) for _, e, x, r, _ in after]
+    assert len(pairs) == len(set(pairs)) == 80
+
+
+def test_a_store_that_is_not_a_database_or_is_damaged_is_one_line_for_every_command(tmp_path):
+    spec = store_project(tmp_path / "p", n=3)
+    text = tmp_path / "agenteval.db"
+    text.write_text("this is a text file named like a store\n" * 50)
+    good = tmp_path / "good.db"
+    assert cli("run", spec, "--store", good).exit_code == 0
+    damaged = tmp_path / "damaged.db"
+    data = good.read_bytes()
+    damaged.write_bytes(data[: len(data) // 3])  # a copy cut short
+    expected = {
+        text: f"error: {text} is not an agenteval store: the file is not a SQLite database "
+        "[SQLITE_NOTADB: file is not a database] (pass --store with the right file, or move "
+        "this one away)",
+        damaged: f"error: the store {damaged} is damaged [SQLITE_CORRUPT: database disk image "
+        f"is malformed] (salvage it with 'sqlite3 {damaged} .recover', or move it away and "
+        "start a new store)",
+    }
+    for path, line in expected.items():
+        before = path.read_bytes()
+        for command in (
+            ["run", spec],
+            ["run", spec, "--resume"],
+            ["experiments"],
+            ["compare", "a", "b"],
+            ["report", "a", "-o", tmp_path / "r.html"],
+            ["cache", "info"],
+            ["cache", "clear"],
+        ):
+            out = cli(*command, "--store", path)
+            assert out.exit_code == 2, (command, out.output)
+            assert out.output.strip() == line, (command, out.output)
+        assert path.read_bytes() == before
+
+
+def test_a_read_only_store_file_is_one_line_and_left_as_it_was(tmp_path, monkeypatch):
+    from agenteval_cli import store as store_module
+
+    spec = store_project(tmp_path / "p", n=3)
+    path = tmp_path / "ro.db"
+    assert cli("run", spec, "--store", path).exit_code == 0
+    kept = stored_rows(path)
+    connect = store_module._connect
+    # what SQLite does with a file it may not write (chmod, chattr +i, a read-only mount):
+    # it opens it read-only, and the first write fails
+    monkeypatch.setattr(store_module, "_connect", lambda at, readonly: connect(at, True))
+    for command in (["run", spec], ["cache", "clear"]):
+        out = cli(*command, "--store", path)
+        assert out.exit_code == 4, out.output
+        assert out.output.strip().splitlines()[-1] == (
+            f"error: cannot write to the store {path}: the file, its folder or the file system "
+            "is read-only [SQLITE_READONLY: attempt to write a readonly database] (make them "
+            "writable, or pass --store with a writable path)"
+        )
+    monkeypatch.undo()
+    assert stored_rows(path) == kept
+    listed = cli("experiments", "--store", path)
+    assert listed.exit_code == 0 and listed.output.count("disk-") == 2
