@@ -4,6 +4,7 @@ for a per-example failure, a recorded error while the run completes. Never a tra
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -297,3 +298,189 @@ def test_exit_codes_are_distinct_and_in_the_help():
     help_text = " ".join(invoke("run", "--help").output.split())
     assert "0 success; 1 quality gate failed" in help_text
     assert "4 LangSmith failure" in help_text and "130 interrupted" in help_text
+
+
+# --- unstorable results, alias bombs, deep nesting, row sizes, non-regular files, a dataset
+# --- changed during a run
+
+# dataset file -> (line the error names, or None; a fragment of the message)
+LIMIT_DATASET_ERRORS: dict[str, tuple[int | str | None, str]] = {
+    "alias_bomb.yaml": (5, "aliases expand to more than 100,000 nodes"),
+    "deep_nesting.jsonl": (2, "row is nested deeper than 100 levels (flatten the data)"),
+    "deep_nesting.json": (None, "data nested deeper than 100 levels (flatten the data)"),
+    "deep_nesting.yaml": (3, "row is nested deeper than 100 levels (flatten the data)"),
+    "lone_surrogate.jsonl": (2, "inputs.question holds a lone surrogate (\\ud83d)"),
+    "lone_surrogate.yaml": ("2 row 2", "inputs.question holds a lone surrogate (\\udc00)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIMIT_DATASET_ERRORS))
+def test_a_dataset_beyond_a_limit_is_one_line_and_exit_2_at_once(name, tmp_path, monkeypatch):
+    started = time.monotonic()
+    monkeypatch.chdir(BAD)
+    line, fragment = LIMIT_DATASET_ERRORS[name]
+    checked = invoke("dataset", "validate", f"datasets/{name}")
+    assert_one_line_error(checked, f"datasets/{name}", line, fragment)
+    spec = tmp_path / "spec.yaml"
+    target = BAD / "targets" / "good.py"
+    spec.write_text(f"dataset: {BAD / 'datasets' / name}\ntargets: {{good: {target}:answer}}\n")
+    ran = invoke("run", spec, "--store", tmp_path / "db")
+    assert_one_line_error(ran, BAD / "datasets" / name, line, fragment)
+    assert time.monotonic() - started < 5
+
+
+def test_a_416_byte_alias_bomb_spec_is_refused_in_under_a_second(tmp_path, monkeypatch):
+    monkeypatch.chdir(BAD)
+    started = time.monotonic()
+    result = invoke("run", "specs/alias_bomb.yaml", "--store", tmp_path / "db")
+    assert time.monotonic() - started < 1
+    assert_one_line_error(
+        result,
+        "specs/alias_bomb.yaml",
+        5,
+        "invalid YAML: aliases expand to more than 100,000 nodes (write the data out, or use "
+        "fewer aliases)",
+    )
+
+
+def test_a_few_aliases_are_still_fine(tmp_path):
+    dataset = tmp_path / "rows.yaml"
+    dataset.write_text(
+        "- inputs: &shared {question: same, context: [a, b, c]}\n"
+        "  outputs: {expected_agents: [billing]}\n"
+        "- {id: two, inputs: *shared}\n"
+    )
+    result = invoke("dataset", "validate", dataset)
+    assert result.exit_code == 0, result.output
+    assert " ".join(result.output.split()).startswith(f"{dataset}: 2 examples, all valid")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
+def test_a_spec_or_dataset_that_is_not_a_regular_file_is_refused_at_once(tmp_path, kind):
+    def special(name: str) -> Path:
+        path = tmp_path / name
+        if kind == "fifo":
+            os.mkfifo(path)  # reading it would wait for a writer forever
+        elif kind == "dev_zero":
+            path.symlink_to("/dev/zero")  # reading it would never end
+        else:
+            path.mkdir()
+        return path
+
+    spec, dataset = special("spec.yaml"), special("rows.jsonl")
+    good = tmp_path / "good.yaml"
+    good.write_text(
+        f"dataset: {dataset}\ntargets: {{good: {BAD / 'targets' / 'good.py'}:answer}}\n"
+    )
+    runs = [
+        ("run", spec, "--store", tmp_path / "db"),
+        ("dataset", "validate", dataset),
+        ("run", good, "--store", tmp_path / "db"),
+    ]
+    for args in runs:
+        done = subprocess.run(
+            [sys.executable, "-m", "agenteval_cli.cli", *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        text = (done.stdout + done.stderr).strip()
+        assert "\n" not in text and "Traceback" not in text, text
+        # a symlink to /dev/zero resolves to a path without a dataset suffix: refused too
+        assert any(why in text for why in ("not a regular file", "not a file", "'zero'")), text
+    assert spec.exists() and not spec.is_file()  # never replaced or written to
+
+
+def test_unstorable_results_are_stored_or_recorded_and_the_run_completes(tmp_path):
+    found = results_by_target(tmp_path, "target_unstorable.yaml", exit_code=3)
+    for example in ("a", "b"):
+        surrogate = found["surrogate"][example]
+        assert surrogate["error"] is None
+        assert surrogate["outputs"] == {"final_response": "half an emoji: \ufffd", "\ufffd": "key"}
+        assert surrogate["comments"]["quotes"] == "quoted \ufffd"
+        assert surrogate["comments"]["raises_bad_str"] == (
+            "evaluator 'raises_bad_str' failed: StrRaises: <str() of the exception raised "
+            "RuntimeError>"
+        )
+        assert found["bad_repr"][example]["outputs"] == {
+            "final_response": "ok",
+            "thing": "<ReprRaises object: repr() raised RuntimeError>",
+        }
+        assert found["bad_str"][example]["error"] == (
+            "StrRaises: <str() of the exception raised RuntimeError>"
+        )
+        assert found["bad_message"][example]["error"] == "ValueError: cut short: \ufffd"
+    # every result is stored: nothing is left for a resume to call again
+    again = invoke(
+        "run", BAD / "specs" / "target_unstorable.yaml", "--store", tmp_path / "db", "--resume"
+    )
+    assert again.exit_code == 2 and "no unfinished experiment" in again.output, again.output
+
+
+def _changing_run(tmp_path: Path, monkeypatch, change: str):
+    """A 6-row dataset read in 64-byte blocks, and a target that changes the file on its
+    first call: ``append`` adds a row, ``modify`` rewrites the last one."""
+    from agenteval_cli import datasets
+
+    monkeypatch.setattr(datasets, "HELD_EXAMPLES", 2)
+    monkeypatch.setattr(datasets, "_BLOCK", 64)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        "".join(f'{{"id": "e{i}", "inputs": {{"question": "q{i}"}}}}\n' for i in range(6))
+    )
+    target = tmp_path / "changer.py"
+    target.write_text(
+        "from pathlib import Path\n"
+        f"ROWS = Path({str(rows)!r})\n"
+        "CALLS = []\n"
+        "def answer(inputs):\n"
+        "    CALLS.append(inputs['question'])\n"
+        "    if len(CALLS) == 1:\n"
+        f"        if {change!r} == 'append':\n"
+        "            with ROWS.open('a') as handle:\n"
+        '                handle.write(\'{"id": "late", "inputs": {"question": "late"}}\\n\')\n'
+        "        else:\n"
+        "            ROWS.write_text(ROWS.read_text().replace('\"q5\"', '\"zz\"'))\n"
+        "    return {'final_response': inputs['question']}\n"
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"dataset: {rows}\ntargets: {{t: {target}:answer}}\nconcurrency: 1\n")
+    out = tmp_path / "r.json"
+    return rows, spec, invoke("run", spec, "--store", tmp_path / "db", "--json", out)
+
+
+def test_rows_appended_during_a_run_are_left_out_with_a_note(tmp_path, monkeypatch):
+    rows, _, result = _changing_run(tmp_path, monkeypatch, "append")
+    assert result.exit_code == 0, result.output
+    assert (
+        f"note: {rows}: the dataset file changed during the run; the run used the 6 examples "
+        "it had when it started"
+    ) in result.output
+    (experiment,) = json.loads((tmp_path / "r.json").read_text())["experiments"]
+    assert [r["example_id"] for r in experiment["results"]] == [f"e{i}" for i in range(6)]
+
+
+def test_rows_changed_during_a_run_stop_it_in_one_line_and_it_can_be_resumed(tmp_path, monkeypatch):
+    from agenteval_cli.store import Store
+
+    rows, spec, result = _changing_run(tmp_path, monkeypatch, "modify")
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert (
+        f"error: {rows}: the dataset file changed during the run; the results so far are kept "
+        "(restore the file and run again with --resume to finish, or run without --resume to "
+        "start over)"
+    ) in result.output
+    with Store(tmp_path / "db") as store:
+        (experiment,) = store.experiments()
+        kept = [s.result.example_id for s in store.results(experiment.id)]
+    assert experiment.status == "interrupted"
+    assert 1 <= len(kept) < 6 and kept == [f"e{i}" for i in range(len(kept))]
+    rows.write_text(rows.read_text().replace('"zz"', '"q5"'))  # restored
+    resumed = invoke("run", spec, "--store", tmp_path / "db", "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    with Store(tmp_path / "db") as store:
+        (experiment,) = store.experiments()
+        done = sorted(s.result.example_id for s in store.results(experiment.id))
+    assert experiment.status == "finished" and done == [f"e{i}" for i in range(6)]
