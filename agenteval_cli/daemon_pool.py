@@ -17,33 +17,30 @@ import threading
 import types
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import Any
 
 
 class DaemonThreadPool(ThreadPoolExecutor):
     """``loop.set_default_executor`` insists on a ThreadPoolExecutor; only its type is reused."""
 
-    def __init__(self, name: str = "agenteval-worker", *, max_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "agenteval-worker",
+        *,
+        max_threads: int | None = None,
+        waiting: ContextVar[list[Any] | None] | None = None,
+    ) -> None:
         super().__init__(max_workers=1, thread_name_prefix=name)
         self._name = name
         self._max_threads = max_threads
+        self._waiting_var = waiting  # the submitter's list of requests that had to wait
         self._work: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._started = 0
         self._waiting = 0  # calls queued while every thread was busy and no more could start
         self._closed = False
-
-    @property
-    def threads(self) -> int:
-        """Threads started so far (each lives until shutdown, or until its call returns)."""
-        return self._started
-
-    @property
-    def full(self) -> bool:
-        """Every thread is busy, no more may start, and calls are waiting for one."""
-        with self._lock:
-            return self._waiting > 0
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         future: Future[Any] = Future()
@@ -59,6 +56,9 @@ class DaemonThreadPool(ThreadPoolExecutor):
                 ).start()
             else:
                 self._waiting += 1  # the next thread to finish its call takes it
+                waited = None if self._waiting_var is None else self._waiting_var.get()
+                if waited is not None:
+                    waited.append(future)
             self._work.put((future, fn, args, kwargs))
         return future
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import signal
 import sys
@@ -58,6 +59,17 @@ YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 # Threads a sync target may leave behind, stuck past their time-out, before its further
 # calls wait for a thread to free up instead of starting another one.
 ABANDONED_THREADS = 32
+# The thread requests of the target call running in this context that found every thread
+# busy and had to wait: set per attempt, filled by the worker pool.
+_WAITING: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "agenteval_waiting", default=None
+)
+
+
+class ThreadsExhausted(Exception):
+    """A sync call timed out waiting for a worker thread, all of them held by earlier calls
+    stuck past their time-out: not the time-out of this call, which never started. Raised
+    from the ``TimeoutError``, so a policy that retries time-outs retries it."""
 
 
 @dataclass
@@ -116,7 +128,9 @@ class Runner:
         from agenteval_cli.threads import follow_threads
 
         loop = asyncio.get_running_loop()
-        pool = DaemonThreadPool(max_threads=self.settings.concurrency + ABANDONED_THREADS)
+        pool = DaemonThreadPool(
+            max_threads=self.settings.concurrency + ABANDONED_THREADS, waiting=_WAITING
+        )
         loop.set_default_executor(pool)
         rpm = self.settings.requests_per_minute
         self._limiter = RateLimiter(rpm) if rpm else None
@@ -199,15 +213,27 @@ class Runner:
         target = item.target
         # Target.__call__ only awaits target.call: call that, one coroutine fewer per attempt
         call = target.call if type(target).__call__ is Target.__call__ else target
+        waited: list[Any] = []  # this attempt's thread requests that found no free thread
 
         async def attempt() -> dict[str, Any]:
             nonlocal recorder, started
             while True:
                 untraced = "langchain_core" not in sys.modules
+                waited.clear()
+                _WAITING.set(waited)
                 # a fresh trace per attempt: failed ones don't count
                 with _capture(target.coordinators) as recorder:
                     started = time.perf_counter()
-                    outputs = await _within(call(item.example.inputs, [recorder]), timeout)
+                    try:
+                        outputs = await _within(call(item.example.inputs, [recorder]), timeout)
+                    except TimeoutError:
+                        if any(_never_ran(request) for request in waited):
+                            threads = self.settings.concurrency + ABANDONED_THREADS
+                            raise ThreadsExhausted(
+                                f"no worker thread came free within {timeout:g} s: all "
+                                f"{threads} are held by sync calls stuck past their time-out"
+                            ) from None
+                        raise
                 # LangChain was first imported while this call ran untraced (a target that
                 # imports its graph lazily): its runs went unseen, so call again, traced.
                 if not (untraced and "langchain_core" in sys.modules):
@@ -260,6 +286,11 @@ class Runner:
         if error is None:
             result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
+
+
+def _never_ran(request: Any) -> bool:
+    """Whether a thread request (a ``concurrent.futures.Future``) was dropped unstarted."""
+    return request.cancelled() or not (request.running() or request.done())
 
 
 def _cancelled_from_outside() -> bool:
