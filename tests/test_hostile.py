@@ -241,7 +241,10 @@ def test_errored_calls_are_summarised_and_fail_the_run_with_exit_3(tmp_path):
     at = lines.index("  errors: raises: 3 of 3 call(s) failed (100.0%, above max_error_rate 0)")
     assert lines[at + 1] == "    3 × KeyError: 'customer_id'"
     assert "errors: odd_values" not in result.output  # no error, no line
-    assert any(line.startswith("  run failed: calls errored above") for line in lines)
+    assert lines[-1] == (
+        "  run failed: int, none, circular, raises, lower: calls errored above max_error_rate 0 "
+        "(allow a share with --max-error-rate RATE or 'max_error_rate:' in the spec)"
+    )
 
 
 def test_max_error_rate_from_the_cli_or_the_spec_lets_errors_through(tmp_path):
@@ -278,6 +281,10 @@ def test_an_evaluator_failing_on_every_example_fails_the_run(tmp_path):
     at = lines.index("  evaluator failed: good: raises on 2 of 2 result(s), first:")
     assert lines[at + 1].startswith("    evaluator 'raises' failed: ZeroDivisionError")
     assert "good: fine on" not in result.output
+    assert lines[-1] == (
+        "  run failed: evaluator(s) garbage, raises, returns_none, string_score failed on "
+        "every result (fix them, or leave them out of the spec)"
+    )
 
 
 def test_exit_codes_are_distinct_and_in_the_help():

@@ -228,7 +228,7 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
         "     AND json_extract(s.value, '$[2]') LIKE 'evaluator %failed: %' THEN r.id END)"
         " FROM results r, json_each(r.scores_json) s"
         " WHERE r.experiment_id = ? AND r.error IS NULL AND r.scores_json IS NOT NULL"
-        " GROUP BY 1",
+        " GROUP BY 1 ORDER BY 1",
         (experiment_id,),
     )
     for key, count, failed, first_id in scored:
@@ -253,13 +253,15 @@ def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate
     from agenteval_cli.cli.common import stderr
 
     err = stderr()
-    ok = True
+    over_targets: list[str] = []
+    broken: list[str] = []  # evaluator keys that failed on every result they scored
     for experiment_id in experiment_ids:
         target = store.experiment(experiment_id).target
         found = collect_errors(store, experiment_id, target)
         if found.errored:
             over = found.errored > max_error_rate * found.calls
-            ok = ok and not over
+            if over:
+                over_targets.append(target)
             colour = "red" if over else "yellow"
             err.print(
                 f"  [{colour}]errors[/]: {target}: {found.errored} of {found.calls} call(s) "
@@ -275,7 +277,7 @@ def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate
                 count = sum(r.count for r in hidden)
                 err.print(f"    and {count} more of {len(hidden)} other kind(s)", highlight=False)
         everywhere = set(found.evaluators_failing_everywhere())
-        ok = ok and not everywhere
+        broken += [key for key in found.evaluators if key in everywhere and key not in broken]
         for key, (scored, failed, comment) in found.evaluators.items():
             colour = "red" if key in everywhere else "yellow"
             err.print(
@@ -284,11 +286,17 @@ def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate
                 highlight=False,
             )
             err.print(f"    {comment}", highlight=False, markup=False)
-    if not ok:
+    if over_targets:
         err.print(
-            f"  [bold red]run failed[/]: calls errored above max_error_rate {max_error_rate:g}, "
-            "or an evaluator failed on every example (allow errors with --max-error-rate or "
+            f"  [bold red]run failed[/]: {', '.join(over_targets)}: calls errored above "
+            f"max_error_rate {max_error_rate:g} (allow a share with --max-error-rate RATE or "
             "'max_error_rate:' in the spec)",
             highlight=False,
         )
-    return ok
+    if broken:
+        err.print(
+            f"  [bold red]run failed[/]: evaluator(s) {', '.join(broken)} failed on every "
+            "result (fix them, or leave them out of the spec)",
+            highlight=False,
+        )
+    return not over_targets and not broken
