@@ -210,3 +210,182 @@ def test_a_second_stop_cancels_at_once():
     saved = []
     assert asyncio.run(runner.run(runner.work(data), lambda i, r: saved.append(r))) is False
     assert saved == []
+
+
+# --- one run at a time: a lock per run, taken before anything is called -------------------
+
+GATED = """
+
+def gated(inputs):
+    # logs each call, then waits for the test's go-ahead (a sync target: on a thread)
+    import os, pathlib, time
+
+    here = pathlib.Path(__file__).parent
+    with open(here / "calls.log", "a") as log:
+        log.write(f"{os.getpid()}\\n")
+    deadline = time.monotonic() + 20  # a bound, should a second run call it too
+    while not (here / "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"final_response": inputs["question"] + " refund"}
+"""
+
+
+def gated_run(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An interrupted run whose target 'a' logs its calls and waits for a 'go' file."""
+    folder = tmp_path / "p"
+    spec = project(folder, target="gated")
+    (folder / "targets.py").write_text(TARGETS + GATED)
+    (folder / "go").touch()
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM results WHERE id % 2")
+        conn.execute("UPDATE experiments SET status = 'running', ended_at = NULL")
+    (folder / "go").unlink()
+    (folder / "calls.log").unlink()
+    return spec, db, folder
+
+
+def lock_rows(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT run_id, pid FROM run_locks").fetchall()
+
+
+def run_id_of(db: Path) -> str:
+    with sqlite3.connect(db) as conn:
+        [(run_id,)] = conn.execute("SELECT DISTINCT run_id FROM experiments").fetchall()
+    return run_id
+
+
+def test_a_second_resume_of_a_run_in_progress_is_refused_before_calling_anything(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    spec, db, folder = gated_run(tmp_path)
+    with sqlite3.connect(db) as conn:
+        missing = (
+            N
+            - conn.execute(
+                "SELECT COUNT(*) FROM results r JOIN experiments e ON e.id = r.experiment_id"
+                " WHERE e.target = 'a'"
+            ).fetchone()[0]
+        )
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agenteval_cli.cli",
+            "run",
+            str(spec),
+            "--resume",
+            "--store",
+            str(db),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        log = folder / "calls.log"
+        while not (log.exists() and lock_rows(db)):  # it holds the lock and is calling
+            assert first.poll() is None and time.monotonic() < deadline, first.stdout.read()
+            time.sleep(0.05)
+        assert lock_rows(db) == [(run_id_of(db), first.pid)]
+        before = keys(db)
+
+        second = invoke("run", spec, "--resume", "--store", db)
+        assert second.exit_code == 2, second.output
+        line = second.output.strip()
+        assert "\n" not in line and "Traceback" not in line
+        with Store(db, readonly=True) as store:
+            names = ", ".join(sorted(e.name for e in store.experiments()))
+        assert line.startswith(f"error: {names}: already being run by process {first.pid} on ")
+        assert line.endswith(
+            f"(store {db}); a second run at the same time would call the same examples again "
+            "(wait for it to finish; nothing was called)"
+        )
+        assert set(log.read_text().split()) == {str(first.pid)}  # no call of the second
+        assert keys(db) == before
+    finally:
+        (folder / "go").touch()
+        output, _ = first.communicate(timeout=120)
+    assert first.returncode == 0, output
+    found = keys(db)
+    assert len(found) == len(set(found)) == 2 * N
+    assert log.read_text().split() == [str(first.pid)] * missing  # each missing call, once
+    assert lock_rows(db) == []  # released when the run ended
+
+
+def test_a_dead_holders_lock_is_taken_over(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    spec, db = interrupted_run(tmp_path)
+    run_id = run_id_of(db)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # reaped: its pid names no process
+    host = socket.gethostname()
+    holders = [
+        (gone.pid, None),  # a crashed run
+        (os.getpid(), "another-boot:1"),  # its pid since given to another process (this one)
+    ]
+    for pid, started in holders:
+        with sqlite3.connect(db) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO run_locks VALUES (?, ?, ?, ?, 'crashed', '2026-01-01')",
+                (run_id, host, pid, started),
+            )
+            conn.execute("DELETE FROM results WHERE id % 2")
+            conn.execute("UPDATE experiments SET status = 'interrupted'")
+        resumed = invoke("run", spec, "--resume", "--store", db)
+        assert resumed.exit_code == 0, resumed.output
+        assert len(keys(db)) == 2 * N
+        assert lock_rows(db) == []
+
+
+def test_a_lock_held_on_another_host_is_refused_with_how_to_remove_it(tmp_path):
+    spec, db = interrupted_run(tmp_path)
+    run_id = run_id_of(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO run_locks VALUES (?, 'build-7', 4242, NULL, 't', '2026-01-01T00:00:00')",
+            (run_id,),
+        )
+    before = keys(db)
+    refused = invoke("run", spec, "--resume", "--store", db)
+    assert refused.exit_code == 2
+    assert refused.output.strip().endswith(
+        "already being run by process 4242 on build-7 since 2026-01-01T00:00:00 (store "
+        f"{db}); a second run at the same time would call the same examples again (wait for "
+        "it to finish; nothing was called; if it is no longer running on build-7, remove its "
+        f"lock: sqlite3 {db} \"DELETE FROM run_locks WHERE run_id = '{run_id}'\")"
+    )
+    assert keys(db) == before
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"DELETE FROM run_locks WHERE run_id = '{run_id}'")  # as the hint says
+    assert invoke("run", spec, "--resume", "--store", db).exit_code == 0
+
+
+def test_a_lock_is_held_by_one_store_until_it_closes(tmp_path):
+    import os
+
+    import pytest
+
+    from agenteval_cli.sqlite_tx import StoreError
+
+    path = tmp_path / "s.db"
+    with Store(path) as one:
+        one.lock_run("r1", "run one")
+        one.lock_run("r1", "run one")  # again by its holder: nothing changes
+        with Store(path) as other:  # another holder, in this same process
+            with pytest.raises(StoreError, match=r"^run one: already being run by process "):
+                other.lock_run("r1", "run one")
+            other.lock_run("r2", "run two")  # another run is free
+            assert sorted(lock_rows(path)) == [("r1", os.getpid()), ("r2", os.getpid())]
+        assert lock_rows(path) == [("r1", os.getpid())]
+    assert lock_rows(path) == []
