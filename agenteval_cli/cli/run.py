@@ -124,8 +124,8 @@ def run(
     Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, or a metric
     significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, or an evaluator failed on
-    every example); 4 LangSmith failure (fetch or upload); 130 interrupted. When several
-    apply: 3, then 1, then 4."""
+    every example); 4 LangSmith failure (fetch or upload) or a store's disk failure
+    (read-only, full, locked); 130 interrupted. When several apply: 3, then 1, then 4."""
     from agenteval_cli import experiment
     from agenteval_cli.cli.untraced import UntracedResults
     from agenteval_cli.progress import target_progress
