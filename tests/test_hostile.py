@@ -491,3 +491,24 @@ def test_rows_changed_during_a_run_stop_it_in_one_line_and_it_can_be_resumed(tmp
         (experiment,) = store.experiments()
         done = sorted(s.result.example_id for s in store.results(experiment.id))
     assert experiment.status == "finished" and done == [f"e{i}" for i in range(6)]
+
+
+def test_rescoring_with_an_evaluator_failing_everywhere_exits_3(tmp_path):
+    evals = BAD / "targets" / "evals.py"
+    spec = tmp_path / "spec.yaml"
+    head = (
+        f"dataset: {BAD / 'datasets' / 'bom.jsonl'}\n"
+        f"targets: {{good: {BAD / 'targets' / 'good.py'}:answer}}\n"
+        f"evaluators:\n  - {{name: fine, type: custom, target: {evals}:fine}}\n"
+    )
+    spec.write_text(head)
+    assert invoke("run", spec, "--store", tmp_path / "db").exit_code == 0
+    spec.write_text(head + f"  - {{name: raises, type: custom, target: {evals}:raises}}\n")
+    rescored = invoke("run", spec, "--rescore", "good", "--store", tmp_path / "db")
+    assert rescored.exit_code == 3, rescored.output
+    lines = rescored.output.splitlines()
+    assert "  evaluator failed: good: raises on 2 of 2 result(s), first:" in lines
+    assert lines[-1] == (
+        "  run failed: evaluator(s) raises failed on every result (fix them, or leave them "
+        "out of the spec)"
+    )

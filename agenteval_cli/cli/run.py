@@ -289,6 +289,8 @@ def _rescore(
         ids = [e.id for e in created]
         title = f"{spec.experiment_prefix} · rescored"
         print_comparison(store, ids, pricing=spec.pricing, title=title)
+        # the calls' errors were judged when they ran: only an evaluator failing everywhere
+        clean = report_run_errors(store, ids, max_error_rate=1.0)
         if by_agent:
             _print_agents(store, ids)
         if json_path is not None:
@@ -296,6 +298,8 @@ def _rescore(
 
             write_json(json_path, store, ids)
             stderr().print(f"wrote {json_path}")
+    if not clean:
+        raise typer.Exit(ExitCode.RUN_ERRORS)
 
 
 def _print_agents(store, ids: list[str]) -> None:
