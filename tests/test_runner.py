@@ -281,3 +281,26 @@ def test_hanging_sync_calls_with_retries_use_a_bounded_number_of_threads(monkeyp
     assert {(r.error, r.attempts) for r in hung.values()} == {(starved, 4)}
     quick_errors = [r.error for item, r in results if item.target.name == "quick"]
     assert set(quick_errors) <= {None, starved} and quick_errors[-1] == starved
+
+
+def test_an_evaluator_raising_a_base_exception_gives_null_scores():
+    def exits(outputs):
+        raise SystemExit(0)
+
+    async def halts(outputs):
+        raise Halt("stop")
+
+    runner = Runner(
+        targets=[adapt(lambda inputs: {"final_response": "q"}, name="t", import_path="x:t")],
+        evaluators=[
+            BoundEvaluator("exits", exits),
+            BoundEvaluator("halts", halts),
+            BoundEvaluator("cov", coverage),
+        ],
+    )
+    [(_, result)] = run_all(runner, examples(1))
+    assert [(s.key, s.score, s.comment) for s in result.scores] == [
+        ("exits", None, "evaluator 'exits' failed: SystemExit: 0"),
+        ("halts", None, "evaluator 'halts' failed: Halt: stop"),
+        ("cov", 1.0, None),
+    ]

@@ -8,6 +8,7 @@ target's own ``token_cost``.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
 from collections.abc import Callable, Sequence
@@ -83,6 +84,17 @@ def apply_sampling(evaluators: Sequence[BoundEvaluator], examples: Sequence[Exam
         evaluator.example_ids = choose_sample(ids, share, seed=evaluator.seed, name=evaluator.name)
 
 
+def _evaluators_own(exc: BaseException) -> bool:
+    """Whether ``exc`` is the evaluator's failure, to record as null scores: anything it
+    raises (``SystemExit`` included) except Ctrl-C and the run cancelling the call."""
+    if isinstance(exc, KeyboardInterrupt):
+        return False
+    if isinstance(exc, asyncio.CancelledError):
+        task = asyncio.current_task()
+        return task is None or task.cancelling() == 0
+    return True
+
+
 async def call_evaluator(evaluator: BoundEvaluator, available: dict[str, Any]) -> list[Score]:
     """One evaluator on one result; raising or returning garbage becomes null scores."""
     try:
@@ -93,7 +105,9 @@ async def call_evaluator(evaluator: BoundEvaluator, available: dict[str, Any]) -
         if inspect.isawaitable(raw):
             raw = await raw
         return normalize(raw, evaluator.name)
-    except Exception as exc:
+    except BaseException as exc:
+        if not _evaluators_own(exc):
+            raise
         reason = f"evaluator {evaluator.name!r} failed: {exception_text(exc)}"
         return [Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)]
 
@@ -135,7 +149,9 @@ async def score(
                 if type(raw) is not dict and inspect.isawaitable(raw):
                     raw = await raw
                 scores.extend(normalize(raw, evaluator.name))
-            except Exception as exc:
+            except BaseException as exc:
+                if not _evaluators_own(exc):
+                    raise
                 reason = f"evaluator {evaluator.name!r} failed: {exception_text(exc)}"
                 scores.extend(
                     Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)
