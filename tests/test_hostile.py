@@ -512,3 +512,29 @@ def test_rescoring_with_an_evaluator_failing_everywhere_exits_3(tmp_path):
         "  run failed: evaluator(s) raises failed on every result (fix them, or leave them "
         "out of the spec)"
     )
+
+
+def test_the_error_summary_ranks_kinds_by_count_and_shows_three(tmp_path):
+    data = tmp_path / "data.jsonl"
+    questions = ["v1", "k", "ok", "t", "v2", "k", "o", "r", "k"]
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"e{i}", "inputs": {"question": q}}) + "\n"
+            for i, q in enumerate(questions)
+        )
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"dataset: {data}\ntargets: {{mixed: {BAD / 'targets' / 'values.py'}:raises_by_question}}\n"
+        "concurrency: 1\n"
+    )
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 3, result.output
+    lines = result.output.splitlines()
+    at = lines.index("  errors: mixed: 8 of 9 call(s) failed (88.9%, above max_error_rate 0)")
+    assert lines[at + 1 : at + 5] == [
+        "    3 × KeyError: 'id'",
+        "    2 × ValueError, first: ValueError: bad value v1",
+        "    1 × TypeError: no",  # then by first appearance: t (e3) before o (e6) and r (e7)
+        "    and 2 more of 2 other kind(s)",
+    ]

@@ -212,13 +212,13 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
         head = message.split(":", 1)[0]
         kind = head if head.isidentifier() else message  # "KeyError: ..." -> KeyError
         by_kind.setdefault(kind, []).append((first_id, count, message))
-    reasons = []
+    ranked = []
     for kind, messages in by_kind.items():
-        messages.sort()
-        reasons.append(
-            ErrorReason(kind, sum(c for _, c, _ in messages), messages[0][2], len(messages) == 1)
-        )
-    reasons.sort(key=lambda r: -r.count)
+        messages.sort()  # by first appearance
+        count = sum(c for _, c, _ in messages)
+        reason = ErrorReason(kind, count, messages[0][2], len(messages) == 1)
+        ranked.append((-count, messages[0][0], reason))
+    reasons = [reason for *_, reason in sorted(ranked, key=lambda r: r[:2])]
     evaluators: dict[str, tuple[int, int, str]] = {}
     scored = db.execute(
         "SELECT json_extract(s.value, '$[0]'), COUNT(*),"

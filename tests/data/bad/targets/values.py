@@ -34,3 +34,15 @@ def hangs_sync(inputs):
 
 async def hangs_async(inputs):
     await asyncio.sleep(3600)
+
+
+def raises_by_question(inputs):
+    """A different failure per question: 'v1' and 'v2' raise ValueErrors with their own
+    message, 'k' a KeyError, 't' a TypeError, 'o' an OSError, 'r' a RuntimeError."""
+    question = inputs["question"]
+    if question.startswith("v"):
+        raise ValueError(f"bad value {question}")
+    errors = {"k": KeyError("id"), "t": TypeError("no"), "o": OSError("disk"), "r": RuntimeError()}
+    if question in errors:
+        raise errors[question]
+    return {"final_response": question}
