@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -416,7 +415,16 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
 
 # --- run locks: who holds one, and whether it still lives ---------------------------------
 
-_HOST = socket.gethostname()
+
+def _host_name() -> str:
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
+_HOST = _host_name()
 
 
 def _holder() -> tuple[str, int, str | None]:
