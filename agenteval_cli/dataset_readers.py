@@ -354,6 +354,8 @@ def _csv_record(
 def check_row(record: Any, position: Position, path: Path) -> None:
     """Refuse a row nested deeper than ``MAX_DEPTH`` or holding a lone surrogate (a string
     UTF-8 cannot encode, so the store could not save it)."""
+    if type(record) is not dict and type(record) is not list:
+        return  # not a row at all, which the row check reports
     stack: list[tuple[Any, int, tuple[Any, ...]]] = [(record, 1, ())]
     while stack:
         value, depth, at = stack.pop()

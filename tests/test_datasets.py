@@ -629,3 +629,11 @@ def test_a_row_holding_a_lone_surrogate_is_refused(tmp_path, suffix, text, where
 def test_a_surrogate_pair_escape_is_one_character_and_fine(tmp_path):
     path = write(tmp_path, "pair.jsonl", '{"inputs": {"question": "\\ud83d\\ude00"}}\n')
     assert load_examples(path)[0].inputs["question"] == "\U0001f600"
+
+
+def test_a_row_that_is_a_number_is_refused_as_not_an_object_before_any_limit(tmp_path):
+    path = write(tmp_path, "numbers.yaml", "- 5\n")
+    assert error_of(path) == (
+        f'{path}:1 row 1: row is not an object, got 5 (write {{"inputs": {{...}}, '
+        '"outputs": {...}})'
+    )
