@@ -192,14 +192,93 @@ def version(db: sqlite3.Connection) -> int:
 
 
 def refuse_newer(db: sqlite3.Connection, path: object) -> None:
-    """A StoreError when the store was written by a newer agenteval than this one."""
+    """A StoreError when the store was written by a newer agenteval than this one (or its
+    version is one agenteval never writes)."""
     found = version(db)
+    if found < 0:
+        raise StoreError(
+            f"{path} is not an agenteval store: its schema version is {found}",
+            hint="pass --store with the file 'agenteval run' wrote",
+        )
     if found > SCHEMA_VERSION:
         raise StoreError(
             f"the store {path} has schema version {found}, newer than this agenteval knows "
             f"({SCHEMA_VERSION}): it was written by a newer agenteval",
             hint=UPGRADE_HINT,
         )
+
+
+# The columns this build reads and writes, by table. A store of the current version without
+# one of them was changed by another program, and is refused rather than half read.
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "experiments": (
+        "id",
+        "name",
+        "prefix",
+        "target",
+        "target_path",
+        "spec_path",
+        "spec_json",
+        "spec_hash",
+        "dataset_path",
+        "dataset_name",
+        "dataset_hash",
+        "git_commit",
+        "repetitions",
+        "example_count",
+        "status",
+        "started_at",
+        "ended_at",
+        "run_id",
+    ),
+    "results": (
+        "id",
+        "experiment_id",
+        "example_id",
+        "repetition",
+        "inputs_json",
+        "reference_json",
+        "outputs_json",
+        "trace_json",
+        "error",
+        "latency_s",
+        "finished_at",
+        "attempts",
+        "cached",
+        "scores_json",
+    ),
+    "cache": ("key", "target_path", "outputs_json", "trace_json", "latency_s", "created_at"),
+}
+LOCK_COLUMNS = ("run_id", "host", "pid", "process_start", "token", "locked_at")
+
+
+def refuse_missing_columns(db: sqlite3.Connection, path: object, *, writing: bool) -> None:
+    """A StoreError naming the first table or column this build needs that the store lacks
+    (``writing``: the run locks' too)."""
+    tables = dict(COLUMNS, run_locks=LOCK_COLUMNS) if writing else COLUMNS
+    for table, needed in tables.items():
+        present = _columns(db, table)
+        missing = [c for c in needed if c not in present]
+        if missing:
+            what = f"table {table}" if not present else f"column {table}.{missing[0]}"
+            raise StoreError(
+                f"the store {path} has no {what}, which this agenteval reads (schema "
+                f"version {version(db)}): another program or a newer agenteval changed it",
+                hint=UPGRADE_HINT,
+            )
+
+
+def foreign_tables(db: sqlite3.Connection) -> list[str]:
+    """The first tables of a database that has some but no experiments table: another
+    program's, which an agenteval store never is."""
+    if has_table(db, "experiments"):
+        return []
+    rows = db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " ORDER BY name LIMIT 4"
+    ).fetchall()
+    names = [name for (name,) in rows]
+    return [*names[:3], "..."] if len(names) > 3 else names
 
 
 def pending(db: sqlite3.Connection) -> list[Migration]:

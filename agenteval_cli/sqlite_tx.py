@@ -93,7 +93,8 @@ def store_error(exc: sqlite3.Error, path: str | Path) -> StoreError:
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
     name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    said = f"[{name}: {exc}]"
+    text = str(exc)
+    said = f"[{name}: {text[:200]}{'...' if len(text) > 200 else ''}]"
     storage = STORAGE_FAILURE_EXIT
     if primary == SQLITE_READONLY:
         return StoreError(
@@ -114,7 +115,7 @@ def store_error(exc: sqlite3.Error, path: str | Path) -> StoreError:
             f"{path} is not an agenteval store: the file is not a SQLite database {said}",
             hint="pass --store with the right file, or move this one away",
         )
-    if primary == SQLITE_CORRUPT:
+    if primary == SQLITE_CORRUPT or text.startswith("Could not decode to UTF-8"):
         return StoreError(
             f"the store {path} is damaged {said}",
             hint=f"salvage it with 'sqlite3 {path} .recover', or move it away and start a "

@@ -81,6 +81,12 @@ class Store:
         self._token = uuid.uuid4().hex  # tells this Store's run locks from any other's
         self._locks: set[str] = set()
         self.db: sqlite3.Connection | None = None
+        if self.path.exists() and not self.path.is_file():  # a FIFO would block the open
+            raise StoreError(
+                f"{self.path} is not an agenteval store: it is not a regular file (a folder, "
+                "device or pipe)",
+                hint="pass --store with the path of a file",
+            )
         try:
             self.db = _connect(self.path, readonly)
             self._prepare(self.db)
@@ -98,9 +104,17 @@ class Store:
                 raise self._unreadable(db)
             db.execute("PRAGMA query_only = ON")
         else:
+            foreign = migrations.foreign_tables(db)
+            if foreign:  # another program's database: add nothing to it
+                raise StoreError(
+                    f"{self.path} is not an agenteval store: it is another SQLite database "
+                    f"(tables {', '.join(foreign)})",
+                    hint="pass --store with another path",
+                )
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             migrations.migrate(db, self.path)
+        migrations.refuse_missing_columns(db, self.path, writing=not self.readonly)
         db.execute("PRAGMA foreign_keys=ON")
 
     def _unreadable(self, db: sqlite3.Connection) -> StoreError:
@@ -139,6 +153,12 @@ class Store:
         self.close()
         if isinstance(exc, sqlite3.Error):  # the file failed: one line naming it
             raise store_error(exc, self.path) from exc
+        if isinstance(exc, json.JSONDecodeError) and _raised_reading(exc):
+            raise StoreError(
+                f"the store {self.path} is damaged: a value it holds is not valid JSON ({exc})",
+                hint="another program changed it; move it away and start a new store, or pass "
+                "--store with another file",
+            ) from exc
 
     # run locks ---------------------------------------------------------------------------
 
@@ -382,6 +402,17 @@ class StoredResult:
 def _like_prefix(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return escaped + "%"
+
+
+def _raised_reading(exc: BaseException) -> bool:
+    """Whether ``exc`` came from the store's own reading code (not from a file of the
+    user's read while the store was open)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") in (__name__, "agenteval_cli.store_results"):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:

@@ -274,3 +274,51 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
     )
     assert refused.returncode == 2
     assert refused.stderr.startswith(f"error: the store {newer} has schema version 8")
+
+
+def test_the_columns_checked_on_opening_are_those_of_a_new_store(tmp_path):
+    columns = schema(current_store(tmp_path / "s.db"))[2]
+    for table, names in migrations.COLUMNS.items():
+        assert tuple(columns[table]) == names
+    assert tuple(columns["run_locks"]) == migrations.LOCK_COLUMNS
+
+
+def test_a_store_changed_by_another_program_is_refused_in_one_line(tmp_path):
+    dropped = current_store(tmp_path / "dropped.db")
+    db = sqlite3.connect(dropped)
+    db.execute("ALTER TABLE experiments DROP COLUMN git_commit")  # the version kept
+    db.commit()
+    db.close()
+    negative = current_store(tmp_path / "negative.db")
+    db = sqlite3.connect(negative)
+    db.execute("PRAGMA user_version = -3")
+    db.commit()
+    db.close()
+    foreign = tmp_path / "places.sqlite"
+    db = sqlite3.connect(foreign)
+    for table in ("moz_places", "moz_bookmarks", "moz_origins", "moz_meta"):
+        db.execute(f"CREATE TABLE {table} (x)")
+    db.commit()
+    db.close()
+    expected = {
+        dropped: f"error: the store {dropped} has no column experiments.git_commit, which "
+        "this agenteval reads (schema version 7): another program or a newer agenteval "
+        "changed it (upgrade agenteval with 'pip install -U agenteval', or pass --store "
+        "with another file)",
+        negative: f"error: {negative} is not an agenteval store: its schema version is -3 "
+        "(pass --store with the file 'agenteval run' wrote)",
+    }
+    for path, line in expected.items():
+        before = digest(path)
+        for command in (["experiments"], ["cache", "clear"]):
+            out = invoke(*command, "--store", path)
+            assert (out.exit_code, out.output.strip()) == (2, line), command
+        assert digest(path) == before
+    before = digest(foreign)
+    out = invoke("cache", "clear", "--store", foreign)
+    assert (out.exit_code, out.output.strip()) == (
+        2,
+        f"error: {foreign} is not an agenteval store: it is another SQLite database (tables "
+        "moz_bookmarks, moz_meta, moz_origins, ...) (pass --store with another path)",
+    )
+    assert digest(foreign) == before  # nothing added to another program's database

@@ -426,3 +426,57 @@ def test_a_read_only_store_file_is_one_line_and_left_as_it_was(tmp_path, monkeyp
     assert stored_rows(path) == kept
     listed = cli("experiments", "--store", path)
     assert listed.exit_code == 0 and listed.output.count("disk-") == 2
+
+
+def test_a_pipe_or_a_folder_as_the_store_is_refused_at_once(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "agenteval.db"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
+    for path in (fifo, tmp_path):
+        for command in (["experiments"], ["cache", "clear"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "agenteval_cli.cli", *command, "--store", str(path)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.strip() == (
+                f"error: {path} is not an agenteval store: it is not a regular file (a folder, "
+                "device or pipe) (pass --store with the path of a file)"
+            )
+
+
+def test_a_stored_value_that_is_not_json_or_not_utf8_is_one_line(tmp_path):
+    spec = store_project(tmp_path / "p", n=3)
+    path = tmp_path / "s.db"
+    assert cli("run", spec, "--store", path).exit_code == 0
+    db = sqlite3.connect(path)
+    db.execute(
+        "UPDATE results SET outputs_json = '{oops' WHERE example_id = 'e1'"
+        " AND experiment_id = (SELECT id FROM experiments WHERE target = 'a')"
+    )
+    db.commit()
+    db.close()
+    for command in (["compare", "a", "b"], ["report", "a", "-o", tmp_path / "r.html"]):
+        out = cli(*command, "--store", path)
+        assert (out.exit_code, out.output.strip()) == (
+            2,
+            f"error: the store {path} is damaged: a value it holds is not valid JSON (Expecting "
+            "property name enclosed in double quotes: line 1 column 2 (char 1)) (another program "
+            "changed it; move it away and start a new store, or pass --store with another file)",
+        ), command
+    db = sqlite3.connect(path)
+    db.execute("UPDATE experiments SET target = CAST(x'ff00fe' AS TEXT) WHERE rowid = 1")
+    db.commit()
+    db.close()
+    out = cli("experiments", "--store", path)
+    assert out.exit_code == 2
+    assert out.output.startswith(
+        f"error: the store {path} is damaged [OperationalError: Could not decode to UTF-8 "
+        "column 'target'"
+    )
+    assert "Traceback" not in out.output and out.output.count("\n") == 1
