@@ -36,6 +36,7 @@ __all__ = [
 # evaluator.
 MAX_ROW_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 100  # containers: the row itself is level 1, its inputs level 2
+MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024  # a .json or .yaml file, parsed in one piece
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # what a JSON or YAML "\ud800" escape gives
 
@@ -438,6 +439,13 @@ class _CsvLines:
 
 def _read_text(path: Path) -> str:
     """The whole file as text, without a leading BOM; bad bytes reported at their line."""
+    if path.stat().st_size > MAX_WHOLE_FILE_BYTES:
+        raise UserError(
+            f"a {path.suffix} dataset is read whole, and this one is larger than "
+            f"{MAX_WHOLE_FILE_BYTES // 1024**2} MiB",
+            file=path,
+            hint="write it as .jsonl, which is read row by row",
+        )
     data = path.read_bytes().removeprefix(_BOM)
     try:
         return data.decode("utf-8")

@@ -499,14 +499,25 @@ def _resolve(base_dir: Path, value: str | Path) -> Path:
     return (path if path.is_absolute() else base_dir / path).resolve()
 
 
+MAX_SPEC_BYTES = 1024 * 1024
+
+
 def load_spec(path: str | Path) -> Spec:
     """Read and validate a spec file; any problem is one UserError naming file:line."""
     source = Path(path)
     try:
-        # A FIFO would block the read, /dev/zero never end it: only a regular file is read.
-        if not stat.S_ISREG(source.stat().st_mode):
+        # A FIFO would block the read, /dev/zero never end it: only a regular file is read,
+        # and only one of a spec's size (a sparse file can claim terabytes).
+        status = source.stat()
+        if not stat.S_ISREG(status.st_mode):
             raise UserError(
                 "spec path is not a regular file", file=source, hint="point at a YAML file"
+            )
+        if status.st_size > MAX_SPEC_BYTES:
+            raise UserError(
+                f"spec file is larger than {MAX_SPEC_BYTES // 1024**2} MiB",
+                file=source,
+                hint="a spec names its dataset and targets; keep the data in their files",
             )
         content = source.read_bytes()
     except FileNotFoundError:

@@ -538,3 +538,26 @@ def test_the_error_summary_ranks_kinds_by_count_and_shows_three(tmp_path):
         "    1 × TypeError: no",  # then by first appearance: t (e3) before o (e6) and r (e7)
         "    and 2 more of 2 other kind(s)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "message"),
+    [
+        ("spec.yaml", 2 * 1024**2, "spec file is larger than 1 MiB"),
+        ("rows.json", 2 * 1024**3, "a .json dataset is read whole, and this one is larger than"),
+        ("rows.yaml", 300 * 1024**2, "a .yaml dataset is read whole, and this one is larger than"),
+    ],
+)
+def test_a_file_too_large_to_read_whole_is_refused_without_reading_it(
+    tmp_path, name, size, message
+):
+    path = tmp_path / name
+    with path.open("wb") as handle:  # sparse: it claims the size without taking the disk
+        handle.truncate(size)
+    started = time.monotonic()
+    if name == "spec.yaml":
+        result = invoke("run", path, "--store", tmp_path / "db")
+    else:
+        result = invoke("dataset", "validate", path)
+    assert time.monotonic() - started < 5
+    assert_one_line_error(result, path, None, message)
