@@ -319,6 +319,33 @@ def test_a_second_resume_of_a_run_in_progress_is_refused_before_calling_anything
     assert lock_rows(db) == []  # released when the run ended
 
 
+def test_a_resume_while_the_run_itself_goes_on_is_refused(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "p"
+    spec = project(folder, target="gated")
+    (folder / "targets.py").write_text(TARGETS + GATED)
+    db = tmp_path / "db"
+    run = [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--store", str(db)]
+    first = subprocess.Popen(run, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not (folder / "calls.log").exists():  # started, and waiting in its first calls
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        resumed = invoke("run", spec, "--resume", "--store", db)
+        assert resumed.exit_code == 2, resumed.output
+        assert f"already being run by process {first.pid} on " in resumed.output
+        assert set((folder / "calls.log").read_text().split()) == {str(first.pid)}
+    finally:
+        (folder / "go").touch()
+        first.communicate(timeout=120)
+    assert first.returncode == 0
+    assert len(keys(db)) == 2 * N and lock_rows(db) == []
+
+
 def test_a_dead_holders_lock_is_taken_over(tmp_path):
     import os
     import socket
