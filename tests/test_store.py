@@ -480,3 +480,32 @@ def test_a_stored_value_that_is_not_json_or_not_utf8_is_one_line(tmp_path):
         "column 'target'"
     )
     assert "Traceback" not in out.output and out.output.count("\n") == 1
+
+
+def test_a_store_in_a_folder_that_cannot_be_written_is_read_and_refused_for_writing(tmp_path):
+    import shutil
+    import subprocess
+
+    spec = store_project(tmp_path / "p", n=3)
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    path = folder / "s.db"
+    assert cli("run", spec, "--store", path).exit_code == 0
+    kept = stored_rows(path)
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", folder]).returncode != 0:
+        pytest.skip("no chattr +i here (it takes root on a file system that has it)")
+    try:  # as on a read-only medium: no -shm file can be made next to the WAL store
+        listed = cli("experiments", "--store", path)
+        assert listed.exit_code == 0, listed.output
+        assert listed.output.count("disk-") == 2
+        refused = cli("run", spec, "--store", path)
+        assert refused.exit_code == 4
+        assert refused.output.strip().splitlines()[-1] == (
+            f"error: cannot open the store {path} [SQLITE_CANTOPEN: unable to open database "
+            "file] (check that the file and its folder exist and are readable and writable, "
+            "or pass --store with another path)"
+        )
+    finally:
+        subprocess.run([chattr, "-i", folder], check=True)
+    assert stored_rows(path) == kept
