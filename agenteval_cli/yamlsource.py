@@ -243,6 +243,7 @@ def _record_lines(
 def _count_merged(node: yaml.Node, line: int | None, file: str | Path, visits: _Visits) -> None:
     """Count the nodes a merge key (``<<: *base``) brings in, as :func:`_record_lines`
     counts the others."""
+    outer = visits.alias_line  # a repeat inside sets it to this merge's line, for here only
     stack = [node]
     while stack:
         item = stack.pop()
@@ -252,6 +253,7 @@ def _count_merged(node: yaml.Node, line: int | None, file: str | Path, visits: _
                 stack.extend((key_node, value_node))
         elif isinstance(item, yaml.SequenceNode):
             stack.extend(item.value)
+    visits.alias_line = outer
 
 
 def describe(value: Any) -> str:

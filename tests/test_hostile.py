@@ -561,3 +561,21 @@ def test_a_file_too_large_to_read_whole_is_refused_without_reading_it(
         result = invoke("dataset", "validate", path)
     assert time.monotonic() - started < 5
     assert_one_line_error(result, path, None, message)
+
+
+def test_a_merge_key_bomb_is_refused_like_an_alias_bomb(tmp_path):
+    levels = ["a: &a {x1: 1, x2: 2, x3: 3, x4: 4, x5: 5, x6: 6, x7: 7, x8: 8}"]
+    for name, below in zip("bcdefg", "abcdef", strict=True):
+        levels.append(f"{name}: &{name} {{<<: [{', '.join([f'*{below}'] * 8)}], {name}{name}: 1}}")
+    spec = tmp_path / "merge.yaml"
+    spec.write_text("\n".join(levels) + "\ndataset: rows.jsonl\ntargets: {t: m:t}\n")
+    started = time.monotonic()
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert time.monotonic() - started < 1
+    # the merges of b to e repeat 136 + 1,128 + 9,064 + 72,552 nodes: f's passes 100,000
+    assert_one_line_error(result, spec, 6, "aliases expand to more than 100,000 nodes")
+    a_few = tmp_path / "few.yaml"
+    a_few.write_text("base: &base {timeout_s: 5}\nother: {<<: *base, x: 1}\n")
+    from agenteval_cli.yamlsource import load_yaml
+
+    assert load_yaml(a_few.read_text(), file=a_few).data["other"] == {"timeout_s": 5, "x": 1}
