@@ -488,6 +488,8 @@ def _process_start(pid: int) -> str | None:
 def _alive(host: str, pid: int, started: str | None) -> bool:
     """Whether the process that took a run lock still runs (a holder on another host, or
     on a system where this cannot be told, is taken to)."""
+    if type(pid) is not int or pid <= 0:  # not a process id: no holder to wait for
+        return False
     if host != _HOST or os.name == "nt":  # os.kill(pid, 0) would signal it on Windows
         return True
     try:

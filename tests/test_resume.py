@@ -360,6 +360,8 @@ def test_a_dead_holders_lock_is_taken_over(tmp_path):
     holders = [
         (gone.pid, None),  # a crashed run
         (os.getpid(), "another-boot:1"),  # its pid since given to another process (this one)
+        ("abc", None),  # a row written by hand: no process to wait for
+        (0, None),
     ]
     for pid, started in holders:
         with sqlite3.connect(db) as conn:
