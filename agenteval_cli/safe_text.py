@@ -38,3 +38,24 @@ def message_of(error: BaseException) -> str:
 def exception_text(error: BaseException) -> str:
     """``"KeyError: 'customer_id'"``: what a failed call records. Never raises."""
     return f"{type(error).__name__}: {message_of(error)}"
+
+
+def lone_surrogate_at(value: object) -> tuple[tuple[object, ...], str] | None:
+    """The key path of the first string (or key) in JSON-like ``value`` that holds a lone
+    surrogate, with the surrogate escaped (``\\ud800``); None when there is none."""
+    stack: list[tuple[object, tuple[object, ...]]] = [(value, ())]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            found = None if item.isascii() else _SURROGATE.search(item)
+            if found:
+                return at, f"\\u{ord(found.group()):04x}"
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                found = _SURROGATE.search(key) if isinstance(key, str) else None
+                if found:
+                    return (*at, key), f"\\u{ord(found.group()):04x}"
+                stack.append((child, (*at, key)))
+        elif isinstance(item, list):
+            stack.extend((child, (*at, index)) for index, child in reversed(list(enumerate(item))))
+    return None

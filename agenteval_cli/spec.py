@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from agenteval_cli.errors import UserError, did_you_mean
+from agenteval_cli.safe_text import lone_surrogate_at
 from agenteval_cli.spec_base import (
     IMPORT_PATH_FORMS,
     Concurrency,
@@ -48,7 +49,13 @@ from agenteval_cli.spec_base import (
     without_pydantic_plugins,
 )
 from agenteval_cli.spec_errors import SpecValueError, user_error
-from agenteval_cli.yamlsource import YamlDocument, describe, expand_env, load_yaml
+from agenteval_cli.yamlsource import (
+    YamlDocument,
+    describe,
+    expand_env,
+    format_key_path,
+    load_yaml,
+)
 
 __all__ = [
     "IMPORT_PATH_FORMS",
@@ -544,6 +551,18 @@ def load_spec(path: str | Path) -> Spec:
             hint="start with keys such as 'dataset:' and 'targets:'",
         )
     data, recorded = expand_env(document, file=source)
+    # a lone surrogate (an escape, or a variable's undecodable bytes): the store could not
+    # save the spec, nor a name taken from it
+    surrogate = lone_surrogate_at(data)
+    if surrogate is not None:
+        at, code = surrogate
+        where = format_key_path(at).encode("utf-8", "backslashreplace").decode()
+        raise UserError(
+            f"{where or 'the spec'} holds a lone surrogate ({code}), which UTF-8 cannot store",
+            file=source,
+            line=document.line_of(*at),
+            hint="write the character itself, or a complete surrogate pair",
+        )
     base_dir = source.parent.resolve()
     try:
         with without_pydantic_plugins():  # the first validation builds the validators

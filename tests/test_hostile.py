@@ -579,3 +579,30 @@ def test_a_merge_key_bomb_is_refused_like_an_alias_bomb(tmp_path):
     from agenteval_cli.yamlsource import load_yaml
 
     assert load_yaml(a_few.read_text(), file=a_few).data["other"] == {"timeout_s": 5, "x": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (
+            'experiment_prefix: "x\\ud800"\n',
+            1,
+            "experiment_prefix holds a lone surrogate (\\ud800)",
+        ),
+        ('targets: {"g\\udc00": m:f}\n', 1, "targets.g\\udc00 holds a lone surrogate (\\udc00)"),
+        ("experiment_prefix: ${AGENTEVAL_TEST_BYTES}\n", 1, "holds a lone surrogate (\\udcff)"),
+    ],
+)
+def test_a_spec_holding_a_lone_surrogate_is_refused_before_anything_is_stored(
+    tmp_path, monkeypatch, text, line, message
+):
+    monkeypatch.setenv("AGENTEVAL_TEST_BYTES", "a\udcffb")  # the bytes a\xffb, undecodable
+    spec = tmp_path / "spec.yaml"
+    good = BAD / "targets" / "good.py"
+    spec.write_text(
+        text
+        + f"dataset: {BAD / 'datasets' / 'bom.jsonl'}\n"
+        + ("" if "targets" in text else f"targets: {{good: {good}:answer}}\n")
+    )
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert_one_line_error(result, spec, line, message)
