@@ -40,6 +40,7 @@ class PreparedRun:
     # pairs are skipped (or, with ``retry_errors``, the errored ones are run again).
     done: dict[str, dict[tuple[str, int], bool]] | None = None
     retry_errors: bool = False
+    warnings: list[str] = field(default_factory=list)  # set by execute(): targets that blocked
 
     @property
     def total_per_target(self) -> int:
@@ -270,16 +271,33 @@ def pending_items(run: PreparedRun, runner: Runner) -> Iterator[WorkItem]:
             yield item
 
 
-def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = None) -> None:
+def execute(
+    run: PreparedRun,
+    store: Store,
+    on_result: ProgressHook | None = None,
+    on_forced_exit: Callable[[str], None] | None = None,
+) -> None:
     """Run every target; mark each experiment finished, or interrupted if stopped early.
 
     Ctrl-C (or SIGTERM) stops dispatching and lets calls in flight finish for a few seconds;
-    what finished is saved and KeyboardInterrupt is raised for the caller to report.
+    what finished is saved and KeyboardInterrupt is raised for the caller to report. A run
+    that does not stop by then is ended by force (agenteval_cli.watchdog): what finished is
+    saved, ``on_forced_exit(reason)`` reports it, and the process exits with 130.
     """
     if not run.experiments:
         start_experiments(run, store)
     runner = make_runner(run, store)
     writer = store.writer()
+
+    def forced(reason: str) -> None:
+        writer.flush()
+        for experiment in run.experiments.values():
+            store.finish_experiment(experiment.id, "interrupted")
+        run.warnings += runner.stall_warnings()
+        if on_forced_exit is not None:
+            on_forced_exit(reason)
+
+    runner.on_forced_exit = forced
 
     def persist(item: WorkItem, result: Result) -> None:
         experiment_id = run.experiments[item.target.name].id
@@ -319,6 +337,7 @@ def execute(run: PreparedRun, store: Store, on_result: ProgressHook | None = Non
                 writer.flush()  # what finished is committed, however the run ended
         status = "finished" if completed and not changed else "interrupted"
     finally:
+        run.warnings += runner.stall_warnings()
         for experiment in run.experiments.values():
             store.finish_experiment(experiment.id, status)
     if changed:  # the calls in flight finished and are kept; the run can be resumed

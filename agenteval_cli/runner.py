@@ -16,19 +16,19 @@ import asyncio
 import contextlib
 import contextvars
 import itertools
-import signal
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from types import CoroutineType
+from time import perf_counter
+from types import CoroutineType, FrameType
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.evaluators.scoring import BoundEvaluator, score
 from agenteval_cli.records import Example, Result, Trace
 from agenteval_cli.retry import RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.safe_text import exception_text
+from agenteval_cli.stalls import BLOCKING_S, LoopStalls, blocked_text
 from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
@@ -83,6 +83,10 @@ class Runner:
     stopped: bool = field(default=False, init=False)
     _limiter: RateLimiter | None = field(default=None, init=False, repr=False)
     _force: asyncio.Event | None = field(default=None, init=False, repr=False)
+    # Called (in the main thread) before the process is ended by force, when a stopped run
+    # would not end: it saves what finished and says why (see agenteval_cli.watchdog).
+    on_forced_exit: Callable[[str], None] | None = field(default=None, repr=False)
+    _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
 
     def work(self, examples: Iterable[Example]) -> Iterator[WorkItem]:
         """Repetition-major, then example, then target: targets advance side by side.
@@ -160,12 +164,60 @@ class Runner:
         # nothing. Only the first ``concurrency`` items are taken ahead to count them.
         head = list(itertools.islice(queue, max(1, self.settings.concurrency)))
         queue = itertools.chain(head, queue)
+        before = asyncio.all_tasks(loop)
         with follow_threads():
             workers = [asyncio.ensure_future(worker()) for _ in head]
             everything = asyncio.gather(*workers)
-            with _signals(loop, self.stop, enabled=handle_signals):
-                await self._until_done_or_stopped(everything)
+            self._stalls = LoopStalls(loop)
+            try:
+                with self._interrupts(loop, enabled=handle_signals):
+                    await self._until_done_or_stopped(everything)
+                    await _settle(before)
+            finally:
+                self._stalls.close()
         return not self.stopped
+
+    def _interrupts(
+        self, loop: asyncio.AbstractEventLoop, *, enabled: bool
+    ) -> contextlib.AbstractContextManager[Any]:
+        """Ctrl-C and SIGTERM stop the run; one that will not stop ends the process (see
+        :mod:`agenteval_cli.watchdog`): ``on_forced_exit`` saves what finished first."""
+        if not enabled:
+            return contextlib.nullcontext()
+        from agenteval_cli.watchdog import Interrupts
+
+        return Interrupts(loop, self.stop, self.settings.grace_s, self.on_forced_exit, self._stuck)
+
+    def _stuck(self, frame: FrameType | None) -> str:
+        """Which calls kept a stopped run going: the one holding the event loop (``frame``
+        is where the main thread was), else those that did not end when cancelled."""
+        from agenteval_cli.watchdog import where
+
+        holder = _item_on_stack(frame)
+        if holder is not None:
+            at = where(frame, _OWN_FILES)
+            return (
+                f"target {holder.target.name!r} (example {holder.example.id!r}) held the "
+                "event loop and never gave it back"
+                + (f", at {at}" if at else "")
+                + " (an async target that never awaits)"
+            )
+        calls = [
+            f"target {item.target.name!r} (example {item.example.id!r})"
+            for item in _items_in_flight()
+        ]
+        if not calls:
+            return ""
+        return (
+            f"{', '.join(calls[:5])}{' and others' if len(calls) > 5 else ''} did not end "
+            "when cancelled (a target that catches CancelledError and goes on)"
+        )
+
+    def stall_warnings(self) -> list[str]:
+        """One line per target that blocked the event loop (see :mod:`agenteval_cli.stalls`)."""
+        if self._stalls is None:
+            return []
+        return self._stalls.warnings(self.settings.timeout_s)
 
     async def _until_done_or_stopped(self, everything: asyncio.Future[Any]) -> None:
         assert self._force is not None
@@ -225,7 +277,9 @@ class Runner:
                 with _capture(target.coordinators) as recorder:
                     started = time.perf_counter()
                     try:
-                        outputs = await _within(call(item.example.inputs, [recorder]), timeout)
+                        outputs = await _within(
+                            call(item.example.inputs, [recorder]), timeout, self._stalls, item
+                        )
                     except TimeoutError:
                         if any(_never_ran(request) for request in waited):
                             threads = self.settings.concurrency + ABANDONED_THREADS
@@ -255,6 +309,8 @@ class Runner:
         except TimeoutError as exc:
             attempts = getattr(exc, "attempts", 1)
             error = f"TimeoutError: no answer within {timeout:g} s"
+            if getattr(exc, "blocked_s", 0.0):
+                error += f": {blocked_text(exc.blocked_s)}"
         except Exception as exc:
             attempts = getattr(exc, "attempts", 1)
             error = exception_text(exc)
@@ -301,34 +357,139 @@ def _cancelled_from_outside() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-async def _within(call: Awaitable[Any], timeout: float | None) -> Any:
-    """``await call`` under ``asyncio.timeout(timeout)``. A coroutine is started first, and
-    the timeout (its deadline counted from the start) is set up only if it has to wait: one
-    that finishes without waiting cannot be interrupted by a timeout anyway."""
+async def _within(
+    call: Awaitable[Any],
+    timeout: float | None,
+    stalls: LoopStalls | None = None,
+    item: WorkItem | None = None,
+) -> Any:
+    """``await call`` under a time-out of ``timeout`` seconds of its own time: the time the
+    loop was held by others (``stalls``) does not count, and a call that held the loop
+    itself past ``timeout`` (blocking code in an async target) is timed out when it comes
+    back, since nothing could interrupt it (:mod:`agenteval_cli.stalls`).
+
+    A coroutine is started first, and the time-out (counted from the start) is set up only
+    if it has to wait: one that finishes without waiting cannot be interrupted anyway. Each
+    step of the call is timed; ``item`` names whom a blocking step is blamed on."""
     if type(call) is not CoroutineType:
-        async with asyncio.timeout(timeout):
-            return await call
-    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        call = _awaiting(call)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    stalled = 0.0 if stalls is None else stalls.stalled()
+    began = perf_counter()
     try:
         waiting_on = call.send(None)
     except StopIteration as done:
+        took = perf_counter() - began
+        if took >= BLOCKING_S:
+            _Started(call, None, stalls, item).held(took).overran(timeout)
         return done.value
-    async with asyncio.timeout_at(deadline):
-        return await _Started(call, waiting_on)
+    except BaseException:
+        took = perf_counter() - began
+        if took >= BLOCKING_S:
+            _Started(call, None, stalls, item).held(took)
+        raise
+    driver = _Started(call, waiting_on, stalls, item)
+    took = perf_counter() - began
+    if took >= BLOCKING_S:
+        driver.held(took)
+    if timeout is None:
+        return await driver
+    try:
+        async with asyncio.timeout(None) as cm:
+            driver.arm(cm, start, stalled, timeout)
+            try:
+                value = await driver
+            finally:
+                driver.disarm()
+    except TimeoutError as exc:
+        if driver.blocked:
+            exc.blocked_s = driver.blocked  # type: ignore[attr-defined]
+        raise
+    if driver.blocked:
+        driver.overran(timeout, loop.time() - start - driver.starved())
+    return value
+
+
+async def _awaiting(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 class _Started:
     """Awaiting a coroutine that has already run up to its first wait (``waiting_on``, what
-    it yielded to the task): the rest is driven as ``await`` would drive it."""
+    it yielded to the task): the rest is driven as ``await`` would drive it, each step timed.
 
-    __slots__ = ("coro", "waiting_on")
+    It also keeps the call's deadline (:meth:`arm`): when it falls due, the time the loop
+    was held by others since the start is given back before the call is timed out."""
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], waiting_on: Any) -> None:
+    __slots__ = (
+        "blocked",
+        "cm",
+        "coro",
+        "handle",
+        "item",
+        "stalled",
+        "stalls",
+        "start",
+        "timeout",
+        "waiting_on",
+    )
+
+    def __init__(
+        self,
+        coro: Coroutine[Any, Any, Any],
+        waiting_on: Any,
+        stalls: LoopStalls | None = None,
+        item: WorkItem | None = None,
+    ) -> None:
         self.coro, self.waiting_on = coro, waiting_on
+        self.stalls, self.item = stalls, item
+        self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
+        self.handle: asyncio.TimerHandle | None = None
+
+    def held(self, seconds: float) -> _Started:
+        """One step of the call held the loop for ``seconds``."""
+        self.blocked += seconds
+        if self.stalls is not None and self.item is not None:
+            self.stalls.blame(self.item.target.name, self.item.example.id, seconds)
+        return self
+
+    def overran(self, timeout: float | None, own: float | None = None) -> None:
+        """Raise TimeoutError when the call's own time (``own``, else its blocking) is past
+        ``timeout``: a call that held the loop that long is timed out like any other."""
+        if timeout is not None and (self.blocked if own is None else own) > timeout:
+            error = TimeoutError(blocked_text(self.blocked))
+            error.blocked_s = self.blocked  # type: ignore[attr-defined]
+            raise error
+
+    def starved(self) -> float:
+        """Seconds the loop was held by others since the call started."""
+        if self.stalls is None:
+            return 0.0
+        return max(0.0, self.stalls.stalled() - self.stalled - self.blocked)
+
+    def arm(self, cm: asyncio.Timeout, start: float, stalled: float, timeout: float) -> None:
+        self.cm, self.start, self.stalled, self.timeout = cm, start, stalled, timeout
+        self.handle = asyncio.get_running_loop().call_at(start + timeout, self._due)
+
+    def disarm(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def _due(self) -> None:
+        loop = asyncio.get_running_loop()
+        end = self.start + self.timeout + self.starved()
+        if end - loop.time() > 0.001:  # starved meanwhile: the deadline moves by that
+            self.handle = loop.call_at(end, self._due)
+        else:
+            self.handle = None
+            self.cm.reschedule(loop.time())  # expires now: cancels the call, TimeoutError
 
     def __await__(self) -> Generator[Any, Any, Any]:
         coro, step = self.coro, self.waiting_on
         self.waiting_on = None
+        clock = perf_counter
         while True:
             try:
                 sent = yield step
@@ -336,15 +497,23 @@ class _Started:
                 coro.close()
                 raise
             except BaseException as exc:
+                began = clock()
                 try:
                     step = coro.throw(exc)
                 except StopIteration as done:
                     return done.value
+                finally:
+                    if clock() - began >= BLOCKING_S:
+                        self.held(clock() - began)
             else:
+                began = clock()
                 try:
                     step = coro.send(sent)
                 except StopIteration as done:
                     return done.value
+                finally:
+                    if clock() - began >= BLOCKING_S:
+                        self.held(clock() - began)
 
 
 class PlainRecorder:
@@ -413,19 +582,43 @@ def _check_outputs(outputs: Any) -> None:
         raise TypeError(f"target returned {type(outputs).__name__}; return a dict")
 
 
-@contextlib.contextmanager
-def _signals(
-    loop: asyncio.AbstractEventLoop, on_signal: Callable[[], None], *, enabled: bool
-) -> Iterator[None]:
-    """Route Ctrl-C and SIGTERM to ``on_signal`` while the run is going (main thread only)."""
-    installed: list[int] = []
-    if enabled and threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, on_signal)
-                installed.append(sig)
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+async def _settle(before: set[asyncio.Task[Any]]) -> None:
+    """Cancel the tasks the calls left behind (started since ``before``), and wait for them:
+    ``asyncio.run`` would wait for them anyway when it closes the loop, and this way one
+    that never ends is waited for while Ctrl-C still ends the process."""
+    current = asyncio.current_task()
+    left = [task for task in asyncio.all_tasks() if task is not current and task not in before]
+    for task in left:
+        task.cancel()
+    if left:
+        await asyncio.wait(left)
+
+
+_OWN_FILES = ("runner.py", "watchdog.py")
+
+
+def _item_on_stack(frame: FrameType | None) -> WorkItem | None:
+    """The work item of the call whose code ``frame`` (or a frame that called it) runs."""
+    while frame is not None:
+        if frame.f_code in (_within.__code__, _Started.__await__.__code__):
+            holder = frame.f_locals.get("item") or getattr(frame.f_locals.get("self"), "item", None)
+            if isinstance(holder, WorkItem):
+                return holder
+        frame = frame.f_back
+    return None
+
+
+def _items_in_flight() -> list[WorkItem]:
+    """The work items of the calls still running on the loop, found in the tasks' awaits."""
+    items: list[WorkItem] = []
+    for task in asyncio.all_tasks():
+        awaited: Any = task.get_coro()
+        while awaited is not None:
+            frame = getattr(awaited, "cr_frame", None)
+            if frame is not None and frame.f_code is Runner._call.__code__:
+                item = frame.f_locals.get("item")
+                if isinstance(item, WorkItem):
+                    items.append(item)
+                break
+            awaited = getattr(awaited, "cr_await", None)
+    return items

@@ -246,3 +246,114 @@ def test_two_processes_writing_to_one_store_lose_nothing(tmp_path):
     assert_complete(db, targets=3)
     with Store(db) as store:
         assert sorted(e.status for e in store.experiments()) == ["finished"] * 3
+
+
+STUCK_TARGETS = """
+import asyncio, os, pathlib
+
+def _stuck_here(inputs):
+    if inputs["question"] == "question 5" and os.environ.get("STUCK") == "1":
+        pathlib.Path(os.environ["MARK"]).touch()
+        return True
+    return False
+
+async def busy(inputs):
+    if _stuck_here(inputs):
+        while True:  # never awaits: the event loop never runs again
+            pass
+    await asyncio.sleep(0.001)
+    return {"final_response": "billing refund"}
+
+async def swallow(inputs):
+    if _stuck_here(inputs):
+        while True:
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                pass  # never lets itself be cancelled
+    await asyncio.sleep(0.001)
+    return {"final_response": "billing refund"}
+"""
+
+
+def stuck_run(folder: Path, target: str, signals: list[str]) -> tuple[int, str, float, Path]:
+    """Run ``target`` (concurrency 1) until it is stuck at example 5, send ``signals`` 0.3 s
+    apart, and return the exit code, stderr, seconds from the first signal to the exit, and
+    the store."""
+    spec = write_project(folder, {target: target}, "concurrency: 1\n")
+    spec.write_text(spec.read_text().replace("concurrency: 4\n", ""))
+    (folder / "targets.py").write_text(STUCK_TARGETS)
+    mark, db = folder / "stuck", folder / "db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--store", str(db)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300", "STUCK": "1", "MARK": str(mark)},
+    )
+    deadline = time.monotonic() + 120
+    while not mark.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the run never reached the stuck example"
+        time.sleep(0.01)
+    time.sleep(0.3)  # stuck for good
+    first = time.monotonic()
+    for name in signals:
+        process.send_signal(getattr(signal, name))
+        time.sleep(0.3)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise AssertionError("the run survived " + ", ".join(signals)) from None
+    return process.returncode, err, time.monotonic() - first, db
+
+
+def assert_saved_and_interrupted(db: Path, err: str) -> None:
+    """The five results before the stuck call are kept, the experiment is interrupted."""
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT example_id FROM results ORDER BY example_id").fetchall()
+        status = conn.execute("SELECT status FROM experiments").fetchall()
+    assert stored == [(f"e{i:03d}",) for i in range(5)]
+    assert status == [("interrupted",)]
+    assert "5 results were saved" in err
+    assert "resume with: agenteval run" in err
+    assert "Traceback" not in err
+
+
+def test_a_busy_loop_ends_on_a_second_ctrl_c_with_every_finished_result_saved(tmp_path):
+    code, err, took, db = stuck_run(tmp_path, "busy", ["SIGINT", "SIGINT"])
+    assert code == 130, err
+    # one second after the second Ctrl-C (0.3 s after the first), not the 5 s grace
+    assert took < 5, took
+    assert_saved_and_interrupted(db, err)
+    text = " ".join(err.split())
+    assert (
+        "interrupted by force: target 'busy' (example 'e005') held the event loop and never "
+        "gave it back, at targets.py:" in text
+    )
+    assert text.split("at targets.py:")[1].split()[0] in ("12", "13")  # the busy loop's lines
+    assert "(in busy) (an async target that never awaits)" in text
+    # the run resumes where it stopped (the target no longer stuck)
+    spec = str(tmp_path / "spec.yaml")
+    resumed = run_in_process("run", spec, "--resume", "--store", str(db))
+    assert resumed.exit_code == 0, resumed.output
+    assert "195 call(s) left" in " ".join(resumed.output.split())
+    assert_complete(db, targets=1)
+
+
+def test_a_busy_loop_ends_on_sigterm_after_the_grace_period(tmp_path):
+    code, err, took, db = stuck_run(tmp_path, "busy", ["SIGTERM"])
+    assert code == 130, err
+    assert 5.5 <= took < 20, took  # the 5 s grace, one more for cancelling, then the end
+    assert_saved_and_interrupted(db, err)
+
+
+def test_a_target_swallowing_cancellation_ends_on_ctrl_c_then_sigterm(tmp_path):
+    code, err, took, db = stuck_run(tmp_path, "swallow", ["SIGINT", "SIGTERM"])
+    assert code == 130, err
+    assert took < 5, took
+    assert_saved_and_interrupted(db, err)
+    text = " ".join(err.split())
+    assert "target 'swallow' (example 'e005') did not end when cancelled" in text

@@ -189,15 +189,28 @@ def run(
             highlight=False,
         )
         untraced = UntracedResults()
-        try:
-            with target_progress(err, totals) as progress:
-                experiment.execute(prepared, store, on_result=untraced.counting(progress.update))
-        except KeyboardInterrupt:
+
+        def interrupted(reason: str | None = None) -> None:
+            _warn(err, prepared.warnings)
+            if reason:  # the run would not stop: the process ends by force
+                err.print(f"[yellow]interrupted[/] by force: {_plain(reason)}", highlight=False)
             saved = sum(store.result_count(e.id) for e in prepared.experiments.values())
             err.print(f"[yellow]interrupted[/]: {saved} results were saved in {store_path}")
             err.print(f"resume with: {_resume_command(spec_path, prepared, store_path)}")
+
+        try:
+            with target_progress(err, totals) as progress:
+                experiment.execute(
+                    prepared,
+                    store,
+                    on_result=untraced.counting(progress.update),
+                    on_forced_exit=interrupted,
+                )
+        except KeyboardInterrupt:
+            interrupted()
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         untraced.warn(err)
+        _warn(err, prepared.warnings)
         ids = [e.id for e in prepared.experiments.values()]
         print_comparison(store, ids, pricing=spec.pricing, title=_title(prepared))
         allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
@@ -266,6 +279,20 @@ def _check_resume_options(
             "--resume continues a run with its own targets and examples",
             hint="leave out --target and --limit",
         )
+
+
+def _plain(text: str) -> str:
+    """``text`` (which may hold names from the spec) safe to print as Rich markup."""
+    from rich.markup import escape
+
+    from agenteval_cli.redact import console_text
+
+    return escape(console_text(text))
+
+
+def _warn(err, lines: list[str]) -> None:
+    for line in lines:
+        err.print(f"[bold yellow]warning:[/] {_plain(line)}", highlight=False)
 
 
 def _resume_command(spec_path: Path, prepared, store_path: Path) -> str:
