@@ -7,7 +7,9 @@ its rate limit, and a cached answer (:mod:`agenteval_cli.cache`) replaces the ca
 
 ``stop()`` (Ctrl-C or SIGTERM under ``run(handle_signals=True)``) stops dispatching; calls in
 flight get ``grace_s`` seconds to finish and be saved, the rest are cancelled and left for
-``--resume``.
+``--resume``; a run that will not stop is ended by force (:mod:`agenteval_cli.watchdog`).
+Each step of a call is timed: a target that blocks the event loop is timed out and named, and
+the calls it starved get that time back (:mod:`agenteval_cli.stalls`).
 """
 
 from __future__ import annotations
