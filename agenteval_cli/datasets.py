@@ -152,6 +152,7 @@ class _Snapshot(io.RawIOBase):
         self.recording = record
         if record:
             blocks.clear()
+        self.file: IO[bytes] | None = None
         self.file = path.open("rb", buffering=0)  # a buffer would serve stale bytes
         self.index = 0  # the next block
         self.block = memoryview(b"")
@@ -169,6 +170,7 @@ class _Snapshot(io.RawIOBase):
         return size
 
     def _next_block(self) -> bool:
+        assert self.file is not None
         if self.recording:
             data = self.file.read(_BLOCK)
             if data:
@@ -178,6 +180,11 @@ class _Snapshot(io.RawIOBase):
                 return False  # what was appended since the check is not read
             length, digest = self.blocks[self.index]
             data = self.file.read(length)
+            while 0 < len(data) < length:  # a read may stop short of the end
+                more = self.file.read(length - len(data))
+                if not more:
+                    break
+                data += more
             if len(data) != length or hashlib.sha256(data).digest() != digest:
                 raise DatasetChanged(self.path)
         self.index += 1
@@ -185,7 +192,8 @@ class _Snapshot(io.RawIOBase):
         return bool(data)
 
     def close(self) -> None:
-        self.file.close()
+        if self.file is not None:
+            self.file.close()
         super().close()
 
 
