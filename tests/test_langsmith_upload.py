@@ -279,3 +279,42 @@ def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
         3,
     )
     assert set(db.execute("SELECT status FROM experiments").fetchall()) == {("finished",)}
+
+
+@pytest.mark.parametrize(
+    ("pattern", "step", "model"),
+    [
+        (r".*", "reading or pushing the dataset", "Dataset"),
+        (r"^POST /sessions$", "creating experiment 'routing-{target}-", "TracerSession"),
+    ],
+)
+def test_a_server_answering_empty_objects_is_one_line_and_upload_retries(
+    server, spec, tmp_path, pattern, step, model
+):
+    store = tmp_path / "db"
+    server.answer_empty(pattern)
+    failed = runner.invoke(
+        app, ["run", str(spec), "--upload", "--limit", "2", "--store", str(store)]
+    )
+    assert failed.exit_code == 4, failed.output
+    assert failed.exception is None or isinstance(failed.exception, SystemExit)
+    assert "Traceback" not in failed.output and "pydantic" not in failed.output
+    errors = [line for line in failed.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 2, failed.output  # one line per experiment
+    for target, line in zip(("supervisor", "swarm"), sorted(errors), strict=True):
+        assert line.startswith(f"error: upload of routing-{target}-")
+        assert f"failed: {step.format(target=target)}" in line
+        assert f"the server at {server.url} gave an answer LangSmith does not give" in line
+        assert f"(ValidationError: 3 validation errors for {model})" in line
+    assert failed.output.count("the local results are kept; retry with: agenteval upload") == 2
+    db = sqlite3.connect(store)
+    assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (4,)
+    assert db.execute("SELECT COUNT(*) FROM results WHERE error IS NOT NULL").fetchone() == (0,)
+
+    server.hollow.clear()
+    names = stored_experiments(store)
+    retried = invoke("upload", names["supervisor"], names["swarm"], "--store", store)
+    assert retried.exit_code == 0, retried.output
+    for target in ("supervisor", "swarm"):
+        roots = [r for r in server.runs_of(names[target]) if not r.get("parent_run_id")]
+        assert len(roots) == 2

@@ -47,9 +47,12 @@ def upload_after_run(store: Store, experiments: list[ExperimentRecord], debug: b
     """Upload each experiment, print its URL and a comparison URL; False if any failed.
 
     A failure is one line; the local results stay, and the line says how to retry."""
+    from rich.markup import escape
+
     from agenteval_cli.errors import UserError
     from agenteval_cli.langsmith.client import connect
-    from agenteval_cli.langsmith.upload import compare_url, upload_experiment
+    from agenteval_cli.langsmith.upload import compare_url, unexpected_answer, upload_experiment
+    from agenteval_cli.redact import console_text
 
     err, out = stderr(), stdout()
     with user_errors(debug):
@@ -58,16 +61,26 @@ def upload_after_run(store: Store, experiments: list[ExperimentRecord], debug: b
     for exp in experiments:
         try:
             report = upload_experiment(
-                conn, store, exp, say=lambda text: err.print(text, highlight=False)
+                conn,
+                store,
+                exp,
+                say=lambda text: err.print(console_text(text), highlight=False, markup=False),
             )
-        except UserError as exc:
+        except Exception as exc:  # a UserError, or what a broken server made the client raise
             if debug:
                 raise
-            err.print(f"[bold red]error:[/] upload of {exp.name} failed: {exc}", highlight=False)
+            if not isinstance(exc, UserError):
+                exc = unexpected_answer(conn.endpoint, "uploading", exc)
+            name = escape(console_text(exp.name))
+            message = escape(console_text(str(exc)))
+            err.print(f"[bold red]error:[/] upload of {name} failed: {message}", highlight=False)
             err.print(
-                f"  the local results are kept; retry with: agenteval upload {exp.name}"
-                + (f" --store {store.path}" if store.path != DEFAULT_STORE else ""),
+                console_text(
+                    f"  the local results are kept; retry with: agenteval upload {exp.name}"
+                    + (f" --store {store.path}" if store.path != DEFAULT_STORE else "")
+                ),
                 highlight=False,
+                markup=False,
             )
             ok = False
             continue
@@ -75,7 +88,10 @@ def upload_after_run(store: Store, experiments: list[ExperimentRecord], debug: b
         if report.already_sent:
             note += f"; {report.already_sent} already there"
         out.print(
-            f"  langsmith: {exp.target}: {report.url}  ({note})", highlight=False, soft_wrap=True
+            console_text(f"  langsmith: {exp.target}: {report.url}  ({note})"),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
         from agenteval_cli.langsmith.state import LangSmithState
 

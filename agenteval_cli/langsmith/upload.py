@@ -19,10 +19,12 @@ from typing import Any
 from agenteval_cli.errors import UserError
 from agenteval_cli.langsmith.client import Connection, LangSmithFailure, failures
 from agenteval_cli.langsmith.state import LangSmithState
+from agenteval_cli.redact import redact
 from agenteval_cli.store import ExperimentRecord, Store, StoredResult
 
 NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")
 CHUNK = 20  # results per multipart request
+FEEDBACK_ATTEMPTS = 5
 Say = Callable[[str], None]
 
 
@@ -56,8 +58,10 @@ def upload_experiment(
         count = store.result_count(experiment.id)
         return UploadReport(experiment.name, imported.get("url"), 0, 0, 0, count)
     state = LangSmithState(store.db)
+    step = "reading or pushing the dataset"
     try:
         dataset, example_ids = _linked_dataset(conn, store, state, experiment, say)
+        step = f"creating experiment {experiment.name!r}"
         project = _project(conn, state, experiment, dataset)
         url = compare_url(dataset.url, [str(project.id)])
         state.set_upload(
@@ -69,16 +73,36 @@ def upload_experiment(
             dataset_id=str(dataset.id),
             url=url,
         )
+        step = "uploading runs and feedback"
         report = _send(conn, store, state, experiment, project, example_ids)
+        step = "closing the experiment"
         with failures(conn, "closing the experiment"):
             end = datetime.fromisoformat(experiment.ended_at) if experiment.ended_at else None
             conn.client.update_project(project.id, end_time=end)
     except UserError as exc:
         state.set_upload(experiment.id, conn.endpoint, "failed", error=str(exc))
         raise
+    except Exception as exc:  # an answer the client could not read: one line, not a traceback
+        failure = unexpected_answer(conn.endpoint, step, exc)
+        state.set_upload(experiment.id, conn.endpoint, "failed", error=str(failure))
+        raise failure from None
     state.set_upload(experiment.id, conn.endpoint, "uploaded", error=None)
     report.url = url
     return report
+
+
+def unexpected_answer(endpoint: str, step: str, exc: BaseException) -> LangSmithFailure:
+    """A failure for an answer that is not what LangSmith sends (``{}`` from a proxy, a
+    wrong endpoint, an incompatible server): what failed, where, and the first line of why."""
+    detail = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+    detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    if len(detail) > 160:
+        detail = detail[:157] + "..."
+    return LangSmithFailure(
+        f"{step} failed: the server at {endpoint} gave an answer LangSmith does not give "
+        f"({detail})",
+        hint="check LANGSMITH_ENDPOINT (a self-hosted LangSmith ends in /api/v1)",
+    )
 
 
 def _linked_dataset(
@@ -270,7 +294,9 @@ def _post_feedback(conn: Connection, items: list[dict[str, Any]]) -> None:
 
     def post(item: dict[str, Any]) -> None:
         with suppress(LangSmithConflictError):  # sent by an earlier, interrupted upload
-            conn.client.create_feedback(**item)
+            # A run not found is retried while ingestion catches up, 1 + 2 + 4 + 8 s at most
+            # (the client's default, ten attempts, waits up to 17 minutes).
+            conn.client.create_feedback(**item, stop_after_attempt=FEEDBACK_ATTEMPTS)
 
     with failures(conn, "sending feedback"), ThreadPoolExecutor(max_workers=4) as pool:
         for future in [pool.submit(post, item) for item in items]:

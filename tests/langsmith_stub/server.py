@@ -34,6 +34,7 @@ class LangSmithStandIn(DatasetRoutes, ExperimentRoutes):
         self.state = State()
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
+        self.hollow: list[Fault] = []  # requests answered 200 with an empty object, "{}"
         self.latency_s = 0.0
         self._lock = threading.RLock()
         self._clock = itertools.count(1)
@@ -67,6 +68,11 @@ class LangSmithStandIn(DatasetRoutes, ExperimentRoutes):
     def inject(self, pattern: str, status: int, times: int = 1, **kw: Any) -> None:
         self.faults.append(Fault(pattern, status, times, **kw))
 
+    def answer_empty(self, pattern: str, times: int = 10**9) -> None:
+        """Answer ``200 {}`` to the next ``times`` requests whose "METHOD path" matches
+        ``pattern``, without processing them: a proxy or a broken server in the way."""
+        self.hollow.append(Fault(pattern, 200, times))
+
     def calls(self, pattern: str = "") -> list[Recorded]:
         """Recorded requests whose "METHOD path" matches ``pattern`` (a regex)."""
         return [r for r in self.requests if re.search(pattern, f"{r.method} {r.path}")]
@@ -97,6 +103,8 @@ class LangSmithStandIn(DatasetRoutes, ExperimentRoutes):
             self.requests.append(record)
             if record.headers.get("x-api-key") != self.api_key:
                 return 401, {"detail": "Invalid token"}, {}
+            if self._take_fault(f"{record.method} {record.path}", self.hollow) is not None:
+                return 200, {}, {}
             fault = self._take_fault(f"{record.method} {record.path}")
             if fault is not None and not fault.after_apply:
                 return fault.status, {"detail": "injected fault"}, retry_headers(fault)
@@ -108,8 +116,8 @@ class LangSmithStandIn(DatasetRoutes, ExperimentRoutes):
                 return fault.status, {"detail": "injected fault"}, retry_headers(fault)
             return status, body, {}
 
-    def _take_fault(self, line: str) -> Fault | None:
-        for fault in self.faults:
+    def _take_fault(self, line: str, faults: list[Fault] | None = None) -> Fault | None:
+        for fault in self.faults if faults is None else faults:
             if fault.times > 0 and re.search(fault.pattern, line):
                 fault.times -= 1
                 return fault
