@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -93,6 +94,14 @@ def describe_json(value: Any) -> str:
     return describe(value)
 
 
+_NUMBER_HINT = "write a number that long as a string"
+
+
+def _number_problem() -> str:
+    """Python refuses integers of more than ``sys.get_int_max_str_digits()`` digits."""
+    return f"invalid JSON: a number with more than {sys.get_int_max_str_digits()} digits"
+
+
 def _json_problem(exc: json.JSONDecodeError) -> str:
     """What is wrong and in which column; the caller knows the line."""
     return f"invalid JSON: {exc.msg} (column {exc.colno})"
@@ -123,6 +132,8 @@ def _read_jsonl(path: Path, opener: Opener = _open) -> Rows:
                 ) from None
             except RecursionError:
                 raise _too_deep(position, path) from None
+            except ValueError:  # an integer of more digits than Python converts
+                raise position.error(path, _number_problem(), _NUMBER_HINT) from None
             if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
                 check_row(record, position, path)
             yield position, record
@@ -161,6 +172,8 @@ def _read_json(path: Path, opener: Opener = _open) -> Rows:
         raise UserError(
             f"data nested deeper than {MAX_DEPTH} levels", file=path, hint="flatten the data"
         ) from None
+    except ValueError:
+        raise UserError(_number_problem(), file=path, hint=_NUMBER_HINT) from None
     rows = _row_list(document, path)
     # a row can break a limit only if the whole text could
     doubtful = len(text) > MAX_ROW_BYTES // 4 or "\\u" in text
@@ -340,6 +353,9 @@ def _csv_record(
                 ) from None
             except RecursionError:
                 raise _too_deep(position, path) from None
+            except ValueError:
+                message = f"column {name.strip()!r}: {_number_problem()}"
+                raise position.error(path, message, _NUMBER_HINT) from None
             if "\\u" in cell or cell.count("[") + cell.count("{") > MAX_DEPTH - 2:
                 check_row({part: {field: value}}, position, path)
         if field is None:

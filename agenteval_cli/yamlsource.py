@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +139,16 @@ def load_yaml(text: str, *, file: str | Path, max_depth: int = MAX_DEPTH) -> Yam
         raise _syntax_error(exc, file) from None
     except yaml.YAMLError as exc:
         raise UserError(f"invalid YAML: {exc}", file=file) from None
+    except ValueError as exc:  # an integer of more digits than Python converts, say
+        digits = sys.get_int_max_str_digits()
+        long_number = "digits" in str(exc)
+        raise UserError(
+            f"invalid YAML: a number with more than {digits} digits"
+            if long_number
+            else f"invalid YAML: {exc}",
+            file=file,
+            hint="write a number that long as a string, in quotes" if long_number else None,
+        ) from None
     finally:
         loader.dispose()
 

@@ -637,3 +637,24 @@ def test_a_row_that_is_a_number_is_refused_as_not_an_object_before_any_limit(tmp
         f'{path}:1 row 1: row is not an object, got 5 (write {{"inputs": {{...}}, '
         '"outputs": {...}})'
     )
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text", "message"),
+    [
+        ("jsonl", '{"inputs": {"q": DIGITS}}\n', ":1: invalid JSON: a number with more than"),
+        ("json", '[{"inputs": {"q": DIGITS}}]', ": invalid JSON: a number with more than"),
+        ("yaml", "- inputs: {q: DIGITS}\n", ": invalid YAML: a number with more than"),
+        ("csv", "q\n[DIGITS]\n", ":2: column 'q': invalid JSON: a number with more than"),
+    ],
+)
+def test_a_number_of_more_digits_than_python_converts_is_refused(tmp_path, suffix, text, message):
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    path = write(tmp_path, f"n.{suffix}", text.replace("DIGITS", "7" * (limit + 1)))
+    assert error_of(path).startswith(f"{path}{message} {limit} digits (write a number that long")
+    fits = write(tmp_path, f"ok.{suffix}", text.replace("DIGITS", "7" * limit))
+    (example,) = load_examples(fits)
+    value = example.inputs["q"]
+    assert (value[0] if isinstance(value, list) else value) == int("7" * limit)
