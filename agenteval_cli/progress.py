@@ -25,6 +25,15 @@ from agenteval_cli.records import Result
 LOG_EVERY_S = 10.0
 
 
+def shown(name: str) -> str:
+    """A target name as Rich markup that shows it as written, without control characters."""
+    from rich.markup import escape
+
+    from agenteval_cli.redact import console_text
+
+    return escape(console_text(name))
+
+
 class TargetProgress:
     """Tracks one bar per target; ``update`` is the runner's result hook.
 
@@ -46,7 +55,8 @@ class TargetProgress:
         self._next_log = self.started + LOG_EVERY_S
         self.errors = dict.fromkeys(totals, 0)
         self.tasks: dict[str, TaskID] = {
-            name: progress.add_task(name, total=total, errors=0) for name, total in totals.items()
+            name: progress.add_task(shown(name), total=total, errors=0)
+            for name, total in totals.items()
         }
         self.interval_s = interval_s
         self._unshown = dict.fromkeys(totals, 0)
@@ -77,7 +87,8 @@ class TargetProgress:
         self._next_log = now + LOG_EVERY_S
 
     def _status(self, target: str) -> str:
-        return f"{target} {self.done[target]}/{self.totals[target]} ({self.errors[target]} errors)"
+        done, total, errors = self.done[target], self.totals[target], self.errors[target]
+        return f"{shown(target)} {done}/{total} ({errors} errors)"
 
     def show(self) -> None:
         """Bring every bar up to date."""

@@ -50,7 +50,7 @@ _NOT_SECRET = re.compile(r"^(TOKENIZERS_PARALLELISM|.*_TOKENS?_LIMIT|.*KEYBOARD.
 
 # scheme://user:password@ -> scheme://user:***@ (the user and host stay, for the reader).
 _URL_CREDENTIALS = re.compile(
-    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@'\"<>]*:)(?P<password>[^\s/?#@'\"<>]+)@"
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@'\"<>\\]*:)(?P<password>[^\s/?#@'\"<>\\]+)@"
 )
 
 _remembered: set[str] = set()

@@ -107,7 +107,12 @@ def user_errors(debug: bool = False) -> Iterator[None]:
     except UserError as exc:
         if debug:
             raise
-        stderr().print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        from rich.markup import escape
+
+        from agenteval_cli.redact import console_text
+
+        text = escape(console_text(str(exc)))  # a name in the message is data, not markup
+        stderr().print(f"[bold red]error:[/] {text}", markup=True, highlight=False)
         raise typer.Exit(exc.exit_code) from None
 
 
@@ -149,7 +154,10 @@ def print_comparison(
     store: Store, experiment_ids: list[str], *, pricing: dict, title: str | None
 ) -> None:
     """The comparison table of stored experiments, with their names and pricing gaps."""
+    from rich.markup import escape
+
     from agenteval_cli.evaluators.summaries import summary_scores
+    from agenteval_cli.redact import console_text
     from agenteval_cli.report.table import comparison_table, unpriced_models
 
     out = stdout()
@@ -160,11 +168,13 @@ def print_comparison(
     ]
     out.print(comparison_table(columns, title=title, dataset_scores=dataset_scores))
     for exp, (_, summary) in zip(experiments, columns, strict=True):
-        out.print(f"  {exp.target}: [bold]{exp.name}[/] ({exp.status})", highlight=False)
+        target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
+        out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)
         missing = unpriced_models(summary, pricing or {})
         if missing:
+            models = escape(console_text(", ".join(missing)))
             out.print(
-                f"  [yellow]no price for model(s) {', '.join(missing)}[/]: cost excludes them; "
+                f"  [yellow]no price for model(s) {models}[/]: cost excludes them; "
                 "add them under 'pricing:' in the spec",
                 highlight=False,
             )

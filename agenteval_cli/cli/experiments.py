@@ -19,6 +19,10 @@ from agenteval_cli.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.console import Console
+
     from agenteval_cli.cli.outputs import RunOutputs
     from agenteval_cli.spec import Spec
 
@@ -29,6 +33,13 @@ AllowDifferentData = Annotated[
         help="Compare experiments run on different dataset versions, on the examples they share.",
     ),
 ]
+
+
+def _sayer(console: Console) -> Callable[[str], None]:
+    """Progress lines naming experiments from LangSmith: plain text, no control characters."""
+    from agenteval_cli.redact import console_text
+
+    return lambda text: console.print(console_text(text), highlight=False, markup=False)
 
 
 @app.command()
@@ -73,7 +84,7 @@ def compare(
     with user_errors(debug):
         if from_langsmith:
             err = stderr()
-            sides = sources.from_langsmith(names, say=lambda t: err.print(t, highlight=False))
+            sides = sources.from_langsmith(names, say=_sayer(err))
         else:
             sides = sources.load(names, store_path)
         result = comparison.build(
@@ -91,15 +102,17 @@ def list_experiments(
     from rich import box
     from rich.table import Table
 
+    from agenteval_cli.report.table import plain  # names from data, shown as plain text
+
     with user_errors(), open_store(store_path) as store:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for column in ("name", "target", "status", "results", "reps", "dataset", "started (UTC)"):
             table.add_column(column, no_wrap=True)
         for exp in store.experiments(target=target):
             table.add_row(
-                exp.name,
-                exp.target,
-                exp.status,
+                plain(exp.name),
+                plain(exp.target),
+                plain(exp.status),
                 str(store.result_count(exp.id)),
                 str(exp.repetitions),
                 (exp.dataset_hash or "–")[:8],
@@ -141,15 +154,10 @@ def run_from_langsmith(
     err = stderr()
     conn = connect(credentials())
     pricing = dict(spec.pricing or {})
-    remotes = read_experiments(
-        conn, names, pricing=pricing, say=lambda t: err.print(t, highlight=False)
-    )
+    remotes = read_experiments(conn, names, pricing=pricing, say=_sayer(err))
     kept = dict(spec.raw)  # as a local run records its spec (secrets unexpanded)
     with Store(store_path) as store:
-        records = [
-            import_experiment(store, r, spec=kept, say=lambda t: err.print(t, highlight=False))
-            for r in remotes
-        ]
+        records = [import_experiment(store, r, spec=kept, say=_sayer(err)) for r in remotes]
         ids = [r.id for r in records]
         examples = max((r.example_count or 0) for r in records)
         title = f"{spec.experiment_prefix} · from LangSmith · {examples} examples"

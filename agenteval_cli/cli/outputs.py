@@ -159,6 +159,8 @@ def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: Run
 
 
 def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
+    from agenteval_cli.redact import console_text
+
     out = stdout()
     if not checked:
         return
@@ -167,7 +169,8 @@ def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
         return
     out.print(f"  [bold red]gate failed[/]: {len(failures)} problem(s)")
     for failure in failures:
-        out.print(f"    {failure.target}: {failure.message}", highlight=False, markup=False)
+        line = console_text(f"    {failure.target}: {failure.message}")
+        out.print(line, highlight=False, markup=False)
 
 
 @dataclass
@@ -251,6 +254,8 @@ def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate
     each, and the evaluators that failed; False when a target's calls errored more often
     than ``max_error_rate`` or an evaluator failed on every example it scored."""
     from agenteval_cli.cli.common import stderr
+    from agenteval_cli.progress import shown  # names and messages are data, not markup
+    from agenteval_cli.redact import console_text
 
     err = stderr()
     over_targets: list[str] = []
@@ -264,14 +269,16 @@ def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate
                 over_targets.append(target)
             colour = "red" if over else "yellow"
             err.print(
-                f"  [{colour}]errors[/]: {target}: {found.errored} of {found.calls} call(s) "
+                f"  [{colour}]errors[/]: {shown(target)}: {found.errored} of {found.calls} call(s) "
                 f"failed ({found.rate:.1%}"
                 + (f", above max_error_rate {max_error_rate:g})" if over else ")"),
                 highlight=False,
             )
             for reason in found.reasons[:SHOWN_REASONS]:
                 text = reason.first if reason.same else f"{reason.kind}, first: {reason.first}"
-                err.print(f"    {reason.count} × {text}", highlight=False, markup=False)
+                err.print(
+                    f"    {reason.count} × {console_text(text)}", highlight=False, markup=False
+                )
             hidden = found.reasons[SHOWN_REASONS:]
             if hidden:
                 count = sum(r.count for r in hidden)
@@ -281,21 +288,21 @@ def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate
         for key, (scored, failed, comment) in found.evaluators.items():
             colour = "red" if key in everywhere else "yellow"
             err.print(
-                f"  [{colour}]evaluator failed[/]: {target}: {key} on {failed} of {scored} "
-                "result(s), first:",
+                f"  [{colour}]evaluator failed[/]: {shown(target)}: {shown(key)} on {failed} "
+                f"of {scored} result(s), first:",
                 highlight=False,
             )
-            err.print(f"    {comment}", highlight=False, markup=False)
+            err.print(f"    {console_text(comment)}", highlight=False, markup=False)
     if over_targets:
         err.print(
-            f"  [bold red]run failed[/]: {', '.join(over_targets)}: calls errored above "
+            f"  [bold red]run failed[/]: {shown(', '.join(over_targets))}: calls errored above "
             f"max_error_rate {max_error_rate:g} (allow a share with --max-error-rate RATE or "
             "'max_error_rate:' in the spec)",
             highlight=False,
         )
     if broken:
         err.print(
-            f"  [bold red]run failed[/]: evaluator(s) {', '.join(broken)} failed on every "
+            f"  [bold red]run failed[/]: evaluator(s) {shown(', '.join(broken))} failed on every "
             "result (fix them, or leave them out of the spec)",
             highlight=False,
         )

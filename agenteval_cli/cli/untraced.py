@@ -53,5 +53,7 @@ class UntracedResults:
     def warn(self, console: Console) -> None:
         from rich.markup import escape
 
+        from agenteval_cli.redact import console_text
+
         for line in self.warnings():
-            console.print(f"[bold yellow]warning:[/] {escape(line)}", highlight=False)
+            console.print(f"[bold yellow]warning:[/] {escape(console_text(line))}", highlight=False)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console, Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from agenteval_cli.redact import console_text
 from agenteval_cli.report import metricinfo
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
 from agenteval_cli.report.sources import ExperimentData
+from agenteval_cli.report.table import plain
 
 _SHORT = {"routing_accuracy": "routing", "resolution_coverage": "coverage", "ping_pong": "pong"}
 
@@ -41,7 +44,7 @@ def stats_table(comparison: Comparison) -> Table:
     """Means per side; per later side, Δ against the first with its 95% CI and p-value."""
     names = comparison.names
     table = Table(
-        title=f"{' vs '.join(names)} · {comparison.common_examples} paired examples",
+        title=plain(f"{' vs '.join(names)} · {comparison.common_examples} paired examples"),
         title_justify="left",
         header_style="bold",
         box=box.SIMPLE_HEAD,
@@ -49,9 +52,10 @@ def stats_table(comparison: Comparison) -> Table:
     )
     table.add_column("metric", style="cyan", min_width=12, overflow="fold")
     for name in names:
-        table.add_column(name, justify="right", no_wrap=True)
+        table.add_column(plain(name), justify="right", no_wrap=True)
     for name in names[1:]:
-        table.add_column("Δ" if len(names) == 2 else f"Δ {name}", justify="right", no_wrap=True)
+        delta = plain("Δ" if len(names) == 2 else f"Δ {name}")
+        table.add_column(delta, justify="right", no_wrap=True)
         table.add_column("95% CI", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
     for row in comparison.rows:
@@ -70,7 +74,7 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(Text(metricinfo.fmt_diff(row.key, paired.diff), style=style))
             cells.append(_interval(row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(_p(paired.p_value) + _MARK.get(verdict or "", "  "), style=style))
-        table.add_row(_NARROW.get(row.key, row.label), *cells)
+        table.add_row(plain(_NARROW.get(row.key, row.label)), *cells)
     if any(c is not None for c in comparison.consistency):
         table.add_row(
             "consistency",
@@ -111,28 +115,28 @@ def disagreement_table(comparison: Comparison) -> Table | None:
     table.add_column("example", style="cyan", overflow="fold", max_width=28)
     table.add_column("question", overflow="fold", max_width=40)
     for name in comparison.names:
-        table.add_column(name, overflow="fold")
+        table.add_column(plain(name), overflow="fold")
     traced = [side.has_traces for side in comparison.sides]
     for item in comparison.disagreements:
         cells = []
         for scores, path, has_path in zip(item.scores, item.paths, traced, strict=True):
-            shown = " · ".join(_score(k, v) for k, v in scores.items())
-            cells.append(Text(f"{shown}\n{_path(path)}" if has_path else shown))
-        table.add_row(item.example_id, Text(item.question), *cells)
+            shown = console_text(" · ".join(_score(k, v) for k, v in scores.items()))
+            cells.append(Text(f"{shown}\n{console_text(_path(path))}" if has_path else shown))
+        table.add_row(plain(item.example_id), plain(item.question), *cells)
     return table
 
 
 def confusion_table(name: str, confusion: Confusion) -> Table:
     expected = [label for label in confusion.labels]
     table = Table(
-        title=f"routing of {name}: expected agent (rows) → agent reached (columns)",
+        title=plain(f"routing of {name}: expected agent (rows) → agent reached (columns)"),
         title_justify="left",
         header_style="bold",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("expected", style="cyan")
     for label in confusion.labels:
-        table.add_column(label, justify="right")
+        table.add_column(plain(label), justify="right")
     for row in expected:
         counts = [confusion.get(row, col) for col in confusion.labels]
         if not any(counts):
@@ -141,7 +145,7 @@ def confusion_table(name: str, confusion: Confusion) -> Table:
             Text(str(n), style="green" if row == col else "red") if n else Text("·", style="dim")
             for n, col in zip(counts, confusion.labels, strict=True)
         ]
-        table.add_row(row, *cells)
+        table.add_row(plain(row), *cells)
     return table
 
 
@@ -152,7 +156,7 @@ def histogram(comparison: Comparison) -> RenderableType | None:
     top = max((max(h.values()) for h in comparison.handoff_histograms if h), default=1)
     width = 30
     for name, counts in zip(comparison.names, comparison.handoff_histograms, strict=True):
-        lines.append(Text(f"  {name}", style="cyan"))
+        lines.append(Text(f"  {console_text(name)}", style="cyan"))
         for length in range(0, max(counts, default=0) + 1):
             n = counts.get(length, 0)
             bar = "█" * max(1 if n else 0, round(n / top * width))
@@ -175,8 +179,11 @@ def print_langsmith_urls(console: Console, sides: list[ExperimentData]) -> None:
         if note:
             note += f": retry with agenteval upload {side.name}"
         console.print(
-            f"  langsmith: {side.target}: {side.url}" + (f"  ({note})" if note else ""),
+            console_text(
+                f"  langsmith: {side.target}: {side.url}" + (f"  ({note})" if note else "")
+            ),
             highlight=False,
+            markup=False,
             soft_wrap=True,
         )
         dataset_url, _, sessions = side.url.partition("/compare?selectedSessions=")
@@ -184,9 +191,11 @@ def print_langsmith_urls(console: Console, sides: list[ExperimentData]) -> None:
             views.setdefault(dataset_url, []).extend(sessions.split("%2C"))
     for dataset_url, sessions in views.items():
         if len(sessions) > 1:
+            url = compare_url(dataset_url, list(dict.fromkeys(sessions)))
             console.print(
-                f"  langsmith: compare: {compare_url(dataset_url, list(dict.fromkeys(sessions)))}",
+                console_text(f"  langsmith: compare: {url}"),
                 highlight=False,
+                markup=False,
                 soft_wrap=True,
             )
 
@@ -203,14 +212,18 @@ def print_agents(console: Console, comparison: Comparison) -> None:
 def print_comparison(console: Console, comparison: Comparison, *, by_agent: bool = False) -> None:
     console.print(stats_table(comparison))
     console.print(
-        f"  Δ = {' / '.join(comparison.names[1:]) or '–'} minus {comparison.names[0]}, "
-        "mean of the per-example differences; 95% CI by paired bootstrap over "
+        console_text(f"  Δ = {' / '.join(comparison.names[1:]) or '–'} minus {comparison.names[0]}")
+        + ", mean of the per-example differences; 95% CI by paired bootstrap over "
         "examples; p by paired permutation test; ▲ better / ▼ worse: significant at p < 0.05.",
         style="dim",
         highlight=False,
+        markup=False,
     )
     for side in comparison.sides:
-        console.print(f"  {side.target}: [bold]{side.name}[/] ({side.source})", highlight=False)
+        target, name, source = (
+            escape(console_text(v)) for v in (side.target, side.name, side.source)
+        )
+        console.print(f"  {target}: [bold]{name}[/] ({source})", highlight=False)
     print_langsmith_urls(console, comparison.sides)
     if by_agent:
         console.print()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.metrics import summarize
+from agenteval_cli.redact import redact
 from agenteval_cli.report.agents import aggregate_results
 from agenteval_cli.store import Store, dumps
 
@@ -84,5 +85,17 @@ def write_json(path: Path, store: Store, experiment_ids: Sequence[str]) -> None:
     data = {"experiments": [experiment_json(store, e) for e in experiment_ids]}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(json.loads(dumps(data)), indent=2, ensure_ascii=False) + "\n")
+    tmp.write_text(strict_json(data, indent=2) + "\n")
     tmp.replace(path)
+
+
+def _null(_constant: str) -> None:
+    return None
+
+
+def strict_json(value: Any, **options: Any) -> str:
+    """JSON every parser accepts: NaN and ±Infinity, which ``json`` writes by default and
+    strict parsers (JavaScript's ``JSON.parse``, ``jq``, Go, Rust) refuse, become null;
+    known secrets are redacted. Values JSON cannot hold are converted as the store does."""
+    plain = json.loads(redact(dumps(value)), parse_constant=_null)
+    return json.dumps(plain, ensure_ascii=False, allow_nan=False, **options)

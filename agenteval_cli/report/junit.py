@@ -3,6 +3,9 @@
 The checks are the spec's thresholds applied to each example's score (averaged over its
 repetitions), or, with no thresholds, the default pass marks (full routing accuracy and
 coverage, no ping-pong). A failure carries the evaluator's comment; an error, the error.
+
+Every text is made what a strict XML parser accepts (escape sequences and other control
+characters removed, :func:`agenteval_cli.redact.xml_text`), with known secrets redacted.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
+from agenteval_cli.redact import xml_text
 from agenteval_cli.report import metricinfo
 from agenteval_cli.report.sources import ExperimentData
 
@@ -22,7 +26,7 @@ def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for side in sides:
         applied = example_thresholds(thresholds_for(thresholds, side.target))
-        suite = ET.SubElement(root, "testsuite", name=side.target)
+        suite = ET.SubElement(root, "testsuite", name=xml_text(side.target))
         counts = {"tests": 0, "failures": 0, "errors": 0}
         time = 0.0
         for example_id, runs in side.by_example().items():
@@ -34,29 +38,29 @@ def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
                 case = ET.SubElement(
                     suite,
                     "testcase",
-                    classname=f"{side.target}.{example_id}",
-                    name=check.key,
+                    classname=xml_text(f"{side.target}.{example_id}"),
+                    name=xml_text(check.key),
                     time=f"{latency:.3f}",
                 )
                 if errors:
                     counts["errors"] += 1
-                    node = ET.SubElement(case, "error", message=errors[0][:200])
-                    node.text = "\n".join(errors)
+                    node = ET.SubElement(case, "error", message=xml_text(errors[0][:200]))
+                    node.text = xml_text("\n".join(errors))
                 elif not check.passed:
                     counts["failures"] += 1
                     value = metricinfo.fmt(check.key, check.value)
                     node = ET.SubElement(
                         case,
                         "failure",
-                        message=f"{check.key} = {value}, expected {check.threshold}",
+                        message=xml_text(f"{check.key} = {value}, expected {check.threshold}"),
                     )
-                    node.text = check.comment or None
+                    node.text = xml_text(check.comment) if check.comment else None
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
         suite.set("time", f"{time:.3f}")
         properties = ET.Element("properties")
-        ET.SubElement(properties, "property", name="experiment", value=side.name)
+        ET.SubElement(properties, "property", name="experiment", value=xml_text(side.name))
         suite.insert(0, properties)
     for key, value in totals.items():
         root.set(key, str(value))

@@ -6,10 +6,12 @@ GitHub renders it, so model text is escaped for Markdown tables and HTML alike.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agenteval_cli.redact import redact, strip_control
 from agenteval_cli.report import metricinfo
 from agenteval_cli.report.comparison import Comparison, fmt_mean
 
@@ -17,9 +19,33 @@ if TYPE_CHECKING:
     from agenteval_cli.gate import GateFailure
 
 
+# What starts inline markup in running text: code, emphasis, strikethrough, links and
+# images (their '[...]'), and table cells ('|'). '<' and '&' are escaped as HTML, and '://'
+# is written with an entity so no bare URL becomes a link.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]|])")
+
+
 def _cell(text: str) -> str:
-    """Safe inside a Markdown table cell: no HTML, no pipes, no newlines."""
-    return html.escape(text).replace("|", "\\|").replace("\n", " ").replace("`", "\\`")
+    """Safe as text in a Markdown table cell or list item: no HTML, no markup, no links,
+    no newlines; control characters removed, known secrets redacted."""
+    text = html.escape(strip_control(redact(str(text))))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("://", ":&#47;/")
+
+
+def _code(text: str, *, in_table: bool = False) -> str:
+    """``text`` as a code span that nothing in it can close: the fence is one backtick more
+    than the longest run inside, padded with a space when the text starts or ends with a
+    backtick or a space (CommonMark strips one space from each side).
+
+    Nothing inside a code span is rendered, not even entities, so only a table's '|' (which
+    GitHub splits cells on even there) is escaped, as '\\|'."""
+    text = strip_control(redact(str(text)))
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if not text or text[0] in "` " or text[-1] in "` " else ""
+    if in_table:
+        text = text.replace("|", "\\|")
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def render_markdown(
@@ -33,7 +59,7 @@ def render_markdown(
     if gate_failures is not None:
         if gate_failures:
             lines.append(f"**Gate failed** ({len(gate_failures)} problem(s)):")
-            lines += [f"- `{f.target}`: {_cell(f.message)}" for f in gate_failures]
+            lines += [f"- {_code(f.target)}: {_cell(f.message)}" for f in gate_failures]
         else:
             lines.append("**Gate passed**: thresholds met, no significant regression.")
         lines.append("")
@@ -78,14 +104,11 @@ def render_markdown(
                 _cell(" ".join(f"{k}={v:.2f}" for k, v in scores.items()) + " · " + " → ".join(p))
                 for scores, p in zip(item.scores, item.paths, strict=True)
             ]
-            lines.append(
-                f"| `{_cell(item.example_id)}` | {_cell(item.question)} | "
-                + " | ".join(sides)
-                + " |"
-            )
+            example = _code(item.example_id, in_table=True)
+            lines.append(f"| {example} | {_cell(item.question)} | " + " | ".join(sides) + " |")
         lines += ["", "</details>", ""]
     for side in comparison.sides:
-        lines.append(f"- `{_cell(side.target)}`: {_cell(side.name)}")
+        lines.append(f"- {_code(side.target)}: {_cell(side.name)}")
     return "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,9 @@ and the per-agent table (``--by-agent``) of run and compare.
 Labels, directions and formats come from :mod:`agenteval_cli.report.metricinfo`, shared with
 ``compare`` and the HTML report, so a metric reads the same everywhere. A figure no result
 gave (tokens a model did not report, a cost without a price) shows as ``n/a``, never 0.
+
+Names from data (targets, metric keys, agents, the title) reach the terminal as plain
+:class:`~rich.text.Text` (never read as Rich markup), without control characters or secrets.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval_cli.metrics import Summary
+from agenteval_cli.redact import console_text
 from agenteval_cli.report.metricinfo import fmt, higher_is_better, label
 
 if TYPE_CHECKING:
@@ -55,28 +59,37 @@ def comparison_table(
 
     ``dataset_scores`` (one mapping per column) are summary evaluators' scores, computed
     once over all of a target's results; they get rows of their own, marked "(dataset)"."""
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = Table(title=_title(title), title_justify="left", header_style="bold")
     table.add_column("metric", style="cyan", no_wrap=True)
     for name, _ in columns:
-        table.add_column(name, justify="right")
+        table.add_column(plain(name), justify="right")
     summaries = [summary for _, summary in columns]
     metrics = [summary.metrics() for summary in summaries]
     for key in ROWS:
         if key == "io_tokens":
             table.add_row("  input / output", *(_io(m) for m in metrics), style="dim")
         elif key == "cost_usd" and all(m.get(key) is None for m in metrics):
-            table.add_row(label(key), *(NA for _ in metrics))
+            table.add_row(plain(label(key)), *(NA for _ in metrics))
         else:
-            table.add_row(label(key), *_row(key, metrics, summaries))
+            table.add_row(plain(label(key)), *_row(key, metrics, summaries))
     extra = sorted({k for m in metrics for k in m if k not in SHOWN and k not in JUDGE_KEYS})
     for key in extra:
-        table.add_row(label(key), *_row(key, metrics, summaries))
+        table.add_row(plain(label(key)), *_row(key, metrics, summaries))
     for key in sorted({k for scores in dataset_scores for k in scores}):
         values = [_number(scores.get(key)) for scores in dataset_scores]
-        table.add_row(f"{label(key)} (dataset)", *_cells(key, values))
+        table.add_row(plain(f"{label(key)} (dataset)"), *_cells(key, values))
     _judge_rows(table, summaries)
     table.add_row("examples run", *(f"{s.count}" for s in summaries), style="dim")
     return table
+
+
+def plain(value: object, style: str = "") -> Text:
+    """Data as a table cell: shown as written, never as markup, no control characters."""
+    return Text(console_text(value), style=style)
+
+
+def _title(title: str | None) -> Text | None:
+    return None if title is None else plain(title)
 
 
 def _row(key: str, metrics: list[dict[str, float | None]], summaries: list[Summary]) -> list[Text]:
@@ -157,11 +170,11 @@ def agent_table(
     them; the last row is every model call. ``None`` for a target: no traces to read."""
     from agenteval_cli.report.agents import SEPARATOR, merged_paths, shown_name
 
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = Table(title=_title(title), title_justify="left", header_style="bold")
     table.add_column("agent", style="cyan", no_wrap=True)
     for name, _ in columns:
         for index, heading in enumerate(AGENT_COLUMNS):
-            header = name + heading if index == 0 else heading
+            header = plain(name) + heading if index == 0 else Text(heading)
             table.add_column(header, justify="right", no_wrap=True)
     usages = [usage for _, usage in columns]
     for path in merged_paths(usages):
@@ -171,7 +184,7 @@ def agent_table(
             row = None if usage is None else usage.get(SEPARATOR.join(path))
             team = team or (row is not None and not row.leaf)
             cells += _agent_cells(row, missing=usage is not None)
-        table.add_row(Text(shown_name(path), style="bold" if team else ""), *cells)
+        table.add_row(plain(shown_name(path), "bold" if team else ""), *cells)
     totals: list[Text] = []
     for usage in usages:
         totals += _agent_cells(None if usage is None else usage.total, missing=False)
@@ -216,7 +229,7 @@ def print_agent_table(
     else:
         console.print(table)
     for note in agent_notes(columns):
-        console.print(f"  {note}", style="dim", highlight=False, markup=False)
+        console.print(f"  {console_text(note)}", style="dim", highlight=False, markup=False)
 
 
 def print_stored_agents(console: Console, store: Store, experiment_ids: Sequence[str]) -> None:
