@@ -350,13 +350,12 @@ def execute(
 
 
 def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) -> Iterator:
-    """``items``, ending early (no new call starts) when the dataset's rows changed after
-    they were checked; the error is kept in ``changed`` for the run to report."""
-    from agenteval_cli.datasets import DatasetChanged
-
+    """``items``, ending early (no new call starts, the calls in flight finish and are
+    kept) when the dataset's rows changed after they were checked, or the file can no longer
+    be read (removed, say); the error is kept in ``changed`` for the run to report."""
     try:
         yield from items
-    except DatasetChanged as exc:
+    except UserError as exc:  # reading the examples is all that raises it here
         changed.append(exc)
 
 

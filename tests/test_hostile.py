@@ -606,3 +606,38 @@ def test_a_spec_holding_a_lone_surrogate_is_refused_before_anything_is_stored(
     )
     result = invoke("run", spec, "--store", tmp_path / "db")
     assert_one_line_error(result, spec, line, message)
+
+
+def test_a_dataset_removed_during_a_run_stops_it_with_the_calls_in_flight_kept(
+    tmp_path, monkeypatch
+):
+    from agenteval_cli import datasets
+    from agenteval_cli.store import Store
+
+    monkeypatch.setattr(datasets, "HELD_EXAMPLES", 2)  # read again for the second repetition
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        "".join(f'{{"id": "e{i}", "inputs": {{"question": "q{i}"}}}}\n' for i in range(6))
+    )
+    target = tmp_path / "remover.py"
+    target.write_text(
+        "import time\n"
+        "from pathlib import Path\n"
+        "def answer(inputs):\n"
+        f"    Path({str(rows)!r}).unlink(missing_ok=True)\n"
+        "    time.sleep(0.05)\n"
+        "    return {'final_response': 'ok'}\n"
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"dataset: {rows}\ntargets: {{t: {target}:answer}}\nconcurrency: 2\nrepetitions: 2\n"
+    )
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 2, result.output
+    assert f"error: {rows}: dataset file not found (check the path)" in result.output
+    assert "Traceback" not in result.output
+    with Store(tmp_path / "db") as store:
+        (experiment,) = store.experiments()
+        kept = [(s.result.example_id, s.result.repetition) for s in store.results(experiment.id)]
+    assert experiment.status == "interrupted"
+    assert sorted(kept) == [(f"e{i}", 0) for i in range(6)]  # the last one was in flight
