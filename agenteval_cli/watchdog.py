@@ -66,8 +66,10 @@ class Interrupts:
         self._main = threading.main_thread().ident
 
     def __enter__(self) -> Interrupts:
-        if threading.current_thread() is not threading.main_thread():
-            self.closed = True  # signal handlers can only be set in the main thread
+        if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "pthread_kill"
+        ):  # signal handlers can only be set in the main thread (and need POSIX here)
+            self.closed = True
             return self
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
