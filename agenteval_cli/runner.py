@@ -202,7 +202,7 @@ class Runner:
                 f"target {holder.target.name!r} (example {holder.example.id!r}) held the "
                 "event loop and never gave it back"
                 + (f", at {at}" if at else "")
-                + " (an async target that never awaits)"
+                + " (blocking code or a busy loop in an async target)"
             )
         calls = [
             f"target {item.target.name!r} (example {item.example.id!r})"

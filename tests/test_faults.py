@@ -334,7 +334,7 @@ def test_a_busy_loop_ends_on_a_second_ctrl_c_with_every_finished_result_saved(tm
         "gave it back, at targets.py:" in text
     )
     assert text.split("at targets.py:")[1].split()[0] in ("12", "13")  # the busy loop's lines
-    assert "(in busy) (an async target that never awaits)" in text
+    assert "(in busy) (blocking code or a busy loop in an async target)" in text
     # the run resumes where it stopped (the target no longer stuck)
     spec = str(tmp_path / "spec.yaml")
     resumed = run_in_process("run", spec, "--resume", "--store", str(db))
