@@ -340,3 +340,26 @@ def test_langsmith_requests_wait_at_most_the_cap(monkeypatch):
             assert result.exit_code == 0, (header, result.output)
             assert took < 20, (header, took)  # three waits of 0.2 s at most, not a day
             assert all(f.times == 0 for f in stand_in.faults)  # three 429s, then the list
+
+
+def test_langsmith_client_caps_every_wait(monkeypatch):
+    import requests
+
+    from agenteval_cli.langsmith.client import Credentials, connect
+
+    monkeypatch.setenv("AGENTEVAL_LANGSMITH_MAX_WAIT_S", "2")
+    conn = connect(Credentials("http://127.0.0.1:9", "lsv2_test_key"))
+    retry = conn.client.session.get_adapter("http://127.0.0.1:9/runs").max_retries
+    assert retry.parse_retry_after("86400") == 2.0
+    assert retry.parse_retry_after("1") == 1.0
+    assert retry.parse_retry_after("inf") == 0.0  # no hint: urllib3 falls back to its backoff
+    assert retry.parse_retry_after("garbage") == 0.0  # urllib3 alone raises InvalidHeader
+    assert retry.new(total=1).parse_retry_after("86400") == 2.0  # its copies keep the cap
+    assert retry.backoff_max == 2.0
+    # after the adapter's retries, the client's own loop would sleep Retry-After × 2**n
+    response = requests.Response()
+    response.status_code = 429
+    response.headers["Retry-After"] = "86400"
+    for hook in conn.client.session.hooks["response"]:
+        hook(response)
+    assert response.headers["Retry-After"] == "0"
