@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 from typer.testing import CliRunner
@@ -54,10 +55,11 @@ def test_the_target_that_blocks_is_timed_out_and_its_neighbour_is_not():
     # the blocking call held the loop for 1.5 s, three times its timeout_s
     assert late.outputs is None
     assert late.error.startswith("TimeoutError: no answer within 0.5 s: the call blocked ")
-    assert "blocked the event loop for 1.5 s" in late.error
+    # 1.5 s, or a little more on a loaded machine
+    assert re.search(r"blocked the event loop for 1\.[5-9] s \(blocking code", late.error)
     [warning] = runner.stall_warnings()
-    assert warning.startswith("target 'blocker' blocked the event loop for 1.5 s at once")
-    assert "(example 'e0'; 1 step(s) of 0.1 s or more, 1.5 s in all)" in warning
+    assert re.match(r"target 'blocker' blocked the event loop for (1\.[5-9]) s at once", warning)
+    assert re.search(r"\(example 'e0'; 1 step\(s\) of 0\.1 s or more, 1\.[5-9] s in all\)", warning)
     assert "asyncio.to_thread" in warning
 
 
@@ -76,7 +78,7 @@ def test_blocking_after_a_wait_is_timed_out_by_the_deadline_too():
     assert results[("innocent", "e0")].error is None
     error = results[("blocker", "e0")].error
     assert error.startswith("TimeoutError: no answer within 0.4 s: the call blocked the event")
-    assert "for 1.0 s" in error
+    assert re.search(r"for 1\.[0-4] s", error)
 
 
 async def brief_block(inputs):
@@ -92,7 +94,7 @@ def test_a_block_shorter_than_the_timeout_stands_and_is_warned_only_past_half_a_
 
 
 async def slow(inputs):
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(1.5)
     return {"final_response": "slow"}
 
 
@@ -101,10 +103,10 @@ def test_a_slow_neighbour_of_a_blocker_still_times_out_on_its_own_time():
         time.sleep(0.3)
         return {"final_response": "ok"}
 
-    _, results = run({"slow": slow, "block": short_block}, RunSettings(timeout_s=0.5))
-    # 0.3 s starved are given back, but 1 s of its own is past 0.5 s all the same
-    assert results[("slow", "e0")].error == "TimeoutError: no answer within 0.5 s"
-    assert 0.75 <= results[("slow", "e0")].latency_s < 5
+    _, results = run({"slow": slow, "block": short_block}, RunSettings(timeout_s=0.6))
+    # 0.3 s starved are given back, but 1.5 s of its own is past 0.6 s all the same
+    assert results[("slow", "e0")].error == "TimeoutError: no answer within 0.6 s"
+    assert 0.85 <= results[("slow", "e0")].latency_s < 5
     assert results[("block", "e0")].error is None
 
 
@@ -120,7 +122,7 @@ def test_the_heartbeat_counts_the_time_the_loop_was_held():
 
     idle, held = asyncio.run(main())
     assert idle < 0.15  # a loaded machine may delay a beat or two
-    assert 0.5 <= held <= 0.65
+    assert 0.5 <= held <= 1.5  # 0.6 s less the wait for the beat, more if the machine is slow
 
 
 def test_a_blocking_target_is_named_on_the_terminal(tmp_path):
@@ -145,5 +147,7 @@ def test_a_blocking_target_is_named_on_the_terminal(tmp_path):
     )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "warning: target 'blocker' blocked the event loop for 1.2 s at once" in text
+    assert re.search(
+        r"warning: target 'blocker' blocked the event loop for 1\.[2-9] s at once", text
+    )
     assert "target 'innocent' blocked" not in text
