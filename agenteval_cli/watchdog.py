@@ -131,6 +131,8 @@ class Interrupts:
         finally:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):
+                    if stream.isatty():  # a progress display hid the cursor: show it again
+                        stream.write("\x1b[?25h")
                     stream.flush()
             os._exit(INTERRUPTED)
 
