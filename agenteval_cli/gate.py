@@ -10,7 +10,6 @@ the change is real, so noise alone never breaks a build.
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 import re
@@ -276,7 +275,9 @@ def save_baseline(path: Path, sides: Iterable[ExperimentData], *, git_commit: st
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     data = baseline_data(sides, git_commit=git_commit)
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    from agenteval_cli.report.json_report import strict_json  # null for NaN, as --json
+
+    tmp.write_text(strict_json(data, indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)
 
 

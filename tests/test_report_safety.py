@@ -209,3 +209,24 @@ def test_a_report_redacts_secrets(monkeypatch, tmp_path: Path):
     assert "s3cr3t-value-123" not in text and "`id-***`" in text
     xml = ET.tostring(junit_tree(sides, thresholds={}), encoding="unicode")
     assert "s3cr3t-value-123" not in xml and "id-***" in xml
+
+
+def test_a_saved_baseline_is_strict_json(tmp_path):
+    from agenteval_cli.gate import save_baseline
+
+    nan, inf = float("nan"), float("inf")
+    runs = [
+        Run("a", scores={"my_ratio": nan, "routing_accuracy": 1.0}),
+        Run("b", scores={"my_ratio": inf}),
+    ]
+    save_baseline(tmp_path / "b.json", [ExperimentData("n-1", "t", runs)], git_commit=None)
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    data = json.loads((tmp_path / "b.json").read_text(), parse_constant=refuse)
+    (experiment,) = data["experiments"]
+    assert experiment["scores"] == {"a": {"routing_accuracy": 1.0, "my_ratio": None},
+                                    "b": {"my_ratio": None}}  # fmt: skip
+    assert experiment["metrics"]["my_ratio"] is None  # the mean of NaN and infinity
+    assert experiment["metrics"]["routing_accuracy"] == 1.0

@@ -8,7 +8,6 @@ the expectations before the file joins the eval set. Ids already in the file are
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -38,6 +37,7 @@ def add_failures(
     from agenteval_cli.errors import UserError
     from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
     from agenteval_cli.report import sources
+    from agenteval_cli.report.json_report import strict_json
 
     with user_errors(debug):
         if to.suffix.lower() != ".jsonl":
@@ -96,8 +96,8 @@ def add_failures(
         with to.open("a", encoding="utf-8") as handle:
             if needs_newline:
                 handle.write("\n")
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            for row in rows:  # strict JSON, as --json: null for NaN, no known secret
+                handle.write(strict_json(row) + "\n")
     skipped = f", {len(existing)} already there" if existing else ""
     stdout().print(
         f"{to}: appended {len(rows)} failed example(s) of {side.name}{skipped}", highlight=False
