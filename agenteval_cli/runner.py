@@ -174,7 +174,8 @@ class Runner:
             try:
                 with self._interrupts(loop, enabled=handle_signals):
                     await self._until_done_or_stopped(everything)
-                    await _settle(before)
+                    if handle_signals:  # the process is ours: so is every task
+                        await _settle(before)
             finally:
                 self._stalls.close()
         return not self.stopped
