@@ -230,3 +230,17 @@ def test_a_saved_baseline_is_strict_json(tmp_path):
                                     "b": {"my_ratio": None}}  # fmt: skip
     assert experiment["metrics"]["my_ratio"] is None  # the mean of NaN and infinity
     assert experiment["metrics"]["routing_accuracy"] == 1.0
+
+
+def test_add_failures_prints_a_hostile_experiment_name_as_written(hostile_run, tmp_path):
+    tmp, _ = hostile_run
+    names = [e["name"] for e in json.loads((tmp / "r.json").read_text())["experiments"]]
+    bad = next(n for n in names if n.startswith("spec-b"))
+    to = tmp_path / "review.jsonl"
+    result = invoke("dataset", "add-failures", bad, "--to", to, "--store", tmp / "db")
+    assert result.exit_code == 0, result.output
+    assert_clean_terminal_text(result.output)
+    assert "appended 2 failed example(s) of spec-bad-" in result.output
+    rows = [json.loads(line) for line in to.read_text().splitlines()]
+    assert [r["id"] for r in rows] == [HOSTILE_ID, "plain"]
+    assert rows[0]["inputs"]["question"] == QUESTION  # the data itself is kept as it was

@@ -66,6 +66,12 @@ def dataset_push(
     from agenteval_cli.store import Store
 
     out = stdout()
+
+    def say(line: str) -> None:  # names and ids are data: as written, no control characters
+        from agenteval_cli.redact import console_text
+
+        out.print(console_text(line), highlight=False, markup=False)
+
     with user_errors(debug):
         path, name = _push_source(path, config, name)
         examples = load_examples(path)
@@ -74,13 +80,13 @@ def dataset_push(
         if dry_run:
             plan = lsd.plan_push(conn, name, examples)
             action = "would create dataset" if plan.dataset_id is None else "dataset"
-            out.print(f"{action} {name!r}: {plan.summary(prune=prune, dry_run=True)}")
+            say(f"{action} {name!r}: {plan.summary(prune=prune, dry_run=True)}")
             for verb, items in (("add", plan.add), ("update", plan.update)):
                 for example, _ in items:
-                    out.print(f"  {verb} {example.id}", highlight=False)
+                    say(f"  {verb} {example.id}")
             if prune:
                 for remote in plan.stale:
-                    out.print(f"  delete {remote.key}", highlight=False)
+                    say(f"  delete {remote.key}")
             return
         with Store(store_path) as store:
             report = lsd.push(
@@ -94,7 +100,7 @@ def dataset_push(
             )
         verb = "created" if report.created else "pushed"
         tag = f"; version tagged {report.tag}" if report.tag else ""
-        out.print(f"{verb} {name!r}: {report.plan.summary(prune=prune)}{tag}", highlight=False)
+        say(f"{verb} {name!r}: {report.plan.summary(prune=prune)}{tag}")
 
 
 def _push_source(path: Path | None, config: Path | None, name: str | None) -> tuple[Path, str]:

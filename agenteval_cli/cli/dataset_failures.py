@@ -36,6 +36,7 @@ def add_failures(
     """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review."""
     from agenteval_cli.errors import UserError
     from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
+    from agenteval_cli.redact import console_text
     from agenteval_cli.report import sources
     from agenteval_cli.report.json_report import strict_json
 
@@ -99,6 +100,5 @@ def add_failures(
             for row in rows:  # strict JSON, as --json: null for NaN, no known secret
                 handle.write(strict_json(row) + "\n")
     skipped = f", {len(existing)} already there" if existing else ""
-    stdout().print(
-        f"{to}: appended {len(rows)} failed example(s) of {side.name}{skipped}", highlight=False
-    )
+    line = f"{to}: appended {len(rows)} failed example(s) of {side.name}{skipped}"
+    stdout().print(console_text(line), highlight=False, markup=False)
