@@ -49,9 +49,8 @@ _SECRET_NAME = re.compile(
 _NOT_SECRET = re.compile(r"^(TOKENIZERS_PARALLELISM|.*_TOKENS?_LIMIT|.*KEYBOARD.*)$", re.I)
 
 # scheme://user:password@ -> scheme://user:***@ (the user and host stay, for the reader).
-_URL_CREDENTIALS = re.compile(
-    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@'\"<>\\]*:)(?P<password>[^\s/?#@'\"<>\\]+)@"
-)
+# The pattern starts with its literal '://', which the regex engine finds fast.
+_URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@'\"<>\\]*):(?P<password>[^\s/?#@'\"<>\\]+)@")
 
 _remembered: set[str] = set()
 
@@ -90,7 +89,7 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
 def redact_urls(text: str) -> str:
     """``text`` with the password of every ``scheme://user:password@host`` as ``***``."""
     if "://" in text:
-        text = _URL_CREDENTIALS.sub(lambda m: m.group("head") + MASK + "@", text)
+        text = _URL_CREDENTIALS.sub(lambda m: f"://{m.group('user')}:{MASK}@", text)
     return text
 
 
