@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from agenteval_cli.errors import UserError
-from agenteval_cli.redact import is_secret_name, redact_urls, remember
+from agenteval_cli.redact import is_secret_name, redact, remember
 
 KeyPath = tuple[Any, ...]
 
@@ -302,17 +302,18 @@ def expand_env(
 
     Returns ``(expanded, recorded)``: ``recorded`` is the same data except that
     variables whose names look secret (:func:`agenteval_cli.redact.is_secret_name`:
-    ``*KEY*``, ``*TOKEN*``, ``*PASS*``, ``*DSN*``, ...) stay as ``${NAME}`` and the
-    password of a URL with credentials is ``***``, so it can be stored or shown without
-    leaking credentials. The values of secret-named variables (and their defaults) are
-    remembered by :mod:`agenteval_cli.redact`, which takes them out of every message.
+    ``*KEY*``, ``*TOKEN*``, ``*PASS*``, ``*DSN*``, ...) stay as ``${NAME}``, and the
+    password of a URL with credentials and any secret-named variable's value written out
+    literally are ``***``, so it can be stored or shown without leaking credentials. The
+    values of secret-named variables (and their defaults) are remembered by
+    :mod:`agenteval_cli.redact`, which takes them out of every message.
     A default applies when the variable is unset or empty, as in the shell.
     """
     env = os.environ if environ is None else environ
 
     def expand_string(text: str, path: KeyPath) -> tuple[str, str]:
         if "${" not in text:
-            return text, redact_urls(text)
+            return text, redact(text)
         expanded: list[str] = []
         recorded: list[str] = []
         position = 0
@@ -357,7 +358,7 @@ def expand_env(
                 recorded.append(value)
         expanded.append(text[position:])
         recorded.append(text[position:])
-        return "".join(expanded), redact_urls("".join(recorded))
+        return "".join(expanded), redact("".join(recorded))
 
     def walk(value: Any, path: KeyPath) -> tuple[Any, Any]:
         if isinstance(value, str):

@@ -113,7 +113,7 @@ def test_expand_env_records_secret_references_and_url_passwords(tmp_path):
     }
     assert recorded == {
         "a": "${MY_API_KEY}",
-        "b": "${UNSET_WEBHOOK:-https://hooks.example.com/T0/B0/abcdefgh}",
+        "b": "${UNSET_WEBHOOK:-***}",  # the default of a secret-named variable is a secret
         "c": "postgres://app:***@db/prod",
         "d": "public-value",
     }
@@ -191,3 +191,11 @@ def test_a_secret_in_a_target_error_is_not_stored_or_reported(tmp_path, monkeypa
     for name in ("r.json", "r.xml", "r.md"):
         text = (out / name).read_text()
         assert leaked_pieces(text) == [] and "hunter22" not in text, name
+
+
+def test_a_secret_written_out_in_the_spec_is_not_recorded(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTEVAL_TEST_PASSWORD", "hunter2-but-longer")
+    document = load_yaml("a: 'login hunter2-but-longer'\nb: hunter2\n", file=tmp_path / "s.yaml")
+    expanded, recorded = expand_env(document, file=tmp_path / "s.yaml")
+    assert expanded == {"a": "login hunter2-but-longer", "b": "hunter2"}
+    assert recorded == {"a": "login ***", "b": "hunter2"}
