@@ -244,3 +244,15 @@ def test_add_failures_prints_a_hostile_experiment_name_as_written(hostile_run, t
     rows = [json.loads(line) for line in to.read_text().splitlines()]
     assert [r["id"] for r in rows] == [HOSTILE_ID, "plain"]
     assert rows[0]["inputs"]["question"] == QUESTION  # the data itself is kept as it was
+
+
+def test_a_metric_key_cannot_make_a_link_in_the_markdown_table():
+    key = "**[x](http://evil.example)**"
+    sides = [
+        ExperimentData("n-1", "a", [Run("e", scores={key: 1.0})]),
+        ExperimentData("n-2", "b", [Run("e", scores={key: 0.0})]),
+    ]
+    text = render_markdown(comparison.build(sides))
+    assert "<a " not in _markdown_html(text) and "<strong>" not in _markdown_html(text)
+    row = next(line for line in text.splitlines() if "evil" in line)
+    assert row == "| \\*\\*\\[x\\](http:&#47;/evil.example)\\*\\* | 1 | 0 | −1 | [−1, −1] | 1.000 |"

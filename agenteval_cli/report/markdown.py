@@ -69,7 +69,7 @@ def render_markdown(
     lines.append("| " + " | ".join(_cell(h) for h in header) + " |")
     lines.append("|" + "|".join([":--", *["--:"] * (len(header) - 1)]) + "|")
     for row in comparison.rows:
-        cells = [row.label]
+        cells = [_cell(row.label)]  # the one cell from data: a metric key can be anything
         for mean, spread in zip(row.means, row.spreads, strict=True):
             text = fmt_mean(row.key, mean)
             cells.append(text + (f" ± {metricinfo.fmt(row.key, spread)}" if spread else ""))
@@ -88,7 +88,8 @@ def render_markdown(
                 f"{metricinfo.fmt_diff(row.key, paired.ci_high)}]",
                 "<0.001" if p < 0.001 else f"{p:.3f}",
             ]
-        lines.append("| " + " | ".join(c if "**" in c else _cell(c) for c in cells) + " |")
+        # The figures are formatted here (numbers, units, '**' for significance), not data.
+        lines.append("| " + " | ".join(cells[:1] + [html.escape(c) for c in cells[1:]]) + " |")
     lines += [
         "",
         f"{comparison.common_examples} paired examples. 95% CI by paired bootstrap over "
