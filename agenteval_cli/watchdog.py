@@ -33,7 +33,8 @@ from typing import Any
 from agenteval_cli.errors import ExitCode
 
 CANCEL_S = 1.0  # how long cancelled calls get to end before the process is ended by force
-LAST_RESORT_S = 3.0  # how long the main thread gets to save before the thread exits alone
+LAST_RESORT_S = 3.0  # how long the main thread gets to start saving before the thread exits
+SAVE_S = 35.0  # how long saving may take once started (SQLite waits up to 30 s for a lock)
 INTERRUPTED = ExitCode.INTERRUPTED
 _STORE_FILES = ("store_results.py", "store.py", "sqlite_tx.py")
 
@@ -58,6 +59,7 @@ class Interrupts:
         self.signals = 0
         self.deadline: float | None = None
         self.expired = False
+        self.saving = False
         self.closed = False
         self._lock = threading.Lock()
         self._previous: dict[int, Any] = {}
@@ -116,6 +118,7 @@ class Interrupts:
         if _inside(frame, _STORE_FILES):
             return  # mid-commit: let it finish; the watchdog pokes again
         self.closed = True
+        self.saving = True
         reason = "the run did not stop within the grace period"
         if self.describe is not None:
             with contextlib.suppress(Exception):
@@ -159,11 +162,13 @@ class Interrupts:
             while time.monotonic() < give_up:
                 with self._lock:
                     if self.closed:
-                        return
+                        break
                     assert self._main is not None
                     signal.pthread_kill(self._main, signal.SIGINT)
                 self._sleep(0.2)
-            if self.closed:
+            if self.saving:  # the main thread is saving, then exits: give it time
+                time.sleep(SAVE_S)
+            elif self.closed:  # the run ended by itself meanwhile
                 return
             with contextlib.suppress(OSError):
                 os.write(
