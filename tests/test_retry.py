@@ -363,3 +363,36 @@ def test_langsmith_client_caps_every_wait(monkeypatch):
     for hook in conn.client.session.hooks["response"]:
         hook(response)
     assert response.headers["Retry-After"] == "0"
+
+
+def test_a_run_against_a_server_asking_for_a_day_completes_with_the_error(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    (tmp_path / "targets.py").write_text(
+        "import os, httpx\n"
+        "async def client(inputs):\n"
+        "    async with httpx.AsyncClient() as http:\n"
+        "        answer = await http.post(os.environ['THROTTLED_URL'], json=inputs)\n"
+        "        answer.raise_for_status()\n"
+        "        return {'final_response': answer.text}\n"
+    )
+    (tmp_path / "data.jsonl").write_text('{"id": "a", "inputs": {"question": "q"}}\n')
+    (tmp_path / "spec.yaml").write_text(
+        "dataset: data.jsonl\ntargets:\n  client: targets.py:client\ntimeout_s: 0.3\n"
+        "retries: {max: 2, on: [rate_limit]}\n"  # max_delay_s stays 60: timeout_s caps
+    )
+    with throttling_server("86400") as (url, seen):
+        monkeypatch.setenv("THROTTLED_URL", url)
+        started = time.monotonic()
+        result = CliRunner().invoke(
+            app,
+            ["run", str(tmp_path / "spec.yaml"), "--store", str(tmp_path / "db")],
+            env={"COLUMNS": "300", "NO_COLOR": "1"},
+        )
+        took = time.monotonic() - started
+    assert result.exit_code == 3, result.output  # the call errored: run errors
+    assert "429 Too Many Requests" in result.output
+    assert len(seen) == 3  # the first attempt and two retries, 0.3 s apart
+    assert took < 20, took
