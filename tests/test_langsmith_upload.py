@@ -284,7 +284,7 @@ def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
 @pytest.mark.parametrize(
     ("pattern", "step", "model"),
     [
-        (r".*", "reading or pushing the dataset", "Dataset"),
+        (r".*", "reading dataset 'multi-agent-routing-evals'", "Dataset"),
         (r"^POST /sessions$", "creating experiment 'routing-{target}-", "TracerSession"),
     ],
 )
@@ -318,3 +318,26 @@ def test_a_server_answering_empty_objects_is_one_line_and_upload_retries(
     for target in ("supervisor", "swarm"):
         roots = [r for r in server.runs_of(names[target]) if not r.get("parent_run_id")]
         assert len(roots) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "what", "model"),
+    [
+        (["dataset", "push", str(ROOT / "datasets" / "routing.jsonl"), "--name", "rows"],
+         "reading dataset 'rows'", "Dataset"),
+        (["compare", "--from-langsmith", "sup-1a2b", "swarm-3c4d"],
+         "reading experiment 'sup-1a2b'", "TracerSessionResult"),
+    ],
+)  # fmt: skip
+def test_other_commands_on_a_server_answering_empty_objects_are_one_line(
+    server, args, what, model, tmp_path
+):
+    server.answer_empty(r".*")
+    store = ["--store", str(tmp_path / "db")] if args[0] == "dataset" else []
+    result = runner.invoke(app, [*args, *store])
+    assert result.exit_code == 4, result.output  # a service failure
+    assert result.output == (
+        f"error: {what} failed: the server at {server.url} gave an answer LangSmith does not "
+        f"give (ValidationError: 3 validation errors for {model}) (check LANGSMITH_ENDPOINT "
+        "(a self-hosted LangSmith ends in /api/v1))\n"
+    )

@@ -208,3 +208,22 @@ def failures(conn: Connection | None = None, what: str = "LangSmith request") ->
         if len(detail) > 240:
             detail = detail[:237] + "..."
         raise LangSmithFailure(f"{what} failed: {detail}") from None
+    except (ValueError, KeyError, TypeError) as exc:  # pydantic's ValidationError included
+        raise unexpected_answer(conn.endpoint if conn else "LangSmith", what, exc) from None
+
+
+def unexpected_answer(endpoint: str, what: str, exc: BaseException) -> LangSmithFailure:
+    """A failure for an answer that is not what LangSmith sends (``{}`` from a proxy, a
+    wrong endpoint, an incompatible server): what failed, where, and the first line of why."""
+    from agenteval_cli.redact import redact as redact_secrets
+
+    text = str(exc).strip()
+    detail = redact_secrets(text.splitlines()[0] if text else "")
+    detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    if len(detail) > 160:
+        detail = detail[:157] + "..."
+    return LangSmithFailure(
+        f"{what} failed: the server at {endpoint} gave an answer LangSmith does not give "
+        f"({detail})",
+        hint="check LANGSMITH_ENDPOINT (a self-hosted LangSmith ends in /api/v1)",
+    )

@@ -17,9 +17,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agenteval_cli.errors import UserError
-from agenteval_cli.langsmith.client import Connection, LangSmithFailure, failures
+from agenteval_cli.langsmith.client import (
+    Connection,
+    LangSmithFailure,
+    failures,
+    unexpected_answer,
+)
 from agenteval_cli.langsmith.state import LangSmithState
-from agenteval_cli.redact import redact
 from agenteval_cli.store import ExperimentRecord, Store, StoredResult
 
 NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")
@@ -89,20 +93,6 @@ def upload_experiment(
     state.set_upload(experiment.id, conn.endpoint, "uploaded", error=None)
     report.url = url
     return report
-
-
-def unexpected_answer(endpoint: str, step: str, exc: BaseException) -> LangSmithFailure:
-    """A failure for an answer that is not what LangSmith sends (``{}`` from a proxy, a
-    wrong endpoint, an incompatible server): what failed, where, and the first line of why."""
-    detail = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
-    detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-    if len(detail) > 160:
-        detail = detail[:157] + "..."
-    return LangSmithFailure(
-        f"{step} failed: the server at {endpoint} gave an answer LangSmith does not give "
-        f"({detail})",
-        hint="check LANGSMITH_ENDPOINT (a self-hosted LangSmith ends in /api/v1)",
-    )
 
 
 def _linked_dataset(
