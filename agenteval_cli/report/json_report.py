@@ -2,28 +2,54 @@
 
 ``{"experiments": [{"name", "target", "metrics": {<metric>: <mean>}, "agents": {<path>: {...}},
 "results": [...]}]}``; ``agents`` is :mod:`agenteval_cli.report.agents` over the successful
-results, keyed ``"team > agent"``.
+results, keyed ``"team > agent"``. :func:`write_json` writes it as the store's rows are read,
+one result at a time, so its memory does not grow with the experiment.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.metrics import summarize
+from agenteval_cli.evaluators.summaries import summary_scores
+from agenteval_cli.metrics import Summary
 from agenteval_cli.redact import redact
-from agenteval_cli.report.agents import aggregate_results
-from agenteval_cli.store import Store, dumps
+from agenteval_cli.report.agents import aggregate
+from agenteval_cli.store import Store, StoredResult, dumps
 
 
 def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
+    """One experiment of the export as a dict, all of its results in memory (for a small
+    experiment; :func:`write_json` streams them)."""
+    return {
+        **experiment_header(store, experiment_id),
+        "results": [result_json(s) for s in store.results(experiment_id)],
+    }
+
+
+def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
+    """Everything of an experiment's export but its results, read in two passes over its
+    rows that keep no result: the summary and per-agent usage, then the routing confusion."""
+    from agenteval_cli.evaluators.routing import confusion_matrix
+
     experiment = store.experiment(experiment_id)
-    stored = list(store.results(experiment_id))
-    results = [s.result for s in stored]
-    summary = summarize(results)
     pricing = experiment.spec.get("pricing") or {}
+    summary = Summary(track_outcomes=True)  # what summarize(results) builds
+
+    def model_calls() -> Iterator[list[Any]]:
+        for stored in store.results(experiment_id):
+            summary.add(stored.result)
+            if stored.result.error is None:
+                yield stored.result.trace.model_calls
+
+    usage = aggregate(model_calls(), pricing)
+    routed = (
+        (s.reference_outputs, s.result.trace)
+        for s in store.results(experiment_id)
+        if s.result.error is None
+    )
     return {
         "name": experiment.name,
         "target": experiment.target,
@@ -36,57 +62,81 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
         "metrics": summary.metrics(),
         "metric_counts": dict(summary.counts),  # results each metric was computed over
         "pricing": pricing,
-        "agents": aggregate_results(results, pricing).to_json(),
-        **dataset_level(store, experiment_id, stored),
-        "results": [
-            {
-                "example_id": r.example_id,
-                "repetition": r.repetition,
-                "inputs": s.inputs,
-                "outputs": r.outputs,
-                "scores": r.score_map(),
-                "comments": {sc.key: sc.comment for sc in r.scores if sc.comment},
-                "trace": {
-                    "agent_path": r.trace.agent_path,
-                    "handoffs": [h.__dict__ for h in r.trace.handoffs],
-                    "tool_calls": [t.__dict__ for t in r.trace.tool_calls],
-                    "model_calls": [m.__dict__ for m in r.trace.model_calls],
-                    "coordinators": r.trace.coordinators,
-                    "tokens": r.trace.tokens,
-                    "untraced": r.trace.untraced,  # why nothing was recorded, if so
-                },
-                "latency_s": r.latency_s,
-                "attempts": r.attempts,
-                "cached": r.cached,
-                "error": r.error,
-            }
-            for s, r in zip(stored, results, strict=True)
-        ],
-    }
-
-
-def dataset_level(store: Store, experiment_id: str, stored: list[Any]) -> dict[str, Any]:
-    """Summary evaluators' scores and the routing confusion matrix (expected x invoked)."""
-    from agenteval_cli.evaluators.routing import confusion_matrix
-    from agenteval_cli.evaluators.summaries import summary_scores
-
-    rows = [(s.reference_outputs, s.result.trace) for s in stored if s.result.error is None]
-    return {
+        "agents": usage.to_json(),
         "dataset_results": {
             sc.key: {"score": sc.score, "comment": sc.comment}
             for sc in summary_scores(store, experiment_id)
         },
-        "routing_confusion": confusion_matrix(rows),
+        "routing_confusion": confusion_matrix(routed),  # type: ignore[arg-type]
     }
 
 
+def result_json(stored: StoredResult) -> dict[str, Any]:
+    r = stored.result
+    return {
+        "example_id": r.example_id,
+        "repetition": r.repetition,
+        "inputs": stored.inputs,
+        "outputs": r.outputs,
+        "scores": r.score_map(),
+        "comments": {sc.key: sc.comment for sc in r.scores if sc.comment},
+        "trace": {
+            "agent_path": r.trace.agent_path,
+            "handoffs": [h.__dict__ for h in r.trace.handoffs],
+            "tool_calls": [t.__dict__ for t in r.trace.tool_calls],
+            "model_calls": [m.__dict__ for m in r.trace.model_calls],
+            "coordinators": r.trace.coordinators,
+            "tokens": r.trace.tokens,
+            "untraced": r.trace.untraced,  # why nothing was recorded, if so
+        },
+        "latency_s": r.latency_s,
+        "attempts": r.attempts,
+        "cached": r.cached,
+        "error": r.error,
+    }
+
+
+def _indented(text: str, depth: int) -> str:
+    """``text`` (an ``indent=2`` dump) as nested ``depth`` levels deep in the document: a
+    JSON string holds no raw newline, so every line break is the dump's own."""
+    return text.replace("\n", "\n" + "  " * depth)
+
+
+def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
+    """The ``--json`` document in pieces, exactly ``strict_json({"experiments": [...]},
+    indent=2)``: an experiment's header, then one result at a time as its row is read."""
+    if not experiment_ids:
+        yield strict_json({"experiments": []}, indent=2)
+        return
+    yield '{\n  "experiments": ['
+    for index, experiment_id in enumerate(experiment_ids):
+        header = strict_json(experiment_header(store, experiment_id), indent=2)
+        yield ("," if index else "") + "\n    " + _indented(header[: -len("\n}")], 2)
+        yield ',\n      "results": ['
+        empty = True
+        for stored in store.results(experiment_id):
+            text = strict_json(result_json(stored), indent=2)
+            yield ("\n" if empty else ",\n") + "        " + _indented(text, 4)
+            empty = False
+        yield "]" if empty else "\n      ]"
+        yield "\n    }"
+    yield "\n  ]\n}"
+
+
 def write_json(path: Path, store: Store, experiment_ids: Sequence[str]) -> None:
-    """Write atomically: a half-written file never replaces a good one."""
-    data = {"experiments": [experiment_json(store, e) for e in experiment_ids]}
+    """Write as the rows are read, never holding every result; atomically: a half-written
+    file never replaces a good one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(strict_json(data, indent=2) + "\n")
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            for chunk in json_chunks(store, experiment_ids):
+                handle.write(chunk)
+            handle.write("\n")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _null(_constant: str) -> None:
