@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
 from agenteval_cli.gate import failed_examples
-from agenteval_cli.report import comparison, sources
+from agenteval_cli.report import comparison, html, sources
 from agenteval_cli.report.html import write_html
+from agenteval_cli.report.sources import ExperimentData, Run
 
 __all__ = ["demo_run"]
 
@@ -190,3 +191,75 @@ def test_agents_and_nested_paths_render(browser, tmp_path):
     assert page["parallel"] == 1
     assert page["others"] == "other handoffs: boss → account (edge) ∥ parallel"
     assert page["visible"] > 0
+
+
+def big_sides(count: int, failing: set[int]) -> list[ExperimentData]:
+    """Two sides over ``count`` examples; the ``failing`` ones miss their route on side b."""
+
+    def side(name: str, fail: set[int]) -> ExperimentData:
+        runs = [
+            Run(
+                example_id=f"ex-{i:05d}",
+                inputs={"question": f"question {i}"},
+                reference={"expected_agents": ["billing"]},
+                outputs={"final_response": f"answer {i}"},
+                scores={"routing_accuracy": 0.0 if i in fail else 1.0},
+                agent_path=["billing"],
+            )
+            for i in range(count)
+        ]
+        return ExperimentData(f"big-{name}", name, runs)
+
+    return [side("a", set()), side("b", failing)]
+
+
+def test_a_large_experiment_shows_its_failures_then_its_first_examples(monkeypatch):
+    monkeypatch.setattr(html, "EXAMPLE_LIMIT", 5)
+    sides = big_sides(40, failing={3, 30, 35})
+    text = html.render_html(comparison.build(sides))
+    shown = re.findall(r'<details class="example" data-id="([^"]+)"', text)
+    # the three failures, then the first passing examples, in dataset order
+    assert shown == ["ex-00000", "ex-00001", "ex-00003", "ex-00030", "ex-00035"]
+    assert "35 more examples (70 results) not shown" in text
+    assert "of those examples failing" not in text  # every failure is on the page
+    assert "5 of 40 examples" in text
+
+
+def test_failures_beyond_the_limit_are_counted(monkeypatch):
+    monkeypatch.setattr(html, "EXAMPLE_LIMIT", 2)
+    text = html.render_html(comparison.build(big_sides(10, failing={1, 4, 6, 8})))
+    shown = re.findall(r'<details class="example" data-id="([^"]+)"', text)
+    assert shown == ["ex-00001", "ex-00004"]
+    assert "8 more examples (16 results, 2 of those examples failing) not shown" in text
+
+
+def test_a_small_experiment_has_no_left_out_line():
+    text = html.render_html(comparison.build(big_sides(30, failing={2})))
+    assert len(re.findall(r'<details class="example"', text)) == 30
+    assert 'id="left-out"' not in text
+
+
+def test_a_report_of_many_examples_stays_small_and_opens(browser, tmp_path):
+    count = html.EXAMPLE_LIMIT * 3
+    sides = big_sides(count, failing=set(range(0, count, 7)))
+    path = tmp_path / "big.html"
+    write_html(path, comparison.build(sides))
+    size = path.stat().st_size
+    single = html.render_html(comparison.build(big_sides(1, failing=set())))
+    assert size < len(single) + html.EXAMPLE_LIMIT * 5_000  # bounded by the shown examples
+    browser.open(path)
+    page = browser.run(
+        """return {
+          examples: document.querySelectorAll('details.example').length,
+          failed: document.querySelectorAll('details.example[data-failed="1"]').length,
+          shown: document.getElementById('shown').textContent,
+          line: document.getElementById('left-out').innerText,
+        };"""
+    )
+    failing = len(range(0, count, 7))
+    assert page["examples"] == html.EXAMPLE_LIMIT
+    assert page["failed"] == failing  # every failure is on the page
+    assert page["shown"] == f"{html.EXAMPLE_LIMIT} of {html.EXAMPLE_LIMIT} examples shown"
+    left_out = count - html.EXAMPLE_LIMIT
+    assert page["line"].startswith(f"{left_out:,} more examples ({2 * left_out:,} results)")
+    assert "agenteval run --json" in page["line"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -252,28 +253,57 @@ def _run_view(
     }
 
 
-def _examples(comparison: Comparison, thresholds: Mapping[str, Any]) -> list[dict[str, Any]]:
+# The most examples written out in full; a bigger experiment shows its failing and
+# disagreeing examples first, then its first passing ones, and counts the rest.
+EXAMPLE_LIMIT = 1000
+
+
+@dataclass
+class Examples:
+    shown: list[dict[str, Any]]  # in dataset order
+    total: int  # examples of every side
+    failed: int  # of them, failing on some side
+    left_out_results: int  # results of the examples not shown
+
+
+def _examples(
+    comparison: Comparison, thresholds: Mapping[str, Any], limit: int = EXAMPLE_LIMIT
+) -> Examples:
     sides = comparison.sides
     applied = [example_thresholds(thresholds_for(thresholds, s.target)) for s in sides]
     disagreeing = {d.example_id for d in disagreements(sides, outcome_keys(sides), top=10**9)}
     grouped = [s.by_example() for s in sides]
     order = list(dict.fromkeys(e for s in sides for e in s.example_ids()))
+    failing: dict[str, list[bool | None]] = {}  # per side: failed, or None without a run
+    for example_id in order:
+        flags: list[bool | None] = []
+        for runs_by_example, checks in zip(grouped, applied, strict=True):
+            runs = runs_by_example.get(example_id, [])
+            flags.append(
+                None
+                if not runs
+                else any(r.error for r in runs)
+                or any(not c.passed for c in example_checks(runs, checks))
+            )
+        failing[example_id] = flags
+    flagged = [e for e in order if any(failing[e]) or e in disagreeing]
+    chosen = set(flagged[:limit])
+    chosen.update([e for e in order if e not in chosen][: limit - len(chosen)])
     examples = []
     for example_id in order:
+        if example_id not in chosen:
+            continue
         targets = []
-        failed_any = False
         first_run = None
-        for side, runs_by_example, checks in zip(sides, grouped, applied, strict=True):
+        for side, runs_by_example, checks, failed in zip(
+            sides, grouped, applied, failing[example_id], strict=True
+        ):
             name = side.target
             runs = runs_by_example.get(example_id, [])
             if not runs:
                 targets.append({"name": name, "missing": True})
                 continue
             first_run = first_run or runs[0]
-            failed = any(r.error for r in runs) or any(
-                not c.passed for c in example_checks(runs, checks)
-            )
-            failed_any = failed_any or failed
             headline = {
                 k: metricinfo.fmt(k, v)
                 for k in ("routing_accuracy", "resolution_coverage")
@@ -297,12 +327,18 @@ def _examples(comparison: Comparison, thresholds: Mapping[str, Any]) -> list[dic
                 "question": str(question) if question is not None else json.dumps(first_run.inputs),
                 "inputs": json.dumps(first_run.inputs, indent=2, ensure_ascii=False),
                 "reference": json.dumps(first_run.reference, indent=2, ensure_ascii=False),
-                "failed": failed_any,
+                "failed": any(failing[example_id]),
                 "disagree": example_id in disagreeing,
                 "targets": targets,
             }
         )
-    return examples
+    left_out = [e for e in order if e not in chosen]
+    return Examples(
+        shown=examples,
+        total=len(order),
+        failed=sum(any(flags) for flags in failing.values()),
+        left_out_results=sum(len(g.get(e, [])) for e in left_out for g in grouped),
+    )
 
 
 def _mean(runs: list[Run], key: str) -> float | None:
@@ -353,7 +389,8 @@ def render_html(
     )
     names = comparison.names
     charts = [c for r in comparison.rows if (c := _chart(r.key, comparison.sides, names))]
-    examples = _examples(comparison, thresholds or {})
+    examples = _examples(comparison, thresholds or {}, EXAMPLE_LIMIT)
+    left_out = examples.total - len(examples.shown)
     return env.get_template("report.html.j2").render(
         title=title or "agenteval report",
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -373,9 +410,13 @@ def render_html(
             if h
         ],
         agents=_agents_section(comparison),
-        examples=examples,
-        failed_count=sum(e["failed"] for e in examples),
-        disagree_count=sum(e["disagree"] for e in examples),
+        examples=examples.shown,
+        failed_count=sum(e["failed"] for e in examples.shown),
+        disagree_count=sum(e["disagree"] for e in examples.shown),
+        all_examples=f"{examples.total:,}",
+        left_out=f"{left_out:,}" if left_out else "",
+        left_out_failed=f"{examples.failed - sum(e['failed'] for e in examples.shown):,}",
+        left_out_results=f"{examples.left_out_results:,}",
         bar_width=BAR_WIDTH,
         bar_height=BAR_HEIGHT,
     )
