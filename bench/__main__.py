@@ -17,6 +17,7 @@ CASES = {
     "w1": cases_loop.w1,
     "w2": cases_loop.w2,
     "w3": cases_loop.w3,
+    "w3b": cases_loop.w3b,
     "w4": cases_misc.w4,
     "w5": cases_misc.w5,
     "w6": cases_misc.w6,

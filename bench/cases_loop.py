@@ -1,4 +1,5 @@
-"""W1–W3: the runner loop on synthetic workloads (overhead, latency-bound, memory)."""
+"""W1–W3: the runner loop on synthetic workloads (overhead, latency-bound, memory); W3b: the
+outputs of a large run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bench.procs import (
     agenteval_command,
     child_env,
     interleaved_walls,
+    measure,
     run_child,
     run_cli,
 )
@@ -184,3 +186,48 @@ def w3(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
         ),
     ]
     return rows, runs
+
+
+def w3b(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
+    """The outputs of a 100,000-example run: peak RSS of ``run --json`` and of
+    ``report --html`` beside the run's own, on an instant target's store."""
+    n = 100_000
+    work = workload.make(tmp / "w3b", n, 16)
+    env = child_env()
+    store, out = tmp / "w3b" / "cli.db", tmp / "w3b"
+    run = run_cli(work, store)
+    json_run = [*agenteval_command(), "run", str(work.spec_path), "--store", str(out / "j.db")]
+    json_run += ["--json", str(out / "results.json")]
+    with_json, _ = measure("agenteval run --json", json_run, env=env, cwd=out)
+    report_html = [*agenteval_command(), "report", "bench", "--store", str(store)]
+    report_html += ["-o", str(out / "report.html")]
+    report, _ = measure("agenteval report --html", report_html, env=env, cwd=out)
+    json_mb = (out / "results.json").stat().st_size / 2**20
+    html_mb = (out / "report.html").stat().st_size / 2**20
+    rows = [
+        Row(
+            "W3b",
+            f"peak RSS, `run --json`, {n:,} examples",
+            "MB",
+            run.maxrss_mb,
+            with_json.maxrss_mb,
+            None,
+            notes=[
+                f"limit = `agenteval run` alone ({run.wall_s:.1f} s); agenteval = the same run "
+                f"writing --json ({with_json.wall_s:.1f} s, a {json_mb:,.0f} MB file)"
+            ],
+        ),
+        Row(
+            "W3b",
+            f"peak RSS, `report --html`, {n:,} examples",
+            "MB",
+            run.maxrss_mb,
+            report.maxrss_mb,
+            None,
+            notes=[
+                f"limit = `agenteval run` alone; agenteval = `agenteval report` of its store "
+                f"({report.wall_s:.1f} s, a {html_mb:,.1f} MB page)"
+            ],
+        ),
+    ]
+    return rows, _runs(run, with_json, report)
