@@ -222,7 +222,7 @@ def test_a_large_experiment_shows_its_failures_then_its_first_examples(monkeypat
     assert shown == ["ex-00000", "ex-00001", "ex-00003", "ex-00030", "ex-00035"]
     assert "35 more examples (70 results) not shown" in text
     assert "of those examples failing" not in text  # every failure is on the page
-    assert "5 of 40 examples" in text
+    assert "this page holds 5 of 40 examples" in text
 
 
 def test_failures_beyond_the_limit_are_counted(monkeypatch):
@@ -262,4 +262,5 @@ def test_a_report_of_many_examples_stays_small_and_opens(browser, tmp_path):
     assert page["shown"] == f"{html.EXAMPLE_LIMIT} of {html.EXAMPLE_LIMIT} examples shown"
     left_out = count - html.EXAMPLE_LIMIT
     assert page["line"].startswith(f"{left_out:,} more examples ({2 * left_out:,} results)")
+    assert f"this page holds {html.EXAMPLE_LIMIT:,} of {count:,} examples" in page["line"]
     assert "agenteval run --json" in page["line"]

@@ -413,6 +413,7 @@ def render_html(
         examples=examples.shown,
         failed_count=sum(e["failed"] for e in examples.shown),
         disagree_count=sum(e["disagree"] for e in examples.shown),
+        shown_examples=f"{len(examples.shown):,}",
         all_examples=f"{examples.total:,}",
         left_out=f"{left_out:,}" if left_out else "",
         left_out_failed=f"{examples.failed - sum(e['failed'] for e in examples.shown):,}",
