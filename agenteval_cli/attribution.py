@@ -145,10 +145,11 @@ def attribute(roots: Sequence[RunNode], declared: Iterable[str] = ()) -> Attribu
     """Resolve agent paths, order, handoffs and coordinators over the request's run trees."""
     resolver = _Resolver(set(declared))
     stack = list(roots)
-    while stack:  # the graph runs: those with tasks among their children
+    while stack:  # the tasks, and the graph runs: those with tasks among their children
         run = stack.pop()
         stack.extend(run.children)
         if run.is_task and run.parent is not None:
+            resolver.tasks.add(id(run))
             resolver.graphs.add(id(run.parent))
     for root in roots:
         resolver.walk(root, (), renamable=False)
@@ -167,6 +168,8 @@ class _Resolver:
         self.coordinators: dict[str, None] = {}
         self.links: list[tuple[Handoff, _Activation, _Activation]] = []
         self.graphs: set[int] = set()  # id() of the runs that are graph runs
+        self.tasks: set[int] = set()  # id() of the runs that are a graph's tasks
+        self.single: dict[int, bool] = {}  # id() of a graph run -> whether it is one agent
 
     # -- agent paths ---------------------------------------------------------------------
 
@@ -183,13 +186,14 @@ class _Resolver:
             path, renamable = self._open(path, run.lc_name, renamable), False
         elif self._is_graph(run) and run.parent is not None and run.name != DEFAULT_GRAPH_NAME:
             path, renamable = self._open(path, run.name, renamable), False
-        if run.is_task and run.parent is not None:
+        task = id(run) in self.tasks
+        if task and run.parent is not None:
             graph = run.parent
             if not self._single_agent(graph):
                 path, renamable = self._open(path, run.node or run.name, False), True
             elif not path:  # the invoked graph is one agent: its name, or its first node's
                 named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
-                first = next(c for c in graph.children if c.is_task)
+                first = next(c for c in graph.children if id(c) in self.tasks)
                 path = (named or first.node or first.name,)
         self.paths[id(run)] = path
         for child in run.children:
@@ -200,7 +204,7 @@ class _Resolver:
                     self.delegations[id(tool_run)] = deeper
         if tool_run is not None:
             self._tool_intent(tool_run, path)
-        elif run.goto and run.is_task:
+        elif run.goto and task:
             for destination in run.goto:
                 self.intents.append(_Intent(path, destination, "", "command"))
 
@@ -238,13 +242,16 @@ class _Resolver:
     def _is_graph(self, run: RunNode) -> bool:
         return id(run) in self.graphs
 
-    @staticmethod
-    def _single_agent(graph: RunNode) -> bool:
+    def _single_agent(self, graph: RunNode) -> bool:
         """A graph whose nodes are one agent's steps, not agents of their own."""
-        if graph.opens_lc_agent:
-            return True
-        nodes = {c.node for c in graph.children if c.is_task}
-        return all(n in AGENT_STEP_NODES or (n and "." in n) for n in nodes)
+        known = self.single.get(id(graph))
+        if known is None:
+            nodes = {c.node for c in graph.children if id(c) in self.tasks}
+            known = graph.opens_lc_agent or all(
+                n in AGENT_STEP_NODES or (n and "." in n) for n in nodes
+            )
+            self.single[id(graph)] = known
+        return known
 
     # -- order ---------------------------------------------------------------------------
 
@@ -259,11 +266,11 @@ class _Resolver:
             return None
         # A graph's tasks run by superstep. The functional API's tasks (children of the
         # entrypoint's task) all say step 0: they are ordered like any other runs.
-        if self._is_graph(run) and not run.is_task:
+        if self._is_graph(run) and id(run) not in self.tasks:
             steps: dict[int, dict[str | None, list[RunNode]]] = {}
             others: list[RunNode] = []
             for child in children:
-                if child.is_task:
+                if id(child) in self.tasks:
                     by_task = steps.setdefault(child.step or 0, {})
                     by_task.setdefault(child.namespace, []).append(child)
                 else:
