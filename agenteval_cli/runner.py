@@ -85,6 +85,8 @@ class Runner:
     stopped: bool = field(default=False, init=False)
     _limiter: RateLimiter | None = field(default=None, init=False, repr=False)
     _force: asyncio.Event | None = field(default=None, init=False, repr=False)
+    # the run handles Ctrl-C itself: a KeyboardInterrupt inside a call is the target's own
+    _owns_signals: bool = field(default=False, init=False, repr=False)
     # Called (in the main thread) before the process is ended by force, when a stopped run
     # would not end: it saves what finished and says why (see agenteval_cli.watchdog).
     on_forced_exit: Callable[[str], None] | None = field(default=None, repr=False)
@@ -172,6 +174,7 @@ class Runner:
             everything = asyncio.gather(*workers)
             self._stalls = LoopStalls(loop)
             try:
+                self._owns_signals = handle_signals
                 with self._interrupts(loop, enabled=handle_signals):
                     await self._until_done_or_stopped(everything)
                     if handle_signals:  # the process is ours: so is every task
@@ -317,8 +320,11 @@ class Runner:
         except Exception as exc:
             attempts = getattr(exc, "attempts", 1)
             error = exception_text(exc)
-        except KeyboardInterrupt:
-            raise
+        except KeyboardInterrupt as exc:
+            if not self._owns_signals:  # Ctrl-C reaches the code running: it stops the run
+                raise
+            attempts = getattr(exc, "attempts", 1)  # the run handles Ctrl-C: the target raised
+            error = exception_text(exc)
         except BaseException as exc:
             # SystemExit, GeneratorExit, a BaseException of its own or a CancelledError the
             # target raised is this example's error. Only the run cancelling this call (a

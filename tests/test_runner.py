@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.records import Example
 from agenteval_cli.runner import Runner, RunSettings
@@ -304,3 +306,34 @@ def test_an_evaluator_raising_a_base_exception_gives_null_scores():
         ("halts", None, "evaluator 'halts' failed: Halt: stop"),
         ("cov", 1.0, None),
     ]
+
+
+def test_a_keyboard_interrupt_raised_by_a_target_is_its_error_when_the_run_owns_ctrl_c():
+    # Under handle_signals the run takes Ctrl-C itself (it stops dispatching), so a
+    # KeyboardInterrupt that reaches a call was raised by the target's own code.
+    sync, async_ = _raise(KeyboardInterrupt("target's own"))
+    targets = [
+        adapt(sync, name="sync", import_path="x:s"),
+        adapt(async_, name="async", import_path="x:a"),
+        adapt(lambda inputs: {"final_response": "q"}, name="fine", import_path="x:f"),
+    ]
+    runner = Runner(targets=targets, evaluators=[])
+    results = []
+    finished = asyncio.run(
+        runner.run(
+            runner.work(examples(2)),
+            lambda item, r: results.append((item, r)),
+            handle_signals=True,
+        )
+    )
+    assert finished is True and runner.stopped is False
+    errors = {(item.target.name, r.example_id): r.error for item, r in results}
+    assert errors == {
+        **{("sync", e): "KeyboardInterrupt: target's own" for e in ("e0", "e1")},
+        **{("async", e): "KeyboardInterrupt: target's own" for e in ("e0", "e1")},
+        **{("fine", e): None for e in ("e0", "e1")},
+    }
+    # without the run's own handling, a KeyboardInterrupt is Ctrl-C: it stops the caller
+    runner = Runner(targets=targets[1:2], evaluators=[])
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(runner.run(runner.work(examples(1)), lambda item, r: None))
