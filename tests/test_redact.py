@@ -199,3 +199,51 @@ def test_a_secret_written_out_in_the_spec_is_not_recorded(tmp_path, monkeypatch)
     expanded, recorded = expand_env(document, file=tmp_path / "s.yaml")
     assert expanded == {"a": "login hunter2-but-longer", "b": "hunter2"}
     assert recorded == {"a": "login ***", "b": "hunter2"}
+
+
+HTML_TARGET = """
+import os
+
+def leaky(inputs):
+    key = os.environ["AGENTEVAL_TEST_API_KEY"]
+    if inputs["question"] == "fail":
+        raise RuntimeError(f"401 for key {key} via postgres://app:hunter22@db/prod")
+    return {
+        "final_response": f"used {key} at https://bob:hunter22@api.example.com/v1",
+        "messages": [{"role": "assistant", "content": f"token {key}"}],
+    }
+
+
+def echo(outputs):
+    return {"score": 1.0, "comment": "saw " + outputs["final_response"]}
+"""
+
+
+def test_a_secret_in_outputs_errors_and_comments_is_not_in_the_html_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTEVAL_TEST_API_KEY", SECRET)
+    (tmp_path / "leaky.py").write_text(HTML_TARGET)
+    (tmp_path / "rows.jsonl").write_text(
+        '{"id": "ok", "inputs": {"question": "see https://eve:hunter22@docs.example.com"}}\n'
+        '{"id": "bad", "inputs": {"question": "fail"}}\n'
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: rows.jsonl\ntargets: {leaky: leaky.py:leaky}\nmax_error_rate: 1\n"
+        "evaluators:\n  - {name: echo, type: custom, target: leaky.py:echo}\n"
+    )
+    store = tmp_path / "db"
+    result = invoke("run", spec, "--store", store, "--html", tmp_path / "run.html")
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(store) as db:  # the outputs are stored as they were: the page redacts
+        (outputs,) = db.execute("SELECT outputs_json FROM results WHERE outputs_json IS NOT NULL")
+    assert SECRET in outputs[0] and "bob:hunter22@" in outputs[0]
+    reported = invoke("report", "leaky", "--store", store, "-o", tmp_path / "report.html")
+    assert reported.exit_code == 0, reported.output
+    for name in ("run.html", "report.html"):
+        page = (tmp_path / name).read_text()
+        assert leaked_pieces(page) == [] and "hunter22" not in page, name
+        # what is shown stays, the secret and the passwords masked
+        assert "used *** at https://bob:***@api.example.com/v1" in page, name
+        assert "saw used *** at https://bob:***@api.example.com/v1" in page, name
+        assert "RuntimeError: 401 for key *** via postgres://app:***@db/prod" in page, name
+        assert "see https://eve:***@docs.example.com" in page, name

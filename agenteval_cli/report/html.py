@@ -1,7 +1,9 @@
 """The HTML report: one self-contained file (CSS, SVG charts and the filter script inline).
 
 The template only lays out what this module computes, and Jinja2 autoescaping is on for
-everything, so model text containing HTML or ``<script>`` shows as text.
+everything, so model text containing HTML or ``<script>`` shows as text. Every value the page
+shows first goes through :func:`agenteval_cli.redact.redact` (the environment's
+``finalize``), so no known secret or URL password is written out.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
+from agenteval_cli.redact import MIN_SECRET_LENGTH, redact, secret_values
 from agenteval_cli.report import metricinfo
 from agenteval_cli.report.agents import (
     TREE_MARK,
@@ -374,6 +377,21 @@ def _table(comparison: Comparison) -> list[dict[str, Any]]:
     return rows
 
 
+def _redactor(secrets: list[str]) -> Any:
+    """The template's ``finalize``: every value it writes out, as text without the known
+    secrets and URL passwords (numbers, None and markup the page made stay as they are)."""
+    from markupsafe import Markup
+
+    def finalize(value: Any) -> Any:
+        if value is None or isinstance(value, int | float | Markup):
+            return value
+        text = value if isinstance(value, str) else str(value)
+        # Shorter text holds neither a secret (redact skips shorter ones) nor a URL password.
+        return text if len(text) < MIN_SECRET_LENGTH else redact(text, secrets)
+
+    return finalize
+
+
 def render_html(
     comparison: Comparison, *, thresholds: Mapping[str, Any] | None = None, title: str = ""
 ) -> str:
@@ -386,6 +404,7 @@ def render_html(
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_redactor(secret_values()),  # looked up once, for every value on the page
     )
     names = comparison.names
     charts = [c for r in comparison.rows if (c := _chart(r.key, comparison.sides, names))]
