@@ -130,6 +130,21 @@ class EncodedResult:
     replace: bool = False
 
 
+def _null(_constant: str) -> None:
+    return None
+
+
+def _strict(text: str | None) -> str | None:
+    """``text``, JSON the store's encoder wrote, with NaN and ±Infinity as null.
+
+    The encoder writes them bare; most texts hold neither word, and are returned as they
+    are. One that does (perhaps only inside a string) is decoded and written again, which
+    gives the same text but for those values."""
+    if text is None or ("NaN" not in text and "Infinity" not in text):
+        return text
+    return dumps(json.loads(text, parse_constant=_null))
+
+
 def encode(
     experiment_id: str,
     example: Example,
@@ -141,13 +156,16 @@ def encode(
     memo: dict[int, tuple[Example, str, str]] | None = None,
 ) -> EncodedResult:
     """Every JSON column of the result; raises what the encoder raises for bad outputs.
-    A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD.
+    A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD; NaN
+    and ±Infinity, which strict JSON parsers (SQLite's ``json_extract`` among them) refuse,
+    become null.
 
     ``memo`` keeps the example's JSON for the other targets and repetitions of a run."""
-    trace_json = storable(_trace_json(result.trace))
-    outputs_json = None if result.outputs is None else storable(dumps(result.outputs))
+    trace_json = storable(_strict(_trace_json(result.trace)))
+    outputs_json = None if result.outputs is None else storable(_strict(dumps(result.outputs)))
     inputs_json, reference_json = _example_json(example, memo)
-    scores_json = _scores_json(result.scores)
+    inputs_json, reference_json = _strict(inputs_json), _strict(reference_json)
+    scores_json = _strict(_scores_json(result.scores))
     finished = now()
     row = (
         experiment_id,

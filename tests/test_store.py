@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
 
 from agenteval_cli.metrics import summarize
-from agenteval_cli.records import Example, Handoff, ModelCall, Result, Score, Trace
+from agenteval_cli.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
 from agenteval_cli.store import Store
 
 
@@ -509,3 +510,51 @@ def test_a_store_in_a_folder_that_cannot_be_written_is_read_and_refused_for_writ
     finally:
         subprocess.run([chattr, "-i", folder], check=True)
     assert stored_rows(path) == kept
+
+
+# --- strict JSON: NaN and ±Infinity are stored as null -----------------------------------
+
+
+def _refuse(constant: str) -> None:
+    raise ValueError(f"not strict JSON: {constant}")
+
+
+def test_nan_and_infinity_are_stored_as_null_and_count_as_no_score(store):
+    inf, nan = float("inf"), float("nan")
+    exp = new_experiment(store)
+    first = make_result("e1")
+    first.outputs = {"final_response": "NaN and Infinity stay text", "ratio": nan, "big": [inf]}
+    first.trace.tool_calls = [ToolCall("billing", "refund", {"amount": -inf, "note": "NaN"})]
+    first.scores = [Score("judge", inf, "too sure"), Score("routing_accuracy", 1.0)]
+    second = make_result("e2")
+    second.scores = [Score("judge", 0.5, "fine"), Score("routing_accuracy", 0.0)]
+    solo = make_result("e3")
+    solo.scores = [Score("solo", -inf, "the one-score form")]
+    store.add_result(exp.id, Example("e1", {"question": "q", "weight": nan}, {"x": inf}), first)
+    store.add_result(exp.id, Example("e2", {"question": "q"}, {}), second)
+    store.add_result(exp.id, Example("e3", {"question": "q"}, {}), solo)
+
+    columns = "inputs_json, reference_json, outputs_json, trace_json, scores_json"
+    rows = store.db.execute(f"SELECT {columns} FROM results ORDER BY id").fetchall()
+    for row in rows:
+        for text in row:
+            json.loads(text, parse_constant=_refuse)  # raises on NaN, Infinity, -Infinity
+    assert rows[0][0] == '{"question":"q","weight":null}' and rows[0][1] == '{"x":null}'
+    assert rows[2][4] == '[["solo",null,"the one-score form"]]'
+
+    stored = {s.result.example_id: s for s in store.results(exp.id)}
+    assert stored["e1"].inputs == {"question": "q", "weight": None}
+    assert stored["e1"].result.outputs == {
+        "final_response": "NaN and Infinity stay text",
+        "ratio": None,
+        "big": [None],
+    }
+    assert stored["e1"].result.trace.tool_calls[0].args == {"amount": None, "note": "NaN"}
+    assert stored["e1"].result.score_map() == {"judge": None, "routing_accuracy": 1.0}
+    assert stored["e3"].result.score_map() == {"solo": None}
+
+    metrics = store.summary(exp.id).metrics()
+    assert metrics["judge"] == 0.5  # the infinite score is no score, not a 0
+    assert metrics["routing_accuracy"] == 0.5
+    assert "solo" not in metrics
+    assert summarize(s.result for s in stored.values()).metrics() == metrics
