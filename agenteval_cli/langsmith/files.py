@@ -2,7 +2,9 @@
 
 CSV follows the reader's rule (:mod:`agenteval_cli.datasets`): values that the rule would
 read back differently (numbers, booleans, empty strings, text starting with ``[`` or ``{``)
-are refused with a hint to use .jsonl rather than written inexactly.
+are refused with a hint to use .jsonl rather than written inexactly. JSON, in a .jsonl or
+.json file or a CSV cell, is strict (:func:`strict`): NaN and ±Infinity, which other JSON
+parsers refuse, are written as null.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ def render(examples: list[Example], suffix: str) -> str:
     """The examples in the format of ``suffix``."""
     rows = [row(e) for e in examples]
     if suffix == ".jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        return "".join(strict(r) + "\n" for r in rows)
     if suffix == ".json":
-        return json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+        return strict(rows, indent=2) + "\n"
     if suffix in (".yaml", ".yml"):
         import yaml
 
@@ -42,6 +44,23 @@ def render(examples: list[Example], suffix: str) -> str:
     if suffix == ".csv":
         return _csv(examples)
     raise UserError(f"unknown output format {suffix!r}", hint="use " + ", ".join(FORMATS))
+
+
+def _null(_constant: str) -> None:
+    return None
+
+
+def strict(value: Any, **options: Any) -> str:
+    """``value`` as JSON every parser accepts: NaN and ±Infinity become null.
+
+    Unlike :func:`agenteval_cli.report.json_report.strict_json` nothing is redacted: the
+    file is the dataset, and an example that quotes a URL with a password must pull and
+    push back unchanged."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if "NaN" in text or "Infinity" in text:  # perhaps only inside a string
+        plain = json.loads(text, parse_constant=_null)
+        text = json.dumps(plain, ensure_ascii=False, allow_nan=False, **options)
+    return text
 
 
 def write(examples: list[Example], path: Path) -> None:
@@ -79,7 +98,7 @@ def _cell(value: Any, example_id: str, column: str) -> str:
     if value is None:
         return ""
     if isinstance(value, list | dict):
-        return json.dumps(value, ensure_ascii=False)
+        return strict(value)
     if isinstance(value, str) and value and not value.lstrip().startswith(("[", "{")):
         return value
     raise UserError(
