@@ -231,3 +231,35 @@ def test_pull_of_an_unknown_dataset_is_a_user_error(server, tmp_path):
     result = invoke("dataset", "pull", "nope", "-o", tmp_path / "x.jsonl")
     assert result.exit_code == 2
     assert "no LangSmith dataset named 'nope'" in result.output
+
+
+def one_hollow_line(result, server: LangSmithStandIn, what: str, request: str) -> None:
+    """A service failure in one line naming the step and the request answered ``{}``."""
+    assert result.exit_code == 4, result.output
+    assert result.output == (
+        f"error: {what} failed: the server at {server.url} gave an answer LangSmith does not "
+        f"give ({request} answered an empty object where LangSmith sends a list) (check "
+        "LANGSMITH_ENDPOINT (a self-hosted LangSmith ends in /api/v1))\n"
+    )
+
+
+def test_list_on_a_server_answering_empty_objects_is_one_line_not_an_empty_table(server):
+    server.answer_empty(r".*")
+    one_hollow_line(invoke("dataset", "list"), server, "listing datasets", "GET /datasets")
+
+
+def test_pull_and_push_when_the_examples_answer_is_empty_are_one_line(server, tmp_path):
+    store = tmp_path / "db"
+    assert push(ROUTING, store).exit_code == 0
+    server.answer_empty(r"^GET /examples$")
+    out = tmp_path / "pulled.jsonl"
+    pulled = invoke("dataset", "pull", "routing", "-o", out)
+    one_hollow_line(pulled, server, "listing examples", "GET /examples")
+    assert not out.exists()  # no empty file that looks like a pulled dataset
+    writes = len(server.calls(r"^(POST|PATCH|PUT|DELETE) "))
+    pushed = push(edited_copy(tmp_path), store)
+    one_hollow_line(pushed, server, "listing examples", "GET /examples")
+    assert len(server.calls(r"^(POST|PATCH|PUT|DELETE) ")) == writes  # nothing re-added
+
+    server.hollow.clear()
+    assert "0 added, 3 updated, 29 unchanged" in push(edited_copy(tmp_path), store).output

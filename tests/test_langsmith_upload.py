@@ -341,3 +341,40 @@ def test_other_commands_on_a_server_answering_empty_objects_are_one_line(
         f"give (ValidationError: 3 validation errors for {model}) (check LANGSMITH_ENDPOINT "
         "(a self-hosted LangSmith ends in /api/v1))\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "answered"),
+    [
+        (r"^POST /runs/query$", "POST /runs/query answered {empty} without the list of runs"),
+        (r"^GET /feedback$", "GET /feedback answered {empty} where LangSmith sends a list"),
+        (r"^GET /examples$", "GET /examples answered {empty} where LangSmith sends a list"),
+    ],
+)  # fmt: skip
+def test_reading_experiments_when_a_list_answer_is_empty_is_one_line(
+    server, spec, tmp_path, pattern, answered
+):
+    store = tmp_path / "db"
+    assert invoke("run", spec, "--upload", "--limit", "2", "--store", store).exit_code == 0
+    names = stored_experiments(store)
+    server.answer_empty(pattern)
+    imported = tmp_path / "imported.db"
+    for args in (
+        ["run", str(spec), "--from-langsmith", names["supervisor"], "--store", str(imported)],
+        ["compare", "--from-langsmith", names["supervisor"], names["swarm"]],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 4, result.output  # not an experiment without runs or scores
+        assert result.output == (
+            f"error: reading experiment {names['supervisor']!r} failed: the server at "
+            f"{server.url} gave an answer LangSmith does not give "
+            f"({answered.format(empty='an empty object')}) (check "
+            "LANGSMITH_ENDPOINT (a self-hosted LangSmith ends in /api/v1))\n"
+        )
+    assert not imported.exists() or sqlite3.connect(imported).execute(
+        "SELECT COUNT(*) FROM results"
+    ).fetchone() == (0,)
+
+    server.hollow.clear()
+    read = runner.invoke(app, ["compare", "--from-langsmith", names["supervisor"], names["swarm"]])
+    assert read.exit_code == 0, read.output

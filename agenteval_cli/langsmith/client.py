@@ -147,7 +147,55 @@ def connect(creds: Credentials | None = None) -> Connection:
     # HTTP adapter's retries ran out (30 s for a value that is no number): it may retry, but
     # at once, since the adapter has already waited as long as agenteval allows.
     client.session.hooks["response"].append(_no_second_wait)
+    client.session.hooks["response"].append(_check_list_answer)
     return Connection(client, creds, errors)
+
+
+class UnexpectedAnswer(ValueError):
+    """A 200 answer whose shape the client would read as nothing at all: a page of a list
+    that is no list (``{}`` from a proxy), or a run query without its ``runs``."""
+
+
+def _check_list_answer(response: Any, *args: Any, **kwargs: Any) -> Any:
+    """Refuse a list page the client would silently take for an empty list.
+
+    The client pages ``GET`` lists with ``offset`` and stops at the first answer that is
+    falsy (``{}``), and reads a run query without ``runs`` as no runs: a listing, a pull or
+    an imported experiment would then be empty, and the command green."""
+    from urllib.parse import parse_qs, urlsplit
+
+    request = response.request
+    if response.status_code != 200 or request is None:
+        return response
+    url = urlsplit(request.url or "")
+    path = url.path.rstrip("/")
+    if request.method == "GET" and "offset" in parse_qs(url.query):
+        body = response.content.lstrip()[:1]
+        if body != b"[":
+            raise UnexpectedAnswer(
+                f"GET {path} answered {_shape(response)} where LangSmith sends a list"
+            )
+    elif request.method == "POST" and path.endswith("/runs/query"):
+        try:
+            runs = response.json().get("runs")
+        except (ValueError, AttributeError):
+            runs = None
+        if not isinstance(runs, list):
+            raise UnexpectedAnswer(
+                f"POST {path} answered {_shape(response)} without the list of runs"
+            )
+    return response
+
+
+def _shape(response: Any) -> str:
+    """What an answer is, in a few words: "an empty object", "an object", "no JSON"."""
+    try:
+        body = response.json()
+    except ValueError:
+        return "no JSON"
+    if isinstance(body, dict):
+        return "an empty object" if not body else "an object"
+    return f"a JSON {type(body).__name__}".replace("NoneType", "null")
 
 
 _RETRY_TYPES: dict[tuple[type, float], type] = {}
@@ -204,6 +252,9 @@ def failures(conn: Connection | None = None, what: str = "LangSmith request") ->
             hint="check the key and LANGSMITH_ENDPOINT",
         ) from None
     except (ls_utils.LangSmithError, requests.RequestException) as exc:
+        if isinstance(exc.__cause__, UnexpectedAnswer):
+            endpoint = conn.endpoint if conn else "LangSmith"
+            raise unexpected_answer(endpoint, what, exc.__cause__) from None
         detail = redact(str(exc), secret)
         if len(detail) > 240:
             detail = detail[:237] + "..."
@@ -219,7 +270,8 @@ def unexpected_answer(endpoint: str, what: str, exc: BaseException) -> LangSmith
 
     text = str(exc).strip()
     detail = redact_secrets(text.splitlines()[0] if text else "")
-    detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    if not isinstance(exc, UnexpectedAnswer):
+        detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
     if len(detail) > 160:
         detail = detail[:157] + "..."
     return LangSmithFailure(
