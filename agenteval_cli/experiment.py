@@ -9,10 +9,10 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agenteval_cli.errors import UserError
 from agenteval_cli.evaluators.scoring import BoundEvaluator
@@ -26,6 +26,8 @@ from agenteval_cli.store_results import encode
 from agenteval_cli.targets import Target, adapt, import_object
 
 ProgressHook = Callable[[str, Result], None]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -332,12 +334,14 @@ def execute(
             items = _with_run_trees(run, store, items)
         with _offline():  # a local run never reaches LangSmith
             try:
-                completed = asyncio.run(runner.run(items, persist, handle_signals=True))
+                completed = run_loop(
+                    runner.run(items, persist, handle_signals=True), lambda: runner.abandoned
+                )
             finally:
                 writer.flush()  # what finished is committed, however the run ended
         status = "finished" if completed and not changed else "interrupted"
     finally:
-        run.warnings += runner.stall_warnings()
+        run.warnings += runner.stall_warnings() + runner.abandoned_warnings()
         for experiment in run.experiments.values():
             store.finish_experiment(experiment.id, status)
     if changed:  # the calls in flight finished and are kept; the run can be resumed
@@ -347,6 +351,40 @@ def execute(
         score_summaries(run, store)
     if status == "interrupted":
         raise KeyboardInterrupt
+
+
+def run_loop(
+    main: Coroutine[Any, Any, T],
+    abandoned: Callable[[], Sequence[asyncio.Task[Any]]] = lambda: (),
+) -> T:
+    """``asyncio.run(main)``, except that closing the loop never waits forever.
+
+    ``asyncio.run`` cancels the tasks still pending and waits for every one of them: a task
+    that swallows its ``CancelledError`` would keep the process alive after the run. Here
+    the tasks ``abandoned()`` names once ``main`` ended (the runner already cancelled them
+    and gave them their time) are left as they are, and any other task left gets
+    ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
+    from agenteval_cli.runner import SETTLE_S
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            given_up = set(abandoned())
+            left = [t for t in asyncio.all_tasks(loop) if not t.done() and t not in given_up]
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left, timeout=SETTLE_S))
+            for task in asyncio.all_tasks(loop):  # never ending: no "destroyed but pending"
+                task._log_destroy_pending = False  # type: ignore[attr-defined]
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
 
 
 def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) -> Iterator:

@@ -61,6 +61,9 @@ YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 # Threads a sync target may leave behind, stuck past their time-out, before its further
 # calls wait for a thread to free up instead of starting another one.
 ABANDONED_THREADS = 32
+# How long the tasks a run's calls left behind get to end once cancelled, when the run is
+# over; those still running then (one that swallows its cancellation) are abandoned.
+SETTLE_S = 1.0
 # The thread requests of the target call running in this context that found every thread
 # busy and had to wait: set per attempt, filled by the worker pool.
 _WAITING: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
@@ -91,6 +94,8 @@ class Runner:
     # would not end: it saves what finished and says why (see agenteval_cli.watchdog).
     on_forced_exit: Callable[[str], None] | None = field(default=None, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
+    # tasks the calls left behind that did not end when cancelled (see _settle)
+    abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
 
     def work(self, examples: Iterable[Example]) -> Iterator[WorkItem]:
         """Repetition-major, then example, then target: targets advance side by side.
@@ -178,7 +183,7 @@ class Runner:
                 with self._interrupts(loop, enabled=handle_signals):
                     await self._until_done_or_stopped(everything)
                     if handle_signals:  # the process is ours: so is every task
-                        await _settle(before)
+                        self.abandoned = await _settle(before)
             finally:
                 self._stalls.close()
         return not self.stopped
@@ -218,6 +223,19 @@ class Runner:
             f"{', '.join(calls[:5])}{' and others' if len(calls) > 5 else ''} did not end "
             "when cancelled (a target that catches CancelledError and goes on)"
         )
+
+    def abandoned_warnings(self) -> list[str]:
+        """One line when tasks the calls left behind would not end when cancelled."""
+        left = [task for task in self.abandoned if not task.done()]
+        if not left:
+            return []
+        names = sorted({_coroutine_name(task) for task in left})
+        return [
+            f"{len(left)} background task(s) started by the targets ignored cancellation "
+            f"and were abandoned {SETTLE_S:g} s after the run ended ({', '.join(names[:5])}"
+            + (", ..." if len(names) > 5 else "")
+            + "); every result was saved, but a target should not leave tasks running"
+        ]
 
     def stall_warnings(self) -> list[str]:
         """One line per target that blocked the event loop (see :mod:`agenteval_cli.stalls`)."""
@@ -591,16 +609,28 @@ def _check_outputs(outputs: Any) -> None:
         raise TypeError(f"target returned {type(outputs).__name__}; return a dict")
 
 
-async def _settle(before: set[asyncio.Task[Any]]) -> None:
-    """Cancel the tasks the calls left behind (started since ``before``), and wait for them:
-    ``asyncio.run`` would wait for them anyway when it closes the loop, and this way one
-    that never ends is waited for while Ctrl-C still ends the process."""
+async def _settle(
+    before: set[asyncio.Task[Any]], timeout: float = SETTLE_S
+) -> list[asyncio.Task[Any]]:
+    """Cancel the tasks the calls left behind (started since ``before``) and give them
+    ``timeout`` seconds to end; those still running then (one that catches its
+    ``CancelledError`` and goes on) are returned, to be abandoned with the loop
+    (see :func:`agenteval_cli.experiment.run_loop`) rather than waited for forever."""
     current = asyncio.current_task()
     left = [task for task in asyncio.all_tasks() if task is not current and task not in before]
     for task in left:
         task.cancel()
-    if left:
-        await asyncio.wait(left)
+    if not left:
+        return []
+    _, pending = await asyncio.wait(left, timeout=timeout)
+    return [task for task in left if task in pending]
+
+
+def _coroutine_name(task: asyncio.Task[Any]) -> str:
+    """The name of the coroutine a task runs (``stubborn``), else the task's own name."""
+    coro = task.get_coro()
+    name = getattr(coro, "__qualname__", None) or getattr(coro, "__name__", None)
+    return str(name or task.get_name())
 
 
 _OWN_FILES = ("runner.py", "watchdog.py")

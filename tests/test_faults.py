@@ -357,3 +357,50 @@ def test_a_target_swallowing_cancellation_ends_on_ctrl_c_then_sigterm(tmp_path):
     assert_saved_and_interrupted(db, err)
     text = " ".join(err.split())
     assert "target 'swallow' (example 'e005') did not end when cancelled" in text
+
+
+LEFTOVER_TARGETS = """
+import asyncio
+
+
+async def stubborn():
+    while True:
+        try:
+            await asyncio.sleep(1)
+        except asyncio.CancelledError:
+            pass  # swallows every cancellation
+
+
+async def target(inputs):
+    asyncio.ensure_future(stubborn())
+    return {"final_response": inputs["question"] + " billing refund"}
+"""
+
+
+def test_background_tasks_that_swallow_cancellation_do_not_keep_a_finished_run_alive(tmp_path):
+    spec = write_project(tmp_path, {"leaky": "target"})
+    (tmp_path / "targets.py").write_text(LEFTOVER_TARGETS)
+    db = tmp_path / "db"
+    started = time.monotonic()
+    process = agenteval("run", str(spec), "--store", str(db))
+    try:
+        out, err = process.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError("the run never ended: the loop waited for its leftovers") from None
+    took = time.monotonic() - started
+    assert process.returncode == 0, err
+    assert_complete(db, targets=1)
+    assert {error for *_, error in rows(db)} == {None}
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT status FROM experiments").fetchall() == [("finished",)]
+    text = " ".join(err.split())
+    assert text.count("background task") == 1, err  # one warning for all of them
+    assert (
+        f"warning: {N} background task(s) started by the targets ignored cancellation and "
+        "were abandoned 1 s after the run ended (stubborn)" in text
+    )
+    assert "Task was destroyed but it is pending" not in err and "Traceback" not in err
+    assert "resolution coverage" in out  # the table of a normal finished run
+    assert took < 45, took  # start-up, 200 instant calls and one second of grace
