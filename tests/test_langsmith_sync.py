@@ -263,3 +263,37 @@ def test_pull_and_push_when_the_examples_answer_is_empty_are_one_line(server, tm
 
     server.hollow.clear()
     assert "0 added, 3 updated, 29 unchanged" in push(edited_copy(tmp_path), store).output
+
+
+@pytest.mark.parametrize("multipart", [True, False])
+def test_a_push_whose_writes_are_answered_empty_is_one_line_not_a_count(
+    monkeypatch, tmp_path, multipart
+):
+    with serving(monkeypatch, examples_multipart=multipart) as server:
+        store = tmp_path / "db"
+        writes = r"^POST /(v1/platform/datasets/[\w-]+/)?examples(/bulk)?$"
+        server.answer_empty(writes)
+        created = push(ROUTING, store)
+        assert created.exit_code == 4, created.output
+        assert created.output.startswith(
+            f"error: adding examples failed: the server at {server.url} gave an answer "
+            "LangSmith does not give (it counted 0 of the 32 examples sent)"
+        )
+        assert created.output.count("\n") == 1
+        server.hollow.clear()
+        assert "32 added" in push(ROUTING, store).output
+
+        if multipart:  # the multipart answer counts the examples it updated
+            server.answer_empty(writes.replace("POST", "PATCH"))
+            updated = push(edited_copy(tmp_path), store)
+            assert updated.exit_code == 4, updated.output
+            assert updated.output.startswith(
+                "error: updating examples failed: the server at "
+                f"{server.url} gave an answer LangSmith does not give (it counted 0 of the "
+                "3 examples sent)"
+            )
+            server.hollow.clear()
+        again = push(edited_copy(tmp_path), store)
+        assert again.exit_code == 0, again.output
+        assert "0 added, 3 updated, 29 unchanged" in again.output
+        assert len(remote_rows(server)) == 32

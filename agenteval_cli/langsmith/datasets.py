@@ -225,16 +225,35 @@ def _apply(conn: Connection, plan: PushPlan, *, prune: bool) -> None:
         for e, i in plan.update
     ]
     for start in range(0, len(creates), BATCH):
+        batch = creates[start : start + BATCH]
         with failures(conn, "adding examples"):
-            client.create_examples(dataset_id=dataset_id, examples=creates[start : start + BATCH])
+            done = client.create_examples(dataset_id=dataset_id, examples=batch)
+        count = done.get("count") if isinstance(done, dict) else getattr(done, "count", None)
+        _check_count(conn, "adding examples", count, len(batch))
     for start in range(0, len(updates), BATCH):
+        batch = updates[start : start + BATCH]
         with failures(conn, "updating examples"):
-            client.update_examples(dataset_id=dataset_id, updates=updates[start : start + BATCH])
+            done = client.update_examples(dataset_id=dataset_id, updates=batch)
+        if isinstance(done, dict) and ("count" in done or "message" in done):
+            _check_count(conn, "updating examples", done.get("count"), len(batch))
     if prune and plan.stale:
         ids = [r.langsmith_id for r in plan.stale]
         for start in range(0, len(ids), BATCH):
             with failures(conn, "deleting examples"):
                 client.delete_examples(ids[start : start + BATCH])
+
+
+def _check_count(conn: Connection, what: str, count: Any, sent: int) -> None:
+    """A write LangSmith answered without counting every example sent (``{}`` from a proxy
+    counts none) is a failure: the push would report rows the dataset does not have."""
+    from agenteval_cli.langsmith.client import UnexpectedAnswer, unexpected_answer
+
+    if count != sent:
+        raise unexpected_answer(
+            conn.endpoint,
+            what,
+            UnexpectedAnswer(f"it counted {count or 0} of the {sent} examples sent"),
+        )
 
 
 def _tag(conn: Connection, dataset_id: str, tag: str) -> str | None:
