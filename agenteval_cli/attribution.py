@@ -7,7 +7,8 @@ down, a run opens a new agent level when it is
 - a run whose ``lc_agent_name`` (set by ``langchain.agents.create_agent(name=...)``) is set
   and differs from its parent's: the boundary upstream uses for sub-agents;
 - a compiled graph run inside another graph, named (``create_react_agent(name=...)``,
-  ``compile(name=...)``); a node whose whole body is such a graph takes the graph's name;
+  ``compile(name=...)``); a node whose body is such a graph and nothing else takes the
+  graph's name;
 - a node (task) of a graph that coordinates agents, named after the node. The nodes of a
   single agent's own graph (``agent``/``tools``/``model``, middleware hooks) are its steps.
 
@@ -190,7 +191,8 @@ class _Resolver:
         if task and run.parent is not None:
             graph = run.parent
             if not self._single_agent(graph):
-                path, renamable = self._open(path, run.node or run.name, False), True
+                path = self._open(path, run.node or run.name, False)
+                renamable = self._wraps_one_agent(run)
             elif not path:  # the invoked graph is one agent: its name, or its first node's
                 named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
                 first = next(c for c in graph.children if id(c) in self.tasks)
@@ -215,6 +217,27 @@ class _Resolver:
             self.aliases[path[-1]] = name
             return (*path[:-1], name)
         return (*path, name)
+
+    def _opens_agent(self, run: RunNode) -> bool:
+        """A run that starts an agent of its own: a new lc_agent_name or a named graph."""
+        if run.opens_lc_agent:
+            return True
+        return self._is_graph(run) and run.name != DEFAULT_GRAPH_NAME
+
+    def _wraps_one_agent(self, task: RunNode) -> bool:
+        """A node whose body is one agent and nothing else (no model call of its own, no
+        second agent): that agent names the node's level."""
+        agents = 0
+        stack = list(task.children)
+        while stack:
+            run = stack.pop()
+            if run.kind == "model":
+                return False
+            if self._opens_agent(run):
+                agents += 1
+                continue
+            stack.extend(run.children)
+        return agents == 1
 
     def _deeper_agent(self, run: RunNode, path: tuple[str, ...]) -> str | None:
         """The first agent below ``path`` that made a model call in ``run``'s subtree."""
@@ -287,6 +310,9 @@ class _Resolver:
                 items.append((first, ("par", branches)))
             items += [(c.seq, self.block(c)) for c in others]
             return ("seq", [b for _, b in sorted(items, key=lambda x: x[0])])
+        if run.kind == "chain" and run.name.startswith("RunnableParallel"):
+            # its branches run side by side, whether or not they overlapped this time
+            return ("par", [self.block(c) for c in sorted(children, key=lambda c: (c.name, c.seq))])
         ordered = sorted(children, key=lambda c: c.seq)
         groups: list[list[RunNode]] = []
         latest_end = -1

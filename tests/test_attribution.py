@@ -291,3 +291,36 @@ def test_a_supervisor_that_workers_return_to_by_command_is_a_coordinator() -> No
     assert trace.agent_path == ["supervisor", "billing", "supervisor", "billing", "supervisor"]
     assert chain_length(trace) == 4
     assert trace.coordinators == ["supervisor"] and ping_pong_at(trace) is None
+
+
+def test_a_runnable_parallel_of_agents_is_parallel_even_run_one_by_one() -> None:
+    """A node runs a model, then two named agents through ``RunnableParallel`` with
+    ``max_concurrency=1`` (so they run one after the other): desk → {billing ∥ tech}, two
+    parallel handoffs and no billing → tech handoff, on every run."""
+    from langchain_core.runnables import RunnableConfig, RunnableParallel
+
+    def build() -> Any:
+        desk_model = scripted("desk-model", reply("splitting", tokens=(2, 1)))
+        billing = create_react_agent(scripted("bill-model", reply("refunded")), [], name="billing")
+        tech = create_react_agent(scripted("tech-model", reply("reset")), [], name="tech")
+        both = RunnableParallel(billing=billing, tech=tech)
+
+        def desk(state: MessagesState, config: RunnableConfig) -> dict:
+            first = desk_model.invoke(state["messages"])
+            done = both.invoke({"messages": state["messages"]}, {**config, "max_concurrency": 1})
+            answers = [done[name]["messages"][-1] for name in ("billing", "tech")]
+            return {"messages": [first, *answers]}
+
+        return StateGraph(MessagesState).add_node("desk", desk).add_edge(START, "desk").compile()
+
+    for _ in range(3):
+        trace = traced(build(), "Refund me and reset my password.")
+        assert trace.agent_path == ["desk", "billing", "tech"]
+        assert [c.path for c in trace.model_calls] == [
+            ["desk"],
+            ["desk", "billing"],
+            ["desk", "tech"],
+        ]
+        assert hops(trace) == [("desk", "billing", "edge"), ("desk", "tech", "edge")]
+        assert all(h.parallel for h in trace.handoffs)
+        assert chain_length(trace) == 2 and ping_pong_at(trace) is None
