@@ -80,22 +80,23 @@ class Store:
         self.readonly = readonly
         self._token = uuid.uuid4().hex  # tells this Store's run locks from any other's
         self._locks: set[str] = set()
-        self.db: sqlite3.Connection | None = None
         if self.path.exists() and not self.path.is_file():  # a FIFO would block the open
             raise StoreError(
                 f"{self.path} is not an agenteval store: it is not a regular file (a folder, "
                 "device or pipe)",
                 hint="pass --store with the path of a file",
             )
+        db: sqlite3.Connection | None = None
         try:
-            self.db = _connect(self.path, readonly)
-            self._prepare(self.db)
+            db = _connect(self.path, readonly)
+            self._prepare(db)
         except sqlite3.Error as exc:
-            self._close_quietly()
+            _close_quietly(db)
             raise store_error(exc, self.path) from exc
         except BaseException:
-            self._close_quietly()
+            _close_quietly(db)
             raise
+        self.db: sqlite3.Connection = db
 
     def _prepare(self, db: sqlite3.Connection) -> None:
         migrations.refuse_newer(db, self.path)
@@ -133,18 +134,11 @@ class Store:
 
     def close(self) -> None:
         """Release this Store's run locks and close the file."""
-        if self.db is None:
-            return
         if self._locks:
             with contextlib.suppress(sqlite3.Error):  # a dead holder's lock is taken over
                 self.db.execute("DELETE FROM run_locks WHERE token = ?", (self._token,))
             self._locks.clear()
         self.db.close()
-
-    def _close_quietly(self) -> None:
-        if self.db is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -387,6 +381,12 @@ class Store:
             "SELECT target_path, COUNT(*) FROM cache GROUP BY target_path ORDER BY 2 DESC, 1"
         )
         return [(path, count) for path, count in rows]
+
+
+def _close_quietly(db: sqlite3.Connection | None) -> None:
+    if db is not None:
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
 
 
 RECORD_FIELDS = frozenset(f.name for f in fields(ExperimentRecord))
