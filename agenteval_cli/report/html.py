@@ -43,19 +43,21 @@ BAR_HEIGHT = 18
 
 def _chart(key: str, sides: list[ExperimentData], names: list[str]) -> dict[str, Any] | None:
     """Bars of each side's mean with a 95% bootstrap interval of that mean (over examples)."""
-    bars = []
+    bars: list[dict[str, Any]] = []
+    present: list[tuple[float, float, float]] = []  # (mean, low, high) of the sides with values
     for name, side in zip(names, sides, strict=True):
         values = list(side.per_example(key).values())
         if not values:
             bars.append({"name": name, "mean": None})
             continue
         low, high = bootstrap_ci(values)
-        bars.append({"name": name, "mean": sum(values) / len(values), "low": low, "high": high})
-    present = [b for b in bars if b["mean"] is not None]
+        mean = sum(values) / len(values)
+        present.append((mean, low, high))
+        bars.append({"name": name, "mean": mean, "low": low, "high": high})
     if not present:
         return None
-    top = max(max(b["high"], b["mean"]) for b in present)
-    bottom = min(0.0, *(b["low"] for b in present))
+    top = max(max(high, mean) for mean, _, high in present)
+    bottom = min(0.0, *(low for _, low, _ in present))
     if key in metricinfo.PERCENT:
         top, bottom = max(top, 1.0), min(bottom, 0.0)
     span = (top - bottom) or 1.0
