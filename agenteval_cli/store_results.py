@@ -16,17 +16,12 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
-
-try:
-    from _json import make_encoder as c_make_encoder
-except ImportError:  # an interpreter without the C accelerator
-    c_make_encoder = None
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from agenteval_cli.records import Example, Result, Score, Trace
 from agenteval_cli.redact import redact
@@ -36,6 +31,14 @@ from agenteval_cli.sqlite_tx import is_storage_failure, write_transaction
 if TYPE_CHECKING:
     from agenteval_cli.metrics import Summary
     from agenteval_cli.store import StoredResult
+
+c_make_encoder: Callable[..., Any] | None
+try:
+    from _json import make_encoder as _c_make_encoder
+except ImportError:  # an interpreter without the C accelerator
+    c_make_encoder = None
+else:
+    c_make_encoder = _c_make_encoder
 
 
 _second: list[Any] = [-1, ""]  # the last second formatted, and its date and time
@@ -134,6 +137,12 @@ def _null(_constant: str) -> None:
     return None
 
 
+@overload
+def _strict(text: str) -> str: ...
+@overload
+def _strict(text: None) -> None: ...
+@overload
+def _strict(text: str | None) -> str | None: ...
 def _strict(text: str | None) -> str | None:
     """``text``, JSON the store's encoder wrote, with NaN and ±Infinity as null.
 
