@@ -186,9 +186,9 @@ def print_langsmith_urls(console: Console, sides: list[ExperimentData]) -> None:
             markup=False,
             soft_wrap=True,
         )
-        dataset_url, _, sessions = side.url.partition("/compare?selectedSessions=")
-        if sessions:
-            views.setdefault(dataset_url, []).extend(sessions.split("%2C"))
+        dataset_url, _, selected = side.url.partition("/compare?selectedSessions=")
+        if selected:
+            views.setdefault(dataset_url, []).extend(selected.split("%2C"))
     for dataset_url, sessions in views.items():
         if len(sessions) > 1:
             url = compare_url(dataset_url, list(dict.fromkeys(sessions)))

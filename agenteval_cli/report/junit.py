@@ -48,11 +48,11 @@ def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
                     node.text = xml_text("\n".join(errors))
                 elif not check.passed:
                     counts["failures"] += 1
-                    value = metricinfo.fmt(check.key, check.value)
+                    shown = metricinfo.fmt(check.key, check.value)
                     node = ET.SubElement(
                         case,
                         "failure",
-                        message=xml_text(f"{check.key} = {value}, expected {check.threshold}"),
+                        message=xml_text(f"{check.key} = {shown}, expected {check.threshold}"),
                     )
                     node.text = xml_text(check.comment) if check.comment else None
         for key, value in counts.items():
