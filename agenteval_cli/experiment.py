@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from agenteval_cli.errors import UserError
 from agenteval_cli.evaluators.scoring import BoundEvaluator
@@ -120,7 +121,7 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
             continue
         line = spec.line_of("targets", target.name)
         obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
-        prepare_input = target.input
+        prepare_input: Mapping[str, Any] | Callable[..., Any] | None
         if isinstance(target.input, str):  # the import path of a function
             input_line = spec.line_of("targets", target.name, "input")
             prepare_input = import_object(
@@ -133,6 +134,8 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                     line=input_line,
                     hint="name a function fn(inputs: dict) -> dict",
                 )
+        else:
+            prepare_input = target.input
         try:
             loaded.append(
                 adapt(
@@ -434,7 +437,9 @@ def _tracing_env_off() -> Iterator[None]:
         if "langsmith" in sys.modules:  # imported during the run: drop its cached "false"
             from langsmith import utils as ls_utils
 
-            ls_utils.get_env_var.cache_clear()
+            # an lru_cache under its overloads, which hide cache_clear from the checker
+            get_env_var = cast("functools._lru_cache_wrapper[str | None]", ls_utils.get_env_var)
+            get_env_var.cache_clear()
 
 
 def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:
