@@ -151,7 +151,10 @@ def check_baseline(
         if not shared:
             continue
         paired = compare_paired([old[e] for e in shared], [new[e] for e in shared], **extra)
-        worse = -paired.diff if metricinfo.higher_is_better(key) else paired.diff
+        diff = paired.diff
+        if diff is None:  # only without shared examples, which were skipped above
+            continue
+        worse = -diff if metricinfo.higher_is_better(key) else diff
         if paired.significant and worse > allowed.get(key, 0.0) + 1e-12:
             failures.append(
                 f"{metricinfo.label(key)} regressed: {metricinfo.fmt(key, paired.mean_a)} → "
@@ -316,6 +319,7 @@ def validate_spec_thresholds(
             raise SpecValueError(f"unknown metric {key!r}", hint=hint, at=at, about_key=True)
 
     for key, value in thresholds.items():
+        entries: list[tuple[Any, Any, tuple[str, ...]]]
         if isinstance(value, dict):
             if key not in targets:
                 raise SpecValueError(
