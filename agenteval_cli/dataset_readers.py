@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from agenteval_cli.errors import UserError, did_you_mean
 from agenteval_cli.yamlsource import NestedTooDeep, describe, format_key_path, load_yaml
@@ -139,7 +139,8 @@ def _read_jsonl(path: Path, opener: Opener = _open) -> Rows:
             yield position, record
 
 
-_scan_value = json.JSONDecoder().scan_once  # the scanner json.loads ends up calling
+# the scanner json.loads ends up calling; JSONDecoder.__init__ sets it, typeshed omits it
+_scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _loads_line(text: str) -> Any:
@@ -484,7 +485,13 @@ def _not_utf8(path: Path, line_bytes: bytes, offset: int, line: int) -> UserErro
 
 # Suffix -> reader, in the order messages list the formats.
 # .json and .yaml are read whole (``opener`` is for the streamed formats, .jsonl and .csv).
-READERS: dict[str, Callable[[Path, Opener], Rows]] = {
+class Reader(Protocol):
+    """A format's reader: its rows, the file opened by ``opener`` when one is given."""
+
+    def __call__(self, path: Path, opener: Opener = ..., /) -> Rows: ...
+
+
+READERS: dict[str, Reader] = {
     ".jsonl": _read_jsonl,
     ".json": _read_json,
     ".yaml": _read_yaml,
