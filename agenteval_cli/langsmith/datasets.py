@@ -192,7 +192,7 @@ def push(
                     f"pushing {name!r} kept conflicting with concurrent changes",
                     hint="run the push again",
                 ) from None
-    assert plan.dataset_id is not None
+    assert plan.dataset_id is not None and first is not None
     dataset_id = plan.dataset_id
     tag = _tag(conn, dataset_id, file_hash[:12])
     counts = (

@@ -416,7 +416,7 @@ def import_experiment(
 ) -> ExperimentRecord:
     """Keep a LangSmith experiment in the store under its own name, so later commands
     work offline; importing it again refreshes its results in place."""
-    from agenteval_cli.langsmith.state import LangSmithState
+    from agenteval_cli.langsmith.state import LangSmithState, store_db
 
     existing = _stored(store, remote.name)
     if existing is not None and not existing.spec.get("langsmith_import"):
@@ -440,7 +440,7 @@ def import_experiment(
             example_count=remote.example_count,
         )
         # The store names experiments <prefix>-<target>-<id>; an import keeps its own name.
-        store.db.execute(
+        store_db(store).execute(
             "UPDATE experiments SET name = ?, started_at = ? WHERE id = ?",
             (remote.name, remote.started_at or record.started_at, record.id),
         )
@@ -450,7 +450,7 @@ def import_experiment(
     for example, result in remote.pairs:
         store.add_result(experiment_id, example, result, replace=True)
     store.finish_experiment(experiment_id, status="imported")
-    LangSmithState(store.db).set_upload(
+    LangSmithState(store_db(store)).set_upload(
         experiment_id,
         remote.endpoint,
         "imported",

@@ -9,9 +9,11 @@ Everything is restored afterwards.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, cast
 
 TRACING_VARS = (
     "LANGSMITH_TRACING",
@@ -25,7 +27,6 @@ TRACING_VARS = (
 def no_langsmith_tracing() -> Iterator[None]:
     """Within the block nothing is traced to LangSmith by LangChain or ``@traceable``."""
     import langsmith
-    from langsmith import utils as ls_utils
     from langsmith._internal import _context
     from langsmith.run_helpers import tracing_context
 
@@ -34,7 +35,7 @@ def no_langsmith_tracing() -> Iterator[None]:
     saved_context = _context._TRACING_ENABLED.get()
     for var in TRACING_VARS:
         os.environ[var] = "false"
-    ls_utils.get_env_var.cache_clear()
+    _clear_env_cache()
     langsmith.configure(enabled=False)
     try:
         with tracing_context(enabled=False):
@@ -45,6 +46,17 @@ def no_langsmith_tracing() -> Iterator[None]:
                 os.environ.pop(var, None)
             else:
                 os.environ[var] = value
-        ls_utils.get_env_var.cache_clear()
+        _clear_env_cache()
         _context._GLOBAL_TRACING_ENABLED = saved_global
         _context._TRACING_ENABLED.set(saved_context)
+
+
+def _clear_env_cache() -> None:
+    """Forget the environment variables LangSmith's client has read and cached.
+
+    ``get_env_var`` is ``functools.lru_cache``-wrapped below its ``@overload`` stubs, so the
+    checker sees only the overloads, not the cache wrapper.
+    """
+    from langsmith import utils as ls_utils
+
+    cast("functools._lru_cache_wrapper[Any]", ls_utils.get_env_var).cache_clear()

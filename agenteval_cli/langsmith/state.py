@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any
 
 from agenteval_cli.sqlite_tx import has_table, write_transaction
-from agenteval_cli.store import dumps, now
+from agenteval_cli.store import Store, dumps, now
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS langsmith_examples (
@@ -67,6 +67,12 @@ CREATE TABLE IF NOT EXISTS langsmith_sent (
     PRIMARY KEY (experiment_id, example_id, repetition)
 );
 """
+
+
+def store_db(store: Store) -> sqlite3.Connection:
+    """The connection of an open store (a store's ``db`` is ``None`` only once closed)."""
+    assert store.db is not None, f"the store {store.path} is closed"
+    return store.db
 
 
 class LangSmithState:

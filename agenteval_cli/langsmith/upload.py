@@ -23,7 +23,7 @@ from agenteval_cli.langsmith.client import (
     failures,
     unexpected_answer,
 )
-from agenteval_cli.langsmith.state import LangSmithState
+from agenteval_cli.langsmith.state import LangSmithState, store_db
 from agenteval_cli.store import ExperimentRecord, Store, StoredResult
 
 NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")
@@ -61,7 +61,7 @@ def upload_experiment(
     if imported:  # read from LangSmith (run --from-langsmith): everything is there already
         count = store.result_count(experiment.id)
         return UploadReport(experiment.name, imported.get("url"), 0, 0, 0, count)
-    state = LangSmithState(store.db)
+    state = LangSmithState(store_db(store))
     step = "reading or pushing the dataset"
     try:
         dataset, example_ids = _linked_dataset(conn, store, state, experiment, say)
@@ -204,7 +204,7 @@ def _runs(
     root_id = root_run_id(exp, result.example_id, result.repetition)
     starts = [datetime.fromisoformat(r["start_time"]) for r in tree if r.get("start_time")]
     start = (min(starts) - timedelta(microseconds=1)) if starts else fallback_start
-    root = {
+    root: dict[str, Any] = {
         "id": root_id,
         "trace_id": root_id,
         "dotted_order": _dotted(start, root_id),
