@@ -18,6 +18,7 @@ from agenteval_cli.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from typer._click import Context, HelpFormatter  # what TyperGroup's methods take
 
     from agenteval_cli.store import ExperimentRecord, Store
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 class RootGroup(TyperGroup):
     """The ``agenteval`` group, with two start-up savings that change no behaviour."""
 
-    def format_help(self, ctx: typer.Context, formatter: object) -> None:
+    def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         # Typer's renderer imports Markdown and Pygments; see root_help.
         if self.rich_markup_mode is None:
             return super().format_help(ctx, formatter)
@@ -33,7 +34,7 @@ class RootGroup(TyperGroup):
 
         print_help(self, ctx)
 
-    def get_help_option(self, ctx: typer.Context) -> typer.core.TyperOption | None:
+    def get_help_option(self, ctx: Context) -> typer.core.TyperOption | None:
         # An absent flag defaults to None, which Typer coerces through a pydantic
         # TypeAdapter (importing pydantic) on every subcommand; False is passed through.
         option = super().get_help_option(ctx)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -141,7 +141,7 @@ def run(
             from agenteval_cli.cli.experiments import run_from_langsmith
 
             outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
-            others = {"--rescore": rescore, "--upload": upload, "--target": target}
+            others: dict[str, Any] = {"--rescore": rescore, "--upload": upload, "--target": target}
             others |= {"--limit": limit, "--cache": cache, "--resume": resume}
             if not run_from_langsmith(
                 spec, from_langsmith, store_path, json_path, outputs, others, by_agent=by_agent
