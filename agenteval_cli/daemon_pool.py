@@ -105,7 +105,8 @@ def _name(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
     ``asyncio.to_thread`` (in a ``partial``) and :mod:`agenteval_cli.threads` submit."""
     while True:
         if isinstance(fn, functools.partial):
-            fn, args = fn.func, fn.args
+            args = fn.args
+            fn = fn.func
         elif isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "run" and args:
             fn, args = args[0], args[1:]  # Context.run(f, *args)
         else:

@@ -72,11 +72,11 @@ def _uninstall() -> None:
             setattr(cls, name, original)
 
 
-def _thread_pools() -> list[type]:
+def _thread_pools() -> list[type[ThreadPoolExecutor]]:
     """ThreadPoolExecutor and every subclass now defined that has a ``submit`` of its own."""
-    found: list[type] = []
-    pending: list[type] = [ThreadPoolExecutor]
-    seen: set[type] = set()
+    found: list[type[ThreadPoolExecutor]] = []
+    pending: list[type[ThreadPoolExecutor]] = [ThreadPoolExecutor]
+    seen: set[type[ThreadPoolExecutor]] = set()
     while pending:
         cls = pending.pop()
         if cls in seen:
