@@ -333,8 +333,9 @@ class Runner:
         except TimeoutError as exc:
             attempts = getattr(exc, "attempts", 1)
             error = f"TimeoutError: no answer within {timeout:g} s"
-            if getattr(exc, "blocked_s", 0.0):
-                error += f": {blocked_text(exc.blocked_s)}"
+            blocked_s: float = getattr(exc, "blocked_s", 0.0)  # set where the call stalled
+            if blocked_s:
+                error += f": {blocked_text(blocked_s)}"
         except Exception as exc:
             attempts = getattr(exc, "attempts", 1)
             error = exception_text(exc)
