@@ -10,7 +10,7 @@ merges all of those sequences into one ordered list without repeats, which becom
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -129,11 +129,13 @@ class Conversation:
 def _message_keys(message: BaseMessage, kind: str) -> list[tuple[Any, ...]]:
     """Everything that can identify ``message`` when it turns up again as another object."""
     keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
+    # ``kind`` is _kind(message): _TOOL for a ToolMessage, _AI for an AIMessage
     if kind is _TOOL:
-        if message.tool_call_id:
-            keys.append(("tool", message.tool_call_id))
+        tool_call_id = cast(ToolMessage, message).tool_call_id
+        if tool_call_id:
+            keys.append(("tool", tool_call_id))
     elif kind is _AI:
-        for call in message.tool_calls:
+        for call in cast(AIMessage, message).tool_calls:
             call_id = call.get("id")
             if call_id:
                 keys.append(("call", call_id))
@@ -151,7 +153,7 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
         found = value.get("messages")
         if isinstance(found, list | tuple):
             return found if _only_messages(found) else [m for m in found if _kind(m)]
-        return [found] if _kind(found) else []
+        return [cast(BaseMessage, found)] if _kind(found) else []
     if isinstance(value, list | tuple):
         return [m for item in value if not _kind(item) for m in state_messages(item)]
     if type(value).__name__ == "Command":  # langgraph.types.Command, a tool's state update
