@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
 from langgraph_supervisor import create_supervisor
 
 from agenteval_cli.demo.agents import SUPERVISOR_PROMPT, make_specialist
@@ -24,7 +25,7 @@ from agenteval_cli.demo.state import SupervisorState
 
 def build_graph(model: ModelChoice | None = None) -> CompiledStateGraph:
     """Compile the supervisor graph; ``model`` as in ``model_for`` (default: scripted)."""
-    specialists = [make_specialist(name, model_for(name, model)) for name in AGENTS]
+    specialists: list[Pregel] = [make_specialist(name, model_for(name, model)) for name in AGENTS]
     with warnings.catch_warnings():
         # create_supervisor builds its router with the deprecated create_react_agent.
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Any
 
-from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import InjectedState
+from langgraph.pregel import Pregel
 from langgraph.types import Command
 from langgraph_swarm import create_handoff_tool, create_swarm
 
@@ -39,13 +40,15 @@ def handoff_to(agent: str) -> BaseTool:
     and ``active_agent`` only, which would drop the notes the agent just wrote.
     """
     base = create_handoff_tool(agent_name=agent, description=_DESCRIPTIONS[agent])
+    assert isinstance(base, StructuredTool) and base.func is not None  # made with @tool
+    base_func = base.func
 
     @tool(base.name, description=base.description)
     def handoff(
         state: Annotated[Any, InjectedState],
         tool_call_id: Annotated[str, InjectedToolCallId],
     ) -> Command:
-        command = base.func(state=state, tool_call_id=tool_call_id)
+        command = base_func(state=state, tool_call_id=tool_call_id)
         notes = state.get("resolution_notes") or []
         return dataclasses.replace(command, update={**command.update, "resolution_notes": notes})
 
@@ -55,7 +58,7 @@ def handoff_to(agent: str) -> BaseTool:
 
 def build_graph(model: ModelChoice | None = None) -> CompiledStateGraph:
     """Compile the swarm; ``model`` as in ``model_for`` (default: scripted, all small)."""
-    agents = [
+    agents: list[Pregel] = [
         make_specialist(
             name,
             model_for(name, model),

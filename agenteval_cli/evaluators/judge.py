@@ -9,13 +9,16 @@ loads (a judge without them is skipped with one warning), and the judge's own sp
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.evaluators.judge_model import make_chat_model, measure
 from agenteval_cli.evaluators.prompts import Template, load_prompt, template_style
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.trajectory import actual_messages, expand_expected_tools
 from agenteval_cli.records import Trace
+
+if TYPE_CHECKING:
+    from openevals.types import ChatCompletionMessage
 
 PARSE_ERRORS = (ValueError, KeyError, TypeError, IndexError)
 
@@ -133,14 +136,16 @@ def llm_judge(
     chat = make_chat_model(model, _model_kwargs(model_kwargs, base_url))
     key = feedback_key or name
 
-    def messages(**values: Any) -> list[dict[str, str]]:
+    def messages(**values: Any) -> list[ChatCompletionMessage]:
         content = rendered.fill(
             {
                 root: values.get(root) or {}
                 for root in ("inputs", "outputs", "reference_outputs", "trace")
             }
         )
-        head = [{"role": "system", "content": system}] if system else []
+        head: list[ChatCompletionMessage] = (
+            [{"role": "system", "content": system}] if system else []
+        )
         return [*head, {"role": "user", "content": content}]
 
     judge = create_async_llm_as_judge(
