@@ -150,17 +150,18 @@ def resolve_project(conn: Connection, name: str) -> Any:
             started = [
                 p
                 for p in client.list_projects(name_contains=name, reference_free=False, limit=100)
-                if p.name.startswith(name)
+                if p.name is not None and p.name.startswith(name)
             ]
             if len(started) > 1:
-                shown = ", ".join(sorted(p.name for p in started)[:5])
+                shown = ", ".join(sorted(p.name for p in started if p.name is not None)[:5])
                 raise UserError(
                     f"{len(started)} LangSmith experiments start with {name!r}: {shown}",
                     hint="give the full experiment name",
                 )
             project = started[0] if started else None
         if project is None:
-            known = [p.name for p in client.list_projects(reference_free=False, limit=200)]
+            listed = client.list_projects(reference_free=False, limit=200)
+            known = [p.name for p in listed if p.name is not None]
     if project is None:
         raise UserError(
             f"no LangSmith experiment named {name!r} at {conn.endpoint}",
@@ -328,9 +329,9 @@ def _legacy_trace(runs: list[Any]) -> Trace:
             destination = metadata.get("__handoff_destination")
             tools.append((call, destination if isinstance(destination, str) else None))
     path: list[str] = []
-    for call in model_calls:
-        if not path or path[-1] != call.agent:
-            path.append(call.agent)
+    for model_call in model_calls:
+        if not path or path[-1] != model_call.agent:
+            path.append(model_call.agent)
     agents = {"_".join(a.split()).lower(): a for a in path}
     handoffs = []
     for call, destination in tools:
@@ -366,7 +367,8 @@ def _messages(run: Any) -> Iterator[dict[str, Any]]:
         for generation in batch if isinstance(batch, list) else [batch]:
             message = generation.get("message") if isinstance(generation, dict) else None
             if isinstance(message, dict):
-                yield message.get("kwargs") if isinstance(message.get("kwargs"), dict) else message
+                kwargs = message.get("kwargs")
+                yield kwargs if isinstance(kwargs, dict) else message
 
 
 def _usage(run: Any) -> tuple[int | None, int | None]:
@@ -378,7 +380,9 @@ def _usage(run: Any) -> tuple[int | None, int | None]:
         if isinstance(usage, dict):
             return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
     outputs = run.outputs if isinstance(run.outputs, dict) else {}
-    llm_output = outputs.get("llm_output") if isinstance(outputs.get("llm_output"), dict) else {}
+    llm_output = outputs.get("llm_output")
+    if not isinstance(llm_output, dict):
+        llm_output = {}
     usage = outputs.get("usage_metadata") or llm_output.get("token_usage") or {}
     if isinstance(usage, dict) and usage:
         tokens_in = usage.get("input_tokens", usage.get("prompt_tokens"))

@@ -29,7 +29,7 @@ import re
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from agenteval_cli.records import Trace
 
@@ -68,7 +68,9 @@ def is_graph_run(run: Any, children: Iterable[Any]) -> bool:
 
 
 def _events(
-    runs: dict[uuid.UUID, Any], depth: dict[uuid.UUID, int], children: dict[uuid.UUID, list]
+    runs: dict[uuid.UUID, Any],
+    depth: dict[uuid.UUID, int],
+    children: dict[uuid.UUID | None, list[uuid.UUID]],
 ) -> list[tuple[str, uuid.UUID]]:
     """Starts and ends in time order. On equal times an end goes first (one run finished,
     the next began), a parent starts before its children and ends after them; a run never
@@ -148,10 +150,10 @@ class _Replay:
     made): the local tracer sees one object go through the request, and so does this."""
 
     def __init__(self, roots: Sequence[Any], runs: Iterable[Any]) -> None:
-        self.runs = {_uuid(r.id): r for r in runs if r.run_type not in _SKIPPED_TYPES}
+        self.runs = {_run_id(r): r for r in runs if r.run_type not in _SKIPPED_TYPES}
         for root in roots:
-            self.runs.setdefault(_uuid(root.id), root)
-        self.top = {_uuid(r.id) for r in roots}
+            self.runs.setdefault(_run_id(root), root)
+        self.top = {_run_id(r) for r in roots}
         self.children: dict[uuid.UUID | None, list[uuid.UUID]] = {}
         for run_id, run in self.runs.items():
             if run_id not in self.top:
@@ -243,7 +245,8 @@ class _Replay:
         found = (run.extra or {}).get("tool_call_id")
         if isinstance(found, str) and found:
             return found
-        parent = self.runs.get(_uuid(run.parent_run_id))
+        parent_id = _uuid(run.parent_run_id)
+        parent = self.runs.get(parent_id) if parent_id is not None else None
         inputs = parent.inputs if parent is not None and isinstance(parent.inputs, dict) else {}
         given = inputs.get("tool_call")
         if isinstance(given, dict) and given.get("name") == run.name:
@@ -353,7 +356,9 @@ class _Replay:
         llm_output = outputs.get("llm_output")
         llm_output = dict(llm_output) if isinstance(llm_output, dict) else {}
         reported = any(
-            isinstance(g, ChatGeneration) and g.message.usage_metadata
+            isinstance(g, ChatGeneration)
+            and isinstance(g.message, AIMessage)
+            and g.message.usage_metadata
             for row in generations
             for g in row
         )
@@ -400,6 +405,11 @@ def _unwrapped(outputs: Any) -> Any:
     if isinstance(outputs, dict) and set(outputs) == {"output"}:
         return outputs["output"]
     return outputs
+
+
+def _run_id(run: Any) -> uuid.UUID:
+    """A run's own id: LangSmith's ``Run.id`` is a UUID (``_uuid`` only normalises it)."""
+    return cast(uuid.UUID, _uuid(run.id))
 
 
 def _uuid(value: Any) -> uuid.UUID | None:
