@@ -19,6 +19,7 @@ run: $(STAMP)
 	$(BIN)/agenteval run configs/routing.yaml
 
 test: $(STAMP) browser
+	$(BIN)/mypy
 	$(BIN)/pytest
 
 # The HTML report tests drive Debian's headless chromium through chromedriver. Installed
@@ -36,6 +37,7 @@ browser:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
