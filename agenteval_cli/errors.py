@@ -58,7 +58,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
 
 
 class ExitCode:
-    """What ``agenteval`` exits with; README "Exit codes" and ``agenteval run --help``."""
+    """What ``agenteval`` exits with; listed in docs/troubleshooting.md ("Exit codes") and
+    in ``agenteval run --help``."""
 
     OK = 0
     GATE_FAILED = 1  # a threshold failed, or a metric is significantly worse than the baseline
