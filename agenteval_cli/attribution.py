@@ -67,7 +67,6 @@ class RunNode:
     end: int | None = None  # the order of its end among the request's events
     goto: list[str] = field(default_factory=list)  # from a Command it returned
     destination: str | None = None  # a handoff tool's declared destination
-    record: Any = None  # the ModelCall or tool record the run belongs to
     turn: int | None = None  # a tool run: the model call (its seq) that asked for it
 
     @property

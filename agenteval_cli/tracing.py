@@ -207,7 +207,6 @@ class TraceRecorder(BaseCallbackHandler):
             model = model or _class_name(serialized, name)
             node = self._register(run_id.int, parent_run_id, metadata, "model", model)
             run = _ModelRun(ModelCall(agent=model, model=model), time.perf_counter(), named, node)
-            node.record = run
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
@@ -265,7 +264,6 @@ class TraceRecorder(BaseCallbackHandler):
                 args = dict(inputs) if isinstance(inputs, dict) else {"input": input_str}
                 tool = self._new_tool(ToolCall(agent=name, name=name, args=args), call_id, None)
             tool.run = node
-            node.record = tool
             if tool.origin is not None and tool.origin.kind == "model":
                 node.turn = tool.origin.seq  # one model turn's calls run side by side
             destination = (metadata or {}).get(_DESTINATION_KEY)
