@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.errors import UserError, did_you_mean
-from agenteval_cli.spec import SpecValueError, split_import_path, template_parts
+from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.spec.model import SpecValueError, split_import_path, template_parts
 
 TargetFn = Callable[[dict[str, Any], list[Any]], Awaitable[dict[str, Any]]]
 
@@ -439,7 +439,7 @@ def stored_messages(messages: list[Any]) -> list[dict[str, Any]]:
     """Messages in OpenAI form for the outputs: message objects and LangChain dicts are
     converted; OpenAI dicts are kept as they are, tool calls without ids included."""
     if not any(isinstance(message, dict) for message in messages):
-        from agenteval_cli.openai_format import to_openai_messages
+        from agenteval_cli.trace.openai_format import to_openai_messages
 
         return to_openai_messages(messages)
     stored: list[dict[str, Any]] = []
@@ -450,7 +450,7 @@ def stored_messages(messages: list[Any]) -> list[dict[str, Any]]:
         elif isinstance(message, dict):
             stored.extend(_converted_dict(message, made))
         else:
-            from agenteval_cli.openai_format import to_openai_messages
+            from agenteval_cli.trace.openai_format import to_openai_messages
 
             stored.extend(to_openai_messages([message]))
     return stored

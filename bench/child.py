@@ -119,7 +119,7 @@ def trace_ab(work: Workload, rounds: int, warmup: int, chunk: int) -> dict[str, 
 
     from langchain_core.callbacks import BaseCallbackHandler
 
-    from agenteval_cli.tracing import TraceRecorder, capture
+    from agenteval_cli.trace.recorder import TraceRecorder, capture
 
     class NoopHandler(BaseCallbackHandler):
         """Receives the very events TraceRecorder does, and does nothing with them."""
@@ -214,9 +214,9 @@ def run_langsmith(work: Workload) -> tuple[float, float, int]:
 @runner("agenteval")
 def run_agenteval(work: Workload) -> tuple[float, float, int]:
     """agenteval as a library: the spec's run, every result persisted in a fresh store."""
-    from agenteval_cli import experiment
-    from agenteval_cli.spec import load_spec
-    from agenteval_cli.store import Store
+    from agenteval_cli.execution import experiment
+    from agenteval_cli.spec.model import load_spec
+    from agenteval_cli.store.db import Store
 
     spec = load_spec(work.spec_path)
     prepared = experiment.prepare(spec)

@@ -18,9 +18,9 @@ def _profile_execute(work: workload.Workload) -> cProfile.Profile:
     """Set-up (spec, dataset, imports) unprofiled and timed; then the loop, profiled."""
     import time
 
-    from agenteval_cli import experiment
-    from agenteval_cli.spec import load_spec
-    from agenteval_cli.store import Store
+    from agenteval_cli.execution import experiment
+    from agenteval_cli.spec.model import load_spec
+    from agenteval_cli.store.db import Store
 
     started = time.perf_counter()
     prepared = experiment.prepare(load_spec(work.spec_path))

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.report.sources import ExperimentData, Run
+from agenteval_cli.results.sources import ExperimentData, Run
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE_RESPONSE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'

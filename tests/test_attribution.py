@@ -19,10 +19,10 @@ from langgraph.types import Command, Send
 from langgraph_swarm import create_handoff_tool, create_swarm
 from typing_extensions import TypedDict
 
-from agenteval_cli.attribution import graph_coordinators
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.handoffs import chain_length, ping_pong_at
-from agenteval_cli.records import Trace
-from agenteval_cli.tracing import TraceRecorder
+from agenteval_cli.trace.attribution import graph_coordinators
+from agenteval_cli.trace.recorder import TraceRecorder
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

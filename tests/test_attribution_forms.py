@@ -33,12 +33,12 @@ from langgraph_swarm import create_handoff_tool as swarm_handoff_tool
 from langgraph_swarm import create_swarm
 from typing_extensions import TypedDict
 
-from agenteval_cli.attribution import graph_coordinators
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.cost import token_cost
 from agenteval_cli.evaluators.handoffs import handoff_chain_length
 from agenteval_cli.evaluators.routing import routing_accuracy
-from agenteval_cli.records import Trace
-from agenteval_cli.tracing import TraceRecorder
+from agenteval_cli.trace.attribution import graph_coordinators
+from agenteval_cli.trace.recorder import TraceRecorder
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

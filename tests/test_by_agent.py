@@ -36,14 +36,15 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.records import Example, Handoff, ModelCall, Result, Score, Trace
-from agenteval_cli.report import comparison, sources
+from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, Trace
+from agenteval_cli.report import comparison
 from agenteval_cli.report.agents import aggregate_results
 from agenteval_cli.report.compare_console import print_comparison
 from agenteval_cli.report.html import render_html
 from agenteval_cli.report.json_report import experiment_json, write_json
 from agenteval_cli.report.table import agent_table
-from agenteval_cli.store import Store
+from agenteval_cli.results import sources
+from agenteval_cli.store.db import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 PRICING = {"big": {"input": 2.0, "output": 10.0}, "small": {"input": 0.5, "output": 1.0}}

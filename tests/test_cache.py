@@ -8,8 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agenteval_cli.cache import cache_key, target_identity
 from agenteval_cli.cli import app
+from agenteval_cli.execution.cache import cache_key, target_identity
 
 TARGETS = """
 calls = []

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agenteval_cli.conversation import Conversation, state_messages
+from agenteval_cli.trace.conversation import Conversation, state_messages
 
 
 class TaggedAIMessage(AIMessage):

@@ -4,16 +4,16 @@ from pathlib import Path
 
 import pytest
 
-from agenteval_cli import datasets
-from agenteval_cli.datasets import (
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example
+from agenteval_cli.data import examples as datasets
+from agenteval_cli.data.examples import (
     SUPPORTED_SUFFIXES,
     dataset_hash,
     example_id,
     iter_examples,
     load_examples,
 )
-from agenteval_cli.errors import UserError
-from agenteval_cli.records import Example
 
 DATA = Path(__file__).parent / "data" / "datasets"
 
@@ -529,7 +529,7 @@ def nested_file(tmp_path: Path, suffix: str, levels: int) -> Path:
     [("jsonl", ":1:"), ("json", " row 1:"), ("yaml", ":2:"), ("csv", ":2:")],
 )
 def test_rows_nested_up_to_100_levels_are_read_and_deeper_ones_refused(tmp_path, suffix, where):
-    from agenteval_cli.dataset_readers import MAX_DEPTH
+    from agenteval_cli.data.readers import MAX_DEPTH
 
     assert MAX_DEPTH == 100
     deepest = load_examples(nested_file(tmp_path, suffix, 100))
@@ -573,7 +573,7 @@ def sized_file(tmp_path: Path, suffix: str, size: int) -> Path:
     [("jsonl", ":2:"), ("json", " row 2:"), ("yaml", ":2 row 2:"), ("csv", ":3:")],
 )
 def test_one_row_size_limit_for_every_format(tmp_path, monkeypatch, suffix, where):
-    from agenteval_cli import dataset_readers
+    from agenteval_cli.data import readers as dataset_readers
 
     monkeypatch.setattr(dataset_readers, "MAX_ROW_BYTES", 1024)
     fits = load_examples(sized_file(tmp_path, suffix, 900))
@@ -586,7 +586,7 @@ def test_one_row_size_limit_for_every_format(tmp_path, monkeypatch, suffix, wher
 
 
 def test_a_csv_cell_over_128_kib_is_read_and_a_row_over_16_mib_refused(tmp_path):
-    from agenteval_cli.dataset_readers import MAX_ROW_BYTES
+    from agenteval_cli.data.readers import MAX_ROW_BYTES
 
     assert MAX_ROW_BYTES == 16 * 1024 * 1024
     cell = "y" * (200 * 1024)  # over csv's own 128 KiB limit

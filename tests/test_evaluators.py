@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Handoff, ModelCall, Score, Trace
 from agenteval_cli.evaluators import build_evaluator, normalize
-from agenteval_cli.records import Handoff, ModelCall, Score, Trace
 
 
 def run(name: str, **kwargs):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example, Trace
 from agenteval_cli.evaluators.loading import bind_evaluators
 from agenteval_cli.evaluators.scoring import choose_sample, score
-from agenteval_cli.records import Example, Trace
-from agenteval_cli.spec import load_spec
+from agenteval_cli.spec.model import load_spec
 
 EVALS = """
 import asyncio

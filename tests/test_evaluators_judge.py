@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from openai_server import openai_server
 
+from agenteval_cli.core.records import Example, Trace
 from agenteval_cli.evaluators import build_evaluator, normalize
 from agenteval_cli.evaluators.judge_model import collect_judge_usage
 from agenteval_cli.evaluators.loading import bind_evaluators
 from agenteval_cli.evaluators.scoring import BoundEvaluator, score
-from agenteval_cli.records import Example, Trace
-from agenteval_cli.spec import load_spec
+from agenteval_cli.spec.model import load_spec
 
 INPUTS = {"question": "I want to upgrade to Enterprise and also fix my broken SSO."}
 OUTPUTS = {"final_response": "SSO fixed; upgrade scheduled.", "resolution_notes": ["tech: SSO"]}
@@ -147,7 +147,7 @@ def test_jinja2_prompt_file_and_few_shot_examples(server, tmp_path):
 
 
 def test_unknown_placeholder_and_missing_prompt_are_user_errors(server):
-    from agenteval_cli.errors import UserError
+    from agenteval_cli.core.errors import UserError
 
     with pytest.raises(UserError, match=r"unknown prompt placeholder \{question\}"):
         judge(server, prompt="Q: {question}")

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import ToolCall, Trace
 from agenteval_cli.evaluators import build_evaluator, normalize
 from agenteval_cli.evaluators.retrieval import (
     ndcg_at_k,
@@ -15,7 +16,6 @@ from agenteval_cli.evaluators.retrieval import (
     recall_at_k,
     reciprocal_rank,
 )
-from agenteval_cli.records import ToolCall, Trace
 
 SEED_RANKING = ["doc5", "doc1", "doc9", "doc3", "doc2"]
 SEED_RELEVANT = {"doc2", "doc5", "doc9"}

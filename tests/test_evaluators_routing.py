@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from agenteval_cli.core.records import ModelCall, Trace
 from agenteval_cli.evaluators import build_evaluator, normalize
 from agenteval_cli.evaluators.routing import confusion_matrix
-from agenteval_cli.records import ModelCall, Trace
 
 
 def run(name, reference, trace, options=None):
@@ -109,10 +109,10 @@ def test_confusion_matrix_is_none_without_expectations():
 
 
 def test_routing_confusion_summary_evaluator():
+    from agenteval_cli.core.records import Result
     from agenteval_cli.evaluators.scoring import BoundEvaluator
     from agenteval_cli.evaluators.summaries import run_summaries
-    from agenteval_cli.records import Result
-    from agenteval_cli.store import StoredResult
+    from agenteval_cli.store.db import StoredResult
 
     def stored(expected, path):
         result = Result("x", 0, {}, Trace(agent_path=path))

@@ -17,7 +17,8 @@ from langgraph_supervisor import create_supervisor
 from langgraph_swarm import create_handoff_tool, create_swarm
 from openevals.trajectory.match import create_trajectory_match_evaluator
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import AGENT_TOOL, HANDOFF, Handoff, ToolCall, Trace
 from agenteval_cli.evaluators import build_evaluator, normalize
 from agenteval_cli.evaluators.trajectory import (
     actual_messages,
@@ -25,8 +26,7 @@ from agenteval_cli.evaluators.trajectory import (
     routing_names,
     tool_calls_of,
 )
-from agenteval_cli.records import AGENT_TOOL, HANDOFF, Handoff, ToolCall, Trace
-from agenteval_cli.tracing import TraceRecorder
+from agenteval_cli.trace.recorder import TraceRecorder
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.metrics import summarize
-from agenteval_cli.store import Store
+from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.store.db import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 200

@@ -18,7 +18,7 @@ from forms.harness import BASE_EVALUATORS, Run, mismatches, report, run_spec, tr
 from forms.model import Call
 from forms.truth import Form, truth_of
 
-from agenteval_cli.records import Trace
+from agenteval_cli.core.records import Trace
 
 SUPERVISED = Form(coordinators=frozenset({"supervisor"}))
 STRICT = {"name": "trajectory_match", "mode": "strict"}

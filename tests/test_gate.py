@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.gate import (
+from agenteval_cli.gating.checks import (
     check_baseline,
     check_thresholds,
     evaluate,
@@ -17,7 +17,7 @@ from agenteval_cli.gate import (
     parse_condition,
     thresholds_for,
 )
-from agenteval_cli.report.sources import ExperimentData, Run
+from agenteval_cli.results.sources import ExperimentData, Run
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAVEL = ROOT / "tests" / "data" / "external"

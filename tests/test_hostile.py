@@ -288,7 +288,7 @@ def test_an_evaluator_failing_on_every_example_fails_the_run(tmp_path):
 
 
 def test_exit_codes_are_distinct_and_in_the_help():
-    from agenteval_cli.errors import ExitCode, UserError
+    from agenteval_cli.core.errors import ExitCode, UserError
     from agenteval_cli.langsmith.client import LangSmithFailure
 
     codes = [
@@ -428,7 +428,7 @@ def test_unstorable_results_are_stored_or_recorded_and_the_run_completes(tmp_pat
 def _changing_run(tmp_path: Path, monkeypatch, change: str):
     """A 6-row dataset read in 64-byte blocks, and a target that changes the file on its
     first call: ``append`` adds a row, ``modify`` rewrites the last one."""
-    from agenteval_cli import datasets
+    from agenteval_cli.data import examples as datasets
 
     monkeypatch.setattr(datasets, "HELD_EXAMPLES", 2)
     monkeypatch.setattr(datasets, "_BLOCK", 64)
@@ -469,7 +469,7 @@ def test_rows_appended_during_a_run_are_left_out_with_a_note(tmp_path, monkeypat
 
 
 def test_rows_changed_during_a_run_stop_it_in_one_line_and_it_can_be_resumed(tmp_path, monkeypatch):
-    from agenteval_cli.store import Store
+    from agenteval_cli.store.db import Store
 
     rows, spec, result = _changing_run(tmp_path, monkeypatch, "modify")
     assert result.exit_code == 2, result.output
@@ -576,7 +576,7 @@ def test_a_merge_key_bomb_is_refused_like_an_alias_bomb(tmp_path):
     assert_one_line_error(result, spec, 6, "aliases expand to more than 100,000 nodes")
     a_few = tmp_path / "few.yaml"
     a_few.write_text("base: &base {timeout_s: 5}\nother: {<<: *base, x: 1}\n")
-    from agenteval_cli.yamlsource import load_yaml
+    from agenteval_cli.core.yamlsource import load_yaml
 
     assert load_yaml(a_few.read_text(), file=a_few).data["other"] == {"timeout_s": 5, "x": 1}
 
@@ -611,8 +611,8 @@ def test_a_spec_holding_a_lone_surrogate_is_refused_before_anything_is_stored(
 def test_a_dataset_removed_during_a_run_stops_it_with_the_calls_in_flight_kept(
     tmp_path, monkeypatch
 ):
-    from agenteval_cli import datasets
-    from agenteval_cli.store import Store
+    from agenteval_cli.data import examples as datasets
+    from agenteval_cli.store.db import Store
 
     monkeypatch.setattr(datasets, "HELD_EXAMPLES", 2)  # read again for the second repetition
     rows = tmp_path / "rows.jsonl"

@@ -26,14 +26,15 @@ from langsmith_stub import LangSmithStandIn, serving
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.cost import token_cost
 from agenteval_cli.evaluators.handoffs import handoff_chain_length
 from agenteval_cli.langsmith.client import connect, credentials
 from agenteval_cli.langsmith.experiments import read_experiments
-from agenteval_cli.records import Trace
-from agenteval_cli.report import comparison, sources
-from agenteval_cli.store import Store
-from agenteval_cli.tracing import capture
+from agenteval_cli.report import comparison
+from agenteval_cli.results import sources
+from agenteval_cli.store.db import Store
+from agenteval_cli.trace.recorder import capture
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

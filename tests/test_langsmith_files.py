@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from agenteval_cli.datasets import load_examples
+from agenteval_cli.core.records import Example
+from agenteval_cli.data.examples import load_examples
 from agenteval_cli.langsmith import files
-from agenteval_cli.records import Example
 
 URL = "postgres://app:hunter22@db/prod"
 

@@ -11,7 +11,7 @@ from langsmith_stub import LangSmithStandIn, serving
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.datasets import dataset_hash, load_examples
+from agenteval_cli.data.examples import dataset_hash, load_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUTING = ROOT / "datasets" / "routing.jsonl"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agenteval_cli.metrics import METRIC_KEYS, percentile, summarize
-from agenteval_cli.records import Result, Score, Trace
+from agenteval_cli.core.records import Result, Score, Trace
+from agenteval_cli.metrics.summary import METRIC_KEYS, percentile, summarize
 
 
 def result(latency: float, scores: dict | None = None, error: str | None = None) -> Result:

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agenteval_cli import migrations
 from agenteval_cli.cli import app
-from agenteval_cli.records import Example, Result, Trace
-from agenteval_cli.sqlite_tx import StoreError
-from agenteval_cli.store import Store
+from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.store import migrations
+from agenteval_cli.store.db import Store
+from agenteval_cli.store.tx import StoreError
 
 NAMES = [
     "create_experiments_results_cache",
@@ -199,7 +199,7 @@ def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path):
         assert line.startswith(
             f"error: the store {path} has schema version 0 and needs migrating to version 7"
         ), line
-        assert f"python -m agenteval_cli.migrations {path}" in line
+        assert f"python -m agenteval_cli.store.migrations {path}" in line
     assert digest(path) == before
     assert schema(path)[0] == 0 and not (tmp_path / "r.html").exists()
 
@@ -258,7 +258,7 @@ def test_a_file_that_is_no_agenteval_store_is_said_so_to_a_reader(tmp_path):
 
 def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
     path = first_release(tmp_path / "old.db")
-    command = [sys.executable, "-m", "agenteval_cli.migrations", str(path)]
+    command = [sys.executable, "-m", "agenteval_cli.store.migrations", str(path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{path}: schema version 7 ({', '.join(NAMES)})\n"
@@ -267,7 +267,7 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
     assert again.stdout == f"{path}: schema version 7 (nothing to do)\n"
     newer = newer_store(tmp_path / "newer.db")
     refused = subprocess.run(
-        [sys.executable, "-m", "agenteval_cli.migrations", str(newer)],
+        [sys.executable, "-m", "agenteval_cli.store.migrations", str(newer)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -16,7 +16,7 @@ from langchain_core.messages import (
     convert_to_openai_messages,
 )
 
-from agenteval_cli.openai_format import to_openai_messages
+from agenteval_cli.trace.openai_format import to_openai_messages
 
 CALL = {"name": "lookup_invoice", "args": {"invoice_id": "INV-7", "note": "café ✓"}, "id": "c1"}
 MESSAGES: list[Any] = [

@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from agenteval_cli import progress
-from agenteval_cli.records import Result, Trace
+from agenteval_cli.cli import progress
+from agenteval_cli.core.records import Result, Trace
 
 
 def result(error: str | None = None) -> Result:

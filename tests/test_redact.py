@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.redact import (
+from agenteval_cli.core.redact import (
     console_text,
     is_secret_name,
     redact,
@@ -19,7 +19,7 @@ from agenteval_cli.redact import (
     strip_control,
     xml_text,
 )
-from agenteval_cli.yamlsource import expand_env, load_yaml
+from agenteval_cli.core.yamlsource import expand_env, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD_TARGET = ROOT / "tests" / "data" / "bad" / "targets" / "good.py"

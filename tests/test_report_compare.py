@@ -13,14 +13,15 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.gate import failed_examples
-from agenteval_cli.metrics import summarize
-from agenteval_cli.records import Result, Score, Trace
-from agenteval_cli.report import comparison, sources
+from agenteval_cli.core.records import Result, Score, Trace
+from agenteval_cli.gating.checks import failed_examples
+from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import print_comparison
 from agenteval_cli.report.html import render_html
 from agenteval_cli.report.markdown import render_markdown
-from agenteval_cli.report.sources import ExperimentData, Run
+from agenteval_cli.results import sources
+from agenteval_cli.results.sources import ExperimentData, Run
 
 __all__ = ["demo_run"]
 

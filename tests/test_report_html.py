@@ -11,10 +11,11 @@ from test_by_agent import flat_side, team_side
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.gate import failed_examples
-from agenteval_cli.report import comparison, html, sources
+from agenteval_cli.gating.checks import failed_examples
+from agenteval_cli.report import comparison, html
 from agenteval_cli.report.html import write_html
-from agenteval_cli.report.sources import ExperimentData, Run
+from agenteval_cli.results import sources
+from agenteval_cli.results.sources import ExperimentData, Run
 
 __all__ = ["demo_run"]
 

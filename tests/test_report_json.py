@@ -8,9 +8,9 @@ import json
 import pytest
 from report_fixtures import demo_run
 
-from agenteval_cli.records import Example, Result, Score, Trace
+from agenteval_cli.core.records import Example, Result, Score, Trace
 from agenteval_cli.report.json_report import experiment_json, strict_json, write_json
-from agenteval_cli.store import Store
+from agenteval_cli.store.db import Store
 
 __all__ = ["demo_run"]
 

@@ -22,7 +22,7 @@ from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import print_comparison
 from agenteval_cli.report.junit import junit_tree
 from agenteval_cli.report.markdown import render_markdown
-from agenteval_cli.report.sources import ExperimentData, Run
+from agenteval_cli.results.sources import ExperimentData, Run
 
 TARGETS = """
 def good(inputs):
@@ -212,7 +212,7 @@ def test_a_report_redacts_secrets(monkeypatch, tmp_path: Path):
 
 
 def test_a_saved_baseline_is_strict_json(tmp_path):
-    from agenteval_cli.gate import save_baseline
+    from agenteval_cli.gating.checks import save_baseline
 
     nan, inf = float("nan"), float("inf")
     runs = [

@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from agenteval_cli.metrics import summarize
-from agenteval_cli.records import Result, Score, Trace
+from agenteval_cli.core.records import Result, Score, Trace
+from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report.table import comparison_table
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.metrics import summarize
-from agenteval_cli.records import Example
-from agenteval_cli.runner import Runner, RunSettings
-from agenteval_cli.store import Store
+from agenteval_cli.core.records import Example
+from agenteval_cli.execution.runner import Runner, RunSettings
+from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.store.db import Store
 from agenteval_cli.targets import adapt
 
 N = 40
@@ -414,7 +414,7 @@ def test_a_lock_is_held_by_one_store_until_it_closes(tmp_path):
 
     import pytest
 
-    from agenteval_cli.sqlite_tx import StoreError
+    from agenteval_cli.store.tx import StoreError
 
     path = tmp_path / "s.db"
     with Store(path) as one:

@@ -15,10 +15,16 @@ import httpx
 import openai
 import pytest
 
+from agenteval_cli.core.records import Example
+from agenteval_cli.core.retry import (
+    RateLimiter,
+    RetryPolicy,
+    call_with_retries,
+    classify,
+    retry_after,
+)
 from agenteval_cli.evaluators.scoring import BoundEvaluator
-from agenteval_cli.records import Example
-from agenteval_cli.retry import RateLimiter, RetryPolicy, call_with_retries, classify, retry_after
-from agenteval_cli.runner import Runner, RunSettings
+from agenteval_cli.execution.runner import Runner, RunSettings
 from agenteval_cli.targets import adapt
 
 

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.scoring import BoundEvaluator
-from agenteval_cli.records import Example
-from agenteval_cli.runner import Runner, RunSettings
+from agenteval_cli.execution.runner import Runner, RunSettings
 from agenteval_cli.targets import adapt
 
 
@@ -236,8 +236,8 @@ def test_no_more_workers_than_work_items(monkeypatch):
 def test_hanging_sync_calls_with_retries_use_a_bounded_number_of_threads(monkeypatch):
     import threading
 
-    from agenteval_cli import runner as runner_module
-    from agenteval_cli.retry import RetryPolicy
+    from agenteval_cli.core.retry import RetryPolicy
+    from agenteval_cli.execution import runner as runner_module
 
     release = threading.Event()
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from agenteval_cli.errors import UserError
-from agenteval_cli.spec import (
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.spec.model import (
     EvaluatorSpec,
     Price,
     SpecValueError,
@@ -270,7 +270,7 @@ def test_unknown_key_without_a_close_match_lists_the_keys(workdir):
         "spec.yaml:4: unknown key 'zzz' (valid keys: experiment_prefix, dataset, targets, "
         "evaluators, concurrency, repetitions, timeout_s, pricing"
     )
-    from agenteval_cli.spec import Spec
+    from agenteval_cli.spec.model import Spec
 
     assert message.endswith(f"{', '.join(Spec.model_fields)})")
 

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from agenteval_cli.sqlite_tx import has_table, is_storage_failure, store_error, write_transaction
+from agenteval_cli.store.tx import has_table, is_storage_failure, store_error, write_transaction
 
 
 def test_a_failing_block_leaves_nothing_and_a_finished_one_is_committed(tmp_path):

@@ -1,5 +1,5 @@
 """An async target that blocks the event loop is timed out and named; the calls it starved
-keep their time (agenteval_cli.stalls)."""
+keep their time (agenteval_cli.execution.stalls)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import time
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.records import Example
-from agenteval_cli.runner import Runner, RunSettings
-from agenteval_cli.stalls import LoopStalls
+from agenteval_cli.core.records import Example
+from agenteval_cli.execution.runner import Runner, RunSettings
+from agenteval_cli.execution.stalls import LoopStalls
 from agenteval_cli.targets import adapt
 
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from agenteval_cli.stats import bootstrap_ci, compare_paired, permutation_test, stdev
+from agenteval_cli.metrics.stats import bootstrap_ci, compare_paired, permutation_test, stdev
 
 
 def test_identical_samples_differ_by_zero_and_are_not_significant():

@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from agenteval_cli.metrics import summarize
-from agenteval_cli.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
-from agenteval_cli.store import Store
+from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
+from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.store.db import Store
 
 
 def make_result(example_id: str, repetition: int = 0, error: str | None = None) -> Result:
@@ -185,7 +185,7 @@ def test_a_single_score_and_an_empty_trace_round_trip_exactly(store):
 def test_timestamps_are_utc_iso_to_the_millisecond(monkeypatch, moments):
     from datetime import UTC, datetime
 
-    from agenteval_cli import store_results
+    from agenteval_cli.store import results as store_results
 
     for moment in moments:  # the same second twice, then the next: each text is exact
         monkeypatch.setattr(store_results.time, "time", lambda moment=moment: moment)
@@ -272,8 +272,8 @@ def test_an_object_whose_repr_raises_is_stored_as_a_placeholder(store):
 
 
 def test_exception_text_never_raises_and_is_storable():
-    from agenteval_cli.safe_text import exception_text, storable
-    from agenteval_cli.tracing import error_text
+    from agenteval_cli.core.safe_text import exception_text, storable
+    from agenteval_cli.trace.recorder import error_text
 
     assert exception_text(KeyError("customer_id")) == "KeyError: 'customer_id'"
     assert exception_text(ValueError()) == "ValueError: "
@@ -336,7 +336,7 @@ def stored_rows(path):
 def test_a_full_disk_mid_run_is_one_line_and_keeps_the_committed_rows(tmp_path, monkeypatch):
     import json
 
-    from agenteval_cli import store as store_module
+    from agenteval_cli.store import db as store_module
 
     spec = store_project(tmp_path / "p")
     path = tmp_path / "full.db"
@@ -405,7 +405,7 @@ def test_a_store_that_is_not_a_database_or_is_damaged_is_one_line_for_every_comm
 
 
 def test_a_read_only_store_file_is_one_line_and_left_as_it_was(tmp_path, monkeypatch):
-    from agenteval_cli import store as store_module
+    from agenteval_cli.store import db as store_module
 
     spec = store_project(tmp_path / "p", n=3)
     path = tmp_path / "ro.db"

@@ -12,7 +12,7 @@ from fakes import reply, scripted
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
 from agenteval_cli.targets import (
     MissingInputField,
     MissingOutput,
@@ -599,7 +599,7 @@ def test_targets_that_cannot_work_fail_before_any_call(tmp_path, entry, line, me
         f"error: {spec}:{line}: " + message.replace("{graphs}", str(graphs))
     )
     if (tmp_path / "db").exists():  # no experiment was started
-        from agenteval_cli.store import Store
+        from agenteval_cli.store.db import Store
 
         assert Store(tmp_path / "db").experiments() == []
 
@@ -622,8 +622,8 @@ def test_the_cache_tells_targets_apart_by_input_output_and_config(tmp_path):
         (True, "int 0 asked: A: And in NYC?"),
         (False, "int 0 asked: B: And in NYC?"),
     ]
-    from agenteval_cli.cache import target_identity, target_options
-    from agenteval_cli.spec import TargetSpec
+    from agenteval_cli.execution.cache import target_identity, target_options
+    from agenteval_cli.spec.model import TargetSpec
 
     plain = TargetSpec(name="t", target="pkg.mod:graph")
     assert target_identity("pkg.mod:graph", **target_options(plain, tmp_path)) == (

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.daemon_pool import DaemonThreadPool
-from agenteval_cli.records import Example, Trace
-from agenteval_cli.runner import UNTRACED_NO_LANGCHAIN, UNTRACED_NO_RUN, Runner
+from agenteval_cli.core.records import Example, Trace
+from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+from agenteval_cli.execution.runner import UNTRACED_NO_LANGCHAIN, UNTRACED_NO_RUN, Runner
 from agenteval_cli.targets import Target
-from agenteval_cli.threads import follow_threads
+from agenteval_cli.trace.threads import follow_threads
 
 # A supervisor hands over to weather_agent, which looks the weather up and answers; the
 # supervisor then answers. Scripted tokens (input, output): supervisor 7+2 and 30+4, weather
@@ -312,7 +312,7 @@ def test_a_failed_call_is_not_flagged_untraced():
 
 
 def test_an_untraced_trace_keeps_its_reason_in_the_store(tmp_path):
-    from agenteval_cli.store_results import _trace_json, trace_from_row
+    from agenteval_cli.store.results import _trace_json, trace_from_row
 
     stored = _trace_json(Trace(untraced='no run, "quoted" é'))
     assert json.loads(stored)["untraced"] == 'no run, "quoted" é'

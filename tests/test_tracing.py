@@ -18,8 +18,8 @@ from langgraph_swarm import create_handoff_tool, create_swarm
 from openevals.trajectory.match import create_trajectory_match_evaluator
 from typing_extensions import TypedDict
 
-from agenteval_cli.records import Handoff, Trace
-from agenteval_cli.tracing import TraceRecorder, agent_from_metadata, capture, error_text
+from agenteval_cli.core.records import Handoff, Trace
+from agenteval_cli.trace.recorder import TraceRecorder, agent_from_metadata, capture, error_text
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

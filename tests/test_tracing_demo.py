@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agenteval_cli.datasets import load_examples
+from agenteval_cli.data.examples import load_examples
 from agenteval_cli.evaluators.handoffs import chain_length, ping_pong_at
-from agenteval_cli.tracing import capture
+from agenteval_cli.trace.recorder import capture
 
 DATASET = Path(__file__).resolve().parent.parent / "datasets" / "routing.jsonl"
 QUESTIONS = {e.id: e.inputs["question"] for e in load_examples(DATASET)}

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from typer.core import TyperGroup
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
     from typer._click import Context, HelpFormatter  # what TyperGroup's methods take
 
-    from agenteval_cli.store import ExperimentRecord, Store
+    from agenteval_cli.store.db import ExperimentRecord, Store
 
 
 class RootGroup(TyperGroup):
@@ -110,7 +110,7 @@ def user_errors(debug: bool = False) -> Iterator[None]:
             raise
         from rich.markup import escape
 
-        from agenteval_cli.redact import console_text
+        from agenteval_cli.core.redact import console_text
 
         text = escape(console_text(str(exc)))  # a name in the message is data, not markup
         stderr().print(f"[bold red]error:[/] {text}", markup=True, highlight=False)
@@ -122,7 +122,7 @@ def open_store(path: Path, *, write: bool = False) -> Iterator[Store]:
     """An existing store; a missing one is a UserError rather than an empty new file.
 
     Opened read-only, so the command never alters it, unless ``write``."""
-    from agenteval_cli.store import Store
+    from agenteval_cli.store.db import Store
 
     if not path.exists():
         raise UserError(
@@ -141,7 +141,7 @@ def resolve_experiment(store: Store, name: str) -> ExperimentRecord:
     try:
         return store.experiment(name)
     except KeyError:
-        from agenteval_cli.errors import did_you_mean
+        from agenteval_cli.core.errors import did_you_mean
 
         experiments = store.experiments()
         known = [e.target for e in experiments] + [e.name for e in experiments]
@@ -157,8 +157,8 @@ def print_comparison(
     """The comparison table of stored experiments, with their names and pricing gaps."""
     from rich.markup import escape
 
+    from agenteval_cli.core.redact import console_text
     from agenteval_cli.evaluators.summaries import summary_scores
-    from agenteval_cli.redact import console_text
     from agenteval_cli.report.table import comparison_table, unpriced_models
 
     out = stdout()

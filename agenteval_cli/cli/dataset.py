@@ -25,7 +25,7 @@ def dataset_validate(
     path: Annotated[Path, typer.Argument(help="A .jsonl, .json, .yaml or .csv dataset.")],
 ) -> None:
     """Check a dataset file offline, with the same checks a run makes."""
-    from agenteval_cli.datasets import dataset_hash, load_examples
+    from agenteval_cli.data.examples import dataset_hash, load_examples
 
     with user_errors():
         examples = load_examples(path)
@@ -59,16 +59,16 @@ def dataset_push(
     debug: DebugOption = False,
 ) -> None:
     """Make a LangSmith dataset's examples equal to the file's (matched by example id)."""
-    from agenteval_cli.datasets import dataset_hash, load_examples
+    from agenteval_cli.data.examples import dataset_hash, load_examples
     from agenteval_cli.langsmith import datasets as lsd
     from agenteval_cli.langsmith.client import connect, credentials
     from agenteval_cli.langsmith.state import LangSmithState
-    from agenteval_cli.store import Store
+    from agenteval_cli.store.db import Store
 
     out = stdout()
 
     def say(line: str) -> None:  # names and ids are data: as written, no control characters
-        from agenteval_cli.redact import console_text
+        from agenteval_cli.core.redact import console_text
 
         out.print(console_text(line), highlight=False, markup=False)
 
@@ -105,12 +105,12 @@ def dataset_push(
 
 def _push_source(path: Path | None, config: Path | None, name: str | None) -> tuple[Path, str]:
     """The file to push and the dataset name, from PATH or from a spec's dataset."""
-    from agenteval_cli.errors import UserError
+    from agenteval_cli.core.errors import UserError
 
     if (path is None) == (config is None):
         raise UserError("give a dataset file or --config SPEC (one of them)")
     if config is not None:
-        from agenteval_cli.spec import load_spec
+        from agenteval_cli.spec.model import load_spec
 
         spec = load_spec(config)
         if spec.dataset.path is None:

@@ -34,11 +34,11 @@ def add_failures(
     debug: DebugOption = False,
 ) -> None:
     """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review."""
-    from agenteval_cli.errors import UserError
-    from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
-    from agenteval_cli.redact import console_text
-    from agenteval_cli.report import sources
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.core.redact import console_text
+    from agenteval_cli.gating.checks import example_checks, example_thresholds, thresholds_for
     from agenteval_cli.report.json_report import strict_json
+    from agenteval_cli.results import sources
 
     with user_errors(debug):
         if to.suffix.lower() != ".jsonl":
@@ -61,7 +61,7 @@ def add_failures(
             )
         existing: set[str] = set()
         if to.exists() and to.stat().st_size:
-            from agenteval_cli.datasets import load_examples
+            from agenteval_cli.data.examples import load_examples
 
             existing = {e.id for e in load_examples(to)}
         applied = example_thresholds(thresholds_for(side.thresholds, side.target))

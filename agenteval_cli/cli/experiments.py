@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from agenteval_cli.cli.outputs import RunOutputs
-    from agenteval_cli.spec import Spec
+    from agenteval_cli.spec.model import Spec
 
 AllowDifferentData = Annotated[
     bool,
@@ -37,7 +37,7 @@ AllowDifferentData = Annotated[
 
 def _sayer(console: Console) -> Callable[[str], None]:
     """Progress lines naming experiments from LangSmith: plain text, no control characters."""
-    from agenteval_cli.redact import console_text
+    from agenteval_cli.core.redact import console_text
 
     return lambda text: console.print(console_text(text), highlight=False, markup=False)
 
@@ -78,8 +78,9 @@ def compare(
     debug: DebugOption = False,
 ) -> None:
     """Compare experiments with paired statistics: Δ, 95% CI, p-value, and where they differ."""
-    from agenteval_cli.report import comparison, sources
+    from agenteval_cli.report import comparison
     from agenteval_cli.report.compare_console import print_comparison
+    from agenteval_cli.results import sources
 
     with user_errors(debug):
         if from_langsmith:
@@ -137,12 +138,12 @@ def run_from_langsmith(
     spec's pricing and thresholds. False when the gate failed."""
     from agenteval_cli.cli.common import print_comparison
     from agenteval_cli.cli.outputs import finish_run
-    from agenteval_cli.errors import UserError
+    from agenteval_cli.core.errors import UserError
     from agenteval_cli.langsmith.client import connect, credentials
     from agenteval_cli.langsmith.experiments import import_experiment, read_experiments
     from agenteval_cli.report.compare_console import print_langsmith_urls
-    from agenteval_cli.report.sources import from_store
-    from agenteval_cli.store import Store
+    from agenteval_cli.results.sources import from_store
+    from agenteval_cli.store.db import Store
 
     given = [option for option, value in others.items() if value]
     if given:

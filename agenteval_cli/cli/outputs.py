@@ -14,11 +14,11 @@ import typer
 from agenteval_cli.cli.common import stdout
 
 if TYPE_CHECKING:
-    from agenteval_cli.gate import GateFailure
+    from agenteval_cli.gating.checks import GateFailure
     from agenteval_cli.report.comparison import Comparison
-    from agenteval_cli.report.sources import ExperimentData
-    from agenteval_cli.spec import Spec
-    from agenteval_cli.store import Store
+    from agenteval_cli.results.sources import ExperimentData
+    from agenteval_cli.spec.model import Spec
+    from agenteval_cli.store.db import Store
 
 HtmlOption = Annotated[
     Path | None,
@@ -94,8 +94,8 @@ def load_baselines(
     name: str, store: Store, sides: list[ExperimentData], *, from_spec: bool
 ) -> dict[str, ExperimentData]:
     """Baseline experiments by the target they are a baseline for."""
-    from agenteval_cli.errors import UserError
-    from agenteval_cli.report import sources
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.results import sources
 
     if sources.looks_like_file(name):
         path = Path(name)
@@ -119,8 +119,9 @@ def load_baselines(
 
 def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> bool:
     """Write what was asked for, apply the gate and print its verdict; False if it failed."""
-    from agenteval_cli import gate
-    from agenteval_cli.report import comparison, sources
+    from agenteval_cli.gating import checks as gate
+    from agenteval_cli.report import comparison
+    from agenteval_cli.results import sources
 
     sides = [sources.from_store(store, store.experiment(i)) for i in experiment_ids]
     out = stdout()
@@ -159,7 +160,7 @@ def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: Run
 
 
 def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
-    from agenteval_cli.redact import console_text
+    from agenteval_cli.core.redact import console_text
 
     out = stdout()
     if not checked:
@@ -254,8 +255,8 @@ def report_run_errors(store: Store, experiment_ids: list[str], *, max_error_rate
     each, and the evaluators that failed; False when a target's calls errored more often
     than ``max_error_rate`` or an evaluator failed on every example it scored."""
     from agenteval_cli.cli.common import stderr
-    from agenteval_cli.progress import shown  # names and messages are data, not markup
-    from agenteval_cli.redact import console_text
+    from agenteval_cli.cli.progress import shown  # names and messages are data, not markup
+    from agenteval_cli.core.redact import console_text
 
     err = stderr()
     over_targets: list[str] = []

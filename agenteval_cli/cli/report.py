@@ -33,8 +33,9 @@ def report(
     debug: DebugOption = False,
 ) -> None:
     """Write a self-contained HTML report (and Markdown / JUnit) of stored experiments."""
-    from agenteval_cli.errors import UserError
-    from agenteval_cli.report import comparison, sources
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.report import comparison
+    from agenteval_cli.results import sources
 
     with user_errors(debug):
         if output is None and markdown_path is None and junit_path is None:

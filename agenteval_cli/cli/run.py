@@ -26,7 +26,7 @@ from agenteval_cli.cli.outputs import (
     finish_run,
     report_run_errors,
 )
-from agenteval_cli.errors import ExitCode
+from agenteval_cli.core.errors import ExitCode
 
 
 @app.command()
@@ -126,11 +126,11 @@ def run(
     3 run errors (a target's calls errored above max_error_rate, or an evaluator failed on
     every example); 4 LangSmith failure (fetch or upload) or a store's disk failure
     (read-only, full, locked); 130 interrupted. When several apply: 3, then 1, then 4."""
-    from agenteval_cli import experiment
+    from agenteval_cli.cli.progress import target_progress
     from agenteval_cli.cli.untraced import UntracedResults
-    from agenteval_cli.progress import target_progress
-    from agenteval_cli.spec import load_spec
-    from agenteval_cli.store import Store
+    from agenteval_cli.execution import experiment
+    from agenteval_cli.spec.model import load_spec
+    from agenteval_cli.store.db import Store
 
     err = stderr()
     resume = resume or retry_errors
@@ -163,7 +163,7 @@ def run(
                 )
     with user_errors(debug), Store(store_path) as store:
         if resume:
-            from agenteval_cli.resume import resume_run
+            from agenteval_cli.execution.resume import resume_run
 
             with user_errors(debug):
                 prepared = resume_run(
@@ -174,7 +174,7 @@ def run(
         prepared.use_cache = prepared.use_cache or cache
         totals = {t.name: prepared.total_per_target for t in prepared.targets}
         if prepared.done is not None:
-            from agenteval_cli.resume import remaining
+            from agenteval_cli.execution.resume import remaining
 
             totals = remaining(prepared)
             err.print(
@@ -266,7 +266,7 @@ def _check_resume_options(
     target: list[str] | None,
     limit: int | None,
 ) -> None:
-    from agenteval_cli.errors import UserError
+    from agenteval_cli.core.errors import UserError
 
     if name is not None and not resume:
         raise UserError(
@@ -285,7 +285,7 @@ def _plain(text: str) -> str:
     """``text`` (which may hold names from the spec) safe to print as Rich markup."""
     from rich.markup import escape
 
-    from agenteval_cli.redact import console_text
+    from agenteval_cli.core.redact import console_text
 
     return escape(console_text(text))
 
@@ -309,7 +309,7 @@ def _rescore(
     spec, names: list[str], store_path: Path, json_path: Path | None, by_agent: bool
 ) -> None:
     from agenteval_cli.cli.common import open_store
-    from agenteval_cli.rescore import rescore
+    from agenteval_cli.execution.rescore import rescore
 
     with open_store(store_path, write=True) as store:
         created = rescore(spec, store, names)

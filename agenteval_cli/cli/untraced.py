@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from agenteval_cli.records import Result
+    from agenteval_cli.core.records import Result
 
 ResultHook = Callable[[str, "Result"], None]
 
@@ -53,7 +53,7 @@ class UntracedResults:
     def warn(self, console: Console) -> None:
         from rich.markup import escape
 
-        from agenteval_cli.redact import console_text
+        from agenteval_cli.core.redact import console_text
 
         for line in self.warnings():
             console.print(f"[bold yellow]warning:[/] {escape(console_text(line))}", highlight=False)

@@ -19,7 +19,7 @@ from agenteval_cli.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from agenteval_cli.store import ExperimentRecord, Store
+    from agenteval_cli.store.db import ExperimentRecord, Store
 
 
 @app.command()
@@ -49,10 +49,10 @@ def upload_after_run(store: Store, experiments: list[ExperimentRecord], debug: b
     A failure is one line; the local results stay, and the line says how to retry."""
     from rich.markup import escape
 
-    from agenteval_cli.errors import UserError
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.core.redact import console_text
     from agenteval_cli.langsmith.client import connect
     from agenteval_cli.langsmith.upload import compare_url, unexpected_answer, upload_experiment
-    from agenteval_cli.redact import console_text
 
     err, out = stderr(), stdout()
     with user_errors(debug):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.records import Trace
 
 PER_TOKENS = 1_000_000  # prices in the spec are USD per 1M tokens
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.records import Trace
 
 
 def chain_length(trace: Trace) -> int:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from agenteval_cli.records import Score
+from agenteval_cli.core.records import Score
 
 KNOWN_PARAMETERS = ("inputs", "outputs", "reference_outputs", "trace", "run", "example")
 # A summary (dataset-level) evaluator gets lists, one entry per result of a target.

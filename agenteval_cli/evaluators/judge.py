@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.judge_model import make_chat_model, measure
 from agenteval_cli.evaluators.prompts import Template, load_prompt, template_style
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.trajectory import actual_messages, expand_expected_tools
-from agenteval_cli.records import Trace
 
 if TYPE_CHECKING:
     from openevals.types import ChatCompletionMessage

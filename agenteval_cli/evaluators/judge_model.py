@@ -16,8 +16,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from agenteval_cli.core.records import Score
 from agenteval_cli.evaluators.cost import PER_TOKENS, _price
-from agenteval_cli.records import Score
 
 # The variable each provider's LangChain integration reads its key from.
 CREDENTIALS = {

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.judge_model import JudgeUnavailable
 from agenteval_cli.evaluators.registry import build_evaluator, lookup
 from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
-from agenteval_cli.records import Example
 
 Warn = Callable[[str], None]
 

@@ -80,7 +80,7 @@ class _Field:
 
 
 def _jsonable(value: Any) -> Any:
-    from agenteval_cli.store import _default
+    from agenteval_cli.store.db import _default
 
     if hasattr(value, "model_dump") and hasattr(value, "type") and hasattr(value, "content"):
         from langchain_core.messages import convert_to_openai_messages

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval_cli.errors import UserError, did_you_mean
+from agenteval_cli.core.errors import UserError, did_you_mean
 
 Evaluator = Callable[..., Any]
 Factory = Callable[..., Evaluator]

@@ -18,8 +18,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.records import Trace
 
 
 def dedupe(ids: Iterable[str]) -> list[str]:

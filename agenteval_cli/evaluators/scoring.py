@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval_cli.core.records import Example, Score, Trace
+from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.invoke import (
     KNOWN_PARAMETERS,
     Plan,
@@ -23,8 +25,6 @@ from agenteval_cli.evaluators.invoke import (
     planned_arguments,
 )
 from agenteval_cli.evaluators.judge_model import _SINK, JudgeUsage, usage_scores
-from agenteval_cli.records import Example, Score, Trace
-from agenteval_cli.safe_text import exception_text
 
 JUDGE_KEYS = ("judge_input_tokens", "judge_output_tokens", "judge_cost_usd")
 

@@ -23,10 +23,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.coverage import response_text
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.trajectory import routing_calls
-from agenteval_cli.records import Trace
 
 
 def _list(value: Any) -> list[str]:

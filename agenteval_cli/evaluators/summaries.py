@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from agenteval_cli.core.records import Example, Score, Trace
 from agenteval_cli.evaluators.invoke import arguments_for, normalize
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.routing import confusion_matrix
 from agenteval_cli.evaluators.scoring import BoundEvaluator
-from agenteval_cli.records import Example, Score, Trace
-from agenteval_cli.sqlite_tx import has_table, write_transaction
+from agenteval_cli.store.tx import has_table, write_transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS summary_scores (

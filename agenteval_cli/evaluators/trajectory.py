@@ -26,8 +26,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agenteval_cli.core.records import ToolCall, Trace
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.records import ToolCall, Trace
 
 MODES = ("strict", "unordered", "subset", "superset")
 ARG_MODES = ("exact", "ignore", "subset", "superset")

@@ -3,7 +3,7 @@
 Used only when an experiment will be uploaded. A :class:`RunTreeCollector` (a LangChain
 tracer that keeps runs in memory and sends nothing) joins the call's callbacks; plain
 functions that call ``graph.invoke`` themselves are reached through a configure hook, as
-:mod:`agenteval_cli.tracing` does. Each work item gets its own wrapped target, so the tree is
+:mod:`agenteval_cli.trace.recorder` does. Each work item gets its own wrapped target, so the tree is
 stored under exactly its (experiment, example, repetition).
 """
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
 
 if TYPE_CHECKING:
     from langsmith import Client
@@ -209,7 +209,7 @@ def _capped_retry(base: type, cap: float) -> type:
     if key not in _RETRY_TYPES:
 
         def parse_retry_after(self: Any, retry_after: str) -> float:
-            from agenteval_cli.retry import _parse_retry_after
+            from agenteval_cli.core.retry import _parse_retry_after
 
             seconds = _parse_retry_after(retry_after, scale=1.0)
             return 0.0 if seconds is None else min(seconds, cap)
@@ -266,7 +266,7 @@ def failures(conn: Connection | None = None, what: str = "LangSmith request") ->
 def unexpected_answer(endpoint: str, what: str, exc: BaseException) -> LangSmithFailure:
     """A failure for an answer that is not what LangSmith sends (``{}`` from a proxy, a
     wrong endpoint, an incompatible server): what failed, where, and the first line of why."""
-    from agenteval_cli.redact import redact as redact_secrets
+    from agenteval_cli.core.redact import redact as redact_secrets
 
     text = str(exc).strip()
     detail = redact_secrets(text.splitlines()[0] if text else "")

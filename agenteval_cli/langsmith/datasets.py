@@ -1,6 +1,6 @@
 """Dataset push and pull: make a LangSmith dataset's examples equal to a file's, and back.
 
-Examples are matched by their stable id (:func:`agenteval_cli.datasets.example_id`), kept in
+Examples are matched by their stable id (:func:`agenteval_cli.data.examples.example_id`), kept in
 the example's metadata as ``agenteval_id``. A new example's LangSmith id is derived from the
 dataset id and the stable id (UUID5), so a push that is interrupted and run again can never
 create a duplicate: the same row always gets the same LangSmith id.
@@ -12,8 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agenteval_cli.core.records import Example
 from agenteval_cli.langsmith.client import Connection, LangSmithFailure, failures
-from agenteval_cli.records import Example
 
 if TYPE_CHECKING:
     from agenteval_cli.langsmith.state import LangSmithState
@@ -281,7 +281,7 @@ def pull(
     conn: Connection, name: str, *, version: str | None = None, splits: list[str] | None = None
 ) -> tuple[str, list[Remote]]:
     """(dataset id, examples) of a LangSmith dataset, optionally at a version or in splits."""
-    from agenteval_cli.errors import UserError
+    from agenteval_cli.core.errors import UserError
 
     dataset = find_dataset(conn, name)
     if dataset is None:

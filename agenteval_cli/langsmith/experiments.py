@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.errors import UserError, did_you_mean
+from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
 from agenteval_cli.langsmith.client import Connection, failures
-from agenteval_cli.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
 
 if TYPE_CHECKING:
-    from agenteval_cli.store import ExperimentRecord, Store
+    from agenteval_cli.store.db import ExperimentRecord, Store
 
 Say = Callable[[str], None]
 IMPORT_PREFIX = "langsmith-import"  # the store prefix of imported experiments
@@ -306,7 +306,7 @@ def _legacy_trace(runs: list[Any]) -> Trace:
     traces stored before agents were resolved from the run tree (``schema`` 1), which the
     evaluators read as such.
     """
-    from agenteval_cli.tracing import agent_from_metadata
+    from agenteval_cli.trace.recorder import agent_from_metadata
 
     model_calls: list[ModelCall] = []
     tools: list[tuple[ToolCall, str | None]] = []

@@ -1,6 +1,6 @@
 """Write pulled examples as .jsonl, .json, .yaml or .csv, readable back by agenteval.
 
-CSV follows the reader's rule (:mod:`agenteval_cli.datasets`): values that the rule would
+CSV follows the reader's rule (:mod:`agenteval_cli.data.examples`): values that the rule would
 read back differently (numbers, booleans, empty strings, text starting with ``[`` or ``{``)
 are refused with a hint to use .jsonl rather than written inexactly. JSON, in a .jsonl or
 .json file or a CSV cell, is strict (:func:`strict`): NaN and ±Infinity, which other JSON
@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.errors import UserError
-from agenteval_cli.records import Example
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example
 
 FORMATS = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 

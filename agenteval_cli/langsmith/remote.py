@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.errors import UserError
-from agenteval_cli.records import Example
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example
 
 if TYPE_CHECKING:
-    from agenteval_cli.store import Store
+    from agenteval_cli.store.db import Store
 
 Say = Callable[[str], None]
 

@@ -2,7 +2,7 @@
 
 LangSmith keeps every run a request made (the graph, its tasks, models, tools) with its
 parent, metadata, inputs, outputs, error and start and end times, as JSON. :func:`replay`
-turns each run back into the callback events :class:`~agenteval_cli.tracing.TraceRecorder`
+turns each run back into the callback events :class:`~agenteval_cli.trace.recorder.TraceRecorder`
 would have received, in the order they happened, so the read-back trace gets its agent
 paths, order, handoffs, coordinators, tool kinds and tokens from the same code as a local
 run. What the JSON lost is put back where it can be:
@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from agenteval_cli.records import Trace
+from agenteval_cli.core.records import Trace
 
 __all__ = ["is_graph_run", "replay"]
 
@@ -162,7 +162,7 @@ class _Replay:
         self.unnamed: dict[tuple[Any, ...], list[Any]] = {}  # messages still without an id
 
     def trace(self, coordinators: Sequence[str]) -> Trace:
-        from agenteval_cli.tracing import TraceRecorder
+        from agenteval_cli.trace.recorder import TraceRecorder
 
         kept: dict[uuid.UUID, Any] = {}  # the runs the roots reach, with their depth
         depth: dict[uuid.UUID, int] = {}

@@ -1,6 +1,6 @@
 """What agenteval remembers about LangSmith, in tables of its own inside the store's file.
 
-Kept apart from the experiment tables (:mod:`agenteval_cli.store`) so the two evolve
+Kept apart from the experiment tables (:mod:`agenteval_cli.store.db`) so the two evolve
 independently. Every key includes the endpoint, so two LangSmith instances never share
 ids. Nothing secret is stored: the endpoint is a URL, the key stays in the environment.
 """
@@ -11,8 +11,8 @@ import json
 import sqlite3
 from typing import Any
 
-from agenteval_cli.sqlite_tx import has_table, write_transaction
-from agenteval_cli.store import Store, dumps, now
+from agenteval_cli.store.db import Store, dumps, now
+from agenteval_cli.store.tx import has_table, write_transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS langsmith_examples (

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agenteval_cli.errors import UserError
+from agenteval_cli.core.errors import UserError
 from agenteval_cli.langsmith.client import (
     Connection,
     LangSmithFailure,
@@ -24,7 +24,7 @@ from agenteval_cli.langsmith.client import (
     unexpected_answer,
 )
 from agenteval_cli.langsmith.state import LangSmithState, store_db
-from agenteval_cli.store import ExperimentRecord, Store, StoredResult
+from agenteval_cli.store.db import ExperimentRecord, Store, StoredResult
 
 NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")
 CHUNK = 20  # results per multipart request
@@ -113,7 +113,7 @@ def _linked_dataset(
                 f"dataset {name!r} is not in LangSmith and its file is gone ({exp.dataset_path})",
                 hint=f"push it with 'agenteval dataset push FILE --name {name}'",
             )
-        from agenteval_cli.datasets import dataset_hash, load_examples
+        from agenteval_cli.data.examples import dataset_hash, load_examples
 
         say(f"dataset {name!r} is not pushed yet: pushing {path} first")
         report = lsd.push(conn, state, name, load_examples(path), file_hash=dataset_hash(path))

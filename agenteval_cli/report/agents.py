@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.records import ModelCall, Trace
+from agenteval_cli.core.records import ModelCall, Trace
 
 if TYPE_CHECKING:
-    from agenteval_cli.store import Store
+    from agenteval_cli.store.db import Store
 
 SEPARATOR = " > "  # a row's key, as Trace.by_agent() spells a path
 TREE_MARK = " › "  # a path as the reports show it
@@ -159,7 +159,7 @@ def aggregate(
 
 
 def aggregate_results(results: Iterable[Any], pricing: Mapping[str, Any] | None) -> AgentUsage:
-    """Over :class:`~agenteval_cli.records.Result` objects, the failed ones left out."""
+    """Over :class:`~agenteval_cli.core.records.Result` objects, the failed ones left out."""
     return aggregate((r.trace.model_calls for r in results if r.error is None), pricing)
 
 

@@ -9,11 +9,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agenteval_cli.redact import console_text
-from agenteval_cli.report import metricinfo
+from agenteval_cli.core.redact import console_text
+from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
-from agenteval_cli.report.sources import ExperimentData
 from agenteval_cli.report.table import plain
+from agenteval_cli.results.sources import ExperimentData
 
 _SHORT = {"routing_accuracy": "routing", "resolution_coverage": "coverage", "ping_pong": "pong"}
 

@@ -12,12 +12,12 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from agenteval_cli.errors import UserError
-from agenteval_cli.metrics import VOLATILE_KEYS, consistent_share
-from agenteval_cli.report import metricinfo
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.metrics.stats import PairedComparison, compare_paired, stdev
+from agenteval_cli.metrics.summary import VOLATILE_KEYS, consistent_share
 from agenteval_cli.report.agents import AgentUsage, aggregate
-from agenteval_cli.report.sources import ExperimentData, Run
-from agenteval_cli.stats import PairedComparison, compare_paired, stdev
+from agenteval_cli.results.sources import ExperimentData, Run
 
 NONE = "(none)"
 NA = "n/a"  # a mean no result gave (tokens a model did not report): unknown, not zero

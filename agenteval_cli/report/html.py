@@ -2,7 +2,7 @@
 
 The template only lays out what this module computes, and Jinja2 autoescaping is on for
 everything, so model text containing HTML or ``<script>`` shows as text. Every value the page
-shows first goes through :func:`agenteval_cli.redact.redact` (the environment's
+shows first goes through :func:`agenteval_cli.core.redact.redact` (the environment's
 ``finalize``), so no known secret or URL password is written out.
 """
 
@@ -15,9 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
-from agenteval_cli.redact import MIN_SECRET_LENGTH, redact, secret_values
-from agenteval_cli.report import metricinfo
+from agenteval_cli.core.redact import MIN_SECRET_LENGTH, redact, secret_values
+from agenteval_cli.gating.checks import example_checks, example_thresholds, thresholds_for
+from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.metrics.stats import bootstrap_ci
 from agenteval_cli.report.agents import (
     TREE_MARK,
     AgentRow,
@@ -34,8 +35,7 @@ from agenteval_cli.report.comparison import (
     fmt_mean,
     outcome_keys,
 )
-from agenteval_cli.report.sources import ExperimentData, Run
-from agenteval_cli.stats import bootstrap_ci
+from agenteval_cli.results.sources import ExperimentData, Run
 
 BAR_WIDTH = 300
 BAR_HEIGHT = 18

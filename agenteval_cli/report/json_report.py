@@ -13,11 +13,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from agenteval_cli.core.redact import redact
 from agenteval_cli.evaluators.summaries import summary_scores
-from agenteval_cli.metrics import Summary
-from agenteval_cli.redact import redact
+from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
-from agenteval_cli.store import Store, StoredResult, dumps
+from agenteval_cli.store.db import Store, StoredResult, dumps
 
 
 def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:

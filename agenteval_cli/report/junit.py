@@ -5,7 +5,7 @@ repetitions), or, with no thresholds, the default pass marks (full routing accur
 coverage, no ping-pong). A failure carries the evaluator's comment; an error, the error.
 
 Every text is made what a strict XML parser accepts (escape sequences and other control
-characters removed, :func:`agenteval_cli.redact.xml_text`), with known secrets redacted.
+characters removed, :func:`agenteval_cli.core.redact.xml_text`), with known secrets redacted.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.gate import example_checks, example_thresholds, thresholds_for
-from agenteval_cli.redact import xml_text
-from agenteval_cli.report import metricinfo
-from agenteval_cli.report.sources import ExperimentData
+from agenteval_cli.core.redact import xml_text
+from agenteval_cli.gating.checks import example_checks, example_thresholds, thresholds_for
+from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.results.sources import ExperimentData
 
 
 def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]) -> ET.Element:

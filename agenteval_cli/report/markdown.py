@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agenteval_cli.redact import redact, strip_control
-from agenteval_cli.report import metricinfo
+from agenteval_cli.core.redact import redact, strip_control
+from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.report.comparison import Comparison, fmt_mean
 
 if TYPE_CHECKING:
-    from agenteval_cli.gate import GateFailure
+    from agenteval_cli.gating.checks import GateFailure
 
 
 # What starts inline markup in running text: code, emphasis, strikethrough, links and

@@ -1,7 +1,7 @@
 """The Rich comparison table: one column per target, the best value of each row marked;
 and the per-agent table (``--by-agent``) of run and compare.
 
-Labels, directions and formats come from :mod:`agenteval_cli.report.metricinfo`, shared with
+Labels, directions and formats come from :mod:`agenteval_cli.metrics.info`, shared with
 ``compare`` and the HTML report, so a metric reads the same everywhere. A figure no result
 gave (tokens a model did not report, a cost without a price) shows as ``n/a``, never 0.
 
@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from agenteval_cli.metrics import Summary
-from agenteval_cli.redact import console_text
-from agenteval_cli.report.metricinfo import fmt, higher_is_better, label
+from agenteval_cli.core.redact import console_text
+from agenteval_cli.metrics.info import fmt, higher_is_better, label
+from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from agenteval_cli.report.agents import AgentRow, AgentUsage
-    from agenteval_cli.store import Store
+    from agenteval_cli.store.db import Store
 
 NA = "n/a"  # a figure no result gave: unknown, not zero
 

@@ -19,8 +19,8 @@ import yaml
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.records import Trace
-from agenteval_cli.store import Store
+from agenteval_cli.core.records import Trace
+from agenteval_cli.store.db import Store
 from forms.model import LOG, PRICING, Call
 from forms.truth import Form, Truth, truth_of
 

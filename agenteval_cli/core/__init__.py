@@ -1,0 +1,1 @@
+"""Shared building blocks: records, errors, redaction, safe text, positioned YAML, retries."""

@@ -1,0 +1,1 @@
+"""Datasets: example files read, validated and given stable ids."""

@@ -1,0 +1,1 @@
+"""Running a spec: the asyncio runner, experiments, resume, rescore, cache."""

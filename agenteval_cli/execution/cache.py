@@ -1,0 +1,94 @@
+"""The response cache: a target's outputs and trace, reused for the same call.
+
+A call is the same when the target's identity (its import path and the options that change
+what it is sent), the example's inputs and the repetition index are the same. The repetition
+index is part of the key so that ``repetitions: 5`` still measures five answers, not one
+answer five times. Only successful calls are cached; errors are always retried. The entries
+live in the store's ``cache`` table, written in the same transaction as the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agenteval_cli.core.records import Trace
+
+if TYPE_CHECKING:
+    from agenteval_cli.spec.model import TargetSpec
+    from agenteval_cli.store.db import Store
+
+
+def target_identity(
+    import_path: str,
+    input_key: str = "question",
+    initial_state: dict[str, Any] | None = None,
+    **options: Any,
+) -> str:
+    """What makes two targets the same for the cache; the name in the spec is only a label.
+
+    ``options`` are the target's ``input``, ``output`` and ``config`` (see
+    :func:`target_options`); those left out leave the identity as it was without them.
+    """
+    identity = {"target": import_path, "input_key": input_key, "initial_state": initial_state or {}}
+    identity.update((key, value) for key, value in sorted(options.items()) if value is not None)
+    return _canonical(identity)
+
+
+def target_options(target: TargetSpec, base_dir: Path) -> dict[str, Any]:
+    """A spec target's ``input``, ``output`` and ``config``, as they change what it is sent
+    and what counts as its answer; an input function's file is made absolute."""
+    prepare = target.input
+    if isinstance(prepare, str):
+        prepare = absolute_import_path(prepare, base_dir)
+    config = target.config.runnable_config() if target.config is not None else None
+    return {"input": prepare, "output": target.output, "config": config or None}
+
+
+def absolute_import_path(import_path: str, base_dir: Path) -> str:
+    """``file.py:attr`` with the file made absolute: two specs' ``targets.py`` differ."""
+    source, _, attr = import_path.rpartition(":")
+    if source.endswith(".py"):
+        return f"{(base_dir / source).resolve()}:{attr}"
+    return import_path
+
+
+def cache_key(identity: str, inputs: dict[str, Any], repetition: int) -> str:
+    """SHA-256 of the identity, the canonical inputs and the repetition index."""
+    text = _canonical({"identity": identity, "inputs": inputs, "repetition": repetition})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    from agenteval_cli.store.db import dumps
+
+    # Through the store's encoder first, so values JSON cannot hold still give a stable key.
+    return json.dumps(json.loads(dumps(value)), sort_keys=True, separators=(",", ":"))
+
+
+@dataclass
+class CachedCall:
+    outputs: dict[str, Any]
+    trace: Trace
+    latency_s: float
+
+
+class ResponseCache:
+    """Lookups for the runner; writes go through ``Store.add_result(cache_key=...)``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.hits = 0
+
+    def get(self, key: str) -> CachedCall | None:
+        found = self.store.cache_get(key)
+        if found is None:
+            return None
+        self.hits += 1
+        outputs, trace, latency = found
+        cached = Trace.from_dict(trace)
+        cached.latency_s = latency  # the trace's JSON may leave it to the column
+        return CachedCall(outputs=outputs, trace=cached, latency_s=latency)

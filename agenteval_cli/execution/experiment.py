@@ -1,0 +1,458 @@
+"""Running a spec: load the dataset, targets and evaluators, create one experiment per
+target in the store, run them side by side and persist every result as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.core.safe_text import exception_text
+from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
+from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
+from agenteval_cli.spec.model import Spec
+from agenteval_cli.store.db import ExperimentRecord, Store
+from agenteval_cli.store.results import encode
+from agenteval_cli.targets import Target, adapt, import_object
+
+ProgressHook = Callable[[str, Result], None]
+
+T = TypeVar("T")
+
+
+@dataclass
+class PreparedRun:
+    spec: Spec
+    examples: Sequence[Example]
+    targets: list[Target]
+    evaluators: list[BoundEvaluator]
+    experiments: dict[str, ExperimentRecord] = field(default_factory=dict)
+    use_cache: bool = False
+    # Set by a resume: (example id, repetition) -> ended in error, per target name; those
+    # pairs are skipped (or, with ``retry_errors``, the errored ones are run again).
+    done: dict[str, dict[tuple[str, int], bool]] | None = None
+    retry_errors: bool = False
+    warnings: list[str] = field(default_factory=list)  # set by execute(): targets that blocked
+
+    @property
+    def total_per_target(self) -> int:
+        return len(self.examples) * self.spec.repetitions
+
+
+def prepare(
+    spec: Spec,
+    *,
+    only_targets: list[str] | None = None,
+    limit: int | None = None,
+    store: Store | None = None,
+) -> PreparedRun:
+    """Everything that can fail on bad input fails here, before any target is called.
+
+    ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``)."""
+    from agenteval_cli.data.examples import open_examples
+
+    examples: Sequence[Example]
+    if spec.dataset.langsmith is not None:
+        examples = _langsmith_examples(spec, store)
+        if limit is not None:
+            examples = examples[:limit]
+    elif spec.dataset.path is None:
+        raise UserError("the dataset has no 'path'", file=spec.source, line=spec.line_of("dataset"))
+    else:  # a .jsonl or .csv file is checked now and read again as the run goes
+        examples = open_examples(spec.dataset.path, limit)
+    return PreparedRun(
+        spec=spec,
+        examples=examples,
+        targets=load_targets(spec, only_targets),
+        evaluators=load_evaluators(spec, examples),
+        use_cache=bool(getattr(spec, "cache", False)),
+    )
+
+
+def _langsmith_examples(spec: Spec, store: Store | None) -> list[Example]:
+    from agenteval_cli.langsmith.remote import load_langsmith_examples
+
+    if store is None:
+        raise UserError(
+            "a LangSmith dataset needs the experiment store for its offline copy",
+            file=spec.source,
+            line=spec.line_of("dataset"),
+        )
+    return load_langsmith_examples(
+        spec.dataset.langsmith or "",
+        store,
+        version=spec.dataset.version,
+        splits=spec.dataset.splits,
+        say=lambda text: print(f"note: {text}", file=sys.stderr),
+    )
+
+
+def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
+    """Import and adapt every target (or those named in ``only``). A graph is checked
+    against its input schema here, so a target no example can reach fails before any call."""
+    from agenteval_cli.core.yamlsource import format_key_path
+    from agenteval_cli.targets import TargetOptionError
+
+    names = [t.name for t in spec.targets]
+    for name in only or []:
+        if name not in names:
+            from agenteval_cli.core.errors import did_you_mean
+
+            raise UserError(
+                f"--target {name!r} is not a target of this spec",
+                file=spec.source,
+                line=spec.line_of("targets"),
+                hint=did_you_mean(name, names) or f"targets: {', '.join(names)}",
+            )
+    loaded = []
+    for target in spec.targets:
+        if only and target.name not in only:
+            continue
+        line = spec.line_of("targets", target.name)
+        obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
+        prepare_input: Mapping[str, Any] | Callable[..., Any] | None
+        if isinstance(target.input, str):  # the import path of a function
+            input_line = spec.line_of("targets", target.name, "input")
+            prepare_input = import_object(
+                target.input, base_dir=spec.base_dir, file=str(spec.source), line=input_line
+            )
+            if not callable(prepare_input):
+                raise UserError(
+                    f"input {target.input!r} is a {type(prepare_input).__name__}, not a function",
+                    file=spec.source,
+                    line=input_line,
+                    hint="name a function fn(inputs: dict) -> dict",
+                )
+        else:
+            prepare_input = target.input
+        try:
+            loaded.append(
+                adapt(
+                    obj,
+                    name=target.name,
+                    import_path=target.target,
+                    input_key=target.input_key,
+                    initial_state=target.initial_state,
+                    input=prepare_input,
+                    output=target.output,
+                    config=target.config.runnable_config() if target.config else None,
+                )
+            )
+        except TypeError as exc:
+            raise UserError(str(exc), file=spec.source, line=line) from None
+        except TargetOptionError as exc:
+            at = ("targets", target.name, *exc.at)
+            raise UserError(
+                f"{format_key_path(at)}: {exc}",
+                file=spec.source,
+                line=spec.line_of(*at),
+                hint=exc.hint,
+            ) from None
+        loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
+    return loaded
+
+
+def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[str, ...]:
+    """The agents that regain control by design: declared in the spec, or found in the
+    graph's own edges."""
+    found: list[str] = []
+    if target.kind == "graph":
+        from agenteval_cli.trace.attribution import graph_coordinators
+
+        found = graph_coordinators(obj)
+    return tuple(dict.fromkeys([*declared, *found]))
+
+
+def load_evaluators(spec: Spec, examples: Sequence[Example] | None = None) -> list[BoundEvaluator]:
+    """Every evaluator of the spec; with ``examples``, sampled evaluators get their sample."""
+    import agenteval_cli.evaluators  # noqa: F401 (registers every family)
+    from agenteval_cli.evaluators.loading import bind_evaluators
+
+    return bind_evaluators(spec, examples)
+
+
+def git_commit(directory: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def start_experiments(run: PreparedRun, store: Store) -> None:
+    from agenteval_cli.data.examples import dataset_hash
+
+    spec = run.spec
+    data_hash = dataset_hash(spec.dataset.path) if spec.dataset.path else None
+    commit = git_commit(spec.base_dir)
+    run_id = uuid.uuid4().hex
+    for target in run.targets:
+        run.experiments[target.name] = store.create_experiment(
+            prefix=spec.experiment_prefix,
+            target=target.name,
+            target_path=target.import_path,
+            spec=spec.raw,
+            spec_path=str(spec.source),
+            spec_hash=spec.content_hash,
+            dataset_path=str(spec.dataset.path) if spec.dataset.path else None,
+            dataset_name=spec.dataset.name,
+            dataset_hash=data_hash,
+            git_commit=commit,
+            repetitions=spec.repetitions,
+            example_count=len(run.examples),
+            run_id=run_id,
+        )
+
+
+def run_settings(spec: Spec) -> RunSettings:
+    """The runner's settings from the spec, retries and rate limit included."""
+    from agenteval_cli.core.retry import RetryPolicy
+
+    settings = RunSettings(
+        concurrency=spec.concurrency, timeout_s=spec.timeout_s, repetitions=spec.repetitions
+    )
+    retries = getattr(spec, "retries", None)
+    if retries is not None:
+        settings.retry = RetryPolicy(
+            max=retries.max,
+            backoff=retries.backoff,
+            on=tuple(retries.on),
+            base_s=retries.initial_delay_s,
+            max_s=retries.max_delay_s,
+        )
+    rate_limit = getattr(spec, "rate_limit", None)
+    if rate_limit is not None:
+        settings.requests_per_minute = rate_limit.requests_per_minute
+    return settings
+
+
+def make_runner(run: PreparedRun, store: Store) -> Runner:
+    from agenteval_cli.execution.cache import (
+        ResponseCache,
+        absolute_import_path,
+        target_identity,
+        target_options,
+    )
+
+    runner = Runner(targets=run.targets, evaluators=run.evaluators, settings=run_settings(run.spec))
+    if run.use_cache:
+        runner.cache = ResponseCache(store)
+        for target in run.spec.targets:
+            path = absolute_import_path(target.target, run.spec.base_dir)
+            runner.cache_paths[target.name] = path
+            runner.identities[target.name] = target_identity(
+                path,
+                target.input_key,
+                target.initial_state,
+                **target_options(target, run.spec.base_dir),
+            )
+    return runner
+
+
+def pending_items(run: PreparedRun, runner: Runner) -> Iterator[WorkItem]:
+    """Every work item of the run, less the pairs a resumed run already has."""
+    if run.done is None:
+        yield from runner.work(run.examples)
+        return
+    for item in runner.work(run.examples):
+        errored = run.done.get(item.target.name, {}).get((item.example.id, item.repetition))
+        if errored is None:
+            yield item
+        elif errored and run.retry_errors:
+            item.replace = True
+            yield item
+
+
+def execute(
+    run: PreparedRun,
+    store: Store,
+    on_result: ProgressHook | None = None,
+    on_forced_exit: Callable[[str], None] | None = None,
+) -> None:
+    """Run every target; mark each experiment finished, or interrupted if stopped early.
+
+    Ctrl-C (or SIGTERM) stops dispatching and lets calls in flight finish for a few seconds;
+    what finished is saved and KeyboardInterrupt is raised for the caller to report. A run
+    that does not stop by then is ended by force (agenteval_cli.execution.watchdog): what
+    finished is saved, ``on_forced_exit(reason)`` reports it, and the process exits with 130.
+    """
+    if not run.experiments:
+        start_experiments(run, store)
+    runner = make_runner(run, store)
+    writer = store.writer()
+
+    def forced(reason: str) -> None:
+        writer.flush()
+        for experiment in run.experiments.values():
+            store.finish_experiment(experiment.id, "interrupted")
+        run.warnings += runner.stall_warnings()
+        if on_forced_exit is not None:
+            on_forced_exit(reason)
+
+    runner.on_forced_exit = forced
+
+    def persist(item: WorkItem, result: Result) -> None:
+        experiment_id = run.experiments[item.target.name].id
+        cache_key = None if result.cached else item.cache_key
+        try:
+            encoded = encode(
+                experiment_id,
+                item.example,
+                result,
+                replace=item.replace,
+                cache_key=cache_key,
+                target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
+                memo=writer.memo,
+            )
+        except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
+            result.outputs, result.scores = None, []
+            result.trace = Trace(latency_s=result.latency_s)
+            result.error = result.trace.error = (
+                f"target returned outputs that cannot be stored ({exception_text(exc)}); "
+                "return plain JSON values"
+            )
+            encoded = encode(experiment_id, item.example, result, replace=item.replace)
+        writer.add(encoded)
+        if on_result is not None:
+            on_result(item.target.name, result)
+
+    status = "interrupted"
+    changed: list[UserError] = []  # the dataset's rows changed under the run
+    try:
+        items = _until_dataset_changes(pending_items(run, runner), changed)
+        if run.spec.upload:  # keep each call's run tree for the upload (child runs)
+            items = _with_run_trees(run, store, items)
+        with _offline():  # a local run never reaches LangSmith
+            try:
+                completed = run_loop(
+                    runner.run(items, persist, handle_signals=True), lambda: runner.abandoned
+                )
+            finally:
+                writer.flush()  # what finished is committed, however the run ended
+        status = "finished" if completed and not changed else "interrupted"
+    finally:
+        run.warnings += runner.stall_warnings() + runner.abandoned_warnings()
+        for experiment in run.experiments.values():
+            store.finish_experiment(experiment.id, status)
+    if changed:  # the calls in flight finished and are kept; the run can be resumed
+        raise changed[0]
+    if status == "finished":
+        _note_if_grown(run.examples)
+        score_summaries(run, store)
+    if status == "interrupted":
+        raise KeyboardInterrupt
+
+
+def run_loop(
+    main: Coroutine[Any, Any, T],
+    abandoned: Callable[[], Sequence[asyncio.Task[Any]]] = lambda: (),
+) -> T:
+    """``asyncio.run(main)``, except that closing the loop never waits forever.
+
+    ``asyncio.run`` cancels the tasks still pending and waits for every one of them: a task
+    that swallows its ``CancelledError`` would keep the process alive after the run. Here
+    the tasks ``abandoned()`` names once ``main`` ended (the runner already cancelled them
+    and gave them their time) are left as they are, and any other task left gets
+    ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
+    from agenteval_cli.execution.runner import SETTLE_S
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            given_up = set(abandoned())
+            left = [t for t in asyncio.all_tasks(loop) if not t.done() and t not in given_up]
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left, timeout=SETTLE_S))
+            for task in asyncio.all_tasks(loop):  # never ending: no "destroyed but pending"
+                task._log_destroy_pending = False  # type: ignore[attr-defined]
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) -> Iterator:
+    """``items``, ending early (no new call starts, the calls in flight finish and are
+    kept) when the dataset's rows changed after they were checked, or the file can no longer
+    be read (removed, say); the error is kept in ``changed`` for the run to report."""
+    try:
+        yield from items
+    except UserError as exc:  # reading the examples is all that raises it here
+        changed.append(exc)
+
+
+def _note_if_grown(examples: Sequence[Example]) -> None:
+    """Say so when the dataset file changed during the run without changing its rows (lines
+    appended): the run used the rows it checked."""
+    from agenteval_cli.data.examples import StreamedExamples
+
+    if isinstance(examples, StreamedExamples) and examples.changed():
+        print(
+            f"note: {examples.path}: the dataset file changed during the run; "
+            f"the run used the {len(examples):,} examples it had when it started",
+            file=sys.stderr,
+        )
+
+
+def _offline() -> contextlib.AbstractContextManager[None]:
+    """LangSmith tracing off for the run. While langsmith is not imported, its environment
+    variables are all there is to switch off (a langsmith imported during the run reads
+    them), so langsmith is not imported just for that."""
+    if "langsmith" in sys.modules:
+        return no_langsmith_tracing()
+    return _tracing_env_off()
+
+
+@contextlib.contextmanager
+def _tracing_env_off() -> Iterator[None]:
+    saved = {var: os.environ.get(var) for var in TRACING_VARS}
+    os.environ.update(dict.fromkeys(TRACING_VARS, "false"))
+    try:
+        yield
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+        if "langsmith" in sys.modules:  # imported during the run: drop its cached "false"
+            from langsmith import utils as ls_utils
+
+            # an lru_cache under its overloads, which hide cache_clear from the checker
+            get_env_var = cast("functools._lru_cache_wrapper[str | None]", ls_utils.get_env_var)
+            get_env_var.cache_clear()
+
+
+def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:
+    from agenteval_cli.langsmith.capture import wrap_items
+    from agenteval_cli.langsmith.state import LangSmithState
+
+    state = LangSmithState(store.db)
+    ids = {name: e.id for name, e in run.experiments.items()}
+    return wrap_items(items, ids, state.save_tree)
+
+
+def score_summaries(run: PreparedRun, store: Store) -> None:
+    """Dataset-level evaluators: once per target, over every result the store holds for it."""
+    from agenteval_cli.evaluators.summaries import score_experiment_summaries
+
+    score_experiment_summaries(run.evaluators, store, [e.id for e in run.experiments.values()])

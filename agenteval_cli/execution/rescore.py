@@ -1,0 +1,75 @@
+"""Re-scoring: the spec's evaluators over an experiment's stored outputs, no target called.
+
+The result is a new experiment (same target, outputs, traces and errors; new scores), so the
+original stays as it was and the two can be compared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example
+from agenteval_cli.evaluators.scoring import BoundEvaluator, score
+from agenteval_cli.spec.model import Spec
+from agenteval_cli.store.db import ExperimentRecord, Store
+
+
+def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord]:
+    """One new, finished experiment per named experiment (or target: its latest)."""
+    from agenteval_cli.execution.experiment import git_commit, load_evaluators
+
+    sources = [_find(store, name) for name in names]
+    evaluators = load_evaluators(spec)
+    run_id = uuid.uuid4().hex
+    created = []
+    for source in sources:
+        new = store.create_experiment(
+            prefix=spec.experiment_prefix,
+            target=source.target,
+            target_path=source.target_path,
+            spec=spec.raw,
+            spec_path=str(spec.source),
+            spec_hash=spec.content_hash,
+            dataset_path=source.dataset_path,
+            dataset_name=source.dataset_name,
+            dataset_hash=source.dataset_hash,
+            git_commit=git_commit(spec.base_dir),
+            repetitions=source.repetitions,
+            example_count=source.example_count,
+            run_id=run_id,
+        )
+        status = "interrupted"
+        try:
+            asyncio.run(_rescore_into(store, source, new, evaluators))
+            status = "finished"
+        finally:
+            store.finish_experiment(new.id, status)
+        created.append(store.experiment(new.id))
+    return created
+
+
+async def _rescore_into(
+    store: Store, source: ExperimentRecord, new: ExperimentRecord, evaluators: list[BoundEvaluator]
+) -> None:
+    stored = list(store.results(source.id))  # read fully before writing to the same tables
+    for item in stored:
+        result = item.result
+        example = Example(result.example_id, item.inputs, item.reference_outputs)
+        if result.error is None:
+            result.scores = await score(evaluators, example, result.outputs or {}, result.trace)
+        store.add_result(new.id, example, result)
+
+
+def _find(store: Store, name: str) -> ExperimentRecord:
+    try:
+        return store.experiment(name)
+    except KeyError:
+        latest = store.latest_experiment(name)
+        if latest is None:
+            raise UserError(
+                f"--rescore {name!r}: no such experiment or target in {store.path}",
+                hint="see 'agenteval experiments' for the names",
+            ) from None
+        return latest

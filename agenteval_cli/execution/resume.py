@@ -1,0 +1,124 @@
+"""Resuming an interrupted run: find it, check nothing changed, and run only what is missing.
+
+A run is the set of experiments one ``agenteval run`` started together (their ``run_id``).
+Resuming it reuses those experiments, so the finished table is the one an uninterrupted run
+would have printed: every example x repetition pair that already has a row is skipped, and
+with ``retry_errors`` the pairs that ended in error run again and replace their row. A run
+is locked while it runs (:meth:`Store.lock_run`), so it is never resumed twice at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.execution.experiment import PreparedRun, prepare
+from agenteval_cli.spec.model import Spec
+from agenteval_cli.store.db import ExperimentRecord, Store
+
+UNFINISHED = ("running", "interrupted")
+
+
+def resume_run(
+    spec: Spec, store: Store, *, experiment: str | None = None, retry_errors: bool = False
+) -> PreparedRun:
+    """The run to continue, prepared with the pairs it already has (``PreparedRun.done``)."""
+    group = _named_run(store, experiment) if experiment else _latest_run(spec, store, retry_errors)
+    first = group[0]
+    # Held until the store closes: a second --resume of this run (or one while the run
+    # itself still goes on) is refused here, before it calls anything.
+    store.lock_run(first.run_id or first.id, ", ".join(e.name for e in group))
+    _refuse_changes(spec, first)
+    run = prepare(
+        spec, only_targets=[e.target for e in group], limit=first.example_count, store=store
+    )
+    if first.example_count is not None and len(run.examples) != first.example_count:
+        raise UserError(
+            f"the dataset now has {len(run.examples)} examples, {first.name} started with "
+            f"{first.example_count}",
+            file=spec.dataset.path,
+            hint="run without --resume to start a new experiment",
+        )
+    run.experiments = {e.target: e for e in group}
+    run.done = {e.target: store.result_keys(e.id) for e in group}
+    run.retry_errors = retry_errors
+    for e in group:
+        store.reopen_experiment(e.id)
+    return run
+
+
+def _named_run(store: Store, name: str) -> list[ExperimentRecord]:
+    try:
+        named = store.experiment(name)
+    except KeyError:
+        found = store.latest_experiment(name)  # a target name: its latest experiment
+        if found is None:
+            raise UserError(
+                f"no experiment named {name!r} in {store.path}",
+                hint="see 'agenteval experiments' for the names",
+            ) from None
+        named = found
+    return store.run_experiments(named.run_id) if named.run_id else [named]
+
+
+def _latest_run(spec: Spec, store: Store, retry_errors: bool) -> list[ExperimentRecord]:
+    """The newest run of this spec that is unfinished (or, to retry errors, any run)."""
+    candidates = [
+        e
+        for e in store.experiments()
+        if e.prefix == spec.experiment_prefix and (retry_errors or e.status in UNFINISHED)
+    ]
+    same_file = [e for e in candidates if _same_file(e.spec_path, spec.source)]
+    chosen = (same_file or candidates)[:1]
+    if not chosen:
+        what = "experiment" if retry_errors else "unfinished experiment"
+        raise UserError(
+            f"no {what} of {spec.source} to resume in {store.path}",
+            hint="run it without --resume, or name one: --resume EXPERIMENT",
+        )
+    latest = chosen[0]
+    return store.run_experiments(latest.run_id) if latest.run_id else [latest]
+
+
+def _same_file(stored: str | None, source: Path) -> bool:
+    if stored is None:
+        return False
+    try:
+        return Path(stored).resolve() == source.resolve()
+    except OSError:
+        return False
+
+
+def _refuse_changes(spec: Spec, experiment: ExperimentRecord) -> None:
+    """A changed spec or dataset would mix two experiments' results in one table."""
+    from agenteval_cli.data.examples import dataset_hash
+
+    if experiment.spec_hash and experiment.spec_hash != spec.content_hash:
+        raise UserError(
+            f"the spec changed since {experiment.name} started (its content hash differs); "
+            "resuming would mix results of two different experiments",
+            file=spec.source,
+            hint="restore the spec, or run without --resume to start a new experiment",
+        )
+    path = spec.dataset.path
+    if (
+        experiment.dataset_hash
+        and path is not None
+        and dataset_hash(path) != experiment.dataset_hash
+    ):
+        raise UserError(
+            f"the dataset changed since {experiment.name} started (its content hash differs); "
+            "resuming would mix results of two different datasets",
+            file=path,
+            hint="restore the file, or run without --resume to start a new experiment",
+        )
+
+
+def remaining(run: PreparedRun) -> dict[str, int]:
+    """Calls a resumed run still has to make, per target (for its progress bars)."""
+    left = {}
+    for target in run.targets:
+        done = (run.done or {}).get(target.name, {})
+        kept = sum(1 for errored in done.values() if not (errored and run.retry_errors))
+        left[target.name] = run.total_per_target - kept
+    return left

@@ -1,0 +1,665 @@
+"""The asyncio engine: every target on every example, at most ``concurrency`` calls in flight.
+
+Each finished call is traced, scored and handed to ``on_result`` (which persists it) before
+the next one starts, so results reach the store as they finish, not at the end. Transient
+failures are retried by the spec's policy (:mod:`agenteval_cli.core.retry`), calls are spaced by
+its rate limit, and a cached answer (:mod:`agenteval_cli.execution.cache`) replaces the call.
+
+``stop()`` (Ctrl-C or SIGTERM under ``run(handle_signals=True)``) stops dispatching; calls in
+flight get ``grace_s`` seconds to finish and be saved, the rest are cancelled and left for
+``--resume``; a run that will not stop is ended by force (:mod:`agenteval_cli.execution.watchdog`).
+Each step of a call is timed: a target that blocks the event loop is timed out and named, and
+the calls it starved get that time back (:mod:`agenteval_cli.execution.stalls`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import itertools
+import sys
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from time import perf_counter
+from types import CoroutineType, FrameType
+from typing import TYPE_CHECKING, Any
+
+from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.core.retry import RateLimiter, RetryPolicy, call_with_retries
+from agenteval_cli.core.safe_text import exception_text
+from agenteval_cli.evaluators.scoring import BoundEvaluator, score
+from agenteval_cli.execution.stalls import BLOCKING_S, LoopStalls, blocked_text
+from agenteval_cli.targets import Target
+
+if TYPE_CHECKING:
+    from agenteval_cli.execution.cache import ResponseCache
+
+
+@dataclass
+class RunSettings:
+    concurrency: int = 4
+    timeout_s: float = 60.0
+    repetitions: int = 1
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    requests_per_minute: float | None = None
+    grace_s: float = 5.0  # after stop(), how long calls in flight may finish
+
+
+@dataclass
+class WorkItem:
+    target: Target
+    example: Example
+    repetition: int
+    replace: bool = False  # a retry of an errored result: the stored row is swapped out
+    cache_key: str | None = None
+
+
+ResultSink = Callable[[WorkItem, Result], None]
+YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
+# Threads a sync target may leave behind, stuck past their time-out, before its further
+# calls wait for a thread to free up instead of starting another one.
+ABANDONED_THREADS = 32
+# How long the tasks a run's calls left behind get to end once cancelled, when the run is
+# over; those still running then (one that swallows its cancellation) are abandoned.
+SETTLE_S = 1.0
+# The thread requests of the target call running in this context that found every thread
+# busy and had to wait: set per attempt, filled by the worker pool.
+_WAITING: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "agenteval_waiting", default=None
+)
+
+
+class ThreadsExhausted(Exception):
+    """A sync call timed out waiting for a worker thread, all of them held by earlier calls
+    stuck past their time-out: not the time-out of this call, which never started. Raised
+    from the ``TimeoutError``, so a policy that retries time-outs retries it."""
+
+
+@dataclass
+class Runner:
+    targets: list[Target]
+    evaluators: list[BoundEvaluator]
+    settings: RunSettings = field(default_factory=RunSettings)
+    cache: ResponseCache | None = None
+    identities: dict[str, str] = field(default_factory=dict)  # target name -> cache identity
+    cache_paths: dict[str, str] = field(default_factory=dict)  # target name -> absolute import path
+    stopped: bool = field(default=False, init=False)
+    _limiter: RateLimiter | None = field(default=None, init=False, repr=False)
+    _force: asyncio.Event | None = field(default=None, init=False, repr=False)
+    # the run handles Ctrl-C itself: a KeyboardInterrupt inside a call is the target's own
+    _owns_signals: bool = field(default=False, init=False, repr=False)
+    # Called (in the main thread) before the process is ended by force, when a stopped run
+    # would not end: it saves what finished and says why (see agenteval_cli.execution.watchdog).
+    on_forced_exit: Callable[[str], None] | None = field(default=None, repr=False)
+    _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
+    # tasks the calls left behind that did not end when cancelled (see _settle)
+    abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
+
+    def work(self, examples: Iterable[Example]) -> Iterator[WorkItem]:
+        """Repetition-major, then example, then target: targets advance side by side.
+
+        ``examples`` is iterated once per repetition; a one-shot iterator is kept in a list
+        only when there are several repetitions."""
+        repetitions = self.settings.repetitions
+        if repetitions > 1 and iter(examples) is examples:  # a one-shot iterator
+            examples = list(examples)
+        cached = self.cache is not None
+        for repetition in range(repetitions):
+            for example in examples:
+                for target in self.targets:
+                    yield WorkItem(
+                        target,
+                        example,
+                        repetition,
+                        cache_key=self._key(target, example, repetition) if cached else None,
+                    )
+
+    def _key(self, target: Target, example: Example, repetition: int) -> str | None:
+        if self.cache is None:
+            return None
+        from agenteval_cli.execution.cache import cache_key, target_identity
+
+        identity = self.identities.get(target.name) or target_identity(target.import_path)
+        return cache_key(identity, example.inputs, repetition)
+
+    def stop(self) -> None:
+        """Dispatch nothing new; a second call cancels the calls in flight at once."""
+        if self.stopped and self._force is not None:
+            self._force.set()
+        self.stopped = True
+
+    async def run(
+        self, items: Iterable[WorkItem], on_result: ResultSink, *, handle_signals: bool = False
+    ) -> bool:
+        """Run ``items`` with ``concurrency`` workers; ``on_result`` sees each as it ends.
+
+        Returns True when every item ran, False when stopped early.
+        """
+        from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+        from agenteval_cli.trace.threads import follow_threads
+
+        loop = asyncio.get_running_loop()
+        pool = DaemonThreadPool(
+            max_threads=self.settings.concurrency + ABANDONED_THREADS, waiting=_WAITING
+        )
+        loop.set_default_executor(pool)
+        rpm = self.settings.requests_per_minute
+        self._limiter = RateLimiter(rpm) if rpm else None
+        self._force = asyncio.Event()
+        queue = iter(items)
+
+        clock = time.monotonic
+        turn = [clock() + YIELD_EVERY_S]
+        cached = self.cache is not None
+
+        async def worker() -> None:
+            while not self.stopped:
+                item = next(queue, None)  # a shared iterator: each item goes to one worker
+                if item is None:
+                    return
+                # without a cache, run_one is _call: one coroutine fewer per item
+                on_result(item, await (self.run_one(item) if cached else self._call(item)))
+                if clock() >= turn[0]:
+                    # Calls that never wait (an instant target) would keep this worker busy
+                    # for the whole run: let signals, the store's commits and others in.
+                    await asyncio.sleep(0)
+                    turn[0] = clock() + YIELD_EVERY_S
+
+        # A target that runs its graph on a thread or an executor of its own is traced
+        # there too: those threads get the context of the call that starts them.
+        # No more workers than work items: a large concurrency on a small dataset costs
+        # nothing. Only the first ``concurrency`` items are taken ahead to count them.
+        head = list(itertools.islice(queue, max(1, self.settings.concurrency)))
+        queue = itertools.chain(head, queue)
+        before = asyncio.all_tasks(loop)
+        with follow_threads():
+            workers = [asyncio.ensure_future(worker()) for _ in head]
+            everything = asyncio.gather(*workers)
+            self._stalls = LoopStalls(loop)
+            try:
+                self._owns_signals = handle_signals
+                with self._interrupts(loop, enabled=handle_signals):
+                    await self._until_done_or_stopped(everything)
+                    if handle_signals:  # the process is ours: so is every task
+                        self.abandoned = await _settle(before)
+            finally:
+                self._stalls.close()
+        return not self.stopped
+
+    def _interrupts(
+        self, loop: asyncio.AbstractEventLoop, *, enabled: bool
+    ) -> contextlib.AbstractContextManager[Any]:
+        """Ctrl-C and SIGTERM stop the run; one that will not stop ends the process (see
+        :mod:`agenteval_cli.execution.watchdog`): ``on_forced_exit`` saves what finished first."""
+        if not enabled:
+            return contextlib.nullcontext()
+        from agenteval_cli.execution.watchdog import Interrupts
+
+        return Interrupts(loop, self.stop, self.settings.grace_s, self.on_forced_exit, self._stuck)
+
+    def _stuck(self, frame: FrameType | None) -> str:
+        """Which calls kept a stopped run going: the one holding the event loop (``frame``
+        is where the main thread was), else those that did not end when cancelled."""
+        from agenteval_cli.execution.watchdog import where
+
+        holder = _item_on_stack(frame)
+        if holder is not None:
+            at = where(frame, _OWN_FILES)
+            return (
+                f"target {holder.target.name!r} (example {holder.example.id!r}) held the "
+                "event loop and never gave it back"
+                + (f", at {at}" if at else "")
+                + " (blocking code or a busy loop in an async target)"
+            )
+        calls = [
+            f"target {item.target.name!r} (example {item.example.id!r})"
+            for item in _items_in_flight()
+        ]
+        if not calls:
+            return ""
+        return (
+            f"{', '.join(calls[:5])}{' and others' if len(calls) > 5 else ''} did not end "
+            "when cancelled (a target that catches CancelledError and goes on)"
+        )
+
+    def abandoned_warnings(self) -> list[str]:
+        """One line when tasks the calls left behind would not end when cancelled."""
+        left = [task for task in self.abandoned if not task.done()]
+        if not left:
+            return []
+        names = sorted({_coroutine_name(task) for task in left})
+        return [
+            f"{len(left)} background task(s) started by the targets ignored cancellation "
+            f"and were abandoned {SETTLE_S:g} s after the run ended ({', '.join(names[:5])}"
+            + (", ..." if len(names) > 5 else "")
+            + "); every result was saved, but a target should not leave tasks running"
+        ]
+
+    def stall_warnings(self) -> list[str]:
+        """One line per target that blocked the event loop (see
+        :mod:`agenteval_cli.execution.stalls`)."""
+        if self._stalls is None:
+            return []
+        return self._stalls.warnings(self.settings.timeout_s)
+
+    async def _until_done_or_stopped(self, everything: asyncio.Future[Any]) -> None:
+        assert self._force is not None
+        while not everything.done() and not self.stopped:
+            await asyncio.wait({everything}, timeout=0.1)
+        if not everything.done():  # stopped: let calls in flight finish, up to grace_s
+            force = asyncio.ensure_future(self._force.wait())
+            await asyncio.wait(
+                {everything, force},
+                timeout=self.settings.grace_s,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            force.cancel()
+            if not everything.done():
+                everything.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await everything
+                return
+        everything.result()  # re-raise a failure of on_result (e.g. the store)
+
+    async def run_one(self, item: WorkItem) -> Result:
+        """Call the target (or take its cached answer), then score it. Never raises for the
+        target's or an evaluator's failure: those are recorded in the result."""
+        if self.cache is not None and item.cache_key is not None:
+            hit = self.cache.get(item.cache_key)
+            if hit is not None:
+                result = Result(
+                    example_id=item.example.id,
+                    repetition=item.repetition,
+                    outputs=hit.outputs,
+                    trace=hit.trace,
+                    latency_s=hit.latency_s,
+                    attempts=0,
+                    cached=True,
+                )
+                result.scores = await score(self.evaluators, item.example, hit.outputs, hit.trace)
+                return result
+        return await self._call(item)
+
+    async def _call(self, item: WorkItem) -> Result:
+        timeout = self.settings.timeout_s
+        recorder: Any = None  # the last attempt's, and when it started
+        started: float | None = None
+
+        target = item.target
+        # Target.__call__ only awaits target.call: call that, one coroutine fewer per attempt
+        call = target.call if type(target).__call__ is Target.__call__ else target
+        waited: list[Any] = []  # this attempt's thread requests that found no free thread
+
+        async def attempt() -> dict[str, Any]:
+            nonlocal recorder, started
+            while True:
+                untraced = "langchain_core" not in sys.modules
+                waited.clear()
+                _WAITING.set(waited)
+                # a fresh trace per attempt: failed ones don't count
+                with _capture(target.coordinators) as recorder:
+                    started = time.perf_counter()
+                    try:
+                        outputs = await _within(
+                            call(item.example.inputs, [recorder]), timeout, self._stalls, item
+                        )
+                    except TimeoutError:
+                        if any(_never_ran(request) for request in waited):
+                            threads = self.settings.concurrency + ABANDONED_THREADS
+                            raise ThreadsExhausted(
+                                f"no worker thread came free within {timeout:g} s: all "
+                                f"{threads} are held by sync calls stuck past their time-out"
+                            ) from None
+                        raise
+                # LangChain was first imported while this call ran untraced (a target that
+                # imports its graph lazily): its runs went unseen, so call again, traced.
+                if not (untraced and "langchain_core" in sys.modules):
+                    break
+            if type(outputs) is not dict:
+                _check_outputs(outputs)
+            return outputs
+
+        outputs: dict[str, Any] | None = None
+        error: str | None = None
+        attempts = 1
+        try:
+            outputs, attempts = await call_with_retries(
+                attempt,
+                self.settings.retry,
+                before_attempt=None if self._limiter is None else self._limiter.acquire,
+                max_wait_s=timeout,
+            )
+        except TimeoutError as exc:
+            attempts = getattr(exc, "attempts", 1)
+            error = f"TimeoutError: no answer within {timeout:g} s"
+            blocked_s: float = getattr(exc, "blocked_s", 0.0)  # set where the call stalled
+            if blocked_s:
+                error += f": {blocked_text(blocked_s)}"
+        except Exception as exc:
+            attempts = getattr(exc, "attempts", 1)
+            error = exception_text(exc)
+        except KeyboardInterrupt as exc:
+            if not self._owns_signals:  # Ctrl-C reaches the code running: it stops the run
+                raise
+            attempts = getattr(exc, "attempts", 1)  # the run handles Ctrl-C: the target raised
+            error = exception_text(exc)
+        except BaseException as exc:
+            # SystemExit, GeneratorExit, a BaseException of its own or a CancelledError the
+            # target raised is this example's error. Only the run cancelling this call (a
+            # stop, the grace period ending) is not: then the task is being cancelled.
+            if isinstance(exc, asyncio.CancelledError) and _cancelled_from_outside():
+                raise
+            attempts = getattr(exc, "attempts", 1)
+            error = exception_text(exc)
+        latency = 0.0 if started is None else time.perf_counter() - started
+        trace = (recorder or _PLAIN).trace()
+        trace.latency_s = latency
+        trace.error = error
+        if error is None and not trace.model_calls:
+            trace.untraced = _untraced(recorder, trace)
+        result = Result(
+            example_id=item.example.id,
+            repetition=item.repetition,
+            outputs=outputs,
+            trace=trace,
+            error=error,
+            latency_s=latency,
+            attempts=attempts,
+        )
+        if error is None:
+            result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
+        return result
+
+
+def _never_ran(request: Any) -> bool:
+    """Whether a thread request (a ``concurrent.futures.Future``) was dropped unstarted."""
+    return request.cancelled() or not (request.running() or request.done())
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the running task was asked to cancel (``Task.cancel``), as opposed to a
+    ``CancelledError`` raised by the code it awaits. ``asyncio.timeout`` uncancels the task
+    when it turns its own cancellation into ``TimeoutError``, so a time-out is not counted."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def _within(
+    call: Awaitable[Any],
+    timeout: float | None,
+    stalls: LoopStalls | None = None,
+    item: WorkItem | None = None,
+) -> Any:
+    """``await call`` under a time-out of ``timeout`` seconds of its own time: the time the
+    loop was held by others (``stalls``) does not count, and a call that held the loop
+    itself past ``timeout`` (blocking code in an async target) is timed out when it comes
+    back, since nothing could interrupt it (:mod:`agenteval_cli.execution.stalls`).
+
+    A coroutine is started first, and the time-out (counted from the start) is set up only
+    if it has to wait: one that finishes without waiting cannot be interrupted anyway. Each
+    step of the call is timed; ``item`` names whom a blocking step is blamed on."""
+    if type(call) is not CoroutineType:
+        call = _awaiting(call)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    stalled = 0.0 if stalls is None else stalls.stalled()
+    began = perf_counter()
+    try:
+        waiting_on = call.send(None)
+    except StopIteration as done:
+        took = perf_counter() - began
+        if took >= BLOCKING_S:
+            _Started(call, None, stalls, item).held(took).overran(timeout)
+        return done.value
+    except BaseException:
+        took = perf_counter() - began
+        if took >= BLOCKING_S:
+            _Started(call, None, stalls, item).held(took)
+        raise
+    driver = _Started(call, waiting_on, stalls, item)
+    took = perf_counter() - began
+    if took >= BLOCKING_S:
+        driver.held(took)
+    if timeout is None:
+        return await driver
+    try:
+        async with asyncio.timeout(None) as cm:
+            driver.arm(cm, start, stalled, timeout)
+            try:
+                value = await driver
+            finally:
+                driver.disarm()
+    except TimeoutError as exc:
+        if driver.blocked:
+            exc.blocked_s = driver.blocked  # type: ignore[attr-defined]
+        raise
+    if driver.blocked:
+        driver.overran(timeout, loop.time() - start - driver.starved())
+    return value
+
+
+async def _awaiting(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+class _Started:
+    """Awaiting a coroutine that has already run up to its first wait (``waiting_on``, what
+    it yielded to the task): the rest is driven as ``await`` would drive it, each step timed.
+
+    It also keeps the call's deadline (:meth:`arm`): when it falls due, the time the loop
+    was held by others since the start is given back before the call is timed out."""
+
+    __slots__ = (
+        "blocked",
+        "cm",
+        "coro",
+        "handle",
+        "item",
+        "stalled",
+        "stalls",
+        "start",
+        "timeout",
+        "waiting_on",
+    )
+
+    def __init__(
+        self,
+        coro: Coroutine[Any, Any, Any],
+        waiting_on: Any,
+        stalls: LoopStalls | None = None,
+        item: WorkItem | None = None,
+    ) -> None:
+        self.coro, self.waiting_on = coro, waiting_on
+        self.stalls, self.item = stalls, item
+        self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
+        self.handle: asyncio.TimerHandle | None = None
+
+    def held(self, seconds: float) -> _Started:
+        """One step of the call held the loop for ``seconds``."""
+        self.blocked += seconds
+        if self.stalls is not None and self.item is not None:
+            self.stalls.blame(self.item.target.name, self.item.example.id, seconds)
+        return self
+
+    def overran(self, timeout: float | None, own: float | None = None) -> None:
+        """Raise TimeoutError when the call's own time (``own``, else its blocking) is past
+        ``timeout``: a call that held the loop that long is timed out like any other."""
+        if timeout is not None and (self.blocked if own is None else own) > timeout:
+            error = TimeoutError(blocked_text(self.blocked))
+            error.blocked_s = self.blocked  # type: ignore[attr-defined]
+            raise error
+
+    def starved(self) -> float:
+        """Seconds the loop was held by others since the call started."""
+        if self.stalls is None:
+            return 0.0
+        return max(0.0, self.stalls.stalled() - self.stalled - self.blocked)
+
+    def arm(self, cm: asyncio.Timeout, start: float, stalled: float, timeout: float) -> None:
+        self.cm, self.start, self.stalled, self.timeout = cm, start, stalled, timeout
+        self.handle = asyncio.get_running_loop().call_at(start + timeout, self._due)
+
+    def disarm(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def _due(self) -> None:
+        loop = asyncio.get_running_loop()
+        end = self.start + self.timeout + self.starved()
+        if end - loop.time() > 0.001:  # starved meanwhile: the deadline moves by that
+            self.handle = loop.call_at(end, self._due)
+        else:
+            self.handle = None
+            self.cm.reschedule(loop.time())  # expires now: cancels the call, TimeoutError
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, step = self.coro, self.waiting_on
+        self.waiting_on = None
+        clock = perf_counter
+        while True:
+            try:
+                sent = yield step
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                began = clock()
+                try:
+                    step = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+                finally:
+                    if clock() - began >= BLOCKING_S:
+                        self.held(clock() - began)
+            else:
+                began = clock()
+                try:
+                    step = coro.send(sent)
+                except StopIteration as done:
+                    return done.value
+                finally:
+                    if clock() - began >= BLOCKING_S:
+                        self.held(clock() - began)
+
+
+class PlainRecorder:
+    """The trace of a call made while LangChain is not loaded: no LangChain run can happen
+    in it, so there are no events to record, only the call's time and error."""
+
+    def start(self) -> None:
+        pass
+
+    def finish(self, error: BaseException | str | None = None) -> None:
+        pass
+
+    def trace(self) -> Trace:
+        return Trace()
+
+    def __enter__(self) -> PlainRecorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_PLAIN = PlainRecorder()  # it keeps nothing, so one serves every call
+
+UNTRACED_NO_LANGCHAIN = (
+    "no LangChain run was seen during the call: LangChain was not even loaded, so no "
+    "LangChain model or graph ran"
+)
+UNTRACED_NO_RUN = (
+    "no LangChain run was seen during the call: a graph run on a thread agenteval cannot "
+    "follow, or no LangChain model at all"
+)
+
+
+def _untraced(recorder: Any, trace: Trace) -> str | None:
+    """Why a call that returned has no trace to speak of, or ``None`` when it has one.
+
+    A call is untraced when no LangChain run reached its recorder: agents, handoffs and
+    tokens are then unknown, not none. A graph without models still has runs, so is traced.
+    """
+    if recorder is None or recorder is _PLAIN:
+        return UNTRACED_NO_LANGCHAIN
+    if trace.tool_calls or trace.messages or trace.agent_path or _saw_runs(recorder):
+        return None
+    return UNTRACED_NO_RUN
+
+
+def _saw_runs(recorder: Any) -> bool:
+    """Whether any LangChain run (a chain, a graph node, a tool) reached the recorder."""
+    return bool(getattr(recorder, "saw_runs", False))
+
+
+def _capture(coordinators: tuple[str, ...] = ()) -> contextlib.AbstractContextManager[Any]:
+    """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
+    Runnable, or a function whose module uses them), else a plain one."""
+    if "langchain_core" in sys.modules:
+        from agenteval_cli.trace.recorder import capture
+
+        return capture(coordinators=coordinators)
+    return _PLAIN
+
+
+def _check_outputs(outputs: Any) -> None:
+    """Outputs must survive the store's JSON; a value that cannot is the target's error."""
+    if not isinstance(outputs, dict):
+        raise TypeError(f"target returned {type(outputs).__name__}; return a dict")
+
+
+async def _settle(
+    before: set[asyncio.Task[Any]], timeout: float = SETTLE_S
+) -> list[asyncio.Task[Any]]:
+    """Cancel the tasks the calls left behind (started since ``before``) and give them
+    ``timeout`` seconds to end; those still running then (one that catches its
+    ``CancelledError`` and goes on) are returned, to be abandoned with the loop
+    (see :func:`agenteval_cli.execution.experiment.run_loop`) rather than waited for forever."""
+    current = asyncio.current_task()
+    left = [task for task in asyncio.all_tasks() if task is not current and task not in before]
+    for task in left:
+        task.cancel()
+    if not left:
+        return []
+    _, pending = await asyncio.wait(left, timeout=timeout)
+    return [task for task in left if task in pending]
+
+
+def _coroutine_name(task: asyncio.Task[Any]) -> str:
+    """The name of the coroutine a task runs (``stubborn``), else the task's own name."""
+    coro = task.get_coro()
+    name = getattr(coro, "__qualname__", None) or getattr(coro, "__name__", None)
+    return str(name or task.get_name())
+
+
+_OWN_FILES = ("runner.py", "watchdog.py")
+
+
+def _item_on_stack(frame: FrameType | None) -> WorkItem | None:
+    """The work item of the call whose code ``frame`` (or a frame that called it) runs."""
+    while frame is not None:
+        if frame.f_code in (_within.__code__, _Started.__await__.__code__):
+            holder = frame.f_locals.get("item") or getattr(frame.f_locals.get("self"), "item", None)
+            if isinstance(holder, WorkItem):
+                return holder
+        frame = frame.f_back
+    return None
+
+
+def _items_in_flight() -> list[WorkItem]:
+    """The work items of the calls still running on the loop, found in the tasks' awaits."""
+    items: list[WorkItem] = []
+    for task in asyncio.all_tasks():
+        awaited: Any = task.get_coro()
+        while awaited is not None:
+            frame = getattr(awaited, "cr_frame", None)
+            if frame is not None and frame.f_code is Runner._call.__code__:
+                item = frame.f_locals.get("item")
+                if isinstance(item, WorkItem):
+                    items.append(item)
+                break
+            awaited = getattr(awaited, "cr_await", None)
+    return items

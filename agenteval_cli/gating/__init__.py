@@ -1,0 +1,1 @@
+"""The CI gate: thresholds, per-example checks and baselines."""

@@ -1,0 +1,1 @@
+"""Aggregation: per-experiment summaries, paired statistics and metric metadata."""

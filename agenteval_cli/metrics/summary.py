@@ -1,0 +1,152 @@
+"""Per-experiment metrics: the mean of each score over the results, plus error rate and
+latency percentiles. The metric keys are a stable interface for users' scripts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval_cli.core.records import Result
+
+METRIC_KEYS = (
+    "routing_accuracy",
+    "resolution_coverage",
+    "handoff_chain_length",
+    "ping_pong",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cost_usd",
+    "error_rate",
+    "latency_p50_s",
+    "latency_p95_s",
+)
+
+# Scores that change with the wording of a reply even when the behaviour is the same;
+# ``consistency`` ignores them.
+VOLATILE_KEYS = frozenset({"input_tokens", "output_tokens", "total_tokens", "cost_usd"})
+
+
+def outcome(error: str | None, scores: Iterable[tuple[str, Any]]) -> tuple:
+    """What must repeat for a result to count as consistent: error state and stable scores."""
+    if error is not None:
+        return ("error",)
+    return tuple(sorted((key, score) for key, score in scores if key not in VOLATILE_KEYS))
+
+
+def consistent_share(outcomes: dict[str, list[tuple]]) -> float | None:
+    """Share of repeated examples whose every repetition had the same outcome."""
+    repeated = [o for o in outcomes.values() if len(o) > 1]
+    if not repeated:
+        return None
+    return sum(1 for o in repeated if len(set(o)) == 1) / len(repeated)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default), ``q`` in [0, 100]."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass
+class Summary:
+    """Aggregates of one experiment, built by streaming over its results."""
+
+    count: int = 0
+    errors: int = 0
+    sums: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    models: set[str] = field(default_factory=set)
+    by_repetition: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    outcomes: dict[str, list[tuple]] = field(default_factory=dict)
+    # False when no example can repeat (one repetition): no outcome is kept per example.
+    track_outcomes: bool = True
+
+    def add(self, result: Result) -> None:
+        self.add_row(
+            result.example_id,
+            result.repetition,
+            result.error,
+            result.latency_s,
+            [(score.key, score.score) for score in result.scores],
+            [call.model for call in result.trace.model_calls],
+        )
+
+    def add_row(
+        self,
+        example_id: str,
+        repetition: int,
+        error: str | None,
+        latency_s: float,
+        scores: Sequence[tuple[str, Any]],
+        models: Iterable[str],
+    ) -> None:
+        """One result, as its parts: what the store's rows give without building a Result."""
+        self.count += 1
+        if self.track_outcomes:
+            self.outcomes.setdefault(example_id, []).append(outcome(error, scores))
+        self.latencies.append(latency_s)
+        self.models.update(models)
+        if error is not None:
+            self.errors += 1
+            return
+        sums, counts, by_repetition = self.sums, self.counts, self.by_repetition
+        for key, score in scores:
+            if score is None:
+                continue
+            value = float(score)
+            sums[key] = sums.get(key, 0.0) + value
+            counts[key] = counts.get(key, 0) + 1
+            totals = by_repetition.get((key, repetition))
+            if totals is None:
+                totals = by_repetition[key, repetition] = [0.0, 0]
+            totals[0] += value
+            totals[1] += 1
+
+    def mean(self, key: str) -> float | None:
+        n = self.counts.get(key, 0)
+        return self.sums[key] / n if n else None
+
+    def spread(self, key: str) -> float | None:
+        """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
+        means = [t / n for (k, _), (t, n) in self.by_repetition.items() if k == key and n]
+        if len(means) < 2:
+            return None
+        mean = sum(means) / len(means)
+        return (sum((m - mean) ** 2 for m in means) / (len(means) - 1)) ** 0.5
+
+    def consistency(self) -> float | None:
+        """Share of examples with the same outcome in every repetition; None without repeats."""
+        return consistent_share(self.outcomes)
+
+    def metrics(self) -> dict[str, float | None]:
+        """The stable metric keys first, then any other evaluator's mean; ``consistency``
+        only when examples were repeated."""
+        values: dict[str, float | None] = {key: self.mean(key) for key in METRIC_KEYS}
+        values["error_rate"] = self.errors / self.count if self.count else None
+        values["latency_p50_s"] = percentile(self.latencies, 50)
+        values["latency_p95_s"] = percentile(self.latencies, 95)
+        for key in sorted(self.sums):
+            values.setdefault(key, self.mean(key))
+        if self.counts.get("judge_cost_usd"):  # what the judges cost over the whole run
+            values["judge_cost_usd_total"] = self.sums["judge_cost_usd"]
+        consistency = self.consistency()
+        if consistency is not None:
+            values["consistency"] = consistency
+        return values
+
+
+def summarize(results: Iterable[Result], *, repetitions: int | None = None) -> Summary:
+    """The summary of ``results``; with ``repetitions=1`` nothing is kept per example
+    (consistency needs repeats), so memory does not grow with the experiment."""
+    summary = Summary(track_outcomes=repetitions is None or repetitions > 1)
+    for result in results:
+        summary.add(result)
+    return summary

@@ -1,0 +1,287 @@
+"""Experiments to compare or report on, from the store, JSON files or LangSmith, in one shape.
+
+A command argument is a target name (its latest stored experiment), an experiment name,
+id or unique prefix, or a JSON file: a ``--json`` export (every experiment in it) or a
+``--save-baseline`` file (per-example scores only, no traces). With ``--from-langsmith``
+every argument names a LangSmith experiment instead (:func:`from_langsmith`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import ModelCall
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agenteval_cli.core.records import Result
+    from agenteval_cli.store.db import ExperimentRecord, Store
+
+BASELINE_FORMAT = "agenteval-baseline/1"
+
+
+@dataclass
+class Run:
+    """One example x repetition of an experiment, as the reports read it."""
+
+    example_id: str
+    repetition: int = 0
+    inputs: dict[str, Any] = field(default_factory=dict)
+    reference: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] | None = None
+    scores: dict[str, float | bool | None] = field(default_factory=dict)
+    comments: dict[str, str] = field(default_factory=dict)
+    agent_path: list[str] = field(default_factory=list)
+    handoffs: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tokens: dict[str, dict[str, int | None]] = field(default_factory=dict)  # None: unknown
+    latency_s: float = 0.0
+    error: str | None = None
+    model_calls: list[ModelCall] = field(default_factory=list)  # each with its agent path
+    untraced: str | None = None  # why the run recorded nothing, if so
+
+    @property
+    def final_response(self) -> str:
+        value = (self.outputs or {}).get("final_response")
+        return "" if value is None else str(value)
+
+
+@dataclass
+class ExperimentData:
+    """An experiment's identity and its runs; what compare, report and the gate work on."""
+
+    name: str
+    target: str
+    runs: list[Run]
+    dataset_hash: str | None = None
+    repetitions: int = 1
+    source: str = ""
+    pricing: dict[str, Any] = field(default_factory=dict)
+    has_traces: bool = True
+    has_model_calls: bool = True  # False for a --json file written before they were kept
+    git_commit: str | None = None
+    thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
+    url: str | None = None  # its LangSmith experiment, when uploaded or read from there
+    url_status: str | None = None  # uploaded, imported, read, or an unfinished upload
+
+    def example_ids(self) -> list[str]:
+        return list(dict.fromkeys(r.example_id for r in self.runs))
+
+    def score_keys(self) -> set[str]:
+        return {k for r in self.runs for k, v in r.scores.items() if v is not None}
+
+    def by_example(self) -> dict[str, list[Run]]:
+        grouped: dict[str, list[Run]] = {}
+        for run in self.runs:
+            grouped.setdefault(run.example_id, []).append(run)
+        return grouped
+
+    def per_example(self, key: str) -> dict[str, float]:
+        """Each example's score for ``key``, averaged over its repetitions that scored it."""
+        values: dict[str, list[float]] = {}
+        for run in self.runs:
+            score = run.scores.get(key)
+            if run.error is None and score is not None:
+                values.setdefault(run.example_id, []).append(float(score))
+        return {eid: math.fsum(v) / len(v) for eid, v in values.items()}
+
+
+def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: Result) -> Run:
+    trace = result.trace
+    return Run(
+        example_id=result.example_id,
+        repetition=result.repetition,
+        inputs=inputs,
+        reference=reference,
+        outputs=result.outputs,
+        scores=result.score_map(),
+        comments={s.key: s.comment for s in result.scores if s.comment},
+        agent_path=list(trace.agent_path),
+        handoffs=[h.__dict__ for h in trace.handoffs],
+        tool_calls=[t.__dict__ for t in trace.tool_calls],
+        tokens=trace.tokens,
+        latency_s=result.latency_s,
+        error=result.error,
+        model_calls=list(trace.model_calls),
+        untraced=trace.untraced,
+    )
+
+
+def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
+    from agenteval_cli.langsmith.state import recorded_upload
+
+    runs = [
+        run_from_result(stored.inputs, stored.reference_outputs, stored.result)
+        for stored in store.results(record.id)
+    ]
+    upload = recorded_upload(store.db, record.id) or {}
+    return ExperimentData(
+        name=record.name,
+        target=record.target,
+        runs=runs,
+        dataset_hash=record.dataset_hash,
+        repetitions=record.repetitions,
+        source=str(store.path),
+        pricing=record.spec.get("pricing") or {},
+        git_commit=record.git_commit,
+        thresholds=record.spec.get("thresholds") or {},
+        url=upload.get("url"),
+        url_status=upload.get("status"),
+    )
+
+
+def from_langsmith(
+    names: Iterable[str], *, say: Callable[[str], None] = lambda _: None
+) -> list[ExperimentData]:
+    """Each named LangSmith experiment (a unique name prefix will do), read through the
+    client: its root runs, their reference examples and feedback, and model/tool runs."""
+    from agenteval_cli.langsmith.client import connect, credentials
+    from agenteval_cli.langsmith.experiments import read_experiments
+
+    conn = connect(credentials())
+    loaded = []
+    for remote in read_experiments(conn, names, say=say):
+        loaded.append(
+            ExperimentData(
+                name=remote.name,
+                target=remote.target,
+                runs=[run_from_result(e.inputs, e.outputs, r) for e, r in remote.pairs],
+                dataset_hash=remote.dataset_hash,
+                repetitions=remote.repetitions,
+                source=f"LangSmith {remote.endpoint}",
+                has_traces=remote.has_traces,
+                url=remote.url,
+                url_status="read",
+            )
+        )
+    return loaded
+
+
+def _run_from_json(data: dict[str, Any]) -> Run:
+    trace = data.get("trace") or {}
+    return Run(
+        example_id=str(data["example_id"]),
+        repetition=int(data.get("repetition", 0)),
+        inputs=data.get("inputs") or {},
+        reference=data.get("reference_outputs") or {},
+        outputs=data.get("outputs"),
+        scores=dict(data.get("scores") or {}),
+        comments=dict(data.get("comments") or {}),
+        agent_path=list(trace.get("agent_path") or []),
+        handoffs=list(trace.get("handoffs") or []),
+        tool_calls=list(trace.get("tool_calls") or []),
+        tokens=dict(trace.get("tokens") or {}),
+        latency_s=float(data.get("latency_s") or 0.0),
+        error=data.get("error"),
+        model_calls=[_model_call(m) for m in trace.get("model_calls") or []],
+        untraced=trace.get("untraced"),
+    )
+
+
+def _model_call(data: dict[str, Any]) -> ModelCall:
+    """A model call of a ``--json`` file (fields it does not know are left out)."""
+    return ModelCall(
+        agent=str(data["agent"]),
+        model=str(data.get("model") or ""),
+        input_tokens=_tokens(data.get("input_tokens")),
+        output_tokens=_tokens(data.get("output_tokens")),
+        latency_s=float(data.get("latency_s") or 0.0),
+        path=[str(a) for a in data.get("path") or []],
+        failed=bool(data.get("failed")),
+    )
+
+
+def _tokens(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def from_json_file(path: Path) -> list[ExperimentData]:
+    """Every experiment of a ``--json`` export or a saved baseline."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise UserError(
+            f"not valid JSON ({exc})".replace("\n", " "),
+            file=path,
+            line=line,
+            hint="give a file written by 'agenteval run --json' or '--save-baseline'",
+        ) from None
+    experiments = data.get("experiments") if isinstance(data, dict) else None
+    if not isinstance(experiments, list) or not experiments:
+        raise UserError(
+            "no 'experiments' list in this file",
+            file=path,
+            hint="give a file written by 'agenteval run --json' or '--save-baseline'",
+        )
+    baseline = data.get("format") == BASELINE_FORMAT
+    loaded = []
+    for index, exp in enumerate(experiments):
+        try:
+            if baseline:
+                runs = [
+                    Run(example_id=eid, scores=dict(scores))
+                    for eid, scores in (exp.get("scores") or {}).items()
+                ]
+            else:
+                runs = [_run_from_json(r) for r in exp.get("results") or []]
+            with_calls = any(
+                "model_calls" in (r.get("trace") or {}) for r in exp.get("results") or []
+            )
+            loaded.append(
+                ExperimentData(
+                    name=str(exp.get("name") or f"{path.stem}[{index}]"),
+                    target=str(exp.get("target") or exp.get("name") or path.stem),
+                    runs=runs,
+                    dataset_hash=exp.get("dataset_hash") or data.get("dataset_hash"),
+                    repetitions=int(exp.get("repetitions") or 1),
+                    source=str(path),
+                    has_traces=not baseline,
+                    has_model_calls=with_calls,
+                    git_commit=exp.get("git_commit") or data.get("git_commit"),
+                    pricing=dict(exp.get("pricing") or {}),
+                )
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise UserError(
+                f"experiment {index + 1} is malformed ({exc.__class__.__name__}: {exc})",
+                file=path,
+                hint="give a file written by 'agenteval run --json' or '--save-baseline'",
+            ) from None
+    return loaded
+
+
+def looks_like_file(name: str) -> bool:
+    return name.endswith(".json") or Path(name).is_file()
+
+
+def load(names: Iterable[str], store_path: Path) -> list[ExperimentData]:
+    """Resolve each command argument to its experiment(s), in the order given."""
+    from contextlib import ExitStack
+
+    from agenteval_cli.cli.common import open_store, resolve_experiment
+
+    names = list(names)
+    loaded: list[ExperimentData] = []
+    with ExitStack() as stack:
+        store = None
+        for name in names:
+            if looks_like_file(name):
+                path = Path(name)
+                if not path.is_file():
+                    raise UserError(f"file not found: {path}", hint="check the path")
+                loaded.extend(from_json_file(path))
+                continue
+            if store is None:
+                store = stack.enter_context(open_store(store_path))
+            loaded.append(from_store(store, resolve_experiment(store, name)))
+    return loaded

@@ -1,0 +1,1 @@
+"""The YAML experiment spec: its schema, sections and one-line errors."""

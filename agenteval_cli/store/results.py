@@ -1,0 +1,429 @@
+"""Results in the store: encoding, group commits, and reading them back.
+
+A result is encoded to JSON as soon as it is handed over (so a value JSON cannot hold fails
+at once, for the caller to record as the target's error) and written with the others that
+finished in the same event-loop turn, in one transaction: :class:`ResultWriter`. Reading
+streams the rows (:func:`iter_results`), or sums up what the metrics need
+(:func:`stored_summary`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from json.encoder import encode_basestring
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+from agenteval_cli.core.records import Example, Result, Score, Trace
+from agenteval_cli.core.redact import redact
+from agenteval_cli.core.safe_text import storable
+from agenteval_cli.store.tx import is_storage_failure, write_transaction
+
+if TYPE_CHECKING:
+    from agenteval_cli.metrics.summary import Summary
+    from agenteval_cli.store.db import StoredResult
+
+c_make_encoder: Callable[..., Any] | None
+try:
+    from _json import make_encoder as _c_make_encoder
+except ImportError:  # an interpreter without the C accelerator
+    c_make_encoder = None
+else:
+    c_make_encoder = _c_make_encoder
+
+
+_second: list[Any] = [-1, ""]  # the last second formatted, and its date and time
+_stamp: list[Any] = [-1, ""]  # the last millisecond, and its whole text
+
+
+def now() -> str:
+    """UTC now, ISO 8601 to the millisecond: formatted once a millisecond, its date and
+    time once a second."""
+    millisecond = int(time.time() * 1000)
+    if millisecond != _stamp[0]:
+        second, fraction = divmod(millisecond, 1000)
+        if second != _second[0]:
+            moment = datetime.fromtimestamp(second, UTC)
+            _second[0], _second[1] = second, moment.strftime("%Y-%m-%dT%H:%M:%S")
+        _stamp[0], _stamp[1] = millisecond, f"{_second[1]}.{fraction:03d}+00:00"
+    return _stamp[1]
+
+
+def _default(value: Any) -> Any:
+    """A JSON-able stand-in for ``value``: its fields, its items, else its ``repr``; a
+    placeholder naming its type when even ``repr`` raises."""
+    try:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.asdict(value)
+        if hasattr(value, "model_dump"):
+            return value.model_dump(mode="json")
+        if isinstance(value, set | frozenset | tuple):
+            return list(value)
+        if isinstance(value, Path):
+            return str(value)
+    except Exception:  # its repr is the next best thing
+        pass
+    try:
+        text = repr(value)
+    except Exception as exc:
+        return f"<{type(value).__name__} object: repr() raised {type(exc).__name__}>"
+    return text if isinstance(text, str) else f"<{type(value).__name__} object>"
+
+
+_ENCODER = json.JSONEncoder(default=_default, ensure_ascii=False, separators=(",", ":"))
+_local = threading.local()  # each thread's one-shot C encoder (it keeps state while encoding)
+
+
+def _c_encoder() -> Any:
+    if c_make_encoder is None:
+        return None
+    markers: dict[int, Any] = {}  # containers being encoded, to refuse circular references
+    return c_make_encoder(markers, _default, encode_basestring, None, ":", ",", False, False, True)
+
+
+def dumps(value: Any) -> str:
+    """JSON for the store: anything not JSON-native is converted, never an exception.
+
+    The same text as ``json.dumps(value, default=..., ensure_ascii=False,
+    separators=(",", ":"))``, without building an encoder per call."""
+    try:
+        encoder = _local.encoder
+    except AttributeError:
+        encoder = _local.encoder = _c_encoder()
+    if encoder is None:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(encoder(value, 0))
+    except BaseException:
+        _local.encoder = _c_encoder()  # its circular-reference markers may be left set
+        raise
+
+
+RESULT_COLUMNS = (
+    "experiment_id, example_id, repetition, inputs_json, reference_json, outputs_json,"
+    " trace_json, error, latency_s, finished_at, attempts, cached, scores_json"
+)
+# ``error`` is bound as '' for none (an error message is never empty): binding None costs
+# sqlite3 an adapter lookup per row, '' does not.
+INSERT_RESULT = (
+    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?)"
+)
+INSERT_CACHE = (
+    "INSERT OR REPLACE INTO cache (key, target_path, outputs_json, trace_json, latency_s,"
+    " created_at) VALUES (?,?,?,?,?,?)"
+)
+DELETE_WHERE = "experiment_id = ? AND example_id = ? AND repetition = ?"
+
+
+@dataclass(slots=True)
+class EncodedResult:
+    """One result as the rows it becomes."""
+
+    row: tuple[Any, ...]  # the results columns of INSERT_RESULT
+    cache: tuple[Any, ...] | None = None
+    replace: bool = False
+
+
+def _null(_constant: str) -> None:
+    return None
+
+
+@overload
+def _strict(text: str) -> str: ...
+@overload
+def _strict(text: None) -> None: ...
+@overload
+def _strict(text: str | None) -> str | None: ...
+def _strict(text: str | None) -> str | None:
+    """``text``, JSON the store's encoder wrote, with NaN and ±Infinity as null.
+
+    The encoder writes them bare; most texts hold neither word, and are returned as they
+    are. One that does (perhaps only inside a string) is decoded and written again, which
+    gives the same text but for those values."""
+    if text is None or ("NaN" not in text and "Infinity" not in text):
+        return text
+    return dumps(json.loads(text, parse_constant=_null))
+
+
+def encode(
+    experiment_id: str,
+    example: Example,
+    result: Result,
+    *,
+    replace: bool = False,
+    cache_key: str | None = None,
+    target_path: str = "",
+    memo: dict[int, tuple[Example, str, str]] | None = None,
+) -> EncodedResult:
+    """Every JSON column of the result; raises what the encoder raises for bad outputs.
+    A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD; NaN
+    and ±Infinity, which strict JSON parsers (SQLite's ``json_extract`` among them) refuse,
+    become null.
+
+    ``memo`` keeps the example's JSON for the other targets and repetitions of a run."""
+    trace_json = storable(_strict(_trace_json(result.trace)))
+    outputs_json = None if result.outputs is None else storable(_strict(dumps(result.outputs)))
+    inputs_json, reference_json = _example_json(example, memo)
+    inputs_json, reference_json = _strict(inputs_json), _strict(reference_json)
+    scores_json = _strict(_scores_json(result.scores))
+    finished = now()
+    row = (
+        experiment_id,
+        result.example_id,
+        result.repetition,
+        inputs_json,
+        reference_json,
+        outputs_json,
+        trace_json,
+        storable(redact(result.error)) if result.error else "",  # no known secret is stored
+        result.latency_s,
+        finished,
+        result.attempts,
+        1 if result.cached else 0,
+        None if scores_json is None else storable(scores_json),
+    )
+    cache = None
+    if cache_key is not None and result.error is None and outputs_json is not None:
+        cache = (cache_key, target_path, outputs_json, trace_json, result.latency_s, finished)
+    return EncodedResult(row, cache, replace)
+
+
+def _scores_json(scores: list[Score]) -> str | None:
+    """``[[key, score, comment], ...]``, a repeated key's last score kept; None for none."""
+    if not scores:
+        return None
+    if len(scores) == 1:
+        (only,) = scores
+        key, score, comment = only.key, only.score, only.comment
+        if type(score) is float and type(key) is str and type(comment) in (str, type(None)):
+            return (  # the common single score, without an encoder
+                f"[[{encode_basestring(key)},{_float_json(score)},"
+                f"{'null' if comment is None else encode_basestring(comment)}]]"
+            )
+        return dumps([[key, score, comment]])
+    last = {s.key: [s.key, s.score, s.comment] for s in scores}
+    return dumps(list(last.values()))
+
+
+def _scores(text: str | None) -> list[Score]:
+    """The scores ``_scores_json`` wrote, ordered by key."""
+    if text is None:
+        return []
+    found = [Score(key, score, comment) for key, score, comment in json.loads(text)]
+    if len(found) > 1:
+        found.sort(key=lambda score: score.key)
+    return found
+
+
+_float_texts: dict[float, str] = {}  # an evaluator's scores take few values: each's JSON
+
+
+def _float_json(value: float) -> str:
+    """JSON for a float score; formatting a float costs more than looking it up."""
+    text = _float_texts.get(value)
+    if text is None:
+        if len(_float_texts) >= 4096:
+            _float_texts.clear()
+        text = _float_texts[value] = repr(value) if math.isfinite(value) else dumps(value)
+    return text
+
+
+# The trace of a call that made no LangChain run (a plain function's). Its latency and
+# error are the result's own columns, restored from them on reading (trace_from_row).
+_EMPTY_TRACE = (
+    '{"agent_path":[],"handoffs":[],"tool_calls":[],"model_calls":[],"messages":[],"tokens":{}}'
+)
+
+
+def _trace_json(trace: Trace) -> str:
+    """``dumps(trace.to_dict())``; the common trace that recorded nothing needs no encoder."""
+    if trace.agent_path or trace.handoffs or trace.tool_calls or trace.model_calls:
+        return dumps(trace.to_dict())
+    if trace.messages:
+        return dumps(trace.to_dict())
+    if trace.untraced is not None:  # nothing recorded, and why
+        return f'{_EMPTY_TRACE[:-1]},"untraced":{encode_basestring(trace.untraced)}}}'
+    return _EMPTY_TRACE
+
+
+def trace_from_row(trace_json: str | None, latency_s: float | None, error: str | None) -> Trace:
+    """The stored trace, with the latency and error of its result's columns."""
+    trace = Trace.from_dict(json.loads(trace_json) if trace_json else None)
+    trace.latency_s = latency_s or 0.0
+    trace.error = error
+    return trace
+
+
+MEMO_SIZE = 256  # examples whose JSON a writer keeps (the results in flight share few)
+
+
+def _example_json(
+    example: Example, memo: dict[int, tuple[Example, str, str]] | None
+) -> tuple[str, str]:
+    if memo is None:
+        return storable(dumps(example.inputs)), storable(dumps(example.outputs))
+    found = memo.get(id(example))  # the memo holds the example, so its id is not reused
+    if found is None or found[0] is not example:
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+        found = memo[id(example)] = (
+            example,
+            storable(dumps(example.inputs)),
+            storable(dumps(example.outputs)),
+        )
+    return found[1], found[2]
+
+
+def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
+    """Write ``batch`` in one transaction. When it fails (say one pair is already stored),
+    nothing of it is kept and each result is tried again in a transaction of its own, so the
+    others land and the first failure is raised. A failure of the file or disk (read-only,
+    full, locked, damaged) is raised at once: each retry would fail, or wait, alike."""
+    try:
+        _write(db, batch)
+    except BaseException as exc:
+        if len(batch) == 1 or is_storage_failure(exc):
+            raise
+        first: BaseException | None = None
+        for one in batch:
+            try:
+                _write(db, [one])
+            except Exception as exc:
+                first = first or exc
+        if first is not None:
+            raise first from None
+
+
+def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
+    with write_transaction(db):
+        for item in batch:
+            if item.replace:
+                db.execute(f"DELETE FROM results WHERE {DELETE_WHERE}", item.row[:3])
+        db.executemany(INSERT_RESULT, [item.row for item in batch])  # ids: in commit order
+        cached = [item.cache for item in batch if item.cache is not None]
+        if cached:
+            db.executemany(INSERT_CACHE, cached)
+
+
+class ResultWriter:
+    """Group commits for a run: results are written together with the others that finished
+    in the same event-loop turn, and never later than ``max_delay_s`` after the first of
+    them, nor more than ``max_rows`` at once. A result the writer accepted is committed by
+    :meth:`flush` (which the run calls when it ends, is stopped, or fails)."""
+
+    def __init__(
+        self, db: sqlite3.Connection, *, max_rows: int = 500, max_delay_s: float = 0.05
+    ) -> None:
+        self.db = db
+        self.max_rows = max_rows
+        self.max_delay_s = max_delay_s
+        self._pending: list[EncodedResult] = []
+        self._first = 0.0
+        self._scheduled: asyncio.Handle | None = None
+        self._failure: BaseException | None = None
+        self.memo: dict[int, tuple[Example, str, str]] = {}  # for encode(memo=...)
+
+    def add(self, encoded: EncodedResult) -> None:
+        if self._failure is not None:  # a deferred commit failed: surface it to the run
+            failure, self._failure = self._failure, None
+            raise failure
+        pending = self._pending
+        pending.append(encoded)
+        if len(pending) == 1:
+            self._first = time.monotonic()
+            self._schedule()
+        elif len(pending) >= self.max_rows or time.monotonic() - self._first >= self.max_delay_s:
+            self.flush()
+
+    def _schedule(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop: nothing would flush later, so write now
+            self.flush()
+            return
+        if self._scheduled is None:
+            self._scheduled = loop.call_soon(self._flush_later)
+
+    def _flush_later(self) -> None:
+        self._scheduled = None
+        try:
+            self.flush()
+        except BaseException as exc:  # raised by the next add(), or by the final flush()
+            self._failure = exc
+
+    def flush(self) -> None:
+        """Commit every pending result now."""
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        batch, self._pending = self._pending, []
+        if batch:
+            write(self.db, batch)
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredResult]:
+    """Results of an experiment in insertion order, with their inputs and references; the
+    rows are read as they are consumed."""
+    from agenteval_cli.store.db import StoredResult
+
+    rows = db.execute(
+        "SELECT example_id, repetition, inputs_json, reference_json, outputs_json, trace_json,"
+        " error, latency_s, attempts, cached, scores_json"
+        " FROM results WHERE experiment_id = ? ORDER BY id",
+        (experiment_id,),
+    )
+    for example_id, rep, inputs, reference, outputs, trace, error, latency, *rest in rows:
+        attempts, cached, scores = rest
+        result = Result(
+            example_id=example_id,
+            repetition=rep,
+            outputs=None if outputs is None else json.loads(outputs),
+            trace=trace_from_row(trace, latency, error),
+            error=error,
+            latency_s=latency or 0.0,
+            attempts=attempts,
+            cached=bool(cached),
+            scores=_scores(scores),
+        )
+        yield StoredResult(json.loads(inputs), json.loads(reference), result)
+
+
+def stored_summary(db: sqlite3.Connection, experiment_id: str, *, repetitions: int) -> Summary:
+    """The metrics' summary of an experiment, read from only the columns it needs: no
+    Result is built, and a scores text repeated across rows is decoded once."""
+    from agenteval_cli.metrics.summary import Summary
+
+    summary = Summary(track_outcomes=repetitions > 1)
+    add = summary.add_row
+    decoded: dict[str, list[tuple[str, Any]]] = {}
+    rows = db.execute(
+        "SELECT example_id, repetition, error, latency_s, scores_json,"
+        " CASE WHEN instr(trace_json, '\"model_calls\":[]') THEN NULL"
+        " ELSE json_extract(trace_json, '$.model_calls') END"
+        " FROM results WHERE experiment_id = ? ORDER BY id",
+        (experiment_id,),
+    )
+    for example_id, rep, error, latency, scores_json, model_calls in rows:
+        scores = decoded.get(scores_json) if scores_json is not None else ()
+        if scores is None:
+            if len(decoded) >= 4096:  # bounded: distinct comments make distinct texts
+                decoded.clear()
+            scores = decoded[scores_json] = [(k, score) for k, score, _ in json.loads(scores_json)]
+        models = [call["model"] for call in json.loads(model_calls)] if model_calls else ()
+        add(example_id, rep, error, latency or 0.0, scores, models)
+    return summary

@@ -1,0 +1,1 @@
+"""What one target call did: the recorder, the conversation and agent attribution."""

@@ -1,0 +1,511 @@
+"""Who did what in one request: agents, their order and the handoffs between them, read from
+the tree of LangChain runs the recorder saw (:mod:`agenteval_cli.trace.recorder`).
+
+**Agents.** An agent is a *named* agent, not a graph node. Walking from the request's root
+down, a run opens a new agent level when it is
+
+- a run whose ``lc_agent_name`` (set by ``langchain.agents.create_agent(name=...)``) is set
+  and differs from its parent's: the boundary upstream uses for sub-agents;
+- a compiled graph run inside another graph, named (``create_react_agent(name=...)``,
+  ``compile(name=...)``); a node whose body is such a graph and nothing else takes the
+  graph's name;
+- a node (task) of a graph that coordinates agents, named after the node. The nodes of a
+  single agent's own graph (``agent``/``tools``/``model``, middleware hooks) are its steps.
+
+So every model and tool call has an agent *path*, outer to inner (``money_team > account``).
+An agent level opened inside a tool run makes that tool a delegation (an agent called as a
+tool), not an ordinary tool.
+
+**Order.** Calls are ordered by the graph's own structure, never by callback timing: a
+graph's tasks by superstep, tasks of one superstep as parallel branches (in a fixed order),
+and the runs inside one task by start, runs that overlapped in time being parallel.
+
+**Handoffs.** Each change of agent along that order is a handoff; a fan-out to ``k``
+branches is ``k`` handoffs and so is the join. A handoff is explained by what the graph did:
+a handoff tool's destination (its metadata or the ``Command(goto=...)`` it returned), a
+node's ``Command(goto=...)``, an agent run as a tool, else the graph's edges.
+
+**Coordinators** regain control by design: agents declared so, nodes that other nodes reach
+by a fixed edge (langgraph-supervisor's supervisor, a router), agents that call agents as
+tools, and an agent that handed off explicitly and got control back by an edge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval_cli.core.records import AGENT_TOOL, HANDOFF, Handoff
+
+__all__ = ["Attribution", "RunNode", "attribute", "command_destinations"]
+
+# A compiled graph that was given no name is called this.
+DEFAULT_GRAPH_NAME = "LangGraph"
+# Nodes of one agent's own graph: create_react_agent's and create_agent's (whose middleware
+# hooks are named "<Middleware>.<hook>").
+AGENT_STEP_NODES = frozenset(
+    {"agent", "tools", "model", "pre_model_hook", "post_model_hook", "generate_structured_response"}
+)
+
+
+@dataclass(eq=False, slots=True)
+class RunNode:
+    """One LangChain run as the recorder saw it start (and end)."""
+
+    parent: RunNode | None
+    kind: str  # "chain", "model" or "tool"
+    name: str
+    seq: int  # start order within the request
+    namespace: str | None = None  # langgraph_checkpoint_ns
+    node: str | None = None  # langgraph_node
+    step: int | None = None  # langgraph_step
+    branch: str = ""  # langgraph_path, which tells parallel tasks of a step apart
+    lc_name: str | None = None  # lc_agent_name in the run's metadata (children inherit it)
+    children: list[RunNode] = field(default_factory=list)
+    end: int | None = None  # the order of its end among the request's events
+    goto: list[str] = field(default_factory=list)  # from a Command it returned
+    destination: str | None = None  # a handoff tool's declared destination
+    turn: int | None = None  # a tool run: the model call (its seq) that asked for it
+
+    @property
+    def is_task(self) -> bool:
+        """A graph's node run (a task): it starts a checkpoint namespace of its own."""
+        return (
+            self.namespace is not None
+            and self.parent is not None
+            and self.parent.namespace != self.namespace
+            and self.node is not None
+        )
+
+    @property
+    def opens_lc_agent(self) -> bool:
+        parent_lc = self.parent.lc_name if self.parent is not None else None
+        return self.lc_name is not None and self.lc_name != parent_lc
+
+
+def command_destinations(value: Any) -> list[str]:
+    """The nodes a ``Command(goto=...)`` (or a list holding Commands) sends control to."""
+    if isinstance(value, list | tuple):  # a node's list of updates
+        return [d for item in value if type(item).__name__ == "Command" for d in _goto(item)]
+    return _goto(value) if type(value).__name__ == "Command" else []
+
+
+def _goto(command: Any) -> list[str]:
+    goto = getattr(command, "goto", None)
+    items = goto if isinstance(goto, list | tuple) else [goto]
+    names = []
+    for item in items:
+        if type(item).__name__ == "Send":
+            item = getattr(item, "node", None)
+        if isinstance(item, str) and item and not item.startswith("__"):  # not __end__
+            names.append(item)
+    return names
+
+
+@dataclass
+class Attribution:
+    """The result of :func:`attribute`."""
+
+    paths: dict[int, list[str]]  # id(RunNode) -> agent path, for model and tool runs
+    agent_path: list[str]
+    handoffs: list[Handoff]
+    coordinators: list[str]
+    delegations: dict[int, str]  # id(tool RunNode) -> the agent it ran
+    handoff_targets: dict[int, str]  # id(tool RunNode) -> the agent it handed off to
+    aliases: dict[str, str]  # node name -> the agent it runs, where they differ
+
+
+@dataclass(eq=False)
+class _Activation:
+    """A stretch of consecutive model calls by one agent."""
+
+    path: tuple[str, ...]
+    order: int = 0  # position in the graph's order
+    merged: _Activation | None = None  # the stretch this one continues
+    came_from: list[Handoff] = field(default_factory=list)  # handoffs that led here
+
+    @property
+    def agent(self) -> str:
+        return self.path[-1]
+
+
+@dataclass
+class _Intent:
+    """An explicit passing of control: by a handoff tool, a Command or an agent tool."""
+
+    source: tuple[str, ...]
+    destination: str
+    tool: str
+    via: str
+
+
+def attribute(roots: Sequence[RunNode], declared: Iterable[str] = ()) -> Attribution:
+    """Resolve agent paths, order, handoffs and coordinators over the request's run trees."""
+    resolver = _Resolver(set(declared))
+    stack = list(roots)
+    while stack:  # the tasks, and the graph runs: those with tasks among their children
+        run = stack.pop()
+        stack.extend(run.children)
+        if run.is_task and run.parent is not None:
+            resolver.tasks.add(id(run))
+            resolver.graphs.add(id(run.parent))
+    for root in roots:
+        resolver.walk(root, (), renamable=False)
+    blocks = [resolver.block(root) for root in sorted(roots, key=lambda r: r.seq)]
+    return resolver.finish(blocks)
+
+
+class _Resolver:
+    def __init__(self, declared: set[str]) -> None:
+        self.declared = declared
+        self.paths: dict[int, tuple[str, ...]] = {}  # id(run) -> its agent path
+        self.delegations: dict[int, str] = {}
+        self.handoff_targets: dict[int, str] = {}
+        self.aliases: dict[str, str] = {}
+        self.intents: list[_Intent] = []
+        self.coordinators: dict[str, None] = {}
+        self.links: list[tuple[Handoff, _Activation, _Activation]] = []
+        self.graphs: set[int] = set()  # id() of the runs that are graph runs
+        self.tasks: set[int] = set()  # id() of the runs that are a graph's tasks
+        self.single: dict[int, bool] = {}  # id() of a graph run -> whether it is one agent
+
+    # -- agent paths ---------------------------------------------------------------------
+
+    def walk(self, run: RunNode, path: tuple[str, ...], *, renamable: bool) -> None:
+        """Give ``run`` and its descendants their agent paths. ``renamable``: the path's
+        last level was opened by a node whose body this run is part of (no tool between),
+        so a named graph found here names that node's agent."""
+        tool_run = None
+        if run.kind == "tool":
+            tool_run, renamable = run, False
+        elif run.kind == "model" and not path:  # a model called outside any graph
+            path = (run.name,)
+        if run.opens_lc_agent and run.lc_name:
+            path, renamable = self._open(path, run.lc_name, renamable), False
+        elif self._is_graph(run) and run.parent is not None and run.name != DEFAULT_GRAPH_NAME:
+            path, renamable = self._open(path, run.name, renamable), False
+        task = id(run) in self.tasks
+        if task and run.parent is not None:
+            graph = run.parent
+            if not self._single_agent(graph):
+                path = self._open(path, run.node or run.name, False)
+                renamable = self._wraps_one_agent(run)
+            elif not path:  # the invoked graph is one agent: its name, or its first node's
+                named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
+                first = next(c for c in graph.children if id(c) in self.tasks)
+                path = (named or first.node or first.name,)
+        self.paths[id(run)] = path
+        for child in run.children:
+            self.walk(child, path, renamable=renamable)
+            if tool_run is not None and id(tool_run) not in self.delegations:
+                deeper = self._deeper_agent(child, path)
+                if deeper is not None:
+                    self.delegations[id(tool_run)] = deeper
+        if tool_run is not None:
+            self._tool_intent(tool_run, path)
+        elif run.goto and task:
+            for destination in run.goto:
+                self.intents.append(_Intent(path, destination, "", "command"))
+
+    def _open(self, path: tuple[str, ...], name: str, renamable: bool) -> tuple[str, ...]:
+        if path and path[-1] == name:
+            return path
+        if renamable and path:
+            self.aliases[path[-1]] = name
+            return (*path[:-1], name)
+        return (*path, name)
+
+    def _opens_agent(self, run: RunNode) -> bool:
+        """A run that starts an agent of its own: a new lc_agent_name or a named graph."""
+        if run.opens_lc_agent:
+            return True
+        return self._is_graph(run) and run.name != DEFAULT_GRAPH_NAME
+
+    def _wraps_one_agent(self, task: RunNode) -> bool:
+        """A node whose body is one agent and nothing else (no model call of its own, no
+        second agent): that agent names the node's level."""
+        agents = 0
+        stack = list(task.children)
+        while stack:
+            run = stack.pop()
+            if run.kind == "model":
+                return False
+            if self._opens_agent(run):
+                agents += 1
+                continue
+            stack.extend(run.children)
+        return agents == 1
+
+    def _deeper_agent(self, run: RunNode, path: tuple[str, ...]) -> str | None:
+        """The first agent below ``path`` that made a model call in ``run``'s subtree."""
+        stack = [run]
+        while stack:
+            current = stack.pop()
+            inner = self.paths.get(id(current), path)
+            if current.kind == "model" and len(inner) > len(path) and inner[: len(path)] == path:
+                return inner[len(path)]
+            stack.extend(reversed(current.children))
+        return None
+
+    def _tool_intent(self, tool: RunNode, path: tuple[str, ...]) -> None:
+        delegated = self.delegations.get(id(tool))
+        if delegated is not None:
+            self.intents.append(_Intent(path, delegated, tool.name, "agent_tool"))
+            if path:
+                self.coordinators.setdefault(path[-1], None)
+            return
+        for destination in [tool.destination, *tool.goto]:
+            if destination:
+                self.intents.append(_Intent(path, destination, tool.name, "tool"))
+                self.handoff_targets.setdefault(id(tool), destination)
+
+    def _is_graph(self, run: RunNode) -> bool:
+        return id(run) in self.graphs
+
+    def _single_agent(self, graph: RunNode) -> bool:
+        """A graph whose nodes are one agent's steps, not agents of their own."""
+        known = self.single.get(id(graph))
+        if known is None:
+            nodes = {c.node for c in graph.children if id(c) in self.tasks}
+            known = graph.opens_lc_agent or all(
+                n in AGENT_STEP_NODES or (n and "." in n) for n in nodes
+            )
+            self.single[id(graph)] = known
+        return known
+
+    # -- order ---------------------------------------------------------------------------
+
+    def block(self, run: RunNode) -> Any:
+        """The run as a nested structure: an activation, ``("seq", [...])`` or
+        ``("par", [...])``."""
+        if run.kind == "model":
+            path = self.paths.get(id(run))
+            return _Activation(path) if path else None
+        children = run.children
+        if not children:
+            return None
+        # A graph's tasks run by superstep. The functional API's tasks (children of the
+        # entrypoint's task) all say step 0: they are ordered like any other runs.
+        if self._is_graph(run) and id(run) not in self.tasks:
+            steps: dict[int, dict[str | None, list[RunNode]]] = {}
+            others: list[RunNode] = []
+            for child in children:
+                if id(child) in self.tasks:
+                    by_task = steps.setdefault(child.step or 0, {})
+                    by_task.setdefault(child.namespace, []).append(child)
+                else:
+                    others.append(child)
+            items: list[tuple[int, Any]] = []
+            for step in sorted(steps):
+                # one task's runs in a step are its attempts (a retry policy), in turn
+                tasks = sorted(steps[step].values(), key=lambda t: (t[0].branch, t[0].node or ""))
+                first = min(t.seq for attempts in tasks for t in attempts)
+                branches = [
+                    ("seq", [self.block(t) for t in sorted(attempts, key=lambda t: t.seq)])
+                    for attempts in tasks
+                ]
+                items.append((first, ("par", branches)))
+            items += [(c.seq, self.block(c)) for c in others]
+            return ("seq", [b for _, b in sorted(items, key=lambda x: x[0])])
+        if run.kind == "chain" and run.name.startswith("RunnableParallel"):
+            # its branches run side by side, whether or not they overlapped this time
+            return ("par", [self.block(c) for c in sorted(children, key=lambda c: (c.name, c.seq))])
+        ordered = sorted(children, key=lambda c: c.seq)
+        groups: list[list[RunNode]] = []
+        latest_end = -1
+        for child in ordered:
+            previous = groups[-1][-1] if groups else None
+            same_turn = (
+                previous is not None and child.turn is not None and child.turn == previous.turn
+            )
+            if groups and (child.seq < latest_end or same_turn):  # at once, or one turn's calls
+                groups[-1].append(child)
+            else:
+                groups.append([child])
+            end = child.end if child.end is not None else 1 << 62
+            latest_end = max(latest_end, end) if len(groups[-1]) > 1 else end
+        return (
+            "seq",
+            [
+                ("par", [self.block(c) for c in sorted(g, key=lambda c: (c.name, c.seq))])
+                if len(g) > 1
+                else self.block(g[0])
+                for g in groups
+            ],
+        )
+
+    def finish(self, blocks: list[Any]) -> Attribution:
+        whole = ("seq", blocks)
+        flat: list[_Activation] = []
+        self._flatten(whole, flat)
+        for order, activation in enumerate(flat):
+            activation.order = order
+        self._run(whole)
+        # Handoffs in the graph's order; each names the handoffs that led to its source.
+        self.links.sort(key=lambda link: (link[2].order, link[1].order))
+        index = {id(link[0]): i for i, link in enumerate(self.links)}
+        for handoff, source, _ in self.links:
+            handoff.after = sorted(index[id(h)] for h in _root(source).came_from)
+        handoffs = [link[0] for link in self.links]
+        coordinators = dict.fromkeys(self.declared)
+        coordinators.update(self.coordinators)
+        handed: set[tuple[str, str]] = set()  # (from, to) of the explicit handoffs so far
+        for handoff in handoffs:
+            if handoff.via in ("tool", "command"):
+                handed.add((handoff.source, handoff.target))
+            elif (handoff.target, handoff.source) in handed:  # back by the graph's design
+                coordinators.setdefault(handoff.target, None)
+        names = [a.agent for a in flat]
+        # consecutive calls by one agent are one step; two agents of one name in different
+        # teams (each team's "supervisor") stay two
+        steps = [a.agent for i, a in enumerate(flat) if i == 0 or flat[i - 1].path != a.path]
+        return Attribution(
+            paths={k: list(v) for k, v in self.paths.items()},
+            agent_path=steps,
+            handoffs=handoffs,
+            coordinators=[c for c in coordinators if c in set(names) or c in self.declared],
+            delegations=self.delegations,
+            handoff_targets=self.handoff_targets,
+            aliases=self.aliases,
+        )
+
+    def _flatten(self, block: Any, out: list[_Activation]) -> None:
+        if block is None:
+            return
+        if isinstance(block, _Activation):
+            out.append(block)
+            return
+        for item in block[1]:
+            self._flatten(item, out)
+
+    def _run(self, block: Any) -> tuple[list[_Activation], list[_Activation]]:
+        """Entries and exits of ``block``; handoffs inside it are recorded on the way."""
+        if block is None:
+            return [], []
+        if isinstance(block, _Activation):
+            return [block], [block]
+        kind, items = block
+        if kind == "par":
+            entries: list[_Activation] = []
+            exits: list[_Activation] = []
+            for item in items:
+                en, ex = self._run(item)
+                entries += en
+                exits += ex
+            return entries, exits
+        first: list[_Activation] | None = None
+        last: list[_Activation] = []
+        for item in items:
+            en, ex = self._run(item)
+            if not en and not ex:
+                continue
+            if first is None:
+                first = en
+            else:
+                self._link(last, en)
+            last = ex
+        return first or [], last
+
+    def _link(self, sources: list[_Activation], targets: list[_Activation]) -> None:
+        """Control passes from ``sources`` (what just ran) to ``targets`` (what runs next)."""
+        continuing = {a.path: a for a in sources}
+        fresh = []
+        for target in targets:
+            same = continuing.get(target.path)
+            if same is not None:  # the same agent goes on: no handoff
+                _root(target).merged = _root(same)
+            else:
+                fresh.append(target)
+        if not fresh:
+            return
+        going_on = {t.path for t in targets}
+        ended = [s for s in sources if s.path not in going_on] or sources
+        parallel = len(ended) > 1 or len(fresh) > 1
+        if len(ended) == 1 or len(fresh) == 1:
+            pairs = [(s, t) for s in ended for t in fresh]
+        else:
+            width = max(len(ended), len(fresh))
+            pairs = [(ended[i % len(ended)], fresh[i % len(fresh)]) for i in range(width)]
+        for source, target in pairs:
+            tool, via = self._cause(source, target)
+            handoff = Handoff(source.agent, target.agent, tool, via, parallel)
+            self.links.append((handoff, source, target))
+            _root(target).came_from.append(handoff)
+
+    def _cause(self, source: _Activation, target: _Activation) -> tuple[str, str]:
+        """What passed control from ``source`` to ``target``: (tool name, via)."""
+        if source.path[: len(target.path)] == target.path:  # back to who called it as a tool
+            delegate = source.path[len(target.path)]
+            for intent in self.intents:
+                if (intent.via, intent.source, intent.destination) == (
+                    "agent_tool",
+                    target.path,
+                    delegate,
+                ):
+                    return intent.tool, "agent_tool"
+        names = set(target.path)
+        for intent in self.intents:
+            destination = self.aliases.get(intent.destination, intent.destination)
+            # a team's node passes control for whichever of its members ran last
+            mine = intent.source and source.path[: len(intent.source)] == intent.source
+            if mine and destination in names:
+                return intent.tool, intent.via
+        return "", "edge"
+
+
+def _root(activation: _Activation) -> _Activation:
+    """The stretch an activation belongs to (consecutive calls by one agent are one)."""
+    while activation.merged is not None:
+        activation = activation.merged
+    return activation
+
+
+def tool_kind(
+    run_id: int, attribution: Attribution, synthesized_target: str | None
+) -> tuple[str, str | None]:
+    """The kind of a tool call and the agent it reaches: a delegation, a handoff, or a tool."""
+    delegated = attribution.delegations.get(run_id)
+    if delegated is not None:
+        return AGENT_TOOL, delegated
+    target = attribution.handoff_targets.get(run_id)
+    if target is not None:
+        return HANDOFF, attribution.aliases.get(target, target)
+    if synthesized_target is not None:
+        return HANDOFF, synthesized_target
+    return "tool", None
+
+
+def graph_coordinators(graph: Any) -> list[str]:
+    """Nodes of a compiled graph (and its subgraphs) that coordinate: they route onwards
+    (conditional edges, or ``Command`` destinations to several nodes), and other nodes hand
+    control back to them by a fixed edge or by a ``Command`` that can go nowhere else, as
+    langgraph-supervisor's supervisor, a router and the supervisor tutorial's do."""
+    found: dict[str, None] = {}
+    graphs = [graph]
+    # a graph that cannot list its subgraphs still has its own edges
+    with contextlib.suppress(Exception):
+        graphs += [sub for _, sub in graph.get_subgraphs(recurse=True)]
+    for each in graphs:
+        builder = getattr(each, "builder", None) or each  # compiled, or a StateGraph
+        nodes = getattr(builder, "nodes", None)
+        if not isinstance(nodes, dict):
+            continue
+        branches = getattr(builder, "branches", {}) or {}
+        ends = {name: _destinations(spec) for name, spec in nodes.items()}
+        returns = set(getattr(builder, "edges", set()) or set())
+        returns |= {(name, only[0]) for name, only in ends.items() if len(only) == 1}
+        for source, target in returns:
+            if source not in nodes or target not in nodes or source == target:
+                continue
+            if target in AGENT_STEP_NODES:
+                continue
+            if branches.get(target) or len(ends[target]) > 1:  # it routes
+                found.setdefault(target, None)
+    return list(found)
+
+
+def _destinations(node: Any) -> list[str]:
+    """The nodes a node's ``Command`` may go to (``__end__`` left out)."""
+    return [e for e in getattr(node, "ends", None) or () if not str(e).startswith("__")]

@@ -1,0 +1,195 @@
+"""The conversation of one request, pieced together from every message sequence seen.
+
+No single callback sees the whole conversation: a supervisor's final state keeps only
+each specialist's last message, while the inner turns appear only in the specialists'
+own model inputs and outputs, tool results and state updates. :class:`Conversation`
+merges all of those sequences into one ordered list without repeats, which becomes
+``Trace.messages``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from agenteval_cli.trace.openai_format import to_openai_messages
+
+__all__ = ["Conversation", "state_messages"]
+
+
+class _Entry:
+    """A message in the conversation; ``placed`` once it has its position in the list.
+    ``seen_id`` is the message's id when its keys were last taken (ids come late: LangGraph
+    gives one to a message as it enters the state). ``copies`` are other objects found to
+    be the same message, kept so that their ``id()`` stays theirs while it is looked up."""
+
+    __slots__ = ("copies", "message", "placed", "seen_id")
+
+    def __init__(self, message: BaseMessage) -> None:
+        self.message = message
+        self.placed = False
+        self.seen_id = message.id
+        self.copies: list[BaseMessage] = []
+
+
+class Conversation:
+    """The ordered, de-duplicated union of every message sequence the callbacks saw.
+
+    A message is known by its object, its id, its tool-call ids, or (when it has none of
+    these) its content. A new message goes just before the next known message of its
+    sequence, or at the end when none follows.
+    """
+
+    def __init__(self) -> None:
+        self._items: list[_Entry] = []
+        self._by_key: dict[tuple[Any, ...], _Entry] = {}
+        # id() of every message object seen: safe, as each entry keeps its objects alive
+        self._by_object: dict[int, _Entry] = {}
+
+    def merge(
+        self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
+    ) -> list[BaseMessage]:
+        """Merge one sequence; return the messages that were new.
+
+        ``fresh`` messages were just produced (a model's reply, a tool's result), so only
+        their object or id can make them known: tool-call ids may repeat within a request.
+        """
+        added: list[BaseMessage] = []
+        pending: list[_Entry] = []
+        previous: _Entry | None = None
+        by_key, by_object = self._by_key, self._by_object
+        for message in messages:
+            entry = by_object.get(id(message))
+            if entry is not None:  # this very object was seen before
+                # Given an id since (LangGraph ids messages as they enter the state; an id is
+                # never changed): known by it too. Read only then: a message's attributes
+                # go through pydantic's __getattr__ hook.
+                if entry.seen_id is None and message.id is not None:
+                    entry.seen_id = message.id
+                    for key in _message_keys(message, _kind(message)):
+                        by_key.setdefault(key, entry)
+            elif (kind := _kind(message)) is _SKIP or (kind is _SYSTEM and not message.id):
+                continue  # per-call prompts are instructions, not turns (state ones have ids)
+            else:
+                keys = _message_keys(message, kind)
+                entry = None
+                new = bool(fresh) and any(message is f for f in fresh)
+                for key in keys:
+                    if (not new or key[0] == "id") and key in by_key:
+                        entry = by_key[key]
+                        break
+                if entry is None:
+                    entry = by_object[id(message)] = _Entry(message)
+                    pending.append(entry)
+                    added.append(message)
+                    by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
+                else:  # a copy of a known message
+                    for key in keys:
+                        by_key.setdefault(key, entry)
+                    by_object[id(message)] = entry
+                    entry.copies.append(message)
+            if entry.placed:
+                if pending:
+                    self._place(pending, previous, entry)
+                    pending = []
+                previous = entry
+        if pending:
+            self._place(pending, previous, None)
+        return added
+
+    def _place(self, pending: list[_Entry], previous: _Entry | None, before: _Entry | None) -> None:
+        position = len(self._items) if before is None else self._items.index(before)
+        if previous is not None:
+            position = max(position, self._items.index(previous) + 1)
+        self._items[position:position] = pending
+        for entry in pending:
+            entry.placed = True
+
+    def tool_results(self) -> dict[str, str]:
+        """Tool-call id -> result text, for calls no tool run reported on."""
+        return {
+            e.message.tool_call_id: str(e.message.text)
+            for e in self._items
+            if isinstance(e.message, ToolMessage)
+        }
+
+    def openai_messages(self) -> list[dict[str, Any]]:
+        """The conversation in OpenAI chat format, as stored in ``Trace.messages``."""
+        return to_openai_messages([e.message for e in self._items])
+
+
+def _message_keys(message: BaseMessage, kind: str) -> list[tuple[Any, ...]]:
+    """Everything that can identify ``message`` when it turns up again as another object."""
+    keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
+    # ``kind`` is _kind(message): _TOOL for a ToolMessage, _AI for an AIMessage
+    if kind is _TOOL:
+        tool_call_id = cast(ToolMessage, message).tool_call_id
+        if tool_call_id:
+            keys.append(("tool", tool_call_id))
+    elif kind is _AI:
+        for call in cast(AIMessage, message).tool_calls:
+            call_id = call.get("id")
+            if call_id:
+                keys.append(("call", call_id))
+    # Content identifies only what nothing else does (say, an id-less question to a bare model).
+    return keys or [("text", message.type, message.name, repr(message.content))]
+
+
+def state_messages(value: Any) -> Sequence[BaseMessage]:
+    """Messages in a state update: ``{"messages": [...]}``, a ``Command``, or a list of them.
+
+    Bare message lists (a prompt's output, say) are not state and are left out. A list of
+    messages only is returned as it is, not copied.
+    """
+    if isinstance(value, dict):
+        found = value.get("messages")
+        if isinstance(found, list | tuple):
+            return found if _only_messages(found) else [m for m in found if _kind(m)]
+        return [cast(BaseMessage, found)] if _kind(found) else []
+    if isinstance(value, list | tuple):
+        return [m for item in value if not _kind(item) for m in state_messages(item)]
+    if type(value).__name__ == "Command":  # langgraph.types.Command, a tool's state update
+        return state_messages(getattr(value, "update", None))
+    return []
+
+
+# What a value is, by its type: a message of one of these kinds, or not a message ("").
+# isinstance() against a message class goes through its pydantic metaclass's
+# __instancecheck__ every time; looking the type up here does not, which counts for states
+# of dozens of messages seen at every step of a graph.
+_AI, _TOOL, _SYSTEM, _SKIP, _OTHER = "ai", "tool", "system", "skip", "message"
+_BASES = (
+    (RemoveMessage, _SKIP),  # a deletion, not a turn
+    (ToolMessage, _TOOL),
+    (AIMessage, _AI),
+    (SystemMessage, _SYSTEM),
+    (BaseMessage, _OTHER),
+)
+_KINDS: dict[type, str] = {}  # every type met so far
+_MESSAGE_TYPES: set[type] = set()  # those of them that are messages
+
+
+def _kind(value: Any) -> str:
+    kind = _KINDS.get(type(value))
+    return _kind_of(type(value)) if kind is None else kind
+
+
+def _kind_of(cls: type) -> str:
+    kind = next((k for base, k in _BASES if issubclass(cls, base)), "")
+    _KINDS[cls] = kind
+    if kind:
+        _MESSAGE_TYPES.add(cls)
+    return kind
+
+
+def _only_messages(values: Sequence[Any]) -> bool:
+    types = set(map(type, values))
+    return types <= _MESSAGE_TYPES or all(_kind_of(t) for t in types)

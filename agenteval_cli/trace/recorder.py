@@ -1,0 +1,522 @@
+"""Record what one target request did, from the outside, through LangChain callbacks.
+
+Users' graphs stay untouched: a :class:`TraceRecorder` is passed in
+``config={"callbacks": [...]}``, or, for plain-function targets that call ``graph.invoke``
+themselves, injected by :func:`capture` through a configure hook (the mechanism behind
+``langchain_core.callbacks.get_usage_metadata_callback``).
+
+The recorder keeps the tree of runs it saw; :mod:`agenteval_cli.trace.attribution` reads agents,
+their order and the handoffs between them off that tree when the trace is taken.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.tracers.context import register_configure_hook
+
+from agenteval_cli.core.records import ModelCall, ToolCall, Trace
+from agenteval_cli.core.safe_text import message_of
+from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
+from agenteval_cli.trace.conversation import Conversation, state_messages
+
+__all__ = ["TraceRecorder", "agent_from_metadata", "capture", "error_text"]
+
+_Record = TypeVar("_Record", ModelCall, ToolCall)
+_DESTINATION_KEY = "__handoff_destination"  # metadata of langgraph-supervisor/swarm handoff tools
+
+_current: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", default=None)
+# Registered once, at import: every callback manager configured while the variable is set
+# gets the recorder (inheritably), unless that very object is already among its handlers.
+register_configure_hook(_current, inheritable=True)
+
+
+@contextmanager
+def capture(
+    recorder: TraceRecorder | None = None, *, coordinators: Sequence[str] = ()
+) -> Iterator[TraceRecorder]:
+    """Record every LangChain/LangGraph run started inside the block, config or not.
+
+    Works in sync and async code (``with capture() as rec: await target(inputs)``) and
+    follows the context into asyncio tasks and ``asyncio.to_thread``; during a run,
+    :mod:`agenteval_cli.trace.threads` carries it into executors and threads as well. The block's
+    wall time and any exception escaping it end up in ``rec.trace()``.
+    """
+    recorder = recorder or TraceRecorder(coordinators=coordinators)
+    token = _current.set(recorder)
+    recorder.start()
+    try:
+        yield recorder
+    except BaseException as exc:
+        recorder.finish(exc)
+        raise
+    else:
+        recorder.finish()
+    finally:
+        _current.reset(token)
+
+
+def agent_from_metadata(metadata: dict[str, Any] | None) -> str | None:
+    """The top-level graph node an event ran under, or ``None`` outside LangGraph."""
+    metadata = metadata or {}
+    namespace = metadata.get("langgraph_checkpoint_ns") or metadata.get("checkpoint_ns")
+    if isinstance(namespace, str) and namespace:
+        return namespace.partition("|")[0].partition(":")[0]
+    node = metadata.get("langgraph_node")
+    return node if isinstance(node, str) and node else None
+
+
+def error_text(error: BaseException | str) -> str:
+    """``"TimeoutError: ..."``, or just the type name when the exception has no message."""
+    if isinstance(error, str):
+        return error
+    message = message_of(error)  # never raises, even when the exception's __str__ does
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+@dataclass
+class _ModelRun:
+    call: ModelCall
+    started: float
+    named: bool  # the model name was declared (metadata, params), not the class name
+    run: RunNode
+
+
+@dataclass
+class _ToolRun:
+    call: ToolCall
+    call_id: str | None
+    origin: RunNode | None  # the model run that asked for it, or the run that wrote it
+    run: RunNode | None = None  # its own run, once on_tool_start was seen
+
+
+class TraceRecorder(BaseCallbackHandler):
+    """Callback handler that records one target request into a :class:`Trace`.
+
+    Use one recorder per request. Its events may arrive from several threads (a sync graph
+    with parallel branches), so every handler runs under one lock.
+    """
+
+    run_inline = True  # async runs call us in place instead of hopping to a thread pool
+    # LangChain reads these for every event it dispatches: plain attributes, not the base
+    # class's properties, and the events nothing here records are not sent at all.
+    ignore_llm = ignore_chain = ignore_chat_model = ignore_agent = False  # agent: tools
+    ignore_retry = ignore_retriever = ignore_custom_event = True
+
+    def __init__(self, *, coordinators: Sequence[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._conversation = Conversation()
+        self._coordinators = tuple(coordinators)  # declared for the target, or found in it
+        # Runs are keyed by their UUID's integer: a UUID hashes and compares in Python code.
+        self._runs: dict[int, RunNode] = {}  # every run seen
+        self._roots: list[RunNode] = []  # runs whose parent we never saw: the request's entry
+        self._seq = 0  # events so far: the order runs started and ended in
+        self._open_models: dict[int, _ModelRun] = {}
+        self._models: list[_ModelRun] = []
+        self._tools: list[_ToolRun] = []
+        self._tools_by_call_id: dict[str, _ToolRun] = {}
+        self._open_tools: dict[int, _ToolRun] = {}
+        self._root_error: str | None = None
+        self._error: str | None = None
+        self._span: list[float | None] = [None, None]  # request start and end
+        # Until start() is called, events time the request: the first and the last one.
+        self._untimed = True
+        self._events: list[float | None] = [None, None]
+
+    def start(self) -> None:
+        """Mark the start of the request (otherwise the first event's time is used)."""
+        self._span[0] = time.perf_counter()
+        self._untimed = False
+
+    def finish(self, error: BaseException | str | None = None) -> None:
+        """Mark the end of the request and, if it failed, why."""
+        self._span[1] = time.perf_counter()
+        if error is not None:
+            self._error = error_text(error)
+
+    # -- chains: request roots, graph structure, state updates --------------------------
+    # LangChain passes run_id, parent_run_id, metadata etc. by keyword; naming them in the
+    # signature spares a dictionary lookup each, on events that arrive dozens per call.
+
+    def on_chain_start(
+        self,
+        serialized: Any,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        name: str | None = None,
+        **_: Any,
+    ) -> None:
+        with self._lock:
+            node = self._register(run_id.int, parent_run_id, metadata, "chain", name or "")
+            if node.parent is None:  # the request's input: prior turns are history
+                self._conversation.merge(state_messages(inputs))
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **_: Any) -> None:
+        with self._lock:
+            if self._untimed:
+                self._touch()
+            node = self._end(run_id.int)
+            if node is not None and not isinstance(outputs, dict):
+                node.goto = command_destinations(outputs)
+            messages = state_messages(outputs)
+            if messages:  # nothing to merge otherwise
+                self._absorb(messages, node)
+            if node is not None and node.parent is None:
+                self._root_error = None
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
+        with self._lock:
+            if self._untimed:
+                self._touch()
+            node = self._end(run_id.int)
+            if node is not None and node.parent is None and not _bubbling(error):
+                self._root_error = error_text(error)
+            elif node is not None and _bubbling(error):  # a Command to a parent graph
+                node.goto = command_destinations(getattr(error, "args", ())[:1])
+
+    # -- chat models -------------------------------------------------------------------
+
+    def on_chat_model_start(
+        self,
+        serialized: Any,
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        invocation_params: Any = None,
+        name: str | None = None,
+        **_: Any,
+    ) -> None:
+        with self._lock:
+            model = _declared_model(metadata, invocation_params)
+            named = model is not None
+            model = model or _class_name(serialized, name)
+            node = self._register(run_id.int, parent_run_id, metadata, "model", model)
+            run = _ModelRun(ModelCall(agent=model, model=model), time.perf_counter(), named, node)
+            self._open_models[run_id.int] = run
+            self._models.append(run)
+            for batch in messages:
+                self._conversation.merge(batch)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **_: Any) -> None:
+        with self._lock:
+            if self._untimed:
+                self._touch()
+            self._end(run_id.int)
+            run = self._open_models.pop(run_id.int, None)
+            if run is None:
+                return
+            run.call.latency_s = time.perf_counter() - run.started
+            message = _output_message(response)
+            run.call.input_tokens, run.call.output_tokens = _usage(message, response)
+            if message is None:
+                return
+            reported = message.response_metadata.get("model_name")
+            if not run.named and isinstance(reported, str) and reported:
+                run.call.model = run.run.name = reported
+            self._conversation.merge([message], fresh=[message])
+            self._add_tool_calls(message, run.run)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
+        with self._lock:
+            if self._untimed:
+                self._touch()
+            self._end(run_id.int)
+            run = self._open_models.pop(run_id.int, None)
+            if run is not None:  # it answered nothing: no call of the agent's, no tokens
+                run.call.latency_s = time.perf_counter() - run.started
+                run.call.input_tokens = run.call.output_tokens = None
+                run.call.failed = True
+
+    # -- tools -------------------------------------------------------------------------
+
+    def on_tool_start(
+        self,
+        serialized: Any,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kw: Any,
+    ) -> None:
+        with self._lock:
+            name = (serialized or {}).get("name") or kw.get("name") or "tool"
+            node = self._register(run_id.int, parent_run_id, metadata, "tool", name)
+            call_id = kw.get("tool_call_id")
+            tool = self._tools_by_call_id.get(call_id) if call_id else None
+            if tool is None or tool.run is not None:  # no model asked for it (or it ran)
+                inputs = kw.get("inputs")
+                args = dict(inputs) if isinstance(inputs, dict) else {"input": input_str}
+                tool = self._new_tool(ToolCall(agent=name, name=name, args=args), call_id, None)
+            tool.run = node
+            if tool.origin is not None and tool.origin.kind == "model":
+                node.turn = tool.origin.seq  # one model turn's calls run side by side
+            destination = (metadata or {}).get(_DESTINATION_KEY)
+            if isinstance(destination, str):
+                node.destination = destination
+            self._open_tools[run_id.int] = tool
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **_: Any) -> None:
+        with self._lock:
+            if self._untimed:
+                self._touch()
+            node = self._end(run_id.int)
+            if node is not None:
+                node.goto = command_destinations(output)
+            tool = self._open_tools.pop(run_id.int, None)
+            # A ToolMessage, or a Command (handoff tools) whose update holds the state's
+            # messages plus this call's ToolMessage, or any other value.
+            messages = [output] if isinstance(output, BaseMessage) else state_messages(output)
+            results = [m for m in messages if isinstance(m, ToolMessage)]
+            call_id = tool.call_id if tool else None
+            mine = [m for m in results if m.tool_call_id == call_id][-1:] or results[-1:]
+            self._absorb(messages, node, fresh=mine)
+            if tool is not None and mine:
+                tool.call.output = str(mine[0].text)
+            elif tool is not None and output is not None:
+                tool.call.output = output if isinstance(output, str) else str(output)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
+        with self._lock:
+            if self._untimed:
+                self._touch()
+            node = self._end(run_id.int)
+            tool = self._open_tools.pop(run_id.int, None)
+            if node is not None and _bubbling(error):  # a handoff tool's Command
+                node.goto = command_destinations(getattr(error, "args", ())[:1])
+            elif tool is not None:
+                tool.call.output = error_text(error)
+
+    # -- the result --------------------------------------------------------------------
+
+    @property
+    def saw_runs(self) -> bool:
+        """Whether any LangChain run (a chain, a graph node, a model, a tool) was seen."""
+        return bool(self._runs)
+
+    def trace(self) -> Trace:
+        """A copy of everything recorded so far; calls still in flight have unknown tokens."""
+        with self._lock:
+            now = time.perf_counter()
+            start, end = self._span if not self._untimed else self._events
+            if end is None and start is not None:  # still running
+                end = now
+            latency = end - start if start is not None and end is not None else 0.0
+            if not self._runs:  # no LangChain run at all: nothing to assemble
+                return Trace(latency_s=latency, error=self._error or self._root_error)
+            for run in self._open_models.values():  # cut off by a timeout or an error
+                run.call.latency_s = now - run.started
+                run.call.input_tokens = run.call.output_tokens = None
+            found = attribute(self._roots, self._coordinators)
+            model_calls = []
+            for run in self._models:
+                path = found.paths.get(id(run.run)) or [run.call.model]
+                model_calls.append(_copy(run.call, agent=path[-1], path=path))
+            agents = {name for call in model_calls for name in call.path}
+            results = self._conversation.tool_results()  # for calls no tool run answered
+            tool_calls = []
+            for tool in self._tools:
+                if tool.call.output is None and tool.call_id in results:
+                    tool.call.output = results[tool.call_id]
+                where = tool.run or tool.origin
+                path = (found.paths.get(id(where)) if where is not None else None) or [
+                    tool.call.agent
+                ]
+                synthesized = None
+                if tool.run is None and (tool.origin is None or tool.origin.kind != "model"):
+                    synthesized = _named_agent(tool.call.name, agents)
+                kind, target = tool_kind(id(tool.run), found, synthesized)
+                tool_calls.append(
+                    _copy(
+                        tool.call,
+                        args=dict(tool.call.args),
+                        agent=path[-1],
+                        path=path,
+                        kind=kind,
+                        target=target,
+                    )
+                )
+            _name_returns(found.handoffs, tool_calls)
+            return Trace(
+                agent_path=found.agent_path,
+                handoffs=found.handoffs,
+                tool_calls=tool_calls,
+                model_calls=model_calls,
+                messages=self._conversation.openai_messages(),
+                latency_s=latency,
+                error=self._error or self._root_error,
+                coordinators=found.coordinators,
+            )
+
+    # -- internals (callers hold the lock) ---------------------------------------------
+
+    def _touch(self) -> None:
+        now = time.perf_counter()
+        if self._events[0] is None:
+            self._events[0] = now
+        self._events[1] = now
+
+    def _register(
+        self, run: int, parent: UUID | None, metadata: Any, kind: str, name: str
+    ) -> RunNode:
+        """Remember a starting run in the tree. A run whose parent we never saw is a root."""
+        if self._untimed:
+            self._touch()
+        self._seq += 1
+        above = self._runs.get(parent.int) if parent is not None else None
+        node = RunNode(above, kind, name, self._seq)
+        if metadata:
+            namespace = metadata.get("langgraph_checkpoint_ns")
+            if above is not None and namespace == above.namespace:
+                node.namespace = namespace  # within its parent's task: nothing else changes
+            elif isinstance(namespace, str) and namespace:  # a task starts (or a root)
+                node.namespace = namespace
+                node.node = metadata.get("langgraph_node")
+                node.step = metadata.get("langgraph_step")
+                node.branch = repr(metadata.get("langgraph_path", ""))
+            lc_name = metadata.get("lc_agent_name")
+            if isinstance(lc_name, str) and lc_name:
+                node.lc_name = lc_name
+        if above is None:
+            self._roots.append(node)
+        else:
+            above.children.append(node)
+        self._runs[run] = node
+        return node
+
+    def _end(self, run: int) -> RunNode | None:
+        node = self._runs.get(run)
+        if node is not None:
+            self._seq += 1
+            node.end = self._seq
+        return node
+
+    def _new_tool(self, call: ToolCall, call_id: str | None, origin: RunNode | None) -> _ToolRun:
+        tool = _ToolRun(call=call, call_id=call_id, origin=origin)
+        self._tools.append(tool)
+        if call_id:  # ids may repeat within a request (some models reuse them): latest wins
+            self._tools_by_call_id[call_id] = tool
+        return tool
+
+    def _add_tool_calls(self, message: AIMessage, origin: RunNode | None) -> None:
+        agent = message.name or "unknown"
+        for call in message.tool_calls:
+            args = dict(call.get("args") or {})
+            self._new_tool(
+                ToolCall(agent=agent, name=call["name"], args=args), call.get("id"), origin
+            )
+
+    def _absorb(
+        self,
+        messages: Sequence[BaseMessage],
+        origin: RunNode | None,
+        fresh: Sequence[BaseMessage] = (),
+    ) -> None:
+        """Merge messages a node or tool wrote to the state.
+
+        An AI message first seen here came from no model call we saw: the graph made it up,
+        like langgraph-supervisor's ``transfer_back_to_<supervisor>`` pair.
+        """
+        for message in self._conversation.merge(messages, fresh=fresh):
+            if isinstance(message, AIMessage) and message.tool_calls:
+                self._add_tool_calls(message, origin)
+
+
+def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> None:
+    """A handoff made by the graph's edges is named after the handoff message the graph wrote
+    for it, if any (langgraph-supervisor's ``transfer_back_to_<supervisor>``)."""
+    written = [t for t in tool_calls if t.kind == "handoff" and t.target is not None]
+    for handoff in handoffs:
+        if handoff.via != "edge" or handoff.tool:
+            continue
+        for call in written:
+            if handoff.source in call.path and call.target == handoff.target:
+                handoff.tool = call.name
+                written.remove(call)
+                break
+
+
+def _named_agent(tool_name: str, agents: set[str]) -> str | None:
+    """The agent a tool call the graph wrote itself names (``transfer_back_to_supervisor``):
+    the longest agent name its name ends with, as the libraries spell it (lower case,
+    whitespace as ``_``)."""
+    lowered = tool_name.lower()
+    best = None
+    for agent in agents:
+        spelled = "_".join(agent.split()).lower()
+        if lowered.endswith(spelled) and (best is None or len(agent) > len(best)):
+            best = agent
+    return best
+
+
+def _usage(message: AIMessage | None, response: LLMResult) -> tuple[int | None, int | None]:
+    """Input and output tokens the model reported, or ``None`` for what it did not report."""
+    usage = getattr(message, "usage_metadata", None)
+    if usage:
+        return _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+    legacy = (response.llm_output or {}).get("token_usage") or {}  # older OpenAI-style
+    if isinstance(legacy, dict) and legacy:
+        return _count(legacy.get("prompt_tokens")), _count(legacy.get("completion_tokens"))
+    return None, None
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _copy(record: _Record, **changes: Any) -> _Record:
+    """A shallow copy of a records dataclass: what ``dataclasses.replace`` gives, at less
+    than half its cost (it calls ``__init__`` through the fields' list)."""
+    copied = object.__new__(type(record))
+    copied.__dict__.update(record.__dict__, **changes)
+    return copied
+
+
+def _bubbling(error: BaseException) -> bool:
+    """LangGraph's control flow (interrupts, a ``Command`` to a parent graph), no failure."""
+    return any(c.__name__ == "GraphBubbleUp" for c in type(error).__mro__)
+
+
+def _output_message(response: LLMResult) -> AIMessage | None:
+    """The chat model's reply in a result, or ``None`` when it holds none."""
+    for generations in response.generations:
+        for generation in generations:
+            if isinstance(generation, ChatGeneration) and isinstance(generation.message, AIMessage):
+                return generation.message
+    return None
+
+
+def _declared_model(metadata: dict[str, Any] | None, params: Any) -> str | None:
+    """The model name the caller configured, which beats the name the provider reports."""
+    name = metadata.get("ls_model_name") if metadata else None
+    if isinstance(name, str) and name:
+        return name
+    if isinstance(params, dict):
+        for key in ("model", "model_name", "model_id"):
+            name = params.get(key)
+            if isinstance(name, str) and name:
+                return name
+    return None
+
+
+def _class_name(serialized: Any, run_name: Any) -> str:
+    """The chat model's class name: a stand-in until the provider reports a model name."""
+    ids = (serialized or {}).get("id")
+    if isinstance(ids, list) and ids:
+        return str(ids[-1])
+    return str((serialized or {}).get("name") or run_name or "unknown-model")
