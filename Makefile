@@ -18,8 +18,7 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/agenteval run configs/routing.yaml
 
-test: $(STAMP) browser
-	$(BIN)/mypy
+test: lint browser
 	$(BIN)/pytest
 
 # The HTML report tests drive Debian's headless chromium through chromedriver. Installed
@@ -38,6 +37,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -112,7 +112,7 @@ def test_routing_confusion_summary_evaluator():
     from agenteval_cli.core.records import Result
     from agenteval_cli.evaluators.scoring import BoundEvaluator
     from agenteval_cli.evaluators.summaries import run_summaries
-    from agenteval_cli.store.db import StoredResult
+    from agenteval_cli.store.results import StoredResult
 
     def stored(expected, path):
         result = Result("x", 0, {}, Trace(agent_path=path))

@@ -9,14 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.gating.checks import (
-    check_baseline,
-    check_thresholds,
-    evaluate,
-    failed_examples,
-    parse_condition,
-    thresholds_for,
-)
+from agenteval_cli.gating.examples import failed_examples
+from agenteval_cli.gating.regression import check_baseline
+from agenteval_cli.gating.thresholds import check_thresholds, parse_condition, thresholds_for
+from agenteval_cli.gating.verdict import evaluate
 from agenteval_cli.results.sources import ExperimentData, Run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
 from agenteval_cli.core.records import Result, Score, Trace
-from agenteval_cli.gating.checks import failed_examples
+from agenteval_cli.gating.examples import failed_examples
 from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import print_comparison

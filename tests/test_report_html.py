@@ -11,7 +11,7 @@ from test_by_agent import flat_side, team_side
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.gating.checks import failed_examples
+from agenteval_cli.gating.examples import failed_examples
 from agenteval_cli.report import comparison, html
 from agenteval_cli.report.html import write_html
 from agenteval_cli.results import sources

@@ -212,7 +212,7 @@ def test_a_report_redacts_secrets(monkeypatch, tmp_path: Path):
 
 
 def test_a_saved_baseline_is_strict_json(tmp_path):
-    from agenteval_cli.gating.checks import save_baseline
+    from agenteval_cli.gating.baselines import save_baseline
 
     nan, inf = float("nan"), float("inf")
     runs = [

@@ -7,7 +7,7 @@ Heavy libraries (langchain, langgraph, langsmith) are imported inside commands s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -117,38 +117,18 @@ def user_errors(debug: bool = False) -> Iterator[None]:
         raise typer.Exit(exc.exit_code) from None
 
 
-@contextmanager
-def open_store(path: Path, *, write: bool = False) -> Iterator[Store]:
-    """An existing store; a missing one is a UserError rather than an empty new file.
+def open_store(path: Path, *, write: bool = False) -> AbstractContextManager[Store]:
+    """:func:`agenteval_cli.store.lookup.open_store`, imported when a command opens a store."""
+    from agenteval_cli.store import lookup
 
-    Opened read-only, so the command never alters it, unless ``write``."""
-    from agenteval_cli.store.db import Store
-
-    if not path.exists():
-        raise UserError(
-            f"no experiment store at {path}",
-            hint="run 'agenteval run SPEC' first, or pass --store",
-        )
-    with Store(path, readonly=not write) as store:
-        yield store
+    return lookup.open_store(path, write=write)
 
 
 def resolve_experiment(store: Store, name: str) -> ExperimentRecord:
-    """A target name (its latest experiment), an experiment name, id or unique prefix."""
-    latest = store.latest_experiment(name)
-    if latest is not None:
-        return latest
-    try:
-        return store.experiment(name)
-    except KeyError:
-        from agenteval_cli.core.errors import did_you_mean
+    """:func:`agenteval_cli.store.lookup.resolve_experiment` (one rule for every command)."""
+    from agenteval_cli.store import lookup
 
-        experiments = store.experiments()
-        known = [e.target for e in experiments] + [e.name for e in experiments]
-        raise UserError(
-            f"no target or experiment named {name!r} in {store.path}",
-            hint=did_you_mean(name, known) or "see 'agenteval experiments'",
-        ) from None
+    return lookup.resolve_experiment(store, name)
 
 
 def print_comparison(

@@ -36,7 +36,8 @@ def add_failures(
     """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review."""
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.gating.checks import example_checks, example_thresholds, thresholds_for
+    from agenteval_cli.gating.examples import example_checks, example_thresholds
+    from agenteval_cli.gating.thresholds import thresholds_for
     from agenteval_cli.report.json_report import strict_json
     from agenteval_cli.results import sources
 

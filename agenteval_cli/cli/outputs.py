@@ -14,7 +14,7 @@ import typer
 from agenteval_cli.cli.common import stdout
 
 if TYPE_CHECKING:
-    from agenteval_cli.gating.checks import GateFailure
+    from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.report.comparison import Comparison
     from agenteval_cli.results.sources import ExperimentData
     from agenteval_cli.spec.model import Spec
@@ -119,7 +119,8 @@ def load_baselines(
 
 def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> bool:
     """Write what was asked for, apply the gate and print its verdict; False if it failed."""
-    from agenteval_cli.gating import checks as gate
+    from agenteval_cli.gating.baselines import save_baseline
+    from agenteval_cli.gating.verdict import evaluate
     from agenteval_cli.report import comparison
     from agenteval_cli.results import sources
 
@@ -135,7 +136,7 @@ def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: Run
                 f"--save-baseline {baseline_name}",
                 highlight=False,
             )
-    failures = gate.evaluate(
+    failures = evaluate(
         sides,
         thresholds=spec.thresholds,
         baselines=baselines,
@@ -153,7 +154,7 @@ def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: Run
             title=f"{spec.experiment_prefix} · {' vs '.join(s.target for s in sides)}",
         )
     if outputs.save_baseline is not None:
-        gate.save_baseline(outputs.save_baseline, sides, git_commit=sides[0].git_commit)
+        save_baseline(outputs.save_baseline, sides, git_commit=sides[0].git_commit)
         out.print(f"  baseline saved: {outputs.save_baseline}", highlight=False)
     print_gate(failures, checked=bool(spec.thresholds or baselines))
     return not failures

@@ -129,6 +129,7 @@ def run(
     from agenteval_cli.cli.progress import target_progress
     from agenteval_cli.cli.untraced import UntracedResults
     from agenteval_cli.execution import experiment
+    from agenteval_cli.gating.thresholds import check_spec_metrics
     from agenteval_cli.spec.model import load_spec
     from agenteval_cli.store.db import Store
 
@@ -137,6 +138,7 @@ def run(
     with user_errors(debug):
         _check_resume_options(experiment_name, resume, rescore, target, limit)
         spec = load_spec(spec_path)
+        check_spec_metrics(spec)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
 

@@ -122,15 +122,15 @@ def retry_after(exc: BaseException) -> float | None:
         headers = getattr(getattr(error, "response", None), "headers", None)
         if headers is None or not hasattr(headers, "get"):
             continue
-        parsed = _parse_retry_after(headers.get("retry-after-ms"), scale=0.001)
+        parsed = parse_retry_after(headers.get("retry-after-ms"), scale=0.001)
         if parsed is None:
-            parsed = _parse_retry_after(headers.get("retry-after"), scale=1.0)
+            parsed = parse_retry_after(headers.get("retry-after"), scale=1.0)
         if parsed is not None:
             return parsed
     return None
 
 
-def _parse_retry_after(value: Any, *, scale: float) -> float | None:
+def parse_retry_after(value: Any, *, scale: float) -> float | None:
     if value is None:
         return None
     text = str(value).strip()

@@ -15,7 +15,7 @@ from agenteval_cli.evaluators.registry import register
 PER_TOKENS = 1_000_000  # prices in the spec are USD per 1M tokens
 
 
-def _price(pricing: Mapping[str, Any], model: str) -> tuple[float, float] | None:
+def model_price(pricing: Mapping[str, Any], model: str) -> tuple[float, float] | None:
     entry = pricing.get(model)
     if entry is None:
         return None
@@ -28,7 +28,7 @@ def price_usd(
     pricing: Mapping[str, Any], model: str, input_tokens: int | None, output_tokens: int | None
 ) -> float | None:
     """USD for one model's tokens; None when the tokens are unknown or the model unpriced."""
-    price = _price(pricing, model)
+    price = model_price(pricing, model)
     if price is None or input_tokens is None or output_tokens is None:
         return None
     return (input_tokens * price[0] + output_tokens * price[1]) / PER_TOKENS
@@ -63,7 +63,7 @@ def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
         )
         unknown_note = f"model(s) {unknown} reported no token usage" if unknown else None
         tokens_comment = unknown_note or breakdown
-        unpriced = [m for m in by_model if _price(pricing, m) is None]
+        unpriced = [m for m in by_model if model_price(pricing, m) is None]
         if unknown:
             cost: dict[str, Any] = {"key": "cost_usd", "score": None, "comment": unknown_note}
         elif unpriced:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenteval_cli.core.records import Score
-from agenteval_cli.evaluators.cost import PER_TOKENS, _price
+from agenteval_cli.evaluators.cost import PER_TOKENS, model_price
 
 # The variable each provider's LangChain integration reads its key from.
 CREDENTIALS = {
@@ -117,7 +117,7 @@ def measure(configured_model: str, pricing: Mapping[str, Any] | None) -> Iterato
 
 def _usage(model: str, usage: Any, configured: str, pricing: Mapping[str, Any]) -> JudgeUsage:
     inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
-    price = _price(pricing, model) or _price(pricing, configured.split(":", 1)[-1])
+    price = model_price(pricing, model) or model_price(pricing, configured.split(":", 1)[-1])
     cost = None if price is None else (inp * price[0] + out * price[1]) / PER_TOKENS
     return JudgeUsage(model=model, input_tokens=inp, output_tokens=out, cost_usd=cost)
 

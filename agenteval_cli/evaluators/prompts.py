@@ -80,13 +80,13 @@ class _Field:
 
 
 def _jsonable(value: Any) -> Any:
-    from agenteval_cli.store.db import _default
+    from agenteval_cli.store.results import json_default
 
     if hasattr(value, "model_dump") and hasattr(value, "type") and hasattr(value, "content"):
         from langchain_core.messages import convert_to_openai_messages
 
         return convert_to_openai_messages(value)
-    return _default(value)
+    return json_default(value)
 
 
 class Template:

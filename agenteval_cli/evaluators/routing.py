@@ -13,7 +13,7 @@ from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
 
 
-def _names(values: Any) -> list[str]:
+def agent_names(values: Any) -> list[str]:
     if isinstance(values, str):
         values = [values]
     return [str(v).strip().lower() for v in values or []]
@@ -21,13 +21,15 @@ def _names(values: Any) -> list[str]:
 
 def invoked_names(trace: Trace) -> list[str]:
     """Every name an invoked agent answers to: leaf agents and their teams, lower-cased."""
-    return list(dict.fromkeys(_names(trace.agents_at_any_level)))
+    return list(dict.fromkeys(agent_names(trace.agents_at_any_level)))
 
 
 def specialists(trace: Trace, ignore: list[str]) -> list[list[str]]:
     """Paths (lower-cased) of the invoked leaf agents that are not coordinators."""
-    skip = set(_names(ignore)) | set(_names(trace.coordinators))
-    paths = [_names(p) for p in trace.agent_paths] or [[a] for a in _names(trace.agent_path)]
+    skip = set(agent_names(ignore)) | set(agent_names(trace.coordinators))
+    paths = [agent_names(p) for p in trace.agent_paths] or [
+        [a] for a in agent_names(trace.agent_path)
+    ]
     return [p for p in paths if p and p[-1] not in skip]
 
 
@@ -53,7 +55,7 @@ def routing_accuracy() -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         if (unknown := _untraced("routing_accuracy", trace)) is not None:
             return unknown
-        expected = list(dict.fromkeys(_names(reference_outputs.get("expected_agents"))))
+        expected = list(dict.fromkeys(agent_names(reference_outputs.get("expected_agents"))))
         invoked = invoked_names(trace)
         if not expected:
             return {"key": "routing_accuracy", "score": 1.0, "comment": "no agents expected"}
@@ -82,7 +84,7 @@ def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         if (unknown := _untraced("routing_precision", trace)) is not None:
             return unknown
-        expected = set(_names(reference_outputs.get("expected_agents")))
+        expected = set(agent_names(reference_outputs.get("expected_agents")))
         paths = specialists(trace, ignore)
         if not paths:
             score = 1.0 if not expected else 0.0
@@ -108,7 +110,7 @@ def forbidden_agents() -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         if (unknown := _untraced("forbidden_agents", trace)) is not None:
             return unknown
-        forbidden = _names(reference_outputs.get("forbidden_agents"))
+        forbidden = agent_names(reference_outputs.get("forbidden_agents"))
         invoked = invoked_names(trace)
         hit = [a for a in forbidden if a in invoked]
         if not forbidden:
@@ -133,7 +135,7 @@ def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         if (unknown := _untraced("routing_exact", trace)) is not None:
             return unknown
-        expected = set(_names(reference_outputs.get("expected_agents")))
+        expected = set(agent_names(reference_outputs.get("expected_agents")))
         paths = specialists(trace, ignore)
         names = set(invoked_names(trace))
         missing = sorted(expected - names)
@@ -169,7 +171,7 @@ def confusion_matrix(
         row[invoked] = row.get(invoked, 0) + 1
 
     for reference, trace in rows:
-        expected = list(dict.fromkeys(_names((reference or {}).get("expected_agents"))))
+        expected = list(dict.fromkeys(agent_names((reference or {}).get("expected_agents"))))
         seen_expected = seen_expected or bool(expected)
         paths = specialists(trace, ignore)
         reached = set(invoked_names(trace))  # an expected team is met by any of its agents

@@ -24,7 +24,7 @@ from agenteval_cli.evaluators.invoke import (
     normalize,
     planned_arguments,
 )
-from agenteval_cli.evaluators.judge_model import _SINK, JudgeUsage, usage_scores
+from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
 
 JUDGE_KEYS = ("judge_input_tokens", "judge_output_tokens", "judge_cost_usd")
 
@@ -126,9 +126,7 @@ async def score(
         "example": example,
     }
     scores: list[Score] = []
-    spent: list[JudgeUsage] = []  # what judges report while this result is scored
-    token = _SINK.set(spent)
-    try:
+    with collect_judge_usage() as spent:  # what judges report while this result is scored
         for evaluator in evaluators:
             # not a summary, and this example is in its sample if it has one; then
             # call_evaluator, inline (score() offers exactly KNOWN_PARAMETERS)
@@ -156,8 +154,6 @@ async def score(
                 scores.extend(
                     Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)
                 )
-    finally:
-        _SINK.reset(token)
     return scores + usage_scores(spent) if spent else scores
 
 

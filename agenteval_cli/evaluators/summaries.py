@@ -153,6 +153,6 @@ def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:
 
 
 def _expected_count(agent: str, references: list[dict]) -> int:
-    from agenteval_cli.evaluators.routing import _names
+    from agenteval_cli.evaluators.routing import agent_names
 
-    return sum(1 for r in references if agent in _names((r or {}).get("expected_agents")))
+    return sum(1 for r in references if agent in agent_names((r or {}).get("expected_agents")))

@@ -63,7 +63,7 @@ def cache_key(identity: str, inputs: dict[str, Any], repetition: int) -> str:
 
 
 def _canonical(value: Any) -> str:
-    from agenteval_cli.store.db import dumps
+    from agenteval_cli.store.results import dumps
 
     # Through the store's encoder first, so values JSON cannot hold still give a stable key.
     return json.dumps(json.loads(dumps(value)), sort_keys=True, separators=(",", ":"))

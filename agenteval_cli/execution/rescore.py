@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.scoring import BoundEvaluator, score
 from agenteval_cli.spec.model import Spec
@@ -19,8 +18,9 @@ from agenteval_cli.store.db import ExperimentRecord, Store
 def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord]:
     """One new, finished experiment per named experiment (or target: its latest)."""
     from agenteval_cli.execution.experiment import git_commit, load_evaluators
+    from agenteval_cli.store.lookup import resolve_experiment
 
-    sources = [_find(store, name) for name in names]
+    sources = [resolve_experiment(store, name, option="--rescore") for name in names]
     evaluators = load_evaluators(spec)
     run_id = uuid.uuid4().hex
     created = []
@@ -60,16 +60,3 @@ async def _rescore_into(
         if result.error is None:
             result.scores = await score(evaluators, example, result.outputs or {}, result.trace)
         store.add_result(new.id, example, result)
-
-
-def _find(store: Store, name: str) -> ExperimentRecord:
-    try:
-        return store.experiment(name)
-    except KeyError:
-        latest = store.latest_experiment(name)
-        if latest is None:
-            raise UserError(
-                f"--rescore {name!r}: no such experiment or target in {store.path}",
-                hint="see 'agenteval experiments' for the names",
-            ) from None
-        return latest

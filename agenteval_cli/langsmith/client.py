@@ -208,13 +208,13 @@ def _capped_retry(base: type, cap: float) -> type:
     key = (base, cap)
     if key not in _RETRY_TYPES:
 
-        def parse_retry_after(self: Any, retry_after: str) -> float:
-            from agenteval_cli.core.retry import _parse_retry_after
+        def capped_parse(self: Any, retry_after: str) -> float:
+            from agenteval_cli.core.retry import parse_retry_after
 
-            seconds = _parse_retry_after(retry_after, scale=1.0)
+            seconds = parse_retry_after(retry_after, scale=1.0)
             return 0.0 if seconds is None else min(seconds, cap)
 
-        _RETRY_TYPES[key] = type(base.__name__, (base,), {"parse_retry_after": parse_retry_after})
+        _RETRY_TYPES[key] = type(base.__name__, (base,), {"parse_retry_after": capped_parse})
     return _RETRY_TYPES[key]
 
 

@@ -11,7 +11,8 @@ import json
 import sqlite3
 from typing import Any
 
-from agenteval_cli.store.db import Store, dumps, now
+from agenteval_cli.store.db import Store
+from agenteval_cli.store.results import dumps, now
 from agenteval_cli.store.tx import has_table, write_transaction
 
 SCHEMA = """

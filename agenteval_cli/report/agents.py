@@ -97,12 +97,12 @@ def call_cost(call: ModelCall, pricing: Mapping[str, Any]) -> float | None:
     """USD of one model call; None when its tokens are unknown or its model has no price."""
     # The token_cost evaluator's own price lookup (private to it, shared on purpose), so a
     # call is priced the same in the per-agent figures as in cost_usd.
-    from agenteval_cli.evaluators.cost import PER_TOKENS, _price
+    from agenteval_cli.evaluators.cost import PER_TOKENS, model_price
 
     if call.input_tokens is None or call.output_tokens is None:
         return None
     try:
-        price = _price(pricing, call.model)
+        price = model_price(pricing, call.model)
     except (AttributeError, KeyError, TypeError, ValueError):  # a malformed entry in a file
         return None
     if price is None:

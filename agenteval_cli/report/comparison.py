@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.metrics.stats import PairedComparison, compare_paired, stdev
-from agenteval_cli.metrics.summary import VOLATILE_KEYS, consistent_share
 from agenteval_cli.report.agents import AgentUsage, aggregate
-from agenteval_cli.results.sources import ExperimentData, Run
+from agenteval_cli.results.sources import ExperimentData, Run, consistency
 
 NONE = "(none)"
 NA = "n/a"  # a mean no result gave (tokens a model did not report): unknown, not zero
@@ -114,18 +113,6 @@ def repetition_spread(side: ExperimentData, key: str) -> float | None:
         if run.error is None and value is not None:
             per_rep.setdefault(run.repetition, []).append(float(value))
     return stdev([math.fsum(v) / len(v) for v in per_rep.values() if v])
-
-
-def consistency(side: ExperimentData) -> float | None:
-    """Share of repeated examples whose scores (tokens and cost aside) never changed."""
-    outcomes: dict[str, list[tuple]] = {}
-    for run in side.runs:
-        if run.error is not None:
-            value: tuple = ("error",)
-        else:
-            value = tuple(sorted((k, v) for k, v in run.scores.items() if k not in VOLATILE_KEYS))
-        outcomes.setdefault(run.example_id, []).append(value)
-    return consistent_share(outcomes)
 
 
 def confusion_matrix(side: ExperimentData) -> Confusion | None:

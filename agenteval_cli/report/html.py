@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.redact import MIN_SECRET_LENGTH, redact, secret_values
-from agenteval_cli.gating.checks import example_checks, example_thresholds, thresholds_for
+from agenteval_cli.gating.examples import example_checks, example_thresholds
+from agenteval_cli.gating.thresholds import thresholds_for
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.metrics.stats import bootstrap_ci
 from agenteval_cli.report.agents import (

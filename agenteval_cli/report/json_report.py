@@ -8,16 +8,15 @@ one result at a time, so its memory does not grow with the experiment.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.core.redact import redact
 from agenteval_cli.evaluators.summaries import summary_scores
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
-from agenteval_cli.store.db import Store, StoredResult, dumps
+from agenteval_cli.store.db import Store
+from agenteval_cli.store.results import StoredResult, strict_json
 
 
 def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
@@ -137,15 +136,3 @@ def write_json(path: Path, store: Store, experiment_ids: Sequence[str]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def _null(_constant: str) -> None:
-    return None
-
-
-def strict_json(value: Any, **options: Any) -> str:
-    """JSON every parser accepts: NaN and ±Infinity, which ``json`` writes by default and
-    strict parsers (JavaScript's ``JSON.parse``, ``jq``, Go, Rust) refuse, become null;
-    known secrets are redacted. Values JSON cannot hold are converted as the store does."""
-    plain = json.loads(redact(dumps(value)), parse_constant=_null)
-    return json.dumps(plain, ensure_ascii=False, allow_nan=False, **options)

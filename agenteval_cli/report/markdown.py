@@ -16,7 +16,7 @@ from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.report.comparison import Comparison, fmt_mean
 
 if TYPE_CHECKING:
-    from agenteval_cli.gating.checks import GateFailure
+    from agenteval_cli.gating.verdict import GateFailure
 
 
 # What starts inline markup in running text: code, emphasis, strikethrough, links and

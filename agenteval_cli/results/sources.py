@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ModelCall
+from agenteval_cli.metrics.summary import consistent_share, outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -268,7 +269,7 @@ def load(names: Iterable[str], store_path: Path) -> list[ExperimentData]:
     """Resolve each command argument to its experiment(s), in the order given."""
     from contextlib import ExitStack
 
-    from agenteval_cli.cli.common import open_store, resolve_experiment
+    from agenteval_cli.store.lookup import open_store, resolve_experiment
 
     names = list(names)
     loaded: list[ExperimentData] = []
@@ -285,3 +286,12 @@ def load(names: Iterable[str], store_path: Path) -> list[ExperimentData]:
                 store = stack.enter_context(open_store(store_path))
             loaded.append(from_store(store, resolve_experiment(store, name)))
     return loaded
+
+
+def consistency(side: ExperimentData) -> float | None:
+    """Share of repeated examples whose outcome (error state and every score but tokens and
+    cost) was the same in every repetition: the rule of :meth:`Summary.consistency`."""
+    outcomes: dict[str, list[tuple]] = {}
+    for run in side.runs:
+        outcomes.setdefault(run.example_id, []).append(outcome(run.error, run.scores.items()))
+    return consistent_share(outcomes)

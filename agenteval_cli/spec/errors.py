@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.yamlsource import KeyPath, YamlDocument, describe, format_key_path
 
-__all__ = ["SpecValueError", "user_error"]
+__all__ = ["SpecValueError", "error_at", "user_error"]
 
 
 class SpecValueError(ValueError):
@@ -68,7 +68,20 @@ def user_error(exc: ValidationError, document: YamlDocument, source: Path) -> Us
         hint, about_key = None, False
     else:
         message, hint, about_key = error["msg"][:1].lower() + error["msg"][1:], None, False
-    path = document.locate(loc)
+    return error_at(document, source, document.locate(loc), message, hint=hint, about_key=about_key)
+
+
+def error_at(
+    document: YamlDocument,
+    source: Path,
+    path: KeyPath,
+    message: str,
+    *,
+    hint: str | None = None,
+    about_key: bool = False,
+) -> UserError:
+    """``message`` at the line of ``path``: "where: what", or "what in parent" when the
+    message names the key itself (``about_key``)."""
     if not about_key:
         return document.error(path, message, file=source, hint=hint)
     parent = format_key_path(path[:-1])

@@ -35,13 +35,14 @@ from pydantic import (
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.safe_text import lone_surrogate_at
 from agenteval_cli.core.yamlsource import (
+    KeyPath,
     YamlDocument,
     describe,
     expand_env,
     format_key_path,
     load_yaml,
 )
-from agenteval_cli.spec.errors import SpecValueError, user_error
+from agenteval_cli.spec.errors import SpecValueError, error_at, user_error
 from agenteval_cli.spec.sections import (
     IMPORT_PATH_FORMS,
     Concurrency,
@@ -431,15 +432,7 @@ class Spec(SpecModel):
 
     @model_validator(mode="after")
     def _gate(self, info: ValidationInfo) -> Spec:
-        if self.thresholds or self.max_regression:  # the gate module loads only for a gate
-            from agenteval_cli.gating.checks import validate_spec_thresholds
-
-            validate_spec_thresholds(
-                self.thresholds,
-                self.max_regression,
-                targets=[t.name for t in self.targets],
-                evaluators=[e.name for e in self.evaluators],
-            )
+        _check_gate_form(self.thresholds, [t.name for t in self.targets])
         if self.baseline is not None:
             base_dir = (info.context or {}).get("base_dir") or Path.cwd()
             self.baseline = _resolve(base_dir, self.baseline)
@@ -477,6 +470,40 @@ class Spec(SpecModel):
         ``spec.line_of("targets", "swarm")``, ``spec.line_of("evaluators", 2)``.
         """
         return self._document.line_of(*keys)
+
+    def error_at(
+        self, at: KeyPath, message: str, *, hint: str | None = None, about_key: bool = False
+    ) -> UserError:
+        """A failure found after loading (by a later check), at the line of ``at``, worded
+        as the spec's own validation words it."""
+        return error_at(self._document, self._source, at, message, hint=hint, about_key=about_key)
+
+
+def _check_gate_form(thresholds: dict[str, Any], targets: list[str]) -> None:
+    """A SpecValueError (with the key path) for a mapping under a name that is not a target
+    or a condition that does not parse. Whether each metric is produced by an evaluator of
+    the spec is checked once the evaluators are known
+    (:func:`agenteval_cli.gating.thresholds.check_spec_metrics`)."""
+    from agenteval_cli.spec.conditions import parse_condition_text
+
+    for key, value in thresholds.items():
+        entries: list[tuple[Any, tuple[str, ...]]]
+        if isinstance(value, dict):
+            if key not in targets:
+                raise SpecValueError(
+                    f"{key!r} is not a target, so it cannot hold thresholds",
+                    hint=did_you_mean(key, targets) or f"targets: {', '.join(targets)}",
+                    at=("thresholds", key),
+                    about_key=True,
+                )
+            entries = [(v, ("thresholds", key, k)) for k, v in value.items()]
+        else:
+            entries = [(value, ("thresholds", key))]
+        for condition, at in entries:
+            try:
+                parse_condition_text(condition)
+            except ValueError as exc:
+                raise SpecValueError(str(exc), at=at) from None
 
 
 def _evaluator_entry(item: Any, index: int) -> Any:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.store import migrations
-from agenteval_cli.store.results import (  # noqa: F401 (dumps, now, _default: re-exported)
+from agenteval_cli.store.results import (
     ResultWriter,
-    _default,
+    StoredResult,
     dumps,
     encode,
     iter_results,
@@ -390,13 +390,6 @@ def _close_quietly(db: sqlite3.Connection | None) -> None:
 
 
 RECORD_FIELDS = frozenset(f.name for f in fields(ExperimentRecord))
-
-
-@dataclass
-class StoredResult:
-    inputs: dict[str, Any]
-    reference_outputs: dict[str, Any]
-    result: Result
 
 
 def _like_prefix(text: str) -> str:

@@ -30,7 +30,6 @@ from agenteval_cli.store.tx import is_storage_failure, write_transaction
 
 if TYPE_CHECKING:
     from agenteval_cli.metrics.summary import Summary
-    from agenteval_cli.store.db import StoredResult
 
 c_make_encoder: Callable[..., Any] | None
 try:
@@ -58,7 +57,7 @@ def now() -> str:
     return _stamp[1]
 
 
-def _default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
     """A JSON-able stand-in for ``value``: its fields, its items, else its ``repr``; a
     placeholder naming its type when even ``repr`` raises."""
     try:
@@ -79,7 +78,7 @@ def _default(value: Any) -> Any:
     return text if isinstance(text, str) else f"<{type(value).__name__} object>"
 
 
-_ENCODER = json.JSONEncoder(default=_default, ensure_ascii=False, separators=(",", ":"))
+_ENCODER = json.JSONEncoder(default=json_default, ensure_ascii=False, separators=(",", ":"))
 _local = threading.local()  # each thread's one-shot C encoder (it keeps state while encoding)
 
 
@@ -87,7 +86,9 @@ def _c_encoder() -> Any:
     if c_make_encoder is None:
         return None
     markers: dict[int, Any] = {}  # containers being encoded, to refuse circular references
-    return c_make_encoder(markers, _default, encode_basestring, None, ":", ",", False, False, True)
+    return c_make_encoder(
+        markers, json_default, encode_basestring, None, ":", ",", False, False, True
+    )
 
 
 def dumps(value: Any) -> str:
@@ -122,6 +123,15 @@ INSERT_CACHE = (
     " created_at) VALUES (?,?,?,?,?,?)"
 )
 DELETE_WHERE = "experiment_id = ? AND example_id = ? AND repetition = ?"
+
+
+@dataclass
+class StoredResult:
+    """A result read back with the example it answered."""
+
+    inputs: dict[str, Any]
+    reference_outputs: dict[str, Any]
+    result: Result
 
 
 @dataclass(slots=True)
@@ -379,7 +389,6 @@ class ResultWriter:
 def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredResult]:
     """Results of an experiment in insertion order, with their inputs and references; the
     rows are read as they are consumed."""
-    from agenteval_cli.store.db import StoredResult
 
     rows = db.execute(
         "SELECT example_id, repetition, inputs_json, reference_json, outputs_json, trace_json,"
@@ -427,3 +436,11 @@ def stored_summary(db: sqlite3.Connection, experiment_id: str, *, repetitions: i
         models = [call["model"] for call in json.loads(model_calls)] if model_calls else ()
         add(example_id, rep, error, latency or 0.0, scores, models)
     return summary
+
+
+def strict_json(value: Any, **options: Any) -> str:
+    """JSON every parser accepts: NaN and ±Infinity, which ``json`` writes by default and
+    strict parsers (JavaScript's ``JSON.parse``, ``jq``, Go, Rust) refuse, become null;
+    known secrets are redacted. Values JSON cannot hold are converted as the store does."""
+    plain = json.loads(redact(dumps(value)), parse_constant=_null)
+    return json.dumps(plain, ensure_ascii=False, allow_nan=False, **options)

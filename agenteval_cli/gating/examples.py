@@ -1,0 +1,68 @@
+"""Per-example checks (JUnit, failure filters, add-failures): one example's score against a
+threshold, averaged over its repetitions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from agenteval_cli.gating.thresholds import Threshold, parse_condition
+from agenteval_cli.results.sources import ExperimentData, Run
+
+# With no threshold, an example fails on these (outcome scores with an obvious pass mark).
+DEFAULT_EXAMPLE_CHECKS = {"routing_accuracy": ">= 1", "resolution_coverage": ">= 1"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One example x evaluator key against a threshold, averaged over its repetitions."""
+
+    key: str
+    threshold: Threshold
+    value: float | None
+    comment: str
+
+    @property
+    def passed(self) -> bool:
+        return self.value is not None and self.threshold.passes(self.value)
+
+
+def example_thresholds(thresholds: Mapping[str, Threshold]) -> dict[str, Threshold]:
+    """Thresholds to apply to single examples: the spec's, or the default pass marks."""
+    if thresholds:
+        return {
+            k: t
+            for k, t in thresholds.items()
+            if k not in ("error_rate", "consistency") and not k.startswith("latency")
+        }
+    defaults = {k: parse_condition(k, c) for k, c in DEFAULT_EXAMPLE_CHECKS.items()}
+    defaults["ping_pong"] = Threshold("ping_pong", "<=", 0)
+    return defaults
+
+
+def example_checks(runs: list[Run], thresholds: Mapping[str, Threshold]) -> list[Check]:
+    """Checks of one example (all its repetitions) for the keys it was scored on."""
+    checks = []
+    for key, threshold in thresholds.items():
+        values = [
+            float(v) for r in runs if r.error is None and (v := r.scores.get(key)) is not None
+        ]
+        errors = [r.error for r in runs if r.error is not None]
+        if not values and not errors:
+            continue  # not scored on this key at all
+        comments = list(dict.fromkeys(c for r in runs if (c := r.comments.get(key))))
+        comments += [f"error: {e}" for e in dict.fromkeys(errors)]
+        value = math.fsum(values) / len(values) if values and not errors else None
+        checks.append(Check(key, threshold, value, "; ".join(comments)))
+    return checks
+
+
+def failed_examples(side: ExperimentData, thresholds: Mapping[str, Threshold]) -> list[str]:
+    """Ids of examples that errored or failed a per-example check, in dataset order."""
+    applied = example_thresholds(thresholds)
+    failed = []
+    for example_id, runs in side.by_example().items():
+        if any(r.error for r in runs) or any(not c.passed for c in example_checks(runs, applied)):
+            failed.append(example_id)
+    return failed

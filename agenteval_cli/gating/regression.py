@@ -1,0 +1,50 @@
+"""Regressions against a baseline: a metric fails the gate when it is worse than the
+baseline by more than its ``max_regression`` *and* the paired permutation test says the
+change is real, so noise alone never breaks a build."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agenteval_cli.gating.thresholds import metric_key
+from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.results.sources import ExperimentData
+
+
+def check_baseline(
+    side: ExperimentData,
+    baseline: ExperimentData,
+    max_regression: Mapping[str, float],
+    *,
+    seed: int | None = None,
+) -> list[str]:
+    """Metrics significantly worse than the baseline by more than their allowed drop.
+
+    Checked: the keys of ``max_regression``, or, when it is empty, every score both sides
+    have (with no drop allowed).
+    """
+    from agenteval_cli.metrics.stats import compare_paired
+
+    allowed = {metric_key(k): float(v) for k, v in max_regression.items()}
+    keys = list(allowed) or metricinfo.ordered(side.score_keys() & baseline.score_keys())
+    failures = []
+    extra = {} if seed is None else {"seed": seed}
+    for key in keys:
+        old, new = baseline.per_example(key), side.per_example(key)
+        shared = [e for e in baseline.example_ids() if e in old and e in new]
+        if not shared:
+            continue
+        paired = compare_paired([old[e] for e in shared], [new[e] for e in shared], **extra)
+        diff = paired.diff
+        if diff is None:  # only without shared examples, which were skipped above
+            continue
+        worse = -diff if metricinfo.higher_is_better(key) else diff
+        if paired.significant and worse > allowed.get(key, 0.0) + 1e-12:
+            failures.append(
+                f"{metricinfo.label(key)} regressed: {metricinfo.fmt(key, paired.mean_a)} → "
+                f"{metricinfo.fmt(key, paired.mean_b)} ({metricinfo.fmt_diff(key, paired.diff)}, "
+                f"95% CI [{metricinfo.fmt_diff(key, paired.ci_low)}, "
+                f"{metricinfo.fmt_diff(key, paired.ci_high)}], p = {paired.p_value:.3g}; "
+                f"allowed drop {metricinfo.fmt(key, allowed.get(key, 0.0))})"
+            )
+    return failures

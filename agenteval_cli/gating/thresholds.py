@@ -1,0 +1,132 @@
+"""Thresholds: conditions on an experiment's metrics, from the spec's ``thresholds:``.
+
+``thresholds`` map a metric (or an evaluator name, meaning its headline key) to a condition
+such as ``">= 0.9"``; a mapping under a target's name applies to that target only and
+overrides the shared entry. A bare number means "at least", or "at most" for a metric where
+lower is better.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agenteval_cli.core.errors import did_you_mean
+from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.metrics.summary import METRIC_KEYS, percentile
+from agenteval_cli.results.sources import ExperimentData, consistency
+from agenteval_cli.spec.conditions import OPS, parse_condition_text
+
+if TYPE_CHECKING:
+    from agenteval_cli.spec.model import Spec
+
+
+@dataclass(frozen=True)
+class Threshold:
+    key: str
+    op: str
+    bound: float
+
+    def passes(self, value: float) -> bool:
+        return OPS[self.op](value, self.bound)
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.bound:g}"
+
+
+def metric_key(name: str) -> str:
+    """A threshold's metric: the key itself, or an evaluator name's headline key."""
+    return metricinfo.ALIASES.get(name, name)
+
+
+def parse_condition(key: str, text: Any) -> Threshold:
+    """``">= 0.9"`` -> Threshold; a bare number means "at least" or, for costs, "at most"."""
+    op, bound = parse_condition_text(text)
+    key = metric_key(key)
+    return Threshold(key, op or (">=" if metricinfo.higher_is_better(key) else "<="), bound)
+
+
+def thresholds_for(spec_thresholds: Mapping[str, Any], target: str) -> dict[str, Threshold]:
+    """The thresholds that apply to ``target``: shared entries, then its own on top."""
+    shared = {k: v for k, v in spec_thresholds.items() if not isinstance(v, dict)}
+    own = spec_thresholds.get(target)
+    merged = {**shared, **(own if isinstance(own, dict) else {})}
+    parsed = {}
+    for name, condition in merged.items():
+        threshold = parse_condition(name, condition)
+        parsed[threshold.key] = threshold
+    return parsed
+
+
+def experiment_metrics(side: ExperimentData) -> dict[str, float | None]:
+    """Means over the runs that did not error, like the table's, plus error rate and latency."""
+    sums: dict[str, list[float]] = {}
+    for run in side.runs:
+        if run.error is not None:
+            continue
+        for key, value in run.scores.items():
+            if value is not None:
+                sums.setdefault(key, []).append(float(value))
+    values: dict[str, float | None] = {k: math.fsum(v) / len(v) for k, v in sums.items()}
+    if side.runs:
+        values["error_rate"] = sum(r.error is not None for r in side.runs) / len(side.runs)
+        if side.has_traces:
+            latencies = [r.latency_s for r in side.runs]
+            values["latency_p50_s"] = percentile(latencies, 50)
+            values["latency_p95_s"] = percentile(latencies, 95)
+    share = consistency(side)
+    if share is not None:
+        values["consistency"] = share
+    return values
+
+
+def check_thresholds(side: ExperimentData, thresholds: Mapping[str, Threshold]) -> list[str]:
+    """One message per failed threshold; a metric the experiment lacks fails too."""
+    metrics = experiment_metrics(side)
+    failures = []
+    for key, threshold in thresholds.items():
+        value = metrics.get(key)
+        if value is None:
+            failures.append(f"{metricinfo.label(key)} has no value (threshold {threshold})")
+        elif not threshold.passes(value):
+            gap = value - threshold.bound
+            failures.append(
+                f"{metricinfo.label(key)} = {metricinfo.fmt(key, value)}, threshold {threshold} "
+                f"(off by {metricinfo.fmt_diff(key, gap)})"
+            )
+    return failures
+
+
+def known_metric_keys(evaluator_names: Iterable[str]) -> list[str]:
+    """Metric keys a threshold may name for a spec with these evaluators."""
+    from agenteval_cli.evaluators import REGISTRY
+
+    keys = [*METRIC_KEYS, "consistency"]
+    for name in evaluator_names:
+        info = REGISTRY.get(name)
+        if info is not None:
+            keys += [name, *info.keys]
+    return list(dict.fromkeys(keys))
+
+
+def check_spec_metrics(spec: Spec) -> None:
+    """A UserError at its line for a threshold or ``max_regression`` entry naming a metric
+    that no evaluator of the spec produces (the spec itself checks the conditions' form)."""
+    targets = [t.name for t in spec.targets]
+    known = known_metric_keys(e.name for e in spec.evaluators)
+
+    def check(key: str, at: tuple[str, ...]) -> None:
+        if metric_key(key) not in known and key not in known:
+            hint = did_you_mean(key, known + targets) or "metrics: " + ", ".join(known)
+            raise spec.error_at(at, f"unknown metric {key!r}", hint=hint, about_key=True)
+
+    for key, value in spec.thresholds.items():
+        if isinstance(value, dict):
+            for name in value:
+                check(str(name), ("thresholds", key, name))
+        else:
+            check(str(key), ("thresholds", key))
+    for key in spec.max_regression:
+        check(str(key), ("max_regression", key))
