@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.store import DEFAULT_STORE as DEFAULT_STORE  # re-exported: every option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,7 +74,6 @@ def _root(
     """Evaluate multi-agent LangGraph systems side by side from one YAML spec."""
 
 
-DEFAULT_STORE = Path(".agenteval/agenteval.db")
 StoreOption = Annotated[
     Path,
     typer.Option(

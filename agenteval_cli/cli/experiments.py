@@ -78,18 +78,18 @@ def compare(
     debug: DebugOption = False,
 ) -> None:
     """Compare experiments with paired statistics: Δ, 95% CI, p-value, and where they differ."""
-    from agenteval_cli.report import comparison
+    from agenteval_cli import api
     from agenteval_cli.report.compare_console import print_comparison
-    from agenteval_cli.results import sources
 
     with user_errors(debug):
-        if from_langsmith:
-            err = stderr()
-            sides = sources.from_langsmith(names, say=_sayer(err))
-        else:
-            sides = sources.load(names, store_path)
-        result = comparison.build(
-            sides, allow_different_data=allow_different_data, top=top, seed=seed
+        result = api.compare(
+            *names,
+            store=store_path,
+            allow_different_data=allow_different_data,
+            top=top,
+            seed=seed,
+            from_langsmith=from_langsmith,
+            on_note=_sayer(stderr()) if from_langsmith else None,
         )
     print_comparison(stdout(), result, by_agent=by_agent)
 
@@ -136,14 +136,11 @@ def run_from_langsmith(
     experiment is imported into the store (under its own name; again refreshes it), then the
     run's table, ``--json``, reports, baseline and gate follow as after a local run, with the
     spec's pricing and thresholds. False when the gate failed."""
+    from agenteval_cli import api
     from agenteval_cli.cli.common import print_comparison
     from agenteval_cli.cli.outputs import finish_run
     from agenteval_cli.core.errors import UserError
-    from agenteval_cli.langsmith.client import connect, credentials
-    from agenteval_cli.langsmith.experiments import import_experiment, read_experiments
     from agenteval_cli.report.compare_console import print_langsmith_urls
-    from agenteval_cli.results.sources import from_store
-    from agenteval_cli.store.db import Store
 
     given = [option for option, value in others.items() if value]
     if given:
@@ -152,22 +149,18 @@ def run_from_langsmith(
             f"{', '.join(given)}",
             hint=f"leave out {', '.join(given)}",
         )
+    from agenteval_cli.store.db import Store
+
     err = stderr()
-    conn = connect(credentials())
-    pricing = dict(spec.pricing or {})
-    remotes = read_experiments(conn, names, pricing=pricing, say=_sayer(err))
-    kept = dict(spec.raw)  # as a local run records its spec (secrets unexpanded)
     with Store(store_path) as store:
-        records = [import_experiment(store, r, spec=kept, say=_sayer(err)) for r in remotes]
-        ids = [r.id for r in records]
-        examples = max((r.example_count or 0) for r in records)
-        title = f"{spec.experiment_prefix} · from LangSmith · {examples} examples"
-        print_comparison(store, ids, pricing=pricing, title=title)
+        report = api.import_langsmith(spec, names, store=store, on_note=_sayer(err))
+        ids = report.ids
+        print_comparison(store, ids, pricing=dict(spec.pricing or {}), title=report.title)
         if by_agent:
             from agenteval_cli.report.table import print_stored_agents
 
             print_stored_agents(stdout(), store, ids)
-        print_langsmith_urls(stdout(), [from_store(store, r) for r in records])
+        print_langsmith_urls(stdout(), api.load_experiments(ids, store=store))
         if json_path is not None:
             from agenteval_cli.report.json_report import write_json
 

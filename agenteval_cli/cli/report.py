@@ -33,25 +33,12 @@ def report(
     debug: DebugOption = False,
 ) -> None:
     """Write a self-contained HTML report (and Markdown / JUnit) of stored experiments."""
-    from agenteval_cli.core.errors import UserError
-    from agenteval_cli.report import comparison
-    from agenteval_cli.results import sources
-
     with user_errors(debug):
-        if output is None and markdown_path is None and junit_path is None:
-            raise UserError(
-                "nothing to write", hint="give -o report.html, --markdown PATH or --junit PATH"
-            )
-        sides = sources.load(names, store_path)
-        result = comparison.build(sides, allow_different_data=allow_different_data)
-        thresholds: dict = {}
-        for side in reversed(sides):
-            thresholds.update(side.thresholds)
         write_reports(
-            result,
+            names,
             html=output,
             markdown=markdown_path,
             junit=junit_path,
-            thresholds=thresholds,
-            title=" vs ".join(result.names),
+            store=store_path,
+            allow_different_data=allow_different_data,
         )

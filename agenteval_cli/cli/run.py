@@ -126,23 +126,18 @@ def run(
     3 run errors (a target's calls errored above max_error_rate, or an evaluator failed on
     every example); 4 LangSmith failure (fetch or upload) or a store's disk failure
     (read-only, full, locked); 130 interrupted. When several apply: 3, then 1, then 4."""
-    from agenteval_cli.cli.progress import target_progress
-    from agenteval_cli.cli.untraced import UntracedResults
-    from agenteval_cli.execution import experiment
-    from agenteval_cli.gating.thresholds import check_spec_metrics
-    from agenteval_cli.spec.model import load_spec
+    from agenteval_cli import api
     from agenteval_cli.store.db import Store
 
     err = stderr()
     resume = resume or retry_errors
+    outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
     with user_errors(debug):
         _check_resume_options(experiment_name, resume, rescore, target, limit)
-        spec = load_spec(spec_path)
-        check_spec_metrics(spec)
+        spec = api.load(spec_path)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
 
-            outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
             others: dict[str, Any] = {"--rescore": rescore, "--upload": upload, "--target": target}
             others |= {"--limit": limit, "--cache": cache, "--resume": resume}
             if not run_from_langsmith(
@@ -153,93 +148,112 @@ def run(
         if rescore:
             _rescore(spec, rescore, store_path, json_path, by_agent)
             return
-        spec.upload = spec.upload or upload
-        if spec.upload:  # no key: one line naming the variable, before any target runs
-            from agenteval_cli.langsmith.client import credentials
-
-            credentials()
-        if not resume:
-            with Store(store_path) as dataset_cache:  # a LangSmith dataset's offline copy
-                prepared = experiment.prepare(
-                    spec, only_targets=target or None, limit=limit, store=dataset_cache
-                )
     with user_errors(debug), Store(store_path) as store:
-        if resume:
-            from agenteval_cli.execution.resume import resume_run
-
-            with user_errors(debug):
-                prepared = resume_run(
-                    spec, store, experiment=experiment_name, retry_errors=retry_errors
-                )
-        else:
-            experiment.start_experiments(prepared, store)
-        prepared.use_cache = prepared.use_cache or cache
-        totals = {t.name: prepared.total_per_target for t in prepared.targets}
-        if prepared.done is not None:
-            from agenteval_cli.execution.resume import remaining
-
-            totals = remaining(prepared)
-            err.print(
-                f"resuming {', '.join(e.name for e in prepared.experiments.values())}: "
-                f"{sum(totals.values())} call(s) left",
-                highlight=False,
-            )
-        err.print(
-            f"[bold]{spec.experiment_prefix}[/]: {len(prepared.examples)} examples × "
-            f"{spec.repetitions} repetition(s) × {len(prepared.targets)} target(s), "
-            f"concurrency {spec.concurrency}",
-            highlight=False,
+        report = _run(
+            spec_path,
+            spec,
+            store,
+            err,
+            resume=experiment_name or resume,
+            retry_errors=retry_errors,
+            targets=target,
+            limit=limit,
+            cache=cache or None,
+            upload=upload or None,
         )
-        untraced = UntracedResults()
-
-        def interrupted(reason: str | None = None) -> None:
-            _warn(err, prepared.warnings)
-            if reason:  # the run would not stop: the process ends by force
-                err.print(f"[yellow]interrupted[/] by force: {_plain(reason)}", highlight=False)
-            saved = sum(store.result_count(e.id) for e in prepared.experiments.values())
-            err.print(f"[yellow]interrupted[/]: {saved} results were saved in {store_path}")
-            err.print(f"resume with: {_resume_command(spec_path, prepared, store_path)}")
-
-        try:
-            with target_progress(err, totals) as progress:
-                experiment.execute(
-                    prepared,
-                    store,
-                    on_result=untraced.counting(progress.update),
-                    on_forced_exit=interrupted,
-                )
-        except KeyboardInterrupt:
-            interrupted()
-            raise typer.Exit(ExitCode.INTERRUPTED) from None
-        untraced.warn(err)
-        _warn(err, prepared.warnings)
-        ids = [e.id for e in prepared.experiments.values()]
-        print_comparison(store, ids, pricing=spec.pricing, title=_title(prepared))
+        if report.status == "interrupted":
+            _interrupted(err, spec_path, report)
+            raise typer.Exit(ExitCode.INTERRUPTED)
+        _warn(err, report.warnings)
         allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
-        clean = report_run_errors(store, ids, max_error_rate=allowed)
-        if by_agent:
-            _print_agents(store, ids)
-        if json_path is not None:
-            from agenteval_cli.report.json_report import write_json
-
-            write_json(json_path, store, ids)
-            err.print(f"wrote {json_path}")
+        clean = _print_run(store, report, json_path, by_agent, max_error_rate=allowed)
         uploaded = True
-        if spec.upload:
+        if report.spec.upload or upload:
             from agenteval_cli.cli.upload import upload_after_run
 
-            uploaded = upload_after_run(store, list(prepared.experiments.values()), debug)
-        outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
+            records = [store.experiment(i) for i in report.ids]
+            uploaded = upload_after_run(store, records, debug)
         passed = True
         if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
             with user_errors(debug):
-                passed = finish_run(store, ids, spec, outputs)
+                passed = finish_run(store, report.ids, spec, outputs)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:
         raise typer.Exit(ExitCode.GATE_FAILED)
     if not uploaded:
         raise typer.Exit(ExitCode.SERVICE_FAILED)
+
+
+def _run(spec_path: Path, spec, store, err, **options: Any):
+    """``api.run`` with the progress bars, the start lines and the notes on stderr; a run
+    that is ended by force says so before the process exits."""
+    from contextlib import ExitStack
+
+    from agenteval_cli import api
+    from agenteval_cli.cli.progress import target_progress
+
+    with ExitStack() as stack:
+        progress: list[Any] = []
+
+        def started(plan: api.RunStart) -> None:
+            if plan.resumed:
+                err.print(
+                    f"resuming {', '.join(plan.experiments)}: "
+                    f"{sum(plan.totals.values())} call(s) left",
+                    highlight=False,
+                )
+            err.print(
+                f"[bold]{plan.prefix}[/]: {plan.examples} examples × "
+                f"{plan.repetitions} repetition(s) × {len(plan.totals)} target(s), "
+                f"concurrency {plan.concurrency}",
+                highlight=False,
+            )
+            progress.append(stack.enter_context(target_progress(err, plan.totals)))
+
+        def forced(report: api.RunReport, reason: str) -> None:
+            _interrupted(err, spec_path, report, reason)
+
+        return api.run(
+            spec,
+            store=store,
+            on_start=started,
+            on_result=lambda target, result: progress[0].update(target, result),
+            on_note=lambda text: _note(err, text),
+            on_forced_exit=forced,
+            **options,
+        )
+
+
+def _interrupted(err, spec_path: Path, report, reason: str | None = None) -> None:
+    """The lines of an interrupted run: its warnings, what was saved, how to resume."""
+    _warn(err, report.warnings)
+    if reason:  # the run would not stop: the process ends by force
+        err.print(f"[yellow]interrupted[/] by force: {_plain(reason)}", highlight=False)
+    err.print(f"[yellow]interrupted[/]: {report.saved} results were saved in {report.store}")
+    err.print(f"resume with: {_resume_command(spec_path, report)}")
+
+
+def _note(err, text: str) -> None:
+    """A note of the run, as plain text (it names files and datasets)."""
+    from agenteval_cli.core.redact import console_text
+
+    err.print(f"note: {console_text(text)}", highlight=False, markup=False)
+
+
+def _print_run(store, report, json_path: Path | None, by_agent: bool, *, max_error_rate) -> bool:
+    """The comparison table, the run's errors, the per-agent table and the --json file;
+    False when the run failed on its errors."""
+    print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
+    clean = report_run_errors(report, max_error_rate=max_error_rate)
+    if by_agent:
+        _print_agents(store, report.ids)
+    if json_path is not None:
+        from agenteval_cli.report.json_report import write_json
+
+        write_json(json_path, store, report.ids)
+        stderr().print(f"wrote {json_path}")
+    return clean
 
 
 def _has_gate_or_reports(spec, outputs: RunOutputs) -> bool:
@@ -297,36 +311,23 @@ def _warn(err, lines: list[str]) -> None:
         err.print(f"[bold yellow]warning:[/] {_plain(line)}", highlight=False)
 
 
-def _resume_command(spec_path: Path, prepared, store_path: Path) -> str:
+def _resume_command(spec_path: Path, report) -> str:
     import shlex
 
-    name = next(iter(prepared.experiments.values())).name
-    command = f"agenteval run {shlex.quote(str(spec_path))} --resume {name}"
-    if store_path != DEFAULT_STORE:
-        command += f" --store {shlex.quote(str(store_path))}"
+    command = f"agenteval run {shlex.quote(str(spec_path))} --resume {report.experiments[0].name}"
+    if report.store != DEFAULT_STORE:
+        command += f" --store {shlex.quote(str(report.store))}"
     return command
 
 
-def _rescore(
-    spec, names: list[str], store_path: Path, json_path: Path | None, by_agent: bool
-) -> None:
+def _rescore(spec, names: list[str], store_path: Path, json_path: Path | None, by_agent: bool):
+    from agenteval_cli import api
     from agenteval_cli.cli.common import open_store
-    from agenteval_cli.execution.rescore import rescore
 
     with open_store(store_path, write=True) as store:
-        created = rescore(spec, store, names)
-        ids = [e.id for e in created]
-        title = f"{spec.experiment_prefix} · rescored"
-        print_comparison(store, ids, pricing=spec.pricing, title=title)
+        report = api.rescore(spec, names, store=store)
         # the calls' errors were judged when they ran: only an evaluator failing everywhere
-        clean = report_run_errors(store, ids, max_error_rate=1.0)
-        if by_agent:
-            _print_agents(store, ids)
-        if json_path is not None:
-            from agenteval_cli.report.json_report import write_json
-
-            write_json(json_path, store, ids)
-            stderr().print(f"wrote {json_path}")
+        clean = _print_run(store, report, json_path, by_agent, max_error_rate=1.0)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
 
@@ -336,11 +337,3 @@ def _print_agents(store, ids: list[str]) -> None:
     from agenteval_cli.report.table import print_stored_agents
 
     print_stored_agents(stdout(), store, ids)
-
-
-def _title(prepared) -> str:
-    spec = prepared.spec
-    return (
-        f"{spec.experiment_prefix} · {len(prepared.examples)} examples × "
-        f"{spec.repetitions} repetition(s)"
-    )

@@ -27,6 +27,7 @@ from agenteval_cli.store.results import encode
 from agenteval_cli.targets import Target, adapt, import_object
 
 ProgressHook = Callable[[str, Result], None]
+NoteHook = Callable[[str], None]  # one line of information: the caller decides where it goes
 
 T = TypeVar("T")
 
@@ -44,6 +45,8 @@ class PreparedRun:
     done: dict[str, dict[tuple[str, int], bool]] | None = None
     retry_errors: bool = False
     warnings: list[str] = field(default_factory=list)  # set by execute(): targets that blocked
+    keep_run_trees: bool = False  # each call's run tree is kept for a LangSmith upload
+    notes: NoteHook | None = None  # where the run's notes go (the dataset file grew)
 
     @property
     def total_per_target(self) -> int:
@@ -56,15 +59,20 @@ def prepare(
     only_targets: list[str] | None = None,
     limit: int | None = None,
     store: Store | None = None,
+    cache: bool | None = None,
+    upload: bool | None = None,
+    on_note: NoteHook | None = None,
 ) -> PreparedRun:
     """Everything that can fail on bad input fails here, before any target is called.
 
-    ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``)."""
+    ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``).
+    ``cache`` and ``upload`` override the spec's when not None; ``on_note`` gets the
+    notes of the preparation and of the run."""
     from agenteval_cli.data.examples import open_examples
 
     examples: Sequence[Example]
     if spec.dataset.langsmith is not None:
-        examples = _langsmith_examples(spec, store)
+        examples = _langsmith_examples(spec, store, on_note)
         if limit is not None:
             examples = examples[:limit]
     elif spec.dataset.path is None:
@@ -76,11 +84,13 @@ def prepare(
         examples=examples,
         targets=load_targets(spec, only_targets),
         evaluators=load_evaluators(spec, examples),
-        use_cache=bool(getattr(spec, "cache", False)),
+        use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
+        keep_run_trees=bool(spec.upload) if upload is None else upload,
+        notes=on_note,
     )
 
 
-def _langsmith_examples(spec: Spec, store: Store | None) -> list[Example]:
+def _langsmith_examples(spec: Spec, store: Store | None, on_note: NoteHook | None) -> list[Example]:
     from agenteval_cli.langsmith.remote import load_langsmith_examples
 
     if store is None:
@@ -94,7 +104,7 @@ def _langsmith_examples(spec: Spec, store: Store | None) -> list[Example]:
         store,
         version=spec.dataset.version,
         splits=spec.dataset.splits,
-        say=lambda text: print(f"note: {text}", file=sys.stderr),
+        say=(lambda text: None) if on_note is None else on_note,
     )
 
 
@@ -276,35 +286,119 @@ def pending_items(run: PreparedRun, runner: Runner) -> Iterator[WorkItem]:
             yield item
 
 
+INTERRUPTED, FINISHED = "interrupted", "finished"
+
+
 def execute(
     run: PreparedRun,
     store: Store,
     on_result: ProgressHook | None = None,
     on_forced_exit: Callable[[str], None] | None = None,
-) -> None:
-    """Run every target; mark each experiment finished, or interrupted if stopped early.
+) -> str:
+    """Run every target in an event loop of its own; the status the experiments end with.
 
     Ctrl-C (or SIGTERM) stops dispatching and lets calls in flight finish for a few seconds;
-    what finished is saved and KeyboardInterrupt is raised for the caller to report. A run
-    that does not stop by then is ended by force (agenteval_cli.execution.watchdog): what
-    finished is saved, ``on_forced_exit(reason)`` reports it, and the process exits with 130.
-    """
-    if not run.experiments:
-        start_experiments(run, store)
-    runner = make_runner(run, store)
-    writer = store.writer()
+    what finished is saved and the run ends ``"interrupted"``. A run that does not stop by
+    then is ended by force (agenteval_cli.execution.watchdog): what finished is saved,
+    ``on_forced_exit(reason)`` reports it, and the process exits with 130."""
+    execution = Execution(run, store, on_result, on_forced_exit)
+    completed = False
+    try:
+        completed = run_loop(execution.main(handle_signals=True), execution.abandoned)
+    except KeyboardInterrupt:  # Ctrl-C outside the run's own handling: stopped all the same
+        pass
+    finally:
+        status = execution.close(completed)
+    return execution.conclude(status)
 
-    def forced(reason: str) -> None:
-        writer.flush()
-        for experiment in run.experiments.values():
-            store.finish_experiment(experiment.id, "interrupted")
-        run.warnings += runner.stall_warnings()
-        if on_forced_exit is not None:
-            on_forced_exit(reason)
 
-    runner.on_forced_exit = forced
+async def execute_async(
+    run: PreparedRun,
+    store: Store,
+    on_result: ProgressHook | None = None,
+    *,
+    handle_signals: bool = False,
+    on_forced_exit: Callable[[str], None] | None = None,
+) -> str:
+    """:func:`execute` in the running event loop (a notebook's, an application's). The
+    process's signals are left alone unless ``handle_signals``: they are not the run's."""
+    execution = Execution(run, store, on_result, on_forced_exit)
+    completed = False
+    try:
+        completed = await execution.main(handle_signals=handle_signals)
+    finally:
+        status = execution.close(completed)
+    return execution.conclude(status)
 
-    def persist(item: WorkItem, result: Result) -> None:
+
+class Execution:
+    """One run of a prepared spec: results persisted as they finish, the experiments'
+    status set however the run ends. An ``on_result`` that raises KeyboardInterrupt stops
+    the run as Ctrl-C does: nothing new starts, the calls in flight finish and are kept."""
+
+    def __init__(
+        self,
+        run: PreparedRun,
+        store: Store,
+        on_result: ProgressHook | None = None,
+        on_forced_exit: Callable[[str], None] | None = None,
+    ) -> None:
+        if not run.experiments:
+            start_experiments(run, store)
+        self.run, self.store = run, store
+        self.on_result, self.on_forced_exit = on_result, on_forced_exit
+        self.runner = make_runner(run, store)
+        self.runner.on_forced_exit = self._forced
+        self.writer = store.writer()
+        self.changed: list[UserError] = []  # the dataset's rows changed under the run
+
+    def abandoned(self) -> Sequence[asyncio.Task[Any]]:
+        return self.runner.abandoned
+
+    async def main(self, *, handle_signals: bool) -> bool:
+        """True when every pending item ran, False when the run was stopped early."""
+        items = _until_dataset_changes(pending_items(self.run, self.runner), self.changed)
+        if self.run.keep_run_trees:  # keep each call's run tree for the upload (child runs)
+            items = _with_run_trees(self.run, self.store, items)
+        with _offline():  # a local run never reaches LangSmith
+            try:
+                return await self.runner.run(items, self._persist, handle_signals=handle_signals)
+            finally:
+                self.writer.flush()  # what finished is committed, however the run ended
+
+    def close(self, completed: bool) -> str:
+        """Commit what is left and mark every experiment finished or interrupted."""
+        status = FINISHED if completed and not self.changed else INTERRUPTED
+        try:
+            self.writer.flush()
+        finally:
+            self.run.warnings += self.runner.stall_warnings() + self.runner.abandoned_warnings()
+            for experiment in self.run.experiments.values():
+                self.store.finish_experiment(experiment.id, status)
+        return status
+
+    def conclude(self, status: str) -> str:
+        """After a finished run, its note and dataset-level scores; a changed dataset is
+        the run's error (the calls in flight finished and are kept; it can be resumed)."""
+        if self.changed:
+            raise self.changed[0]
+        if status == FINISHED:
+            note = _grown_note(self.run.examples)
+            if note is not None and self.run.notes is not None:
+                self.run.notes(note)
+            score_summaries(self.run, self.store)
+        return status
+
+    def _forced(self, reason: str) -> None:
+        self.writer.flush()
+        for experiment in self.run.experiments.values():
+            self.store.finish_experiment(experiment.id, INTERRUPTED)
+        self.run.warnings += self.runner.stall_warnings()
+        if self.on_forced_exit is not None:
+            self.on_forced_exit(reason)
+
+    def _persist(self, item: WorkItem, result: Result) -> None:
+        run, runner, writer = self.run, self.runner, self.writer
         experiment_id = run.experiments[item.target.name].id
         cache_key = None if result.cached else item.cache_key
         try:
@@ -326,34 +420,11 @@ def execute(
             )
             encoded = encode(experiment_id, item.example, result, replace=item.replace)
         writer.add(encoded)
-        if on_result is not None:
-            on_result(item.target.name, result)
-
-    status = "interrupted"
-    changed: list[UserError] = []  # the dataset's rows changed under the run
-    try:
-        items = _until_dataset_changes(pending_items(run, runner), changed)
-        if run.spec.upload:  # keep each call's run tree for the upload (child runs)
-            items = _with_run_trees(run, store, items)
-        with _offline():  # a local run never reaches LangSmith
+        if self.on_result is not None:
             try:
-                completed = run_loop(
-                    runner.run(items, persist, handle_signals=True), lambda: runner.abandoned
-                )
-            finally:
-                writer.flush()  # what finished is committed, however the run ended
-        status = "finished" if completed and not changed else "interrupted"
-    finally:
-        run.warnings += runner.stall_warnings() + runner.abandoned_warnings()
-        for experiment in run.experiments.values():
-            store.finish_experiment(experiment.id, status)
-    if changed:  # the calls in flight finished and are kept; the run can be resumed
-        raise changed[0]
-    if status == "finished":
-        _note_if_grown(run.examples)
-        score_summaries(run, store)
-    if status == "interrupted":
-        raise KeyboardInterrupt
+                self.on_result(item.target.name, result)
+            except KeyboardInterrupt:  # the caller's way to stop the run
+                runner.stop()
 
 
 def run_loop(
@@ -400,17 +471,17 @@ def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) 
         changed.append(exc)
 
 
-def _note_if_grown(examples: Sequence[Example]) -> None:
-    """Say so when the dataset file changed during the run without changing its rows (lines
+def _grown_note(examples: Sequence[Example]) -> str | None:
+    """A note when the dataset file changed during the run without changing its rows (lines
     appended): the run used the rows it checked."""
     from agenteval_cli.data.examples import StreamedExamples
 
     if isinstance(examples, StreamedExamples) and examples.changed():
-        print(
-            f"note: {examples.path}: the dataset file changed during the run; "
-            f"the run used the {len(examples):,} examples it had when it started",
-            file=sys.stderr,
+        return (
+            f"{examples.path}: the dataset file changed during the run; "
+            f"the run used the {len(examples):,} examples it had when it started"
         )
+    return None
 
 
 def _offline() -> contextlib.AbstractContextManager[None]:

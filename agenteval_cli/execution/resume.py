@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.execution.experiment import PreparedRun, prepare
+from agenteval_cli.execution.experiment import NoteHook, PreparedRun, prepare
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 
@@ -20,9 +20,17 @@ UNFINISHED = ("running", "interrupted")
 
 
 def resume_run(
-    spec: Spec, store: Store, *, experiment: str | None = None, retry_errors: bool = False
+    spec: Spec,
+    store: Store,
+    *,
+    experiment: str | None = None,
+    retry_errors: bool = False,
+    cache: bool | None = None,
+    upload: bool | None = None,
+    on_note: NoteHook | None = None,
 ) -> PreparedRun:
-    """The run to continue, prepared with the pairs it already has (``PreparedRun.done``)."""
+    """The run to continue, prepared with the pairs it already has (``PreparedRun.done``);
+    ``cache``, ``upload`` and ``on_note`` as :func:`prepare` takes them."""
     group = _named_run(store, experiment) if experiment else _latest_run(spec, store, retry_errors)
     first = group[0]
     # Held until the store closes: a second --resume of this run (or one while the run
@@ -30,7 +38,13 @@ def resume_run(
     store.lock_run(first.run_id or first.id, ", ".join(e.name for e in group))
     _refuse_changes(spec, first)
     run = prepare(
-        spec, only_targets=[e.target for e in group], limit=first.example_count, store=store
+        spec,
+        only_targets=[e.target for e in group],
+        limit=first.example_count,
+        store=store,
+        cache=cache,
+        upload=upload,
+        on_note=on_note,
     )
     if first.example_count is not None and len(run.examples) != first.example_count:
         raise UserError(

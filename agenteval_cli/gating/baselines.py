@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agenteval_cli.gating.thresholds import experiment_metrics
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.results.sources import BASELINE_FORMAT, ExperimentData
 from agenteval_cli.store.results import strict_json
+
+if TYPE_CHECKING:
+    from agenteval_cli.store.db import Store
 
 
 def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = None) -> dict:
@@ -47,3 +51,30 @@ def save_baseline(path: Path, sides: Iterable[ExperimentData], *, git_commit: st
     data = baseline_data(sides, git_commit=git_commit)
     tmp.write_text(strict_json(data, indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+def load_baselines(
+    name: str, store: Store | Path, sides: list[ExperimentData], *, from_spec: bool
+) -> dict[str, ExperimentData]:
+    """Baseline experiments by the target they are a baseline for: a baseline file, or a
+    stored experiment (a target's latest). A spec's baseline file not written yet
+    (``from_spec``) is no baseline; one named on the command line must exist."""
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.results import sources
+
+    if sources.looks_like_file(name):
+        path = Path(name)
+        if not path.is_file():
+            if from_spec:
+                return {}
+            raise UserError(
+                f"baseline file not found: {path}",
+                hint="write one with 'agenteval run SPEC --save-baseline FILE'",
+            )
+        found = sources.from_json_file(path)
+    else:
+        found = sources.load([name], store)
+    by_target = {b.target: b for b in found}
+    if len(found) == 1 and len(sides) == 1:
+        by_target = {sides[0].target: found[0]}
+    return by_target

@@ -28,6 +28,20 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
     }
 
 
+def metrics_summary() -> Summary:
+    """What an export's ``metrics`` are read from: every result, outcomes kept per example
+    (so ``consistency`` is there when examples were repeated)."""
+    return Summary(track_outcomes=True)
+
+
+def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | None]:
+    """The ``metrics`` of an experiment's export, in one pass over its results."""
+    summary = metrics_summary()
+    for stored in store.results(experiment_id):
+        summary.add(stored.result)
+    return summary.metrics()
+
+
 def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
     """Everything of an experiment's export but its results, read in two passes over its
     rows that keep no result: the summary and per-agent usage, then the routing confusion."""
@@ -35,7 +49,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
 
     experiment = store.experiment(experiment_id)
     pricing = experiment.spec.get("pricing") or {}
-    summary = Summary(track_outcomes=True)  # what summarize(results) builds
+    summary = metrics_summary()
 
     def model_calls() -> Iterator[list[Any]]:
         for stored in store.results(experiment_id):

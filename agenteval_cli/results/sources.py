@@ -265,27 +265,32 @@ def looks_like_file(name: str) -> bool:
     return name.endswith(".json") or Path(name).is_file()
 
 
-def load(names: Iterable[str], store_path: Path) -> list[ExperimentData]:
-    """Resolve each command argument to its experiment(s), in the order given."""
+def load(names: Iterable[str], store: str | Path | Store) -> list[ExperimentData]:
+    """Resolve each command argument to its experiment(s), in the order given; the store
+    (a path: opened read-only, and only if a name needs it) resolves what is not a file."""
     from contextlib import ExitStack
 
     from agenteval_cli.store.lookup import open_store, resolve_experiment
 
-    names = list(names)
     loaded: list[ExperimentData] = []
     with ExitStack() as stack:
-        store = None
+        opened = None if isinstance(store, str | Path) else store
         for name in names:
             if looks_like_file(name):
-                path = Path(name)
-                if not path.is_file():
-                    raise UserError(f"file not found: {path}", hint="check the path")
-                loaded.extend(from_json_file(path))
+                loaded.extend(from_file(name))
                 continue
-            if store is None:
-                store = stack.enter_context(open_store(store_path))
-            loaded.append(from_store(store, resolve_experiment(store, name)))
+            if opened is None:
+                opened = stack.enter_context(open_store(Path(str(store))))
+            loaded.append(from_store(opened, resolve_experiment(opened, name)))
     return loaded
+
+
+def from_file(name: str) -> list[ExperimentData]:
+    """The experiments of a JSON file a command names; a missing file is a UserError."""
+    path = Path(name)
+    if not path.is_file():
+        raise UserError(f"file not found: {path}", hint="check the path")
+    return from_json_file(path)
 
 
 def consistency(side: ExperimentData) -> float | None:

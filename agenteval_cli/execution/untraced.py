@@ -8,8 +8,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from agenteval_cli.core.records import Result
 
 ResultHook = Callable[[str, "Result"], None]
@@ -23,7 +21,7 @@ FIX = (
 
 
 class UntracedResults:
-    """Counts untraced results per target while a run goes on, then warns about them."""
+    """Counts untraced results per target while a run goes on, then words the warnings."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
@@ -49,11 +47,3 @@ class UntracedResults:
             f"unknown ({self.reasons[target]}); fix: {FIX}"
             for target, count in self.counts.items()
         ]
-
-    def warn(self, console: Console) -> None:
-        from rich.markup import escape
-
-        from agenteval_cli.core.redact import console_text
-
-        for line in self.warnings():
-            console.print(f"[bold yellow]warning:[/] {escape(console_text(line))}", highlight=False)

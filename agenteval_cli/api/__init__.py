@@ -1,0 +1,44 @@
+"""The Python API: run a spec, then compare, gate and report on its experiments.
+
+``import agenteval_cli as agenteval``, then ``agenteval.run("configs/routing.yaml")``
+(or ``await agenteval.arun(...)`` inside a running event loop). The ``agenteval`` command
+is a layer over these functions: it maps its options to them and prints what they return.
+"""
+
+from agenteval_cli.api.reading import (
+    Gate,
+    compare,
+    gate,
+    load_experiments,
+    save_baseline,
+    write_report,
+)
+from agenteval_cli.api.running import (
+    ExperimentReport,
+    RunReport,
+    RunStart,
+    arun,
+    import_langsmith,
+    load,
+    opened_store,
+    rescore,
+    run,
+)
+
+__all__ = [
+    "ExperimentReport",
+    "Gate",
+    "RunReport",
+    "RunStart",
+    "arun",
+    "compare",
+    "gate",
+    "import_langsmith",
+    "load",
+    "load_experiments",
+    "opened_store",
+    "rescore",
+    "run",
+    "save_baseline",
+    "write_report",
+]

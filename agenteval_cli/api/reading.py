@@ -1,0 +1,252 @@
+"""Reading stored experiments from Python: compare them, gate them, report on them.
+
+Every function takes its experiments as ``agenteval compare`` does (target names, their
+latest experiment; experiment names, ids or prefixes; ``--json`` or baseline files), or as
+a :class:`~agenteval_cli.api.running.RunReport`, its experiments, or loaded
+:class:`~agenteval_cli.results.sources.ExperimentData`. A store given as a path (by default
+``.agenteval/agenteval.db``) is opened read-only, and only when a name needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from agenteval_cli.api.running import ExperimentReport, RunReport, load
+from agenteval_cli.store import DEFAULT_STORE
+
+if TYPE_CHECKING:
+    from agenteval_cli.gating.verdict import GateFailure
+    from agenteval_cli.report.comparison import Comparison
+    from agenteval_cli.results.sources import ExperimentData
+    from agenteval_cli.spec.model import Spec
+    from agenteval_cli.store.db import Store
+
+    # a name or file as the commands take them, a run's experiment, or one already loaded
+    Experiment: TypeAlias = str | Path | ExperimentReport | ExperimentData | RunReport
+    Experiments: TypeAlias = RunReport | Iterable[Experiment]
+
+
+def load_experiments(
+    experiments: Experiments, *, store: str | Path | Store | None = None
+) -> list[ExperimentData]:
+    """Each experiment loaded with its results, in the order given."""
+    from agenteval_cli.results import sources
+    from agenteval_cli.results.sources import ExperimentData
+
+    experiments = _listed(experiments)
+    items = _flat(experiments)
+    where = _store_of(experiments, store)
+    loaded: list[ExperimentData] = []
+    pending: list[str] = []  # names resolved together, so the store opens once
+
+    def flush() -> None:
+        if pending:
+            loaded.extend(sources.load(pending, where))
+            pending.clear()
+
+    for item in items:
+        if isinstance(item, ExperimentData):
+            flush()
+            loaded.append(item)
+        else:
+            pending.append(item.id if isinstance(item, ExperimentReport) else str(item))
+    flush()
+    return loaded
+
+
+def compare(
+    *experiments: Experiment,
+    store: str | Path | Store | None = None,
+    allow_different_data: bool = False,
+    top: int = 10,
+    seed: int | None = None,
+    from_langsmith: bool = False,
+    on_note: Any = None,
+) -> Comparison:
+    """Every experiment against the first, with paired statistics: per metric the means,
+    the difference, its 95% interval and p-value (``Comparison.rows``), and the examples
+    where they disagree most. ``from_langsmith`` reads every name as a LangSmith
+    experiment instead (``on_note`` gets the progress lines)."""
+    from agenteval_cli.report import comparison
+    from agenteval_cli.results import sources
+
+    if from_langsmith:
+        names = [str(e) for e in experiments]
+        sides = sources.from_langsmith(names, say=on_note or (lambda _: None))
+    else:
+        sides = load_experiments(experiments, store=store)
+    return comparison.build(sides, allow_different_data=allow_different_data, top=top, seed=seed)
+
+
+@dataclass
+class Gate:
+    """The CI gate's verdict: an empty ``failures`` passes."""
+
+    failures: list[GateFailure] = field(default_factory=list)
+    checked: bool = False  # there were thresholds or a baseline to check
+    missing_baseline: str | None = None  # the spec's baseline file, not written yet
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def gate(
+    experiments: Experiments,
+    *,
+    spec: str | Path | Spec | None = None,
+    thresholds: Mapping[str, Any] | None = None,
+    baseline: str | Path | None = None,
+    max_regression: Mapping[str, float] | None = None,
+    store: str | Path | Store | None = None,
+) -> Gate:
+    """Check the thresholds and the baseline (a file or a stored experiment) of the
+    experiments; each is the spec's (a run report's own) unless given."""
+    from agenteval_cli.gating.baselines import load_baselines
+    from agenteval_cli.gating.verdict import evaluate
+
+    experiments = _listed(experiments)
+    sides = load_experiments(experiments, store=store)
+    loaded = _spec_of(experiments, spec)
+    if thresholds is None:
+        thresholds = loaded.thresholds if loaded is not None else _stored_thresholds(sides)
+    if max_regression is None:
+        max_regression = loaded.max_regression if loaded is not None else {}
+    from_spec = baseline is None
+    name = str(baseline) if baseline is not None else None
+    if name is None and loaded is not None and loaded.baseline:
+        name = str(loaded.baseline)
+    baselines: dict[str, ExperimentData] = {}
+    missing = None
+    if name is not None:
+        where = _store_of(experiments, store)
+        baselines = load_baselines(name, where, sides, from_spec=from_spec)
+        missing = None if baselines else name
+    failures = evaluate(
+        sides, thresholds=thresholds, baselines=baselines, max_regression=max_regression
+    )
+    return Gate(failures, checked=bool(thresholds or baselines), missing_baseline=missing)
+
+
+def write_report(
+    experiments: Experiments,
+    *,
+    html: str | Path | None = None,
+    markdown: str | Path | None = None,
+    junit: str | Path | None = None,
+    store: str | Path | Store | None = None,
+    thresholds: Mapping[str, Any] | None = None,
+    gate_failures: list[GateFailure] | None = None,
+    title: str | None = None,
+    allow_different_data: bool = False,
+) -> list[Path]:
+    """Write each report asked for (a self-contained HTML page, a Markdown summary, JUnit
+    XML), whole or not at all; the paths written, in that order. The thresholds shown are
+    the spec's of a run report, else those the experiments were run with."""
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.report import comparison
+
+    if html is None and markdown is None and junit is None:
+        raise UserError(
+            "nothing to write", hint="give -o report.html, --markdown PATH or --junit PATH"
+        )
+    experiments = _listed(experiments)
+    sides = load_experiments(experiments, store=store)
+    if thresholds is None:
+        loaded = _spec_of(experiments, None)
+        thresholds = loaded.thresholds if loaded is not None else _stored_thresholds(sides)
+    result = comparison.build(sides, allow_different_data=allow_different_data)
+    title = title or " vs ".join(result.names)
+    html, markdown, junit = (None if p is None else Path(p) for p in (html, markdown, junit))
+    return _write(result, html, markdown, junit, dict(thresholds), gate_failures, title)
+
+
+def save_baseline(
+    path: str | Path, experiments: Experiments, *, store: str | Path | Store | None = None
+) -> Path:
+    """Write the experiments as a baseline JSON, a small file a repository commits."""
+    from agenteval_cli.gating.baselines import save_baseline as write_baseline
+
+    sides = load_experiments(experiments, store=store)
+    written = Path(path)
+    write_baseline(written, sides, git_commit=sides[0].git_commit if sides else None)
+    return written
+
+
+def _write(
+    result: Comparison,
+    html: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    thresholds: dict,
+    gate_failures: list[GateFailure] | None,
+    title: str,
+) -> list[Path]:
+    written = []
+    if html is not None:
+        from agenteval_cli.report.html import write_html
+
+        write_html(html, result, thresholds=thresholds, title=title)
+        written.append(html)
+    if markdown is not None:
+        from agenteval_cli.report.markdown import write_markdown
+
+        write_markdown(markdown, result, gate_failures=gate_failures, title=title)
+        written.append(markdown)
+    if junit is not None:
+        from agenteval_cli.report.junit import write_junit
+
+        write_junit(junit, result.sides, thresholds=thresholds)
+        written.append(junit)
+    return written
+
+
+def _listed(experiments: Experiments) -> RunReport | list[Any]:
+    """The experiments as a run report or a list: read more than once, never exhausted."""
+    if isinstance(experiments, RunReport):
+        return experiments
+    if isinstance(experiments, str | Path):
+        return [experiments]
+    return list(experiments)
+
+
+def _flat(experiments: Experiments) -> list[Any]:
+    """The experiments one by one, a run report's in its order."""
+    if isinstance(experiments, RunReport):
+        return list(experiments.experiments)
+    if isinstance(experiments, str | Path):
+        return [experiments]
+    items: list[Any] = []
+    for item in experiments:
+        items += item.experiments if isinstance(item, RunReport) else [item]
+    return items
+
+
+def _store_of(experiments: Experiments, store: str | Path | Store | None) -> Path | Store:
+    """The store given, else the one a run report was stored in, else the default one."""
+    if store is not None:
+        return Path(store) if isinstance(store, str) else store
+    if isinstance(experiments, RunReport):
+        return experiments.store
+    if not isinstance(experiments, str | Path):
+        for item in experiments:
+            if isinstance(item, RunReport):
+                return item.store
+    return DEFAULT_STORE
+
+
+def _spec_of(experiments: Experiments, spec: str | Path | Spec | None) -> Spec | None:
+    if spec is not None:
+        return load(spec)
+    return experiments.spec if isinstance(experiments, RunReport) else None
+
+
+def _stored_thresholds(sides: list[ExperimentData]) -> dict[str, Any]:
+    """The thresholds of the specs the experiments ran with, the first's winning."""
+    merged: dict[str, Any] = {}
+    for side in reversed(sides):
+        merged.update(side.thresholds)
+    return merged

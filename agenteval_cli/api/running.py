@@ -1,0 +1,409 @@
+"""Running a spec from Python: :func:`run` and :func:`arun` return a :class:`RunReport`.
+
+The library prints nothing: progress goes to ``on_result``, the run's start to
+``on_start``, notes to ``on_note``, and the warnings come back in the report. A stopped
+run (Ctrl-C, SIGTERM, or an ``on_result`` that raises KeyboardInterrupt) returns with
+``status == "interrupted"``; its results are kept and it can be resumed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agenteval_cli.store import DEFAULT_STORE
+
+if TYPE_CHECKING:
+    from agenteval_cli.core.records import Result
+    from agenteval_cli.execution.experiment import PreparedRun
+    from agenteval_cli.results.errors import TargetErrors
+    from agenteval_cli.spec.model import Spec
+    from agenteval_cli.store.db import ExperimentRecord, Store
+
+ResultHook = Callable[[str, "Result"], None]
+NoteHook = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ExperimentReport:
+    """One target's experiment in the store: what ``--json`` writes as its ``metrics``."""
+
+    name: str
+    target: str
+    id: str
+    status: str
+    metrics: dict[str, float | None]
+    results: int  # results stored
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What a run is about to do, given to ``on_start`` before any target is called."""
+
+    prefix: str
+    experiments: list[str]
+    totals: dict[str, int]  # calls still to make, per target
+    examples: int
+    repetitions: int
+    concurrency: int
+    resumed: bool
+
+
+@dataclass
+class RunReport:
+    """The outcome of :func:`run`: its status, experiments, warnings and errored calls."""
+
+    status: str  # "finished" or "interrupted"
+    experiments: list[ExperimentReport]
+    spec: Spec
+    store: Path
+    examples: int
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    errors: list[TargetErrors] = field(default_factory=list)  # per experiment, in order
+    title: str = ""
+
+    @property
+    def ids(self) -> list[str]:
+        return [e.id for e in self.experiments]
+
+    @property
+    def saved(self) -> int:
+        """Results stored across the experiments."""
+        return sum(e.results for e in self.experiments)
+
+    def experiment(self, target: str) -> ExperimentReport:
+        """The experiment of ``target``."""
+        for found in self.experiments:
+            if found.target == target:
+                return found
+        raise KeyError(target)
+
+    def over_error_rate(self, max_error_rate: float | None = None) -> list[str]:
+        """Targets whose calls errored more often than allowed (the spec's rate by default)."""
+        allowed = self.spec.max_error_rate if max_error_rate is None else max_error_rate
+        return [e.target for e in self.errors if e.errored and e.over(allowed)]
+
+    def broken_evaluators(self) -> list[str]:
+        """Evaluator keys that failed on every result they scored, in some experiment."""
+        found: list[str] = []
+        for errors in self.errors:
+            found += [k for k in errors.evaluators_failing_everywhere() if k not in found]
+        return found
+
+    def ok(self, max_error_rate: float | None = None) -> bool:
+        """Finished, no target above its error rate and no evaluator failing everywhere."""
+        clean = not self.over_error_rate(max_error_rate) and not self.broken_evaluators()
+        return self.status == "finished" and clean
+
+
+def run(
+    spec: str | Path | Spec,
+    *,
+    store: str | Path | Store | None = None,
+    targets: Sequence[str] | None = None,
+    limit: int | None = None,
+    resume: bool | str = False,
+    retry_errors: bool = False,
+    cache: bool | None = None,
+    upload: bool | None = None,
+    on_result: ResultHook | None = None,
+    on_start: Callable[[RunStart], None] | None = None,
+    on_note: NoteHook | None = None,
+    on_forced_exit: Callable[[RunReport, str], None] | None = None,
+) -> RunReport:
+    """Run every target of ``spec`` on every example, in an event loop of its own.
+
+    Ctrl-C and SIGTERM stop the run (see :func:`agenteval_cli.execution.experiment.execute`);
+    use :func:`arun` inside a running event loop. ``resume`` continues the latest unfinished
+    run of the spec, or the one a string names; ``retry_errors`` resumes and runs again what
+    ended in error. ``cache`` and ``upload`` (keep each call's run tree for an upload) are
+    the spec's unless given. ``on_forced_exit(report, reason)`` is called when a run that
+    would not stop is about to end the process."""
+    from agenteval_cli.execution import experiment
+
+    with _session(spec, store, on_note) as session:
+        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload)
+        hook = session.starting(prepared, on_start, on_result)
+        forced = session.forced_hook(prepared, on_forced_exit)
+        status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
+        return session.report(prepared, status)
+
+
+async def arun(
+    spec: str | Path | Spec,
+    *,
+    store: str | Path | Store | None = None,
+    targets: Sequence[str] | None = None,
+    limit: int | None = None,
+    resume: bool | str = False,
+    retry_errors: bool = False,
+    cache: bool | None = None,
+    upload: bool | None = None,
+    on_result: ResultHook | None = None,
+    on_start: Callable[[RunStart], None] | None = None,
+    on_note: NoteHook | None = None,
+    handle_signals: bool = False,
+    on_forced_exit: Callable[[RunReport, str], None] | None = None,
+) -> RunReport:
+    """:func:`run` in the running event loop (a notebook's, a server's, an async test's).
+
+    The process's signal handlers are left alone unless ``handle_signals`` (then Ctrl-C
+    stops the run, and a run that would not stop ends the process, as the CLI does)."""
+    from agenteval_cli.execution import experiment
+
+    with _session(spec, store, on_note) as session:
+        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload)
+        hook = session.starting(prepared, on_start, on_result)
+        forced = session.forced_hook(prepared, on_forced_exit)
+        status = await experiment.execute_async(
+            prepared, session.store, hook, handle_signals=handle_signals, on_forced_exit=forced
+        )
+        return session.report(prepared, status)
+
+
+def rescore(
+    spec: str | Path | Spec,
+    experiments: Sequence[str],
+    *,
+    store: str | Path | Store | None = None,
+) -> RunReport:
+    """Score stored experiments again with ``spec``'s evaluators, calling no target: one
+    new experiment each (names as ``agenteval compare`` takes them)."""
+    from agenteval_cli.execution.rescore import rescore as rescore_experiments
+
+    with _session(spec, store, None, must_exist=True) as session:
+        created = rescore_experiments(session.spec, session.store, list(experiments))
+        title = f"{session.spec.experiment_prefix} · rescored"
+        return session.stored_report(created, title=title)
+
+
+def import_langsmith(
+    spec: str | Path | Spec,
+    experiments: Sequence[str],
+    *,
+    store: str | Path | Store | None = None,
+    on_note: NoteHook | None = None,
+) -> RunReport:
+    """Import LangSmith experiments into the store (again refreshes them), calling no
+    target, to report and gate on them with ``spec``'s pricing and thresholds. Needs
+    ``LANGSMITH_API_KEY``; ``on_note`` gets the progress lines."""
+    from agenteval_cli.langsmith.client import connect, credentials
+    from agenteval_cli.langsmith.experiments import import_experiment, read_experiments
+
+    say = on_note or (lambda _: None)
+    loaded = load(spec)
+    conn = connect(credentials())
+    pricing = dict(loaded.pricing or {})
+    remotes = read_experiments(conn, list(experiments), pricing=pricing, say=say)
+    kept = dict(loaded.raw)  # as a local run records its spec (secrets unexpanded)
+    with opened_store(store) as opened:  # only once every experiment was read
+        session = _Session(loaded, opened, None)
+        records = [import_experiment(opened, r, spec=kept, say=say) for r in remotes]
+        examples = max((r.example_count or 0) for r in records)
+        title = f"{loaded.experiment_prefix} · from LangSmith · {examples} examples"
+        return session.stored_report(records, title=title, examples=examples)
+
+
+# -- the pieces -----------------------------------------------------------------------------
+
+
+def load(spec: str | Path | Spec) -> Spec:
+    """A spec from its file (checked, its metric names included), or the one given."""
+    from agenteval_cli.gating.thresholds import check_spec_metrics
+    from agenteval_cli.spec.model import Spec, load_spec
+
+    if isinstance(spec, Spec):
+        return spec
+    loaded = load_spec(Path(spec))
+    check_spec_metrics(loaded)
+    return loaded
+
+
+@contextlib.contextmanager
+def opened_store(store: str | Path | Store | None, *, must_exist: bool = False) -> Iterator[Store]:
+    """The store given, or the one at its path (``.agenteval/agenteval.db`` by default),
+    opened for the duration and closed after; ``must_exist``: a missing one is an error."""
+    from agenteval_cli.store.db import Store
+
+    if isinstance(store, Store):
+        yield store
+        return
+    path = DEFAULT_STORE if store is None else Path(store)
+    if must_exist:
+        from agenteval_cli.store.lookup import open_store
+
+        with open_store(path, write=True) as existing:
+            yield existing
+        return
+    with Store(path) as created:
+        yield created
+
+
+@contextlib.contextmanager
+def _session(
+    spec: str | Path | Spec,
+    store: str | Path | Store | None,
+    on_note: NoteHook | None,
+    *,
+    must_exist: bool = False,
+) -> Iterator[_Session]:
+    loaded = load(spec)
+    with opened_store(store, must_exist=must_exist) as opened:
+        yield _Session(loaded, opened, on_note)
+
+
+class _Session:
+    """One call of the API: the spec, the open store, and what the run says on the way."""
+
+    def __init__(self, spec: Spec, store: Store, on_note: NoteHook | None) -> None:
+        from agenteval_cli.execution.untraced import UntracedResults
+
+        self.spec, self.store = spec, store
+        self.notes: list[str] = []
+        self._on_note = on_note
+        self.untraced = UntracedResults()
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        if self._on_note is not None:
+            self._on_note(text)
+
+    def prepare(
+        self,
+        targets: Sequence[str] | None,
+        limit: int | None,
+        resume: bool | str,
+        retry_errors: bool,
+        cache: bool | None,
+        upload: bool | None,
+    ) -> PreparedRun:
+        """The run to make or continue; bad input fails here, before any target is called."""
+        from agenteval_cli.execution import experiment
+
+        uploading = bool(self.spec.upload) if upload is None else upload
+        if uploading:  # no key: one line naming the variable, before any target runs
+            from agenteval_cli.langsmith.client import credentials
+
+            credentials()
+        options: dict[str, Any] = {"cache": cache, "upload": uploading, "on_note": self.note}
+        if resume or retry_errors:
+            if targets or limit is not None:
+                raise ValueError("a resumed run keeps its own targets and examples")
+            from agenteval_cli.execution.resume import resume_run
+
+            name = resume if isinstance(resume, str) else None
+            return resume_run(
+                self.spec, self.store, experiment=name, retry_errors=retry_errors, **options
+            )
+        only = list(targets) if targets else None
+        prepared = experiment.prepare(
+            self.spec, only_targets=only, limit=limit, store=self.store, **options
+        )
+        experiment.start_experiments(prepared, self.store)
+        return prepared
+
+    def starting(
+        self,
+        prepared: PreparedRun,
+        on_start: Callable[[RunStart], None] | None,
+        on_result: ResultHook | None,
+    ) -> ResultHook:
+        """Tell ``on_start`` what the run will do; the result hook that counts untraced ones."""
+        if on_start is not None:
+            on_start(_run_start(prepared))
+        return self.untraced.counting(on_result)
+
+    def forced_hook(
+        self, prepared: PreparedRun, on_forced_exit: Callable[[RunReport, str], None] | None
+    ) -> Callable[[str], None] | None:
+        """The runner's forced-exit hook: a light report (no metrics: the process ends)."""
+        if on_forced_exit is None:
+            return None
+
+        def forced(reason: str) -> None:
+            on_forced_exit(self.report(prepared, "interrupted", light=True), reason)
+
+        return forced
+
+    def report(self, prepared: PreparedRun, status: str, *, light: bool = False) -> RunReport:
+        """What the run left in the store. An interrupted run's warnings leave out the
+        untraced counts: those of a run cut short are partial, its resumption gives them."""
+        records = list(prepared.experiments.values())
+        warnings = list(prepared.warnings)
+        if status == "finished":
+            warnings = self.untraced.warnings() + warnings
+        spec = prepared.spec
+        title = (
+            f"{spec.experiment_prefix} · {len(prepared.examples)} examples × "
+            f"{spec.repetitions} repetition(s)"
+        )
+        return self.stored_report(
+            records,
+            title=title,
+            status=status,
+            warnings=warnings,
+            examples=len(prepared.examples),
+            light=light,
+        )
+
+    def stored_report(
+        self,
+        records: Sequence[ExperimentRecord],
+        *,
+        title: str,
+        status: str = "finished",
+        warnings: list[str] | None = None,
+        examples: int | None = None,
+        light: bool = False,
+    ) -> RunReport:
+        """The report of experiments as the store holds them now."""
+        from agenteval_cli.results.errors import run_errors
+
+        experiments = [self._experiment(r.id, light=light) for r in records]
+        ids = [e.id for e in experiments]
+        return RunReport(
+            status=status,
+            experiments=experiments,
+            spec=self.spec,
+            store=Path(self.store.path),
+            examples=max((r.example_count or 0) for r in records) if examples is None else examples,
+            warnings=warnings or [],
+            notes=list(self.notes),
+            errors=[] if light else run_errors(self.store, ids),
+            title=title,
+        )
+
+    def _experiment(self, experiment_id: str, *, light: bool) -> ExperimentReport:
+        from agenteval_cli.report.json_report import experiment_metrics
+
+        record = self.store.experiment(experiment_id)
+        return ExperimentReport(
+            name=record.name,
+            target=record.target,
+            id=record.id,
+            status=record.status,
+            metrics={} if light else experiment_metrics(self.store, record.id),
+            results=self.store.result_count(record.id),
+        )
+
+
+def _run_start(prepared: PreparedRun) -> RunStart:
+    totals = {t.name: prepared.total_per_target for t in prepared.targets}
+    if prepared.done is not None:
+        from agenteval_cli.execution.resume import remaining
+
+        totals = remaining(prepared)
+    spec = prepared.spec
+    return RunStart(
+        prefix=spec.experiment_prefix,
+        experiments=[e.name for e in prepared.experiments.values()],
+        totals=totals,
+        examples=len(prepared.examples),
+        repetitions=spec.repetitions,
+        concurrency=spec.concurrency,
+        resumed=prepared.done is not None,
+    )

@@ -1,0 +1,90 @@
+"""What went wrong in stored experiments: errored calls grouped by exception, and the
+evaluators that failed, read with a few grouped queries (no result is loaded whole)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agenteval_cli.store.db import Store
+
+
+@dataclass
+class ErrorReason:
+    kind: str  # the exception's name, or the evaluator key
+    count: int
+    first: str  # the first full message of this kind, in the order results were stored
+    same: bool  # every message of this kind is ``first``
+
+
+@dataclass
+class TargetErrors:
+    target: str
+    calls: int
+    errored: int
+    reasons: list[ErrorReason]
+    # evaluator key -> (results it scored, results it failed on, first failure's comment)
+    evaluators: dict[str, tuple[int, int, str]]
+
+    @property
+    def rate(self) -> float:
+        return self.errored / self.calls if self.calls else 0.0
+
+    def evaluators_failing_everywhere(self) -> list[str]:
+        return [key for key, (n, failed, _) in self.evaluators.items() if n and failed == n]
+
+    def over(self, max_error_rate: float) -> bool:
+        """Whether the calls errored more often than ``max_error_rate`` allows."""
+        return self.errored > max_error_rate * self.calls
+
+
+def collect_errors(store: Store, experiment_id: str, target: str) -> TargetErrors:
+    """The errored calls of an experiment grouped by exception, and its evaluators' failures,
+    read with a few grouped queries (no result is loaded whole)."""
+    db = store.db
+    calls, errored = db.execute(
+        "SELECT COUNT(*), COUNT(error) FROM results WHERE experiment_id = ?", (experiment_id,)
+    ).fetchone()
+    by_kind: dict[str, list[tuple[int, int, str]]] = {}
+    rows = db.execute(
+        "SELECT error, COUNT(*), MIN(id) FROM results WHERE experiment_id = ? AND error IS NOT"
+        " NULL GROUP BY error",
+        (experiment_id,),
+    )
+    for message, count, first_id in rows:
+        head = message.split(":", 1)[0]
+        kind = head if head.isidentifier() else message  # "KeyError: ..." -> KeyError
+        by_kind.setdefault(kind, []).append((first_id, count, message))
+    ranked = []
+    for kind, messages in by_kind.items():
+        messages.sort()  # by first appearance
+        count = sum(c for _, c, _ in messages)
+        reason = ErrorReason(kind, count, messages[0][2], len(messages) == 1)
+        ranked.append((-count, messages[0][0], reason))
+    reasons = [reason for *_, reason in sorted(ranked, key=lambda r: r[:2])]
+    evaluators: dict[str, tuple[int, int, str]] = {}
+    scored = db.execute(
+        "SELECT json_extract(s.value, '$[0]'), COUNT(*),"
+        " SUM(json_extract(s.value, '$[1]') IS NULL"
+        "     AND json_extract(s.value, '$[2]') LIKE 'evaluator %failed: %'),"
+        " MIN(CASE WHEN json_extract(s.value, '$[1]') IS NULL"
+        "     AND json_extract(s.value, '$[2]') LIKE 'evaluator %failed: %' THEN r.id END)"
+        " FROM results r, json_each(r.scores_json) s"
+        " WHERE r.experiment_id = ? AND r.error IS NULL AND r.scores_json IS NOT NULL"
+        " GROUP BY 1 ORDER BY 1",
+        (experiment_id,),
+    )
+    for key, count, failed, first_id in scored:
+        if not failed:
+            continue
+        (comment,) = db.execute(
+            "SELECT json_extract(s.value, '$[2]') FROM results r, json_each(r.scores_json) s"
+            " WHERE r.id = ? AND json_extract(s.value, '$[0]') = ?",
+            (first_id, key),
+        ).fetchone()
+        evaluators[key] = (count, failed, comment)
+    return TargetErrors(target, calls, errored, reasons, evaluators)
+
+
+def run_errors(store: Store, experiment_ids: list[str]) -> list[TargetErrors]:
+    """:func:`collect_errors` of each experiment, in the order given."""
+    return [collect_errors(store, i, store.experiment(i).target) for i in experiment_ids]
