@@ -181,12 +181,25 @@ class Runner:
             try:
                 self._owns_signals = handle_signals
                 with self._interrupts(loop, enabled=handle_signals):
-                    await self._until_done_or_stopped(everything)
+                    try:
+                        await self._until_done_or_stopped(everything)
+                    except asyncio.CancelledError:
+                        await self._cancelled(everything)
+                        raise
                     if handle_signals:  # the process is ours: so is every task
                         self.abandoned = await _settle(before)
             finally:
                 self._stalls.close()
         return not self.stopped
+
+    async def _cancelled(self, everything: asyncio.Future[Any]) -> None:
+        """The run's own task was cancelled (its caller gave up on it): its calls are
+        cancelled too and given ``SETTLE_S`` to end, so none goes on storing results
+        after the run has returned."""
+        self.stopped = True
+        everything.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({everything}, timeout=SETTLE_S)
 
     def _interrupts(
         self, loop: asyncio.AbstractEventLoop, *, enabled: bool

@@ -38,6 +38,30 @@ class MetricRow:
     def label(self) -> str:
         return metricinfo.label(self.key)
 
+    # The second side against the first, the common case of two (``vs_first`` has them all).
+
+    @property
+    def metric(self) -> str:
+        return self.key
+
+    @property
+    def delta(self) -> float | None:
+        """Mean per-example difference, second side minus first."""
+        first = self.vs_first[0] if self.vs_first else None
+        return None if first is None else first.diff
+
+    @property
+    def ci(self) -> tuple[float | None, float | None] | None:
+        """95% bootstrap interval of :attr:`delta`."""
+        first = self.vs_first[0] if self.vs_first else None
+        return None if first is None else (first.ci_low, first.ci_high)
+
+    @property
+    def p_value(self) -> float | None:
+        """Paired permutation test of "no difference"."""
+        first = self.vs_first[0] if self.vs_first else None
+        return None if first is None else first.p_value
+
     def verdict(self, index: int) -> str | None:
         """'better' or 'worse' when side ``index`` differs significantly from the first."""
         comparison = self.vs_first[index - 1]
