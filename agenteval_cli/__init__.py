@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         rescore,
         run,
         save_baseline,
+        upload,
         write_report,
     )
 
@@ -40,6 +41,7 @@ __all__ = [
     "rescore",
     "run",
     "save_baseline",
+    "upload",
     "write_report",
 ]
 

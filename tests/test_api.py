@@ -318,3 +318,20 @@ def test_the_example_in_docs_api_md_runs(tmp_path):
     for name in ("report.html", "report.md", "junit.xml", "baseline.json"):
         assert (tmp_path / name).is_file()
     assert (tmp_path / ".agenteval" / "agenteval.db").is_file()
+
+
+def test_upload_sends_a_run_kept_for_it_and_prints_nothing(tmp_path, monkeypatch, capfd):
+    from langsmith_stub import serving
+
+    with serving(monkeypatch) as server:
+        report = agenteval.run(SPEC, store=tmp_path / "db", limit=2, upload=True)
+        uploads = agenteval.upload(report)
+        assert uploads.ok and uploads.compare_url is not None
+        for one, experiment in zip(uploads.uploads, report.experiments, strict=True):
+            assert one.name == experiment.name and one.sent is not None
+            assert one.sent.runs == 2
+            roots = [r for r in server.runs_of(one.name) if not r.get("parent_run_id")]
+            assert len(roots) == 2
+        again = agenteval.upload([e.name for e in report.experiments], store=tmp_path / "db")
+        assert [u.sent.already_sent for u in again.uploads if u.sent] == [2, 2]
+    assert capfd.readouterr() == ("", "")

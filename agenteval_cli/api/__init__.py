@@ -24,12 +24,15 @@ from agenteval_cli.api.running import (
     rescore,
     run,
 )
+from agenteval_cli.api.uploading import Upload, Uploads, upload
 
 __all__ = [
     "ExperimentReport",
     "Gate",
     "RunReport",
     "RunStart",
+    "Upload",
+    "Uploads",
     "arun",
     "compare",
     "gate",
@@ -40,5 +43,6 @@ __all__ = [
     "rescore",
     "run",
     "save_baseline",
+    "upload",
     "write_report",
 ]

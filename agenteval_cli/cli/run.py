@@ -171,8 +171,7 @@ def run(
         if report.spec.upload or upload:
             from agenteval_cli.cli.upload import upload_after_run
 
-            records = [store.experiment(i) for i in report.ids]
-            uploaded = upload_after_run(store, records, debug)
+            uploaded = upload_after_run(store, report, debug)
         passed = True
         if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
             with user_errors(debug):

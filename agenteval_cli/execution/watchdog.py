@@ -36,7 +36,8 @@ CANCEL_S = 1.0  # how long cancelled calls get to end before the process is ende
 LAST_RESORT_S = 3.0  # how long the main thread gets to start saving before the thread exits
 SAVE_S = 35.0  # how long saving may take once started (SQLite waits up to 30 s for a lock)
 INTERRUPTED = ExitCode.INTERRUPTED
-_STORE_FILES = ("store_results.py", "store.py", "sqlite_tx.py")
+# The store's code: a forced exit waits while the main thread is in it (mid-commit).
+_STORE_FILES = tuple(os.path.join("store", name) for name in ("results.py", "db.py", "tx.py"))
 
 
 class Interrupts:
