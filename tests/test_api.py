@@ -171,6 +171,7 @@ def test_arun_runs_inside_a_running_loop_and_leaves_its_signals_alone(tmp_path):
                 await asyncio.sleep(0.005)
 
         handler = signal.getsignal(signal.SIGINT)
+        executor = getattr(loop, "_default_executor", None)
         background = asyncio.ensure_future(ticker())
 
         def on_result(target, result):
@@ -179,6 +180,7 @@ def test_arun_runs_inside_a_running_loop_and_leaves_its_signals_alone(tmp_path):
         report = await agenteval.arun(SPEC, store=db, limit=3, on_result=on_result)
         background.cancel()
         assert asyncio.get_running_loop() is loop and not loop.is_closed()
+        assert getattr(loop, "_default_executor", None) is executor  # the loop's own, back
         return report, ticks, handler
 
     report, ticks, handler = asyncio.run(main())

@@ -144,6 +144,7 @@ class Runner:
         pool = DaemonThreadPool(
             max_threads=self.settings.concurrency + ABANDONED_THREADS, waiting=_WAITING
         )
+        previous = getattr(loop, "_default_executor", None)  # given back to a loop not ours
         loop.set_default_executor(pool)
         rpm = self.settings.requests_per_minute
         self._limiter = RateLimiter(rpm) if rpm else None
@@ -190,6 +191,8 @@ class Runner:
                         self.abandoned = await _settle(before)
             finally:
                 self._stalls.close()
+                if not handle_signals:
+                    _give_back(loop, previous, pool)
         return not self.stopped
 
     async def _cancelled(self, everything: asyncio.Future[Any]) -> None:
@@ -384,6 +387,14 @@ class Runner:
         if error is None:
             result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
+
+
+def _give_back(loop: asyncio.AbstractEventLoop, previous: Any, pool: Any) -> None:
+    """The caller's loop (a notebook's, an application's) gets its own default executor
+    back after the run; the run's pool lets its threads end once idle (they are daemon
+    threads: one stuck in a call does not hold the process)."""
+    loop._default_executor = previous  # type: ignore[attr-defined]
+    pool.shutdown(wait=False)
 
 
 def _never_ran(request: Any) -> bool:
