@@ -18,7 +18,7 @@ from agenteval_cli.store import DEFAULT_STORE
 
 if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
-    from agenteval_cli.execution.experiment import PreparedRun
+    from agenteval_cli.execution.experiment import PreparedRun, Status
     from agenteval_cli.results.errors import TargetErrors
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
@@ -56,7 +56,7 @@ class RunStart:
 class RunReport:
     """The outcome of :func:`run`: its status, experiments, warnings and errored calls."""
 
-    status: str  # "finished" or "interrupted"
+    status: Status  # "finished" or "interrupted"
     experiments: list[ExperimentReport]
     spec: Spec
     store: Path
@@ -329,7 +329,7 @@ class _Session:
 
         return forced
 
-    def report(self, prepared: PreparedRun, status: str, *, light: bool = False) -> RunReport:
+    def report(self, prepared: PreparedRun, status: Status, *, light: bool = False) -> RunReport:
         """What the run left in the store. An interrupted run's warnings leave out the
         untraced counts: those of a run cut short are partial, its resumption gives them."""
         records = list(prepared.experiments.values())
@@ -355,7 +355,7 @@ class _Session:
         records: Sequence[ExperimentRecord],
         *,
         title: str,
-        status: str = "finished",
+        status: Status = "finished",
         warnings: list[str] | None = None,
         examples: int | None = None,
         light: bool = False,

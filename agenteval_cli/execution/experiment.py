@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result, Trace
@@ -28,6 +28,9 @@ from agenteval_cli.targets import Target, adapt, import_object
 
 ProgressHook = Callable[[str, Result], None]
 NoteHook = Callable[[str], None]  # one line of information: the caller decides where it goes
+Status = Literal["finished", "interrupted"]  # how a run ends; "running" while it goes on
+FINISHED: Status = "finished"
+INTERRUPTED: Status = "interrupted"
 
 T = TypeVar("T")
 
@@ -286,15 +289,12 @@ def pending_items(run: PreparedRun, runner: Runner) -> Iterator[WorkItem]:
             yield item
 
 
-INTERRUPTED, FINISHED = "interrupted", "finished"
-
-
 def execute(
     run: PreparedRun,
     store: Store,
     on_result: ProgressHook | None = None,
     on_forced_exit: Callable[[str], None] | None = None,
-) -> str:
+) -> Status:
     """Run every target in an event loop of its own; the status the experiments end with.
 
     Ctrl-C (or SIGTERM) stops dispatching and lets calls in flight finish for a few seconds;
@@ -319,7 +319,7 @@ async def execute_async(
     *,
     handle_signals: bool = False,
     on_forced_exit: Callable[[str], None] | None = None,
-) -> str:
+) -> Status:
     """:func:`execute` in the running event loop (a notebook's, an application's). The
     process's signals are left alone unless ``handle_signals``: they are not the run's."""
     execution = Execution(run, store, on_result, on_forced_exit)
@@ -366,7 +366,7 @@ class Execution:
             finally:
                 self.writer.flush()  # what finished is committed, however the run ended
 
-    def close(self, completed: bool) -> str:
+    def close(self, completed: bool) -> Status:
         """Commit what is left and mark every experiment finished or interrupted."""
         status = FINISHED if completed and not self.changed else INTERRUPTED
         try:
@@ -377,7 +377,7 @@ class Execution:
                 self.store.finish_experiment(experiment.id, status)
         return status
 
-    def conclude(self, status: str) -> str:
+    def conclude(self, status: Status) -> Status:
         """After a finished run, its note and dataset-level scores; a changed dataset is
         the run's error (the calls in flight finished and are kept; it can be resumed)."""
         if self.changed:
