@@ -196,6 +196,15 @@ def test_arun_runs_inside_a_running_loop_and_leaves_its_signals_alone(tmp_path):
     )
 
 
+def test_run_inside_a_running_loop_points_to_arun(tmp_path):
+    async def main():
+        with pytest.raises(RuntimeError, match=r"await agenteval\.arun"):
+            agenteval.run(SPEC, store=tmp_path / "db", limit=1)
+
+    asyncio.run(main())
+    assert not (tmp_path / "db").exists()  # refused before anything was stored
+
+
 def test_an_on_result_raising_keyboard_interrupt_stops_the_run_and_resume_finishes(tmp_path):
     db = tmp_path / "db"
     calls = []

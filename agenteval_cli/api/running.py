@@ -125,6 +125,7 @@ def run(
     would not stop is about to end the process."""
     from agenteval_cli.execution import experiment
 
+    _no_running_loop()
     with _session(spec, store, on_note) as session:
         prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload)
         hook = session.starting(prepared, on_start, on_result)
@@ -209,6 +210,21 @@ def import_langsmith(
 
 
 # -- the pieces -----------------------------------------------------------------------------
+
+
+def _no_running_loop() -> None:
+    """``run`` makes an event loop of its own, which cannot start inside a running one (a
+    notebook's): say what to call instead, before anything is stored."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        "agenteval.run() cannot start inside a running event loop; use "
+        "'await agenteval.arun(...)' there (a notebook, an async function)"
+    )
 
 
 def load(spec: str | Path | Spec) -> Spec:
