@@ -9,7 +9,7 @@ a :class:`~agenteval_cli.api.running.RunReport`, its experiments, or loaded
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -64,7 +64,7 @@ def compare(
     top: int = 10,
     seed: int | None = None,
     from_langsmith: bool = False,
-    on_note: Any = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Every experiment against the first, with paired statistics: per metric the means,
     the difference, its 95% interval and p-value (``Comparison.rows``), and the examples
@@ -115,19 +115,17 @@ def gate(
         thresholds = loaded.thresholds if loaded is not None else _stored_thresholds(sides)
     if max_regression is None:
         max_regression = loaded.max_regression if loaded is not None else {}
-    from_spec = baseline is None
     name = str(baseline) if baseline is not None else None
     if name is None and loaded is not None and loaded.baseline:
         name = str(loaded.baseline)
     baselines: dict[str, ExperimentData] = {}
-    missing = None
     if name is not None:
         where = _store_of(experiments, store)
-        baselines = load_baselines(name, where, sides, from_spec=from_spec)
-        missing = None if baselines else name
+        baselines = load_baselines(name, where, sides, from_spec=baseline is None)
     failures = evaluate(
         sides, thresholds=thresholds, baselines=baselines, max_regression=max_regression
     )
+    missing = name if name is not None and not baselines else None
     return Gate(failures, checked=bool(thresholds or baselines), missing_baseline=missing)
 
 

@@ -176,6 +176,7 @@ def rescore(
     new experiment each (names as ``agenteval compare`` takes them)."""
     from agenteval_cli.execution.rescore import rescore as rescore_experiments
 
+    _no_running_loop("rescore", "call it from a script, or from a thread of its own")
     with _session(spec, store, None, must_exist=True) as session:
         created = rescore_experiments(session.spec, session.store, list(experiments))
         title = f"{session.spec.experiment_prefix} · rescored"
@@ -212,9 +213,11 @@ def import_langsmith(
 # -- the pieces -----------------------------------------------------------------------------
 
 
-def _no_running_loop() -> None:
-    """``run`` makes an event loop of its own, which cannot start inside a running one (a
-    notebook's): say what to call instead, before anything is stored."""
+def _no_running_loop(
+    name: str = "run", instead: str = "use 'await agenteval.arun(...)' there"
+) -> None:
+    """``run`` and ``rescore`` make an event loop of their own, which cannot start inside a
+    running one (a notebook's): say what to do instead, before anything is stored."""
     import asyncio
 
     try:
@@ -222,8 +225,8 @@ def _no_running_loop() -> None:
     except RuntimeError:
         return
     raise RuntimeError(
-        "agenteval.run() cannot start inside a running event loop; use "
-        "'await agenteval.arun(...)' there (a notebook, an async function)"
+        f"agenteval.{name}() cannot start inside a running event loop (a notebook, an async "
+        f"function); {instead}"
     )
 
 
