@@ -9,6 +9,7 @@ run (Ctrl-C, SIGTERM, or an ``on_result`` that raises KeyboardInterrupt) returns
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,14 +30,25 @@ NoteHook = Callable[[str], None]
 
 @dataclass(frozen=True)
 class ExperimentReport:
-    """One target's experiment in the store: what ``--json`` writes as its ``metrics``."""
+    """One target's experiment in the store, and its metrics as ``--json`` writes them."""
 
     name: str
     target: str
     id: str
     status: str
-    metrics: dict[str, float | None]
     results: int  # results stored
+    store: Path
+
+    @functools.cached_property
+    def metrics(self) -> dict[str, float | None]:
+        """The mean of each score, the error rate and latency percentiles (the ``metrics``
+        of the ``--json`` export), read from the store when first asked for: a pass over
+        every result that a caller who never looks (the command) does not pay for."""
+        from agenteval_cli.report.json_report import experiment_metrics
+        from agenteval_cli.store.db import Store
+
+        with Store(self.store, readonly=True) as store:
+            return experiment_metrics(store, self.id)
 
 
 @dataclass(frozen=True)
@@ -339,7 +351,7 @@ class _Session:
     def forced_hook(
         self, prepared: PreparedRun, on_forced_exit: Callable[[RunReport, str], None] | None
     ) -> Callable[[str], None] | None:
-        """The runner's forced-exit hook: a light report (no metrics: the process ends)."""
+        """The runner's forced-exit hook: a light report (no errors: the process ends)."""
         if on_forced_exit is None:
             return None
 
@@ -382,7 +394,7 @@ class _Session:
         """The report of experiments as the store holds them now."""
         from agenteval_cli.results.errors import run_errors
 
-        experiments = [self._experiment(r.id, light=light) for r in records]
+        experiments = [self._experiment(r.id) for r in records]
         ids = [e.id for e in experiments]
         return RunReport(
             status=status,
@@ -396,17 +408,15 @@ class _Session:
             title=title,
         )
 
-    def _experiment(self, experiment_id: str, *, light: bool) -> ExperimentReport:
-        from agenteval_cli.report.json_report import experiment_metrics
-
+    def _experiment(self, experiment_id: str) -> ExperimentReport:
         record = self.store.experiment(experiment_id)
         return ExperimentReport(
             name=record.name,
             target=record.target,
             id=record.id,
             status=record.status,
-            metrics={} if light else experiment_metrics(self.store, record.id),
             results=self.store.result_count(record.id),
+            store=Path(self.store.path).absolute(),  # read later, maybe from elsewhere
         )
 
 
