@@ -70,7 +70,7 @@ class RunReport:
 
     status: Status  # "finished" or "interrupted"
     experiments: list[ExperimentReport]
-    spec: Spec
+    spec: Spec = field(repr=False)
     store: Path
     examples: int
     warnings: list[str] = field(default_factory=list)
