@@ -196,6 +196,20 @@ def test_arun_runs_inside_a_running_loop_and_leaves_its_signals_alone(tmp_path):
     )
 
 
+def test_arun_scores_dataset_level_evaluators_in_the_running_loop(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    text = SPEC.read_text().replace("../datasets", str(ROOT / "datasets"))
+    spec.write_text(text.replace("evaluators: [", "evaluators: [routing_confusion, "))
+
+    async def main():
+        return await agenteval.arun(spec, store=tmp_path / "db", limit=3)
+
+    report = asyncio.run(main())
+    assert report.status == "finished"
+    scored = rows(tmp_path / "db", "SELECT experiment_id, key FROM summary_scores")
+    assert sorted(scored) == sorted((i, "routing_confusion") for i in report.ids)
+
+
 def test_run_inside_a_running_loop_points_to_arun(tmp_path):
     async def main():
         with pytest.raises(RuntimeError, match=r"await agenteval\.arun"):

@@ -108,11 +108,19 @@ def score_experiment_summaries(
     """Run the summary evaluators over each experiment's stored results and save them."""
     import asyncio
 
+    if any(e.summary for e in evaluators):
+        asyncio.run(score_experiment_summaries_async(evaluators, store, experiment_ids))
+
+
+async def score_experiment_summaries_async(
+    evaluators: Sequence[BoundEvaluator], store: Any, experiment_ids: Sequence[str]
+) -> None:
+    """:func:`score_experiment_summaries` in the running event loop."""
     if not any(e.summary for e in evaluators):
         return
     for experiment_id in experiment_ids:
         stored = list(store.results(experiment_id))
-        scores = asyncio.run(run_summaries(evaluators, stored))
+        scores = await run_summaries(evaluators, stored)
         save_summary_scores(store, experiment_id, scores)
 
 

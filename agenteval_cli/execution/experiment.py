@@ -328,7 +328,10 @@ async def execute_async(
         completed = await execution.main(handle_signals=handle_signals)
     finally:
         status = execution.close(completed)
-    return execution.conclude(status)
+    status = execution.conclude(status, summaries=False)
+    if status == FINISHED:  # the dataset-level evaluators, in this loop too
+        await score_summaries_async(run, store)
+    return status
 
 
 class Execution:
@@ -377,16 +380,18 @@ class Execution:
                 self.store.finish_experiment(experiment.id, status)
         return status
 
-    def conclude(self, status: Status) -> Status:
-        """After a finished run, its note and dataset-level scores; a changed dataset is
-        the run's error (the calls in flight finished and are kept; it can be resumed)."""
+    def conclude(self, status: Status, *, summaries: bool = True) -> Status:
+        """After a finished run, its note and (unless the caller scores them in its own
+        loop) its dataset-level scores; a changed dataset is the run's error (the calls in
+        flight finished and are kept; it can be resumed)."""
         if self.changed:
             raise self.changed[0]
         if status == FINISHED:
             note = _grown_note(self.run.examples)
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
-            score_summaries(self.run, self.store)
+            if summaries:
+                score_summaries(self.run, self.store)
         return status
 
     def _forced(self, reason: str) -> None:
@@ -527,3 +532,11 @@ def score_summaries(run: PreparedRun, store: Store) -> None:
     from agenteval_cli.evaluators.summaries import score_experiment_summaries
 
     score_experiment_summaries(run.evaluators, store, [e.id for e in run.experiments.values()])
+
+
+async def score_summaries_async(run: PreparedRun, store: Store) -> None:
+    """:func:`score_summaries` in the running event loop."""
+    from agenteval_cli.evaluators.summaries import score_experiment_summaries_async
+
+    ids = [e.id for e in run.experiments.values()]
+    await score_experiment_summaries_async(run.evaluators, store, ids)
