@@ -134,6 +134,17 @@ def test_compare_and_experiments_read_the_store(travel):
     assert "did you mean 'swarm'?" in missing.output
 
 
+def test_an_ambiguous_name_prefix_lists_its_matches(travel):
+    tmp, _, experiments = travel
+    names = sorted(e["name"] for e in experiments.values())
+    prefix = names[0].split("-", 1)[0] + "-"  # the spec's experiment prefix
+    assert len(names) == 3 and prefix  # one run: its experiments share "<prefix>-"
+    result = invoke("report", prefix, "-o", str(tmp / "x.html"), "--store", str(tmp / "db"))
+    assert result.exit_code == 2
+    assert f"{prefix!r} is ambiguous: it begins 3 experiment names: " in result.output
+    assert all(name in result.output for name in names)
+
+
 def test_target_filter_and_limit(tmp_path):
     result = invoke(
         "run", str(EXTERNAL), "-t", "swarm", "--limit", "2",

@@ -24,6 +24,9 @@ def open_store(path: Path, *, write: bool = False) -> Iterator[Store]:
         yield store
 
 
+SHOWN_MATCHES = 5
+
+
 def resolve_experiment(store: Store, name: str, *, option: str | None = None) -> ExperimentRecord:
     """A target name (its latest experiment), an experiment name, id or unique prefix.
 
@@ -35,6 +38,17 @@ def resolve_experiment(store: Store, name: str, *, option: str | None = None) ->
         return store.experiment(name)
     except KeyError:
         experiments = store.experiments()
+        matches = [e.name for e in experiments if e.name.startswith(name) or e.id.startswith(name)]
+        if len(matches) > 1:
+            shown = ", ".join(matches[:SHOWN_MATCHES])
+            more = (
+                f" and {len(matches) - SHOWN_MATCHES} more" if len(matches) > SHOWN_MATCHES else ""
+            )
+            where = f"{option} {name!r}" if option else repr(name)
+            raise UserError(
+                f"{where} is ambiguous: it begins {len(matches)} experiment names: {shown}{more}",
+                hint="give more of the name, or the target's name for its latest experiment",
+            ) from None
         known = [e.target for e in experiments] + [e.name for e in experiments]
         text = (
             f"{option} {name!r}: no target or experiment of that name in {store.path}"
