@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "run",
     "experiments",
     "report",
+    "view",
     "dataset",
     "dataset_failures",
     "evaluators",
