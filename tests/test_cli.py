@@ -231,3 +231,20 @@ def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tm
         assert results[example_id]["error"] is None
         assert results[example_id]["trace"]["agent_path"] == path
         assert results[example_id]["scores"]["total_tokens"] == tokens
+
+
+def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path):
+    from agenteval_cli.store.db import Store
+
+    long_target = "a_target_whose_name_is_far_too_long_to_fit_" * 3
+    with Store(tmp_path / "s.db") as store:
+        made = store.create_experiment(
+            prefix="wide", target=long_target, target_path="m:f", spec={}, repetitions=2
+        )
+    piped = invoke("experiments", "--store", str(tmp_path / "s.db"))
+    assert piped.exit_code == 0, piped.output
+    assert made.name in piped.output and long_target in piped.output  # nothing cut short
+    listed = invoke("experiments", "--json", "--store", str(tmp_path / "s.db"))
+    (row,) = json.loads(listed.output)["experiments"]
+    assert row["name"] == made.name and row["target"] == long_target
+    assert (row["status"], row["results"], row["repetitions"]) == ("running", 0, 2)
