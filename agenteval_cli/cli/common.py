@@ -6,6 +6,7 @@ Heavy libraries (langchain, langgraph, langsmith) are imported inside commands s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -74,13 +75,41 @@ def _root(
 
 
 DEFAULT_STORE = Path(".agenteval/agenteval.db")
+STORE_FOLDER = DEFAULT_STORE.parent
+
+
+def find_store(start: Path) -> Path:
+    """The store of the nearest folder, ``start`` or above, holding a ``.agenteval/``
+    folder (as git finds its repository), so runs and reads from any folder of a project
+    share one store; ``.agenteval/agenteval.db`` here when there is none yet."""
+    for folder in (start, *start.parents):
+        if (folder / STORE_FOLDER).is_dir():
+            if folder == start:
+                return DEFAULT_STORE
+            return Path(os.path.relpath(folder / DEFAULT_STORE, start))
+    return DEFAULT_STORE
+
+
+def _locate_store(ctx: typer.Context, param: typer.CallbackParam, value: Path) -> Path:
+    """``--store`` and ``AGENTEVAL_STORE`` as given; without either, :func:`find_store`."""
+    source = ctx.get_parameter_source(param.name or "")
+    if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+        return value
+    found = find_store(Path.cwd())
+    if found != DEFAULT_STORE:
+        stderr().print(f"store: {found}", highlight=False, markup=False)
+    return found
+
+
 StoreOption = Annotated[
     Path,
     typer.Option(
         "--store",
         envvar="AGENTEVAL_STORE",
-        help="SQLite file holding experiments and results.",
-        show_default=True,
+        callback=_locate_store,
+        help="SQLite file holding experiments and results (default: the .agenteval/ of this "
+        "folder or the nearest folder above that has one).",
+        show_default=False,
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
