@@ -77,3 +77,18 @@ def test_the_scaffold_ships_with_the_package():
 
     assert all((SCAFFOLD / f"{name}.tmpl").is_file() for name in FILES)
     assert Path(SCAFFOLD).is_relative_to(Path(__file__).resolve().parent.parent / "agenteval_cli")
+
+
+def test_an_unpriced_model_is_named_only_when_token_cost_is_configured(tmp_path):
+    project = tmp_path / "evals"
+    assert invoke("init", str(project)).exit_code == 0
+    spec = project / "agenteval.yaml"
+    plain = invoke("run", str(spec), "--store", str(tmp_path / "a.db"))
+    assert plain.exit_code == 0, plain.output
+    assert "no price for model" not in plain.output  # no cost figure to be incomplete
+    text = spec.read_text().replace("  # - token_cost ", "  - token_cost   ")
+    assert "\n  - token_cost" in text
+    spec.write_text(text)
+    priced = invoke("run", str(spec), "--store", str(tmp_path / "b.db"))
+    assert priced.exit_code == 0, priced.output
+    assert "no price for model(s) FakeListChatModel" in priced.output

@@ -180,7 +180,7 @@ def print_comparison(
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
         out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)
-        missing = unpriced_models(summary, pricing or {})
+        missing = unpriced_models(summary, pricing or {}) if _prices_tokens(exp) else []
         if missing:
             models = escape(console_text(", ".join(missing)))
             out.print(
@@ -189,3 +189,14 @@ def print_comparison(
                 highlight=False,
             )
     out.print(f"  store: {store.path}", highlight=False)
+
+
+def _prices_tokens(experiment: ExperimentRecord) -> bool:
+    """Whether the experiment's spec configured ``token_cost``: only then does a model
+    without a price leave a figure incomplete."""
+    for entry in experiment.spec.get("evaluators") or []:
+        if entry == "token_cost" or (
+            isinstance(entry, dict) and "token_cost" in (entry.get("name"), entry.get("type"))
+        ):
+            return True
+    return False
