@@ -248,3 +248,35 @@ def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path):
     (row,) = json.loads(listed.output)["experiments"]
     assert row["name"] == made.name and row["target"] == long_target
     assert (row["status"], row["results"], row["repetitions"]) == ("running", 0, 2)
+
+
+def _command_paths(group, prefix=()):
+    for name, command in group.commands.items():
+        yield (*prefix, name)
+        if hasattr(command, "commands"):  # a group: its commands too
+            yield from _command_paths(command, (*prefix, name))
+
+
+@pytest.mark.parametrize(
+    "words",
+    list(_command_paths(__import__("typer").main.get_command(app))),
+    ids=" ".join,
+)
+def test_help_shows_placeholders_not_python_types(words):
+    result = runner.invoke(app, [*words, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    for leak in ("<bool>", "<str>", "<path>", "<int", "<float", "<list", "{", "[["):
+        assert leak not in text, (leak, text)
+    usage = next(line for line in text.splitlines() if "Usage:" in line)
+    assert f" {' '.join(words)} " in usage
+
+
+def test_flags_take_no_value_and_values_have_a_placeholder():
+    text = runner.invoke(app, ["run", "--help"], terminal_width=200).output
+    usage = next(line for line in text.splitlines() if "Usage:" in line)
+    assert usage.strip().endswith(" run [OPTIONS] SPEC [EXPERIMENT]")
+    cache = next(line for line in text.splitlines() if "--cache " in line)
+    assert cache.split("--cache", 1)[1].split()[0] == "Reuse"  # no value follows the flag
+    target = next(line for line in text.splitlines() if "--target" in line)
+    assert target.split()[3] == "TEXT"

@@ -19,13 +19,14 @@ from agenteval_cli.core.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from typer._click import Context, HelpFormatter  # what TyperGroup's methods take
+    from typer._click import Command, Context, HelpFormatter  # what TyperGroup's methods take
 
     from agenteval_cli.store.db import ExperimentRecord, Store
 
 
 class RootGroup(TyperGroup):
-    """The ``agenteval`` group, with two start-up savings that change no behaviour."""
+    """The ``agenteval`` group: two start-up savings that change no behaviour, and plain
+    placeholders in every command's help (:mod:`agenteval_cli.cli.placeholders`)."""
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         # Typer's renderer imports Markdown and Pygments; see root_help.
@@ -34,6 +35,14 @@ class RootGroup(TyperGroup):
         from agenteval_cli.cli.root_help import print_help
 
         print_help(self, ctx)
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            from agenteval_cli.cli.placeholders import plain_placeholders
+
+            plain_placeholders(command, ctx)
+        return command
 
     def get_help_option(self, ctx: Context) -> typer.core.TyperOption | None:
         # An absent flag defaults to None, which Typer coerces through a pydantic
