@@ -257,6 +257,13 @@ def _command_paths(group, prefix=()):
             yield from _command_paths(command, (*prefix, name))
 
 
+def _is_group(words) -> bool:
+    command = __import__("typer").main.get_command(app)
+    for word in words:
+        command = command.commands[word]
+    return hasattr(command, "commands")
+
+
 @pytest.mark.parametrize(
     "words",
     list(_command_paths(__import__("typer").main.get_command(app))),
@@ -270,6 +277,8 @@ def test_help_shows_placeholders_not_python_types(words):
         assert leak not in text, (leak, text)
     usage = next(line for line in text.splitlines() if "Usage:" in line)
     assert f" {' '.join(words)} " in usage
+    if not _is_group(words):  # every command shows how it is used
+        assert f"Example: agenteval {' '.join(words)}" in text
 
 
 def test_flags_take_no_value_and_values_have_a_placeholder():

@@ -84,7 +84,9 @@ def dataset_push(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Make a LangSmith dataset's examples equal to the file's (matched by example id)."""
+    """Make a LangSmith dataset's examples equal to the file's (matched by example id).
+
+    Example: agenteval dataset push --config configs/routing.yaml --dry-run"""
     from agenteval_cli.data.examples import dataset_hash, load_examples
     from agenteval_cli.langsmith import datasets as lsd
     from agenteval_cli.langsmith.client import connect, credentials
@@ -167,7 +169,9 @@ def dataset_pull(
     ] = None,
     debug: DebugOption = False,
 ) -> None:
-    """Write a LangSmith dataset's examples to a file agenteval can run."""
+    """Write a LangSmith dataset's examples to a file agenteval can run.
+
+    Example: agenteval dataset pull multi-agent-routing-evals -o datasets/routing.jsonl"""
     from agenteval_cli.langsmith import datasets as lsd
     from agenteval_cli.langsmith import files
     from agenteval_cli.langsmith.client import connect, credentials
@@ -184,7 +188,9 @@ def dataset_pull(
 
 @dataset_app.command("list")
 def dataset_list(debug: DebugOption = False) -> None:
-    """List the LangSmith datasets the key can see."""
+    """List the LangSmith datasets the key can see.
+
+    Example: agenteval dataset list"""
     from rich import box
     from rich.table import Table
 

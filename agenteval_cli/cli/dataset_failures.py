@@ -33,7 +33,9 @@ def add_failures(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review."""
+    """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review.
+
+    Example: agenteval dataset add-failures swarm --to datasets/review.jsonl"""
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.gating.examples import example_checks, example_thresholds

@@ -20,7 +20,9 @@ COMMON_OPTIONS = (
 
 @evaluators_app.command("list")
 def evaluators_list() -> None:
-    """Every evaluator a spec can name, with what it reads."""
+    """Every evaluator a spec can name, with what it reads.
+
+    Example: agenteval evaluators list"""
     from rich.table import Table
 
     from agenteval_cli.evaluators import REGISTRY
@@ -36,7 +38,9 @@ def evaluators_list() -> None:
 def evaluators_show(
     name: Annotated[str, typer.Argument(help="An evaluator name from 'evaluators list'.")],
 ) -> None:
-    """One evaluator: what it scores, its options with defaults, and a YAML example."""
+    """One evaluator: what it scores, its options with defaults, and a YAML example.
+
+    Example: agenteval evaluators show trajectory_match"""
     import inspect
 
     from rich.markup import escape

@@ -77,7 +77,9 @@ def compare(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Compare experiments with paired statistics: Δ, 95% CI, p-value, and where they differ."""
+    """Compare experiments with paired statistics: Δ, 95% CI, p-value, and where they differ.
+
+    Example: agenteval compare supervisor swarm --by-agent"""
     from agenteval_cli.report import comparison
     from agenteval_cli.report.compare_console import print_comparison
     from agenteval_cli.results import sources

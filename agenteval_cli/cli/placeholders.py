@@ -52,8 +52,8 @@ def plain_placeholders(command: Any, ctx: Context) -> None:
     for param in [*command.params, command.get_help_option(ctx)]:
         if type(param) is TyperArgument:
             param.__class__ = PlainArgument
-            if param.metavar:
-                param.metavar = param.metavar.strip("[]")  # the brackets are the usage's
+            # upper case, as click writes it; the brackets are the usage line's
+            param.metavar = (param.metavar or (param.name or "").upper()).strip("[]")
         elif type(param) is TyperOption:
             param.__class__ = PlainOption
     if isinstance(command, TyperGroup):

@@ -33,7 +33,9 @@ def upload(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Upload stored experiments to LangSmith; a retry sends only what is missing."""
+    """Upload stored experiments to LangSmith; a retry sends only what is missing.
+
+    Example: agenteval upload supervisor swarm"""
     from agenteval_cli.langsmith.client import credentials
 
     with user_errors(debug), open_store(store_path, write=True) as store:
