@@ -73,6 +73,7 @@ def _path_bounce(trace: Trace, skip: set[str]) -> int | None:
             lower=True,
             fmt="percent",
             short="ping-pong",
+            abbrev="pong",
             pass_mark="<= 0",
         ),
     ],

@@ -246,8 +246,9 @@ def declares(*metrics: MetricInfo | str | Mapping[str, Any]) -> Callable[[Any], 
 
 def declare_entries(items: Iterable[Any]) -> list[str]:
     """Declare the metrics of a spec's evaluator items (as the spec writes them, the
-    functions not loaded); their keys, in order. An item that cannot say is skipped: it
-    is checked, at its line, where it is bound."""
+    functions not loaded); the keys of the per-result ones, in order: the experiment's
+    metrics. An item that cannot say is skipped: it is checked, at its line, where it is
+    bound."""
     keys: list[str] = []
     for item in items:
         try:
@@ -255,5 +256,13 @@ def declare_entries(items: Iterable[Any]) -> list[str]:
         except (TypeError, ValueError):
             continue
         declare(*found)
-        keys += [m.key for m in found]
+        if not is_summary(item):  # its scores are the dataset's, not the results' metrics
+            keys += [m.key for m in found]
     return list(dict.fromkeys(keys))
+
+
+def is_summary(item: Any) -> bool:
+    """Whether a spec's evaluator item is dataset-level (scored once per target)."""
+    name, options = entry_parts(item)
+    info = REGISTRY.get(options.get("type") or name)
+    return bool(options.get("summary")) or (info is not None and info.summary)

@@ -51,7 +51,12 @@ def _untraced(key: str, trace: Trace) -> dict | None:
     description="share of expected agents that made at least one model call",
     metrics=[
         metric(
-            "routing_accuracy", "routing accuracy", fmt="percent", pass_mark=">= 1", headline=True
+            "routing_accuracy",
+            "routing accuracy",
+            fmt="percent",
+            pass_mark=">= 1",
+            abbrev="routing",
+            headline=True,
         )
     ],
 )

@@ -46,6 +46,7 @@ class MetricInfo:
     kind: Kind = "outcome"
     scope: Scope = "result"
     short: str = ""  # a narrow label, for the compare table on a terminal
+    abbrev: str = ""  # the shortest, beside a value in a cell of several (compare's examples)
     pass_mark: str | None = None  # an example's check when the spec sets no threshold
     volatile: bool = False  # changes with a reply's wording: consistency ignores it
     under: str | None = None  # the run table shows it on a dim line under that metric
@@ -76,6 +77,10 @@ class MetricInfo:
     @property
     def narrow(self) -> str:
         return self.short or self.label
+
+    @property
+    def tiny(self) -> str:
+        return self.abbrev or self.narrow
 
 
 def metric(

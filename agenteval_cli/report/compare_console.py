@@ -82,7 +82,7 @@ def _p(value: float | None) -> str:
 
 
 def _score(key: str, value: float) -> str:
-    return f"{metricinfo.info(key).narrow} {value:.2f}"
+    return f"{metricinfo.info(key).tiny} {value:.2f}"
 
 
 def _path(path: list[str]) -> str:
