@@ -129,9 +129,8 @@ class Summary:
         :func:`~agenteval_cli.metrics.registry.ordered` order."""
         values: dict[str, float | None] = {}
         run: dict[str, float | None] = {}
-        if self.count:
-            run["error_rate"] = self.errors / self.count
-        if self.has_latency and self.count:
+        run["error_rate"] = self.errors / self.count if self.count else None
+        if self.has_latency:
             run["latency_p50_s"] = percentile(self.latencies, 50)
             run["latency_p95_s"] = percentile(self.latencies, 95)
         consistency = self.consistency()

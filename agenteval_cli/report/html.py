@@ -42,17 +42,20 @@ BAR_WIDTH = 300
 BAR_HEIGHT = 18
 
 
-def _chart(key: str, sides: list[ExperimentData], names: list[str]) -> dict[str, Any] | None:
-    """Bars of each side's mean with a 95% bootstrap interval of that mean (over examples)."""
+def _chart(
+    key: str, sides: list[ExperimentData], names: list[str], means: list[float | None]
+) -> dict[str, Any] | None:
+    """Bars of each side's mean (the table's) with a 95% bootstrap interval of the mean over
+    examples."""
     bars: list[dict[str, Any]] = []
     present: list[tuple[float, float, float]] = []  # (mean, low, high) of the sides with values
-    for name, side in zip(names, sides, strict=True):
+    for name, side, side_mean in zip(names, sides, means, strict=True):
         values = list(side.per_example(key).values())
-        if not values:
+        if not values or side_mean is None:
             bars.append({"name": name, "mean": None})
             continue
         low, high = bootstrap_ci(values)
-        mean = sum(values) / len(values)
+        mean = side_mean
         present.append((mean, low, high))
         bars.append({"name": name, "mean": mean, "low": low, "high": high})
     if not present:
@@ -318,7 +321,7 @@ def _examples(
                 continue
             first_run = first_run or runs[0]
             headline = {
-                metricinfo.info(k).narrow: metricinfo.fmt(k, v)
+                metricinfo.info(k).tiny: metricinfo.fmt(k, v)
                 for k in headlines
                 if (v := _mean(runs, k)) is not None
             }
@@ -417,7 +420,7 @@ def render_html(
         finalize=_redactor(secret_values()),  # looked up once, for every value on the page
     )
     names = comparison.names
-    charts = [c for r in comparison.rows if (c := _chart(r.key, comparison.sides, names))]
+    charts = [c for r in comparison.rows if (c := _chart(r.key, comparison.sides, names, r.means))]
     examples = _examples(comparison, thresholds or {}, EXAMPLE_LIMIT)
     left_out = examples.total - len(examples.shown)
     return env.get_template("report.html.j2").render(
