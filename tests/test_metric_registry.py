@@ -9,6 +9,7 @@ a user's metric declared lower-is-better is marked, compared and gated that way.
 from __future__ import annotations
 
 import io
+import json
 import random
 from types import SimpleNamespace
 
@@ -292,3 +293,45 @@ def test_every_builtin_evaluator_declares_its_keys():
     assert all(k in METRICS and not METRICS[k].shown for k in JUDGE_KEYS)
     assert METRICS["judge_cost_usd_total"].aggregation == "sum"
     assert metricinfo.ALIASES["token_cost"] == "cost_usd"
+
+
+def test_a_spec_declared_lower_is_better_metric_through_run_and_compare(tmp_path):
+    """End to end: the table's ★ goes to the fewer words, the gate reads a bare number as a
+    ceiling, and compare (reading the stored spec again) marks the drop ▲ better."""
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+    from agenteval_cli.metrics.registry import METRICS
+
+    (tmp_path / "evals.py").write_text(
+        "def words(outputs):\n    return len(outputs['final_response'].split())\n"
+    )
+    (tmp_path / "targets.py").write_text(
+        "def short(inputs):\n    return {'final_response': inputs['question']}\n\n"
+        "def long(inputs):\n    return {'final_response': inputs['question'] + ' and more'}\n"
+    )
+    rows = [{"id": f"q{i}", "inputs": {"question": "word " * (1 + i % 2)}} for i in range(12)]
+    (tmp_path / "data.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (tmp_path / "spec.yaml").write_text(
+        "dataset: data.jsonl\n"
+        "targets: {short: targets.py:short, long: targets.py:long}\n"
+        "evaluators:\n"
+        "  - {name: words_used, type: custom, target: evals.py:words, direction: lower,\n"
+        "     format: count, label: words used}\n"
+        "thresholds: {words_used: 3}\n"
+    )
+    store = str(tmp_path / "db")
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "spec.yaml"), "--store", store])
+    lines = result.output.splitlines()
+    assert cells(lines, "words used") == ["★ 1.5", "3.5"]
+    rows = [line for line in lines if line.startswith("│")]
+    assert not any("routing" in line or "tokens" in line for line in rows)
+    assert result.exit_code == 1, result.output
+    assert "words used = 3.5, threshold <= 3" in result.output
+    METRICS.pop("words_used")  # as in a new process: compare reads the stored spec
+    result = CliRunner().invoke(
+        app, ["compare", "long", "short", "--store", store], env={"COLUMNS": "160"}
+    )
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if "words used" in line)
+    assert "▲" in line and "−2.0" in line
