@@ -41,7 +41,7 @@ def test_compare_prints_the_statistical_comparison(demo_run):
     assert "<0.001 ▲" in tokens
     assert "examples where the targets disagree most" in out
     assert "routing of swarm" in out
-    assert "handoff chain length (examples per length)" in out
+    assert "handoff chain length (examples per value)" in out
 
 
 def test_the_comparison_matches_the_per_example_scores(demo_run):
@@ -98,9 +98,9 @@ def test_consistency_and_spread_over_repetitions():
         [run("a", 0, 1.0, 10), run("a", 1, 1.0, 12), run("b", 0, 1.0, 10), run("b", 1, 0.0, 10)],
         repetitions=2,
     )
-    assert comparison.consistency(side) == 0.5  # tokens may vary; routing may not
+    assert side.summary().consistency() == 0.5  # tokens may vary; routing may not
     # repetition means 1.0 and 0.5: sample sd = 0.3536
-    assert comparison.repetition_spread(side, "routing_accuracy") == pytest.approx(0.35355, 1e-4)
+    assert side.summary().spread("routing_accuracy") == pytest.approx(0.35355, 1e-4)
     results = [
         Result(r.example_id, r.repetition, {}, Trace(), [Score(k, v) for k, v in r.scores.items()])
         for r in side.runs

@@ -178,10 +178,11 @@ def print_comparison(
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.evaluators.summaries import summary_scores
     from agenteval_cli.report.table import comparison_table, unpriced_models
+    from agenteval_cli.results.sources import stored_summary
 
     out = stdout()
     experiments = [store.experiment(i) for i in experiment_ids]
-    columns = [(e.target, store.summary(e.id, repetitions=e.repetitions)) for e in experiments]
+    columns = [(e.target, stored_summary(store, e)) for e in experiments]
     dataset_scores = [
         {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
     ]

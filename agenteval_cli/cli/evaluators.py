@@ -53,9 +53,11 @@ def evaluators_show(
     out = stdout()
     out.print(f"[bold]{info.name}[/] ({info.family}): {escape(info.description)}", highlight=False)
     out.print(f"reads: {escape(info.reads)}", highlight=False)
-    keys = "one key per metric and k" if info.name == "retrieval" else ", ".join(info.keys)
-    if info.name in ("llm_judge", "custom"):
-        keys = "the evaluator's name"
+    keys = ", ".join(f"{m.key} ({m.format}, {m.direction} is better)" for m in info.metrics)
+    if info.name == "retrieval":
+        keys = f"one key per metric and k, and {keys}"
+    if info.name in ("llm_judge", "custom", "trajectory_judge"):
+        keys = "the evaluator's name (label, direction, format: see docs/evaluators.md)"
     out.print(f"scores: {escape(keys)}", highlight=False)
     doc = inspect.getdoc(info.factory)
     if doc:

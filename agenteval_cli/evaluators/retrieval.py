@@ -20,6 +20,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
 
 def dedupe(ids: Iterable[str]) -> list[str]:
@@ -135,7 +136,7 @@ def _ks(k: int | list[int]) -> list[int]:
     family="retrieval",
     reads="outputs.retrieved (or retriever tool calls); outputs.relevant / outputs.relevance",
     description="precision@k, recall@k, hit@k, NDCG@k, AP@k for each k, and reciprocal rank",
-    keys=("reciprocal_rank",),
+    metrics=[metric("reciprocal_rank")],  # and one key per metric and k: precision@3, ...
     example="- {name: retrieval, k: [1, 3, 5]}",
 )
 def retrieval(

@@ -28,6 +28,7 @@ from typing import Any
 
 from agenteval_cli.core.records import ToolCall, Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
 MODES = ("strict", "unordered", "subset", "superset")
 ARG_MODES = ("exact", "ignore", "subset", "superset")
@@ -189,7 +190,7 @@ def _check_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     family="trajectory",
     reads="outputs.trajectory or outputs.expected_tools; returned or traced messages",
     description="openevals trajectory match: strict/unordered/subset/superset, tool-args modes",
-    keys=("trajectory_match",),
+    metrics=[metric("trajectory_match")],
     example="- {name: trajectory_match, mode: superset, tool_args: ignore}",
 )
 def trajectory_match(
