@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.metrics.registry import (
@@ -54,6 +54,15 @@ class EvaluatorInfo:
         """``(option, default)`` pairs a spec may set; ``inspect.Parameter.empty`` if required."""
         params = inspect.signature(self.factory).parameters.values()
         return [(p.name, p.default) for p in params if p.name not in CONTEXT_PARAMETERS]
+
+    def choices(self) -> dict[str, tuple[Any, ...]]:
+        """The allowed values of each option the factory types as a ``Literal``."""
+        hints = get_type_hints(self.factory)
+        return {
+            name: get_args(hint)
+            for name, hint in hints.items()
+            if get_origin(hint) is Literal and name not in CONTEXT_PARAMETERS
+        }
 
 
 REGISTRY: dict[str, EvaluatorInfo] = {}
@@ -138,6 +147,15 @@ def build_evaluator(
             line=line,
             hint=f"see 'agenteval evaluators show {name}'",
         )
+    for key, choices in info.choices().items():
+        if key in options and options[key] not in choices:
+            listed = ", ".join(str(a) for a in choices)
+            raise UserError(
+                f"evaluator {name!r}: {key} must be one of {listed}, got {options[key]!r}",
+                file=file,
+                line=line,
+                hint=did_you_mean(str(options[key]), [str(a) for a in choices]),
+            )
     for key, value in (context or {}).items():
         if key in params and key not in options:
             options[key] = value
