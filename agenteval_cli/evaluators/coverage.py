@@ -35,7 +35,7 @@ def response_text(outputs: dict[str, Any] | None) -> str:
     ],
 )
 def resolution_coverage() -> Any:
-    """Share of ``must_mention`` terms present; 1.0 when there are none (the seed's rule)."""
+    """Share of ``must_mention`` terms present; 1.0 when there are none (nothing to miss)."""
 
     def evaluate(outputs: dict, reference_outputs: dict) -> dict:
         terms = reference_outputs.get("must_mention") or []

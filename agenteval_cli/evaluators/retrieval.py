@@ -1,7 +1,7 @@
 """Retrieval metrics for RAG targets: precision/recall/hit@k, reciprocal rank, NDCG@k, AP.
 
 Written by hand: openevals only has LLM-judged retrieval prompts, and these are exact
-set-and-rank formulas (the third seed's definitions, reproduced in the tests).
+set-and-rank formulas (their textbook definitions, checked by hand in the tests).
 
 Edges, defined once here:
 - duplicate retrieved ids count once, at their first rank (a repeat is no new evidence);

@@ -61,7 +61,7 @@ def _untraced(key: str, trace: Trace) -> dict | None:
     ],
 )
 def routing_accuracy() -> Any:
-    """|expected ∩ invoked| / |expected|, 1.0 when nothing is expected (the seed's rule)."""
+    """|expected ∩ invoked| / |expected|, 1.0 when nothing is expected (nothing to miss)."""
 
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         if (unknown := _untraced("routing_accuracy", trace)) is not None:

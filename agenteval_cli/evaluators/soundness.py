@@ -88,7 +88,7 @@ def count_unnecessary(
     "required_tools",
     family="trajectory",
     reads="outputs.required_tools (or the YAML tools); trace tool calls",
-    description="true when every required tool was called (the seed's fraud-check lesson)",
+    description="true when every required tool was called (a fraud check, say, before a refund)",
     example="- {name: required_tools, tools: [fraud_check]}",
 )
 def required_tools(*, tools: list[str] | None = None, name: str = "required_tools") -> Any:
