@@ -174,7 +174,7 @@ def test_bad_spec_is_one_line_and_exit_2(tmp_path):
 
 
 def test_demo_experiment_as_a_subprocess(tmp_path):
-    """The README's command on the seed's four examples, in a fresh process."""
+    """The README's command on four examples of the demo dataset, in a fresh process."""
     out = tmp_path / "demo.json"
     env = {**os.environ, "COLUMNS": "120"}
     env.pop("AGENTEVAL_DEMO_MODEL", None)
@@ -188,7 +188,7 @@ def test_demo_experiment_as_a_subprocess(tmp_path):
     experiments = {e["target"]: e for e in json.loads(out.read_text())["experiments"]}
     supervisor = {r["example_id"]: r for r in experiments["supervisor"]["results"]}
     swarm = {r["example_id"]: r for r in experiments["swarm"]["results"]}
-    multi = "multi-upgrade-and-sso"  # the seed's "upgrade to Enterprise and also fix my SSO"
+    multi = "multi-upgrade-and-sso"  # "upgrade to Enterprise and also fix my SSO"
     assert supervisor[multi]["trace"]["agent_path"] == [
         "supervisor", "tech_support", "supervisor", "account", "supervisor",
     ]  # fmt: skip
