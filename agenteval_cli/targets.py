@@ -2,7 +2,7 @@
 
 A compiled LangGraph graph gets ``{"messages": [HumanMessage(inputs[input_key])],
 **initial_state}``; a LangChain Runnable gets the inputs dict; a plain function (sync or
-async) is called with the inputs dict, as the seed's ``supervisor_target(inputs)`` is.
+async) is called with the inputs dict, as a LangSmith ``evaluate()`` target is.
 
 A target's ``input`` (a mapping of ``{field}`` templates, or a function) replaces those
 defaults, ``output`` names where the final answer is in what comes back, and ``config`` is

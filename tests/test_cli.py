@@ -134,6 +134,17 @@ def test_compare_and_experiments_read_the_store(travel):
     assert "did you mean 'swarm'?" in missing.output
 
 
+def test_an_ambiguous_name_prefix_lists_its_matches(travel):
+    tmp, _, experiments = travel
+    names = sorted(e["name"] for e in experiments.values())
+    prefix = names[0].split("-", 1)[0] + "-"  # the spec's experiment prefix
+    assert len(names) == 3 and prefix  # one run: its experiments share "<prefix>-"
+    result = invoke("report", prefix, "-o", str(tmp / "x.html"), "--store", str(tmp / "db"))
+    assert result.exit_code == 2
+    assert f"{prefix!r} is ambiguous: it begins 3 experiment names: " in result.output
+    assert all(name in result.output for name in names)
+
+
 def test_target_filter_and_limit(tmp_path):
     result = invoke(
         "run", str(EXTERNAL), "-t", "swarm", "--limit", "2",
@@ -163,7 +174,7 @@ def test_bad_spec_is_one_line_and_exit_2(tmp_path):
 
 
 def test_demo_experiment_as_a_subprocess(tmp_path):
-    """The README's command on the seed's four examples, in a fresh process."""
+    """The README's command on four examples of the demo dataset, in a fresh process."""
     out = tmp_path / "demo.json"
     env = {**os.environ, "COLUMNS": "120"}
     env.pop("AGENTEVAL_DEMO_MODEL", None)
@@ -177,7 +188,7 @@ def test_demo_experiment_as_a_subprocess(tmp_path):
     experiments = {e["target"]: e for e in json.loads(out.read_text())["experiments"]}
     supervisor = {r["example_id"]: r for r in experiments["supervisor"]["results"]}
     swarm = {r["example_id"]: r for r in experiments["swarm"]["results"]}
-    multi = "multi-upgrade-and-sso"  # the seed's "upgrade to Enterprise and also fix my SSO"
+    multi = "multi-upgrade-and-sso"  # "upgrade to Enterprise and also fix my SSO"
     assert supervisor[multi]["trace"]["agent_path"] == [
         "supervisor", "tech_support", "supervisor", "account", "supervisor",
     ]  # fmt: skip
@@ -220,3 +231,61 @@ def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tm
         assert results[example_id]["error"] is None
         assert results[example_id]["trace"]["agent_path"] == path
         assert results[example_id]["scores"]["total_tokens"] == tokens
+
+
+def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path):
+    from agenteval_cli.store.db import Store
+
+    long_target = "a_target_whose_name_is_far_too_long_to_fit_" * 3
+    with Store(tmp_path / "s.db") as store:
+        made = store.create_experiment(
+            prefix="wide", target=long_target, target_path="m:f", spec={}, repetitions=2
+        )
+    piped = invoke("experiments", "--store", str(tmp_path / "s.db"))
+    assert piped.exit_code == 0, piped.output
+    assert made.name in piped.output and long_target in piped.output  # nothing cut short
+    listed = invoke("experiments", "--json", "--store", str(tmp_path / "s.db"))
+    (row,) = json.loads(listed.output)["experiments"]
+    assert row["name"] == made.name and row["target"] == long_target
+    assert (row["status"], row["results"], row["repetitions"]) == ("running", 0, 2)
+
+
+def _command_paths(group, prefix=()):
+    for name, command in group.commands.items():
+        yield (*prefix, name)
+        if hasattr(command, "commands"):  # a group: its commands too
+            yield from _command_paths(command, (*prefix, name))
+
+
+def _is_group(words) -> bool:
+    command = __import__("typer").main.get_command(app)
+    for word in words:
+        command = command.commands[word]
+    return hasattr(command, "commands")
+
+
+@pytest.mark.parametrize(
+    "words",
+    list(_command_paths(__import__("typer").main.get_command(app))),
+    ids=" ".join,
+)
+def test_help_shows_placeholders_not_python_types(words):
+    result = runner.invoke(app, [*words, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    for leak in ("<bool>", "<str>", "<path>", "<int", "<float", "<list", "{", "[["):
+        assert leak not in text, (leak, text)
+    usage = next(line for line in text.splitlines() if "Usage:" in line)
+    assert f" {' '.join(words)} " in usage
+    if not _is_group(words):  # every command shows how it is used
+        assert f"Example: agenteval {' '.join(words)}" in text
+
+
+def test_flags_take_no_value_and_values_have_a_placeholder():
+    text = runner.invoke(app, ["run", "--help"], terminal_width=200).output
+    usage = next(line for line in text.splitlines() if "Usage:" in line)
+    assert usage.strip().endswith(" run [OPTIONS] SPEC [EXPERIMENT]")
+    cache = next(line for line in text.splitlines() if "--cache " in line)
+    assert cache.split("--cache", 1)[1].split()[0] == "Reuse"  # no value follows the flag
+    target = next(line for line in text.splitlines() if "--target" in line)
+    assert target.split()[3] == "TEXT"

@@ -1,4 +1,5 @@
 import hashlib
+import json
 from dataclasses import astuple
 from pathlib import Path
 
@@ -658,3 +659,55 @@ def test_a_number_of_more_digits_than_python_converts_is_refused(tmp_path, suffi
     (example,) = load_examples(fits)
     value = example.inputs["q"]
     assert (value[0] if isinstance(value, list) else value) == int("7" * limit)
+
+
+def test_validate_reports_every_bad_row_with_counts(tmp_path):
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        '{"inputs": {"question": "a"}}\n'  # 1 valid
+        '{"inputs": oops}\n'  # 2 invalid JSON
+        '{"inputs": {"question": "b"}, "extra": 1}\n'  # 3 unknown key
+        "\n"  # 4 blank, skipped
+        '{"inputs": {"question": "a"}}\n'  # 5 duplicate of line 1
+        '{"inputs": {"question": "c"}}\n'  # 6 valid
+    )
+    result = CliRunner().invoke(app, ["dataset", "validate", str(path)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert [text.split(": ", 2)[1] for text in lines[:3]] == [f"{path}:{n}" for n in (2, 3, 5)]
+    assert "duplicate example (same as line 1)" in lines[2]
+    assert lines[3] == f"{path}: 2 examples valid, 3 bad row(s)"
+
+
+def test_validate_shows_twenty_bad_rows_and_counts_the_rest(tmp_path):
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    path = tmp_path / "rows.jsonl"
+    good = [json.dumps({"inputs": {"question": f"q{i}"}}) for i in range(7)]
+    path.write_text("\n".join([*good, *(["not json"] * 25)]) + "\n")
+    result = CliRunner().invoke(app, ["dataset", "validate", str(path)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 20 + 2
+    assert lines[0].startswith(f"error: {path}:8: invalid JSON")
+    assert lines[19].startswith(f"error: {path}:27: invalid JSON")
+    assert lines[20] == "and 5 more bad row(s)"
+    assert lines[21] == f"{path}: 7 examples valid, 25 bad row(s)"
+
+
+def test_validate_counts_one_example_in_the_singular(tmp_path):
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"inputs": {"question": "a"}}\n')
+    result = CliRunner().invoke(app, ["dataset", "validate", str(path)])
+    assert result.exit_code == 0
+    assert result.output.startswith(f"{path}: 1 example, all valid (sha256 ")

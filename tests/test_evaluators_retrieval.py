@@ -1,4 +1,4 @@
-"""Retrieval metrics: the third seed's worked example exactly, and every defined edge."""
+"""Retrieval metrics: a worked example exactly, and every defined edge."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_the_seeds_worked_example_with_the_functions():
     assert round(recall_at_k(SEED_RANKING, SEED_RELEVANT, 5), 3) == 1.0
     assert reciprocal_rank(SEED_RANKING, SEED_RELEVANT) == 1.0
     assert round(ndcg_at_k(SEED_RANKING, SEED_GRADES, 5), 3) == 0.921
-    # the seed's intermediate values: DCG@5 = 4.387, IDCG@5 = 4.762
+    # the worked example's intermediate values: DCG@5 = 4.387, IDCG@5 = 4.762
     assert 3 + 2 / math.log2(4) + 1 / math.log2(6) == pytest.approx(4.387, abs=5e-4)
     assert 3 + 2 / math.log2(3) + 1 / math.log2(4) == pytest.approx(4.762, abs=5e-4)
 

@@ -477,7 +477,7 @@ def test_soundness_limit_on_wasted_steps_and_must_mention_outcome():
     )
     assert wasteful["outcome_correct"].score is True
     assert wasteful["unnecessary_steps"].score == 2.0
-    assert wasteful["trajectory_sound"].score is True  # 2 < 3, the seed's limit
+    assert wasteful["trajectory_sound"].score is True  # 2 < 3, the default limit
     strict = soundness(
         ref,
         CLAIM_WASTEFUL,

@@ -92,6 +92,23 @@ def assert_one_line_error(result, file: Path | str, line: int | str | None, frag
     assert len(text) < 400  # never a dump of the offending input
 
 
+def assert_validate_errors(result, file: str, line: int | str | None, fragment: str) -> None:
+    """``dataset validate`` reports every bad row: the first is the line a run reports; with
+    more than one, each has its line and a last line counts them (and the valid rows)."""
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    where = f"{file}:{line}:" if line is not None else f"{file}:"
+    assert lines[0].startswith(f"error: {where}") and fragment in lines[0], lines
+    assert all(len(text) < 400 for text in lines)  # never a dump of the offending input
+    if len(lines) > 1:
+        errors = lines[:-1]
+        assert all(text.startswith(f"error: {file}:") for text in errors), lines
+        assert lines[-1].startswith(f"{file}: "), lines
+        assert lines[-1].endswith(f", {len(errors)} bad row(s)"), lines
+
+
 def test_the_corpus_holds_at_least_40_broken_inputs():
     files = [p for p in BAD.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     assert len(files) >= 40
@@ -113,7 +130,7 @@ def test_a_broken_dataset_is_one_line_and_exit_2_in_validate_and_run(name, tmp_p
     monkeypatch.chdir(BAD)
     line, fragment = DATASET_ERRORS[name]
     checked = invoke("dataset", "validate", f"datasets/{name}")
-    assert_one_line_error(checked, f"datasets/{name}", line, fragment)
+    assert_validate_errors(checked, f"datasets/{name}", line, fragment)
     if name.endswith(".txt"):
         return  # a spec refuses the suffix before reading the file, tested above
     spec = tmp_path / "spec.yaml"
@@ -327,7 +344,7 @@ def test_a_dataset_beyond_a_limit_is_one_line_and_exit_2_at_once(name, tmp_path,
     monkeypatch.chdir(BAD)
     line, fragment = LIMIT_DATASET_ERRORS[name]
     checked = invoke("dataset", "validate", f"datasets/{name}")
-    assert_one_line_error(checked, f"datasets/{name}", line, fragment)
+    assert_validate_errors(checked, f"datasets/{name}", line, fragment)
     spec = tmp_path / "spec.yaml"
     target = BAD / "targets" / "good.py"
     spec.write_text(f"dataset: {BAD / 'datasets' / name}\ntargets: {{good: {target}:answer}}\n")

@@ -1,4 +1,4 @@
-"""Experiments read back from LangSmith: made by the seed's plain ``langsmith.evaluate()``
+"""Experiments read back from LangSmith: made by a plain ``langsmith.evaluate()``
 (or uploaded by agenteval), then compared, imported and gated by agenteval."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATASET = "multi-agent-routing-evals"
 runner = CliRunner()
 
-# The seed's dataset: four requests with the agents and terms each one needs.
+# A routing dataset: four requests with the agents and terms each one needs.
 SEED_INPUTS = [
     {"question": "I need to change my payment method to a credit card."},
     {"question": "My SSO integration is returning error code SAML-401."},
@@ -65,7 +65,7 @@ SEED_OUTPUTS = [
 ]
 
 
-# The seed's evaluators, as written there (the judge is replaced by a rule: no model here).
+# Evaluators as a LangSmith user writes them (the judge is replaced by a rule: no model here).
 def resolution_coverage(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:
     text = outputs.get("final_response", "").lower()
     notes = " ".join(outputs.get("resolution_notes", [])).lower()
@@ -126,7 +126,7 @@ def invoke(*args):
 
 
 def seed_experiments(server: LangSmithStandIn) -> tuple[str, str]:
-    """The seed's two evaluate() calls, against the stand-in."""
+    """Two evaluate() calls, against the stand-in."""
     client = Client(api_url=server.url, api_key=server.api_key)
     dataset = client.create_dataset(
         dataset_name=DATASET, description="Routing and resolution evaluation dataset"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agenteval_cli.core.records import Result, Score, Trace
-from agenteval_cli.metrics.summary import METRIC_KEYS, percentile, summarize
+from agenteval_cli.metrics.summary import percentile, summarize
 
 
 def result(latency: float, scores: dict | None = None, error: str | None = None) -> Result:
@@ -33,10 +33,15 @@ def test_means_skip_errors_and_null_scores():
             result(0.1, {"routing_accuracy": 1.0, "ping_pong": True, "cost_usd": None}),
             result(0.3, {"routing_accuracy": 0.5, "ping_pong": False, "custom": 2.0}),
             result(0.2, error="TimeoutError: slow"),
-        ]
+        ],
+        keys=("routing_accuracy", "ping_pong", "cost_usd", "resolution_coverage"),
     )
     metrics = summary.metrics()
-    assert list(metrics)[: len(METRIC_KEYS)] == list(METRIC_KEYS)
+    assert list(metrics) == [  # the experiment's keys, in its order; then the others
+        "routing_accuracy", "ping_pong", "cost_usd", "resolution_coverage", "custom",
+        "error_rate", "latency_p50_s", "latency_p95_s", "consistency",
+    ]  # fmt: skip
+    assert metrics["resolution_coverage"] is None  # configured, never scored
     assert metrics["routing_accuracy"] == 0.75
     assert metrics["ping_pong"] == 0.5
     assert metrics["cost_usd"] is None

@@ -41,7 +41,7 @@ def test_compare_prints_the_statistical_comparison(demo_run):
     assert "<0.001 ▲" in tokens
     assert "examples where the targets disagree most" in out
     assert "routing of swarm" in out
-    assert "handoff chain length (examples per length)" in out
+    assert "handoff chain length (examples per value)" in out
 
 
 def test_the_comparison_matches_the_per_example_scores(demo_run):
@@ -98,9 +98,9 @@ def test_consistency_and_spread_over_repetitions():
         [run("a", 0, 1.0, 10), run("a", 1, 1.0, 12), run("b", 0, 1.0, 10), run("b", 1, 0.0, 10)],
         repetitions=2,
     )
-    assert comparison.consistency(side) == 0.5  # tokens may vary; routing may not
+    assert side.summary().consistency() == 0.5  # tokens may vary; routing may not
     # repetition means 1.0 and 0.5: sample sd = 0.3536
-    assert comparison.repetition_spread(side, "routing_accuracy") == pytest.approx(0.35355, 1e-4)
+    assert side.summary().spread("routing_accuracy") == pytest.approx(0.35355, 1e-4)
     results = [
         Result(r.example_id, r.repetition, {}, Trace(), [Score(k, v) for k, v in r.scores.items()])
         for r in side.runs
@@ -156,12 +156,28 @@ def test_add_failures_appends_failed_examples_once(demo_run, tmp_path):
     assert "missing ['billing']" in card["metadata"]["failure"]
     assert invoke("dataset", "validate", str(target)).exit_code == 0
     again = invoke("dataset", "add-failures", "swarm", "--to", str(target), "--store", store)
-    assert "appended 0 failed example(s)" in again.output
+    assert again.exit_code == 0, again.output
+    assert f"no failed example of {swarm.name} to add ({len(rows)} already there)" in again.output
     assert len(target.read_text().splitlines()) == len(rows)
     wrong = invoke(
         "dataset", "add-failures", "swarm", "--to", str(tmp_path / "x.csv"), "--store", store
     )
     assert wrong.exit_code == 2 and "give a .jsonl file" in wrong.output
+
+
+def test_add_failures_with_nothing_failed_writes_no_file(demo_run, tmp_path):
+    document = json.loads((demo_run / "results.json").read_text())
+    supervisor = next(e for e in document["experiments"] if e["target"] == "supervisor")
+    failed = set(failed_examples(sources.load(["supervisor"], demo_run / "db")[0], {}))
+    assert failed  # the demo's supervisor misses one request's second agent
+    supervisor["results"] = [r for r in supervisor["results"] if r["example_id"] not in failed]
+    passed = tmp_path / "passed.json"
+    passed.write_text(json.dumps({"experiments": [supervisor]}))
+    target = tmp_path / "review.jsonl"
+    result = invoke("dataset", "add-failures", str(passed), "--to", str(target))
+    assert result.exit_code == 0, result.output
+    assert "no failed example of" in result.output and "nothing written" in result.output
+    assert not target.exists()
 
 
 def test_a_side_whose_tokens_are_all_unknown_shows_na():

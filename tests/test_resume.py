@@ -168,7 +168,7 @@ def test_resume_options_that_make_no_sense_are_refused(tmp_path):
     stray = invoke("run", spec, "some-name", "--store", db)
     assert stray.exit_code == 2 and "read only after --resume" in stray.output
     unknown = invoke("run", spec, "--resume", "nope", "--store", db)
-    assert unknown.exit_code == 2 and "no experiment named 'nope'" in unknown.output
+    assert unknown.exit_code == 2 and "--resume 'nope': no target or experiment" in unknown.output
 
 
 def test_stop_lets_calls_in_flight_finish_within_the_grace_period():

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agenteval_cli.api.running import ExperimentReport, RunReport, load
-from agenteval_cli.store import DEFAULT_STORE
+from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
     from agenteval_cli.gating.verdict import GateFailure
@@ -224,7 +224,7 @@ def _flat(experiments: Experiments) -> list[Any]:
 
 
 def _store_of(experiments: Experiments, store: str | Path | Store | None) -> Path | Store:
-    """The store given, else the one a run report was stored in, else the default one."""
+    """The store given, else the one a run report was stored in, else the project's."""
     if store is not None:
         return Path(store) if isinstance(store, str) else store
     if isinstance(experiments, RunReport):
@@ -233,7 +233,7 @@ def _store_of(experiments: Experiments, store: str | Path | Store | None) -> Pat
         for item in experiments:
             if isinstance(item, RunReport):
                 return item.store
-    return DEFAULT_STORE
+    return find_store(Path.cwd())
 
 
 def _spec_of(experiments: Experiments, spec: str | Path | Spec | None) -> Spec | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.store import DEFAULT_STORE
+from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
@@ -256,14 +256,15 @@ def load(spec: str | Path | Spec) -> Spec:
 
 @contextlib.contextmanager
 def opened_store(store: str | Path | Store | None, *, must_exist: bool = False) -> Iterator[Store]:
-    """The store given, or the one at its path (``.agenteval/agenteval.db`` by default),
-    opened for the duration and closed after; ``must_exist``: a missing one is an error."""
+    """The store given, or the one at its path (by default the project's, found as git finds
+    its repository: :func:`agenteval_cli.store.find_store`), opened for the duration and
+    closed after; ``must_exist``: a missing one is an error."""
     from agenteval_cli.store.db import Store
 
     if isinstance(store, Store):
         yield store
         return
-    path = DEFAULT_STORE if store is None else Path(store)
+    path = find_store(Path.cwd()) if store is None else Path(store)
     if must_exist:
         from agenteval_cli.store.lookup import open_store
 

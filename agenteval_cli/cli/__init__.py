@@ -13,9 +13,11 @@ __all__ = ["app", "main"]
 
 # Each module registers its commands on ``app``; this order is the order --help lists them.
 COMMAND_MODULES = (
+    "init",
     "run",
     "experiments",
     "report",
+    "view",
     "dataset",
     "dataset_failures",
     "evaluators",

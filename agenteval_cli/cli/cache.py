@@ -32,7 +32,9 @@ def cache_clear(
     ] = None,
     store_path: StoreOption = DEFAULT_STORE,
 ) -> None:
-    """Delete cached target outputs, so the next cached run calls the targets again."""
+    """Delete cached target outputs, so the next cached run calls the targets again.
+
+    Example: agenteval cache clear"""
     with user_errors(), open_store(store_path, write=True) as store:
         removed = store.cache_clear(target)
         what = f" of {target}" if target else ""
@@ -41,7 +43,9 @@ def cache_clear(
 
 @cache_app.command("info")
 def cache_info(store_path: StoreOption = DEFAULT_STORE) -> None:
-    """How many calls are cached, per target import path."""
+    """How many calls are cached, per target import path.
+
+    Example: agenteval cache info"""
     with user_errors(), open_store(store_path) as store:
         out = stdout()
         stats = store.cache_stats()

@@ -16,16 +16,18 @@ from typer.core import TyperGroup
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.store import DEFAULT_STORE as DEFAULT_STORE  # re-exported: every option
+from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from typer._click import Context, HelpFormatter  # what TyperGroup's methods take
+    from typer._click import Command, Context, HelpFormatter  # what TyperGroup's methods take
 
     from agenteval_cli.store.db import ExperimentRecord, Store
 
 
 class RootGroup(TyperGroup):
-    """The ``agenteval`` group, with two start-up savings that change no behaviour."""
+    """The ``agenteval`` group: two start-up savings that change no behaviour, and plain
+    placeholders in every command's help (:mod:`agenteval_cli.cli.placeholders`)."""
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         # Typer's renderer imports Markdown and Pygments; see root_help.
@@ -34,6 +36,14 @@ class RootGroup(TyperGroup):
         from agenteval_cli.cli.root_help import print_help
 
         print_help(self, ctx)
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            from agenteval_cli.cli.placeholders import plain_placeholders
+
+            plain_placeholders(command, ctx)
+        return command
 
     def get_help_option(self, ctx: Context) -> typer.core.TyperOption | None:
         # An absent flag defaults to None, which Typer coerces through a pydantic
@@ -74,13 +84,26 @@ def _root(
     """Evaluate multi-agent LangGraph systems side by side from one YAML spec."""
 
 
+def _locate_store(ctx: typer.Context, param: typer.CallbackParam, value: Path) -> Path:
+    """``--store`` and ``AGENTEVAL_STORE`` as given; without either, :func:`find_store`."""
+    source = ctx.get_parameter_source(param.name or "")
+    if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+        return value
+    found = find_store(Path.cwd())
+    if found != DEFAULT_STORE:
+        stderr().print(f"store: {found}", highlight=False, markup=False)
+    return found
+
+
 StoreOption = Annotated[
     Path,
     typer.Option(
         "--store",
         envvar="AGENTEVAL_STORE",
-        help="SQLite file holding experiments and results.",
-        show_default=True,
+        callback=_locate_store,
+        help="SQLite file holding experiments and results (default: the .agenteval/ of this "
+        "folder or the nearest folder above that has one).",
+        show_default=False,
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
@@ -140,10 +163,11 @@ def print_comparison(
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.evaluators.summaries import summary_scores
     from agenteval_cli.report.table import comparison_table, unpriced_models
+    from agenteval_cli.results.sources import stored_summary
 
     out = stdout()
     experiments = [store.experiment(i) for i in experiment_ids]
-    columns = [(e.target, store.summary(e.id, repetitions=e.repetitions)) for e in experiments]
+    columns = [(e.target, stored_summary(store, e)) for e in experiments]
     dataset_scores = [
         {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
     ]
@@ -151,7 +175,7 @@ def print_comparison(
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
         out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)
-        missing = unpriced_models(summary, pricing or {})
+        missing = unpriced_models(summary, pricing or {}) if _prices_tokens(exp) else []
         if missing:
             models = escape(console_text(", ".join(missing)))
             out.print(
@@ -160,3 +184,14 @@ def print_comparison(
                 highlight=False,
             )
     out.print(f"  store: {store.path}", highlight=False)
+
+
+def _prices_tokens(experiment: ExperimentRecord) -> bool:
+    """Whether the experiment's spec configured ``token_cost``: only then does a model
+    without a price leave a figure incomplete."""
+    for entry in experiment.spec.get("evaluators") or []:
+        if entry == "token_cost" or (
+            isinstance(entry, dict) and "token_cost" in (entry.get("name"), entry.get("type"))
+        ):
+            return True
+    return False

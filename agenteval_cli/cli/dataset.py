@@ -12,6 +12,7 @@ from agenteval_cli.cli.common import (
     DebugOption,
     StoreOption,
     app,
+    stderr,
     stdout,
     user_errors,
 )
@@ -24,15 +25,40 @@ app.add_typer(dataset_app, name="dataset")
 def dataset_validate(
     path: Annotated[Path, typer.Argument(help="A .jsonl, .json, .yaml or .csv dataset.")],
 ) -> None:
-    """Check a dataset file offline, with the same checks a run makes."""
-    from agenteval_cli.data.examples import dataset_hash, load_examples
+    """Check a dataset file offline, with the same checks a run makes; every bad row is
+    reported (the first 20 in full), exit 2 if there is one.
 
-    with user_errors():
-        examples = load_examples(path)
-        stdout().print(
-            f"{path}: {len(examples)} examples, all valid (sha256 {dataset_hash(path)[:12]})",
-            highlight=False,
-        )
+    Example: agenteval dataset validate datasets/routing.jsonl"""
+    from agenteval_cli.core.errors import ExitCode
+    from agenteval_cli.core.redact import console_text
+    from agenteval_cli.data.examples import check_file, dataset_hash
+
+    check = check_file(path, shown=SHOWN_PROBLEMS)
+    problems = [*check.problems, *([check.fatal] if check.fatal else [])]
+    if not problems:
+        with user_errors():
+            digest = dataset_hash(path)[:12]
+        typer.echo(f"{path}: {_examples(check.valid)}, all valid (sha256 {digest})")
+        return
+    err = stderr()
+    for problem in problems:
+        err.print(f"error: {console_text(str(problem))}", highlight=False, markup=False)
+    hidden = check.bad - len(check.problems)
+    if hidden:
+        err.print(f"and {hidden:,} more bad row(s)", highlight=False)
+    if len(problems) > 1:  # one problem is one line, which says it all
+        summary = f"{path}: {_examples(check.valid)} valid, {check.bad:,} bad row(s)"
+        if check.fatal is not None:
+            summary += ", then the file could not be read further"
+        err.print(summary, highlight=False, markup=False)
+    raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+SHOWN_PROBLEMS = 20
+
+
+def _examples(count: int) -> str:
+    return f"{count:,} example" + ("" if count == 1 else "s")
 
 
 @dataset_app.command("push")
@@ -58,7 +84,9 @@ def dataset_push(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Make a LangSmith dataset's examples equal to the file's (matched by example id)."""
+    """Make a LangSmith dataset's examples equal to the file's (matched by example id).
+
+    Example: agenteval dataset push --config configs/routing.yaml --dry-run"""
     from agenteval_cli.data.examples import dataset_hash, load_examples
     from agenteval_cli.langsmith import datasets as lsd
     from agenteval_cli.langsmith.client import connect, credentials
@@ -141,7 +169,9 @@ def dataset_pull(
     ] = None,
     debug: DebugOption = False,
 ) -> None:
-    """Write a LangSmith dataset's examples to a file agenteval can run."""
+    """Write a LangSmith dataset's examples to a file agenteval can run.
+
+    Example: agenteval dataset pull multi-agent-routing-evals -o datasets/routing.jsonl"""
     from agenteval_cli.langsmith import datasets as lsd
     from agenteval_cli.langsmith import files
     from agenteval_cli.langsmith.client import connect, credentials
@@ -158,7 +188,9 @@ def dataset_pull(
 
 @dataset_app.command("list")
 def dataset_list(debug: DebugOption = False) -> None:
-    """List the LangSmith datasets the key can see."""
+    """List the LangSmith datasets the key can see.
+
+    Example: agenteval dataset list"""
     from rich import box
     from rich.table import Table
 

@@ -33,13 +33,15 @@ def add_failures(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review."""
+    """Append the failed examples of EXPERIMENT to a .jsonl dataset, for review.
+
+    Example: agenteval dataset add-failures swarm --to datasets/review.jsonl"""
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.gating.examples import example_checks, example_thresholds
     from agenteval_cli.gating.thresholds import thresholds_for
-    from agenteval_cli.report.json_report import strict_json
     from agenteval_cli.results import sources
+    from agenteval_cli.store.results import strict_json
 
     with user_errors(debug):
         if to.suffix.lower() != ".jsonl":
@@ -93,6 +95,11 @@ def add_failures(
                     },
                 }
             )
+        if not rows:  # an empty file would be a dataset that validate rejects
+            skipped = f" ({len(existing)} already there)" if existing else ""
+            line = f"{to}: no failed example of {side.name} to add{skipped}; nothing written"
+            stdout().print(console_text(line), highlight=False, markup=False)
+            return
         to.parent.mkdir(parents=True, exist_ok=True)
         needs_newline = to.exists() and to.stat().st_size and not to.read_bytes().endswith(b"\n")
         with to.open("a", encoding="utf-8") as handle:

@@ -11,20 +11,28 @@ from agenteval_cli.cli.common import app, stdout, user_errors
 evaluators_app = typer.Typer(help="The evaluators a spec can name.", no_args_is_help=True)
 app.add_typer(evaluators_app, name="evaluators")
 
-COMMON_OPTIONS = (
-    ("type", "registry entry, when name is your own (e.g. type: llm_judge)"),
-    ("sample", "score only this seeded share of the examples, e.g. 0.25"),
-    ("seed", "seed of the sample (default 0)"),
-)
-
 
 @evaluators_app.command("list")
-def evaluators_list() -> None:
-    """Every evaluator a spec can name, with what it reads."""
+def evaluators_list(
+    markdown: Annotated[
+        bool,
+        typer.Option(
+            "--markdown", help="Print the full reference as Markdown (docs/evaluator-reference.md)."
+        ),
+    ] = False,
+) -> None:
+    """Every evaluator a spec can name, with what it reads.
+
+    Example: agenteval evaluators list"""
     from rich.table import Table
 
     from agenteval_cli.evaluators import REGISTRY
 
+    if markdown:
+        from agenteval_cli.evaluators.reference import markdown as reference
+
+        typer.echo(reference(REGISTRY.values()), nl=False)
+        return
     table = Table("name", "family", "reads", "description")
     for info in sorted(REGISTRY.values(), key=lambda i: (i.family, i.name)):
         label = f"{info.name} (dataset)" if info.summary else info.name
@@ -36,35 +44,30 @@ def evaluators_list() -> None:
 def evaluators_show(
     name: Annotated[str, typer.Argument(help="An evaluator name from 'evaluators list'.")],
 ) -> None:
-    """One evaluator: what it scores, its options with defaults, and a YAML example."""
-    import inspect
+    """One evaluator: what it scores, its options with defaults, and a YAML example.
 
+    Example: agenteval evaluators show trajectory_match"""
     from rich.markup import escape
 
     import agenteval_cli.evaluators  # noqa: F401 (registers every family)
+    from agenteval_cli.evaluators.reference import COMMON_OPTIONS, describe, option_text
     from agenteval_cli.evaluators.registry import lookup
 
     with user_errors():
-        info = lookup(name)
+        info = describe(lookup(name))
     out = stdout()
     out.print(f"[bold]{info.name}[/] ({info.family}): {escape(info.description)}", highlight=False)
     out.print(f"reads: {escape(info.reads)}", highlight=False)
-    keys = "one key per metric and k" if info.name == "retrieval" else ", ".join(info.keys)
-    if info.name in ("llm_judge", "custom"):
-        keys = "the evaluator's name"
-    out.print(f"scores: {escape(keys)}", highlight=False)
-    doc = inspect.getdoc(info.factory)
-    if doc:
-        out.print(escape(doc), highlight=False)
+    out.print(f"scores: {escape(info.scores)}", highlight=False)
+    if info.details:
+        out.print(escape(info.details), highlight=False)
     out.print("[bold]options[/]:")
-    options = info.options()
-    if not options:
+    if not info.options:
         out.print("  (none)")
-    for option, default in options:
-        shown = "required" if default is inspect.Parameter.empty else f"default {default!r}"
-        out.print(f"  {option}: {escape(shown)}", highlight=False)
-    for option, text in COMMON_OPTIONS:
-        out.print(f"  {option}: {escape(text)}", highlight=False)
+    for option in info.options:
+        out.print(f"  {option.name}: {escape(option_text(option))}", highlight=False)
+    for option_name, text in COMMON_OPTIONS:
+        out.print(f"  {option_name}: {escape(text)}", highlight=False)
     out.print("[bold]example[/]:")
     out.print("evaluators:", highlight=False)
     for line in info.example.splitlines():

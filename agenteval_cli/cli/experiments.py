@@ -77,7 +77,9 @@ def compare(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Compare experiments with paired statistics: Δ, 95% CI, p-value, and where they differ."""
+    """Compare experiments with paired statistics: Δ, 95% CI, p-value, and where they differ.
+
+    Example: agenteval compare supervisor swarm --by-agent"""
     from agenteval_cli import api
     from agenteval_cli.report.compare_console import print_comparison
 
@@ -97,29 +99,65 @@ def compare(
 @app.command("experiments")
 def list_experiments(
     target: Annotated[str | None, typer.Option(help="Only this target's experiments.")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the list as JSON, one object per experiment.")
+    ] = False,
     store_path: StoreOption = DEFAULT_STORE,
 ) -> None:
-    """List stored experiments, newest first."""
+    """List stored experiments, newest first.
+
+    Example: agenteval experiments --target supervisor"""
+    with user_errors(), open_store(store_path) as store:
+        rows = [
+            {
+                "name": exp.name,
+                "target": exp.target,
+                "status": exp.status,
+                "results": store.result_count(exp.id),
+                "repetitions": exp.repetitions,
+                "dataset_hash": exp.dataset_hash,
+                "started_at": exp.started_at,
+                "run_id": exp.run_id,
+            }
+            for exp in store.experiments(target=target)
+        ]
+    if as_json:
+        from agenteval_cli.store.results import strict_json
+
+        typer.echo(strict_json({"experiments": rows}, indent=2))
+        return
+    _print_experiments(rows)
+
+
+def _print_experiments(rows: list[dict[str, Any]]) -> None:
+    """A table on a terminal; where the output is piped, every column whole (a pipe has no
+    width to fit, so nothing is cut short)."""
+    import sys
+
     from rich import box
+    from rich.console import Console
     from rich.table import Table
 
     from agenteval_cli.report.table import plain  # names from data, shown as plain text
 
-    with user_errors(), open_store(store_path) as store:
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-        for column in ("name", "target", "status", "results", "reps", "dataset", "started (UTC)"):
-            table.add_column(column, no_wrap=True)
-        for exp in store.experiments(target=target):
-            table.add_row(
-                plain(exp.name),
-                plain(exp.target),
-                plain(exp.status),
-                str(store.result_count(exp.id)),
-                str(exp.repetitions),
-                (exp.dataset_hash or "–")[:8],
-                exp.started_at[5:16].replace("T", " "),
-            )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("name", "target", "status", "results", "reps", "dataset", "started (UTC)"):
+        table.add_column(column, no_wrap=True)
+    for row in rows:
+        table.add_row(
+            plain(row["name"]),
+            plain(row["target"]),
+            plain(row["status"]),
+            str(row["results"]),
+            str(row["repetitions"]),
+            (row["dataset_hash"] or "–")[:8],
+            row["started_at"][5:16].replace("T", " "),
+        )
+    if sys.stdout.isatty():
         stdout().print(table)
+        return
+    # as wide as the widest row, so nothing is cut short
+    Console(emoji=False, width=100_000).print(table, crop=False)
 
 
 def run_from_langsmith(

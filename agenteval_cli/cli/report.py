@@ -32,7 +32,9 @@ def report(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Write a self-contained HTML report (and Markdown / JUnit) of stored experiments."""
+    """Write a self-contained HTML report (and Markdown / JUnit) of stored experiments.
+
+    Example: agenteval report supervisor swarm -o report.html"""
     with user_errors(debug):
         write_reports(
             names,

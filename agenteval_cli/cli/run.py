@@ -125,7 +125,9 @@ def run(
     significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, or an evaluator failed on
     every example); 4 LangSmith failure (fetch or upload) or a store's disk failure
-    (read-only, full, locked); 130 interrupted. When several apply: 3, then 1, then 4."""
+    (read-only, full, locked); 130 interrupted. When several apply: 3, then 1, then 4.
+
+    Example: agenteval run configs/routing.yaml --json results.json"""
     from agenteval_cli import api
     from agenteval_cli.store.db import Store
 

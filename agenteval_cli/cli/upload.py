@@ -32,7 +32,9 @@ def upload(
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
-    """Upload stored experiments to LangSmith; a retry sends only what is missing."""
+    """Upload stored experiments to LangSmith; a retry sends only what is missing.
+
+    Example: agenteval upload supervisor swarm"""
     with user_errors(debug), open_store(store_path, write=True) as store:
         if not upload_after_run(store, names, debug):
             raise typer.Exit(4)  # ExitCode.SERVICE_FAILED

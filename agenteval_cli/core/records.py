@@ -277,3 +277,101 @@ class Result:
 
     def score_map(self) -> dict[str, float | bool | None]:
         return {s.key: s.score for s in self.scores}
+
+
+def _known_fields(cls: type, data: Any) -> Any:
+    """``cls`` from a mapping (fields it does not know are left out); None if it cannot be."""
+    from dataclasses import fields
+
+    if not isinstance(data, dict):
+        return None
+    names = {f.name for f in fields(cls)}
+    try:
+        return cls(**{k: v for k, v in data.items() if k in names})
+    except TypeError:
+        return None
+
+
+@dataclass
+class Run:
+    """One example x repetition as it is read back: the read model every report, the gate
+    and the summaries work on, whether it came from the store, a ``--json`` file, a
+    baseline or LangSmith; also the ``run`` argument of users' evaluators (``run.id``,
+    ``run.inputs``, ``run.outputs``, ``run.trace``, ``run.error``, ``run.scores``)."""
+
+    example_id: str
+    repetition: int = 0
+    inputs: dict[str, Any] = field(default_factory=dict)
+    reference: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] | None = None
+    scores: dict[str, float | bool | None] = field(default_factory=dict)
+    comments: dict[str, str] = field(default_factory=dict)
+    agent_path: list[str] = field(default_factory=list)
+    handoffs: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tokens: dict[str, dict[str, int | None]] = field(default_factory=dict)  # None: unknown
+    latency_s: float = 0.0
+    error: str | None = None
+    model_calls: list[ModelCall] = field(default_factory=list)  # each with its agent path
+    untraced: str | None = None  # why the run recorded nothing, if so
+    coordinators: list[str] = field(default_factory=list)
+    # The whole recorded trace, when the run is built for an evaluator (the reports keep
+    # only the fields above, never the messages of every result).
+    recorded: Trace | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        return self.example_id
+
+    @property
+    def final_response(self) -> str:
+        value = (self.outputs or {}).get("final_response")
+        return "" if value is None else str(value)
+
+    @property
+    def trace(self) -> Trace:
+        """The recorded trace, or one rebuilt from the fields kept (no messages)."""
+        if self.recorded is not None:
+            return self.recorded
+        handoffs = [_known_fields(Handoff, h) for h in self.handoffs]
+        tools = [_known_fields(ToolCall, t) for t in self.tool_calls]
+        return Trace(
+            agent_path=list(self.agent_path),
+            handoffs=[h for h in handoffs if h is not None],
+            tool_calls=[t for t in tools if t is not None],
+            model_calls=list(self.model_calls),
+            latency_s=self.latency_s,
+            error=self.error,
+            coordinators=list(self.coordinators),
+            untraced=self.untraced,
+        )
+
+    @classmethod
+    def from_result(
+        cls,
+        result: Result,
+        inputs: dict[str, Any] | None = None,
+        reference: dict[str, Any] | None = None,
+        *,
+        keep_trace: bool = False,
+    ) -> Run:
+        trace = result.trace
+        return cls(
+            example_id=result.example_id,
+            repetition=result.repetition,
+            inputs=inputs or {},
+            reference=reference or {},
+            outputs=result.outputs,
+            scores=result.score_map(),
+            comments={s.key: s.comment for s in result.scores if s.comment},
+            agent_path=list(trace.agent_path),
+            handoffs=[h.__dict__ for h in trace.handoffs],
+            tool_calls=[t.__dict__ for t in trace.tool_calls],
+            tokens=trace.tokens,
+            latency_s=result.latency_s,
+            error=result.error,
+            model_calls=list(trace.model_calls),
+            untraced=trace.untraced,
+            coordinators=list(trace.coordinators),
+            recorded=trace if keep_trace else None,
+        )

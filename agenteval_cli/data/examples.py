@@ -35,13 +35,14 @@ import hashlib
 import io
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.records import Example
-from agenteval_cli.data.readers import READERS, Opener, Position, Rows, describe_json
+from agenteval_cli.data.readers import READERS, BadRow, Opener, Position, Rows, describe_json
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(READERS)  # .jsonl .json .yaml .yml .csv
 
@@ -239,6 +240,56 @@ def iter_examples(
         yield example
     if not found:
         raise UserError("contains no examples", file=path, hint=_EMPTY_HINTS[suffix])
+
+
+@dataclass
+class DatasetCheck:
+    """Every row of a file checked: how many are valid, and the problems of the others."""
+
+    valid: int = 0
+    bad: int = 0  # rows with a problem, every one counted
+    problems: list[UserError] = field(default_factory=list)  # the first ``shown`` of them
+    fatal: UserError | None = None  # a problem that left the rest of the file unread
+
+
+def check_file(path: str | Path, *, shown: int = 20) -> DatasetCheck:
+    """Check every row, as a run would, without stopping at the first bad one.
+
+    A syntax error that leaves the rest unreadable (a .json or .yaml document, broken CSV
+    quoting) ends the check there; the rows before it are still counted."""
+    path = Path(path)
+    check = DatasetCheck()
+
+    def problem(error: UserError) -> None:
+        check.bad += 1
+        if len(check.problems) < shown:
+            check.problems.append(error)
+
+    try:
+        suffix = _check_readable(path)
+        first: dict[str, str] = {}  # id -> where it first appeared
+        for position, record in _guard_os_errors(READERS[suffix](path, collect=True), path):
+            if isinstance(record, BadRow):
+                problem(record.error)
+                continue
+            try:
+                example = _to_example(record, position, path)
+            except UserError as exc:
+                problem(exc)
+                continue
+            if example.id in first:
+                given = isinstance(record, dict) and record.get("id") is not None
+                what = f"duplicate id {example.id!r}" if given else "duplicate example"
+                fix = "give each row a unique 'id'" if given else "remove one of the identical rows"
+                problem(position.error(path, f"{what} (same as {first[example.id]})", fix))
+                continue
+            first[example.id] = position.describe()
+            check.valid += 1
+        if not check.valid and not check.bad:
+            raise UserError("contains no examples", file=path, hint=_EMPTY_HINTS[suffix])
+    except UserError as exc:
+        check.fatal = exc
+    return check
 
 
 def _duplicate(example: Example, record: Any, position: Position, path: Path, suffix: str) -> None:

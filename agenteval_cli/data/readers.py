@@ -25,6 +25,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_ROW_BYTES",
     "READERS",
+    "BadRow",
     "Opener",
     "Position",
     "Rows",
@@ -69,6 +70,15 @@ class Position:
         return f"line {self.line}" if self.row_is_line else f"row {self.row}"
 
 
+@dataclass(frozen=True)
+class BadRow:
+    """In place of a row's record when a reader collects problems (``collect=True``): the
+    row's problem, so checking goes on with the next row. A problem that leaves the rest
+    of the file unreadable (broken CSV quoting, a .json syntax error) is raised as before."""
+
+    error: UserError
+
+
 Rows = Iterator[tuple[Position, Any]]
 Opener = Callable[[Path], IO[bytes]]  # how a streamed format opens its file
 
@@ -107,36 +117,49 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON: {exc.msg} (column {exc.colno})"
 
 
-def _read_jsonl(path: Path, opener: Opener = _open) -> Rows:
+def _read_jsonl(path: Path, opener: Opener = _open, *, collect: bool = False) -> Rows:
     """One JSON value per line, streamed; blank lines are skipped but counted."""
     with opener(path) as handle:
         lines = iter(partial(handle.readline, MAX_ROW_BYTES + 1), b"")  # never a huge line
-        for number, raw in enumerate(lines, start=1):  # _decoded_lines, inline
+        for number, raw in enumerate(lines, start=1):
             if len(raw) > MAX_ROW_BYTES and raw[-1:] != b"\n":
                 raise _too_large(_line_position(number), path)
             try:
-                text = (raw.removeprefix(_BOM) if number == 1 else raw).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                data = raw.removeprefix(_BOM) if number == 1 else raw
-                raise _not_utf8(path, data, exc.start, number) from None
-            if not text or text.isspace():  # what strip() would leave empty
+                parsed = _jsonl_row(raw, number, path)
+            except UserError as exc:
+                if not collect:
+                    raise
+                yield _line_position(number), BadRow(exc)
                 continue
-            position = _line_position(number)
-            try:
-                record = _loads_line(text)
-            except json.JSONDecodeError as exc:
-                raise position.error(
-                    path,
-                    _json_problem(exc),
-                    "each line must be one complete JSON object",
-                ) from None
-            except RecursionError:
-                raise _too_deep(position, path) from None
-            except ValueError:  # an integer of more digits than Python converts
-                raise position.error(path, _number_problem(), _NUMBER_HINT) from None
-            if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
-                check_row(record, position, path)
-            yield position, record
+            if parsed is not None:
+                yield parsed
+
+
+def _jsonl_row(raw: bytes, number: int, path: Path) -> tuple[Position, Any] | None:
+    """One line's row, None for a blank line; a UserError names what is wrong with it."""
+    try:
+        text = (raw.removeprefix(_BOM) if number == 1 else raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        data = raw.removeprefix(_BOM) if number == 1 else raw
+        raise _not_utf8(path, data, exc.start, number) from None
+    if not text or text.isspace():  # what strip() would leave empty
+        return None
+    position = _line_position(number)
+    try:
+        record = _loads_line(text)
+    except json.JSONDecodeError as exc:
+        raise position.error(
+            path,
+            _json_problem(exc),
+            "each line must be one complete JSON object",
+        ) from None
+    except RecursionError:
+        raise _too_deep(position, path) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise position.error(path, _number_problem(), _NUMBER_HINT) from None
+    if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
+        check_row(record, position, path)
+    return position, record
 
 
 # the scanner json.loads ends up calling; JSONDecoder.__init__ sets it, typeshed omits it
@@ -155,7 +178,7 @@ def _loads_line(text: str) -> Any:
     return json.loads(text)
 
 
-def _read_json(path: Path, opener: Opener = _open) -> Rows:
+def _read_json(path: Path, opener: Opener = _open, *, collect: bool = False) -> Rows:
     """One JSON document, read whole: a list of rows, or ``{"examples": [...]}``."""
     text = _read_text(path)
     if not text.strip():
@@ -181,13 +204,18 @@ def _read_json(path: Path, opener: Opener = _open) -> Rows:
     doubtful = doubtful or text.count("[") + text.count("{") > MAX_DEPTH
     for index, record in enumerate(rows, start=1):
         position = Position(row=index)
-        if doubtful:
-            check_row(record, position, path)
-            _check_size(json.dumps(record, ensure_ascii=False), position, path)
+        try:
+            if doubtful:
+                check_row(record, position, path)
+                _check_size(json.dumps(record, ensure_ascii=False), position, path)
+        except UserError as exc:
+            if not collect:
+                raise
+            record = BadRow(exc)
         yield position, record
 
 
-def _read_yaml(path: Path, opener: Opener = _open) -> Rows:
+def _read_yaml(path: Path, opener: Opener = _open, *, collect: bool = False) -> Rows:
     """Like .json, and rows hold only JSON values: ids hash them and the store saves JSON."""
     try:  # the rows may sit in a list under 'examples': two levels above the rows' own
         doc = load_yaml(_read_text(path), file=path, max_depth=MAX_DEPTH + 2)
@@ -204,17 +232,26 @@ def _read_yaml(path: Path, opener: Opener = _open) -> Rows:
     prefix = ("examples",) if isinstance(doc.data, dict) else ()
     for index, record in enumerate(rows, start=1):
         position = Position(row=index, line=doc.line_of(*prefix, index - 1))
-        check_row(record, position, path)
         try:
-            text = json.dumps(record, ensure_ascii=False)
-        except (TypeError, ValueError):
-            raise position.error(
-                path,
-                "row holds a value JSON cannot represent",
-                "use only strings, numbers, booleans, null, lists and mappings",
-            ) from None
-        _check_size(text, position, path)
+            _check_yaml_row(record, position, path)
+        except UserError as exc:
+            if not collect:
+                raise
+            record = BadRow(exc)
         yield position, record
+
+
+def _check_yaml_row(record: Any, position: Position, path: Path) -> None:
+    check_row(record, position, path)
+    try:
+        text = json.dumps(record, ensure_ascii=False)
+    except (TypeError, ValueError):
+        raise position.error(
+            path,
+            "row holds a value JSON cannot represent",
+            "use only strings, numbers, booleans, null, lists and mappings",
+        ) from None
+    _check_size(text, position, path)
 
 
 def _row_list(document: Any, path: Path) -> list[Any]:
@@ -245,7 +282,7 @@ def _row_list(document: Any, path: Path) -> list[Any]:
     return document
 
 
-def _read_csv(path: Path, opener: Opener = _open) -> Rows:
+def _read_csv(path: Path, opener: Opener = _open, *, collect: bool = False) -> Rows:
     """A header line and one row per line, streamed, by the CSV rule in ``datasets``."""
     if csv.field_size_limit() < MAX_ROW_BYTES:  # csv's own limit is 128 KiB a cell
         csv.field_size_limit(MAX_ROW_BYTES)
@@ -266,15 +303,12 @@ def _read_csv(path: Path, opener: Opener = _open) -> Rows:
                 if not any(cells):
                     continue
                 position = Position(row=line, line=line, row_is_line=True)
-                if len(cells) != len(columns):
-                    raise position.error(
-                        path,
-                        f"row has {len(cells)} cells but the header has {len(columns)} columns",
-                        "quote cells that contain commas",
-                    )
-                record = _csv_record(header, columns, cells, position, path)
-                if "inputs" not in record:
-                    raise position.error(path, "row has no inputs", "fill an inputs column")
+                try:
+                    record: Any = _csv_row(header, columns, cells, position, path)
+                except UserError as exc:
+                    if not collect:
+                        raise
+                    record = BadRow(exc)
                 yield position, record
         except _TooLarge:
             raise _too_large(Position(row=start, line=start, row_is_line=True), path) from None
@@ -285,6 +319,25 @@ def _read_csv(path: Path, opener: Opener = _open) -> Rows:
                 line=start,
                 hint='close quoted cells, and write a quote inside one as ""',
             ) from None
+
+
+def _csv_row(
+    header: list[str],
+    columns: list[tuple[str, str | None]],
+    cells: list[str],
+    position: Position,
+    path: Path,
+) -> dict[str, Any]:
+    if len(cells) != len(columns):
+        raise position.error(
+            path,
+            f"row has {len(cells)} cells but the header has {len(columns)} columns",
+            "quote cells that contain commas",
+        )
+    record = _csv_record(header, columns, cells, position, path)
+    if "inputs" not in record:
+        raise position.error(path, "row has no inputs", "fill an inputs column")
+    return record
 
 
 def _csv_columns(header: list[str], path: Path) -> list[tuple[str, str | None]]:
@@ -488,7 +541,7 @@ def _not_utf8(path: Path, line_bytes: bytes, offset: int, line: int) -> UserErro
 class Reader(Protocol):
     """A format's reader: its rows, the file opened by ``opener`` when one is given."""
 
-    def __call__(self, path: Path, opener: Opener = ..., /) -> Rows: ...
+    def __call__(self, path: Path, opener: Opener = ..., /, *, collect: bool = False) -> Rows: ...
 
 
 READERS: dict[str, Reader] = {

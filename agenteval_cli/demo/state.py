@@ -1,4 +1,4 @@
-"""Graph state for the demo: messages plus the seed's ``resolution_notes``.
+"""Graph state for the demo: messages plus ``resolution_notes``.
 
 Notes are merged as an ordered set, not concatenated. A specialist runs as a subgraph
 and hands its whole state back to the parent (and the supervisor's handoff tools copy

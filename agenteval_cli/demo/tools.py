@@ -2,7 +2,7 @@
 
 Each tool returns a ``Command`` so that, besides its ``ToolMessage``, it appends a short
 note ("billing: updated payment method to credit card") to ``resolution_notes`` in the
-graph state. The notes are what the seed's routing and coverage evaluators read.
+graph state. The notes are what the resolution coverage evaluator reads.
 """
 
 from __future__ import annotations

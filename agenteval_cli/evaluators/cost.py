@@ -11,6 +11,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
 PER_TOKENS = 1_000_000  # prices in the spec are USD per 1M tokens
 
@@ -43,7 +44,47 @@ def _known(value: int | None) -> float | None:
     family="cost",
     reads="trace model calls (usage_metadata); spec pricing",
     description="input/output/total tokens per request and USD from the pricing table",
-    keys=("input_tokens", "output_tokens", "total_tokens", "cost_usd"),
+    metrics=[  # tokens and cost change with a reply's wording: consistency ignores them
+        metric(
+            "input_tokens",
+            "input tokens / request",
+            lower=True,
+            fmt="count",
+            quantity=True,
+            short="input tokens",
+            volatile=True,
+            under="total_tokens",
+        ),
+        metric(
+            "output_tokens",
+            "output tokens / request",
+            lower=True,
+            fmt="count",
+            quantity=True,
+            short="output tokens",
+            volatile=True,
+            under="total_tokens",
+        ),
+        metric(
+            "total_tokens",
+            "tokens / request",
+            lower=True,
+            fmt="count",
+            quantity=True,
+            short="tokens",
+            volatile=True,
+        ),
+        metric(
+            "cost_usd",
+            "cost / request",
+            lower=True,
+            fmt="money",
+            quantity=True,
+            short="cost",
+            volatile=True,
+        ),
+    ],
+    headline="cost_usd",
 )
 def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
     """Tokens from the callbacks (the final state drops turns); unpriced models are named."""

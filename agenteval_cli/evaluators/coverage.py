@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
 
 def response_text(outputs: dict[str, Any] | None) -> str:
@@ -22,9 +23,19 @@ def response_text(outputs: dict[str, Any] | None) -> str:
     family="outcome",
     reads="outputs.must_mention; final_response + resolution_notes",
     description="share of must_mention terms found, case-insensitive, in response and notes",
+    metrics=[
+        metric(
+            "resolution_coverage",
+            "resolution coverage",
+            fmt="percent",
+            short="coverage",
+            pass_mark=">= 1",
+            headline=True,
+        )
+    ],
 )
 def resolution_coverage() -> Any:
-    """Share of ``must_mention`` terms present; 1.0 when there are none (the seed's rule)."""
+    """Share of ``must_mention`` terms present; 1.0 when there are none (nothing to miss)."""
 
     def evaluate(outputs: dict, reference_outputs: dict) -> dict:
         terms = reference_outputs.get("must_mention") or []

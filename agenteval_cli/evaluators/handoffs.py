@@ -11,6 +11,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
 
 def chain_length(trace: Trace) -> int:
@@ -57,7 +58,25 @@ def _path_bounce(trace: Trace, skip: set[str]) -> int | None:
     family="routing",
     reads="trace handoffs",
     description="handoffs between agents, plus a ping_pong flag for specialist bounces A→B→A",
-    keys=("handoff_chain_length", "ping_pong"),
+    metrics=[
+        metric(
+            "handoff_chain_length",
+            "handoff chain length",
+            lower=True,
+            quantity=True,
+            short="handoff chain",
+            distribution=True,
+        ),
+        metric(
+            "ping_pong",
+            "ping-pong rate",
+            lower=True,
+            fmt="percent",
+            short="ping-pong",
+            abbrev="pong",
+            pass_mark="<= 0",
+        ),
+    ],
     example="- {name: handoff_chain_length, coordinators: [router]}",
 )
 def handoff_chain_length(*, coordinators: list[str] | None = None) -> Any:

@@ -104,7 +104,6 @@ async def run_judge(
     family="judge",
     reads="whatever the prompt names: inputs, outputs, reference_outputs, trace",
     description="openevals LLM-as-judge with a prompt (inline, file, bundled) and a model",
-    keys=(),
     example=(
         "- {name: routing_quality, type: llm_judge, prompt: routing_quality,\n"
         '   model: "openai:gpt-4o-mini", continuous: true}'

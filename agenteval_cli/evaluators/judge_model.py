@@ -18,6 +18,53 @@ from typing import Any
 
 from agenteval_cli.core.records import Score
 from agenteval_cli.evaluators.cost import PER_TOKENS, model_price
+from agenteval_cli.metrics.registry import declare, metric
+
+# A judge's own spend, per result: kept apart from the target's tokens and cost, shown in
+# the run table only as the totals below.
+JUDGE_METRICS = (
+    metric(
+        "judge_input_tokens",
+        "judge input tokens",
+        lower=True,
+        fmt="count",
+        quantity=True,
+        shown=False,
+    ),
+    metric(
+        "judge_output_tokens",
+        "judge output tokens",
+        lower=True,
+        fmt="count",
+        quantity=True,
+        shown=False,
+    ),
+    metric("judge_cost_usd", "judge cost", lower=True, fmt="money", quantity=True, shown=False),
+)
+JUDGE_KEYS = tuple(m.key for m in JUDGE_METRICS)
+declare(
+    *JUDGE_METRICS,
+    metric(
+        "judge_cost_usd_total",
+        "judge cost (total)",
+        lower=True,
+        fmt="money",
+        quantity=True,
+        scope="run",
+        aggregation="sum",
+        of=("judge_cost_usd",),
+    ),
+    metric(
+        "judge_tokens_total",
+        "judge tokens (total)",
+        lower=True,
+        fmt="count",
+        quantity=True,
+        scope="run",
+        aggregation="sum",
+        of=("judge_input_tokens", "judge_output_tokens"),
+    ),
+)
 
 # The variable each provider's LangChain integration reads its key from.
 CREDENTIALS = {

@@ -2,7 +2,9 @@
 
 An item is ``name`` or ``{name, type?, sample?, seed?, <options>}``. ``type`` names the
 registry entry when ``name`` is your own (``{name: routing_quality, type: llm_judge, ...}``);
-without it the name is the registry entry. ``sample``/``seed`` work for every evaluator.
+without it the name is the registry entry. ``sample``/``seed`` work for every evaluator, and
+so do ``label``, ``direction`` (or ``lower_is_better``), ``format`` and ``metrics: {key:
+{...}}``, which declare how its scores read (see :func:`registry.entry_metrics`).
 A judge that cannot run here (no credentials, no provider package) is left out with one
 warning per missing variable, and the run goes on.
 """
@@ -15,8 +17,9 @@ from typing import Any
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.judge_model import JudgeUnavailable
-from agenteval_cli.evaluators.registry import build_evaluator, lookup
+from agenteval_cli.evaluators.registry import METRIC_OPTIONS, build_evaluator, entry_metrics, lookup
 from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
+from agenteval_cli.metrics.registry import declare
 
 Warn = Callable[[str], None]
 
@@ -62,6 +65,7 @@ def bind_evaluators(
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise UserError(f"seed must be an integer, got {seed!r}", file=file, line=line)
         info = lookup(kind, file=file, line=line)
+        declared = {k: options.pop(k) for k in METRIC_OPTIONS if k in options}
         context = {
             "pricing": spec.pricing,
             "name": item.name,
@@ -74,7 +78,12 @@ def bind_evaluators(
         except JudgeUnavailable as exc:
             skipped.setdefault(str(exc), []).append(item.name)
             continue
-        keys = getattr(fn, "score_keys", None) or (info.keys if kind == item.name else (item.name,))
+        try:
+            metrics = entry_metrics({"name": item.name, "type": kind, **options, **declared}, fn)
+        except ValueError as exc:
+            raise UserError(f"evaluator {item.name!r}: {exc}", file=file, line=line) from None
+        declare(*metrics)
+        keys = [m.key for m in metrics]
         bound.append(
             BoundEvaluator(
                 name=item.name,

@@ -1,5 +1,9 @@
 """Evaluator registry: one small factory per evaluator, looked up by the name used in YAML.
 
+Each entry declares the metric keys it scores, with their label, direction and format
+(:func:`~agenteval_cli.metrics.registry.metric`); registering declares them in the metric
+registry, which the reports and the gate read.
+
 A factory takes keyword options (from the spec's ``{name: ..., option: value}`` form, plus
 experiment-wide context such as ``pricing`` or ``base_dir`` when it declares that parameter)
 and returns an evaluator callable ``(inputs, outputs, reference_outputs, trace) -> result``.
@@ -8,11 +12,19 @@ and returns an evaluator callable ``(inputs, outputs, reference_outputs, trace) 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.metrics.registry import (
+    ALIASES,
+    METRICS,
+    MetricInfo,
+    declare,
+    metric,
+    with_options,
+)
 
 Evaluator = Callable[..., Any]
 Factory = Callable[..., Evaluator]
@@ -30,14 +42,27 @@ class EvaluatorInfo:
     reads: str
     description: str
     factory: Factory
-    keys: tuple[str, ...]  # the score keys the evaluator emits
+    metrics: tuple[MetricInfo, ...]  # the score keys the evaluator emits, declared
     example: str = ""  # a YAML list item using the evaluator
     summary: bool = False  # dataset-level: called once with every row of a target
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(m.key for m in self.metrics)
 
     def options(self) -> list[tuple[str, Any]]:
         """``(option, default)`` pairs a spec may set; ``inspect.Parameter.empty`` if required."""
         params = inspect.signature(self.factory).parameters.values()
         return [(p.name, p.default) for p in params if p.name not in CONTEXT_PARAMETERS]
+
+    def choices(self) -> dict[str, tuple[Any, ...]]:
+        """The allowed values of each option the factory types as a ``Literal``."""
+        hints = get_type_hints(self.factory)
+        return {
+            name: get_args(hint)
+            for name, hint in hints.items()
+            if get_origin(hint) is Literal and name not in CONTEXT_PARAMETERS
+        }
 
 
 REGISTRY: dict[str, EvaluatorInfo] = {}
@@ -49,11 +74,19 @@ def register(
     family: str,
     reads: str,
     description: str,
-    keys: tuple[str, ...] = (),
+    metrics: Sequence[MetricInfo] = (),
+    headline: str | None = None,
     example: str = "",
     summary: bool = False,
 ) -> Callable[[Factory], Factory]:
-    """Register ``factory`` under ``name``; used as a decorator on the factory."""
+    """Register ``factory`` under ``name``; used as a decorator on the factory.
+
+    ``metrics`` declares each key it scores (by default one plain key, ``name``);
+    ``headline`` is the key a threshold on ``name`` means, when ``name`` is not a key."""
+    declared = tuple(metrics) or (metric(name),)
+    declare(*declared)
+    if headline is not None:
+        ALIASES[name] = headline
 
     def decorate(factory: Factory) -> Factory:
         REGISTRY[name] = EvaluatorInfo(
@@ -62,7 +95,7 @@ def register(
             reads=reads,
             description=description,
             factory=factory,
-            keys=keys or (name,),
+            metrics=declared,
             example=example or f"- {name}",
             summary=summary,
         )
@@ -114,6 +147,15 @@ def build_evaluator(
             line=line,
             hint=f"see 'agenteval evaluators show {name}'",
         )
+    for key, choices in info.choices().items():
+        if key in options and options[key] not in choices:
+            listed = ", ".join(str(a) for a in choices)
+            raise UserError(
+                f"evaluator {name!r}: {key} must be one of {listed}, got {options[key]!r}",
+                file=file,
+                line=line,
+                hint=did_you_mean(str(options[key]), [str(a) for a in choices]),
+            )
     for key, value in (context or {}).items():
         if key in params and key not in options:
             options[key] = value
@@ -127,3 +169,118 @@ def build_evaluator(
 
 def _options_hint(allowed: list[str]) -> str:
     return f"options: {', '.join(allowed)}" if allowed else "it takes no options"
+
+
+# Options of a spec entry that declare its score's metadata rather than configure it.
+METRIC_OPTIONS = ("label", "direction", "lower_is_better", "format", "metrics")
+
+
+def entry_parts(item: Any) -> tuple[str, dict[str, Any]]:
+    """A spec's evaluator item (``name``, ``{name: ..., ...}`` or an ``EvaluatorSpec``) as
+    its name and options."""
+    if isinstance(item, str):
+        return item, {}
+    if isinstance(item, Mapping):
+        options = dict(item.get("options") or {})
+        options.update({k: v for k, v in item.items() if k not in ("name", "options")})
+        return str(item.get("name", "")), options
+    return str(item.name), dict(getattr(item, "options", {}) or {})
+
+
+def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
+    """The metrics a spec's evaluator item scores: a registry entry's own; for an item
+    with a ``type:`` (a judge, your function), what the function declares (``fn.metrics``,
+    else ``fn.score_keys``), else one key, its name (or the judge's ``feedback_key``).
+    The item's ``label``, ``direction`` / ``lower_is_better`` and ``format`` apply to its
+    one key; ``metrics: {key: {label, direction, format}}`` to any key. ValueError for a
+    value that is none of the allowed ones."""
+    name, options = entry_parts(item)
+    kind = options.get("type") or name
+    info = REGISTRY.get(kind) if isinstance(kind, str) else None
+    found = function_metrics(fn)
+    if not found:
+        if info is not None and kind == name:
+            found = list(info.metrics)
+        else:
+            found = [known(str(options.get("feedback_key") or name))]
+    own = {k: options[k] for k in METRIC_OPTIONS[:-1] if options.get(k) is not None}
+    if own:
+        if len(found) != 1:
+            keys = ", ".join(m.key for m in found)
+            raise ValueError(
+                f"{name} scores several keys ({keys}): give each its label, direction and "
+                "format under metrics: {key: {...}}"
+            )
+        found = [with_options(found[0], own)]
+    per_key = options.get("metrics") or {}
+    if not isinstance(per_key, Mapping):
+        raise ValueError(
+            f"metrics must map score keys to their label, direction, format, got {per_key!r}"
+        )
+    by_key = {m.key: m for m in found}
+    for key, fields in per_key.items():
+        if not isinstance(fields, Mapping):
+            raise ValueError(f"metrics.{key} must be a mapping, got {fields!r}")
+        by_key[str(key)] = with_options(by_key.get(str(key)) or known(str(key)), dict(fields))
+    return list(by_key.values())
+
+
+def known(key: str) -> MetricInfo:
+    """``key``'s declaration, or a plain higher-is-better number."""
+    return METRICS.get(key) or metric(key)
+
+
+def function_metrics(fn: Any) -> list[MetricInfo]:
+    """What a user's function declares: ``fn.metrics`` (MetricInfo, keys, or mappings of
+    their fields; see :func:`declares`), else ``fn.score_keys`` as keys."""
+    declared = getattr(fn, "metrics", None) if fn is not None else None
+    if declared:
+        found = []
+        for entry in declared:
+            if isinstance(entry, MetricInfo):
+                found.append(entry)
+            elif isinstance(entry, str):
+                found.append(known(entry))
+            elif isinstance(entry, Mapping) and "key" in entry:
+                fields = dict(entry)
+                found.append(with_options(known(str(fields.pop("key"))), fields))
+            else:
+                raise ValueError(f"metrics entries are keys or mappings with a key, got {entry!r}")
+        return found
+    keys = getattr(fn, "score_keys", None) if fn is not None else None
+    return [known(str(k)) for k in keys or ()]
+
+
+def declares(*metrics: MetricInfo | str | Mapping[str, Any]) -> Callable[[Any], Any]:
+    """A decorator for your own evaluator: the keys it scores and how to read them,
+    ``@declares(metric("steps", "steps taken", lower=True, fmt="count"))``."""
+
+    def mark(fn: Any) -> Any:
+        fn.metrics = tuple(metrics)
+        return fn
+
+    return mark
+
+
+def declare_entries(items: Iterable[Any]) -> list[str]:
+    """Declare the metrics of a spec's evaluator items (as the spec writes them, the
+    functions not loaded); the keys of the per-result ones, in order: the experiment's
+    metrics. An item that cannot say is skipped: it is checked, at its line, where it is
+    bound."""
+    keys: list[str] = []
+    for item in items:
+        try:
+            found = entry_metrics(item)
+        except (TypeError, ValueError):
+            continue
+        declare(*found)
+        if not is_summary(item):  # its scores are the dataset's, not the results' metrics
+            keys += [m.key for m in found]
+    return list(dict.fromkeys(keys))
+
+
+def is_summary(item: Any) -> bool:
+    """Whether a spec's evaluator item is dataset-level (scored once per target)."""
+    name, options = entry_parts(item)
+    info = REGISTRY.get(options.get("type") or name)
+    return bool(options.get("summary")) or (info is not None and info.summary)

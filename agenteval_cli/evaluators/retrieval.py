@@ -1,7 +1,7 @@
 """Retrieval metrics for RAG targets: precision/recall/hit@k, reciprocal rank, NDCG@k, AP.
 
 Written by hand: openevals only has LLM-judged retrieval prompts, and these are exact
-set-and-rank formulas (the third seed's definitions, reproduced in the tests).
+set-and-rank formulas (their textbook definitions, checked by hand in the tests).
 
 Edges, defined once here:
 - duplicate retrieved ids count once, at their first rank (a repeat is no new evidence);
@@ -20,6 +20,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
 
 def dedupe(ids: Iterable[str]) -> list[str]:
@@ -135,7 +136,7 @@ def _ks(k: int | list[int]) -> list[int]:
     family="retrieval",
     reads="outputs.retrieved (or retriever tool calls); outputs.relevant / outputs.relevance",
     description="precision@k, recall@k, hit@k, NDCG@k, AP@k for each k, and reciprocal rank",
-    keys=("reciprocal_rank",),
+    metrics=[metric("reciprocal_rank")],  # and one key per metric and k: precision@3, ...
     example="- {name: retrieval, k: [1, 3, 5]}",
 )
 def retrieval(

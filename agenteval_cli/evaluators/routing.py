@@ -11,6 +11,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
 
 def agent_names(values: Any) -> list[str]:
@@ -48,9 +49,19 @@ def _untraced(key: str, trace: Trace) -> dict | None:
     family="routing",
     reads="outputs.expected_agents; trace agents",
     description="share of expected agents that made at least one model call",
+    metrics=[
+        metric(
+            "routing_accuracy",
+            "routing accuracy",
+            fmt="percent",
+            pass_mark=">= 1",
+            abbrev="routing",
+            headline=True,
+        )
+    ],
 )
 def routing_accuracy() -> Any:
-    """|expected ∩ invoked| / |expected|, 1.0 when nothing is expected (the seed's rule)."""
+    """|expected ∩ invoked| / |expected|, 1.0 when nothing is expected (nothing to miss)."""
 
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         if (unknown := _untraced("routing_accuracy", trace)) is not None:
@@ -74,6 +85,7 @@ def routing_accuracy() -> Any:
     family="routing",
     reads="outputs.expected_agents; trace agents",
     description="share of invoked specialists that were expected (the supervisor is not counted)",
+    metrics=[metric("routing_precision")],
     example="- {name: routing_precision, ignore_agents: [supervisor]}",
 )
 def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
@@ -103,6 +115,7 @@ def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     family="routing",
     reads="outputs.forbidden_agents; trace agents",
     description="fails when an agent listed in forbidden_agents was invoked (negative cases)",
+    metrics=[metric("forbidden_agents")],
 )
 def forbidden_agents() -> Any:
     """True when no forbidden agent made a model call; True when nothing is forbidden."""
@@ -126,6 +139,7 @@ def forbidden_agents() -> Any:
     family="routing",
     reads="outputs.expected_agents; trace agents",
     description="true when the invoked specialists are exactly the expected agents (set equality)",
+    metrics=[metric("routing_exact")],
     example="- {name: routing_exact, ignore_agents: [supervisor]}",
 )
 def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
@@ -194,3 +208,16 @@ def confusion_matrix(
         "invoked": invoked_labels,
         "counts": [[counts[e].get(i, 0) for i in invoked_labels] for e in expected_labels],
     }
+
+
+def confusion_ignore(evaluators: list[Any]) -> list[str] | None:
+    """The ``ignore_agents`` of a spec's ``routing_confusion`` item (None: the default), so
+    the matrix every report shows is the one the evaluator scored."""
+    from agenteval_cli.evaluators.registry import entry_parts
+
+    for item in evaluators:
+        name, options = entry_parts(item)
+        if (options.get("type") or name) == "routing_confusion":
+            ignore = options.get("ignore_agents")
+            return None if ignore is None else [str(a) for a in ignore]
+    return None

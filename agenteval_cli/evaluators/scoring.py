@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval_cli.core.records import Example, Score, Trace
+from agenteval_cli.core.records import Example, Result, Run, Score, Trace
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.invoke import (
     KNOWN_PARAMETERS,
@@ -25,8 +25,6 @@ from agenteval_cli.evaluators.invoke import (
     planned_arguments,
 )
 from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
-
-JUDGE_KEYS = ("judge_input_tokens", "judge_output_tokens", "judge_cost_usd")
 
 
 @dataclass
@@ -157,10 +155,8 @@ async def score(
     return scores + usage_scores(spent) if spent else scores
 
 
-def _run_view(example: Example, outputs: dict[str, Any], trace: Trace) -> Any:
-    """The ``run`` argument of LangSmith-style evaluators: what the target did."""
-    from types import SimpleNamespace
-
-    return SimpleNamespace(
-        inputs=example.inputs, outputs=outputs, trace=trace, error=trace.error, id=example.id
-    )
+def _run_view(example: Example, outputs: dict[str, Any], trace: Trace) -> Run:
+    """The ``run`` argument of LangSmith-style evaluators: what the target did, as the
+    read model every report uses (``run.id``, ``inputs``, ``outputs``, ``trace``, ``error``)."""
+    result = Result(example.id, 0, outputs, trace, error=trace.error, latency_s=trace.latency_s)
+    return Run.from_result(result, example.inputs, example.outputs, keep_trace=True)

@@ -27,6 +27,7 @@ from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.coverage import response_text
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.trajectory import routing_calls
+from agenteval_cli.metrics.registry import metric
 
 
 def _list(value: Any) -> list[str]:
@@ -87,7 +88,7 @@ def count_unnecessary(
     "required_tools",
     family="trajectory",
     reads="outputs.required_tools (or the YAML tools); trace tool calls",
-    description="true when every required tool was called (the seed's fraud-check lesson)",
+    description="true when every required tool was called (a fraud check, say, before a refund)",
     example="- {name: required_tools, tools: [fraud_check]}",
 )
 def required_tools(*, tools: list[str] | None = None, name: str = "required_tools") -> Any:
@@ -107,6 +108,7 @@ def required_tools(*, tools: list[str] | None = None, name: str = "required_tool
     reads="outputs.expected_tools / required_tools (optional); trace tool calls",
     description="count of repeated tool calls and calls to tools outside the expected set",
     example="- {name: unnecessary_steps, allowed: [lookup_invoice]}",
+    metrics=[metric("unnecessary_steps", lower=True)],
 )
 def unnecessary_steps(*, allowed: list[str] | None = None, tools: list[str] | None = None) -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
@@ -152,12 +154,12 @@ def _canonical(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-SOUNDNESS_KEYS = (
-    "outcome_correct",
-    "used_required_tools",
-    "unnecessary_steps",
-    "trajectory_sound",
-    "correct_but_unsound",
+SOUNDNESS_METRICS = (
+    metric("outcome_correct"),
+    metric("used_required_tools"),
+    metric("unnecessary_steps", lower=True),
+    metric("trajectory_sound"),
+    metric("correct_but_unsound"),
 )
 
 
@@ -166,7 +168,7 @@ SOUNDNESS_KEYS = (
     family="trajectory",
     reads="outputs.final_answer / must_mention (or a judge); required_tools; trace tool calls",
     description="outcome and process together: correct answers reached unsoundly are flagged",
-    keys=SOUNDNESS_KEYS,
+    metrics=SOUNDNESS_METRICS,
     example="- {name: soundness, outcome: exact, answer_key: final_answer, tools: [fraud_check]}",
 )
 def soundness(

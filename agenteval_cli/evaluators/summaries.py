@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
 
-from agenteval_cli.core.records import Example, Score, Trace
+from agenteval_cli.core.records import Example, Run, Score, Trace
 from agenteval_cli.evaluators.invoke import arguments_for, normalize
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.routing import confusion_matrix
 from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.metrics.registry import metric
 from agenteval_cli.store.tx import has_table, write_transaction
 
 SCHEMA = """
@@ -37,17 +37,9 @@ def summary_arguments(stored: Sequence[Any]) -> dict[str, Any]:
     examples = [
         Example(id=s.result.example_id, inputs=s.inputs, outputs=s.reference_outputs) for s in ok
     ]
-    runs = [
-        SimpleNamespace(
-            inputs=s.inputs,
-            outputs=s.result.outputs or {},
-            trace=s.result.trace,
-            id=s.result.example_id,
-            repetition=s.result.repetition,
-            scores=s.result.score_map(),
-        )
-        for s in ok
-    ]
+    runs = [Run.from_result(s.result, s.inputs, s.reference_outputs, keep_trace=True) for s in ok]
+    for run in runs:
+        run.outputs = run.outputs or {}
     return {
         "inputs": [s.inputs for s in ok],
         "outputs": [s.result.outputs or {} for s in ok],
@@ -130,6 +122,7 @@ async def score_experiment_summaries_async(
     reads="outputs.expected_agents; trace agents (all results of a target)",
     description="dataset-level: expected x invoked agent matrix; score = share of expected hit",
     summary=True,
+    metrics=[metric("routing_confusion")],
     example="- routing_confusion",
 )
 def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:

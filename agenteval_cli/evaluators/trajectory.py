@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agenteval_cli.core.records import ToolCall, Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
 
-MODES = ("strict", "unordered", "subset", "superset")
-ARG_MODES = ("exact", "ignore", "subset", "superset")
+Mode = Literal["strict", "unordered", "subset", "superset"]
+ArgMode = Literal["exact", "ignore", "subset", "superset"]
+Source = Literal["auto", "outputs", "trace"]
+MODES: tuple[str, ...] = get_args(Mode)
+ARG_MODES: tuple[str, ...] = get_args(ArgMode)
 # Traces stored before tool calls had a kind knew handoffs by these name prefixes only.
 OLD_TRACE_HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
 
@@ -189,27 +193,21 @@ def _check_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     family="trajectory",
     reads="outputs.trajectory or outputs.expected_tools; returned or traced messages",
     description="openevals trajectory match: strict/unordered/subset/superset, tool-args modes",
-    keys=("trajectory_match",),
+    metrics=[metric("trajectory_match")],
     example="- {name: trajectory_match, mode: superset, tool_args: ignore}",
 )
 def trajectory_match(
     *,
-    mode: str = "strict",
-    tool_args: str = "exact",
+    mode: Mode = "strict",
+    tool_args: ArgMode = "exact",
     tool_args_overrides: dict[str, Any] | None = None,
-    source: str = "auto",
+    source: Source = "auto",
     name: str = "trajectory_match",
 ) -> Any:
     """Score key is the evaluator's name (``trajectory_match``), so modes can sit side by side
     under different names."""
     from openevals.trajectory.match import create_trajectory_match_evaluator
 
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if tool_args not in ARG_MODES:
-        raise ValueError(f"tool_args must be one of {', '.join(ARG_MODES)}, got {tool_args!r}")
-    if source not in ("auto", "outputs", "trace"):
-        raise ValueError(f"source must be auto, outputs or trace, got {source!r}")
     overrides = _check_overrides(tool_args_overrides)
 
     def matcher(extra_ignored: set[str]) -> Any:

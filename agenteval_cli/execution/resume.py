@@ -9,12 +9,11 @@ is locked while it runs (:meth:`Store.lock_run`), so it is never resumed twice a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.execution.experiment import NoteHook, PreparedRun, prepare
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
+from agenteval_cli.store.lookup import latest_run, resolve_experiment, run_of
 
 UNFINISHED = ("running", "interrupted")
 
@@ -62,45 +61,24 @@ def resume_run(
 
 
 def _named_run(store: Store, name: str) -> list[ExperimentRecord]:
-    try:
-        named = store.experiment(name)
-    except KeyError:
-        found = store.latest_experiment(name)  # a target name: its latest experiment
-        if found is None:
-            raise UserError(
-                f"no experiment named {name!r} in {store.path}",
-                hint="see 'agenteval experiments' for the names",
-            ) from None
-        named = found
-    return store.run_experiments(named.run_id) if named.run_id else [named]
+    return run_of(store, resolve_experiment(store, name, option="--resume"))
 
 
 def _latest_run(spec: Spec, store: Store, retry_errors: bool) -> list[ExperimentRecord]:
     """The newest run of this spec that is unfinished (or, to retry errors, any run)."""
-    candidates = [
-        e
-        for e in store.experiments()
-        if e.prefix == spec.experiment_prefix and (retry_errors or e.status in UNFINISHED)
-    ]
-    same_file = [e for e in candidates if _same_file(e.spec_path, spec.source)]
-    chosen = (same_file or candidates)[:1]
-    if not chosen:
+    group = latest_run(
+        store,
+        prefix=spec.experiment_prefix,
+        spec_path=spec.source,
+        statuses=None if retry_errors else UNFINISHED,
+    )
+    if not group:
         what = "experiment" if retry_errors else "unfinished experiment"
         raise UserError(
             f"no {what} of {spec.source} to resume in {store.path}",
             hint="run it without --resume, or name one: --resume EXPERIMENT",
         )
-    latest = chosen[0]
-    return store.run_experiments(latest.run_id) if latest.run_id else [latest]
-
-
-def _same_file(stored: str | None, source: Path) -> bool:
-    if stored is None:
-        return False
-    try:
-        return Path(stored).resolve() == source.resolve()
-    except OSError:
-        return False
+    return group
 
 
 def _refuse_changes(spec: Spec, experiment: ExperimentRecord) -> None:

@@ -26,7 +26,11 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
             eid: {k: round(per_key[k][eid], 9) for k in keys if eid in per_key[k]}
             for eid in side.example_ids()
         }
-        metrics = {k: v for k, v in experiment_metrics(side).items() if not k.startswith("lat")}
+        metrics = {  # timings are the machine's, not the agents': left out
+            k: v
+            for k, v in experiment_metrics(side).items()
+            if metricinfo.info(k).format != "duration"
+        }
         experiments.append(
             {
                 "name": side.name,

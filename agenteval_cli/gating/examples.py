@@ -8,10 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agenteval_cli.gating.thresholds import Threshold, parse_condition
+from agenteval_cli.metrics.registry import METRICS
 from agenteval_cli.results.sources import ExperimentData, Run
 
-# With no threshold, an example fails on these (outcome scores with an obvious pass mark).
-DEFAULT_EXAMPLE_CHECKS = {"routing_accuracy": ">= 1", "resolution_coverage": ">= 1"}
+
+def default_checks() -> dict[str, str]:
+    """With no threshold, an example fails on the metrics declared with a pass mark
+    (outcome scores where one is obvious, such as full routing accuracy)."""
+    return {key: m.pass_mark for key, m in METRICS.items() if m.pass_mark is not None}
 
 
 @dataclass(frozen=True)
@@ -34,11 +38,9 @@ def example_thresholds(thresholds: Mapping[str, Threshold]) -> dict[str, Thresho
         return {
             k: t
             for k, t in thresholds.items()
-            if k not in ("error_rate", "consistency") and not k.startswith("latency")
+            if (declared := METRICS.get(k)) is None or declared.scope != "run"
         }
-    defaults = {k: parse_condition(k, c) for k, c in DEFAULT_EXAMPLE_CHECKS.items()}
-    defaults["ping_pong"] = Threshold("ping_pong", "<=", 0)
-    return defaults
+    return {k: parse_condition(k, c) for k, c in default_checks().items()}
 
 
 def example_checks(runs: list[Run], thresholds: Mapping[str, Threshold]) -> list[Check]:

@@ -8,15 +8,14 @@ lower is better.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import did_you_mean
 from agenteval_cli.metrics import info as metricinfo
-from agenteval_cli.metrics.summary import METRIC_KEYS, percentile
-from agenteval_cli.results.sources import ExperimentData, consistency
+from agenteval_cli.metrics.registry import run_metrics
+from agenteval_cli.results.sources import ExperimentData
 from agenteval_cli.spec.conditions import OPS, parse_condition_text
 
 if TYPE_CHECKING:
@@ -61,25 +60,8 @@ def thresholds_for(spec_thresholds: Mapping[str, Any], target: str) -> dict[str,
 
 
 def experiment_metrics(side: ExperimentData) -> dict[str, float | None]:
-    """Means over the runs that did not error, like the table's, plus error rate and latency."""
-    sums: dict[str, list[float]] = {}
-    for run in side.runs:
-        if run.error is not None:
-            continue
-        for key, value in run.scores.items():
-            if value is not None:
-                sums.setdefault(key, []).append(float(value))
-    values: dict[str, float | None] = {k: math.fsum(v) / len(v) for k, v in sums.items()}
-    if side.runs:
-        values["error_rate"] = sum(r.error is not None for r in side.runs) / len(side.runs)
-        if side.has_traces:
-            latencies = [r.latency_s for r in side.runs]
-            values["latency_p50_s"] = percentile(latencies, 50)
-            values["latency_p95_s"] = percentile(latencies, 95)
-    share = consistency(side)
-    if share is not None:
-        values["consistency"] = share
-    return values
+    """The experiment's metrics as the run table and ``--json`` compute them: its summary."""
+    return side.summary().metrics()
 
 
 def check_thresholds(side: ExperimentData, thresholds: Mapping[str, Threshold]) -> list[str]:
@@ -99,15 +81,15 @@ def check_thresholds(side: ExperimentData, thresholds: Mapping[str, Threshold]) 
     return failures
 
 
-def known_metric_keys(evaluator_names: Iterable[str]) -> list[str]:
-    """Metric keys a threshold may name for a spec with these evaluators."""
-    from agenteval_cli.evaluators import REGISTRY
+def known_metric_keys(evaluators: Iterable[Any]) -> list[str]:
+    """Metric keys a threshold may name for a spec with these evaluator items (names or
+    spec entries): each one's name and keys, and the run's own figures."""
+    from agenteval_cli.evaluators.registry import declare_entries, entry_parts
 
-    keys = [*METRIC_KEYS, "consistency"]
-    for name in evaluator_names:
-        info = REGISTRY.get(name)
-        if info is not None:
-            keys += [name, *info.keys]
+    items = list(evaluators)
+    keys = [*run_metrics()]
+    for item in items:
+        keys += [entry_parts(item)[0], *declare_entries([item])]
     return list(dict.fromkeys(keys))
 
 
@@ -115,7 +97,7 @@ def check_spec_metrics(spec: Spec) -> None:
     """A UserError at its line for a threshold or ``max_regression`` entry naming a metric
     that no evaluator of the spec produces (the spec itself checks the conditions' form)."""
     targets = [t.name for t in spec.targets]
-    known = known_metric_keys(e.name for e in spec.evaluators)
+    known = known_metric_keys(spec.evaluators)
 
     def check(key: str, at: tuple[str, ...]) -> None:
         if metric_key(key) not in known and key not in known:

@@ -1,5 +1,7 @@
 """Per-experiment metrics: the mean of each score over the results, plus error rate and
-latency percentiles. The metric keys are a stable interface for users' scripts."""
+latency percentiles; what the run table, ``--json``, compare, the HTML report and the gate
+all read. An experiment's metrics are its evaluators' keys (see
+:mod:`agenteval_cli.metrics.registry`), a stable interface for users' scripts."""
 
 from __future__ import annotations
 
@@ -8,31 +10,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Result
-
-METRIC_KEYS = (
-    "routing_accuracy",
-    "resolution_coverage",
-    "handoff_chain_length",
-    "ping_pong",
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "cost_usd",
-    "error_rate",
-    "latency_p50_s",
-    "latency_p95_s",
-)
-
-# Scores that change with the wording of a reply even when the behaviour is the same;
-# ``consistency`` ignores them.
-VOLATILE_KEYS = frozenset({"input_tokens", "output_tokens", "total_tokens", "cost_usd"})
+from agenteval_cli.metrics.registry import METRICS, ordered
 
 
 def outcome(error: str | None, scores: Iterable[tuple[str, Any]]) -> tuple:
-    """What must repeat for a result to count as consistent: error state and stable scores."""
+    """What must repeat for a result to count as consistent: error state and the scores that
+    do not change with a reply's wording (tokens and cost do: declared ``volatile``)."""
     if error is not None:
         return ("error",)
-    return tuple(sorted((key, score) for key, score in scores if key not in VOLATILE_KEYS))
+    metrics = METRICS
+    return tuple(
+        sorted(
+            (key, score)
+            for key, score in scores
+            if (declared := metrics.get(key)) is None or not declared.volatile
+        )
+    )
 
 
 def consistent_share(outcomes: dict[str, list[tuple]]) -> float | None:
@@ -68,6 +61,10 @@ class Summary:
     outcomes: dict[str, list[tuple]] = field(default_factory=dict)
     # False when no example can repeat (one repetition): no outcome is kept per example.
     track_outcomes: bool = True
+    # The experiment's metric keys (its evaluators'), in order: each is in metrics(), None
+    # when no result gave it a value.
+    keys: tuple[str, ...] = ()
+    has_latency: bool = True  # False for results read without their timing (a baseline)
 
     def add(self, result: Result) -> None:
         self.add_row(
@@ -127,26 +124,32 @@ class Summary:
         return consistent_share(self.outcomes)
 
     def metrics(self) -> dict[str, float | None]:
-        """The stable metric keys first, then any other evaluator's mean; ``consistency``
-        only when examples were repeated."""
-        values: dict[str, float | None] = {key: self.mean(key) for key in METRIC_KEYS}
-        values["error_rate"] = self.errors / self.count if self.count else None
-        values["latency_p50_s"] = percentile(self.latencies, 50)
-        values["latency_p95_s"] = percentile(self.latencies, 95)
-        for key in sorted(self.sums):
-            values.setdefault(key, self.mean(key))
-        if self.counts.get("judge_cost_usd"):  # what the judges cost over the whole run
-            values["judge_cost_usd_total"] = self.sums["judge_cost_usd"]
+        """The experiment's keys, then any other score's mean, then the run's own figures
+        (error rate, latency, totals; ``consistency`` only when examples were repeated), in
+        :func:`~agenteval_cli.metrics.registry.ordered` order."""
+        values: dict[str, float | None] = {}
+        run: dict[str, float | None] = {}
+        run["error_rate"] = self.errors / self.count if self.count else None
+        if self.has_latency:
+            run["latency_p50_s"] = percentile(self.latencies, 50)
+            run["latency_p95_s"] = percentile(self.latencies, 95)
         consistency = self.consistency()
         if consistency is not None:
-            values["consistency"] = consistency
+            run["consistency"] = consistency
+        for key, declared in METRICS.items():
+            if declared.aggregation == "sum" and any(self.counts.get(k) for k in declared.of):
+                run[key] = sum(self.sums.get(k, 0.0) for k in declared.of)
+        for key in ordered({*self.keys, *self.sums, *run}, self.keys):
+            values[key] = run[key] if key in run else self.mean(key)
         return values
 
 
-def summarize(results: Iterable[Result], *, repetitions: int | None = None) -> Summary:
+def summarize(
+    results: Iterable[Result], *, repetitions: int | None = None, keys: Sequence[str] = ()
+) -> Summary:
     """The summary of ``results``; with ``repetitions=1`` nothing is kept per example
     (consistency needs repeats), so memory does not grow with the experiment."""
-    summary = Summary(track_outcomes=repetitions is None or repetitions > 1)
+    summary = Summary(track_outcomes=repetitions is None or repetitions > 1, keys=tuple(keys))
     for result in results:
         summary.add(result)
     return summary

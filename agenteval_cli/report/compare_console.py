@@ -1,5 +1,6 @@
 """``agenteval compare`` on the terminal: the statistics table, then where the difference
-comes from (disagreeing examples, confusion matrices, handoff histograms)."""
+comes from (disagreeing examples, confusion matrices, the distributions of the metrics
+declared with one). Labels, directions and formats are the metric registry's."""
 
 from __future__ import annotations
 
@@ -15,27 +16,16 @@ from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, 
 from agenteval_cli.report.table import plain
 from agenteval_cli.results.sources import ExperimentData
 
-_SHORT = {"routing_accuracy": "routing", "resolution_coverage": "coverage", "ping_pong": "pong"}
-
-
-_NARROW = {
-    "resolution_coverage": "coverage",
-    "ping_pong": "ping-pong",
-    "input_tokens": "input tokens",
-    "output_tokens": "output tokens",
-    "total_tokens": "tokens",
-    "cost_usd": "cost",
-    "handoff_chain_length": "handoff chain",
-}
 _MARK = {"better": " ▲", "worse": " ▼"}
 
 
 def _interval(key: str, low: float | None, high: float | None) -> str:
     """``[low, high]``; rates in percentage points without repeating the unit."""
     low_text, high_text = metricinfo.fmt_diff(key, low), metricinfo.fmt_diff(key, high)
-    if key in metricinfo.PERCENT:
+    form = metricinfo.info(key).format
+    if form == "percent":
         low_text, high_text = low_text.removesuffix(" pp"), high_text.removesuffix(" pp")
-    if key == "cost_usd":
+    if form == "money":
         low_text, high_text = low_text.replace("$", ""), high_text.replace("$", "")
     return f"[{low_text}, {high_text}]"
 
@@ -74,11 +64,11 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(Text(metricinfo.fmt_diff(row.key, paired.diff), style=style))
             cells.append(_interval(row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(_p(paired.p_value) + _MARK.get(verdict or "", "  "), style=style))
-        table.add_row(plain(_NARROW.get(row.key, row.label)), *cells)
+        table.add_row(plain(metricinfo.info(row.key).narrow), *cells)
     if any(c is not None for c in comparison.consistency):
         table.add_row(
             "consistency",
-            *(fmt_mean("routing_accuracy", c) for c in comparison.consistency),
+            *(fmt_mean("consistency", c) for c in comparison.consistency),
             *([""] * 3 * (len(names) - 1)),
             style="dim",
         )
@@ -92,10 +82,7 @@ def _p(value: float | None) -> str:
 
 
 def _score(key: str, value: float) -> str:
-    name = _SHORT.get(key, key)
-    if key == "ping_pong":
-        return "ping-pong" if value >= 0.5 else "no ping-pong"
-    return f"{name} {value:.2f}"
+    return f"{metricinfo.info(key).tiny} {value:.2f}"
 
 
 def _path(path: list[str]) -> str:
@@ -127,41 +114,49 @@ def disagreement_table(comparison: Comparison) -> Table | None:
 
 
 def confusion_table(name: str, confusion: Confusion) -> Table:
-    expected = [label for label in confusion.labels]
+    title = plain(f"routing of {name}: expected agent (rows) → agent reached (columns)")
     table = Table(
-        title=plain(f"routing of {name}: expected agent (rows) → agent reached (columns)"),
+        title=title,
         title_justify="left",
         header_style="bold",
         box=box.SIMPLE_HEAD,
+        min_width=len(title) + 1,  # the title on one line, however few the columns
     )
     table.add_column("expected", style="cyan")
-    for label in confusion.labels:
+    for label in confusion.invoked:
         table.add_column(plain(label), justify="right")
-    for row in expected:
-        counts = [confusion.get(row, col) for col in confusion.labels]
+    for row in confusion.expected:
+        counts = [confusion.get(row, col) for col in confusion.invoked]
         if not any(counts):
             continue
         cells = [
             Text(str(n), style="green" if row == col else "red") if n else Text("·", style="dim")
-            for n, col in zip(counts, confusion.labels, strict=True)
+            for n, col in zip(counts, confusion.invoked, strict=True)
         ]
         table.add_row(plain(row), *cells)
     return table
 
 
 def histogram(comparison: Comparison) -> RenderableType | None:
-    if not any(comparison.handoff_histograms):
+    if not comparison.histograms:
         return None
-    lines = [Text("handoff chain length (examples per length)", style="bold")]
-    top = max((max(h.values()) for h in comparison.handoff_histograms if h), default=1)
+    lines: list[Text] = []
+    for key, per_side in comparison.histograms:
+        lines += _histogram_lines(comparison.names, key, per_side)
+    return Group(*lines)
+
+
+def _histogram_lines(names: list[str], key: str, per_side: list) -> list[Text]:
+    lines = [Text(f"{metricinfo.label(key)} (examples per value)", style="bold")]
+    top = max((max(h.values()) for h in per_side if h), default=1)
     width = 30
-    for name, counts in zip(comparison.names, comparison.handoff_histograms, strict=True):
+    for name, counts in zip(names, per_side, strict=True):
         lines.append(Text(f"  {console_text(name)}", style="cyan"))
         for length in range(0, max(counts, default=0) + 1):
             n = counts.get(length, 0)
             bar = "█" * max(1 if n else 0, round(n / top * width))
             lines.append(Text(f"    {length:>2} │{bar} {n}"))
-    return Group(*lines)
+    return lines
 
 
 _UNFINISHED = {"uploading": "upload unfinished", "failed": "upload failed"}

@@ -3,20 +3,21 @@
 Every side after the first is compared with the first on the examples both scored: mean per
 side, the paired difference with a bootstrap interval and a permutation p-value. Around the
 numbers: the examples where the sides disagree most, a routing confusion matrix per side
-and the distribution of handoff chain lengths.
+(the ``routing_confusion`` evaluator's, with its rules) and the distribution of each metric
+declared with one. A side's means, spreads and consistency are its summary's, the figures
+the run table, ``--json`` and the gate show.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.metrics import info as metricinfo
-from agenteval_cli.metrics.stats import PairedComparison, compare_paired, stdev
+from agenteval_cli.metrics.stats import PairedComparison, compare_paired
 from agenteval_cli.report.agents import AgentUsage, aggregate
-from agenteval_cli.results.sources import ExperimentData, Run, consistency
+from agenteval_cli.results.sources import ExperimentData, Run
 
 NONE = "(none)"
 NA = "n/a"  # a mean no result gave (tokens a model did not report): unknown, not zero
@@ -83,13 +84,25 @@ class Disagreement:
 @dataclass
 class Confusion:
     """Rows: each expected agent; columns: where the request went (the agent itself when
-    it was reached, else the unexpected specialists invoked, else ``(none)``)."""
+    it was reached, else the unexpected specialists invoked, else ``(none)``). The
+    ``routing_confusion`` evaluator's matrix (``--json``'s), as a lookup."""
 
-    labels: list[str]
+    expected: list[str]
+    invoked: list[str]
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def get(self, expected: str, routed: str) -> int:
         return self.counts.get((expected, routed), 0)
+
+    @classmethod
+    def from_matrix(cls, matrix: dict) -> Confusion:
+        counts = {
+            (e, i): n
+            for e, row in zip(matrix["expected"], matrix["counts"], strict=True)
+            for i, n in zip(matrix["invoked"], row, strict=True)
+            if n
+        }
+        return cls(list(matrix["expected"]), list(matrix["invoked"]), counts)
 
 
 @dataclass
@@ -98,7 +111,7 @@ class Comparison:
     rows: list[MetricRow]
     disagreements: list[Disagreement]
     confusion: list[Confusion | None]
-    handoff_histograms: list[Counter[int]]
+    histograms: list[tuple[str, list[Counter[int]]]]  # (metric, per side), when any has values
     common_examples: int
     consistency: list[float | None]
 
@@ -122,54 +135,47 @@ def outcome_keys(sides: list[ExperimentData]) -> list[str]:
     """Score keys that are outcomes (0–1 or true/false), not quantities such as tokens."""
     keys = set().union(*(s.score_keys() for s in sides))
     outcome = []
-    for key in metricinfo.ordered(keys - metricinfo.QUANTITIES):
+    configured = [k for s in sides for k in s.metric_keys]
+    for key in metricinfo.ordered((k for k in keys if not metricinfo.is_quantity(k)), configured):
         values = [v for s in sides for r in s.runs if (v := r.scores.get(key)) is not None]
         if values and all(0 <= float(v) <= 1 for v in values):
             outcome.append(key)
     return outcome
 
 
-def repetition_spread(side: ExperimentData, key: str) -> float | None:
-    """Standard deviation of the experiment mean across repetitions (None for one)."""
-    per_rep: dict[int, list[float]] = {}
-    for run in side.runs:
-        value = run.scores.get(key)
-        if run.error is None and value is not None:
-            per_rep.setdefault(run.repetition, []).append(float(value))
-    return stdev([math.fsum(v) / len(v) for v in per_rep.values() if v])
-
-
 def confusion_matrix(side: ExperimentData) -> Confusion | None:
-    """None when the runs carry no ``expected_agents`` or no agent paths."""
-    first: dict[str, Run] = {}
-    for run in side.runs:
-        first.setdefault(run.example_id, run)
-    expected_all = [r.reference.get("expected_agents") for r in first.values()]
-    if not side.has_traces or not any(isinstance(e, list) for e in expected_all):
+    """The ``routing_confusion`` evaluator's matrix over the side's successful runs (with
+    the ``ignore_agents`` its spec gave it); None without ``expected_agents`` or traces."""
+    from agenteval_cli.evaluators.routing import confusion_ignore
+    from agenteval_cli.evaluators.routing import confusion_matrix as matrix_of
+
+    if not side.has_traces:
         return None
-    universe = sorted({a for e in expected_all if isinstance(e, list) for a in e})
-    confusion = Confusion(labels=[*universe, NONE])
-    for run in side.runs:
-        expected = run.reference.get("expected_agents")
-        if not isinstance(expected, list) or run.error is not None:
-            continue
-        invoked = set(run.agent_path)
-        strays = sorted(a for a in invoked & set(universe) if a not in expected)
-        rows = expected or [NONE]
-        for agent in rows:
-            routed = [agent] if agent != NONE and agent in invoked else strays or [NONE]
-            for target in routed:
-                key = (agent, target)
-                confusion.counts[key] = confusion.counts.get(key, 0) + 1
-    return confusion
+    rows = [(r.reference, r.trace) for r in side.runs if r.error is None]
+    matrix = matrix_of(rows, ignore_agents=confusion_ignore(side.evaluators))
+    return None if matrix is None else Confusion.from_matrix(matrix)
 
 
-def handoff_histogram(side: ExperimentData) -> Counter[int]:
+def histogram(side: ExperimentData, key: str) -> Counter[int]:
+    """How many successful runs had each (whole) value of ``key``."""
     return Counter(
-        int(v)
-        for r in side.runs
-        if r.error is None and (v := r.scores.get("handoff_chain_length")) is not None
+        int(v) for r in side.runs if r.error is None and (v := r.scores.get(key)) is not None
     )
+
+
+def histograms(
+    sides: list[ExperimentData], keys: list[str]
+) -> list[tuple[str, list[Counter[int]]]]:
+    """Per metric declared with a distribution, each side's histogram; left out when no side
+    has a value."""
+    found = []
+    for key in keys:
+        if not metricinfo.info(key).distribution:
+            continue
+        counts = [histogram(s, key) for s in sides]
+        if any(counts):
+            found.append((key, counts))
+    return found
 
 
 def _question(runs: list[Run]) -> str:
@@ -237,13 +243,15 @@ def build(
     if not sides:
         raise UserError("nothing to compare", hint="name at least one experiment or target")
     check_same_data(sides, allow_different_data)
-    keys = metricinfo.ordered(set().union(*(s.score_keys() for s in sides)))
+    configured = [k for s in sides for k in s.metric_keys]
+    keys = metricinfo.ordered(set().union(*(s.score_keys() for s in sides)), configured)
     common = shared_examples(sides)
     extra = {} if seed is None else {"seed": seed}
+    summaries = [s.summary() for s in sides]
     rows = []
     for key in keys:
         per_example = [s.per_example(key) for s in sides]
-        means = [math.fsum(v.values()) / len(v) if v else None for v in per_example]
+        means = [summary.mean(key) for summary in summaries]
         vs_first: list[PairedComparison | None] = []
         for values in per_example[1:]:
             shared = [e for e in sides[0].example_ids() if e in values and e in per_example[0]]
@@ -255,7 +263,7 @@ def build(
                     [per_example[0][e] for e in shared], [values[e] for e in shared], **extra
                 )
             )
-        spreads = [repetition_spread(s, key) for s in sides]
+        spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first))
     outcomes = outcome_keys(sides)
     return Comparison(
@@ -263,7 +271,7 @@ def build(
         rows=rows,
         disagreements=disagreements(sides, outcomes, top),
         confusion=[confusion_matrix(s) for s in sides],
-        handoff_histograms=[handoff_histogram(s) for s in sides],
+        histograms=histograms(sides, keys),
         common_examples=len(common),
-        consistency=[consistency(s) for s in sides],
+        consistency=[summary.consistency() for summary in summaries],
     )

@@ -42,24 +42,27 @@ BAR_WIDTH = 300
 BAR_HEIGHT = 18
 
 
-def _chart(key: str, sides: list[ExperimentData], names: list[str]) -> dict[str, Any] | None:
-    """Bars of each side's mean with a 95% bootstrap interval of that mean (over examples)."""
+def _chart(
+    key: str, sides: list[ExperimentData], names: list[str], means: list[float | None]
+) -> dict[str, Any] | None:
+    """Bars of each side's mean (the table's) with a 95% bootstrap interval of the mean over
+    examples."""
     bars: list[dict[str, Any]] = []
     present: list[tuple[float, float, float]] = []  # (mean, low, high) of the sides with values
-    for name, side in zip(names, sides, strict=True):
+    for name, side, side_mean in zip(names, sides, means, strict=True):
         values = list(side.per_example(key).values())
-        if not values:
+        if not values or side_mean is None:
             bars.append({"name": name, "mean": None})
             continue
         low, high = bootstrap_ci(values)
-        mean = sum(values) / len(values)
+        mean = side_mean
         present.append((mean, low, high))
         bars.append({"name": name, "mean": mean, "low": low, "high": high})
     if not present:
         return None
     top = max(max(high, mean) for mean, _, high in present)
     bottom = min(0.0, *(low for _, low, _ in present))
-    if key in metricinfo.PERCENT:
+    if metricinfo.is_percent(key):
         top, bottom = max(top, 1.0), min(bottom, 0.0)
     span = (top - bottom) or 1.0
 
@@ -184,8 +187,8 @@ def _agent_cells(row: AgentRow, title: str, depth: int, *, total: bool = False) 
         "calls": f"{row.model_calls:,}",
         "input": NA if row.input_tokens is None else f"{row.input_tokens:,}",
         "output": NA if row.output_tokens is None else f"{row.output_tokens:,}",
-        "cost": NA if row.cost_usd is None else metricinfo.fmt("cost_usd", row.cost_usd),
-        "time": metricinfo.fmt("latency_p50_s", row.latency_s),
+        "cost": NA if row.cost_usd is None else metricinfo.format_value("money", row.cost_usd),
+        "time": metricinfo.format_value("duration", row.latency_s),
         "models": ", ".join(row.models),
     }
 
@@ -209,11 +212,15 @@ def _agents_section(comparison: Comparison) -> list[dict[str, Any]]:
 
 
 def _run_view(
-    run: Run, thresholds: Mapping[str, Any], pricing: Mapping[str, Any]
+    run: Run,
+    thresholds: Mapping[str, Any],
+    pricing: Mapping[str, Any],
+    configured: list[str] | None = None,
 ) -> dict[str, Any]:
+    configured = configured or []
     checks = {c.key: c for c in example_checks([run], thresholds)}
     scores = []
-    for key in metricinfo.ordered(run.scores):
+    for key in metricinfo.ordered(run.scores, configured):
         value = run.scores[key]
         check = checks.get(key)
         scores.append(
@@ -253,8 +260,10 @@ def _run_view(
             }
             for model, u in run.tokens.items()
         ],
-        "cost": fmt_mean("cost_usd", run.scores.get("cost_usd")),
-        "latency": metricinfo.fmt("latency_p50_s", run.latency_s),
+        "cost": NA
+        if usage is None or usage.total.cost_usd is None
+        else metricinfo.format_value("money", usage.total.cost_usd),
+        "latency": metricinfo.format_value("duration", run.latency_s),
         "scores": scores,
     }
 
@@ -280,6 +289,7 @@ def _examples(
     disagreeing = {d.example_id for d in disagreements(sides, outcome_keys(sides), top=10**9)}
     grouped = [s.by_example() for s in sides]
     order = list(dict.fromkeys(e for s in sides for e in s.example_ids()))
+    headlines = [r.key for r in comparison.rows if metricinfo.info(r.key).headline]
     failing: dict[str, list[bool | None]] = {}  # per side: failed, or None without a run
     for example_id in order:
         flags: list[bool | None] = []
@@ -311,8 +321,8 @@ def _examples(
                 continue
             first_run = first_run or runs[0]
             headline = {
-                k: metricinfo.fmt(k, v)
-                for k in ("routing_accuracy", "resolution_coverage")
+                metricinfo.info(k).tiny: metricinfo.fmt(k, v)
+                for k in headlines
                 if (v := _mean(runs, k)) is not None
             }
             targets.append(
@@ -321,7 +331,7 @@ def _examples(
                     "missing": False,
                     "failed": failed,
                     "headline": headline,
-                    "runs": [_run_view(r, checks, side.pricing) for r in runs],
+                    "runs": [_run_view(r, checks, side.pricing, side.metric_keys) for r in runs],
                 }
             )
         if first_run is None:
@@ -410,7 +420,7 @@ def render_html(
         finalize=_redactor(secret_values()),  # looked up once, for every value on the page
     )
     names = comparison.names
-    charts = [c for r in comparison.rows if (c := _chart(r.key, comparison.sides, names))]
+    charts = [c for r in comparison.rows if (c := _chart(r.key, comparison.sides, names, r.means))]
     examples = _examples(comparison, thresholds or {}, EXAMPLE_LIMIT)
     left_out = examples.total - len(examples.shown)
     return env.get_template("report.html.j2").render(
@@ -420,16 +430,18 @@ def render_html(
         sides=comparison.sides,
         common=comparison.common_examples,
         table=_table(comparison),
-        consistency=[fmt_mean("ping_pong", c) for c in comparison.consistency],
+        consistency=[fmt_mean("consistency", c) for c in comparison.consistency],
         has_consistency=any(c is not None for c in comparison.consistency),
         charts=charts,
         confusion=[
             (name, c) for name, c in zip(names, comparison.confusion, strict=True) if c is not None
         ],
         histograms=[
-            (name, _histogram(h))
-            for name, h in zip(names, comparison.handoff_histograms, strict=True)
-            if h
+            (
+                metricinfo.label(key),
+                [(name, _histogram(h)) for name, h in zip(names, per_side, strict=True) if h],
+            )
+            for key, per_side in comparison.histograms
         ],
         agents=_agents_section(comparison),
         examples=examples.shown,

@@ -15,6 +15,7 @@ from typing import Any
 from agenteval_cli.evaluators.summaries import summary_scores
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
+from agenteval_cli.results.sources import metric_keys
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
 
@@ -28,15 +29,16 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
     }
 
 
-def metrics_summary() -> Summary:
-    """What an export's ``metrics`` are read from: every result, outcomes kept per example
-    (so ``consistency`` is there when examples were repeated)."""
-    return Summary(track_outcomes=True)
+def metrics_summary(spec: dict[str, Any]) -> Summary:
+    """What an export's ``metrics`` are read from: every result, for the metric keys of the
+    experiment's evaluators, outcomes kept per example (so ``consistency`` is there when
+    examples were repeated)."""
+    return Summary(track_outcomes=True, keys=tuple(metric_keys(spec)))
 
 
 def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | None]:
     """The ``metrics`` of an experiment's export, in one pass over its results."""
-    summary = metrics_summary()
+    summary = metrics_summary(store.experiment(experiment_id).spec)
     for stored in store.results(experiment_id):
         summary.add(stored.result)
     return summary.metrics()
@@ -45,11 +47,11 @@ def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | No
 def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
     """Everything of an experiment's export but its results, read in two passes over its
     rows that keep no result: the summary and per-agent usage, then the routing confusion."""
-    from agenteval_cli.evaluators.routing import confusion_matrix
+    from agenteval_cli.evaluators.routing import confusion_ignore, confusion_matrix
 
     experiment = store.experiment(experiment_id)
     pricing = experiment.spec.get("pricing") or {}
-    summary = metrics_summary()
+    summary = metrics_summary(experiment.spec)
 
     def model_calls() -> Iterator[list[Any]]:
         for stored in store.results(experiment_id):
@@ -80,7 +82,10 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             sc.key: {"score": sc.score, "comment": sc.comment}
             for sc in summary_scores(store, experiment_id)
         },
-        "routing_confusion": confusion_matrix(routed),  # type: ignore[arg-type]
+        "routing_confusion": confusion_matrix(
+            routed,  # type: ignore[arg-type]
+            ignore_agents=confusion_ignore(experiment.spec.get("evaluators") or []),
+        ),
     }
 
 

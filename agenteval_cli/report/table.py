@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval_cli.core.redact import console_text
-from agenteval_cli.metrics.info import fmt, higher_is_better, label
+from agenteval_cli.metrics.info import fmt, format_value, higher_is_better, info, label, ordered
 from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
@@ -29,25 +29,6 @@ if TYPE_CHECKING:
 
 NA = "n/a"  # a figure no result gave: unknown, not zero
 
-# The headline rows, in order; "io_tokens" is the dim input / output line under the tokens.
-ROWS = (
-    "routing_accuracy",
-    "resolution_coverage",
-    "total_tokens",
-    "io_tokens",
-    "cost_usd",
-    "handoff_chain_length",
-    "ping_pong",
-    "error_rate",
-    "latency_p50_s",
-    "latency_p95_s",
-)
-SHOWN = {*ROWS, "input_tokens", "output_tokens"}
-# A judge's own spend, kept apart from the target's tokens and cost.
-JUDGE_KEYS = frozenset(
-    {"judge_input_tokens", "judge_output_tokens", "judge_cost_usd", "judge_cost_usd_total"}
-)
-
 
 def comparison_table(
     columns: Sequence[tuple[str, Summary]],
@@ -57,28 +38,47 @@ def comparison_table(
 ) -> Table:
     """Targets side by side. A row's best value is bold green with a ★ when targets differ.
 
-    ``dataset_scores`` (one mapping per column) are summary evaluators' scores, computed
-    once over all of a target's results; they get rows of their own, marked "(dataset)"."""
+    The rows are the experiments' metrics in their order (their evaluators' keys, then the
+    run's own figures); a metric declared ``under`` another is a dim line beneath it, and
+    one not ``shown`` appears only through its total. ``dataset_scores`` (one mapping per
+    column) are summary evaluators' scores, computed once over all of a target's results;
+    they get rows of their own, marked "(dataset)"."""
     table = Table(title=_title(title), title_justify="left", header_style="bold")
     table.add_column("metric", style="cyan", no_wrap=True)
     for name, _ in columns:
         table.add_column(plain(name), justify="right")
     summaries = [summary for _, summary in columns]
     metrics = [summary.metrics() for summary in summaries]
-    for key in ROWS:
-        if key == "io_tokens":
-            table.add_row("  input / output", *(_io(m) for m in metrics), style="dim")
-        elif key == "cost_usd" and all(m.get(key) is None for m in metrics):
-            table.add_row(plain(label(key)), *(NA for _ in metrics))
+    keys = list(dict.fromkeys(k for m in metrics for k in m))
+    configured = [k for s in summaries for k in s.keys]
+    keys = ordered(keys, configured)
+    details: dict[str, list[str]] = {}
+    for key in keys:
+        parent = info(key).under
+        if parent is not None and parent in keys:
+            details.setdefault(parent, []).append(key)
+    totals = []
+    for key in keys:
+        declared = info(key)
+        if not declared.shown or (declared.under is not None and declared.under in keys):
+            continue
+        if declared.aggregation == "sum":
+            totals.append(key)
+            continue
+        if all(m.get(key) is None for m in metrics):
+            table.add_row(plain(label(key)), *(Text(NA) for _ in metrics))
         else:
             table.add_row(plain(label(key)), *_row(key, metrics, summaries))
-    extra = sorted({k for m in metrics for k in m if k not in SHOWN and k not in JUDGE_KEYS})
-    for key in extra:
-        table.add_row(plain(label(key)), *_row(key, metrics, summaries))
+        if key in details:
+            name = " / ".join(info(k).narrow.split(" ")[0] for k in details[key])
+            lines = [_details(details[key], m) for m in metrics]
+            table.add_row(f"  {name}", *lines, style="dim")
     for key in sorted({k for scores in dataset_scores for k in scores}):
         values = [_number(scores.get(key)) for scores in dataset_scores]
         table.add_row(plain(f"{label(key)} (dataset)"), *_cells(key, values))
-    _judge_rows(table, summaries)
+    for key in totals:
+        counted = [s.counts.get(info(key).of[0]) if info(key).of else None for s in summaries]
+        table.add_row(plain(label(key)), *_cells(key, [m.get(key) for m in metrics], counted))
     table.add_row("examples run", *(f"{s.count}" for s in summaries), style="dim")
     return table
 
@@ -96,24 +96,6 @@ def _row(key: str, metrics: list[dict[str, float | None]], summaries: list[Summa
     return _cells(key, [m.get(key) for m in metrics], [_sampled(s, key) for s in summaries])
 
 
-def _judge_rows(table: Table, summaries: Sequence[Summary]) -> None:
-    """Judge cost and tokens over the whole run, when any judge ran."""
-    if not any(s.counts.get("judge_input_tokens") for s in summaries):
-        return
-    cost = [
-        s.sums.get("judge_cost_usd") if s.counts.get("judge_cost_usd") else None for s in summaries
-    ]
-    tokens = [
-        s.sums.get("judge_input_tokens", 0.0) + s.sums.get("judge_output_tokens", 0.0)
-        if s.counts.get("judge_input_tokens")
-        else None
-        for s in summaries
-    ]
-    judged = [s.counts.get("judge_input_tokens") for s in summaries]
-    table.add_row("judge cost (total)", *_cells("judge_cost_usd", cost, judged))
-    table.add_row("judge tokens (total)", *_cells("judge_tokens", tokens, judged))
-
-
 def _number(value: float | bool | None) -> float | None:
     return None if value is None else float(value)
 
@@ -125,11 +107,12 @@ def _sampled(summary: Summary, key: str) -> int | None:
     return n if 0 < n < summary.count - summary.errors else None
 
 
-def _io(metrics: dict[str, float | None]) -> str:
-    i, o = metrics.get("input_tokens"), metrics.get("output_tokens")
-    if i is None or o is None:
+def _details(keys: list[str], metrics: dict[str, float | None]) -> str:
+    """The dim line under a metric: its parts, ``1,000 / 500``; n/a when one is unknown."""
+    values = [metrics.get(k) for k in keys]
+    if any(v is None for v in values):
         return NA
-    return f"{fmt('input_tokens', i)} / {fmt('output_tokens', o)}"
+    return " / ".join(fmt(k, v) for k, v in zip(keys, values, strict=True))
 
 
 def _cells(
@@ -201,8 +184,8 @@ def _agent_cells(row: AgentRow | None, *, missing: bool) -> list[Text]:
         f"{row.results:,}",
         f"{row.model_calls:,}",
         _in_out(row.input_tokens, row.output_tokens),
-        NA if row.cost_usd is None else fmt("cost_usd", row.cost_usd),
-        fmt("latency_p50_s", row.latency_s),
+        NA if row.cost_usd is None else format_value("money", row.cost_usd),
+        format_value("duration", row.latency_s),
     )
     return [Text(v, style="dim" if v == NA else "") for v in values]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.core.records import ModelCall
-from agenteval_cli.metrics.summary import consistent_share, outcome
+from agenteval_cli.core.records import ModelCall, Run
+from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,33 +25,23 @@ if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.store.db import ExperimentRecord, Store
 
+
+def metric_keys(spec: dict[str, Any]) -> list[str]:
+    """A stored spec's metric keys, its evaluators' in order (declaring what its items say
+    about them: label, direction, format)."""
+    from agenteval_cli.evaluators.registry import declare_entries
+
+    return declare_entries(spec.get("evaluators") or [])
+
+
+def stored_summary(store: Store, record: ExperimentRecord) -> Summary:
+    """The summary of a stored experiment, streamed from the store's rows."""
+    return store.summary(
+        record.id, repetitions=record.repetitions, keys=metric_keys(record.spec or {})
+    )
+
+
 BASELINE_FORMAT = "agenteval-baseline/1"
-
-
-@dataclass
-class Run:
-    """One example x repetition of an experiment, as the reports read it."""
-
-    example_id: str
-    repetition: int = 0
-    inputs: dict[str, Any] = field(default_factory=dict)
-    reference: dict[str, Any] = field(default_factory=dict)
-    outputs: dict[str, Any] | None = None
-    scores: dict[str, float | bool | None] = field(default_factory=dict)
-    comments: dict[str, str] = field(default_factory=dict)
-    agent_path: list[str] = field(default_factory=list)
-    handoffs: list[dict[str, Any]] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    tokens: dict[str, dict[str, int | None]] = field(default_factory=dict)  # None: unknown
-    latency_s: float = 0.0
-    error: str | None = None
-    model_calls: list[ModelCall] = field(default_factory=list)  # each with its agent path
-    untraced: str | None = None  # why the run recorded nothing, if so
-
-    @property
-    def final_response(self) -> str:
-        value = (self.outputs or {}).get("final_response")
-        return "" if value is None else str(value)
 
 
 @dataclass
@@ -71,6 +61,26 @@ class ExperimentData:
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
     url_status: str | None = None  # uploaded, imported, read, or an unfinished upload
+    # The experiment's metric keys (its evaluators'), in order; and its spec's evaluator
+    # items, for options the reports honour (the routing confusion's ignore_agents).
+    metric_keys: list[str] = field(default_factory=list)
+    evaluators: list[Any] = field(default_factory=list)
+
+    def summary(self) -> Summary:
+        """The experiment's summary: the same computation as the run table's and
+        ``--json``'s (:class:`~agenteval_cli.metrics.summary.Summary`), over these runs."""
+        summary = Summary(keys=tuple(self.metric_keys), has_latency=self.has_traces)
+        add = summary.add_row
+        for run in self.runs:
+            add(
+                run.example_id,
+                run.repetition,
+                run.error,
+                run.latency_s,
+                list(run.scores.items()),
+                (call.model for call in run.model_calls),
+            )
+        return summary
 
     def example_ids(self) -> list[str]:
         return list(dict.fromkeys(r.example_id for r in self.runs))
@@ -95,24 +105,7 @@ class ExperimentData:
 
 
 def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: Result) -> Run:
-    trace = result.trace
-    return Run(
-        example_id=result.example_id,
-        repetition=result.repetition,
-        inputs=inputs,
-        reference=reference,
-        outputs=result.outputs,
-        scores=result.score_map(),
-        comments={s.key: s.comment for s in result.scores if s.comment},
-        agent_path=list(trace.agent_path),
-        handoffs=[h.__dict__ for h in trace.handoffs],
-        tool_calls=[t.__dict__ for t in trace.tool_calls],
-        tokens=trace.tokens,
-        latency_s=result.latency_s,
-        error=result.error,
-        model_calls=list(trace.model_calls),
-        untraced=trace.untraced,
-    )
+    return Run.from_result(result, inputs, reference)
 
 
 def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
@@ -135,6 +128,8 @@ def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
         thresholds=record.spec.get("thresholds") or {},
         url=upload.get("url"),
         url_status=upload.get("status"),
+        metric_keys=metric_keys(record.spec),
+        evaluators=list(record.spec.get("evaluators") or []),
     )
 
 
@@ -183,6 +178,7 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         error=data.get("error"),
         model_calls=[_model_call(m) for m in trace.get("model_calls") or []],
         untraced=trace.get("untraced"),
+        coordinators=[str(a) for a in trace.get("coordinators") or []],
     )
 
 
@@ -250,6 +246,7 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
                     pricing=dict(exp.get("pricing") or {}),
+                    metric_keys=[str(k) for k in exp.get("metrics") or {}],
                 )
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
@@ -295,8 +292,5 @@ def from_file(name: str) -> list[ExperimentData]:
 
 def consistency(side: ExperimentData) -> float | None:
     """Share of repeated examples whose outcome (error state and every score but tokens and
-    cost) was the same in every repetition: the rule of :meth:`Summary.consistency`."""
-    outcomes: dict[str, list[tuple]] = {}
-    for run in side.runs:
-        outcomes.setdefault(run.example_id, []).append(outcome(run.error, run.scores.items()))
-    return consistent_share(outcomes)
+    cost) was the same in every repetition: :meth:`Summary.consistency`."""
+    return side.summary().consistency()

@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -321,9 +321,12 @@ class Store:
         """Results of an experiment in insertion order, with their inputs and references."""
         return iter_results(self.db, experiment_id)
 
-    def summary(self, experiment_id: str, *, repetitions: int = 1) -> Summary:
-        """The experiment's metrics summary, summed from the columns the metrics read."""
-        return stored_summary(self.db, experiment_id, repetitions=repetitions)
+    def summary(
+        self, experiment_id: str, *, repetitions: int = 1, keys: Sequence[str] = ()
+    ) -> Summary:
+        """The experiment's metrics summary (``keys``: its evaluators' metric keys), summed
+        from the columns the metrics read."""
+        return stored_summary(self.db, experiment_id, repetitions=repetitions, keys=keys)
 
     def result_count(self, experiment_id: str) -> int:
         (count,) = self.db.execute(

@@ -412,12 +412,15 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
         yield StoredResult(json.loads(inputs), json.loads(reference), result)
 
 
-def stored_summary(db: sqlite3.Connection, experiment_id: str, *, repetitions: int) -> Summary:
-    """The metrics' summary of an experiment, read from only the columns it needs: no
-    Result is built, and a scores text repeated across rows is decoded once."""
+def stored_summary(
+    db: sqlite3.Connection, experiment_id: str, *, repetitions: int, keys: Sequence[str] = ()
+) -> Summary:
+    """The metrics' summary of an experiment (``keys``: its evaluators'), read from only the
+    columns it needs: no Result is built, and a scores text repeated across rows is decoded
+    once."""
     from agenteval_cli.metrics.summary import Summary
 
-    summary = Summary(track_outcomes=repetitions > 1)
+    summary = Summary(track_outcomes=repetitions > 1, keys=tuple(keys))
     add = summary.add_row
     decoded: dict[str, list[tuple[str, Any]]] = {}
     rows = db.execute(

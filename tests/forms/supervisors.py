@@ -149,7 +149,7 @@ def _outputs(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def sync_function(inputs: dict) -> dict:
-    """The seed's pattern: ``graph.invoke`` inside a plain function."""
+    """A common pattern: ``graph.invoke`` inside a plain function."""
     return _outputs(_sync_graph.invoke(_state(inputs)))
 
 

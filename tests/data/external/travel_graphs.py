@@ -120,6 +120,6 @@ swarm_graph = create_swarm(_desks(swarm=True), default_active_agent="flights_des
 
 
 def supervisor_target(inputs: dict) -> dict:
-    """The seed's pattern: a plain function that invokes the graph without any config."""
+    """A common pattern: a plain function that invokes the graph without any config."""
     result = supervisor_graph.invoke({"messages": [HumanMessage(content=inputs["question"])]})
     return {"final_response": result["messages"][-1].content, "resolution_notes": []}

@@ -1,0 +1,184 @@
+"""The metric registry: what a metric key is, declared by whatever produces it.
+
+Every evaluator declares the keys it scores when it is registered (see
+``agenteval_cli.evaluators.registry.register``); users' evaluators declare theirs in the spec
+or on their function. The run's own figures (error rate, latency, consistency) are declared
+here. A key nobody declared is a plain number where higher is better, shown under its name.
+
+The reports and the gate read a metric's label, direction and format from here, never from
+its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+Direction = Literal["higher", "lower"]
+Format = Literal["percent", "count", "money", "duration", "number"]
+Aggregation = Literal["mean", "sum"]
+Kind = Literal["outcome", "quantity"]
+Scope = Literal["result", "run"]
+
+DIRECTIONS = ("higher", "lower")
+FORMATS = ("percent", "count", "money", "duration", "number")
+AGGREGATIONS = ("mean", "sum")
+KINDS = ("outcome", "quantity")
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """One metric key and how to read it.
+
+    ``kind``: an outcome (a 0–1 rate or true/false: compared per example, checked against a
+    pass mark, part of consistency) or a quantity (tokens, cost, a count: never a failure).
+    ``scope``: ``result`` for a score each result has, ``run`` for a figure of the whole run
+    (error rate, latency, a total), which no single example is checked against.
+    ``aggregation``: ``mean`` over the results, or ``sum`` of the keys in ``of``.
+    """
+
+    key: str
+    label: str = ""
+    direction: Direction = "higher"
+    format: Format = "number"
+    aggregation: Aggregation = "mean"
+    kind: Kind = "outcome"
+    scope: Scope = "result"
+    short: str = ""  # a narrow label, for the compare table on a terminal
+    abbrev: str = ""  # the shortest, beside a value in a cell of several (compare's examples)
+    pass_mark: str | None = None  # an example's check when the spec sets no threshold
+    volatile: bool = False  # changes with a reply's wording: consistency ignores it
+    under: str | None = None  # the run table shows it on a dim line under that metric
+    of: tuple[str, ...] = ()  # a sum: the per-result keys it totals
+    shown: bool = True  # False: the run table shows it only through a total
+    headline: bool = False  # shown beside each target of an example in the HTML report
+    distribution: bool = False  # compare and the HTML report chart how its values spread
+
+    def __post_init__(self) -> None:
+        for name, value, allowed in (
+            ("direction", self.direction, DIRECTIONS),
+            ("format", self.format, FORMATS),
+            ("aggregation", self.aggregation, AGGREGATIONS),
+            ("kind", self.kind, KINDS),
+        ):
+            if value not in allowed:
+                raise ValueError(
+                    f"metric {self.key!r}: {name} must be one of {', '.join(allowed)}, "
+                    f"got {value!r}"
+                )
+        if not self.label:
+            object.__setattr__(self, "label", self.key)
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == "higher"
+
+    @property
+    def narrow(self) -> str:
+        return self.short or self.label
+
+    @property
+    def tiny(self) -> str:
+        return self.abbrev or self.narrow
+
+
+def metric(
+    key: str,
+    label: str = "",
+    *,
+    lower: bool = False,
+    fmt: Format = "number",
+    quantity: bool = False,
+    **more: Any,
+) -> MetricInfo:
+    """A metric declaration in one line: ``metric("ping_pong", "ping-pong rate", lower=True,
+    fmt="percent")``; other :class:`MetricInfo` fields by keyword."""
+    return MetricInfo(
+        key,
+        label,
+        direction="lower" if lower else "higher",
+        format=fmt,
+        kind="quantity" if quantity else "outcome",
+        **more,
+    )
+
+
+METRICS: dict[str, MetricInfo] = {}
+# What a threshold may name instead of a key: an evaluator's name for its headline key.
+ALIASES: dict[str, str] = {}
+
+
+def declare(*infos: MetricInfo, alias: str | None = None) -> None:
+    """Declare ``infos``; a later declaration of a key replaces the earlier one. ``alias``
+    (an evaluator's name) then means the first of them in a threshold."""
+    for info in infos:
+        METRICS[info.key] = info
+    if alias is not None and infos and alias != infos[0].key:
+        ALIASES[alias] = infos[0].key
+
+
+def info(key: str) -> MetricInfo:
+    """What is declared for ``key``; an undeclared key is a higher-is-better number."""
+    found = METRICS.get(key)
+    return found if found is not None else MetricInfo(key)
+
+
+def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
+    """``base`` with a user's ``label``, ``direction`` (or ``lower_is_better``), ``format``,
+    ``kind`` and ``pass_mark`` on top; ValueError for an unknown field or a value that is
+    none of the allowed ones."""
+    unknown = set(options) - {
+        "label",
+        "lower_is_better",
+        "direction",
+        "format",
+        "kind",
+        "pass_mark",
+    }
+    if unknown:
+        raise ValueError(
+            f"metric {base.key!r}: unknown field(s) {', '.join(sorted(unknown))}; "
+            "give label, direction (higher or lower), format or kind"
+        )
+    changes: dict[str, Any] = {}
+    if options.get("label") is not None:
+        changes["label"] = str(options["label"])
+    if options.get("lower_is_better") is not None:
+        changes["direction"] = "lower" if options["lower_is_better"] else "higher"
+    if options.get("direction") is not None:
+        changes["direction"] = options["direction"]
+    if options.get("format") is not None:
+        changes["format"] = options["format"]
+    if options.get("kind") is not None:
+        changes["kind"] = options["kind"]
+    if options.get("pass_mark") is not None:
+        changes["pass_mark"] = str(options["pass_mark"])
+    return replace(base, **changes) if changes else base
+
+
+def run_metrics() -> list[str]:
+    """The run's own figures, in their order: error rate, latency, consistency, totals."""
+    return [k for k, m in METRICS.items() if m.scope == "run"]
+
+
+def ordered(keys: Iterable[str], configured: Iterable[str] = ()) -> list[str]:
+    """``keys`` in the order the reports show them: the ``configured`` ones first, in
+    theirs (the experiment's evaluators, in the spec's order), then the other declared
+    keys in declaration order, then the undeclared alphabetically; the run's own figures
+    last."""
+    keys = set(keys)
+    run = [k for k in run_metrics() if k in keys]
+    shown = [k for k in dict.fromkeys(configured) if k in keys and k not in run]
+    rest = keys - set(shown) - set(run)
+    shown += [k for k in METRICS if k in rest]
+    shown += sorted(rest - set(METRICS))
+    return shown + run
+
+
+declare(
+    metric("error_rate", "error rate", lower=True, fmt="percent", scope="run"),
+    metric("latency_p50_s", "latency p50", lower=True, fmt="duration", quantity=True, scope="run"),
+    metric("latency_p95_s", "latency p95", lower=True, fmt="duration", quantity=True, scope="run"),
+    metric("consistency", "consistency", fmt="percent", scope="run"),
+)
