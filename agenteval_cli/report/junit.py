@@ -2,7 +2,8 @@
 
 The checks are the spec's thresholds applied to each example's score (averaged over its
 repetitions), or, with no thresholds, the pass marks the metrics declare (the routing
-demo's: full routing accuracy and coverage, no ping-pong). A failure carries the evaluator's comment; an error, the error.
+demo's: full routing accuracy and coverage, no ping-pong). A failure carries the
+evaluator's comment; an error, the error.
 
 Every text is made what a strict XML parser accepts (escape sequences and other control
 characters removed, :func:`agenteval_cli.core.redact.xml_text`), with known secrets redacted.

@@ -286,9 +286,3 @@ def load(names: Iterable[str], store_path: Path) -> list[ExperimentData]:
                 store = stack.enter_context(open_store(store_path))
             loaded.append(from_store(store, resolve_experiment(store, name)))
     return loaded
-
-
-def consistency(side: ExperimentData) -> float | None:
-    """Share of repeated examples whose outcome (error state and every score but tokens and
-    cost) was the same in every repetition: :meth:`Summary.consistency`."""
-    return side.summary().consistency()
