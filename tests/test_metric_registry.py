@@ -33,6 +33,7 @@ from agenteval_cli.report.compare_console import stats_table
 from agenteval_cli.report.html import _table, render_html
 from agenteval_cli.report.json_report import experiment_header
 from agenteval_cli.report.junit import junit_tree
+from agenteval_cli.report.markdown import render_markdown
 from agenteval_cli.report.table import comparison_table
 from agenteval_cli.results.sources import ExperimentData, from_store, stored_summary
 from agenteval_cli.spec.model import EvaluatorSpec
@@ -144,6 +145,9 @@ def test_table_json_html_junit_and_gate_agree_on_one_store(store):
     built = comparison.build(sides)
     rows = {r["key"]: r["means"] for r in _table(built)}
     assert rows == {"routing_accuracy": ["50.0%", "100.0%"], "hops": ["2.0", "1.5"]}
+    markdown = render_markdown(built)
+    assert "| routing accuracy | 50.0% | 100.0% |" in markdown
+    assert "| hops taken | 2.0 | 1.5 |" in markdown
     # JUnit: each example against the spec's thresholds, the same direction
     suites = {s.get("name"): s for s in junit_tree(sides, thresholds=SPEC["thresholds"])}
     failed = {
@@ -335,3 +339,27 @@ def test_a_spec_declared_lower_is_better_metric_through_run_and_compare(tmp_path
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if "words used" in line)
     assert "▲" in line and "−2.0" in line
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("direction: sideways", "direction must be one of higher, lower, got 'sideways'"),
+        ("format: furlongs", "format must be one of percent, count, money, duration, number"),
+        ("metrics: {x: {colour: red}}", "unknown field(s) colour"),
+    ],
+)
+def test_a_bad_declaration_is_a_user_error_at_its_line(tmp_path, extra, message):
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.spec.model import load_spec
+
+    (tmp_path / "evals.py").write_text("def one(outputs):\n    return 1\n")
+    (tmp_path / "data.jsonl").write_text('{"inputs": {"question": "q"}}\n')
+    (tmp_path / "spec.yaml").write_text(
+        "dataset: data.jsonl\ntargets: {t: evals.py:one}\nevaluators:\n"
+        f"  - {{name: one, type: custom, target: evals.py:one, {extra}}}\n"
+    )
+    with pytest.raises(UserError) as caught:
+        bind_evaluators(load_spec(tmp_path / "spec.yaml"))
+    assert message in str(caught.value)
+    assert caught.value.line == 4

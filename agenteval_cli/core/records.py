@@ -314,7 +314,7 @@ class Run:
     error: str | None = None
     model_calls: list[ModelCall] = field(default_factory=list)  # each with its agent path
     untraced: str | None = None  # why the run recorded nothing, if so
-    coordinators: list[str] = field(default_factory=list)
+    coordinators: tuple[str, ...] = ()
     # The whole recorded trace, when the run is built for an evaluator (the reports keep
     # only the fields above, never the messages of every result).
     recorded: Trace | None = field(default=None, repr=False, compare=False)
@@ -372,6 +372,6 @@ class Run:
             error=result.error,
             model_calls=list(trace.model_calls),
             untraced=trace.untraced,
-            coordinators=list(trace.coordinators),
+            coordinators=tuple(trace.coordinators),
             recorded=trace if keep_trace else None,
         )

@@ -173,6 +173,8 @@ def _options_hint(allowed: list[str]) -> str:
 
 # Options of a spec entry that declare its score's metadata rather than configure it.
 METRIC_OPTIONS = ("label", "direction", "lower_is_better", "format", "metrics")
+# The attribute :func:`declares` sets on a user's function.
+DECLARED = "agenteval_metrics"
 
 
 def entry_parts(item: Any) -> tuple[str, dict[str, Any]]:
@@ -189,7 +191,7 @@ def entry_parts(item: Any) -> tuple[str, dict[str, Any]]:
 
 def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
     """The metrics a spec's evaluator item scores: a registry entry's own; for an item
-    with a ``type:`` (a judge, your function), what the function declares (``fn.metrics``,
+    with a ``type:`` (a judge, your function), what the function declares (:func:`declares`,
     else ``fn.score_keys``), else one key, its name (or the judge's ``feedback_key``).
     The item's ``label``, ``direction`` / ``lower_is_better`` and ``format`` apply to its
     one key; ``metrics: {key: {label, direction, format}}`` to any key. ValueError for a
@@ -231,9 +233,9 @@ def known(key: str) -> MetricInfo:
 
 
 def function_metrics(fn: Any) -> list[MetricInfo]:
-    """What a user's function declares: ``fn.metrics`` (MetricInfo, keys, or mappings of
-    their fields; see :func:`declares`), else ``fn.score_keys`` as keys."""
-    declared = getattr(fn, "metrics", None) if fn is not None else None
+    """What a user's function declares: ``fn.agenteval_metrics`` (MetricInfo, keys, or
+    mappings of their fields; see :func:`declares`), else ``fn.score_keys`` as keys."""
+    declared = getattr(fn, DECLARED, None) if fn is not None else None
     if declared:
         found = []
         for entry in declared:
@@ -256,7 +258,7 @@ def declares(*metrics: MetricInfo | str | Mapping[str, Any]) -> Callable[[Any], 
     ``@declares(metric("steps", "steps taken", lower=True, fmt="count"))``."""
 
     def mark(fn: Any) -> Any:
-        fn.metrics = tuple(metrics)
+        setattr(fn, DECLARED, tuple(metrics))
         return fn
 
     return mark
@@ -282,5 +284,6 @@ def declare_entries(items: Iterable[Any]) -> list[str]:
 def is_summary(item: Any) -> bool:
     """Whether a spec's evaluator item is dataset-level (scored once per target)."""
     name, options = entry_parts(item)
-    info = REGISTRY.get(options.get("type") or name)
+    kind = options.get("type") or name
+    info = REGISTRY.get(kind) if isinstance(kind, str) else None
     return bool(options.get("summary")) or (info is not None and info.summary)

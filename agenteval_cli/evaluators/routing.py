@@ -7,6 +7,7 @@ when it is any level of an invoked agent's path (``money_team > account`` meets 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from agenteval_cli.core.records import Trace
@@ -166,13 +167,16 @@ NONE = "(none)"
 
 
 def confusion_matrix(
-    rows: list[tuple[dict[str, Any], Trace]], *, ignore_agents: list[str] | None = None
+    rows: Iterable[tuple[dict[str, Any], Trace]], *, ignore_agents: list[str] | None = None
 ) -> dict[str, Any] | None:
-    """Expected agent x invoked agent counts over a target's results, for the report.
+    """Expected agent x invoked agent counts over a target's results: the one matrix the
+    ``routing_confusion`` evaluator, ``--json``, compare and the HTML report show.
 
-    A row is ``(reference_outputs, trace)``. Per result: an expected agent that was invoked
-    adds 1 on the diagonal; one that was missed adds 1 to each invoked specialist that was
-    not expected (where the request went instead), or to ``(none)`` if there is none; an
+    A row is ``(reference_outputs, trace)``, read once (a generator keeps one at a time).
+    Names are lower-cased; ``ignore_agents`` (default ``[supervisor]``) and the trace's
+    coordinators are not specialists. Per result: an expected agent that was invoked adds 1
+    on the diagonal; one that was missed adds 1 to each invoked specialist that was not
+    expected (where the request went instead), or to ``(none)`` if there is none; an
     unexpected specialist when nothing was missed adds 1 to the ``(none)`` row (invoked
     without being expected). None when no row expects agents.
     """

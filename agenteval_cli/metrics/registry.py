@@ -109,13 +109,10 @@ METRICS: dict[str, MetricInfo] = {}
 ALIASES: dict[str, str] = {}
 
 
-def declare(*infos: MetricInfo, alias: str | None = None) -> None:
-    """Declare ``infos``; a later declaration of a key replaces the earlier one. ``alias``
-    (an evaluator's name) then means the first of them in a threshold."""
-    for info in infos:
-        METRICS[info.key] = info
-    if alias is not None and infos and alias != infos[0].key:
-        ALIASES[alias] = infos[0].key
+def declare(*infos: MetricInfo) -> None:
+    """Declare ``infos``; a later declaration of a key replaces the earlier one."""
+    for declared in infos:
+        METRICS[declared.key] = declared
 
 
 def info(key: str) -> MetricInfo:

@@ -151,7 +151,7 @@ def confusion_matrix(side: ExperimentData) -> Confusion | None:
 
     if not side.has_traces:
         return None
-    rows = [(r.reference, r.trace) for r in side.runs if r.error is None]
+    rows = ((r.reference, r.trace) for r in side.runs if r.error is None)  # one at a time
     matrix = matrix_of(rows, ignore_agents=confusion_ignore(side.evaluators))
     return None if matrix is None else Confusion.from_matrix(matrix)
 

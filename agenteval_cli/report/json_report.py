@@ -83,7 +83,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             for sc in summary_scores(store, experiment_id)
         },
         "routing_confusion": confusion_matrix(
-            routed,  # type: ignore[arg-type]
+            routed,
             ignore_agents=confusion_ignore(experiment.spec.get("evaluators") or []),
         ),
     }

@@ -1,8 +1,9 @@
 """JUnit XML for CI test tabs: one test case per example × target × checked score.
 
 The checks are the spec's thresholds applied to each example's score (averaged over its
-repetitions), or, with no thresholds, the default pass marks (full routing accuracy and
-coverage, no ping-pong). A failure carries the evaluator's comment; an error, the error.
+repetitions), or, with no thresholds, the pass marks the metrics declare (the routing
+demo's: full routing accuracy and coverage, no ping-pong). A failure carries the
+evaluator's comment; an error, the error.
 
 Every text is made what a strict XML parser accepts (escape sequences and other control
 characters removed, :func:`agenteval_cli.core.redact.xml_text`), with known secrets redacted.

@@ -70,7 +70,7 @@ def comparison_table(
         else:
             table.add_row(plain(label(key)), *_row(key, metrics, summaries))
         if key in details:
-            name = " / ".join(info(k).narrow.split(" ")[0] for k in details[key])
+            name = " / ".join(info(k).tiny for k in details[key])
             lines = [_details(details[key], m) for m in metrics]
             table.add_row(f"  {name}", *lines, style="dim")
     for key in sorted({k for scores in dataset_scores for k in scores}):

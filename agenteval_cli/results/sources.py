@@ -69,7 +69,10 @@ class ExperimentData:
     def summary(self) -> Summary:
         """The experiment's summary: the same computation as the run table's and
         ``--json``'s (:class:`~agenteval_cli.metrics.summary.Summary`), over these runs."""
-        summary = Summary(keys=tuple(self.metric_keys), has_latency=self.has_traces)
+        repeated = any(run.repetition for run in self.runs)  # else nothing kept per example
+        summary = Summary(
+            keys=tuple(self.metric_keys), has_latency=self.has_traces, track_outcomes=repeated
+        )
         add = summary.add_row
         for run in self.runs:
             add(
@@ -178,7 +181,7 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         error=data.get("error"),
         model_calls=[_model_call(m) for m in trace.get("model_calls") or []],
         untraced=trace.get("untraced"),
-        coordinators=[str(a) for a in trace.get("coordinators") or []],
+        coordinators=tuple(str(a) for a in trace.get("coordinators") or ()),
     )
 
 
@@ -288,9 +291,3 @@ def from_file(name: str) -> list[ExperimentData]:
     if not path.is_file():
         raise UserError(f"file not found: {path}", hint="check the path")
     return from_json_file(path)
-
-
-def consistency(side: ExperimentData) -> float | None:
-    """Share of repeated examples whose outcome (error state and every score but tokens and
-    cost) was the same in every repetition: :meth:`Summary.consistency`."""
-    return side.summary().consistency()
