@@ -40,6 +40,9 @@ class Target:
     kind: str  # "graph", "runnable" or "function"
     call: TargetFn = field(repr=False)
     coordinators: tuple[str, ...] = ()  # agents that regain control by design
+    # The example input fields every call reads (the graph's input_key, or the fields of an
+    # input template); empty when only the target knows (a function, an input function).
+    input_fields: tuple[str, ...] = ()
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
@@ -191,13 +194,14 @@ def adapt(
         if _is_graph(obj):
             check_graph_input(obj, input, input_key)
             call = _graph_call(obj, input_key, initial_state, build, output, run_config)
-            return Target(name, import_path, "graph", call)
+            fields = (input_key,) if input is None else template_fields(input)
+            return Target(name, import_path, "graph", call, input_fields=fields)
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
 
         if isinstance(obj, Runnable):
             call = _runnable_call(obj, build, output, run_config)
-            return Target(name, import_path, "runnable", call)
+            return Target(name, import_path, "runnable", call, input_fields=template_fields(input))
     if callable(obj):
         if run_config:
             raise TargetOptionError(
@@ -205,7 +209,8 @@ def adapt(
                 hint="pass config=... to the graph call inside the function",
                 at=("config",),
             )
-        return Target(name, import_path, "function", _function_call(obj, build, output))
+        call = _function_call(obj, build, output)
+        return Target(name, import_path, "function", call, input_fields=template_fields(input))
     raise TypeError(f"{import_path!r} is a {type(obj).__name__}, not a graph, Runnable or function")
 
 
@@ -271,6 +276,18 @@ def input_builder(input: Mapping[str, Any] | Callable[..., Any]) -> InputBuilder
         fn = input
         return lambda inputs: fn(copy.deepcopy(inputs))
     return _compile_template(dict(input))
+
+
+def template_fields(template: Any) -> tuple[str, ...]:
+    """The example input fields an ``input:`` template fills its placeholders from, in
+    order; none for a function (or no template), which reads what it likes."""
+    if isinstance(template, str):
+        return tuple(dict.fromkeys(f for _, f in template_parts(template) if f is not None))
+    if isinstance(template, Mapping):
+        template = list(template.values())
+    if isinstance(template, list):
+        return tuple(dict.fromkeys(f for item in template for f in template_fields(item)))
+    return ()
 
 
 def _compile_template(template: Any) -> InputBuilder:

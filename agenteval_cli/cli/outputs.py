@@ -98,10 +98,11 @@ def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: Run
     sides = api.load_experiments(experiment_ids, store=store)  # read once for all three
     out = stdout()
     verdict = api.gate(sides, spec=spec, baseline=outputs.baseline, store=store)
-    if verdict.missing_baseline is not None:
+    missing = verdict.missing_baseline
+    saving = outputs.save_baseline
+    if missing is not None and (saving is None or Path(missing).resolve() != saving.resolve()):
         out.print(
-            f"  [yellow]no baseline yet at {verdict.missing_baseline}[/]: write one with "
-            f"--save-baseline {verdict.missing_baseline}",
+            f"  [yellow]no baseline yet at {missing}[/]: write one with --save-baseline {missing}",
             highlight=False,
         )
     if any((outputs.html, outputs.markdown, outputs.junit)):

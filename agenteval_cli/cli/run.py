@@ -151,6 +151,7 @@ def run(
             _rescore(spec, rescore, store_path, json_path, by_agent)
             return
     with user_errors(debug), Store(store_path) as store:
+        outputs = _preflight(outputs, json_path, store)
         report = _run(
             spec_path,
             spec,
@@ -184,6 +185,40 @@ def run(
         raise typer.Exit(ExitCode.GATE_FAILED)
     if not uploaded:
         raise typer.Exit(ExitCode.SERVICE_FAILED)
+
+
+def _preflight(outputs: RunOutputs, json_path: Path | None, store) -> RunOutputs:
+    """What would fail after the run fails before it: a report path that cannot be written,
+    a ``--baseline`` that does not exist. A stored baseline is pinned to the experiment its
+    name means now, before this run's own experiments would take the name."""
+    from dataclasses import replace
+
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.report.output_paths import check_writable
+    from agenteval_cli.results.sources import from_file, looks_like_file
+    from agenteval_cli.store.lookup import resolve_experiment
+
+    for option, path in (
+        ("--json", json_path),
+        ("--html", outputs.html),
+        ("--markdown", outputs.markdown),
+        ("--junit", outputs.junit),
+        ("--save-baseline", outputs.save_baseline),
+    ):
+        if path is not None and str(path) != "-":
+            check_writable(path, option)
+    if outputs.baseline is None:
+        return outputs
+    if looks_like_file(outputs.baseline):
+        if not Path(outputs.baseline).is_file():
+            raise UserError(
+                f"--baseline file not found: {outputs.baseline}",
+                hint="write one with 'agenteval run SPEC --save-baseline FILE'",
+            )
+        from_file(outputs.baseline)  # one agenteval wrote, readable now rather than after
+        return outputs
+    pinned = resolve_experiment(store, outputs.baseline, option="--baseline")
+    return replace(outputs, baseline=pinned.name)
 
 
 def _run(spec_path: Path, spec, store, err, **options: Any):

@@ -82,15 +82,49 @@ def prepare(
         raise UserError("the dataset has no 'path'", file=spec.source, line=spec.line_of("dataset"))
     else:  # a .jsonl or .csv file is checked now and read again as the run goes
         examples = open_examples(spec.dataset.path, limit)
+    targets = load_targets(spec, only_targets)
+    check_target_inputs(spec, targets, examples)
+    if not spec.evaluators and on_note is not None:
+        on_note(
+            f"{spec.source}: no evaluators: only error rate and latency are measured "
+            "(name some under 'evaluators:', see 'agenteval evaluators list')"
+        )
     return PreparedRun(
         spec=spec,
         examples=examples,
-        targets=load_targets(spec, only_targets),
+        targets=targets,
         evaluators=load_evaluators(spec, examples),
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=bool(spec.upload) if upload is None else upload,
         notes=on_note,
     )
+
+
+CHECKED_ROWS = 8192  # rows whose input fields are checked before the run (a large file: its first)
+
+
+def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequence[Example]) -> None:
+    """A UserError at the target's line when an example lacks an input field the target
+    reads on every call: each such call would only fail."""
+    from itertools import islice
+
+    rows = list(islice(examples, CHECKED_ROWS))
+    for target in targets:
+        for name in target.input_fields:
+            lacking = [e for e in rows if name not in e.inputs]
+            if not lacking:
+                continue
+            first = lacking[0]
+            where = f"row {first.row}" if first.row is not None else f"example {first.id!r}"
+            fields = ", ".join(str(k) for k in first.inputs) or "none"
+            some = "every example" if len(lacking) == len(rows) else f"{len(lacking):,} example(s)"
+            raise UserError(
+                f"target {target.name!r} reads inputs.{name}, which {some} of the dataset "
+                f"lack ({where} has: {fields})",
+                file=spec.source,
+                line=spec.line_of("targets", target.name),
+                hint="set input_key to a field the rows have, or map the fields with input:",
+            )
 
 
 def _langsmith_examples(spec: Spec, store: Store | None, on_note: NoteHook | None) -> list[Example]:

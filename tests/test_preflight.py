@@ -1,0 +1,140 @@
+"""What would only fail at the end fails before any target is called, with exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = ROOT / "tests" / "data" / "bad" / "targets" / "good.py"
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def _dataset(tmp_path: Path, rows: list[dict]) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"inputs": r}) + "\n" for r in rows))
+    return path
+
+
+def test_a_graph_whose_input_key_no_row_has_fails_before_any_call(tmp_path):
+    data = _dataset(tmp_path, [{"query": "refund please"}, {"query": "reset my SSO"}])
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"dataset: {data}\ntargets:\n  supervisor: agenteval_cli.demo.supervisor:graph\n"
+    )
+    result = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert result.exit_code == 2, result.output
+    text = result.output.strip()
+    assert text.startswith(f"error: {spec}:3: target 'supervisor' reads inputs.question, ")
+    assert "which every example of the dataset lack (row 1 has: query)" in text
+    assert "set input_key to a field the rows have" in text
+    assert not (tmp_path / "s.db").exists() or _results(tmp_path / "s.db") == 0
+
+
+def test_a_template_field_some_rows_lack_is_named_with_the_first_row(tmp_path):
+    data = _dataset(tmp_path, [{"query": "a"}, {"other": "b"}, {"query": "c"}, {"x": 1}])
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"dataset: {data}\ntargets:\n  plain:\n    target: {GOOD}:answer\n"
+        '    input: {question: "{query}"}\n'
+    )
+    result = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert result.exit_code == 2, result.output
+    assert "target 'plain' reads inputs.query, which 2 example(s) of the dataset lack" in (
+        result.output
+    )
+    assert "(row 2 has: other)" in result.output
+
+
+def test_a_function_target_reads_what_it_likes(tmp_path):
+    data = _dataset(tmp_path, [{"query": "a"}])
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"dataset: {data}\ntargets:\n  plain: {GOOD}:answer\n")
+    result = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert result.exit_code == 0, result.output
+
+
+def _results(store: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+
+MINIMAL = ROOT / "tests" / "data" / "specs" / "minimal.yaml"
+
+
+def test_a_missing_baseline_file_fails_before_any_call(tmp_path):
+    store = tmp_path / "s.db"
+    result = invoke("run", MINIMAL, "--store", store, "--baseline", tmp_path / "nosuch.json")
+    assert result.exit_code == 2, result.output
+    assert f"--baseline file not found: {tmp_path / 'nosuch.json'}" in result.output
+    assert "supervisor 3/3" not in result.output and "routing accuracy" not in result.output
+    assert not store.exists() or _results(store) == 0
+
+
+def test_an_unknown_baseline_experiment_fails_before_any_call(tmp_path):
+    store = tmp_path / "s.db"
+    result = invoke("run", MINIMAL, "--store", store, "--baseline", "nobody")
+    assert result.exit_code == 2, result.output
+    assert "--baseline 'nobody': no target or experiment of that name" in result.output
+    assert _results(store) == 0
+
+
+def test_a_baseline_named_by_target_is_pinned_to_the_experiment_before_this_run(tmp_path):
+    from agenteval_cli.cli.outputs import RunOutputs
+    from agenteval_cli.cli.run import _preflight
+    from agenteval_cli.store.db import Store
+
+    with Store(tmp_path / "s.db") as store:
+        before = store.create_experiment(
+            prefix="p", target="supervisor", target_path="m:f", spec={}
+        )
+        pinned = _preflight(RunOutputs(baseline="supervisor"), None, store)
+        store.create_experiment(prefix="p", target="supervisor", target_path="m:f", spec={})
+        assert store.latest_experiment("supervisor").name != before.name  # the name moved on
+    assert pinned.baseline == before.name  # the baseline did not
+
+
+def test_report_paths_that_cannot_be_written_fail_before_any_call(tmp_path):
+    store = tmp_path / "s.db"
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    as_file = tmp_path / "plain-file"
+    as_file.write_text("")
+    for option, path, message in (
+        ("--json", folder, f"--json {folder} is a folder, not a file"),
+        ("--html", as_file / "r.html", f"--html {as_file / 'r.html'}: {as_file} is a file"),
+        ("--junit", folder, f"--junit {folder} is a folder"),
+        ("--markdown", as_file / "x" / "r.md", f": {as_file} is a file, not a folder"),
+    ):
+        result = invoke("run", MINIMAL, "--store", store, option, path)
+        assert result.exit_code == 2, result.output
+        assert message in result.output, result.output
+    assert _results(store) == 0
+
+
+def test_save_baseline_to_the_specs_missing_baseline_says_only_that_it_saved(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    text = MINIMAL.read_text().replace("../datasets/", f"{MINIMAL.parent.parent}/datasets/")
+    spec.write_text(text + "baseline: base.json\n")
+    result = invoke(
+        "run", spec, "--store", tmp_path / "s.db", "--save-baseline", tmp_path / "base.json"
+    )
+    assert result.exit_code == 0, result.output
+    assert "no baseline yet" not in result.output
+    assert f"baseline saved: {tmp_path / 'base.json'}" in " ".join(result.output.split())
+
+
+def test_a_spec_without_evaluators_says_what_it_measures(tmp_path):
+    result = invoke("run", MINIMAL, "--store", tmp_path / "s.db")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"note: {MINIMAL}: no evaluators: only error rate and latency are measured" in text
