@@ -78,7 +78,29 @@ def compare(
         sides = sources.from_langsmith(names, say=on_note or (lambda _: None))
     else:
         sides = load_experiments(experiments, store=store)
+    _check_two_different(sides)
     return comparison.build(sides, allow_different_data=allow_different_data, top=top, seed=seed)
+
+
+def _check_two_different(sides: list[ExperimentData]) -> None:
+    """A comparison needs two experiments, each named once."""
+    from agenteval_cli.core.errors import UserError
+
+    if len(sides) < 2:
+        named = f" ({sides[0].name})" if sides else ""
+        raise UserError(
+            f"compare needs two or more experiments, got {len(sides)}{named}",
+            hint="name two, e.g. 'agenteval compare supervisor swarm'; "
+            "'agenteval report NAME -o report.html' shows one",
+        )
+    seen: set[str] = set()
+    for side in sides:
+        if side.name in seen:
+            raise UserError(
+                f"{side.name} is named twice: an experiment compared with itself shows nothing",
+                hint="name two different experiments (a target name means its latest)",
+            )
+        seen.add(side.name)
 
 
 @dataclass

@@ -206,6 +206,10 @@ def print_agents(console: Console, comparison: Comparison) -> None:
 
 def print_comparison(console: Console, comparison: Comparison, *, by_agent: bool = False) -> None:
     console.print(stats_table(comparison))
+    for warning in comparison.warnings:  # before the figures are read as like for like
+        console.print(
+            "  [bold yellow]warning:[/] " + escape(console_text(warning)), highlight=False
+        )
     console.print(
         console_text(f"  Δ = {' / '.join(comparison.names[1:]) or '–'} minus {comparison.names[0]}")
         + ", mean of the per-example differences; 95% CI by paired bootstrap over "

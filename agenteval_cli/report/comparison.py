@@ -11,7 +11,7 @@ the run table, ``--json`` and the gate show.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.metrics import info as metricinfo
@@ -114,6 +114,10 @@ class Comparison:
     histograms: list[tuple[str, list[Counter[int]]]]  # (metric, per side), when any has values
     common_examples: int
     consistency: list[float | None]
+    # What the figures leave out: per side, the examples it ran that another side did not,
+    # and a line for each way the sides' data differ (say it beside the figures).
+    left_out: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -243,6 +247,8 @@ def build(
     if not sides:
         raise UserError("nothing to compare", hint="name at least one experiment or target")
     check_same_data(sides, allow_different_data)
+    ran = [len(s.example_ids()) for s in sides]
+    sides, warnings = on_shared_examples(sides)
     configured = [k for s in sides for k in s.metric_keys]
     keys = metricinfo.ordered(set().union(*(s.score_keys() for s in sides)), configured)
     common = shared_examples(sides)
@@ -274,4 +280,28 @@ def build(
         histograms=histograms(sides, keys),
         common_examples=len(common),
         consistency=[summary.consistency() for summary in summaries],
+        left_out=[n - len(common) for n in ran],
+        warnings=warnings,
     )
+
+
+def on_shared_examples(sides: list[ExperimentData]) -> tuple[list[ExperimentData], list[str]]:
+    """The sides cut to the examples every one ran, so each mean, matrix and count is over
+    the same examples; and what that, or different dataset versions, mean for the reader."""
+    warnings = []
+    hashes = {s.dataset_hash for s in sides if s.dataset_hash}
+    if len(hashes) > 1:
+        warnings.append(
+            "the sides ran different dataset versions: only the examples they share are paired"
+        )
+    common = shared_examples(sides)
+    counts = [len(s.example_ids()) for s in sides]
+    if len(sides) < 2 or all(n == len(common) for n in counts):
+        return sides, warnings
+    ran = ", ".join(f"{s.target} {n:,}" for s, n in zip(sides, counts, strict=True))
+    warnings.append(
+        f"the sides ran different examples ({ran}): every figure is over the "
+        f"{len(common):,} examples all of them ran"
+    )
+    cut = [replace(s, runs=[r for r in s.runs if r.example_id in common]) for s in sides]
+    return cut, warnings

@@ -429,6 +429,7 @@ def render_html(
         names=names,
         sides=comparison.sides,
         common=comparison.common_examples,
+        warnings=comparison.warnings,
         table=_table(comparison),
         consistency=[fmt_mean("consistency", c) for c in comparison.consistency],
         has_consistency=any(c is not None for c in comparison.consistency),

@@ -90,6 +90,7 @@ def render_markdown(
             ]
         # The figures are formatted here (numbers, units, '**' for significance), not data.
         lines.append("| " + " | ".join(cells[:1] + [html.escape(c) for c in cells[1:]]) + " |")
+    lines += [""] + [f"> **Warning:** {_cell(w)}" for w in comparison.warnings]
     lines += [
         "",
         f"{comparison.common_examples} paired examples. 95% CI by paired bootstrap over "
