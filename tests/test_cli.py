@@ -9,21 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT / "tests" / "data" / "external" / "travel.yaml"
-runner = CliRunner()
-
-
-def invoke(*args: str):
-    return runner.invoke(app, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")
-def travel(tmp_path_factory):
+def travel(tmp_path_factory, invoke):
     """One run of someone else's supervisor, swarm and plain-function targets."""
     tmp = tmp_path_factory.mktemp("travel")
     result = invoke("run", str(EXTERNAL), "--store", str(tmp / "db"), "--json", str(tmp / "r.json"))
@@ -120,7 +112,7 @@ def test_json_shape_and_table(travel):
         assert label in output
 
 
-def test_compare_and_experiments_read_the_store(travel):
+def test_compare_and_experiments_read_the_store(travel, invoke):
     tmp, _, experiments = travel
     db = str(tmp / "db")
     result = invoke("compare", "swarm", experiments["supervisor"]["name"], "--store", db)
@@ -134,7 +126,7 @@ def test_compare_and_experiments_read_the_store(travel):
     assert "did you mean 'swarm'?" in missing.output
 
 
-def test_target_filter_and_limit(tmp_path):
+def test_target_filter_and_limit(tmp_path, invoke):
     result = invoke(
         "run", str(EXTERNAL), "-t", "swarm", "--limit", "2",
         "--store", str(tmp_path / "db"), "--json", str(tmp_path / "r.json"),
@@ -148,7 +140,7 @@ def test_target_filter_and_limit(tmp_path):
     assert "did you mean 'swarm'?" in unknown.output
 
 
-def test_bad_spec_is_one_line_and_exit_2(tmp_path):
+def test_bad_spec_is_one_line_and_exit_2(tmp_path, invoke):
     spec = tmp_path / "bad.yaml"
     spec.write_text(
         "dataset: data.jsonl\ntargets:\n  a: agenteval_cli.demo.supervisor:graph\n"

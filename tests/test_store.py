@@ -29,12 +29,6 @@ def make_result(example_id: str, repetition: int = 0, error: str | None = None) 
     )
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "s" / "a.db") as s:
-        yield s
-
-
 def new_experiment(store: Store, target: str = "supervisor"):
     return store.create_experiment(
         prefix="routing", target=target, target_path="pkg.mod:graph", spec={"concurrency": 2}
