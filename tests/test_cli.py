@@ -154,13 +154,13 @@ def test_bad_spec_is_one_line_and_exit_2(tmp_path, invoke):
     )
 
 
-def test_demo_experiment_as_a_subprocess(tmp_path):
+def test_demo_experiment_as_a_subprocess(tmp_path, demo_spec):
     """The README's command on the seed's four examples, in a fresh process."""
     out = tmp_path / "demo.json"
     env = {**os.environ, "COLUMNS": "120"}
     env.pop("AGENTEVAL_DEMO_MODEL", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "agenteval_cli.cli", "run", str(ROOT / "configs/routing.yaml"),
+        [sys.executable, "-m", "agenteval_cli.cli", "run", str(demo_spec),
          "--limit", "4", "--store", str(tmp_path / "db"), "--json", str(out)],
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip

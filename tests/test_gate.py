@@ -128,8 +128,8 @@ def test_spec_threshold_mistakes_name_the_line(tmp_path):
     assert "expected a condition such as '>= 0.9'" in result.output
 
 
-def test_saved_baseline_passes_and_a_better_baseline_fails_the_run(tmp_path, invoke):
-    spec = ROOT / "configs" / "routing.yaml"
+def test_saved_baseline_passes_and_a_better_baseline_fails_the_run(tmp_path, invoke, demo_spec):
+    spec = demo_spec
     store = str(tmp_path / "db")
     saved = tmp_path / "baseline.json"
     result = invoke(
