@@ -154,6 +154,7 @@ def test_bad_spec_is_one_line_and_exit_2(tmp_path, invoke):
     )
 
 
+@pytest.mark.slow
 def test_demo_experiment_as_a_subprocess(tmp_path, demo_spec):
     """The README's command on the seed's four examples, in a fresh process."""
     out = tmp_path / "demo.json"
@@ -196,6 +197,7 @@ def test_broken_spec_as_a_subprocess_has_no_traceback(tmp_path):
     assert proc.stderr.startswith(f"error: {spec}:")
 
 
+@pytest.mark.slow
 def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tmp_path):
     """In a fresh process LangChain is not loaded until the target's first call imports it;
     calls already in flight then went untraced, so they are made again, traced."""

@@ -128,6 +128,7 @@ def test_spec_threshold_mistakes_name_the_line(tmp_path):
     assert "expected a condition such as '>= 0.9'" in result.output
 
 
+@pytest.mark.slow
 def test_saved_baseline_passes_and_a_better_baseline_fails_the_run(tmp_path, invoke, demo_spec):
     spec = demo_spec
     store = str(tmp_path / "db")

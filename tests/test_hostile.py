@@ -361,6 +361,7 @@ def test_a_few_aliases_are_still_fine(tmp_path, invoke):
     assert " ".join(result.output.split()).startswith(f"{dataset}: 2 examples, all valid")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
 def test_a_spec_or_dataset_that_is_not_a_regular_file_is_refused_at_once(tmp_path, kind):
     def special(name: str) -> Path:

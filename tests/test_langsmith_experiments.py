@@ -141,6 +141,7 @@ def seed_experiments(server: LangSmithStandIn) -> tuple[str, str]:
     return names[0], names[1]
 
 
+@pytest.mark.slow
 def test_compare_reads_the_seeds_evaluate_experiments(server, invoke):
     supervisor, swarm = seed_experiments(server)
     assert re.fullmatch(r"supervisor-v1-[0-9a-f]{8}", supervisor)
@@ -231,6 +232,7 @@ thresholds:
 """
 
 
+@pytest.mark.slow
 def test_child_runs_give_the_same_tokens_and_handoffs_as_a_local_run(server, tmp_path, invoke):
     """A LangGraph target under evaluate(): its model and tool runs rebuild the trace."""
     from agenteval_cli.demo.swarm import graph
@@ -289,6 +291,7 @@ def test_child_runs_give_the_same_tokens_and_handoffs_as_a_local_run(server, tmp
     assert len(server.calls("^(POST|PATCH|PUT|DELETE) ")) == writes
 
 
+@pytest.mark.slow
 def test_run_from_langsmith_imports_so_compare_and_report_work_offline(
     server, tmp_path, monkeypatch, invoke
 ):
@@ -327,6 +330,7 @@ def test_run_from_langsmith_imports_so_compare_and_report_work_offline(
     assert server.requests == []
 
 
+@pytest.mark.slow
 def test_compare_footer_prints_the_url_of_uploaded_experiments(server, tmp_path, invoke):
     data = ROOT / "datasets" / "routing.jsonl"
     spec = tmp_path / "spec.yaml"
@@ -549,6 +553,7 @@ def assert_attributed_alike(back: Trace, local: Trace) -> None:
     assert handoff_chain_length()(back) == handoff_chain_length()(local)
 
 
+@pytest.mark.slow
 def test_langsmith_traces_of_multi_agent_graphs_are_attributed_like_local_ones(
     server, tmp_path, invoke
 ):
@@ -639,6 +644,7 @@ def test_langsmith_traces_of_multi_agent_graphs_are_attributed_like_local_ones(
     assert failed.error is not None and "rate limited" in failed.error
 
 
+@pytest.mark.slow
 def test_uploaded_run_trees_read_back_like_the_local_run(server, tmp_path, invoke):
     """agenteval run --upload keeps each call's run tree; read back, it gives the trace the
     local run recorded."""

@@ -43,6 +43,7 @@ def stored_experiments(store: Path) -> dict[str, str]:
     return dict(db.execute("SELECT target, name FROM experiments"))
 
 
+@pytest.mark.slow
 def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tmp_path, invoke):
     store = tmp_path / "db"
     result = invoke("run", spec, "--upload", "--limit", "4", "--store", store)
@@ -109,6 +110,7 @@ def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tm
         assert server.api_key.encode() not in wal.read_bytes()
 
 
+@pytest.mark.slow
 def test_failed_upload_keeps_results_and_upload_retries_without_duplicates(
     server, spec, tmp_path, invoke
 ):
@@ -164,6 +166,7 @@ def _subprocess_env(server: LangSmithStandIn) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_a_local_run_sends_nothing_even_with_tracing_on_and_a_key_set(server, spec, tmp_path):
     env = _subprocess_env(server)
     # Control: the same graph, invoked directly in this environment, is traced to the server.
@@ -275,6 +278,7 @@ def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
     assert set(db.execute("SELECT status FROM experiments").fetchall()) == {("finished",)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("pattern", "step", "model"),
     [
@@ -337,6 +341,7 @@ def test_other_commands_on_a_server_answering_empty_objects_are_one_line(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("pattern", "answered"),
     [

@@ -424,6 +424,7 @@ def test_a_read_only_store_file_is_one_line_and_left_as_it_was(tmp_path, monkeyp
     assert listed.exit_code == 0 and listed.output.count("disk-") == 2
 
 
+@pytest.mark.slow
 def test_a_pipe_or_a_folder_as_the_store_is_refused_at_once(tmp_path):
     import os
     import subprocess
