@@ -456,9 +456,9 @@ def stored_messages(messages: list[Any]) -> list[dict[str, Any]]:
     """Messages in OpenAI form for the outputs: message objects and LangChain dicts are
     converted; OpenAI dicts are kept as they are, tool calls without ids included."""
     if not any(isinstance(message, dict) for message in messages):
-        from agenteval_cli.trace.openai_format import to_openai_messages
+        from langchain_core.messages import convert_to_openai_messages
 
-        return to_openai_messages(messages)
+        return convert_to_openai_messages(messages)
     stored: list[dict[str, Any]] = []
     made = [0]  # ids synthesized so far, for call_0, call_1, ...
     for message in messages:
@@ -467,9 +467,9 @@ def stored_messages(messages: list[Any]) -> list[dict[str, Any]]:
         elif isinstance(message, dict):
             stored.extend(_converted_dict(message, made))
         else:
-            from agenteval_cli.trace.openai_format import to_openai_messages
+            from langchain_core.messages import convert_to_openai_messages
 
-            stored.extend(to_openai_messages([message]))
+            stored.extend(convert_to_openai_messages([message]))
     return stored
 
 

@@ -120,7 +120,29 @@ def write_json(rows: list[Row], runs: dict[str, Any], cases: list[str]) -> Path:
         "runs": runs,
     }
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    prune(RESULTS)
     return path
+
+
+def prune(folder: Path) -> list[Path]:
+    """Delete the result files none of whose workloads is the latest run of it: the folder
+    keeps the latest file for each workload. Returns the files deleted."""
+    files = sorted(folder.glob("*.json"))  # timestamps: oldest first
+    covered: set[str] = set()
+    kept: set[Path] = set()
+    for file in reversed(files):
+        try:
+            cases = set(json.loads(file.read_text(encoding="utf-8")).get("cases") or ())
+        except (OSError, ValueError):
+            kept.add(file)  # not a result file this bench wrote: left alone
+            continue
+        if cases - covered:
+            kept.add(file)
+            covered |= cases
+    deleted = [file for file in files if file not in kept]
+    for file in deleted:
+        file.unlink()
+    return deleted
 
 
 def _git_commit() -> str | None:

@@ -6,9 +6,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 from agenteval_cli.execution.cache import cache_key, target_identity
 
 TARGETS = """
@@ -36,12 +33,6 @@ def project(folder: Path, extra: str = "") -> Path:
         f"evaluators: [resolution_coverage]\nmax_error_rate: 1\n{extra}"
     )
     return spec
-
-
-def invoke(*args: object):
-    result = CliRunner().invoke(app, [str(a) for a in args])
-    result.text = " ".join(result.output.split())  # Rich wraps long lines
-    return result
 
 
 def target_calls(spec: Path) -> list[str]:
@@ -78,7 +69,7 @@ def test_keys_depend_on_identity_inputs_and_repetition():
     assert len(key) == 64
 
 
-def test_a_cached_run_reuses_outputs_and_retries_only_errors(tmp_path):
+def test_a_cached_run_reuses_outputs_and_retries_only_errors(tmp_path, invoke):
     spec = project(tmp_path, "cache: true\nrepetitions: 2\n")
     db = tmp_path / "db"
     first = invoke("run", spec, "--store", db)
@@ -105,7 +96,7 @@ def test_a_cached_run_reuses_outputs_and_retries_only_errors(tmp_path):
     assert len(calls) == 26
 
 
-def test_cache_flag_and_cache_info_and_clear_by_target(tmp_path):
+def test_cache_flag_and_cache_info_and_clear_by_target(tmp_path, invoke):
     spec = project(tmp_path)
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
@@ -121,7 +112,7 @@ def test_cache_flag_and_cache_info_and_clear_by_target(tmp_path):
     assert missing.exit_code == 2 and "no experiment store" in missing.text
 
 
-def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path):
+def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path, invoke):
     spec = project(tmp_path)
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0

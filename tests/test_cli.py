@@ -9,21 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT / "tests" / "data" / "external" / "travel.yaml"
-runner = CliRunner()
-
-
-def invoke(*args: str):
-    return runner.invoke(app, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")
-def travel(tmp_path_factory):
+def travel(tmp_path_factory, invoke):
     """One run of someone else's supervisor, swarm and plain-function targets."""
     tmp = tmp_path_factory.mktemp("travel")
     result = invoke("run", str(EXTERNAL), "--store", str(tmp / "db"), "--json", str(tmp / "r.json"))
@@ -120,7 +112,7 @@ def test_json_shape_and_table(travel):
         assert label in output
 
 
-def test_compare_and_experiments_read_the_store(travel):
+def test_compare_and_experiments_read_the_store(travel, invoke):
     tmp, _, experiments = travel
     db = str(tmp / "db")
     result = invoke("compare", "swarm", experiments["supervisor"]["name"], "--store", db)
@@ -134,7 +126,7 @@ def test_compare_and_experiments_read_the_store(travel):
     assert "did you mean 'swarm'?" in missing.output
 
 
-def test_an_ambiguous_name_prefix_lists_its_matches(travel):
+def test_an_ambiguous_name_prefix_lists_its_matches(travel, invoke):
     tmp, _, experiments = travel
     names = sorted(e["name"] for e in experiments.values())
     prefix = names[0].split("-", 1)[0] + "-"  # the spec's experiment prefix
@@ -145,7 +137,7 @@ def test_an_ambiguous_name_prefix_lists_its_matches(travel):
     assert all(name in result.output for name in names)
 
 
-def test_target_filter_and_limit(tmp_path):
+def test_target_filter_and_limit(tmp_path, invoke):
     result = invoke(
         "run", str(EXTERNAL), "-t", "swarm", "--limit", "2",
         "--store", str(tmp_path / "db"), "--json", str(tmp_path / "r.json"),
@@ -159,7 +151,7 @@ def test_target_filter_and_limit(tmp_path):
     assert "did you mean 'swarm'?" in unknown.output
 
 
-def test_bad_spec_is_one_line_and_exit_2(tmp_path):
+def test_bad_spec_is_one_line_and_exit_2(tmp_path, invoke):
     spec = tmp_path / "bad.yaml"
     spec.write_text(
         "dataset: data.jsonl\ntargets:\n  a: agenteval_cli.demo.supervisor:graph\n"
@@ -173,13 +165,14 @@ def test_bad_spec_is_one_line_and_exit_2(tmp_path):
     )
 
 
-def test_demo_experiment_as_a_subprocess(tmp_path):
+@pytest.mark.slow
+def test_demo_experiment_as_a_subprocess(tmp_path, demo_spec):
     """The README's command on four examples of the demo dataset, in a fresh process."""
     out = tmp_path / "demo.json"
     env = {**os.environ, "COLUMNS": "120"}
     env.pop("AGENTEVAL_DEMO_MODEL", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "agenteval_cli.cli", "run", str(ROOT / "configs/routing.yaml"),
+        [sys.executable, "-m", "agenteval_cli.cli", "run", str(demo_spec),
          "--limit", "4", "--store", str(tmp_path / "db"), "--json", str(out)],
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
@@ -215,6 +208,7 @@ def test_broken_spec_as_a_subprocess_has_no_traceback(tmp_path):
     assert proc.stderr.startswith(f"error: {spec}:")
 
 
+@pytest.mark.slow
 def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tmp_path):
     """In a fresh process LangChain is not loaded until the target's first call imports it;
     calls already in flight then went untraced, so they are made again, traced."""
@@ -233,7 +227,7 @@ def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tm
         assert results[example_id]["scores"]["total_tokens"] == tokens
 
 
-def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path):
+def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path, invoke):
     from agenteval_cli.store.db import Store
 
     long_target = "a_target_whose_name_is_far_too_long_to_fit_" * 3
@@ -248,44 +242,3 @@ def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path):
     (row,) = json.loads(listed.output)["experiments"]
     assert row["name"] == made.name and row["target"] == long_target
     assert (row["status"], row["results"], row["repetitions"]) == ("running", 0, 2)
-
-
-def _command_paths(group, prefix=()):
-    for name, command in group.commands.items():
-        yield (*prefix, name)
-        if hasattr(command, "commands"):  # a group: its commands too
-            yield from _command_paths(command, (*prefix, name))
-
-
-def _is_group(words) -> bool:
-    command = __import__("typer").main.get_command(app)
-    for word in words:
-        command = command.commands[word]
-    return hasattr(command, "commands")
-
-
-@pytest.mark.parametrize(
-    "words",
-    list(_command_paths(__import__("typer").main.get_command(app))),
-    ids=" ".join,
-)
-def test_help_shows_placeholders_not_python_types(words):
-    result = runner.invoke(app, [*words, "--help"], terminal_width=200)
-    assert result.exit_code == 0, result.output
-    text = result.output
-    for leak in ("<bool>", "<str>", "<path>", "<int", "<float", "<list", "{", "[["):
-        assert leak not in text, (leak, text)
-    usage = next(line for line in text.splitlines() if "Usage:" in line)
-    assert f" {' '.join(words)} " in usage
-    if not _is_group(words):  # every command shows how it is used
-        assert f"Example: agenteval {' '.join(words)}" in text
-
-
-def test_flags_take_no_value_and_values_have_a_placeholder():
-    text = runner.invoke(app, ["run", "--help"], terminal_width=200).output
-    usage = next(line for line in text.splitlines() if "Usage:" in line)
-    assert usage.strip().endswith(" run [OPTIONS] SPEC [EXPERIMENT]")
-    cache = next(line for line in text.splitlines() if "--cache " in line)
-    assert cache.split("--cache", 1)[1].split()[0] == "Reuse"  # no value follows the flag
-    target = next(line for line in text.splitlines() if "--target" in line)
-    assert target.split()[3] == "TEXT"

@@ -8,21 +8,14 @@ from pathlib import Path
 
 import pytest
 from report_fixtures import demo_run
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 
 __all__ = ["demo_run"]
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "configs" / "routing.yaml"
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
-
-
 @pytest.fixture(scope="module")
-def limited(demo_run, tmp_path_factory):
+def limited(demo_run, tmp_path_factory, invoke):
     """The demo's store, then ``run --limit 5 --target swarm`` into it."""
     tmp = tmp_path_factory.mktemp("limited")
     shutil.copy(demo_run / "db", tmp / "db")
@@ -37,7 +30,7 @@ def _mean(results: list[dict], key: str, ids: set[str]) -> float:
     return sum(float(v) for v in values) / len(values)
 
 
-def test_means_are_over_the_shared_examples_and_say_so(limited):
+def test_means_are_over_the_shared_examples_and_say_so(limited, invoke):
     tmp, full = limited
     result = invoke("compare", "supervisor", "swarm", "--store", tmp / "db")
     assert result.exit_code == 0, result.output
@@ -68,7 +61,7 @@ def test_means_are_over_the_shared_examples_and_say_so(limited):
     assert got.confusion[0] != confusion_matrix(whole)
 
 
-def test_one_name_or_one_experiment_twice_is_a_usage_error(limited):
+def test_one_name_or_one_experiment_twice_is_a_usage_error(limited, invoke):
     tmp, _ = limited
     one = invoke("compare", "swarm", "--store", tmp / "db")
     assert one.exit_code == 2
@@ -78,7 +71,7 @@ def test_one_name_or_one_experiment_twice_is_a_usage_error(limited):
     assert "is named twice" in twice.output
 
 
-def test_the_html_and_markdown_say_what_the_figures_leave_out(limited):
+def test_the_html_and_markdown_say_what_the_figures_leave_out(limited, invoke):
     tmp, _ = limited
     html, md = tmp / "r.html", tmp / "r.md"
     result = invoke(

@@ -21,6 +21,8 @@ from agenteval_cli.cli import app
 from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.store.db import Store
 
+pytestmark = pytest.mark.slow  # kill -9, signals and two processes: seconds per test
+
 ROOT = Path(__file__).resolve().parent.parent
 N = 200
 TRIALS = 10

@@ -19,10 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 TRAVEL = ROOT / "tests" / "data" / "external"
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(app, list(args), catch_exceptions=False)
-
-
 def side(target: str, scores: list[dict], name: str | None = None) -> ExperimentData:
     runs = [Run(example_id=f"ex-{i}", scores=s) for i, s in enumerate(scores)]
     return ExperimentData(name or f"exp-{target}", target, runs)
@@ -101,7 +97,7 @@ def _travel_spec(tmp_path: Path, extra: str) -> Path:
     return spec
 
 
-def test_run_exits_1_on_a_failing_threshold_and_0_on_passing_ones(tmp_path):
+def test_run_exits_1_on_a_failing_threshold_and_0_on_passing_ones(tmp_path, invoke):
     failing = _travel_spec(
         tmp_path,
         'thresholds:\n  token_cost: "<= 0.001"\n  swarm:\n    resolution_coverage: ">= 0.9"\n',
@@ -132,8 +128,9 @@ def test_spec_threshold_mistakes_name_the_line(tmp_path):
     assert "expected a condition such as '>= 0.9'" in result.output
 
 
-def test_saved_baseline_passes_and_a_better_baseline_fails_the_run(tmp_path):
-    spec = ROOT / "configs" / "routing.yaml"
+@pytest.mark.slow
+def test_saved_baseline_passes_and_a_better_baseline_fails_the_run(tmp_path, invoke, demo_spec):
+    spec = demo_spec
     store = str(tmp_path / "db")
     saved = tmp_path / "baseline.json"
     result = invoke(

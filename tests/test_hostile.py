@@ -11,9 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = ROOT / "tests" / "data" / "bad"
@@ -77,10 +74,6 @@ DATASET_ERRORS: dict[str, tuple[int | str | None, str]] = {
 }
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
 def assert_one_line_error(result, file: Path | str, line: int | str | None, fragment: str) -> None:
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -117,7 +110,7 @@ def test_the_corpus_holds_at_least_40_broken_inputs():
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_ERRORS))
-def test_a_broken_spec_is_one_line_and_exit_2(name, tmp_path, monkeypatch):
+def test_a_broken_spec_is_one_line_and_exit_2(name, tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(BAD)
     monkeypatch.delenv("AGENTEVAL_TEST_UNSET_DATASET", raising=False)
     line, fragment = SPEC_ERRORS[name]
@@ -126,7 +119,9 @@ def test_a_broken_spec_is_one_line_and_exit_2(name, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name", sorted(DATASET_ERRORS))
-def test_a_broken_dataset_is_one_line_and_exit_2_in_validate_and_run(name, tmp_path, monkeypatch):
+def test_a_broken_dataset_is_one_line_and_exit_2_in_validate_and_run(
+    name, tmp_path, monkeypatch, invoke
+):
     monkeypatch.chdir(BAD)
     line, fragment = DATASET_ERRORS[name]
     checked = invoke("dataset", "validate", f"datasets/{name}")
@@ -140,7 +135,7 @@ def test_a_broken_dataset_is_one_line_and_exit_2_in_validate_and_run(name, tmp_p
     assert_one_line_error(ran, BAD / "datasets" / name, line, fragment)
 
 
-def test_a_10_mb_line_is_read_and_a_10_mb_broken_line_is_reported_briefly(tmp_path):
+def test_a_10_mb_line_is_read_and_a_10_mb_broken_line_is_reported_briefly(tmp_path, invoke):
     big = tmp_path / "big.jsonl"
     question = "x" * (10 * 1024 * 1024)
     big.write_text(json.dumps({"id": "big", "inputs": {"question": question}}) + "\n")
@@ -151,13 +146,15 @@ def test_a_10_mb_line_is_read_and_a_10_mb_broken_line_is_reported_briefly(tmp_pa
     assert_one_line_error(result, broken, 2, "invalid JSON")
 
 
-def test_a_bom_spec_and_a_bom_dataset_just_work(tmp_path, monkeypatch):
+def test_a_bom_spec_and_a_bom_dataset_just_work(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(BAD)
     result = invoke("run", "specs/bom.yaml", "--store", tmp_path / "db")
     assert result.exit_code == 0, result.output
 
 
-def results_by_target(tmp_path: Path, spec: str, exit_code: int = 0) -> dict[str, dict[str, dict]]:
+def results_by_target(
+    invoke, tmp_path: Path, spec: str, exit_code: int = 0
+) -> dict[str, dict[str, dict]]:
     out = tmp_path / "r.json"
     result = invoke("run", BAD / "specs" / spec, "--store", tmp_path / "db", "--json", out)
     assert result.exit_code == exit_code, result.output
@@ -168,8 +165,8 @@ def results_by_target(tmp_path: Path, spec: str, exit_code: int = 0) -> dict[str
     }
 
 
-def test_misbehaving_targets_are_recorded_per_example_and_the_run_completes(tmp_path):
-    found = results_by_target(tmp_path, "target_misbehaves.yaml", exit_code=3)
+def test_misbehaving_targets_are_recorded_per_example_and_the_run_completes(tmp_path, invoke):
+    found = results_by_target(invoke, tmp_path, "target_misbehaves.yaml", exit_code=3)
     for example in ("n", "l", "s"):
         assert found["int"][example]["error"] == (
             "TypeError: target returned int; return a dict (or a string)"
@@ -186,8 +183,8 @@ def test_misbehaving_targets_are_recorded_per_example_and_the_run_completes(tmp_
     assert found["lower"]["s"]["error"] is None  # the string question is fine
 
 
-def test_misbehaving_evaluators_give_null_scores_with_reasons(tmp_path):
-    found = results_by_target(tmp_path, "evaluators_misbehave.yaml", exit_code=3)
+def test_misbehaving_evaluators_give_null_scores_with_reasons(tmp_path, invoke):
+    found = results_by_target(invoke, tmp_path, "evaluators_misbehave.yaml", exit_code=3)
     result = found["good"]["a"]
     assert result["error"] is None
     assert result["scores"] == {
@@ -201,8 +198,8 @@ def test_misbehaving_evaluators_give_null_scores_with_reasons(tmp_path):
     assert "return a dict with 'score'" in result["comments"]["garbage"]
 
 
-def test_a_graph_without_its_input_key_is_a_per_example_error(tmp_path):
-    found = results_by_target(tmp_path, "graph_missing_input_key.yaml", exit_code=3)
+def test_a_graph_without_its_input_key_is_a_per_example_error(tmp_path, invoke):
+    found = results_by_target(invoke, tmp_path, "graph_missing_input_key.yaml", exit_code=3)
     assert found["supervisor"]["a"]["error"] == (
         "KeyError: \"inputs have no 'question' (set input_key for this target)\""
     )
@@ -232,8 +229,8 @@ def test_hanging_targets_time_out_and_the_process_still_exits(tmp_path):
     }
 
 
-def test_a_base_exception_in_a_target_is_that_examples_error_never_a_silent_exit(tmp_path):
-    found = results_by_target(tmp_path, "target_base_exceptions.yaml")  # max_error_rate: 1
+def test_a_base_exception_in_a_target_is_that_examples_error_never_a_silent_exit(tmp_path, invoke):
+    found = results_by_target(invoke, tmp_path, "target_base_exceptions.yaml")  # max_error_rate: 1
     errors = {target: {r["error"] for r in rows.values()} for target, rows in found.items()}
     assert errors == {
         "exits": {"SystemExit: 0"},
@@ -247,7 +244,7 @@ def test_a_base_exception_in_a_target_is_that_examples_error_never_a_silent_exit
     assert {len(rows) for rows in found.values()} == {2}
 
 
-def test_errored_calls_are_summarised_and_fail_the_run_with_exit_3(tmp_path):
+def test_errored_calls_are_summarised_and_fail_the_run_with_exit_3(tmp_path, invoke):
     result = invoke("run", BAD / "specs" / "target_misbehaves.yaml", "--store", tmp_path / "db")
     assert result.exit_code == 3, result.output
     lines = result.output.splitlines()
@@ -264,7 +261,7 @@ def test_errored_calls_are_summarised_and_fail_the_run_with_exit_3(tmp_path):
     )
 
 
-def test_max_error_rate_from_the_cli_or_the_spec_lets_errors_through(tmp_path):
+def test_max_error_rate_from_the_cli_or_the_spec_lets_errors_through(tmp_path, invoke):
     spec = BAD / "specs" / "target_misbehaves.yaml"
     # 'lower' fails 2 of 3 (66.7%), the others 3 of 3 or 0 of 3
     allowed = invoke("run", spec, "--store", tmp_path / "db", "--max-error-rate", "1")
@@ -291,7 +288,7 @@ def test_max_error_rate_from_the_cli_or_the_spec_lets_errors_through(tmp_path):
     )
 
 
-def test_an_evaluator_failing_on_every_example_fails_the_run(tmp_path):
+def test_an_evaluator_failing_on_every_example_fails_the_run(tmp_path, invoke):
     result = invoke("run", BAD / "specs" / "evaluators_misbehave.yaml", "--store", tmp_path / "db")
     assert result.exit_code == 3, result.output
     lines = result.output.splitlines()
@@ -304,7 +301,7 @@ def test_an_evaluator_failing_on_every_example_fails_the_run(tmp_path):
     )
 
 
-def test_exit_codes_are_distinct_and_in_the_help():
+def test_exit_codes_are_distinct_and_in_the_help(invoke):
     from agenteval_cli.core.errors import ExitCode, UserError
     from agenteval_cli.langsmith.client import LangSmithFailure
 
@@ -339,7 +336,9 @@ LIMIT_DATASET_ERRORS: dict[str, tuple[int | str | None, str]] = {
 
 
 @pytest.mark.parametrize("name", sorted(LIMIT_DATASET_ERRORS))
-def test_a_dataset_beyond_a_limit_is_one_line_and_exit_2_at_once(name, tmp_path, monkeypatch):
+def test_a_dataset_beyond_a_limit_is_one_line_and_exit_2_at_once(
+    name, tmp_path, monkeypatch, invoke
+):
     started = time.monotonic()
     monkeypatch.chdir(BAD)
     line, fragment = LIMIT_DATASET_ERRORS[name]
@@ -353,7 +352,7 @@ def test_a_dataset_beyond_a_limit_is_one_line_and_exit_2_at_once(name, tmp_path,
     assert time.monotonic() - started < 5
 
 
-def test_a_416_byte_alias_bomb_spec_is_refused_in_under_a_second(tmp_path, monkeypatch):
+def test_a_416_byte_alias_bomb_spec_is_refused_in_under_a_second(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(BAD)
     started = time.monotonic()
     result = invoke("run", "specs/alias_bomb.yaml", "--store", tmp_path / "db")
@@ -367,7 +366,7 @@ def test_a_416_byte_alias_bomb_spec_is_refused_in_under_a_second(tmp_path, monke
     )
 
 
-def test_a_few_aliases_are_still_fine(tmp_path):
+def test_a_few_aliases_are_still_fine(tmp_path, invoke):
     dataset = tmp_path / "rows.yaml"
     dataset.write_text(
         "- inputs: &shared {question: same, context: [a, b, c]}\n"
@@ -379,6 +378,7 @@ def test_a_few_aliases_are_still_fine(tmp_path):
     assert " ".join(result.output.split()).startswith(f"{dataset}: 2 examples, all valid")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
 def test_a_spec_or_dataset_that_is_not_a_regular_file_is_refused_at_once(tmp_path, kind):
     def special(name: str) -> Path:
@@ -416,8 +416,8 @@ def test_a_spec_or_dataset_that_is_not_a_regular_file_is_refused_at_once(tmp_pat
     assert spec.exists() and not spec.is_file()  # never replaced or written to
 
 
-def test_unstorable_results_are_stored_or_recorded_and_the_run_completes(tmp_path):
-    found = results_by_target(tmp_path, "target_unstorable.yaml", exit_code=3)
+def test_unstorable_results_are_stored_or_recorded_and_the_run_completes(tmp_path, invoke):
+    found = results_by_target(invoke, tmp_path, "target_unstorable.yaml", exit_code=3)
     for example in ("a", "b"):
         surrogate = found["surrogate"][example]
         assert surrogate["error"] is None
@@ -442,7 +442,7 @@ def test_unstorable_results_are_stored_or_recorded_and_the_run_completes(tmp_pat
     assert again.exit_code == 2 and "no unfinished experiment" in again.output, again.output
 
 
-def _changing_run(tmp_path: Path, monkeypatch, change: str):
+def _changing_run(invoke, tmp_path: Path, monkeypatch, change: str):
     """A 6-row dataset read in 64-byte blocks, and a target that changes the file on its
     first call: ``append`` adds a row, ``modify`` rewrites the last one."""
     from agenteval_cli.data import examples as datasets
@@ -474,8 +474,8 @@ def _changing_run(tmp_path: Path, monkeypatch, change: str):
     return rows, spec, invoke("run", spec, "--store", tmp_path / "db", "--json", out)
 
 
-def test_rows_appended_during_a_run_are_left_out_with_a_note(tmp_path, monkeypatch):
-    rows, _, result = _changing_run(tmp_path, monkeypatch, "append")
+def test_rows_appended_during_a_run_are_left_out_with_a_note(tmp_path, monkeypatch, invoke):
+    rows, _, result = _changing_run(invoke, tmp_path, monkeypatch, "append")
     assert result.exit_code == 0, result.output
     assert (
         f"note: {rows}: the dataset file changed during the run; the run used the 6 examples "
@@ -485,10 +485,12 @@ def test_rows_appended_during_a_run_are_left_out_with_a_note(tmp_path, monkeypat
     assert [r["example_id"] for r in experiment["results"]] == [f"e{i}" for i in range(6)]
 
 
-def test_rows_changed_during_a_run_stop_it_in_one_line_and_it_can_be_resumed(tmp_path, monkeypatch):
+def test_rows_changed_during_a_run_stop_it_in_one_line_and_it_can_be_resumed(
+    tmp_path, monkeypatch, invoke
+):
     from agenteval_cli.store.db import Store
 
-    rows, spec, result = _changing_run(tmp_path, monkeypatch, "modify")
+    rows, spec, result = _changing_run(invoke, tmp_path, monkeypatch, "modify")
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert (
@@ -510,7 +512,7 @@ def test_rows_changed_during_a_run_stop_it_in_one_line_and_it_can_be_resumed(tmp
     assert experiment.status == "finished" and done == [f"e{i}" for i in range(6)]
 
 
-def test_rescoring_with_an_evaluator_failing_everywhere_exits_3(tmp_path):
+def test_rescoring_with_an_evaluator_failing_everywhere_exits_3(tmp_path, invoke):
     evals = BAD / "targets" / "evals.py"
     spec = tmp_path / "spec.yaml"
     head = (
@@ -531,7 +533,7 @@ def test_rescoring_with_an_evaluator_failing_everywhere_exits_3(tmp_path):
     )
 
 
-def test_the_error_summary_ranks_kinds_by_count_and_shows_three(tmp_path):
+def test_the_error_summary_ranks_kinds_by_count_and_shows_three(tmp_path, invoke):
     data = tmp_path / "data.jsonl"
     questions = ["v1", "k", "ok", "t", "v2", "k", "o", "r", "k"]
     data.write_text(
@@ -566,7 +568,7 @@ def test_the_error_summary_ranks_kinds_by_count_and_shows_three(tmp_path):
     ],
 )
 def test_a_file_too_large_to_read_whole_is_refused_without_reading_it(
-    tmp_path, name, size, message
+    tmp_path, name, size, message, invoke
 ):
     path = tmp_path / name
     with path.open("wb") as handle:  # sparse: it claims the size without taking the disk
@@ -580,7 +582,7 @@ def test_a_file_too_large_to_read_whole_is_refused_without_reading_it(
     assert_one_line_error(result, path, None, message)
 
 
-def test_a_merge_key_bomb_is_refused_like_an_alias_bomb(tmp_path):
+def test_a_merge_key_bomb_is_refused_like_an_alias_bomb(tmp_path, invoke):
     levels = ["a: &a {x1: 1, x2: 2, x3: 3, x4: 4, x5: 5, x6: 6, x7: 7, x8: 8}"]
     for name, below in zip("bcdefg", "abcdef", strict=True):
         levels.append(f"{name}: &{name} {{<<: [{', '.join([f'*{below}'] * 8)}], {name}{name}: 1}}")
@@ -611,7 +613,7 @@ def test_a_merge_key_bomb_is_refused_like_an_alias_bomb(tmp_path):
     ],
 )
 def test_a_spec_holding_a_lone_surrogate_is_refused_before_anything_is_stored(
-    tmp_path, monkeypatch, text, line, message
+    tmp_path, monkeypatch, text, line, message, invoke
 ):
     monkeypatch.setenv("AGENTEVAL_TEST_BYTES", "a\udcffb")  # the bytes a\xffb, undecodable
     spec = tmp_path / "spec.yaml"
@@ -626,7 +628,7 @@ def test_a_spec_holding_a_lone_surrogate_is_refused_before_anything_is_stored(
 
 
 def test_a_dataset_removed_during_a_run_stops_it_with_the_calls_in_flight_kept(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, invoke
 ):
     from agenteval_cli.data import examples as datasets
     from agenteval_cli.store.db import Store

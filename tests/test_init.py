@@ -7,16 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agenteval_cli.cli import app
-
 runner = CliRunner()
 
 
-def invoke(*args: str):
-    return runner.invoke(app, list(args), catch_exceptions=False)
-
-
-def test_init_writes_a_spec_that_runs_as_is(tmp_path, monkeypatch):
+def test_init_writes_a_spec_that_runs_as_is(tmp_path, monkeypatch, invoke):
     project = tmp_path / "evals"
     result = invoke("init", str(project))
     assert result.exit_code == 0, result.output
@@ -47,14 +41,14 @@ def test_init_writes_a_spec_that_runs_as_is(tmp_path, monkeypatch):
     assert experiment["metrics"]["routing_accuracy"] == 1.0
 
 
-def test_init_into_the_current_directory(tmp_path, monkeypatch):
+def test_init_into_the_current_directory(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(tmp_path)
     result = invoke("init")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "agenteval.yaml").is_file()
 
 
-def test_init_never_overwrites(tmp_path):
+def test_init_never_overwrites(tmp_path, invoke):
     (tmp_path / "dataset.jsonl").write_text("mine\n")
     result = invoke("init", str(tmp_path))
     assert result.exit_code == 2
@@ -64,7 +58,7 @@ def test_init_never_overwrites(tmp_path):
     assert "Traceback" not in result.output
 
 
-def test_init_into_a_file_is_refused(tmp_path):
+def test_init_into_a_file_is_refused(tmp_path, invoke):
     target = tmp_path / "taken"
     target.write_text("")
     result = invoke("init", str(target))
@@ -79,7 +73,7 @@ def test_the_scaffold_ships_with_the_package():
     assert Path(SCAFFOLD).is_relative_to(Path(__file__).resolve().parent.parent / "agenteval_cli")
 
 
-def test_an_unpriced_model_is_named_only_when_token_cost_is_configured(tmp_path):
+def test_an_unpriced_model_is_named_only_when_token_cost_is_configured(tmp_path, invoke):
     project = tmp_path / "evals"
     assert invoke("init", str(project)).exit_code == 0
     spec = project / "agenteval.yaml"

@@ -23,9 +23,7 @@ from langgraph_supervisor import create_supervisor
 from langgraph_swarm import create_handoff_tool, create_swarm
 from langsmith import Client, evaluate
 from langsmith_stub import LangSmithStandIn, serving
-from typer.testing import CliRunner
 
-from agenteval_cli.cli import app
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.cost import token_cost
 from agenteval_cli.evaluators.handoffs import handoff_chain_length
@@ -48,7 +46,6 @@ pytestmark = [
 ]
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = "multi-agent-routing-evals"
-runner = CliRunner()
 
 # A routing dataset: four requests with the agents and terms each one needs.
 SEED_INPUTS = [
@@ -121,10 +118,6 @@ def server(monkeypatch):
         yield stand_in
 
 
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-
-
 def seed_experiments(server: LangSmithStandIn) -> tuple[str, str]:
     """Two evaluate() calls, against the stand-in."""
     client = Client(api_url=server.url, api_key=server.api_key)
@@ -148,7 +141,8 @@ def seed_experiments(server: LangSmithStandIn) -> tuple[str, str]:
     return names[0], names[1]
 
 
-def test_compare_reads_the_seeds_evaluate_experiments(server):
+@pytest.mark.slow
+def test_compare_reads_the_seeds_evaluate_experiments(server, invoke):
     supervisor, swarm = seed_experiments(server)
     assert re.fullmatch(r"supervisor-v1-[0-9a-f]{8}", supervisor)
     server.requests.clear()
@@ -205,7 +199,7 @@ def test_compare_reads_the_seeds_evaluate_experiments(server):
     assert run.comments["routing_quality"] == "billing: resolved"
 
 
-def test_unknown_or_ambiguous_names_and_a_missing_key_are_one_line(server, monkeypatch):
+def test_unknown_or_ambiguous_names_and_a_missing_key_are_one_line(server, monkeypatch, invoke):
     supervisor, _ = seed_experiments(server)
     typo = supervisor.replace("supervisor", "supervisr")
     result = invoke("compare", "--from-langsmith", typo)
@@ -238,7 +232,8 @@ thresholds:
 """
 
 
-def test_child_runs_give_the_same_tokens_and_handoffs_as_a_local_run(server, tmp_path):
+@pytest.mark.slow
+def test_child_runs_give_the_same_tokens_and_handoffs_as_a_local_run(server, tmp_path, invoke):
     """A LangGraph target under evaluate(): its model and tool runs rebuild the trace."""
     from agenteval_cli.demo.swarm import graph
 
@@ -296,8 +291,9 @@ def test_child_runs_give_the_same_tokens_and_handoffs_as_a_local_run(server, tmp
     assert len(server.calls("^(POST|PATCH|PUT|DELETE) ")) == writes
 
 
+@pytest.mark.slow
 def test_run_from_langsmith_imports_so_compare_and_report_work_offline(
-    server, tmp_path, monkeypatch
+    server, tmp_path, monkeypatch, invoke
 ):
     supervisor, swarm = seed_experiments(server)
     store = tmp_path / "db"
@@ -334,7 +330,8 @@ def test_run_from_langsmith_imports_so_compare_and_report_work_offline(
     assert server.requests == []
 
 
-def test_compare_footer_prints_the_url_of_uploaded_experiments(server, tmp_path):
+@pytest.mark.slow
+def test_compare_footer_prints_the_url_of_uploaded_experiments(server, tmp_path, invoke):
     data = ROOT / "datasets" / "routing.jsonl"
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.split("thresholds:")[0].format(data=data))
@@ -556,7 +553,10 @@ def assert_attributed_alike(back: Trace, local: Trace) -> None:
     assert handoff_chain_length()(back) == handoff_chain_length()(local)
 
 
-def test_langsmith_traces_of_multi_agent_graphs_are_attributed_like_local_ones(server, tmp_path):
+@pytest.mark.slow
+def test_langsmith_traces_of_multi_agent_graphs_are_attributed_like_local_ones(
+    server, tmp_path, invoke
+):
     local = local_traces()
     client = Client(api_url=server.url, api_key=server.api_key)
     dataset = client.create_dataset(dataset_name="scripted-graphs")
@@ -644,7 +644,8 @@ def test_langsmith_traces_of_multi_agent_graphs_are_attributed_like_local_ones(s
     assert failed.error is not None and "rate limited" in failed.error
 
 
-def test_uploaded_run_trees_read_back_like_the_local_run(server, tmp_path):
+@pytest.mark.slow
+def test_uploaded_run_trees_read_back_like_the_local_run(server, tmp_path, invoke):
     """agenteval run --upload keeps each call's run tree; read back, it gives the trace the
     local run recorded."""
     data = tmp_path / "requests.jsonl"
@@ -743,7 +744,7 @@ def _legacy_runs(project_id: str, example_id: str) -> list[dict[str, Any]]:
     return runs
 
 
-def test_model_and_tool_runs_alone_keep_the_older_rule(server, tmp_path):
+def test_model_and_tool_runs_alone_keep_the_older_rule(server, tmp_path, invoke):
     """Without the graph's chain runs there is no tree to attribute: the top-level node is
     the agent, handoffs are the handoff tools, and the trace says so (``schema`` 1)."""
     client = Client(api_url=server.url, api_key=server.api_key)

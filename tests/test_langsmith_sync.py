@@ -18,17 +18,7 @@ ROUTING = ROOT / "datasets" / "routing.jsonl"
 runner = CliRunner()
 
 
-@pytest.fixture
-def server(monkeypatch):
-    with serving(monkeypatch) as stand_in:
-        yield stand_in
-
-
-def invoke(*args: str):
-    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-
-
-def push(path: Path, store: Path, *extra: str):
+def push(invoke, path: Path, store: Path, *extra: str):
     return invoke("dataset", "push", path, "--name", "routing", "--store", store, *extra)
 
 
@@ -50,16 +40,16 @@ def edited_copy(tmp_path: Path) -> Path:
     return path
 
 
-def test_push_twice_changes_nothing_the_second_time(server, tmp_path):
+def test_push_twice_changes_nothing_the_second_time(server, tmp_path, invoke):
     store = tmp_path / "db"
-    first = push(ROUTING, store)
+    first = push(invoke, ROUTING, store)
     assert first.exit_code == 0, first.output
     assert "created 'routing': 32 added, 0 updated, 0 unchanged" in first.output
     tag = dataset_hash(ROUTING)[:12]
     assert f"version tagged {tag}" in first.output
     writes_before = len(server.calls(r"^(POST|PATCH|PUT|DELETE) "))
 
-    second = push(ROUTING, store)
+    second = push(invoke, ROUTING, store)
     assert second.exit_code == 0, second.output
     assert "0 added, 0 updated, 32 unchanged" in second.output
     assert len(server.calls(r"^(POST|PATCH|PUT|DELETE) ")) == writes_before  # reads only
@@ -78,18 +68,18 @@ def test_push_twice_changes_nothing_the_second_time(server, tmp_path):
     assert stored == {key: row["id"] for key, row in rows.items()}
 
 
-def test_push_after_editing_three_rows_updates_three(server, tmp_path):
+def test_push_after_editing_three_rows_updates_three(server, tmp_path, invoke):
     store = tmp_path / "db"
-    assert push(ROUTING, store).exit_code == 0
+    assert push(invoke, ROUTING, store).exit_code == 0
     edited = edited_copy(tmp_path)
 
-    plan = push(edited, store, "--dry-run")
+    plan = push(invoke, edited, store, "--dry-run")
     assert plan.exit_code == 0, plan.output
     assert "0 would be added, 3 would be updated, 29 unchanged" in plan.output
     assert "update billing-payment-method" in plan.output
     assert all(not r["inputs"]["question"].endswith("hurry.") for r in remote_rows(server).values())
 
-    result = push(edited, store)
+    result = push(invoke, edited, store)
     assert "0 added, 3 updated, 29 unchanged" in result.output
     rows = remote_rows(server)
     assert rows["billing-payment-method"]["inputs"]["question"].endswith("Please hurry.")
@@ -112,27 +102,27 @@ def test_push_after_editing_three_rows_updates_three(server, tmp_path):
     ]
 
 
-def test_prune_deletes_rows_gone_from_the_file_only_when_asked(server, tmp_path):
+def test_prune_deletes_rows_gone_from_the_file_only_when_asked(server, tmp_path, invoke):
     store = tmp_path / "db"
-    assert push(ROUTING, store).exit_code == 0
+    assert push(invoke, ROUTING, store).exit_code == 0
     shorter = tmp_path / "short.jsonl"
     shorter.write_text("".join(ROUTING.read_text().splitlines(keepends=True)[:30]))
 
-    kept = push(shorter, store)
+    kept = push(invoke, shorter, store)
     assert "0 added, 0 updated, 30 unchanged, 2 not in the file" in kept.output
     assert len(remote_rows(server)) == 32
-    pruned = push(shorter, store, "--prune")
+    pruned = push(invoke, shorter, store, "--prune")
     assert "0 added, 0 updated, 30 unchanged, 2 deleted" in pruned.output
     assert len(remote_rows(server)) == 30
 
 
-def test_push_survives_rate_limits_and_lost_answers(server, tmp_path):
+def test_push_survives_rate_limits_and_lost_answers(server, tmp_path, invoke):
     store = tmp_path / "db"
     server.inject(r"^GET /datasets$", 429, times=2)
     server.inject(r"^POST /datasets$", 500, times=1)
     # the server stores the examples, then the answer is lost: the client's retry conflicts
     server.inject(r"^POST /v1/platform/datasets/.*/examples$", 500, after_apply=True)
-    result = push(ROUTING, store)
+    result = push(invoke, ROUTING, store)
     assert result.exit_code == 0, result.output
     assert "32 added, 0 updated, 0 unchanged" in result.output
     assert [r.status for r in server.calls(r"^GET /datasets$")][:3] == [429, 429, 200]
@@ -144,7 +134,7 @@ def test_push_survives_rate_limits_and_lost_answers(server, tmp_path):
     assert len(server.state.examples) == 32  # no duplicate was ever created
 
 
-def test_interrupted_push_run_again_ends_with_exactly_the_files_examples(server, tmp_path):
+def test_interrupted_push_run_again_ends_with_exactly_the_files_examples(server, tmp_path, invoke):
     from agenteval_cli.langsmith import datasets as lsd
 
     store = tmp_path / "db"
@@ -164,12 +154,12 @@ def test_interrupted_push_run_again_ends_with_exactly_the_files_examples(server,
             return real(record)
 
         server.handle = handle
-        failed = push(ROUTING, store)
+        failed = push(invoke, ROUTING, store)
         assert failed.exit_code == 4
         assert failed.output.count("\n") == 1 and "adding examples failed" in failed.output
         assert len(remote_rows(server)) == 20
         server.faults.clear()
-        again = push(ROUTING, store)
+        again = push(invoke, ROUTING, store)
     finally:
         lsd.BATCH = original
     assert again.exit_code == 0, again.output
@@ -186,7 +176,7 @@ def test_no_key_is_one_line_naming_the_variable(server, monkeypatch, tmp_path):
     assert server.requests == []
 
 
-def test_a_rejected_key_never_appears_in_the_output(server, monkeypatch, tmp_path):
+def test_a_rejected_key_never_appears_in_the_output(server, monkeypatch, tmp_path, invoke):
     monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_wrong_secret_123456")
     result = invoke("dataset", "list")
     assert result.exit_code == 2
@@ -194,7 +184,7 @@ def test_a_rejected_key_never_appears_in_the_output(server, monkeypatch, tmp_pat
     assert "lsv2_wrong" not in result.output and "123456" not in result.output
 
 
-def test_connection_failure_is_one_line_without_the_key(server, monkeypatch, tmp_path):
+def test_connection_failure_is_one_line_without_the_key(server, monkeypatch, tmp_path, invoke):
     monkeypatch.setenv("LANGSMITH_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("AGENTEVAL_LANGSMITH_RETRIES", "1")
     result = invoke("dataset", "list")
@@ -204,9 +194,9 @@ def test_connection_failure_is_one_line_without_the_key(server, monkeypatch, tmp
     assert server.api_key not in result.output and server.api_key[:5] not in result.output
 
 
-def test_pull_and_list(server, tmp_path):
+def test_pull_and_list(server, tmp_path, invoke):
     store = tmp_path / "db"
-    assert push(ROUTING, store).exit_code == 0
+    assert push(invoke, ROUTING, store).exit_code == 0
     listed = invoke("dataset", "list")
     assert listed.exit_code == 0
     assert "routing" in listed.output and "32" in listed.output
@@ -223,11 +213,11 @@ def test_pull_and_list(server, tmp_path):
             assert pulled[key].outputs == example.outputs
             assert pulled[key].metadata == example.metadata
     # the pulled file pushes back unchanged
-    again = push(tmp_path / "pulled.jsonl", store)
+    again = push(invoke, tmp_path / "pulled.jsonl", store)
     assert "0 added, 0 updated, 32 unchanged" in again.output
 
 
-def test_pull_of_an_unknown_dataset_is_a_user_error(server, tmp_path):
+def test_pull_of_an_unknown_dataset_is_a_user_error(server, tmp_path, invoke):
     result = invoke("dataset", "pull", "nope", "-o", tmp_path / "x.jsonl")
     assert result.exit_code == 2
     assert "no LangSmith dataset named 'nope'" in result.output
@@ -243,37 +233,37 @@ def one_hollow_line(result, server: LangSmithStandIn, what: str, request: str) -
     )
 
 
-def test_list_on_a_server_answering_empty_objects_is_one_line_not_an_empty_table(server):
+def test_list_on_a_server_answering_empty_objects_is_one_line_not_an_empty_table(server, invoke):
     server.answer_empty(r".*")
     one_hollow_line(invoke("dataset", "list"), server, "listing datasets", "GET /datasets")
 
 
-def test_pull_and_push_when_the_examples_answer_is_empty_are_one_line(server, tmp_path):
+def test_pull_and_push_when_the_examples_answer_is_empty_are_one_line(server, tmp_path, invoke):
     store = tmp_path / "db"
-    assert push(ROUTING, store).exit_code == 0
+    assert push(invoke, ROUTING, store).exit_code == 0
     server.answer_empty(r"^GET /examples$")
     out = tmp_path / "pulled.jsonl"
     pulled = invoke("dataset", "pull", "routing", "-o", out)
     one_hollow_line(pulled, server, "listing examples", "GET /examples")
     assert not out.exists()  # no empty file that looks like a pulled dataset
     writes = len(server.calls(r"^(POST|PATCH|PUT|DELETE) "))
-    pushed = push(edited_copy(tmp_path), store)
+    pushed = push(invoke, edited_copy(tmp_path), store)
     one_hollow_line(pushed, server, "listing examples", "GET /examples")
     assert len(server.calls(r"^(POST|PATCH|PUT|DELETE) ")) == writes  # nothing re-added
 
     server.hollow.clear()
-    assert "0 added, 3 updated, 29 unchanged" in push(edited_copy(tmp_path), store).output
+    assert "0 added, 3 updated, 29 unchanged" in push(invoke, edited_copy(tmp_path), store).output
 
 
 @pytest.mark.parametrize("multipart", [True, False])
 def test_a_push_whose_writes_are_answered_empty_is_one_line_not_a_count(
-    monkeypatch, tmp_path, multipart
+    monkeypatch, tmp_path, multipart, invoke
 ):
     with serving(monkeypatch, examples_multipart=multipart) as server:
         store = tmp_path / "db"
         writes = r"^POST /(v1/platform/datasets/[\w-]+/)?examples(/bulk)?$"
         server.answer_empty(writes)
-        created = push(ROUTING, store)
+        created = push(invoke, ROUTING, store)
         assert created.exit_code == 4, created.output
         assert created.output.startswith(
             f"error: adding examples failed: the server at {server.url} gave an answer "
@@ -281,11 +271,11 @@ def test_a_push_whose_writes_are_answered_empty_is_one_line_not_a_count(
         )
         assert created.output.count("\n") == 1
         server.hollow.clear()
-        assert "32 added" in push(ROUTING, store).output
+        assert "32 added" in push(invoke, ROUTING, store).output
 
         if multipart:  # the multipart answer counts the examples it updated
             server.answer_empty(writes.replace("POST", "PATCH"))
-            updated = push(edited_copy(tmp_path), store)
+            updated = push(invoke, edited_copy(tmp_path), store)
             assert updated.exit_code == 4, updated.output
             assert updated.output.startswith(
                 "error: updating examples failed: the server at "
@@ -293,7 +283,7 @@ def test_a_push_whose_writes_are_answered_empty_is_one_line_not_a_count(
                 "3 examples sent)"
             )
             server.hollow.clear()
-        again = push(edited_copy(tmp_path), store)
+        again = push(invoke, edited_copy(tmp_path), store)
         assert again.exit_code == 0, again.output
         assert "0 added, 3 updated, 29 unchanged" in again.output
         assert len(remote_rows(server)) == 32

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from langsmith_stub import LangSmithStandIn, serving
+from langsmith_stub import LangSmithStandIn
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -32,20 +32,10 @@ pricing:
 
 
 @pytest.fixture
-def server(monkeypatch):
-    with serving(monkeypatch) as stand_in:
-        yield stand_in
-
-
-@pytest.fixture
 def spec(tmp_path) -> Path:
     path = tmp_path / "routing.yaml"
     path.write_text(SPEC.format(data=ROOT / "datasets" / "routing.jsonl"))
     return path
-
-
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
 
 def stored_experiments(store: Path) -> dict[str, str]:
@@ -53,7 +43,8 @@ def stored_experiments(store: Path) -> dict[str, str]:
     return dict(db.execute("SELECT target, name FROM experiments"))
 
 
-def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tmp_path):
+@pytest.mark.slow
+def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tmp_path, invoke):
     store = tmp_path / "db"
     result = invoke("run", spec, "--upload", "--limit", "4", "--store", store)
     assert result.exit_code == 0, result.output
@@ -119,7 +110,10 @@ def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tm
         assert server.api_key.encode() not in wal.read_bytes()
 
 
-def test_failed_upload_keeps_results_and_upload_retries_without_duplicates(server, spec, tmp_path):
+@pytest.mark.slow
+def test_failed_upload_keeps_results_and_upload_retries_without_duplicates(
+    server, spec, tmp_path, invoke
+):
     store = tmp_path / "db"
     server.inject(r"^POST /runs/multipart$", 500, times=1000)
     failed = invoke("run", spec, "--upload", "--limit", "3", "--store", store)
@@ -172,6 +166,7 @@ def _subprocess_env(server: LangSmithStandIn) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_a_local_run_sends_nothing_even_with_tracing_on_and_a_key_set(server, spec, tmp_path):
     env = _subprocess_env(server)
     # Control: the same graph, invoked directly in this environment, is traced to the server.
@@ -204,7 +199,7 @@ def test_a_local_run_sends_nothing_even_with_tracing_on_and_a_key_set(server, sp
     assert stored_experiments(store)  # the run itself happened and was stored
 
 
-def pushed_remote_spec(tmp_path: Path, store: Path) -> tuple[Path, str]:
+def pushed_remote_spec(invoke, tmp_path: Path, store: Path) -> tuple[Path, str]:
     """Push the routing dataset, then a spec that runs on its tagged LangSmith version."""
     data = ROOT / "datasets" / "routing.jsonl"
     pushed = invoke("dataset", "push", data, "--name", "remote-routing", "--store", store)
@@ -220,9 +215,11 @@ def pushed_remote_spec(tmp_path: Path, store: Path) -> tuple[Path, str]:
     return spec, tag
 
 
-def test_a_spec_can_run_on_a_langsmith_dataset_and_rerun_offline(server, tmp_path, monkeypatch):
+def test_a_spec_can_run_on_a_langsmith_dataset_and_rerun_offline(
+    server, tmp_path, monkeypatch, invoke
+):
     store = tmp_path / "db"
-    spec, tag = pushed_remote_spec(tmp_path, store)
+    spec, tag = pushed_remote_spec(invoke, tmp_path, store)
     first = invoke("run", spec, "--limit", "2", "--store", store)
     assert first.exit_code == 0, first.output
     assert server.calls(r"^GET /examples$")[-1].query["as_of"] == [tag]
@@ -257,10 +254,10 @@ def test_an_unpinned_langsmith_dataset_without_a_key_or_cache_is_one_line(
 
 
 def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
-    server, tmp_path, monkeypatch
+    server, tmp_path, monkeypatch, invoke
 ):
     store = tmp_path / "db"
-    spec, _ = pushed_remote_spec(tmp_path, store)
+    spec, _ = pushed_remote_spec(invoke, tmp_path, store)
     assert invoke("run", spec, "--limit", "3", "--store", store).exit_code == 0
     with sqlite3.connect(store) as db:  # as after a crash: half the results are missing
         db.execute("DELETE FROM results WHERE id % 2")
@@ -281,6 +278,7 @@ def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
     assert set(db.execute("SELECT status FROM experiments").fetchall()) == {("finished",)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("pattern", "step", "model"),
     [
@@ -289,7 +287,7 @@ def test_resuming_a_run_on_a_langsmith_dataset_works_offline_from_the_cache(
     ],
 )
 def test_a_server_answering_empty_objects_is_one_line_and_upload_retries(
-    server, spec, tmp_path, pattern, step, model
+    server, spec, tmp_path, pattern, step, model, invoke
 ):
     store = tmp_path / "db"
     server.answer_empty(pattern)
@@ -343,6 +341,7 @@ def test_other_commands_on_a_server_answering_empty_objects_are_one_line(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("pattern", "answered"),
     [
@@ -352,7 +351,7 @@ def test_other_commands_on_a_server_answering_empty_objects_are_one_line(
     ],
 )  # fmt: skip
 def test_reading_experiments_when_a_list_answer_is_empty_is_one_line(
-    server, spec, tmp_path, pattern, answered
+    server, spec, tmp_path, pattern, answered, invoke
 ):
     store = tmp_path / "db"
     assert invoke("run", spec, "--upload", "--limit", "2", "--store", store).exit_code == 0

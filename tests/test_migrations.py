@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agenteval_cli.cli import app
 from agenteval_cli.core.records import Example, Result, Trace
 from agenteval_cli.store import migrations
 from agenteval_cli.store.db import Store
@@ -26,6 +24,8 @@ NAMES = [
     "add_results_scores_json",
     "move_scores_into_results",
     "create_run_locks",
+    "create_summary_scores",
+    "create_langsmith_tables",
 ]
 
 # A store of the first release: no run_id, attempts, cached nor scores_json; scores in a
@@ -110,22 +110,20 @@ def schema(path: Path) -> tuple[int, list[str], dict[str, list[str]]]:
         db.close()
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
 def test_the_migrations_are_the_named_steps_in_order():
     assert [m.name for m in migrations.MIGRATIONS] == NAMES
-    assert migrations.SCHEMA_VERSION == 7
+    assert migrations.SCHEMA_VERSION == 9
 
 
 def test_a_new_store_has_every_migration_and_the_last_version(tmp_path):
     version, names, columns = schema(current_store(tmp_path / "new.db"))
-    assert version == 7
+    assert version == 9
     assert names == NAMES
     assert columns["experiments"][-2:] == ["ended_at", "run_id"]
     assert columns["results"][11:] == ["attempts", "cached", "scores_json"]
     assert "scores" not in columns and "run_locks" in columns
+    assert "summary_scores" in columns
+    assert {"langsmith_examples", "langsmith_uploads", "langsmith_sent"} <= set(columns)
 
 
 def test_a_first_release_store_is_migrated_by_a_writing_open_and_keeps_its_rows(tmp_path):
@@ -138,7 +136,7 @@ def test_a_first_release_store_is_migrated_by_a_writing_open_and_keeps_its_rows(
         assert stored.result.attempts == 1 and stored.result.cached is False
         assert store.experiment("x1").run_id is None
     version, names, columns = schema(path)
-    assert (version, names) == (7, NAMES)
+    assert (version, names) == (9, NAMES)
     assert "scores" not in columns
     db = sqlite3.connect(path)
     assert migrations.migrate(db) == []  # once migrated, nothing is left to apply
@@ -162,7 +160,9 @@ def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path, monkeypatch):
     assert after[2]["results"] == before[2]["results"]
 
 
-def test_a_store_from_before_versions_in_the_current_shape_is_read_without_a_change(tmp_path):
+def test_a_store_from_before_versions_in_the_current_shape_is_read_without_a_change(
+    tmp_path, invoke
+):
     path = current_store(tmp_path / "prev.db")
     db = sqlite3.connect(path)  # as the previous build left it: version 0, no lock table
     db.execute("DROP TABLE migrations")
@@ -180,10 +180,10 @@ def test_a_store_from_before_versions_in_the_current_shape_is_read_without_a_cha
     assert digest(path) == before
     with Store(path):  # a writing open migrates it
         pass
-    assert schema(path)[:2] == (7, NAMES)
+    assert schema(path)[:2] == (9, NAMES)
 
 
-def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path):
+def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path, invoke):
     path = first_release(tmp_path / "old.db")
     before = digest(path)
     for command in (
@@ -197,14 +197,14 @@ def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path):
         line = out.output.strip()
         assert "\n" not in line and "Traceback" not in line
         assert line.startswith(
-            f"error: the store {path} has schema version 0 and needs migrating to version 7"
+            f"error: the store {path} has schema version 0 and needs migrating to version 9"
         ), line
         assert f"python -m agenteval_cli.store.migrations {path}" in line
     assert digest(path) == before
     assert schema(path)[0] == 0 and not (tmp_path / "r.html").exists()
 
 
-def test_a_newer_store_is_refused_by_every_command_and_left_alone(tmp_path):
+def test_a_newer_store_is_refused_by_every_command_and_left_alone(tmp_path, invoke):
     path = newer_store(tmp_path / "newer.db")
     before = digest(path)
     with pytest.raises(StoreError, match="upgrade agenteval"):
@@ -230,8 +230,8 @@ def test_a_newer_store_is_refused_by_every_command_and_left_alone(tmp_path):
         line = out.output.strip()
         assert "\n" not in line and "Traceback" not in line, (command, line)
         assert line == (
-            f"error: the store {path} has schema version 8, newer than this agenteval knows "
-            "(7): it was written by a newer agenteval (upgrade agenteval with "
+            f"error: the store {path} has schema version 10, newer than this agenteval knows "
+            "(9): it was written by a newer agenteval (upgrade agenteval with "
             "'pip install -U agenteval', or pass --store with another file)"
         ), (command, line)
     assert digest(path) == before
@@ -261,10 +261,10 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
     command = [sys.executable, "-m", "agenteval_cli.store.migrations", str(path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{path}: schema version 7 ({', '.join(NAMES)})\n"
-    assert schema(path)[:2] == (7, NAMES)
+    assert done.stdout == f"{path}: schema version 9 ({', '.join(NAMES)})\n"
+    assert schema(path)[:2] == (9, NAMES)
     again = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    assert again.stdout == f"{path}: schema version 7 (nothing to do)\n"
+    assert again.stdout == f"{path}: schema version 9 (nothing to do)\n"
     newer = newer_store(tmp_path / "newer.db")
     refused = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.store.migrations", str(newer)],
@@ -273,7 +273,7 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
         timeout=60,
     )
     assert refused.returncode == 2
-    assert refused.stderr.startswith(f"error: the store {newer} has schema version 8")
+    assert refused.stderr.startswith(f"error: the store {newer} has schema version 10")
 
 
 def test_the_columns_checked_on_opening_are_those_of_a_new_store(tmp_path):
@@ -283,7 +283,7 @@ def test_the_columns_checked_on_opening_are_those_of_a_new_store(tmp_path):
     assert tuple(columns["run_locks"]) == migrations.LOCK_COLUMNS
 
 
-def test_a_store_changed_by_another_program_is_refused_in_one_line(tmp_path):
+def test_a_store_changed_by_another_program_is_refused_in_one_line(tmp_path, invoke):
     dropped = current_store(tmp_path / "dropped.db")
     db = sqlite3.connect(dropped)
     db.execute("ALTER TABLE experiments DROP COLUMN git_commit")  # the version kept
@@ -302,7 +302,7 @@ def test_a_store_changed_by_another_program_is_refused_in_one_line(tmp_path):
     db.close()
     expected = {
         dropped: f"error: the store {dropped} has no column experiments.git_commit, which "
-        "this agenteval reads (schema version 7): another program or a newer agenteval "
+        "this agenteval reads (schema version 9): another program or a newer agenteval "
         "changed it (upgrade agenteval with 'pip install -U agenteval', or pass --store "
         "with another file)",
         negative: f"error: {negative} is not an agenteval store: its schema version is -3 "
@@ -322,3 +322,58 @@ def test_a_store_changed_by_another_program_is_refused_in_one_line(tmp_path):
         "moz_bookmarks, moz_meta, moz_origins, ...) (pass --store with another path)",
     )
     assert digest(foreign) == before  # nothing added to another program's database
+
+
+def previous_build_store(path: Path, *, lazy_tables: bool) -> Path:
+    """A store as the build before the summary and LangSmith migrations left it (version 7),
+    with those tables made on first use (``lazy_tables``) or never needed."""
+    current_store(path)
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM migrations WHERE name IN (?, ?)", tuple(NAMES[7:]))
+    for table in ("summary_scores", *(t.split()[5] for t in migrations.LANGSMITH_TABLES)):
+        db.execute(f"DROP TABLE {table}")
+    if lazy_tables:
+        db.execute(
+            "CREATE TABLE summary_scores (experiment_id TEXT NOT NULL, key TEXT NOT NULL,"
+            " score REAL, is_bool INTEGER NOT NULL DEFAULT 0, comment TEXT,"
+            " PRIMARY KEY (experiment_id, key))"
+        )
+        exp_id = db.execute("SELECT id FROM experiments").fetchone()[0]
+        db.execute(
+            "INSERT INTO summary_scores VALUES (?, 'routing_confusion', 0.5, 0, NULL)", (exp_id,)
+        )
+        db.execute(migrations.LANGSMITH_TABLES[4])  # langsmith_uploads
+        db.execute(
+            "INSERT INTO langsmith_uploads (experiment_id, endpoint, status, updated_at)"
+            " VALUES (?, 'http://ls', 'done', '2026-01-01')",
+            (exp_id,),
+        )
+    db.execute("PRAGMA user_version = 7")
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize("lazy_tables", [False, True])
+def test_a_store_of_the_previous_version_gets_the_summary_and_langsmith_tables(
+    tmp_path, invoke, lazy_tables
+):
+    from agenteval_cli.evaluators.summaries import summary_scores
+    from agenteval_cli.langsmith.state import LangSmithState
+
+    path = previous_build_store(tmp_path / "prev.db", lazy_tables=lazy_tables)
+    before = digest(path)
+    with Store(path, readonly=True) as store:  # read as it is, left alone
+        [exp] = store.experiments()
+        assert [s.key for s in summary_scores(store, exp.id)] == (
+            ["routing_confusion"] if lazy_tables else []
+        )
+    assert invoke("experiments", "--store", path).exit_code == 0
+    assert digest(path) == before
+    with Store(path) as store:  # a writing open migrates it, the rows kept
+        assert [s.score for s in summary_scores(store, exp.id)] == ([0.5] if lazy_tables else [])
+        upload = LangSmithState(store.db).upload(exp.id)
+        assert (upload or {}).get("status") == ("done" if lazy_tables else None)
+    version, names, columns = schema(path)
+    assert (version, names[-2:]) == (9, NAMES[7:])
+    assert "summary_scores" in columns and "langsmith_run_trees" in columns

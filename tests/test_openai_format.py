@@ -1,4 +1,5 @@
-"""The direct conversion gives exactly what langchain_core's converter gives."""
+"""Messages are stored in OpenAI chat format exactly as langchain_core converts them:
+outputs' messages and a trace's conversation alike."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from langchain_core.messages import (
     convert_to_openai_messages,
 )
 
-from agenteval_cli.trace.openai_format import to_openai_messages
+from agenteval_cli.targets import stored_messages
+from agenteval_cli.trace.conversation import Conversation
 
 CALL = {"name": "lookup_invoice", "args": {"invoice_id": "INV-7", "note": "café ✓"}, "id": "c1"}
 MESSAGES: list[Any] = [
@@ -34,27 +36,39 @@ MESSAGES: list[Any] = [
     ToolMessage("Invoice INV-7: paid", tool_call_id="c1", name="lookup_invoice"),
     ToolMessage("", tool_call_id="c2"),
     ChatMessage(content="custom", role="critic"),
-    {"role": "user", "content": "a dict"},
-    ("assistant", "a tuple"),
 ]
 
 
 @pytest.mark.parametrize("message", MESSAGES, ids=lambda m: type(m).__name__)
-def test_each_message_converts_like_langchain(message: Any) -> None:
+def test_each_stored_message_is_langchains_conversion(message: Any) -> None:
     expected = convert_to_openai_messages([message])
-    converted = to_openai_messages([message])
+    converted = stored_messages([message])
     assert converted == expected
     # Key order too: stored traces are JSON text, compared across runs.
     assert json.dumps(converted) == json.dumps(expected)
 
 
-def test_a_whole_conversation_converts_like_langchain() -> None:
-    assert to_openai_messages(MESSAGES) == convert_to_openai_messages(MESSAGES)
-    assert to_openai_messages([]) == []
+def test_message_likes_and_openai_dicts_among_message_objects() -> None:
+    mixed = [*MESSAGES, {"role": "user", "content": "a dict"}, ("assistant", "a tuple")]
+    assert stored_messages(mixed) == convert_to_openai_messages(mixed)
+    assert stored_messages([]) == []
 
 
-def test_tool_call_arguments_keep_non_ascii_text() -> None:
-    [converted] = to_openai_messages([AIMessage("", tool_calls=[CALL])])
-    assert converted["tool_calls"][0]["function"]["arguments"] == (
-        '{"invoice_id": "INV-7", "note": "café ✓"}'
-    )
+def test_a_traced_conversation_is_stored_as_langchain_converts_it() -> None:
+    turns = [
+        HumanMessage("Where is my refund?", id="m1"),
+        AIMessage("", tool_calls=[CALL], name="billing", id="m2"),
+        ToolMessage("Invoice INV-7: paid", tool_call_id="c1", name="lookup_invoice", id="m3"),
+        AIMessage("It was paid on Monday.", name="billing", id="m4"),
+    ]
+    conversation = Conversation()
+    conversation.merge(turns)
+    assert conversation.openai_messages() == convert_to_openai_messages(turns)
+
+
+def test_tool_calls_keep_non_ascii_arguments_and_a_missing_id() -> None:
+    no_id = {"name": "lookup_invoice", "args": {"note": "café ✓"}, "id": None}
+    [converted] = stored_messages([AIMessage("", tool_calls=[no_id])])
+    [call] = converted["tool_calls"]
+    assert call["function"]["arguments"] == '{"note": "café ✓"}'
+    assert call["id"] is None

@@ -5,16 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
-
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ROOT / "tests" / "data" / "bad" / "targets" / "good.py"
-
-
-def invoke(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
 
 
 def _dataset(tmp_path: Path, rows: list[dict]) -> Path:
@@ -23,7 +15,7 @@ def _dataset(tmp_path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def test_a_graph_whose_input_key_no_row_has_fails_before_any_call(tmp_path):
+def test_a_graph_whose_input_key_no_row_has_fails_before_any_call(tmp_path, invoke):
     data = _dataset(tmp_path, [{"query": "refund please"}, {"query": "reset my SSO"}])
     spec = tmp_path / "spec.yaml"
     spec.write_text(
@@ -38,7 +30,7 @@ def test_a_graph_whose_input_key_no_row_has_fails_before_any_call(tmp_path):
     assert not (tmp_path / "s.db").exists() or _results(tmp_path / "s.db") == 0
 
 
-def test_a_template_field_some_rows_lack_is_named_with_the_first_row(tmp_path):
+def test_a_template_field_some_rows_lack_is_named_with_the_first_row(tmp_path, invoke):
     data = _dataset(tmp_path, [{"query": "a"}, {"other": "b"}, {"query": "c"}, {"x": 1}])
     spec = tmp_path / "spec.yaml"
     spec.write_text(
@@ -53,7 +45,7 @@ def test_a_template_field_some_rows_lack_is_named_with_the_first_row(tmp_path):
     assert "(row 2 has: other)" in result.output
 
 
-def test_a_function_target_reads_what_it_likes(tmp_path):
+def test_a_function_target_reads_what_it_likes(tmp_path, invoke):
     data = _dataset(tmp_path, [{"query": "a"}])
     spec = tmp_path / "spec.yaml"
     spec.write_text(f"dataset: {data}\ntargets:\n  plain: {GOOD}:answer\n")
@@ -71,7 +63,7 @@ def _results(store: Path) -> int:
 MINIMAL = ROOT / "tests" / "data" / "specs" / "minimal.yaml"
 
 
-def test_a_missing_baseline_file_fails_before_any_call(tmp_path):
+def test_a_missing_baseline_file_fails_before_any_call(tmp_path, invoke):
     store = tmp_path / "s.db"
     result = invoke("run", MINIMAL, "--store", store, "--baseline", tmp_path / "nosuch.json")
     assert result.exit_code == 2, result.output
@@ -80,7 +72,7 @@ def test_a_missing_baseline_file_fails_before_any_call(tmp_path):
     assert not store.exists() or _results(store) == 0
 
 
-def test_an_unknown_baseline_experiment_fails_before_any_call(tmp_path):
+def test_an_unknown_baseline_experiment_fails_before_any_call(tmp_path, invoke):
     store = tmp_path / "s.db"
     result = invoke("run", MINIMAL, "--store", store, "--baseline", "nobody")
     assert result.exit_code == 2, result.output
@@ -103,7 +95,7 @@ def test_a_baseline_named_by_target_is_pinned_to_the_experiment_before_this_run(
     assert pinned.baseline == before.name  # the baseline did not
 
 
-def test_report_paths_that_cannot_be_written_fail_before_any_call(tmp_path):
+def test_report_paths_that_cannot_be_written_fail_before_any_call(tmp_path, invoke):
     store = tmp_path / "s.db"
     folder = tmp_path / "a-folder"
     folder.mkdir()
@@ -121,7 +113,7 @@ def test_report_paths_that_cannot_be_written_fail_before_any_call(tmp_path):
     assert _results(store) == 0
 
 
-def test_save_baseline_to_the_specs_missing_baseline_says_only_that_it_saved(tmp_path):
+def test_save_baseline_to_the_specs_missing_baseline_says_only_that_it_saved(tmp_path, invoke):
     spec = tmp_path / "spec.yaml"
     text = MINIMAL.read_text().replace("../datasets/", f"{MINIMAL.parent.parent}/datasets/")
     spec.write_text(text + "baseline: base.json\n")
@@ -133,7 +125,7 @@ def test_save_baseline_to_the_specs_missing_baseline_says_only_that_it_saved(tmp
     assert f"baseline saved: {tmp_path / 'base.json'}" in " ".join(result.output.split())
 
 
-def test_a_spec_without_evaluators_says_what_it_measures(tmp_path):
+def test_a_spec_without_evaluators_says_what_it_measures(tmp_path, invoke):
     result = invoke("run", MINIMAL, "--store", tmp_path / "s.db")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())

@@ -7,9 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agenteval_cli.cli import app
 from agenteval_cli.core.redact import (
     console_text,
     is_secret_name,
@@ -123,10 +121,6 @@ def test_expand_env_records_secret_references_and_url_passwords(tmp_path):
     )
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
 # Six kinds of field that quote the value they refuse, each given ${AGENTEVAL_TEST_API_KEY}.
 FIELDS = {
     "integer": "concurrency: ${AGENTEVAL_TEST_API_KEY}\n",
@@ -140,7 +134,7 @@ FIELDS = {
 
 
 @pytest.mark.parametrize("kind", sorted(FIELDS))
-def test_a_secret_in_a_refused_field_is_not_printed(kind, tmp_path, monkeypatch):
+def test_a_secret_in_a_refused_field_is_not_printed(kind, tmp_path, monkeypatch, invoke):
     monkeypatch.setenv("AGENTEVAL_TEST_API_KEY", SECRET)
     dataset = tmp_path / "rows.jsonl"
     dataset.write_text('{"id": "a", "inputs": {"question": "hi"}}\n')
@@ -170,7 +164,7 @@ def leaky(inputs):
 """
 
 
-def test_a_secret_in_a_target_error_is_not_stored_or_reported(tmp_path, monkeypatch):
+def test_a_secret_in_a_target_error_is_not_stored_or_reported(tmp_path, monkeypatch, invoke):
     monkeypatch.setenv("AGENTEVAL_TEST_API_KEY", SECRET)
     (tmp_path / "leaky.py").write_text(TARGET)
     (tmp_path / "rows.jsonl").write_text('{"id": "a", "inputs": {"question": "hi"}}\n')
@@ -219,7 +213,9 @@ def echo(outputs):
 """
 
 
-def test_a_secret_in_outputs_errors_and_comments_is_not_in_the_html_report(tmp_path, monkeypatch):
+def test_a_secret_in_outputs_errors_and_comments_is_not_in_the_html_report(
+    tmp_path, monkeypatch, invoke
+):
     monkeypatch.setenv("AGENTEVAL_TEST_API_KEY", SECRET)
     (tmp_path / "leaky.py").write_text(HTML_TARGET)
     (tmp_path / "rows.jsonl").write_text(

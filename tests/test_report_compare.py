@@ -10,9 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from report_fixtures import demo_run, hostile_sides
 from rich.console import Console
-from typer.testing import CliRunner
 
-from agenteval_cli.cli import app
 from agenteval_cli.core.records import Result, Score, Trace
 from agenteval_cli.gating.examples import failed_examples
 from agenteval_cli.metrics.summary import summarize
@@ -25,13 +23,11 @@ from agenteval_cli.results.sources import ExperimentData, Run
 
 __all__ = ["demo_run"]
 
-
-def invoke(*args: str):
-    return CliRunner().invoke(app, list(args), env={"COLUMNS": "160"})
+WIDE = {"COLUMNS": "160"}  # no wrapping in the lines the tests read
 
 
-def test_compare_prints_the_statistical_comparison(demo_run):
-    result = invoke("compare", "supervisor", "swarm", "--store", str(demo_run / "db"))
+def test_compare_prints_the_statistical_comparison(demo_run, invoke):
+    result = invoke("compare", "supervisor", "swarm", "--store", str(demo_run / "db"), env=WIDE)
     assert result.exit_code == 0, result.output
     out = result.output
     assert "supervisor vs swarm · 32 paired examples" in out
@@ -61,29 +57,29 @@ def test_the_comparison_matches_the_per_example_scores(demo_run):
     assert sum(built.confusion[1].counts.values()) >= expected
 
 
-def test_different_dataset_versions_are_refused_unless_allowed(demo_run, tmp_path):
+def test_different_dataset_versions_are_refused_unless_allowed(demo_run, tmp_path, invoke):
     data = json.loads((demo_run / "results.json").read_text())
     first, second = data["experiments"]
     second["dataset_hash"] = "0" * 64
     for name, exp in (("a.json", first), ("b.json", second)):
         (tmp_path / name).write_text(json.dumps({"experiments": [exp]}))
     a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
-    refused = invoke("compare", a, b)
+    refused = invoke("compare", a, b, env=WIDE)
     assert refused.exit_code == 2
     assert "different dataset versions" in refused.output
     assert "--allow-different-data" in refused.output
-    allowed = invoke("compare", a, b, "--allow-different-data")
+    allowed = invoke("compare", a, b, "--allow-different-data", env=WIDE)
     assert allowed.exit_code == 0, allowed.output
     assert "supervisor vs swarm · 32 paired examples" in allowed.output
 
 
-def test_unknown_names_and_bad_files_are_one_line_errors(demo_run, tmp_path):
-    result = invoke("compare", "supervisr", "swarm", "--store", str(demo_run / "db"))
+def test_unknown_names_and_bad_files_are_one_line_errors(demo_run, tmp_path, invoke):
+    result = invoke("compare", "supervisr", "swarm", "--store", str(demo_run / "db"), env=WIDE)
     assert result.exit_code == 2
     assert "did you mean 'supervisor'?" in result.output
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    result = invoke("compare", str(bad))
+    result = invoke("compare", str(bad), env=WIDE)
     assert result.exit_code == 2
     assert f"{bad}:1: not valid JSON" in result.output
 
@@ -142,10 +138,19 @@ def test_junit_has_a_case_per_example_target_and_check(demo_run):
     assert "missing ['billing']" in failure.text
 
 
-def test_add_failures_appends_failed_examples_once(demo_run, tmp_path):
+def test_add_failures_appends_failed_examples_once(demo_run, tmp_path, invoke):
     target = tmp_path / "review.jsonl"
     store = str(demo_run / "db")
-    result = invoke("dataset", "add-failures", "swarm", "--to", str(target), "--store", store)
+    result = invoke(
+        "dataset",
+        "add-failures",
+        "swarm",
+        "--to",
+        str(target),
+        "--store",
+        store,
+        env=WIDE,
+    )
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     swarm = sources.load(["swarm"], demo_run / "db")[0]
@@ -154,18 +159,34 @@ def test_add_failures_appends_failed_examples_once(demo_run, tmp_path):
     assert card["outputs"]["expected_agents"] == ["tech_support", "billing"]
     assert card["metadata"]["agent_path"] == ["account", "tech_support"]
     assert "missing ['billing']" in card["metadata"]["failure"]
-    assert invoke("dataset", "validate", str(target)).exit_code == 0
-    again = invoke("dataset", "add-failures", "swarm", "--to", str(target), "--store", store)
+    assert invoke("dataset", "validate", str(target), env=WIDE).exit_code == 0
+    again = invoke(
+        "dataset",
+        "add-failures",
+        "swarm",
+        "--to",
+        str(target),
+        "--store",
+        store,
+        env=WIDE,
+    )
     assert again.exit_code == 0, again.output
-    assert f"no failed example of {swarm.name} to add ({len(rows)} already there)" in again.output
+    assert f"no failed example of {swarm.name} to add ({len(rows)} already there)" in again.text
     assert len(target.read_text().splitlines()) == len(rows)
     wrong = invoke(
-        "dataset", "add-failures", "swarm", "--to", str(tmp_path / "x.csv"), "--store", store
+        "dataset",
+        "add-failures",
+        "swarm",
+        "--to",
+        str(tmp_path / "x.csv"),
+        "--store",
+        store,
+        env=WIDE,
     )
     assert wrong.exit_code == 2 and "give a .jsonl file" in wrong.output
 
 
-def test_add_failures_with_nothing_failed_writes_no_file(demo_run, tmp_path):
+def test_add_failures_with_nothing_failed_writes_no_file(demo_run, tmp_path, invoke):
     document = json.loads((demo_run / "results.json").read_text())
     supervisor = next(e for e in document["experiments"] if e["target"] == "supervisor")
     failed = set(failed_examples(sources.load(["supervisor"], demo_run / "db")[0], {}))
@@ -176,7 +197,7 @@ def test_add_failures_with_nothing_failed_writes_no_file(demo_run, tmp_path):
     target = tmp_path / "review.jsonl"
     result = invoke("dataset", "add-failures", str(passed), "--to", str(target))
     assert result.exit_code == 0, result.output
-    assert "no failed example of" in result.output and "nothing written" in result.output
+    assert "no failed example of" in result.text and "nothing written" in result.text
     assert not target.exists()
 
 

@@ -240,6 +240,7 @@ def test_a_small_experiment_has_no_left_out_line():
     assert 'id="left-out"' not in text
 
 
+@pytest.mark.slow
 def test_a_report_of_many_examples_stays_small_and_opens(browser, tmp_path):
     count = html.EXAMPLE_LIMIT * 3
     sides = big_sides(count, failing=set(range(0, count, 7)))

@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 from rich.console import Console
-from typer.testing import CliRunner
 
-from agenteval_cli.cli import app
 from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import print_comparison
 from agenteval_cli.report.junit import junit_tree
@@ -42,13 +40,11 @@ targets:
 evaluators: [routing_accuracy]
 """
 
-
-def invoke(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+WIDE = {"COLUMNS": "200"}  # no wrapping in the lines the tests read
 
 
 @pytest.fixture(scope="module")
-def hostile_run(tmp_path_factory):
+def hostile_run(tmp_path_factory, invoke):
     tmp = tmp_path_factory.mktemp("hostile")
     (tmp / "t.py").write_text(TARGETS)
     rows = [
@@ -60,7 +56,7 @@ def hostile_run(tmp_path_factory):
     result = invoke(
         "run", tmp / "spec.yaml", "--store", tmp / "db", "--json", tmp / "r.json",
         "--junit", tmp / "r.xml", "--markdown", tmp / "r.md",
-    )  # fmt: skip
+     env=WIDE)  # fmt: skip
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return tmp, result.output
 
@@ -79,15 +75,15 @@ def test_run_prints_no_escape_sequence_and_no_markup_from_data(hostile_run):
     assert "2 × ValueError: boom [bold]not markup[/] " in output
 
 
-def test_compare_and_experiments_print_no_escape_sequence(hostile_run):
+def test_compare_and_experiments_print_no_escape_sequence(hostile_run, invoke):
     tmp, _ = hostile_run
-    listed = invoke("experiments", "--store", tmp / "db")
+    listed = invoke("experiments", "--store", tmp / "db", env=WIDE)
     assert listed.exit_code == 0, listed.output
     assert_clean_terminal_text(listed.output)
     assert "spec-g[red]ood-" in listed.output and "spec-bad-" in listed.output
     names = [e["name"] for e in json.loads((tmp / "r.json").read_text())["experiments"]]
     assert names[0].startswith("spec-g\x1b[31m[red]ood-")
-    compared = invoke("compare", *names, "--store", tmp / "db")
+    compared = invoke("compare", *names, "--store", tmp / "db", env=WIDE)
     assert compared.exit_code == 0, compared.output
     assert_clean_terminal_text(compared.output)
     assert "g[red]ood vs bad" in compared.output
@@ -111,8 +107,8 @@ def test_the_comparison_on_the_console_shows_data_as_written():
     assert HOSTILE_ID in text and "[i]y" in text and "routing of t[b]one" in text
 
 
-def test_a_bad_name_in_an_error_line_is_shown_as_written(tmp_path):
-    result = invoke("compare", "x[/]\x1b[31m", "--store", tmp_path / "none.db")
+def test_a_bad_name_in_an_error_line_is_shown_as_written(tmp_path, invoke):
+    result = invoke("compare", "x[/]\x1b[31m", "--store", tmp_path / "none.db", env=WIDE)
     assert result.exit_code == 2
     assert result.output.startswith("error: no experiment store at ")
 
@@ -232,12 +228,12 @@ def test_a_saved_baseline_is_strict_json(tmp_path):
     assert experiment["metrics"]["routing_accuracy"] == 1.0
 
 
-def test_add_failures_prints_a_hostile_experiment_name_as_written(hostile_run, tmp_path):
+def test_add_failures_prints_a_hostile_experiment_name_as_written(hostile_run, tmp_path, invoke):
     tmp, _ = hostile_run
     names = [e["name"] for e in json.loads((tmp / "r.json").read_text())["experiments"]]
     bad = next(n for n in names if n.startswith("spec-b"))
     to = tmp_path / "review.jsonl"
-    result = invoke("dataset", "add-failures", bad, "--to", to, "--store", tmp / "db")
+    result = invoke("dataset", "add-failures", bad, "--to", to, "--store", tmp / "db", env=WIDE)
     assert result.exit_code == 0, result.output
     assert_clean_terminal_text(result.output)
     assert "appended 2 failed example(s) of spec-bad-" in result.output

@@ -8,9 +8,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 from agenteval_cli.core.records import Example
 from agenteval_cli.execution.runner import Runner, RunSettings
 from agenteval_cli.metrics.summary import summarize
@@ -62,10 +59,6 @@ def project(folder: Path, target: str = "answer", extra: str = "") -> Path:
     return spec
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
 def metrics(db: Path) -> dict[str, dict]:
     with Store(db) as store:
         return {
@@ -83,7 +76,7 @@ def keys(db: Path) -> list[tuple]:
         return conn.execute("SELECT experiment_id, example_id, repetition FROM results").fetchall()
 
 
-def test_ctrl_c_saves_in_flight_calls_and_resume_finishes_the_same_table(tmp_path):
+def test_ctrl_c_saves_in_flight_calls_and_resume_finishes_the_same_table(tmp_path, invoke):
     spec = project(tmp_path / "p", target="interrupting")
     db = tmp_path / "db"
     stopped = invoke("run", spec, "--store", db)
@@ -111,7 +104,7 @@ def test_ctrl_c_saves_in_flight_calls_and_resume_finishes_the_same_table(tmp_pat
     assert metrics(db) == metrics(tmp_path / "clean.db")
 
 
-def test_resume_with_nothing_unfinished_is_a_clear_error(tmp_path):
+def test_resume_with_nothing_unfinished_is_a_clear_error(tmp_path, invoke):
     spec = project(tmp_path)
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
@@ -121,7 +114,7 @@ def test_resume_with_nothing_unfinished_is_a_clear_error(tmp_path):
     assert "Traceback" not in again.output
 
 
-def interrupted_run(tmp_path: Path) -> tuple[Path, Path]:
+def interrupted_run(invoke, tmp_path: Path) -> tuple[Path, Path]:
     """A run whose experiments hold only half the results, as after a crash."""
     spec = project(tmp_path)
     db = tmp_path / "db"
@@ -132,8 +125,8 @@ def interrupted_run(tmp_path: Path) -> tuple[Path, Path]:
     return spec, db
 
 
-def test_resume_runs_only_the_missing_pairs(tmp_path):
-    spec, db = interrupted_run(tmp_path)
+def test_resume_runs_only_the_missing_pairs(tmp_path, invoke):
+    spec, db = interrupted_run(invoke, tmp_path)
     before = set(keys(db))
     resumed = invoke("run", spec, "--resume", "--store", db)
     assert resumed.exit_code == 0, resumed.output
@@ -143,8 +136,8 @@ def test_resume_runs_only_the_missing_pairs(tmp_path):
     assert before <= set(after)
 
 
-def test_a_changed_spec_is_refused(tmp_path):
-    spec, db = interrupted_run(tmp_path)
+def test_a_changed_spec_is_refused(tmp_path, invoke):
+    spec, db = interrupted_run(invoke, tmp_path)
     spec.write_text(spec.read_text().replace("concurrency: 3", "concurrency: 2"))
     refused = invoke("run", spec, "--resume", "--store", db)
     assert refused.exit_code == 2
@@ -153,8 +146,8 @@ def test_a_changed_spec_is_refused(tmp_path):
     assert "run without --resume" in line and "\n" not in line
 
 
-def test_a_changed_dataset_is_refused(tmp_path):
-    spec, db = interrupted_run(tmp_path)
+def test_a_changed_dataset_is_refused(tmp_path, invoke):
+    spec, db = interrupted_run(invoke, tmp_path)
     data = spec.parent / "data.jsonl"
     data.write_text(data.read_text().replace('"q 3"', '"q 3 changed"'))
     refused = invoke("run", spec, "--resume", "--store", db)
@@ -162,8 +155,8 @@ def test_a_changed_dataset_is_refused(tmp_path):
     assert refused.output.startswith(f"error: {data}: the dataset changed since")
 
 
-def test_resume_options_that_make_no_sense_are_refused(tmp_path):
-    spec, db = interrupted_run(tmp_path)
+def test_resume_options_that_make_no_sense_are_refused(tmp_path, invoke):
+    spec, db = interrupted_run(invoke, tmp_path)
     assert "leave out --target" in invoke("run", spec, "--resume", "-n", "3", "--store", db).output
     stray = invoke("run", spec, "some-name", "--store", db)
     assert stray.exit_code == 2 and "read only after --resume" in stray.output
@@ -230,7 +223,7 @@ def gated(inputs):
 """
 
 
-def gated_run(tmp_path: Path) -> tuple[Path, Path, Path]:
+def gated_run(invoke, tmp_path: Path) -> tuple[Path, Path, Path]:
     """An interrupted run whose target 'a' logs its calls and waits for a 'go' file."""
     folder = tmp_path / "p"
     spec = project(folder, target="gated")
@@ -266,12 +259,12 @@ def run_id_of(db: Path) -> str:
     return run_id
 
 
-def test_a_second_resume_of_a_run_in_progress_is_refused_before_calling_anything(tmp_path):
+def test_a_second_resume_of_a_run_in_progress_is_refused_before_calling_anything(tmp_path, invoke):
     import subprocess
     import sys
     import time
 
-    spec, db, folder = gated_run(tmp_path)
+    spec, db, folder = gated_run(invoke, tmp_path)
     with sqlite3.connect(db) as conn:
         missing = (
             N
@@ -328,7 +321,7 @@ def test_a_second_resume_of_a_run_in_progress_is_refused_before_calling_anything
     assert lock_rows(db) == []  # released when the run ended
 
 
-def test_a_resume_while_the_run_itself_goes_on_is_refused(tmp_path):
+def test_a_resume_while_the_run_itself_goes_on_is_refused(tmp_path, invoke):
     import subprocess
     import sys
     import time
@@ -355,13 +348,13 @@ def test_a_resume_while_the_run_itself_goes_on_is_refused(tmp_path):
     assert len(keys(db)) == 2 * N and lock_rows(db) == []
 
 
-def test_a_dead_holders_lock_is_taken_over(tmp_path):
+def test_a_dead_holders_lock_is_taken_over(tmp_path, invoke):
     import os
     import socket
     import subprocess
     import sys
 
-    spec, db = interrupted_run(tmp_path)
+    spec, db = interrupted_run(invoke, tmp_path)
     run_id = run_id_of(db)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()  # reaped: its pid names no process
@@ -386,8 +379,8 @@ def test_a_dead_holders_lock_is_taken_over(tmp_path):
         assert lock_rows(db) == []
 
 
-def test_a_lock_held_on_another_host_is_refused_with_how_to_remove_it(tmp_path):
-    spec, db = interrupted_run(tmp_path)
+def test_a_lock_held_on_another_host_is_refused_with_how_to_remove_it(tmp_path, invoke):
+    spec, db = interrupted_run(invoke, tmp_path)
     run_id = run_id_of(db)
     with sqlite3.connect(db) as conn:
         conn.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 
@@ -26,12 +27,6 @@ def make_result(example_id: str, repetition: int = 0, error: str | None = None) 
         error=error,
         latency_s=0.25,
     )
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "s" / "a.db") as s:
-        yield s
 
 
 def new_experiment(store: Store, target: str = "supervisor"):
@@ -429,6 +424,7 @@ def test_a_read_only_store_file_is_one_line_and_left_as_it_was(tmp_path, monkeyp
     assert listed.exit_code == 0 and listed.output.count("disk-") == 2
 
 
+@pytest.mark.slow
 def test_a_pipe_or_a_folder_as_the_store_is_refused_at_once(tmp_path):
     import os
     import subprocess
@@ -558,3 +554,50 @@ def test_nan_and_infinity_are_stored_as_null_and_count_as_no_score(store):
     assert metrics["routing_accuracy"] == 0.5
     assert "solo" not in metrics
     assert summarize(s.result for s in stored.values()).metrics() == metrics
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit, asyncio.CancelledError])
+def test_an_interrupt_while_writing_a_batch_is_raised_not_retried_row_by_row(
+    store, monkeypatch, interrupt
+):
+    """Only an ordinary failure of a batch is retried one result at a time: Ctrl-C (or an
+    exit, a cancellation) while the batch is written reaches the caller."""
+    from agenteval_cli.store import results as store_results
+
+    exp = new_experiment(store)
+    examples = [Example(f"e{i}", {"q": i}, {}) for i in range(3)]
+    batch = [store_results.encode(exp.id, e, make_result(e.id)) for e in examples]
+    real_write = store_results._write
+
+    def interrupted(db, items):
+        if len(items) > 1:
+            raise interrupt()
+        real_write(db, items)
+
+    monkeypatch.setattr(store_results, "_write", interrupted)
+    with pytest.raises(interrupt):
+        store_results.write(store.db, batch)
+    assert store.result_count(exp.id) == 0  # the batch's transaction was rolled back
+
+
+def test_an_interrupt_during_the_row_by_row_retries_keeps_the_rows_committed(store, monkeypatch):
+    from agenteval_cli.store import results as store_results
+
+    exp = new_experiment(store)
+    examples = [Example(f"e{i}", {"q": i}, {}) for i in range(3)]
+    batch = [store_results.encode(exp.id, e, make_result(e.id)) for e in examples]
+    real_write = store_results._write
+    calls = []
+
+    def failing(db, items):
+        calls.append(len(items))
+        if len(items) > 1:
+            raise sqlite3.IntegrityError("one pair already stored")
+        if len(calls) == 3:  # the second result's own transaction
+            raise KeyboardInterrupt
+        real_write(db, items)
+
+    monkeypatch.setattr(store_results, "_write", failing)
+    with pytest.raises(KeyboardInterrupt):
+        store_results.write(store.db, batch)
+    assert [s.result.example_id for s in store.results(exp.id)] == ["e0"]

@@ -5,14 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 from agenteval_cli.cli.common import DEFAULT_STORE, find_store
-
-
-def invoke(*args: object, **kwargs):
-    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False, **kwargs)
 
 
 def test_find_store_walks_up_to_the_nearest_agenteval_folder(tmp_path):
@@ -26,7 +19,7 @@ def test_find_store_walks_up_to_the_nearest_agenteval_folder(tmp_path):
     assert find_store(tmp_path) == DEFAULT_STORE  # the folder's own
 
 
-def test_runs_and_reads_from_any_folder_share_one_store(tmp_path, monkeypatch):
+def test_runs_and_reads_from_any_folder_share_one_store(tmp_path, monkeypatch, invoke):
     monkeypatch.delenv("AGENTEVAL_STORE", raising=False)
     monkeypatch.chdir(tmp_path)
     assert invoke("init", "evals").exit_code == 0
@@ -48,7 +41,7 @@ def test_runs_and_reads_from_any_folder_share_one_store(tmp_path, monkeypatch):
     assert len(json.loads(listed.stdout)["experiments"]) == 2
 
 
-def test_store_option_and_variable_win_over_discovery(tmp_path, monkeypatch):
+def test_store_option_and_variable_win_over_discovery(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".agenteval").mkdir()
     chosen = tmp_path / "elsewhere.db"

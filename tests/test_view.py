@@ -8,20 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = ROOT / "tests" / "data" / "specs" / "minimal.yaml"
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
-
-
 @pytest.fixture
-def two_runs(tmp_path, monkeypatch):
+def two_runs(tmp_path, monkeypatch, invoke):
     """A store holding a run of the minimal spec, then a later run of an init scaffold."""
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
         monkeypatch.delenv(name, raising=False)
@@ -39,7 +32,7 @@ def _latest_names(store: Path) -> dict[str, str]:
         return {e.prefix: e.name for e in opened.experiments()}
 
 
-def test_view_writes_the_latest_run_beside_the_store(two_runs):
+def test_view_writes_the_latest_run_beside_the_store(two_runs, invoke):
     _, store = two_runs
     names = _latest_names(store)
     result = invoke("view", "--store", store)
@@ -51,7 +44,7 @@ def test_view_writes_the_latest_run_beside_the_store(two_runs):
     assert names["my-agents"] in html and names["minimal"] not in html
 
 
-def test_view_spec_shows_that_specs_latest_run(two_runs):
+def test_view_spec_shows_that_specs_latest_run(two_runs, invoke):
     tmp, store = two_runs
     names = _latest_names(store)
     out = tmp / "minimal.html"
@@ -79,7 +72,7 @@ def test_view_opens_the_browser_the_user_chose(two_runs):
     assert seen.read_text() == report.resolve().as_uri()
 
 
-def test_view_without_a_run_says_so(tmp_path):
+def test_view_without_a_run_says_so(tmp_path, invoke):
     store = tmp_path / "s.db"
     from agenteval_cli.store.db import Store
 

@@ -120,38 +120,17 @@ async def score(
         "outputs": outputs,
         "reference_outputs": example.outputs,
         "trace": trace,
-        "run": None,  # built for the first evaluator that reads it
+        "run": _run_view(example, outputs, trace),
         "example": example,
     }
     scores: list[Score] = []
     with collect_judge_usage() as spent:  # what judges report while this result is scored
         for evaluator in evaluators:
-            # not a summary, and this example is in its sample if it has one; then
-            # call_evaluator, inline (score() offers exactly KNOWN_PARAMETERS)
+            # a summary runs once per target; a sampled evaluator only on its sample
             sampled = evaluator.example_ids
             if evaluator.summary or (sampled is not None and example.id not in sampled):
                 continue
-            try:
-                pairs, wants_run = evaluator.plan()
-                if wants_run and available["run"] is None:
-                    available["run"] = _run_view(example, outputs, trace)
-                if pairs is None:
-                    raw = evaluator.fn(**available)
-                else:
-                    arguments = {}
-                    for parameter, name in pairs:
-                        arguments[parameter] = available[name]
-                    raw = evaluator.fn(**arguments)
-                if type(raw) is not dict and inspect.isawaitable(raw):
-                    raw = await raw
-                scores.extend(normalize(raw, evaluator.name))
-            except BaseException as exc:
-                if not _evaluators_own(exc):
-                    raise
-                reason = f"evaluator {evaluator.name!r} failed: {exception_text(exc)}"
-                scores.extend(
-                    Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)
-                )
+            scores.extend(await call_evaluator(evaluator, available))
     return scores + usage_scores(spent) if spent else scores
 
 

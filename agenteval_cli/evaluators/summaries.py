@@ -2,7 +2,7 @@
 
 They run after a target's results are stored, over what the store holds (so a resumed run is
 summarised whole), and their scores are kept in the ``summary_scores`` table of the same
-SQLite file, one row per experiment and key.
+SQLite file (created by the store's migrations), one row per experiment and key.
 """
 
 from __future__ import annotations
@@ -18,17 +18,6 @@ from agenteval_cli.evaluators.routing import confusion_matrix
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.metrics.registry import metric
 from agenteval_cli.store.tx import has_table, write_transaction
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS summary_scores (
-    experiment_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    score REAL,
-    is_bool INTEGER NOT NULL DEFAULT 0,
-    comment TEXT,
-    PRIMARY KEY (experiment_id, key)
-);
-"""
 
 
 def summary_arguments(stored: Sequence[Any]) -> dict[str, Any]:
@@ -70,7 +59,6 @@ async def run_summaries(evaluators: Sequence[BoundEvaluator], stored: Sequence[A
 
 def save_summary_scores(store: Any, experiment_id: str, scores: Sequence[Score]) -> None:
     db = store.db
-    db.executescript(SCHEMA)
     with write_transaction(db):
         db.execute("DELETE FROM summary_scores WHERE experiment_id = ?", (experiment_id,))
         db.executemany(

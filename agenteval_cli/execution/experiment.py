@@ -448,7 +448,6 @@ class Execution:
                 replace=item.replace,
                 cache_key=cache_key,
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
-                memo=writer.memo,
             )
         except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
             result.outputs, result.scores = None, []

@@ -20,10 +20,10 @@ import contextvars
 import itertools
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from time import perf_counter
-from types import CoroutineType, FrameType
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example, Result, Trace
@@ -153,15 +153,13 @@ class Runner:
 
         clock = time.monotonic
         turn = [clock() + YIELD_EVERY_S]
-        cached = self.cache is not None
 
         async def worker() -> None:
             while not self.stopped:
                 item = next(queue, None)  # a shared iterator: each item goes to one worker
                 if item is None:
                     return
-                # without a cache, run_one is _call: one coroutine fewer per item
-                on_result(item, await (self.run_one(item) if cached else self._call(item)))
+                on_result(item, await self.run_one(item))
                 if clock() >= turn[0]:
                     # Calls that never wait (an instant target) would keep this worker busy
                     # for the whole run: let signals, the store's commits and others in.
@@ -304,8 +302,6 @@ class Runner:
         started: float | None = None
 
         target = item.target
-        # Target.__call__ only awaits target.call: call that, one coroutine fewer per attempt
-        call = target.call if type(target).__call__ is Target.__call__ else target
         waited: list[Any] = []  # this attempt's thread requests that found no free thread
 
         async def attempt() -> dict[str, Any]:
@@ -319,7 +315,7 @@ class Runner:
                     started = time.perf_counter()
                     try:
                         outputs = await _within(
-                            call(item.example.inputs, [recorder]), timeout, self._stalls, item
+                            target(item.example.inputs, [recorder]), timeout, self._stalls, item
                         )
                     except TimeoutError:
                         if any(_never_ran(request) for request in waited):
@@ -333,8 +329,7 @@ class Runner:
                 # imports its graph lazily): its runs went unseen, so call again, traced.
                 if not (untraced and "langchain_core" in sys.modules):
                     break
-            if type(outputs) is not dict:
-                _check_outputs(outputs)
+            _check_outputs(outputs)
             return outputs
 
         outputs: dict[str, Any] | None = None
@@ -419,154 +414,102 @@ async def _within(
     """``await call`` under a time-out of ``timeout`` seconds of its own time: the time the
     loop was held by others (``stalls``) does not count, and a call that held the loop
     itself past ``timeout`` (blocking code in an async target) is timed out when it comes
-    back, since nothing could interrupt it (:mod:`agenteval_cli.execution.stalls`).
-
-    A coroutine is started first, and the time-out (counted from the start) is set up only
-    if it has to wait: one that finishes without waiting cannot be interrupted anyway. Each
+    back, since nothing could interrupt it (:mod:`agenteval_cli.execution.stalls`). Each
     step of the call is timed; ``item`` names whom a blocking step is blamed on."""
-    if type(call) is not CoroutineType:
-        call = _awaiting(call)
+    steps = _TimedSteps(call, stalls, item)
+    if timeout is None:
+        return await steps
     loop = asyncio.get_running_loop()
     start = loop.time()
     stalled = 0.0 if stalls is None else stalls.stalled()
-    began = perf_counter()
-    try:
-        waiting_on = call.send(None)
-    except StopIteration as done:
-        took = perf_counter() - began
-        if took >= BLOCKING_S:
-            _Started(call, None, stalls, item).held(took).overran(timeout)
-        return done.value
-    except BaseException:
-        took = perf_counter() - began
-        if took >= BLOCKING_S:
-            _Started(call, None, stalls, item).held(took)
-        raise
-    driver = _Started(call, waiting_on, stalls, item)
-    took = perf_counter() - began
-    if took >= BLOCKING_S:
-        driver.held(took)
-    if timeout is None:
-        return await driver
+
+    def starved() -> float:
+        """Seconds the loop was held by others since the call started."""
+        if stalls is None:
+            return 0.0
+        return max(0.0, stalls.stalled() - stalled - steps.blocked)
+
     try:
         async with asyncio.timeout(None) as cm:
-            driver.arm(cm, start, stalled, timeout)
+            deadline = _Deadline(cm, start + timeout, starved)
             try:
-                value = await driver
+                value = await steps
             finally:
-                driver.disarm()
+                deadline.cancel()
     except TimeoutError as exc:
-        if driver.blocked:
-            exc.blocked_s = driver.blocked  # type: ignore[attr-defined]
+        if steps.blocked:
+            exc.blocked_s = steps.blocked  # type: ignore[attr-defined]
         raise
-    if driver.blocked:
-        driver.overran(timeout, loop.time() - start - driver.starved())
+    if steps.blocked and loop.time() - start - starved() > timeout:
+        # it held the loop past its time-out: timed out like any other call
+        error = TimeoutError(blocked_text(steps.blocked))
+        error.blocked_s = steps.blocked  # type: ignore[attr-defined]
+        raise error
     return value
 
 
-async def _awaiting(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-class _Started:
-    """Awaiting a coroutine that has already run up to its first wait (``waiting_on``, what
-    it yielded to the task): the rest is driven as ``await`` would drive it, each step timed.
-
-    It also keeps the call's deadline (:meth:`arm`): when it falls due, the time the loop
-    was held by others since the start is given back before the call is timed out."""
-
-    __slots__ = (
-        "blocked",
-        "cm",
-        "coro",
-        "handle",
-        "item",
-        "stalled",
-        "stalls",
-        "start",
-        "timeout",
-        "waiting_on",
-    )
+class _TimedSteps:
+    """Awaits ``call`` as ``await`` would, timing each step (the stretch between two of its
+    awaits): a step of ``BLOCKING_S`` or more held the event loop, and is blamed on the
+    call's target."""
 
     def __init__(
-        self,
-        coro: Coroutine[Any, Any, Any],
-        waiting_on: Any,
-        stalls: LoopStalls | None = None,
-        item: WorkItem | None = None,
+        self, call: Awaitable[Any], stalls: LoopStalls | None, item: WorkItem | None
     ) -> None:
-        self.coro, self.waiting_on = coro, waiting_on
-        self.stalls, self.item = stalls, item
+        self.call, self.stalls, self.item = call, stalls, item
         self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
-        self.handle: asyncio.TimerHandle | None = None
 
-    def held(self, seconds: float) -> _Started:
-        """One step of the call held the loop for ``seconds``."""
+    def _held(self, seconds: float) -> None:
         self.blocked += seconds
         if self.stalls is not None and self.item is not None:
             self.stalls.blame(self.item.target.name, self.item.example.id, seconds)
-        return self
 
-    def overran(self, timeout: float | None, own: float | None = None) -> None:
-        """Raise TimeoutError when the call's own time (``own``, else its blocking) is past
-        ``timeout``: a call that held the loop that long is timed out like any other."""
-        if timeout is not None and (self.blocked if own is None else own) > timeout:
-            error = TimeoutError(blocked_text(self.blocked))
-            error.blocked_s = self.blocked  # type: ignore[attr-defined]
-            raise error
+    def __await__(self) -> Generator[Any, Any, Any]:
+        steps = self.call.__await__()
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            began = perf_counter()
+            try:
+                waiting_on = steps.send(sent) if thrown is None else steps.throw(thrown)
+            except StopIteration as done:
+                return done.value
+            finally:
+                took = perf_counter() - began
+                if took >= BLOCKING_S:
+                    self._held(took)
+            try:
+                sent, thrown = (yield waiting_on), None
+            except GeneratorExit:
+                steps.close()
+                raise
+            except BaseException as exc:  # thrown into the task: passed on to the call
+                sent, thrown = None, exc
 
-    def starved(self) -> float:
-        """Seconds the loop was held by others since the call started."""
-        if self.stalls is None:
-            return 0.0
-        return max(0.0, self.stalls.stalled() - self.stalled - self.blocked)
 
-    def arm(self, cm: asyncio.Timeout, start: float, stalled: float, timeout: float) -> None:
-        self.cm, self.start, self.stalled, self.timeout = cm, start, stalled, timeout
-        self.handle = asyncio.get_running_loop().call_at(start + timeout, self._due)
+class _Deadline:
+    """The call's deadline in ``cm`` (an ``asyncio.timeout``): when it falls due, the time
+    the loop was held by others since the start (``starved``) is given back first."""
 
-    def disarm(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
-            self.handle = None
+    def __init__(self, cm: asyncio.Timeout, due: float, starved: Callable[[], float]) -> None:
+        self.cm, self.due, self.starved = cm, due, starved
+        self.handle: asyncio.TimerHandle | None = asyncio.get_running_loop().call_at(
+            due, self._check
+        )
 
-    def _due(self) -> None:
+    def _check(self) -> None:
         loop = asyncio.get_running_loop()
-        end = self.start + self.timeout + self.starved()
+        end = self.due + self.starved()
         if end - loop.time() > 0.001:  # starved meanwhile: the deadline moves by that
-            self.handle = loop.call_at(end, self._due)
+            self.handle = loop.call_at(end, self._check)
         else:
             self.handle = None
             self.cm.reschedule(loop.time())  # expires now: cancels the call, TimeoutError
 
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, step = self.coro, self.waiting_on
-        self.waiting_on = None
-        clock = perf_counter
-        while True:
-            try:
-                sent = yield step
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:
-                began = clock()
-                try:
-                    step = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-                finally:
-                    if clock() - began >= BLOCKING_S:
-                        self.held(clock() - began)
-            else:
-                began = clock()
-                try:
-                    step = coro.send(sent)
-                except StopIteration as done:
-                    return done.value
-                finally:
-                    if clock() - began >= BLOCKING_S:
-                        self.held(clock() - began)
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
 
 
 class PlainRecorder:
@@ -665,7 +608,7 @@ _OWN_FILES = ("runner.py", "watchdog.py")
 def _item_on_stack(frame: FrameType | None) -> WorkItem | None:
     """The work item of the call whose code ``frame`` (or a frame that called it) runs."""
     while frame is not None:
-        if frame.f_code in (_within.__code__, _Started.__await__.__code__):
+        if frame.f_code in (_within.__code__, _TimedSteps.__await__.__code__):
             holder = frame.f_locals.get("item") or getattr(frame.f_locals.get("self"), "item", None)
             if isinstance(holder, WorkItem):
                 return holder

@@ -1,8 +1,8 @@
-"""What agenteval remembers about LangSmith, in tables of its own inside the store's file.
+"""What agenteval remembers about LangSmith, in tables of its own inside the store's file
+(created by :mod:`agenteval_cli.store.migrations`, apart from the experiment tables).
 
-Kept apart from the experiment tables (:mod:`agenteval_cli.store.db`) so the two evolve
-independently. Every key includes the endpoint, so two LangSmith instances never share
-ids. Nothing secret is stored: the endpoint is a URL, the key stays in the environment.
+Every key includes the endpoint, so two LangSmith instances never share ids. Nothing
+secret is stored: the endpoint is a URL, the key stays in the environment.
 """
 
 from __future__ import annotations
@@ -14,60 +14,6 @@ from typing import Any
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import dumps, now
 from agenteval_cli.store.tx import has_table, write_transaction
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS langsmith_examples (
-    endpoint TEXT NOT NULL,
-    dataset_name TEXT NOT NULL,
-    example_id TEXT NOT NULL,
-    langsmith_id TEXT NOT NULL,
-    dataset_id TEXT NOT NULL,
-    PRIMARY KEY (endpoint, dataset_name, example_id)
-);
-CREATE TABLE IF NOT EXISTS langsmith_pushes (
-    endpoint TEXT NOT NULL,
-    dataset_name TEXT NOT NULL,
-    dataset_id TEXT NOT NULL,
-    file_hash TEXT NOT NULL,
-    tag TEXT,
-    added INTEGER, updated INTEGER, unchanged INTEGER, deleted INTEGER,
-    pushed_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS langsmith_snapshots (
-    endpoint TEXT NOT NULL,
-    dataset_name TEXT NOT NULL,
-    version TEXT NOT NULL,
-    splits TEXT NOT NULL,
-    dataset_id TEXT NOT NULL,
-    examples_json TEXT NOT NULL,
-    fetched_at TEXT NOT NULL,
-    PRIMARY KEY (endpoint, dataset_name, version, splits)
-);
-CREATE TABLE IF NOT EXISTS langsmith_run_trees (
-    experiment_id TEXT NOT NULL,
-    example_id TEXT NOT NULL,
-    repetition INTEGER NOT NULL,
-    runs_json TEXT NOT NULL,
-    PRIMARY KEY (experiment_id, example_id, repetition)
-);
-CREATE TABLE IF NOT EXISTS langsmith_uploads (
-    experiment_id TEXT PRIMARY KEY,
-    endpoint TEXT NOT NULL,
-    project_id TEXT,
-    project_name TEXT,
-    dataset_id TEXT,
-    url TEXT,
-    status TEXT NOT NULL,
-    error TEXT,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS langsmith_sent (
-    experiment_id TEXT NOT NULL,
-    example_id TEXT NOT NULL,
-    repetition INTEGER NOT NULL,
-    PRIMARY KEY (experiment_id, example_id, repetition)
-);
-"""
 
 
 def store_db(store: Store) -> sqlite3.Connection:
@@ -81,7 +27,6 @@ class LangSmithState:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
-        db.executescript(SCHEMA)
 
     # example ids --------------------------------------------------------------------------
 

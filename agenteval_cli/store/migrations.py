@@ -175,6 +175,87 @@ def create_run_locks(db: sqlite3.Connection) -> None:
     )
 
 
+# Read-only commands read a store without these tables as having no such rows.
+@migration(readable=lambda db: True)
+def create_summary_scores(db: sqlite3.Connection) -> None:
+    """The scores of dataset-level evaluators, one row per experiment and key (see
+    :mod:`agenteval_cli.evaluators.summaries`); earlier builds made it on first use."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS summary_scores (
+    experiment_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    score REAL,
+    is_bool INTEGER NOT NULL DEFAULT 0,
+    comment TEXT,
+    PRIMARY KEY (experiment_id, key)
+)"""
+    )
+
+
+LANGSMITH_TABLES = (
+    """CREATE TABLE IF NOT EXISTS langsmith_examples (
+    endpoint TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    example_id TEXT NOT NULL,
+    langsmith_id TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    PRIMARY KEY (endpoint, dataset_name, example_id)
+)""",
+    """CREATE TABLE IF NOT EXISTS langsmith_pushes (
+    endpoint TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    file_hash TEXT NOT NULL,
+    tag TEXT,
+    added INTEGER, updated INTEGER, unchanged INTEGER, deleted INTEGER,
+    pushed_at TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS langsmith_snapshots (
+    endpoint TEXT NOT NULL,
+    dataset_name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    splits TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    examples_json TEXT NOT NULL,
+    fetched_at TEXT NOT NULL,
+    PRIMARY KEY (endpoint, dataset_name, version, splits)
+)""",
+    """CREATE TABLE IF NOT EXISTS langsmith_run_trees (
+    experiment_id TEXT NOT NULL,
+    example_id TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    runs_json TEXT NOT NULL,
+    PRIMARY KEY (experiment_id, example_id, repetition)
+)""",
+    """CREATE TABLE IF NOT EXISTS langsmith_uploads (
+    experiment_id TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    project_id TEXT,
+    project_name TEXT,
+    dataset_id TEXT,
+    url TEXT,
+    status TEXT NOT NULL,
+    error TEXT,
+    updated_at TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS langsmith_sent (
+    experiment_id TEXT NOT NULL,
+    example_id TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    PRIMARY KEY (experiment_id, example_id, repetition)
+)""",
+)
+
+
+@migration(readable=lambda db: True)
+def create_langsmith_tables(db: sqlite3.Connection) -> None:
+    """What agenteval remembers about LangSmith (see :mod:`agenteval_cli.langsmith.state`):
+    example ids, pushes, dataset snapshots, run trees and uploads, keyed by endpoint;
+    earlier builds made them on first use."""
+    for statement in LANGSMITH_TABLES:
+        db.execute(statement)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (

@@ -12,11 +12,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import math
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
@@ -31,30 +29,10 @@ from agenteval_cli.store.tx import is_storage_failure, write_transaction
 if TYPE_CHECKING:
     from agenteval_cli.metrics.summary import Summary
 
-c_make_encoder: Callable[..., Any] | None
-try:
-    from _json import make_encoder as _c_make_encoder
-except ImportError:  # an interpreter without the C accelerator
-    c_make_encoder = None
-else:
-    c_make_encoder = _c_make_encoder
-
-
-_second: list[Any] = [-1, ""]  # the last second formatted, and its date and time
-_stamp: list[Any] = [-1, ""]  # the last millisecond, and its whole text
-
 
 def now() -> str:
-    """UTC now, ISO 8601 to the millisecond: formatted once a millisecond, its date and
-    time once a second."""
-    millisecond = int(time.time() * 1000)
-    if millisecond != _stamp[0]:
-        second, fraction = divmod(millisecond, 1000)
-        if second != _second[0]:
-            moment = datetime.fromtimestamp(second, UTC)
-            _second[0], _second[1] = second, moment.strftime("%Y-%m-%dT%H:%M:%S")
-        _stamp[0], _stamp[1] = millisecond, f"{_second[1]}.{fraction:03d}+00:00"
-    return _stamp[1]
+    """UTC now, ISO 8601 to the millisecond."""
+    return datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds")
 
 
 def json_default(value: Any) -> Any:
@@ -79,34 +57,11 @@ def json_default(value: Any) -> Any:
 
 
 _ENCODER = json.JSONEncoder(default=json_default, ensure_ascii=False, separators=(",", ":"))
-_local = threading.local()  # each thread's one-shot C encoder (it keeps state while encoding)
-
-
-def _c_encoder() -> Any:
-    if c_make_encoder is None:
-        return None
-    markers: dict[int, Any] = {}  # containers being encoded, to refuse circular references
-    return c_make_encoder(
-        markers, json_default, encode_basestring, None, ":", ",", False, False, True
-    )
 
 
 def dumps(value: Any) -> str:
-    """JSON for the store: anything not JSON-native is converted, never an exception.
-
-    The same text as ``json.dumps(value, default=..., ensure_ascii=False,
-    separators=(",", ":"))``, without building an encoder per call."""
-    try:
-        encoder = _local.encoder
-    except AttributeError:
-        encoder = _local.encoder = _c_encoder()
-    if encoder is None:
-        return _ENCODER.encode(value)
-    try:
-        return "".join(encoder(value, 0))
-    except BaseException:
-        _local.encoder = _c_encoder()  # its circular-reference markers may be left set
-        raise
+    """JSON for the store: anything not JSON-native is converted, never an exception."""
+    return _ENCODER.encode(value)
 
 
 RESULT_COLUMNS = (
@@ -172,18 +127,15 @@ def encode(
     replace: bool = False,
     cache_key: str | None = None,
     target_path: str = "",
-    memo: dict[int, tuple[Example, str, str]] | None = None,
 ) -> EncodedResult:
     """Every JSON column of the result; raises what the encoder raises for bad outputs.
     A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD; NaN
     and ±Infinity, which strict JSON parsers (SQLite's ``json_extract`` among them) refuse,
-    become null.
-
-    ``memo`` keeps the example's JSON for the other targets and repetitions of a run."""
+    become null."""
     trace_json = storable(_strict(_trace_json(result.trace)))
     outputs_json = None if result.outputs is None else storable(_strict(dumps(result.outputs)))
-    inputs_json, reference_json = _example_json(example, memo)
-    inputs_json, reference_json = _strict(inputs_json), _strict(reference_json)
+    inputs_json = storable(_strict(dumps(example.inputs)))
+    reference_json = storable(_strict(dumps(example.outputs)))
     scores_json = _strict(_scores_json(result.scores))
     finished = now()
     row = (
@@ -211,15 +163,6 @@ def _scores_json(scores: list[Score]) -> str | None:
     """``[[key, score, comment], ...]``, a repeated key's last score kept; None for none."""
     if not scores:
         return None
-    if len(scores) == 1:
-        (only,) = scores
-        key, score, comment = only.key, only.score, only.comment
-        if type(score) is float and type(key) is str and type(comment) in (str, type(None)):
-            return (  # the common single score, without an encoder
-                f"[[{encode_basestring(key)},{_float_json(score)},"
-                f"{'null' if comment is None else encode_basestring(comment)}]]"
-            )
-        return dumps([[key, score, comment]])
     last = {s.key: [s.key, s.score, s.comment] for s in scores}
     return dumps(list(last.values()))
 
@@ -232,19 +175,6 @@ def _scores(text: str | None) -> list[Score]:
     if len(found) > 1:
         found.sort(key=lambda score: score.key)
     return found
-
-
-_float_texts: dict[float, str] = {}  # an evaluator's scores take few values: each's JSON
-
-
-def _float_json(value: float) -> str:
-    """JSON for a float score; formatting a float costs more than looking it up."""
-    text = _float_texts.get(value)
-    if text is None:
-        if len(_float_texts) >= 4096:
-            _float_texts.clear()
-        text = _float_texts[value] = repr(value) if math.isfinite(value) else dumps(value)
-    return text
 
 
 # The trace of a call that made no LangChain run (a plain function's). Its latency and
@@ -273,37 +203,20 @@ def trace_from_row(trace_json: str | None, latency_s: float | None, error: str |
     return trace
 
 
-MEMO_SIZE = 256  # examples whose JSON a writer keeps (the results in flight share few)
-
-
-def _example_json(
-    example: Example, memo: dict[int, tuple[Example, str, str]] | None
-) -> tuple[str, str]:
-    if memo is None:
-        return storable(dumps(example.inputs)), storable(dumps(example.outputs))
-    found = memo.get(id(example))  # the memo holds the example, so its id is not reused
-    if found is None or found[0] is not example:
-        if len(memo) >= MEMO_SIZE:
-            memo.clear()
-        found = memo[id(example)] = (
-            example,
-            storable(dumps(example.inputs)),
-            storable(dumps(example.outputs)),
-        )
-    return found[1], found[2]
-
-
 def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
     """Write ``batch`` in one transaction. When it fails (say one pair is already stored),
     nothing of it is kept and each result is tried again in a transaction of its own, so the
     others land and the first failure is raised. A failure of the file or disk (read-only,
-    full, locked, damaged) is raised at once: each retry would fail, or wait, alike."""
+    full, locked, damaged) is raised at once: each retry would fail, or wait, alike.
+
+    Only an ordinary exception is retried: Ctrl-C, ``SystemExit`` or a cancellation is
+    raised as it comes, the results already committed kept."""
     try:
         _write(db, batch)
-    except BaseException as exc:
+    except Exception as exc:
         if len(batch) == 1 or is_storage_failure(exc):
             raise
-        first: BaseException | None = None
+        first: Exception | None = None
         for one in batch:
             try:
                 _write(db, [one])
@@ -340,7 +253,6 @@ class ResultWriter:
         self._first = 0.0
         self._scheduled: asyncio.Handle | None = None
         self._failure: BaseException | None = None
-        self.memo: dict[int, tuple[Example, str, str]] = {}  # for encode(memo=...)
 
     def add(self, encoded: EncodedResult) -> None:
         if self._failure is not None:  # a deferred commit failed: surface it to the run

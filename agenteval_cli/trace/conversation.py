@@ -18,9 +18,8 @@ from langchain_core.messages import (
     RemoveMessage,
     SystemMessage,
     ToolMessage,
+    convert_to_openai_messages,
 )
-
-from agenteval_cli.trace.openai_format import to_openai_messages
 
 __all__ = ["Conversation", "state_messages"]
 
@@ -123,7 +122,7 @@ class Conversation:
 
     def openai_messages(self) -> list[dict[str, Any]]:
         """The conversation in OpenAI chat format, as stored in ``Trace.messages``."""
-        return to_openai_messages([e.message for e in self._items])
+        return convert_to_openai_messages([e.message for e in self._items])
 
 
 def _message_keys(message: BaseMessage, kind: str) -> list[tuple[Any, ...]]:

@@ -1,0 +1,62 @@
+"""Fixtures the test modules share.
+
+The helper modules beside the tests (``fakes``, ``forms``, ``report_fixtures``,
+``openai_server``, ``chromium``, ``langsmith_stub``) are imported by their own names:
+``pythonpath = ["tests"]`` in pyproject.toml puts this folder on the import path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _invoke(
+    *args: object, env: dict[str, str] | None = None, catch_exceptions: bool = False
+) -> Any:
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    result = CliRunner().invoke(
+        app, [str(a) for a in args], env=env, catch_exceptions=catch_exceptions
+    )
+    result.text = " ".join(result.output.split())  # type: ignore[attr-defined]  # unwrapped
+    return result
+
+
+@pytest.fixture(scope="session")
+def invoke() -> Callable[..., Any]:
+    """``agenteval ARGS...`` in this process, through Typer's runner; arguments may be
+    paths or numbers. The result's ``text`` is its output with Rich's line wrapping undone.
+    An exception the CLI does not handle is raised, not kept in the result."""
+    return _invoke
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Any]:
+    """An open, empty store in a fresh folder."""
+    from agenteval_cli.store.db import Store
+
+    with Store(tmp_path / "s" / "a.db") as opened:
+        yield opened
+
+
+@pytest.fixture(scope="session")
+def demo_spec() -> Path:
+    """The demo's spec, ``configs/routing.yaml``."""
+    return ROOT / "configs" / "routing.yaml"
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The LangSmith stand-in, started, with the environment pointing the client at it."""
+    from langsmith_stub import serving
+
+    with serving(monkeypatch) as stand_in:
+        yield stand_in
