@@ -43,13 +43,13 @@ def test_means_are_over_the_shared_examples_and_say_so(limited, invoke):
     from agenteval_cli import api
 
     got = api.compare("supervisor", "swarm", store=tmp / "db")
-    shared = {e for e in got.sides[0].example_ids()}
+    shared = set(got.sides[1].example_ids())  # the five the swarm ran
     assert len(shared) == 5 and got.left_out == [27, 0]
     supervisor_results = full["supervisor"]["results"]
     row = next(r for r in got.rows if r.key == "routing_accuracy")
     # the supervisor's mean by hand over the five examples the swarm ran, from its --json
     assert row.means[0] == pytest.approx(_mean(supervisor_results, "routing_accuracy", shared))
-    assert all(len(side.example_ids()) == 5 for side in got.sides)
+    assert [len(side.example_ids()) for side in got.sides] == [32, 5]  # kept whole, to list
     from dataclasses import replace
 
     from agenteval_cli.report.comparison import confusion_matrix

@@ -198,11 +198,13 @@ def test_misbehaving_evaluators_give_null_scores_with_reasons(tmp_path, invoke):
     assert "return a dict with 'score'" in result["comments"]["garbage"]
 
 
-def test_a_graph_without_its_input_key_is_a_per_example_error(tmp_path, invoke):
-    found = results_by_target(invoke, tmp_path, "graph_missing_input_key.yaml", exit_code=3)
-    assert found["supervisor"]["a"]["error"] == (
-        "KeyError: \"inputs have no 'question' (set input_key for this target)\""
+def test_a_graph_without_its_input_key_fails_before_any_call(tmp_path, invoke):
+    spec = BAD / "specs" / "graph_missing_input_key.yaml"
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert_one_line_error(
+        result, spec, 2, "target 'supervisor' reads inputs.question, which every example"
     )
+    assert "(row 1 has: text)" in result.output
 
 
 def test_hanging_targets_time_out_and_the_process_still_exits(tmp_path):

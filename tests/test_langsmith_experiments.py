@@ -348,9 +348,7 @@ def test_compare_footer_prints_the_url_of_uploaded_experiments(server, tmp_path,
     assert f"langsmith: swarm: {url}" in result.output
     assert result.output.count("langsmith:") == 1  # only the uploaded one has a URL
 
-    # read back from LangSmith, the uploaded experiment compares with its local self
-    remote = invoke("compare", "--from-langsmith", first)
-    assert remote.exit_code == 0, remote.output
+    # read back from LangSmith, the uploaded experiment equals its local self
     (back,) = sources.from_langsmith([first])
     (mine,) = sources.load([first], store)
     assert back.target == "swarm" and back.dataset_hash == mine.dataset_hash
@@ -771,7 +769,7 @@ def test_model_and_tool_runs_alone_keep_the_older_rule(server, tmp_path, invoke)
     assert trace.tokens == {"legacy-model": {"input": 31, "output": 9, "total": 40}}
     assert scores["handoff_chain_length"] == 2.0 and scores["ping_pong"] == 0.0
     # stored, it is read back as it was kept
-    again = invoke("compare", "legacy-traces", "--store", store)
+    again = invoke("report", "legacy-traces", "-o", tmp_path / "r.html", "--store", store)
     assert again.exit_code == 0, again.output
 
 

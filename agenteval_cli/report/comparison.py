@@ -243,24 +243,25 @@ def build(
     top: int = 10,
     seed: int | None = None,
 ) -> Comparison:
-    """Compare every side with the first on the examples they share."""
+    """Compare every side with the first on the examples they share: every figure (means,
+    spreads, tests, matrices, histograms, consistency) is over those; ``sides`` keep all
+    their runs, for the reports' per-example views."""
     if not sides:
         raise UserError("nothing to compare", hint="name at least one experiment or target")
     check_same_data(sides, allow_different_data)
-    ran = [len(s.example_ids()) for s in sides]
-    sides, warnings = on_shared_examples(sides)
-    configured = [k for s in sides for k in s.metric_keys]
-    keys = metricinfo.ordered(set().union(*(s.score_keys() for s in sides)), configured)
-    common = shared_examples(sides)
+    paired, warnings = on_shared_examples(sides)
+    configured = [k for s in paired for k in s.metric_keys]
+    keys = metricinfo.ordered(set().union(*(s.score_keys() for s in paired)), configured)
+    common = shared_examples(paired)
     extra = {} if seed is None else {"seed": seed}
-    summaries = [s.summary() for s in sides]
+    summaries = [s.summary() for s in paired]
     rows = []
     for key in keys:
-        per_example = [s.per_example(key) for s in sides]
+        per_example = [s.per_example(key) for s in paired]
         means = [summary.mean(key) for summary in summaries]
         vs_first: list[PairedComparison | None] = []
         for values in per_example[1:]:
-            shared = [e for e in sides[0].example_ids() if e in values and e in per_example[0]]
+            shared = [e for e in paired[0].example_ids() if e in values and e in per_example[0]]
             if not shared:
                 vs_first.append(None)
                 continue
@@ -271,16 +272,16 @@ def build(
             )
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first))
-    outcomes = outcome_keys(sides)
+    outcomes = outcome_keys(paired)
     return Comparison(
         sides=sides,
         rows=rows,
-        disagreements=disagreements(sides, outcomes, top),
-        confusion=[confusion_matrix(s) for s in sides],
-        histograms=histograms(sides, keys),
+        disagreements=disagreements(paired, outcomes, top),
+        confusion=[confusion_matrix(s) for s in paired],
+        histograms=histograms(paired, keys),
         common_examples=len(common),
         consistency=[summary.consistency() for summary in summaries],
-        left_out=[n - len(common) for n in ran],
+        left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
     )
 
