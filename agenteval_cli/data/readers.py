@@ -304,7 +304,7 @@ def _read_csv(path: Path, opener: Opener = _open, *, collect: bool = False) -> R
                     continue
                 position = Position(row=line, line=line, row_is_line=True)
                 try:
-                    record: Any = _csv_row(header, columns, cells, position, path)
+                    record: Any = _csv_record(header, columns, cells, position, path)
                 except UserError as exc:
                     if not collect:
                         raise
@@ -319,25 +319,6 @@ def _read_csv(path: Path, opener: Opener = _open, *, collect: bool = False) -> R
                 line=start,
                 hint='close quoted cells, and write a quote inside one as ""',
             ) from None
-
-
-def _csv_row(
-    header: list[str],
-    columns: list[tuple[str, str | None]],
-    cells: list[str],
-    position: Position,
-    path: Path,
-) -> dict[str, Any]:
-    if len(cells) != len(columns):
-        raise position.error(
-            path,
-            f"row has {len(cells)} cells but the header has {len(columns)} columns",
-            "quote cells that contain commas",
-        )
-    record = _csv_record(header, columns, cells, position, path)
-    if "inputs" not in record:
-        raise position.error(path, "row has no inputs", "fill an inputs column")
-    return record
 
 
 def _csv_columns(header: list[str], path: Path) -> list[tuple[str, str | None]]:
@@ -390,7 +371,14 @@ def _csv_record(
     position: Position,
     path: Path,
 ) -> dict[str, Any]:
-    """One CSV row as a nested row: JSON-looking cells parsed, empty cells left out."""
+    """One CSV row as a nested row: JSON-looking cells parsed, empty cells left out; a
+    UserError when it has another number of cells than the header, or no inputs."""
+    if len(cells) != len(columns):
+        raise position.error(
+            path,
+            f"row has {len(cells)} cells but the header has {len(columns)} columns",
+            "quote cells that contain commas",
+        )
     record: dict[str, Any] = {}
     for name, (part, field), cell in zip(header, columns, cells, strict=True):
         if cell == "":
@@ -416,6 +404,8 @@ def _csv_record(
             record[part] = value
         else:
             record.setdefault(part, {})[field] = value
+    if "inputs" not in record:
+        raise position.error(path, "row has no inputs", "fill an inputs column")
     return record
 
 
