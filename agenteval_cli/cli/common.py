@@ -172,6 +172,12 @@ def print_comparison(
         {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
     ]
     out.print(comparison_table(columns, title=title, dataset_scores=dataset_scores))
+    if any(summary.cached for _, summary in columns):
+        out.print(
+            "  [dim]from the cache: results reused from the response cache (cache: true); "
+            "latency is over the calls made[/]",
+            highlight=False,
+        )
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
         out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)
