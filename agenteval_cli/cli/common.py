@@ -118,9 +118,30 @@ def stderr() -> Console:
 
 
 def stdout() -> Console:
+    """The console for tables and lines; stderr's while stdout carries JSON (``--json -``)."""
     from rich.console import Console
 
-    return Console(emoji=False)
+    return Console(stderr=_stdout_reserved[0], emoji=False)
+
+
+_stdout_reserved = [False]
+
+
+@contextmanager
+def json_on_stdout(active: bool) -> Iterator[None]:
+    """While ``active``, stdout carries one JSON document and nothing else: what would be
+    printed there (the table, the gate's lines) goes to stderr."""
+    before = _stdout_reserved[0]
+    _stdout_reserved[0] = before or active
+    try:
+        yield
+    finally:
+        _stdout_reserved[0] = before
+
+
+def is_stdout(path: Path | None) -> bool:
+    """Whether an output option names stdout (``-``)."""
+    return path is not None and str(path) == "-"
 
 
 @contextmanager
