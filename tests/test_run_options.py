@@ -177,3 +177,17 @@ def test_consistency_reads_the_same_in_run_and_compare(tmp_path, invoke):
     assert compared.exit_code == 0, compared.output
     row = next(line for line in compared.output.splitlines() if "consistency" in line)
     assert row.count("100.0%") == 2
+
+
+def test_compare_and_the_reports_leave_cached_latency_out_too(tmp_path, invoke):
+    from agenteval_cli import api
+
+    spec = project(tmp_path, "cache: true\n")
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    with Store(db) as store:
+        sides = api.load_experiments([e.id for e in store.experiments()], store=store)
+    fresh, cached = sorted(sides, key=lambda side: side.summary().cached)
+    assert fresh.summary().cached == 0 and fresh.summary().metrics()["latency_p50_s"] is not None
+    assert cached.summary().cached == 4 and cached.summary().metrics()["latency_p50_s"] is None
