@@ -195,7 +195,7 @@ def print_comparison(
     out.print(comparison_table(columns, title=title, dataset_scores=dataset_scores))
     if any(summary.cached for _, summary in columns):
         out.print(
-            "  [dim]from the cache: results reused from the response cache (cache: true); "
+            "  [dim]from the cache: results reused (cache: true); "
             "latency is over the calls made[/]",
             highlight=False,
         )
