@@ -47,6 +47,6 @@ def test_flags_take_no_value_and_values_have_a_placeholder():
     usage = next(line for line in text.splitlines() if "Usage:" in line)
     assert usage.strip().endswith(" run [OPTIONS] SPEC [EXPERIMENT]")
     cache = next(line for line in text.splitlines() if "--cache " in line)
-    assert cache.split("--cache", 1)[1].split()[0] == "Reuse"  # no value follows the flag
+    assert cache.split("--cache", 1)[1].split()[:2] == ["--no-cache", "Reuse"]  # no value
     target = next(line for line in text.splitlines() if "--target" in line)
     assert target.split()[3] == "TEXT"

@@ -35,3 +35,23 @@ def test_no_periodic_line_before_the_interval(monkeypatch):
         tracker.update("a", result())
         tracker.update("a", result())
     assert out.getvalue().splitlines() == ["a 3/3 (0 errors) · finished"]
+
+
+def test_calls_done_before_a_resume_count_from_the_start():
+    """3 calls in all, 2 made before the resume: the log reads 3/3 after the one left."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200)
+    with progress.target_progress(console, {"a": 3}, {"a": 2}) as tracker:
+        tracker.update("a", result())
+    assert out.getvalue().splitlines() == ["a 3/3 (0 errors) · finished"]
+
+
+def test_a_resumed_bar_starts_at_the_calls_done():
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=200)
+    with progress.target_progress(console, {"a": 150}, {"a": 36}) as tracker:
+        [task] = tracker.progress.tasks
+        assert (task.completed, task.total) == (36, 150)
+        tracker.update("a", result())
+        tracker.show()
+        assert tracker.progress.tasks[0].completed == 37

@@ -53,15 +53,25 @@ class ExperimentReport:
 
 @dataclass(frozen=True)
 class RunStart:
-    """What a run is about to do, given to ``on_start`` before any target is called."""
+    """What a run is about to do, given to ``on_start`` before any target is called.
+
+    ``totals`` are every call of the run per target, ``done`` those a resumed run has
+    already made and keeps (0 for a new run), so a resumed run's progress reads as the
+    uninterrupted run's would; ``left`` is what is still to call."""
 
     prefix: str
     experiments: list[str]
-    totals: dict[str, int]  # calls still to make, per target
+    totals: dict[str, int]  # every call of the run, per target
     examples: int
     repetitions: int
     concurrency: int
     resumed: bool
+    done: dict[str, int] = field(default_factory=dict)  # kept from before a resume
+
+    @property
+    def left(self) -> dict[str, int]:
+        """Calls still to make, per target."""
+        return {name: total - self.done.get(name, 0) for name, total in self.totals.items()}
 
 
 @dataclass
@@ -423,10 +433,11 @@ class _Session:
 
 def _run_start(prepared: PreparedRun) -> RunStart:
     totals = {t.name: prepared.total_per_target for t in prepared.targets}
+    done = dict.fromkeys(totals, 0)
     if prepared.done is not None:
         from agenteval_cli.execution.resume import remaining
 
-        totals = remaining(prepared)
+        done = {name: totals[name] - left for name, left in remaining(prepared).items()}
     spec = prepared.spec
     return RunStart(
         prefix=spec.experiment_prefix,
@@ -436,4 +447,5 @@ def _run_start(prepared: PreparedRun) -> RunStart:
         repetitions=spec.repetitions,
         concurrency=spec.concurrency,
         resumed=prepared.done is not None,
+        done=done,
     )

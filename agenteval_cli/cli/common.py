@@ -118,9 +118,30 @@ def stderr() -> Console:
 
 
 def stdout() -> Console:
+    """The console for tables and lines; stderr's while stdout carries JSON (``--json -``)."""
     from rich.console import Console
 
-    return Console(emoji=False)
+    return Console(stderr=_stdout_reserved[0], emoji=False)
+
+
+_stdout_reserved = [False]
+
+
+@contextmanager
+def json_on_stdout(active: bool) -> Iterator[None]:
+    """While ``active``, stdout carries one JSON document and nothing else: what would be
+    printed there (the table, the gate's lines) goes to stderr."""
+    before = _stdout_reserved[0]
+    _stdout_reserved[0] = before or active
+    try:
+        yield
+    finally:
+        _stdout_reserved[0] = before
+
+
+def is_stdout(path: Path | None) -> bool:
+    """Whether an output option names stdout (``-``)."""
+    return path is not None and str(path) == "-"
 
 
 @contextmanager
@@ -172,6 +193,12 @@ def print_comparison(
         {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
     ]
     out.print(comparison_table(columns, title=title, dataset_scores=dataset_scores))
+    if any(summary.cached for _, summary in columns):
+        out.print(
+            "  [dim]from the cache: results reused (cache: true); "
+            "latency is over the calls made[/]",
+            highlight=False,
+        )
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
         out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)

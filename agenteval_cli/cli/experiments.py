@@ -200,8 +200,7 @@ def run_from_langsmith(
             print_stored_agents(stdout(), store, ids)
         print_langsmith_urls(stdout(), api.load_experiments(ids, store=store))
         if json_path is not None:
-            from agenteval_cli.report.json_report import write_json
+            from agenteval_cli.cli.outputs import write_json_output
 
-            write_json(json_path, store, ids)
-            err.print(f"wrote {json_path}")
+            write_json_output(json_path, store, ids)
         return finish_run(store, ids, spec, outputs)

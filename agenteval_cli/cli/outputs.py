@@ -91,8 +91,29 @@ def write_reports(
         err.print(f"wrote {path}", highlight=False)
 
 
-def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> bool:
-    """Write what was asked for, apply the gate and print its verdict; False if it failed."""
+def write_json_output(path: Path, store: Store, experiment_ids: list[str]) -> None:
+    """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
+    ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``)."""
+    from agenteval_cli.cli.common import is_stdout, stderr
+    from agenteval_cli.report.json_report import json_chunks, write_json
+
+    if is_stdout(path):
+        import sys
+
+        for chunk in json_chunks(store, experiment_ids):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return
+    write_json(path, store, experiment_ids)
+    stderr().print(f"wrote {path}", highlight=False, markup=False)
+
+
+def finish_run(
+    store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs, *, quiet: bool = False
+) -> bool:
+    """Write what was asked for, apply the gate and print its verdict; False if it failed.
+    ``quiet``: a passed gate says nothing (the run's one-line verdict tells it)."""
     from agenteval_cli import api
 
     sides = api.load_experiments(experiment_ids, store=store)  # read once for all three
@@ -120,7 +141,7 @@ def finish_run(store: Store, experiment_ids: list[str], spec: Spec, outputs: Run
     if outputs.save_baseline is not None:
         api.save_baseline(outputs.save_baseline, sides)
         out.print(f"  baseline saved: {outputs.save_baseline}", highlight=False)
-    print_gate(verdict.failures, checked=verdict.checked)
+    print_gate(verdict.failures, checked=verdict.checked and not (quiet and verdict.passed))
     return verdict.passed
 
 

@@ -38,7 +38,8 @@ class TargetProgress:
     """Tracks one bar per target; ``update`` is the runner's result hook.
 
     Results are counted at once and shown at most every ``interval_s`` (the bar redraws
-    ten times a second anyway), so a fast run does not pay Rich's bookkeeping per result."""
+    ten times a second anyway), so a fast run does not pay Rich's bookkeeping per result.
+    ``done``: calls a resumed run made before, counted as done from the start."""
 
     def __init__(
         self,
@@ -46,16 +47,17 @@ class TargetProgress:
         totals: dict[str, int],
         interval_s: float = 0.05,
         log: Console | None = None,
+        done: dict[str, int] | None = None,
     ) -> None:
         self.progress = progress
         self.log = log  # where to write progress lines instead of drawing bars
         self.totals = totals
-        self.done = dict.fromkeys(totals, 0)
+        self.done = {name: (done or {}).get(name, 0) for name in totals}
         self.started = time.monotonic()
         self._next_log = self.started + LOG_EVERY_S
         self.errors = dict.fromkeys(totals, 0)
         self.tasks: dict[str, TaskID] = {
-            name: progress.add_task(shown(name), total=total, errors=0)
+            name: progress.add_task(shown(name), total=total, completed=self.done[name], errors=0)
             for name, total in totals.items()
         }
         self.interval_s = interval_s
@@ -99,7 +101,9 @@ class TargetProgress:
 
 
 @contextmanager
-def target_progress(console: Console, totals: dict[str, int]) -> Iterator[TargetProgress]:
+def target_progress(
+    console: Console, totals: dict[str, int], done: dict[str, int] | None = None
+) -> Iterator[TargetProgress]:
     progress = Progress(
         TextColumn("[bold]{task.description:<14}"),
         BarColumn(),
@@ -113,7 +117,8 @@ def target_progress(console: Console, totals: dict[str, int]) -> Iterator[Target
         disable=not console.is_terminal,
     )
     with progress:
-        tracker = TargetProgress(progress, totals, log=None if console.is_terminal else console)
+        log = None if console.is_terminal else console
+        tracker = TargetProgress(progress, totals, log=log, done=done)
         try:
             yield tracker
         finally:

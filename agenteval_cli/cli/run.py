@@ -12,6 +12,8 @@ from agenteval_cli.cli.common import (
     DebugOption,
     StoreOption,
     app,
+    is_stdout,
+    json_on_stdout,
     print_comparison,
     stderr,
     user_errors,
@@ -25,6 +27,7 @@ from agenteval_cli.cli.outputs import (
     SaveBaselineOption,
     finish_run,
     report_run_errors,
+    write_json_output,
 )
 from agenteval_cli.core.errors import ExitCode
 
@@ -48,7 +51,13 @@ def run(
         int | None, typer.Option("--limit", "-n", min=1, help="Run only the first N examples.")
     ] = None,
     json_path: Annotated[
-        Path | None, typer.Option("--json", help="Also write every result as JSON here.")
+        Path | None,
+        typer.Option(
+            "--json",
+            metavar="PATH",
+            help="Also write every result as JSON here; '-' writes it to stdout, and then "
+            "the table and every other line go to stderr.",
+        ),
     ] = None,
     resume: Annotated[
         bool,
@@ -63,9 +72,14 @@ def run(
         typer.Option("--retry-errors", help="With --resume: also run again what ended in error."),
     ] = False,
     cache: Annotated[
-        bool,
-        typer.Option("--cache", help="Reuse cached target outputs (as 'cache: true' does)."),
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse cached target outputs, or call every target afresh; overrides the "
+            "spec's 'cache:' either way (default: the spec's).",
+            show_default=False,
+        ),
+    ] = None,
     rescore: Annotated[
         list[str] | None,
         typer.Option(
@@ -111,6 +125,15 @@ def run(
             help="Also print each target's model calls, tokens, cost and model time per agent.",
         ),
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No start lines, progress bars or tables: only warnings, errors, the files "
+            "written and a one-line verdict at the end.",
+        ),
+    ] = False,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -127,28 +150,75 @@ def run(
     every example); 4 LangSmith failure (fetch or upload) or a store's disk failure
     (read-only, full, locked); 130 interrupted. When several apply: 3, then 1, then 4.
 
+    With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
+    errors (the run's, the gate's failures), the files written and, last, one line on
+    stdout: "PREFIX: passed · 2 target(s), 6 results, 0 errored" (or "run failed", "gate
+    failed", "upload failed"). The exit codes are the same.
+
     Example: agenteval run configs/routing.yaml --json results.json"""
+    with json_on_stdout(is_stdout(json_path)):
+        _run_command(
+            spec_path,
+            experiment_name,
+            json_path,
+            RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline),
+            target=target,
+            limit=limit,
+            resume=resume or retry_errors,
+            retry_errors=retry_errors,
+            cache=cache,
+            rescore=rescore,
+            upload=upload,
+            from_langsmith=from_langsmith,
+            max_error_rate=max_error_rate,
+            by_agent=by_agent,
+            quiet=quiet,
+            store_path=store_path,
+            debug=debug,
+        )
+
+
+def _run_command(
+    spec_path: Path,
+    experiment_name: str | None,
+    json_path: Path | None,
+    outputs: RunOutputs,
+    *,
+    target: list[str] | None,
+    limit: int | None,
+    resume: bool,
+    retry_errors: bool,
+    cache: bool | None,
+    rescore: list[str] | None,
+    upload: bool,
+    from_langsmith: list[str] | None,
+    max_error_rate: float | None,
+    by_agent: bool,
+    quiet: bool,
+    store_path: Path,
+    debug: bool,
+) -> None:
     from agenteval_cli import api
     from agenteval_cli.store.db import Store
 
     err = stderr()
-    resume = resume or retry_errors
-    outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
     with user_errors(debug):
         _check_resume_options(experiment_name, resume, rescore, target, limit)
+        _check_quiet(quiet, by_agent)
         spec = api.load(spec_path)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
 
             others: dict[str, Any] = {"--rescore": rescore, "--upload": upload, "--target": target}
-            others |= {"--limit": limit, "--cache": cache, "--resume": resume}
+            others |= {"--limit": limit, "--cache/--no-cache": cache is not None}
+            others |= {"--resume": resume, "--quiet": quiet}
             if not run_from_langsmith(
                 spec, from_langsmith, store_path, json_path, outputs, others, by_agent=by_agent
             ):
                 raise typer.Exit(ExitCode.GATE_FAILED)
             return
         if rescore:
-            _rescore(spec, rescore, store_path, json_path, by_agent)
+            _rescore(spec, rescore, store_path, json_path, by_agent, quiet=quiet)
             return
     with user_errors(debug), Store(store_path) as store:
         outputs = _preflight(outputs, json_path, store)
@@ -157,11 +227,12 @@ def run(
             spec,
             store,
             err,
+            quiet=quiet,
             resume=experiment_name or resume,
             retry_errors=retry_errors,
             targets=target,
             limit=limit,
-            cache=cache or None,
+            cache=cache,
             upload=upload or None,
         )
         if report.status == "interrupted":
@@ -169,7 +240,7 @@ def run(
             raise typer.Exit(ExitCode.INTERRUPTED)
         _warn(err, report.warnings)
         allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
-        clean = _print_run(store, report, json_path, by_agent, max_error_rate=allowed)
+        clean = _print_run(store, report, json_path, by_agent, max_error_rate=allowed, quiet=quiet)
         uploaded = True
         if report.spec.upload or upload:
             from agenteval_cli.cli.upload import upload_after_run
@@ -178,13 +249,50 @@ def run(
         passed = True
         if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
             with user_errors(debug):
-                passed = finish_run(store, report.ids, spec, outputs)
+                passed = finish_run(store, report.ids, spec, outputs, quiet=quiet)
+    if quiet:
+        _print_verdict(report, clean=clean, passed=passed, uploaded=uploaded)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:
         raise typer.Exit(ExitCode.GATE_FAILED)
     if not uploaded:
         raise typer.Exit(ExitCode.SERVICE_FAILED)
+
+
+def _check_quiet(quiet: bool, by_agent: bool) -> None:
+    from agenteval_cli.core.errors import UserError
+
+    if quiet and by_agent:
+        raise UserError(
+            "-q/--quiet prints no tables, --by-agent is one", hint="leave out one of them"
+        )
+
+
+def verdict_line(report, *, clean: bool, passed: bool, uploaded: bool) -> str:
+    """The one line a quiet run ends with: its outcome and what it stored."""
+    word = (
+        "run failed"
+        if not clean
+        else "gate failed"
+        if not passed
+        else "upload failed"
+        if not uploaded
+        else "passed"
+    )
+    errored = sum(found.errored for found in report.errors)
+    return (
+        f"{report.spec.experiment_prefix}: {word} · {len(report.experiments)} target(s), "
+        f"{report.saved} results, {errored} errored"
+    )
+
+
+def _print_verdict(report, *, clean: bool, passed: bool, uploaded: bool) -> None:
+    from agenteval_cli.cli.common import stdout
+    from agenteval_cli.core.redact import console_text
+
+    line = verdict_line(report, clean=clean, passed=passed, uploaded=uploaded)
+    stdout().print(console_text(line), highlight=False, markup=False, soft_wrap=True)
 
 
 def _preflight(outputs: RunOutputs, json_path: Path | None, store) -> RunOutputs:
@@ -221,9 +329,9 @@ def _preflight(outputs: RunOutputs, json_path: Path | None, store) -> RunOutputs
     return replace(outputs, baseline=pinned.name)
 
 
-def _run(spec_path: Path, spec, store, err, **options: Any):
-    """``api.run`` with the progress bars, the start lines and the notes on stderr; a run
-    that is ended by force says so before the process exits."""
+def _run(spec_path: Path, spec, store, err, *, quiet: bool = False, **options: Any):
+    """``api.run`` with the progress bars, the start lines and the notes on stderr (none of
+    them when ``quiet``); a run that is ended by force says so before the process exits."""
     from contextlib import ExitStack
 
     from agenteval_cli import api
@@ -233,10 +341,12 @@ def _run(spec_path: Path, spec, store, err, **options: Any):
         progress: list[Any] = []
 
         def started(plan: api.RunStart) -> None:
+            if quiet:
+                return
             if plan.resumed:
                 err.print(
                     f"resuming {', '.join(plan.experiments)}: "
-                    f"{sum(plan.totals.values())} call(s) left",
+                    f"{sum(plan.left.values())} call(s) left",
                     highlight=False,
                 )
             err.print(
@@ -245,7 +355,7 @@ def _run(spec_path: Path, spec, store, err, **options: Any):
                 f"concurrency {plan.concurrency}",
                 highlight=False,
             )
-            progress.append(stack.enter_context(target_progress(err, plan.totals)))
+            progress.append(stack.enter_context(target_progress(err, plan.totals, plan.done)))
 
         def forced(report: api.RunReport, reason: str) -> None:
             _interrupted(err, spec_path, report, reason)
@@ -254,8 +364,8 @@ def _run(spec_path: Path, spec, store, err, **options: Any):
             spec,
             store=store,
             on_start=started,
-            on_result=lambda target, result: progress[0].update(target, result),
-            on_note=lambda text: _note(err, text),
+            on_result=None if quiet else lambda target, result: progress[0].update(target, result),
+            on_note=None if quiet else lambda text: _note(err, text),
             on_forced_exit=forced,
             **options,
         )
@@ -277,18 +387,18 @@ def _note(err, text: str) -> None:
     err.print(f"note: {console_text(text)}", highlight=False, markup=False)
 
 
-def _print_run(store, report, json_path: Path | None, by_agent: bool, *, max_error_rate) -> bool:
-    """The comparison table, the run's errors, the per-agent table and the --json file;
-    False when the run failed on its errors."""
-    print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
+def _print_run(
+    store, report, json_path: Path | None, by_agent: bool, *, max_error_rate, quiet: bool = False
+) -> bool:
+    """The comparison table (not when ``quiet``), the run's errors, the per-agent table and
+    the --json document; False when the run failed on its errors."""
+    if not quiet:
+        print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
     clean = report_run_errors(report, max_error_rate=max_error_rate)
     if by_agent:
         _print_agents(store, report.ids)
     if json_path is not None:
-        from agenteval_cli.report.json_report import write_json
-
-        write_json(json_path, store, report.ids)
-        stderr().print(f"wrote {json_path}")
+        write_json_output(json_path, store, report.ids)
     return clean
 
 
@@ -321,6 +431,11 @@ def _check_resume_options(
     from agenteval_cli.core.errors import UserError
 
     if name is not None and not resume:
+        if name.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+            raise UserError(
+                f"unexpected argument {name!r}",
+                hint="--cache and --no-cache take no value: 'agenteval run SPEC --no-cache'",
+            )
         raise UserError(
             f"unexpected argument {name!r}", hint="an EXPERIMENT is read only after --resume"
         )
@@ -356,14 +471,24 @@ def _resume_command(spec_path: Path, report) -> str:
     return command
 
 
-def _rescore(spec, names: list[str], store_path: Path, json_path: Path | None, by_agent: bool):
+def _rescore(
+    spec,
+    names: list[str],
+    store_path: Path,
+    json_path: Path | None,
+    by_agent: bool,
+    *,
+    quiet: bool = False,
+):
     from agenteval_cli import api
     from agenteval_cli.cli.common import open_store
 
     with open_store(store_path, write=True) as store:
         report = api.rescore(spec, names, store=store)
         # the calls' errors were judged when they ran: only an evaluator failing everywhere
-        clean = _print_run(store, report, json_path, by_agent, max_error_rate=1.0)
+        clean = _print_run(store, report, json_path, by_agent, max_error_rate=1.0, quiet=quiet)
+    if quiet:
+        _print_verdict(report, clean=clean, passed=True, uploaded=True)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
 

@@ -315,6 +315,7 @@ class Run:
     model_calls: list[ModelCall] = field(default_factory=list)  # each with its agent path
     untraced: str | None = None  # why the run recorded nothing, if so
     coordinators: tuple[str, ...] = ()
+    cached: bool = False  # served from the response cache: its latency is an earlier call's
     # The whole recorded trace, when the run is built for an evaluator (the reports keep
     # only the fields above, never the messages of every result).
     recorded: Trace | None = field(default=None, repr=False, compare=False)
@@ -373,5 +374,6 @@ class Run:
             model_calls=list(trace.model_calls),
             untraced=trace.untraced,
             coordinators=tuple(trace.coordinators),
+            cached=result.cached,
             recorded=trace if keep_trace else None,
         )

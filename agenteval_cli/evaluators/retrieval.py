@@ -20,7 +20,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.metrics.registry import metric
+from agenteval_cli.metrics.registry import METRICS, declare, metric
 
 
 def dedupe(ids: Iterable[str]) -> list[str]:
@@ -131,6 +131,22 @@ def _ks(k: int | list[int]) -> list[int]:
     return sorted(set(ks))
 
 
+RATES = ("precision", "recall", "hit")  # shares of documents or examples: percentages
+
+
+def _declare_rates(ks: list[int]) -> None:
+    """The keys the ``k`` given make that are rates, shown as percentages; a key declared
+    already (in the spec, say) is left as it is."""
+    declare(
+        *(
+            metric(f"{name}@{x}", fmt="percent")
+            for x in ks
+            for name in RATES
+            if f"{name}@{x}" not in METRICS
+        )
+    )
+
+
 @register(
     "retrieval",
     family="retrieval",
@@ -150,6 +166,7 @@ def retrieval(
     ks = _ks(k)
     tools = list(retriever_tools or [])
     names = ("precision", "recall", "hit", "ndcg", "average_precision")
+    _declare_rates(ks)
 
     def evaluate(outputs: dict, reference_outputs: dict, trace: Trace) -> list[dict]:
         grades = relevance(reference_outputs or {})

@@ -86,7 +86,7 @@ def routing_accuracy() -> Any:
     family="routing",
     reads="outputs.expected_agents; trace agents",
     description="share of invoked specialists that were expected (the supervisor is not counted)",
-    metrics=[metric("routing_precision")],
+    metrics=[metric("routing_precision", "routing precision", fmt="percent")],
     example="- {name: routing_precision, ignore_agents: [supervisor]}",
 )
 def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
@@ -116,7 +116,7 @@ def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     family="routing",
     reads="outputs.forbidden_agents; trace agents",
     description="fails when an agent listed in forbidden_agents was invoked (negative cases)",
-    metrics=[metric("forbidden_agents")],
+    metrics=[metric("forbidden_agents", "no forbidden agent", fmt="percent")],
 )
 def forbidden_agents() -> Any:
     """True when no forbidden agent made a model call; True when nothing is forbidden."""
@@ -140,7 +140,7 @@ def forbidden_agents() -> Any:
     family="routing",
     reads="outputs.expected_agents; trace agents",
     description="true when the invoked specialists are exactly the expected agents (set equality)",
-    metrics=[metric("routing_exact")],
+    metrics=[metric("routing_exact", "exact routing", fmt="percent")],
     example="- {name: routing_exact, ignore_agents: [supervisor]}",
 )
 def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:

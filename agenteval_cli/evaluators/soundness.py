@@ -84,11 +84,15 @@ def count_unnecessary(
     return len(repeats) + len(outside), "; ".join(parts) or "no wasted tool calls"
 
 
+UNNECESSARY_STEPS = metric("unnecessary_steps", "unnecessary steps", lower=True, fmt="count")
+
+
 @register(
     "required_tools",
     family="trajectory",
     reads="outputs.required_tools (or the YAML tools); trace tool calls",
     description="true when every required tool was called (a fraud check, say, before a refund)",
+    metrics=[metric("required_tools", "required tools used", fmt="percent")],
     example="- {name: required_tools, tools: [fraud_check]}",
 )
 def required_tools(*, tools: list[str] | None = None, name: str = "required_tools") -> Any:
@@ -108,7 +112,7 @@ def required_tools(*, tools: list[str] | None = None, name: str = "required_tool
     reads="outputs.expected_tools / required_tools (optional); trace tool calls",
     description="count of repeated tool calls and calls to tools outside the expected set",
     example="- {name: unnecessary_steps, allowed: [lookup_invoice]}",
-    metrics=[metric("unnecessary_steps", lower=True)],
+    metrics=[UNNECESSARY_STEPS],
 )
 def unnecessary_steps(*, allowed: list[str] | None = None, tools: list[str] | None = None) -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
@@ -155,11 +159,11 @@ def _canonical(value: Any) -> Any:
 
 
 SOUNDNESS_METRICS = (
-    metric("outcome_correct"),
-    metric("used_required_tools"),
-    metric("unnecessary_steps", lower=True),
-    metric("trajectory_sound"),
-    metric("correct_but_unsound"),
+    metric("outcome_correct", "outcome correct", fmt="percent"),
+    metric("used_required_tools", "required tools used", fmt="percent"),
+    UNNECESSARY_STEPS,
+    metric("trajectory_sound", "sound trajectory", fmt="percent"),
+    metric("correct_but_unsound", "correct but unsound", lower=True, fmt="percent"),
 )
 
 

@@ -110,7 +110,7 @@ async def score_experiment_summaries_async(
     reads="outputs.expected_agents; trace agents (all results of a target)",
     description="dataset-level: expected x invoked agent matrix; score = share of expected hit",
     summary=True,
-    metrics=[metric("routing_confusion")],
+    metrics=[metric("routing_confusion", "routing confusion", fmt="percent")],
     example="- routing_confusion",
 )
 def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:

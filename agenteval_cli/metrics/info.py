@@ -54,6 +54,8 @@ def format_value(form: Format, value: float | None) -> str:
     if form == "percent":
         return f"{value:.1%}"
     if form == "count":
+        if value == 0:
+            return "0"
         return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.1f}"
     if form == "money":
         return f"${value:.3g}" if abs(value) < 0.01 else f"${value:.4f}"

@@ -55,7 +55,8 @@ class Summary:
     errors: int = 0
     sums: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
-    latencies: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)  # of the calls made, not cached
+    cached: int = 0  # results served from the response cache: no latency of their own
     models: set[str] = field(default_factory=set)
     by_repetition: dict[tuple[str, int], list[float]] = field(default_factory=dict)
     outcomes: dict[str, list[tuple]] = field(default_factory=dict)
@@ -74,6 +75,7 @@ class Summary:
             result.latency_s,
             [(score.key, score.score) for score in result.scores],
             [call.model for call in result.trace.model_calls],
+            cached=result.cached,
         )
 
     def add_row(
@@ -84,12 +86,19 @@ class Summary:
         latency_s: float,
         scores: Sequence[tuple[str, Any]],
         models: Iterable[str],
+        *,
+        cached: bool = False,
     ) -> None:
-        """One result, as its parts: what the store's rows give without building a Result."""
+        """One result, as its parts: what the store's rows give without building a Result.
+        A ``cached`` result's latency is the stored one of an earlier call, not a
+        measurement: it is counted in ``cached`` and left out of the latency figures."""
         self.count += 1
         if self.track_outcomes:
             self.outcomes.setdefault(example_id, []).append(outcome(error, scores))
-        self.latencies.append(latency_s)
+        if cached:
+            self.cached += 1
+        else:
+            self.latencies.append(latency_s)
         self.models.update(models)
         if error is not None:
             self.errors += 1
@@ -125,7 +134,8 @@ class Summary:
 
     def metrics(self) -> dict[str, float | None]:
         """The experiment's keys, then any other score's mean, then the run's own figures
-        (error rate, latency, totals; ``consistency`` only when examples were repeated), in
+        (error rate, latency over the results not served from the cache, totals;
+        ``consistency`` only when examples were repeated), in
         :func:`~agenteval_cli.metrics.registry.ordered` order."""
         values: dict[str, float | None] = {}
         run: dict[str, float | None] = {}

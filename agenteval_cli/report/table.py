@@ -42,8 +42,19 @@ def comparison_table(
     run's own figures); a metric declared ``under`` another is a dim line beneath it, and
     one not ``shown`` appears only through its total. ``dataset_scores`` (one mapping per
     column) are summary evaluators' scores, computed once over all of a target's results;
-    they get rows of their own, marked "(dataset)"."""
-    table = Table(title=_title(title), title_justify="left", header_style="bold")
+    they get rows of their own, marked "(dataset)".
+
+    Results served from the response cache get a row of their own ("from the cache"); the
+    latency rows are over the other results (a cached latency is an earlier call's), so a
+    cached result never wins latency's ★. The table is at least as wide as its title, which
+    stays on one line."""
+    shown_title = _title(title)
+    table = Table(
+        title=shown_title,
+        title_justify="left",
+        header_style="bold",
+        min_width=None if shown_title is None else shown_title.cell_len,
+    )
     table.add_column("metric", style="cyan", no_wrap=True)
     for name, _ in columns:
         table.add_column(plain(name), justify="right")
@@ -80,6 +91,9 @@ def comparison_table(
         counted = [s.counts.get(info(key).of[0]) if info(key).of else None for s in summaries]
         table.add_row(plain(label(key)), *_cells(key, [m.get(key) for m in metrics], counted))
     table.add_row("examples run", *(f"{s.count}" for s in summaries), style="dim")
+    if any(s.cached for s in summaries):
+        cached = (f"{s.cached} of {s.count}" for s in summaries)
+        table.add_row("from the cache", *cached, style="dim")
     return table
 
 

@@ -82,6 +82,7 @@ class ExperimentData:
                 run.latency_s,
                 list(run.scores.items()),
                 (call.model for call in run.model_calls),
+                cached=run.cached,
             )
         return summary
 
@@ -182,6 +183,7 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         model_calls=[_model_call(m) for m in trace.get("model_calls") or []],
         untraced=trace.get("untraced"),
         coordinators=tuple(str(a) for a in trace.get("coordinators") or ()),
+        cached=bool(data.get("cached")),
     )
 
 

@@ -336,20 +336,20 @@ def stored_summary(
     add = summary.add_row
     decoded: dict[str, list[tuple[str, Any]]] = {}
     rows = db.execute(
-        "SELECT example_id, repetition, error, latency_s, scores_json,"
+        "SELECT example_id, repetition, error, latency_s, cached, scores_json,"
         " CASE WHEN instr(trace_json, '\"model_calls\":[]') THEN NULL"
         " ELSE json_extract(trace_json, '$.model_calls') END"
         " FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
-    for example_id, rep, error, latency, scores_json, model_calls in rows:
+    for example_id, rep, error, latency, cached, scores_json, model_calls in rows:
         scores = decoded.get(scores_json) if scores_json is not None else ()
         if scores is None:
             if len(decoded) >= 4096:  # bounded: distinct comments make distinct texts
                 decoded.clear()
             scores = decoded[scores_json] = [(k, score) for k, score, _ in json.loads(scores_json)]
         models = [call["model"] for call in json.loads(model_calls)] if model_calls else ()
-        add(example_id, rep, error, latency or 0.0, scores, models)
+        add(example_id, rep, error, latency or 0.0, scores, models, cached=bool(cached))
     return summary
 
 
