@@ -16,6 +16,14 @@ class ErrorReason:
     first: str  # the first full message of this kind, in the order results were stored
     same: bool  # every message of this kind is ``first``
 
+    @property
+    def text(self) -> str:
+        """How it is listed: the message, or its kind and the first of its messages."""
+        return self.first if self.same else f"{self.kind}, first: {self.first}"
+
+
+SHOWN_REASONS = 3  # the kinds listed per target; the others are counted
+
 
 @dataclass
 class TargetErrors:
