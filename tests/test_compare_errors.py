@@ -21,7 +21,7 @@ from agenteval_cli.results.sources import ExperimentData, Run
 __all__ = ["demo_run"]
 
 
-def side(name: str, errored: set[int], *, traced: bool = True) -> ExperimentData:
+def side(name: str, errored: set[int], *, baseline: bool = False) -> ExperimentData:
     """Four examples; the ones in ``errored`` failed, the others scored 1.0 in 0.5 s."""
     runs = [
         Run(example_id=f"ex-{i}", error="TimeoutError: no answer in 60 s")
@@ -29,7 +29,14 @@ def side(name: str, errored: set[int], *, traced: bool = True) -> ExperimentData
         else Run(example_id=f"ex-{i}", scores={"resolution_coverage": 1.0}, latency_s=0.5)
         for i in range(4)
     ]
-    return ExperimentData(name, name, runs, has_traces=traced, metric_keys=["resolution_coverage"])
+    return ExperimentData(
+        name,
+        name,
+        runs,
+        has_traces=not baseline,
+        records_errors=not baseline,
+        metric_keys=["resolution_coverage"],
+    )
 
 
 def text_of(built: comparison.Comparison) -> str:
@@ -57,10 +64,12 @@ def test_the_error_rate_row_is_paired_per_example():
     assert score.means == [1.0, 1.0]
 
 
-def test_a_side_without_timing_shows_latency_as_na_never_zero():
-    built = comparison.build([side("a", set()), side("baseline", set(), traced=False)])
+def test_a_baseline_file_shows_latency_and_error_rate_as_na_never_zero():
+    built = comparison.build([side("a", set()), side("baseline", set(), baseline=True)])
     p50 = next(r for r in built.rows if r.key == "latency_p50_s")
-    assert p50.means[1] is None
+    assert p50.means == [0.5, None]
+    errors = next(r for r in built.rows if r.key == "error_rate")
+    assert errors.means == [0.0, None] and errors.vs_first == [None]
     line = next(line for line in text_of(built).splitlines() if "latency p50" in line)
     assert "n/a" in line and "0 ms" not in line.split("ms", 1)[1]
     page = render_html(built)

@@ -329,7 +329,8 @@ def run_rows(
 ) -> list[MetricRow]:
     """A row per run figure the registry has compare show (error rate, latency), when a
     side has a value: each side's figure (its summary's, the run table's; a side without
-    timing has no latency: n/a); the paired test where the figure is one per example."""
+    timing has no latency, a baseline file no error rate: n/a); the paired test where the
+    figure is one per example."""
     figures = [summary.metrics() for summary in summaries]
     rows = []
     for key in run_metrics():
@@ -337,14 +338,11 @@ def run_rows(
         if not declared.compared:
             continue
         means = [f.get(key) for f in figures]
-        if all(m is None for m in means):
-            continue
         vs_first: list[PairedComparison | None] = [None] * (len(sides) - 1)
         if declared.paired:
-            per_example = [
-                s.per_example_figure(declared.paired) if m is not None else {}
-                for s, m in zip(sides, means, strict=True)
-            ]
+            found = [s.per_example_figure(declared.paired) for s in sides]
+            means = [None if f is None else m for f, m in zip(found, means, strict=True)]
+            per_example = [f or {} for f in found]  # a side that does not record it: unpaired
             first = per_example[0]
             for index, values in enumerate(per_example[1:]):
                 shared = [e for e in sides[0].example_ids() if e in values and e in first]
@@ -352,7 +350,8 @@ def run_rows(
                     vs_first[index] = compare_paired(
                         [first[e] for e in shared], [values[e] for e in shared], **extra
                     )
-        rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
+        if any(m is not None for m in means):
+            rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
     return rows
 
 

@@ -57,6 +57,7 @@ class ExperimentData:
     pricing: dict[str, Any] = field(default_factory=dict)
     has_traces: bool = True
     has_model_calls: bool = True  # False for a --json file written before they were kept
+    records_errors: bool = True  # False for a baseline file: scores only, no errored call
     git_commit: str | None = None
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
@@ -102,12 +103,14 @@ class ExperimentData:
             grouped.setdefault(run.example_id, []).append(run)
         return grouped
 
-    def per_example_figure(self, paired: str) -> dict[str, float]:
+    def per_example_figure(self, paired: str) -> dict[str, float] | None:
         """A run figure per example, as a metric's ``paired`` names it (see
         :class:`~agenteval_cli.metrics.registry.MetricInfo`): ``errors``, the share of the
-        example's repetitions that errored."""
+        example's repetitions that errored; None when the source does not record it."""
         if paired != "errors":
             raise ValueError(f"no per-example figure {paired!r}")
+        if not self.records_errors:
+            return None
         counts: dict[str, list[int]] = {}
         for run in self.runs:
             count = counts.setdefault(run.example_id, [0, 0])
@@ -292,6 +295,7 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     repetitions=int(exp.get("repetitions") or 1),
                     source=str(path),
                     has_traces=not baseline,
+                    records_errors=not baseline,
                     has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
                     pricing=dict(exp.get("pricing") or {}),
