@@ -251,3 +251,45 @@ def test_an_uploaded_result_links_to_its_langsmith_run(tmp_path, demo_run):
     assert f'href="https://smith.example.com/o/org-1/projects/p/proj-1/r/{run_id}"' in page
     assert page.count(">LangSmith run</a>") == 1
     assert ">LangSmith experiment</a>" in page
+
+
+def test_the_conversation_view_is_escaped_and_redacted(monkeypatch):
+    from report_fixtures import HOSTILE_RESPONSE, hostile_sides
+
+    monkeypatch.setenv("AGENTEVAL_TEST_SECRET", "s3cr3t-value-123")
+    sides = hostile_sides()
+    conversation = [
+        {"role": "user", "content": HOSTILE_RESPONSE},
+        {
+            "role": "assistant",
+            "name": "<b>agent</b>",
+            "content": [{"type": "text", "text": "key s3cr3t-value-123"}],
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {
+                        "name": "lookup",
+                        "arguments": '{"q": "</code><script>x()</script>"}',
+                    },
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "name": "lookup",
+            "tool_call_id": "c1",
+            "content": "<img src=x onerror=y>",
+        },
+    ]
+    for found in sides:
+        found.conversations = {"ex-1": conversation}
+        found.run_urls = {("ex-1", 0): "javascript:alert(1)"}
+    page = render_html(comparison.build(sides))
+    parse(page)
+    view = page.split('<details class="conversation">', 1)[1].split("</details>", 1)[0]
+    assert "<script>" not in view and "<img" not in view and "<b>agent</b>" not in view
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in view
+    assert 'data-agent="&lt;b&gt;agent&lt;/b&gt;"' in view  # the tool result: its caller's
+    assert "s3cr3t-value-123" not in page and "key ***" in view
+    assert "javascript:" not in page  # no link but to http(s)
