@@ -160,6 +160,10 @@ def test_a_side_whose_every_call_failed_shows_na_and_its_error_reason(failed_pro
     assert "ValueError: no answer for question 0" in section
     summary = next(line for line in md.read_text().splitlines() if "resolution" in line)
     assert "| 100.0% | n/a |" in summary
+    assert (
+        "- **Errors** `broken`: 4 of 4 call(s) failed: "
+        "4 × `ValueError, first: ValueError: no answer for question 0`"
+    ) in md.read_text()
 
 
 def test_no_errors_section_when_no_call_failed(failed_project):
