@@ -184,6 +184,7 @@ def test_compare_reads_the_seeds_evaluate_experiments(server, invoke):
         "routing_accuracy": [1.0, 0.625],
         "resolution_coverage": [1.0, 0.875],
         "routing_quality": [1.0, 0.5],
+        "error_rate": [0.0, 0.0],  # read without timing: no latency rows
     }
     assert [s.name for s in sides] == [supervisor, swarm]
     # the disagreements are the two requests the swarm got wrong

@@ -144,7 +144,13 @@ def test_table_json_html_junit_and_gate_agree_on_one_store(store):
     # compare and the HTML report: the same means
     built = comparison.build(sides)
     rows = {r["key"]: r["means"] for r in _table(built)}
-    assert rows == {"routing_accuracy": ["50.0%", "100.0%"], "hops": ["2.0", "1.5"]}
+    assert rows == {
+        "routing_accuracy": ["50.0%", "100.0%"],
+        "hops": ["2.0", "1.5"],
+        "error_rate": ["0.0%", "0.0%"],
+        "latency_p50_s": ["300 ms", "200 ms"],  # the run table's
+        "latency_p95_s": ["390 ms", "290 ms"],
+    }
     markdown = render_markdown(built)
     assert "| routing accuracy | 50.0% | 100.0% |" in markdown
     assert "| hops taken | 2.0 | 1.5 |" in markdown
@@ -247,8 +253,9 @@ def test_a_user_metric_declared_lower_is_better_reads_that_way_everywhere(tmp_pa
     base = [3 + rng.random() for _ in range(30)]
     sides = [side("old", base, "wasted_calls"), side("new", [v - 2 for v in base], "wasted_calls")]
     built = comparison.build(sides)
-    (row,) = built.rows
-    assert row.verdict(1) == "better"
+    row, *run = built.rows  # then the run's own figures: error rate, latency
+    assert row.key == "wasted_calls" and row.verdict(1) == "better"
+    assert [r.key for r in run] == ["error_rate", "latency_p50_s", "latency_p95_s"]
     line = next(line for line in render(stats_table(built)) if "wasted calls" in line)
     assert "▲" in line and "▼" not in line
     # the run table: the lowest mean is the best

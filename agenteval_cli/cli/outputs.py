@@ -160,9 +160,6 @@ def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
         out.print(line, highlight=False, markup=False)
 
 
-SHOWN_REASONS = 3
-
-
 def report_run_errors(report: RunReport, *, max_error_rate: float) -> bool:
     """Per target, the most common error reasons with counts and the first full message of
     each, and the evaluators that failed; False when a target's calls errored more often
@@ -170,6 +167,7 @@ def report_run_errors(report: RunReport, *, max_error_rate: float) -> bool:
     from agenteval_cli.cli.common import stderr
     from agenteval_cli.cli.progress import shown  # names and messages are data, not markup
     from agenteval_cli.core.redact import console_text
+    from agenteval_cli.results.errors import SHOWN_REASONS
 
     err = stderr()
     for found in report.errors:
@@ -184,9 +182,10 @@ def report_run_errors(report: RunReport, *, max_error_rate: float) -> bool:
                 highlight=False,
             )
             for reason in found.reasons[:SHOWN_REASONS]:
-                text = reason.first if reason.same else f"{reason.kind}, first: {reason.first}"
                 err.print(
-                    f"    {reason.count} × {console_text(text)}", highlight=False, markup=False
+                    f"    {reason.count} × {console_text(reason.text)}",
+                    highlight=False,
+                    markup=False,
                 )
             hidden = found.reasons[SHOWN_REASONS:]
             if hidden:

@@ -54,6 +54,11 @@ class MetricInfo:
     shown: bool = True  # False: the run table shows it only through a total
     headline: bool = False  # shown beside each target of an example in the HTML report
     distribution: bool = False  # compare and the HTML report chart how its values spread
+    # A run figure compare and the HTML report give a row of the comparison table: its mean
+    # per side; and ``paired`` names what it is per example, so the sides are also tested
+    # example by example ("errors": the share of an example's repetitions that errored).
+    compared: bool = False
+    paired: str | None = None
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -174,8 +179,32 @@ def ordered(keys: Iterable[str], configured: Iterable[str] = ()) -> list[str]:
 
 
 declare(
-    metric("error_rate", "error rate", lower=True, fmt="percent", scope="run"),
-    metric("latency_p50_s", "latency p50", lower=True, fmt="duration", quantity=True, scope="run"),
-    metric("latency_p95_s", "latency p95", lower=True, fmt="duration", quantity=True, scope="run"),
+    metric(
+        "error_rate",
+        "error rate",
+        lower=True,
+        fmt="percent",
+        scope="run",
+        compared=True,
+        paired="errors",
+    ),
+    metric(
+        "latency_p50_s",
+        "latency p50",
+        lower=True,
+        fmt="duration",
+        quantity=True,
+        scope="run",
+        compared=True,
+    ),
+    metric(
+        "latency_p95_s",
+        "latency p95",
+        lower=True,
+        fmt="duration",
+        quantity=True,
+        scope="run",
+        compared=True,
+    ),
     metric("consistency", "consistency", fmt="percent", scope="run"),
 )

@@ -14,6 +14,7 @@ from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
 from agenteval_cli.report.table import plain
+from agenteval_cli.results.errors import SHOWN_REASONS
 from agenteval_cli.results.sources import ExperimentData
 
 _MARK = {"better": " ▲", "worse": " ▼"}
@@ -204,8 +205,31 @@ def print_agents(console: Console, comparison: Comparison) -> None:
     print_agent_table(console, columns, title=title)
 
 
+def print_errors(console: Console, comparison: Comparison) -> None:
+    """Per side with errored calls: how many, and the most common kinds with their counts
+    and first message (as ``agenteval run`` lists them)."""
+    for name, found in zip(comparison.names, comparison.errors, strict=True):
+        if not found.errored:
+            continue
+        console.print(
+            console_text(f"  errors: {name}: {found.errored} of {found.calls} call(s) failed"),
+            style="yellow",
+            highlight=False,
+            markup=False,
+        )
+        for reason in found.reasons[:SHOWN_REASONS]:
+            console.print(
+                f"    {reason.count} × {console_text(reason.text)}", highlight=False, markup=False
+            )
+        hidden = found.reasons[SHOWN_REASONS:]
+        if hidden:
+            count = sum(r.count for r in hidden)
+            console.print(f"    and {count} more of {len(hidden)} other kind(s)", highlight=False)
+
+
 def print_comparison(console: Console, comparison: Comparison, *, by_agent: bool = False) -> None:
     console.print(stats_table(comparison))
+    print_errors(console, comparison)
     for warning in comparison.warnings:  # before the figures are read as like for like
         console.print(
             "  [bold yellow]warning:[/] " + escape(console_text(warning)), highlight=False

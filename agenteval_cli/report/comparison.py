@@ -12,12 +12,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.metrics.registry import run_metrics
 from agenteval_cli.metrics.stats import PairedComparison, compare_paired
 from agenteval_cli.report.agents import AgentUsage, aggregate
+from agenteval_cli.results.errors import ErrorReason, error_reasons
 from agenteval_cli.results.sources import ExperimentData, Run
+
+if TYPE_CHECKING:
+    from agenteval_cli.metrics.summary import Summary
 
 NONE = "(none)"
 NA = "n/a"  # a mean no result gave (tokens a model did not report): unknown, not zero
@@ -106,6 +112,16 @@ class Confusion:
 
 
 @dataclass
+class SideErrors:
+    """A side's errored calls on the compared examples, grouped as ``agenteval run`` lists
+    them: the most common kinds first, each with its count and first message."""
+
+    calls: int
+    errored: int
+    reasons: list[ErrorReason]
+
+
+@dataclass
 class Comparison:
     sides: list[ExperimentData]
     rows: list[MetricRow]
@@ -118,6 +134,11 @@ class Comparison:
     # and a line for each way the sides' data differ (say it beside the figures).
     left_out: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    errors: list[SideErrors] = field(default_factory=list)  # per side
+
+    @property
+    def has_errors(self) -> bool:
+        return any(e.errored for e in self.errors)
 
     @property
     def names(self) -> list[str]:
@@ -147,13 +168,23 @@ def outcome_keys(sides: list[ExperimentData]) -> list[str]:
     return outcome
 
 
+def ran_family(side: ExperimentData, family: str) -> bool:
+    """Whether an evaluator of ``family`` (the evaluator registry's) scored the side: one of
+    its keys is among the side's configured keys or the scores its results hold."""
+    from agenteval_cli.evaluators.registry import REGISTRY
+
+    keys = set(side.metric_keys) | side.score_keys()
+    return any(e.family == family and keys & set(e.keys) for e in REGISTRY.values())
+
+
 def confusion_matrix(side: ExperimentData) -> Confusion | None:
     """The ``routing_confusion`` evaluator's matrix over the side's successful runs (with
-    the ``ignore_agents`` its spec gave it); None without ``expected_agents`` or traces."""
+    the ``ignore_agents`` its spec gave it); None without ``expected_agents`` or traces,
+    or when no routing evaluator scored the side."""
     from agenteval_cli.evaluators.routing import confusion_ignore
     from agenteval_cli.evaluators.routing import confusion_matrix as matrix_of
 
-    if not side.has_traces:
+    if not side.has_traces or not ran_family(side, "routing"):
         return None
     rows = ((r.reference, r.trace) for r in side.runs if r.error is None)  # one at a time
     matrix = matrix_of(rows, ignore_agents=confusion_ignore(side.evaluators))
@@ -272,6 +303,7 @@ def build(
             )
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first))
+    rows += run_rows(paired, summaries, extra)
     outcomes = outcome_keys(paired)
     return Comparison(
         sides=sides,
@@ -283,7 +315,44 @@ def build(
         consistency=[summary.consistency() for summary in summaries],
         left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
+        errors=[side_errors(s) for s in paired],
     )
+
+
+def side_errors(side: ExperimentData) -> SideErrors:
+    errored = [r.error for r in side.runs if r.error is not None]
+    return SideErrors(len(side.runs), len(errored), error_reasons(errored))
+
+
+def run_rows(
+    sides: list[ExperimentData], summaries: list[Summary], extra: dict[str, Any]
+) -> list[MetricRow]:
+    """A row per run figure the registry has compare show (error rate, latency), when a
+    side has a value: each side's figure (its summary's, the run table's; a side without
+    timing has no latency, a baseline file no error rate: n/a); the paired test where the
+    figure is one per example."""
+    figures = [summary.metrics() for summary in summaries]
+    rows = []
+    for key in run_metrics():
+        declared = metricinfo.info(key)
+        if not declared.compared:
+            continue
+        means = [f.get(key) for f in figures]
+        vs_first: list[PairedComparison | None] = [None] * (len(sides) - 1)
+        if declared.paired:
+            found = [s.per_example_figure(declared.paired) for s in sides]
+            means = [None if f is None else m for f, m in zip(found, means, strict=True)]
+            per_example = [f or {} for f in found]  # a side that does not record it: unpaired
+            first = per_example[0]
+            for index, values in enumerate(per_example[1:]):
+                shared = [e for e in sides[0].example_ids() if e in values and e in first]
+                if shared:
+                    vs_first[index] = compare_paired(
+                        [first[e] for e in shared], [values[e] for e in shared], **extra
+                    )
+        if any(m is not None for m in means):
+            rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
+    return rows
 
 
 def on_shared_examples(sides: list[ExperimentData]) -> tuple[list[ExperimentData], list[str]]:

@@ -268,6 +268,74 @@ def _run_view(
     }
 
 
+def _content(value: Any) -> str:
+    """A message's content as text: a string as it is, a list of parts as their text (other
+    parts as JSON)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for part in value:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                parts.append(part if isinstance(part, str) else json.dumps(part, default=str))
+        return "\n".join(parts)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _arguments(raw: Any) -> str:
+    """A tool call's arguments (OpenAI form: a JSON string) as compact JSON."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return raw
+    return json.dumps(raw, ensure_ascii=False, default=str)
+
+
+def _conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each message of a recorded conversation: its role, the agent that wrote it (the
+    trace names each assistant message after its agent; a tool result takes the agent of
+    the call it answers), its text, and the tool calls it made with their arguments and
+    results."""
+    results: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "tool" and message.get("tool_call_id"):
+            results[str(message["tool_call_id"])] = _content(message.get("content"))
+    caller: dict[str, str] = {}
+    shown = []
+    for message in messages:
+        role = str(message.get("role") or "")
+        agent = str(message.get("name") or "") if role == "assistant" else ""
+        calls = []
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            call_id = str(call.get("id") or "")
+            caller[call_id] = agent
+            calls.append(
+                {
+                    "name": str(function.get("name") or call.get("name") or ""),
+                    "args": _arguments(function.get("arguments", call.get("args"))),
+                    "result": results.get(call_id),
+                }
+            )
+        entry = {
+            "role": role,
+            "agent": agent,
+            "tool": "",
+            "content": _content(message.get("content")),
+            "calls": calls,
+        }
+        if role == "tool":
+            entry["tool"] = str(message.get("name") or "")
+            entry["agent"] = caller.get(str(message.get("tool_call_id") or ""), "")
+        shown.append(entry)
+    return shown
+
+
 # The most examples written out in full; a bigger experiment shows its failing and
 # disagreeing examples first, then its first passing ones, and counts the rest.
 EXAMPLE_LIMIT = 1000
@@ -320,6 +388,10 @@ def _examples(
                 targets.append({"name": name, "missing": True})
                 continue
             first_run = first_run or runs[0]
+            views = [_run_view(r, checks, side.pricing, side.metric_keys) for r in runs]
+            for run, view in zip(runs, views, strict=True):
+                view["url"] = _link(side.run_urls.get((example_id, run.repetition)))
+            messages = side.conversations.get(example_id)
             headline = {
                 metricinfo.info(k).tiny: metricinfo.fmt(k, v)
                 for k in headlines
@@ -331,7 +403,9 @@ def _examples(
                     "missing": False,
                     "failed": failed,
                     "headline": headline,
-                    "runs": [_run_view(r, checks, side.pricing, side.metric_keys) for r in runs],
+                    "runs": views,
+                    "conversation": _conversation(messages) if messages else [],
+                    "conversation_of": min(r.repetition for r in runs),
                 }
             )
         if first_run is None:
@@ -390,6 +464,28 @@ def _table(comparison: Comparison) -> list[dict[str, Any]]:
     return rows
 
 
+def _link(url: str | None) -> str | None:
+    """A URL the page may link to: http(s) only."""
+    return url if url and url.startswith(("https://", "http://")) else None
+
+
+def _errors_section(comparison: Comparison) -> list[dict[str, Any]]:
+    """Per side with errored calls: how many, and every kind with its count and first
+    message (the grouping ``agenteval run`` lists); empty when no call errored."""
+    return [
+        {
+            "name": name,
+            "errored": f"{found.errored:,}",
+            "calls": f"{found.calls:,}",
+            "reasons": [
+                {"count": f"{r.count:,}", "kind": r.kind, "text": r.text} for r in found.reasons
+            ],
+        }
+        for name, found in zip(comparison.names, comparison.errors, strict=True)
+        if found.errored
+    ]
+
+
 def _redactor(secrets: list[str]) -> Any:
     """The template's ``finalize``: every value it writes out, as text without the known
     secrets and URL passwords (numbers, None and markup the page made stay as they are)."""
@@ -420,7 +516,12 @@ def render_html(
         finalize=_redactor(secret_values()),  # looked up once, for every value on the page
     )
     names = comparison.names
-    charts = [c for r in comparison.rows if (c := _chart(r.key, comparison.sides, names, r.means))]
+    charts = [
+        c
+        for r in comparison.rows
+        if metricinfo.info(r.key).scope != "run"  # a run figure is no mean over examples
+        and (c := _chart(r.key, comparison.sides, names, r.means))
+    ]
     examples = _examples(comparison, thresholds or {}, EXAMPLE_LIMIT)
     left_out = examples.total - len(examples.shown)
     return env.get_template("report.html.j2").render(
@@ -445,6 +546,8 @@ def render_html(
             for key, per_side in comparison.histograms
         ],
         agents=_agents_section(comparison),
+        errors=_errors_section(comparison),
+        links=[_link(side.url) for side in comparison.sides],
         examples=examples.shown,
         failed_count=sum(e["failed"] for e in examples.shown),
         disagree_count=sum(e["disagree"] for e in examples.shown),

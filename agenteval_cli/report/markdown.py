@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from agenteval_cli.core.redact import redact, strip_control
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.report.comparison import Comparison, fmt_mean
+from agenteval_cli.results.errors import SHOWN_REASONS
 
 if TYPE_CHECKING:
     from agenteval_cli.gating.verdict import GateFailure
@@ -91,6 +92,15 @@ def render_markdown(
         # The figures are formatted here (numbers, units, '**' for significance), not data.
         lines.append("| " + " | ".join(cells[:1] + [html.escape(c) for c in cells[1:]]) + " |")
     lines += [""] + [f"> **Warning:** {_cell(w)}" for w in comparison.warnings]
+    for name, found in zip(names, comparison.errors, strict=True):
+        if found.errored:
+            kinds = "; ".join(f"{r.count} × {_code(r.text)}" for r in found.reasons[:SHOWN_REASONS])
+            more = len(found.reasons) - SHOWN_REASONS
+            lines.append(
+                f"- **Errors** {_code(name)}: {found.errored} of {found.calls} call(s) failed: "
+                + kinds
+                + (f"; and {more} other kind(s)" if more > 0 else "")
+            )
     lines += [
         "",
         f"{comparison.common_examples} paired examples. 95% CI by paired bootstrap over "

@@ -3,6 +3,7 @@ evaluators that failed, read with a few grouped queries (no result is loaded who
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agenteval_cli.store.db import Store
@@ -14,6 +15,14 @@ class ErrorReason:
     count: int
     first: str  # the first full message of this kind, in the order results were stored
     same: bool  # every message of this kind is ``first``
+
+    @property
+    def text(self) -> str:
+        """How it is listed: the message, or its kind and the first of its messages."""
+        return self.first if self.same else f"{self.kind}, first: {self.first}"
+
+
+SHOWN_REASONS = 3  # the kinds listed per target; the others are counted
 
 
 @dataclass
@@ -37,6 +46,40 @@ class TargetErrors:
         return self.errored > max_error_rate * self.calls
 
 
+def error_kind(message: str) -> str:
+    """What errors are grouped by: the exception's name ("KeyError: ..." -> KeyError), or
+    the whole message when it names none."""
+    head = message.split(":", 1)[0]
+    return head if head.isidentifier() else message
+
+
+def group_errors(messages: Iterable[tuple[str, int, int]]) -> list[ErrorReason]:
+    """Distinct error messages, each ``(message, count, position of its first
+    appearance)``, grouped by :func:`error_kind`: the most common kind first (ties: the
+    one seen first), each with its count and its first message."""
+    by_kind: dict[str, list[tuple[int, int, str]]] = {}
+    for message, count, first in messages:
+        by_kind.setdefault(error_kind(message), []).append((first, count, message))
+    ranked = []
+    for kind, found in by_kind.items():
+        found.sort()  # by first appearance
+        count = sum(c for _, c, _ in found)
+        reason = ErrorReason(kind, count, found[0][2], len(found) == 1)
+        ranked.append((-count, found[0][0], reason))
+    return [reason for *_, reason in sorted(ranked, key=lambda r: r[:2])]
+
+
+def error_reasons(errors: Iterable[str | None]) -> list[ErrorReason]:
+    """:func:`group_errors` of the errors of results in order (None: no error)."""
+    seen: dict[str, list[int]] = {}  # message -> [count, first position]
+    for position, message in enumerate(errors):
+        if message is None:
+            continue
+        entry = seen.setdefault(message, [0, position])
+        entry[0] += 1
+    return group_errors((m, count, first) for m, (count, first) in seen.items())
+
+
 def collect_errors(store: Store, experiment_id: str, target: str) -> TargetErrors:
     """The errored calls of an experiment grouped by exception, and its evaluators' failures,
     read with a few grouped queries (no result is loaded whole)."""
@@ -44,23 +87,12 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
     calls, errored = db.execute(
         "SELECT COUNT(*), COUNT(error) FROM results WHERE experiment_id = ?", (experiment_id,)
     ).fetchone()
-    by_kind: dict[str, list[tuple[int, int, str]]] = {}
     rows = db.execute(
         "SELECT error, COUNT(*), MIN(id) FROM results WHERE experiment_id = ? AND error IS NOT"
         " NULL GROUP BY error",
         (experiment_id,),
     )
-    for message, count, first_id in rows:
-        head = message.split(":", 1)[0]
-        kind = head if head.isidentifier() else message  # "KeyError: ..." -> KeyError
-        by_kind.setdefault(kind, []).append((first_id, count, message))
-    ranked = []
-    for kind, messages in by_kind.items():
-        messages.sort()  # by first appearance
-        count = sum(c for _, c, _ in messages)
-        reason = ErrorReason(kind, count, messages[0][2], len(messages) == 1)
-        ranked.append((-count, messages[0][0], reason))
-    reasons = [reason for *_, reason in sorted(ranked, key=lambda r: r[:2])]
+    reasons = group_errors(rows)
     evaluators: dict[str, tuple[int, int, str]] = {}
     scored = db.execute(
         "SELECT json_extract(s.value, '$[0]'), COUNT(*),"

@@ -57,6 +57,7 @@ class ExperimentData:
     pricing: dict[str, Any] = field(default_factory=dict)
     has_traces: bool = True
     has_model_calls: bool = True  # False for a --json file written before they were kept
+    records_errors: bool = True  # False for a baseline file: scores only, no errored call
     git_commit: str | None = None
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
@@ -65,6 +66,11 @@ class ExperimentData:
     # items, for options the reports honour (the routing confusion's ignore_agents).
     metric_keys: list[str] = field(default_factory=list)
     evaluators: list[Any] = field(default_factory=list)
+    # Per example, the conversation of its first repetition (OpenAI-form messages, each
+    # assistant message named after its agent), when the source keeps it (the store does).
+    conversations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # (example id, repetition) -> the LangSmith run of that result, when it was uploaded.
+    run_urls: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def summary(self) -> Summary:
         """The experiment's summary: the same computation as the run table's and
@@ -98,6 +104,21 @@ class ExperimentData:
             grouped.setdefault(run.example_id, []).append(run)
         return grouped
 
+    def per_example_figure(self, paired: str) -> dict[str, float] | None:
+        """A run figure per example, as a metric's ``paired`` names it (see
+        :class:`~agenteval_cli.metrics.registry.MetricInfo`): ``errors``, the share of the
+        example's repetitions that errored; None when the source does not record it."""
+        if paired != "errors":
+            raise ValueError(f"no per-example figure {paired!r}")
+        if not self.records_errors:
+            return None
+        counts: dict[str, list[int]] = {}
+        for run in self.runs:
+            count = counts.setdefault(run.example_id, [0, 0])
+            count[0] += run.error is not None
+            count[1] += 1
+        return {eid: errored / n for eid, (errored, n) in counts.items()}
+
     def per_example(self, key: str) -> dict[str, float]:
         """Each example's score for ``key``, averaged over its repetitions that scored it."""
         values: dict[str, list[float]] = {}
@@ -115,10 +136,15 @@ def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: R
 def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
     from agenteval_cli.langsmith.state import recorded_upload
 
-    runs = [
-        run_from_result(stored.inputs, stored.reference_outputs, stored.result)
-        for stored in store.results(record.id)
-    ]
+    runs = []
+    conversations: dict[str, list[dict[str, Any]]] = {}
+    first: dict[str, int] = {}  # the repetition each example's conversation is of
+    for stored in store.results(record.id):
+        result = stored.result
+        runs.append(run_from_result(stored.inputs, stored.reference_outputs, result))
+        if result.repetition < first.get(result.example_id, result.repetition + 1):
+            first[result.example_id] = result.repetition
+            conversations[result.example_id] = list(result.trace.messages)
     upload = recorded_upload(store.db, record.id) or {}
     return ExperimentData(
         name=record.name,
@@ -134,7 +160,30 @@ def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
         url_status=upload.get("status"),
         metric_keys=metric_keys(record.spec),
         evaluators=list(record.spec.get("evaluators") or []),
+        conversations=conversations,
+        run_urls=uploaded_runs(store, record, upload),
     )
+
+
+def uploaded_runs(
+    store: Store, record: ExperimentRecord, upload: dict[str, Any]
+) -> dict[tuple[str, int], str]:
+    """The LangSmith run of each result of the experiment that was sent (its root run's id
+    is derived from the result, see :func:`agenteval_cli.langsmith.upload.root_run_id`)."""
+    from agenteval_cli.langsmith.upload import root_run_id
+    from agenteval_cli.store.tx import has_table
+
+    url, project = upload.get("url"), upload.get("project_id")
+    if not url or not project or not has_table(store.db, "langsmith_sent"):
+        return {}
+    base = url.partition("/datasets/")[0]
+    rows = store.db.execute(
+        "SELECT example_id, repetition FROM langsmith_sent WHERE experiment_id = ?", (record.id,)
+    )
+    return {
+        (eid, rep): f"{base}/projects/p/{project}/r/{root_run_id(record, eid, rep)}"
+        for eid, rep in rows
+    }
 
 
 def from_langsmith(
@@ -248,6 +297,7 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     repetitions=int(exp.get("repetitions") or 1),
                     source=str(path),
                     has_traces=not baseline,
+                    records_errors=not baseline,
                     has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
                     pricing=dict(exp.get("pricing") or {}),
