@@ -4,6 +4,10 @@ An evaluator limited to a sample (``sample: 0.25``) runs only on its chosen exam
 :func:`choose_sample`) and adds no score elsewhere, so its mean is over the examples it saw.
 What judges spend while scoring a result is added as ``judge_*`` scores, apart from the
 target's own ``token_cost``.
+
+The evaluators of one result run concurrently; an :class:`EvaluatorPool` (the runner's) caps
+how many evaluator calls are in flight across the whole run, and gives them a retry policy
+and a rate limit of their own, apart from the target's.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Example, Result, Run, Score, Trace
+from agenteval_cli.core.retry import RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.invoke import (
     KNOWN_PARAMETERS,
@@ -82,6 +87,22 @@ def apply_sampling(evaluators: Sequence[BoundEvaluator], examples: Sequence[Exam
         evaluator.example_ids = choose_sample(ids, share, seed=evaluator.seed, name=evaluator.name)
 
 
+@dataclass
+class EvaluatorPool:
+    """What every evaluator call of a run shares: at most ``concurrency`` in flight, retried
+    by ``retry`` (no retries by default) and spaced by ``limiter`` when there is one."""
+
+    concurrency: int
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    limiter: RateLimiter | None = None
+    _slots: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+
+    def slots(self) -> asyncio.Semaphore:
+        if self._slots is None:  # made lazily, inside the running event loop
+            self._slots = asyncio.Semaphore(self.concurrency)
+        return self._slots
+
+
 def _evaluators_own(exc: BaseException) -> bool:
     """Whether ``exc`` is the evaluator's failure, to record as null scores: anything it
     raises (``SystemExit`` included) except Ctrl-C and the run cancelling the call."""
@@ -93,15 +114,34 @@ def _evaluators_own(exc: BaseException) -> bool:
     return True
 
 
-async def call_evaluator(evaluator: BoundEvaluator, available: dict[str, Any]) -> list[Score]:
-    """One evaluator on one result; raising or returning garbage becomes null scores."""
+async def call_evaluator(
+    evaluator: BoundEvaluator, available: dict[str, Any], pool: EvaluatorPool | None = None
+) -> list[Score]:
+    """One evaluator on one result; raising or returning garbage becomes null scores.
+
+    Under ``pool`` the call waits for one of its slots, and a failure of a kind its policy
+    retries is called again (each attempt after the pool's rate limit)."""
     try:
         names = tuple(available)
         # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
         plan = evaluator.plan() if names == KNOWN_PARAMETERS else argument_plan(evaluator.fn, names)
-        raw = evaluator.fn(**planned_arguments(plan, available))
-        if inspect.isawaitable(raw):
-            raw = await raw
+        arguments = planned_arguments(plan, available)
+
+        async def attempt() -> Any:
+            raw = evaluator.fn(**arguments)
+            if inspect.isawaitable(raw):
+                raw = await raw
+            return raw
+
+        if pool is None:
+            raw = await attempt()
+        else:
+            async with pool.slots():
+                if pool.retry.max or pool.limiter is not None:
+                    acquire = None if pool.limiter is None else pool.limiter.acquire
+                    raw, _ = await call_with_retries(attempt, pool.retry, before_attempt=acquire)
+                else:
+                    raw = await attempt()
         return normalize(raw, evaluator.name)
     except BaseException as exc:
         if not _evaluators_own(exc):
@@ -111,10 +151,15 @@ async def call_evaluator(evaluator: BoundEvaluator, available: dict[str, Any]) -
 
 
 async def score(
-    evaluators: list[BoundEvaluator], example: Example, outputs: dict[str, Any], trace: Trace
+    evaluators: list[BoundEvaluator],
+    example: Example,
+    outputs: dict[str, Any],
+    trace: Trace,
+    pool: EvaluatorPool | None = None,
 ) -> list[Score]:
-    """Run every evaluator that applies to ``example``; one that fails yields null scores
-    with the reason as their comment, and the others still run."""
+    """Run every evaluator that applies to ``example``, concurrently (under ``pool``'s
+    limits when given); one that fails yields null scores with the reason as their comment,
+    and the others still run. Scores come in the evaluators' order."""
     available: dict[str, Any] = {
         "inputs": example.inputs,
         "outputs": outputs,
@@ -123,15 +168,37 @@ async def score(
         "run": _run_view(example, outputs, trace),
         "example": example,
     }
+    applying = _applying(evaluators, example)
     scores: list[Score] = []
-    with collect_judge_usage() as spent:  # what judges report while this result is scored
-        for evaluator in evaluators:
-            # a summary runs once per target; a sampled evaluator only on its sample
-            sampled = evaluator.example_ids
-            if evaluator.summary or (sampled is not None and example.id not in sampled):
-                continue
-            scores.extend(await call_evaluator(evaluator, available))
+    # What judges report while this result is scored. The tasks gather() starts copy this
+    # context, so they report to this result's sink, and to no other result's.
+    with collect_judge_usage() as spent:
+        if len(applying) == 1:
+            scores = await call_evaluator(applying[0], available, pool)
+        elif applying:
+            calls = [call_evaluator(evaluator, available, pool) for evaluator in applying]
+            scores = [one for each in await asyncio.gather(*calls) for one in each]
     return scores + usage_scores(spent) if spent else scores
+
+
+def _applying(evaluators: list[BoundEvaluator], example: Example) -> list[BoundEvaluator]:
+    """The evaluators that score ``example``: a summary runs once per target, a sampled
+    evaluator only on its sample."""
+    return [
+        evaluator
+        for evaluator in evaluators
+        if not evaluator.summary
+        and (evaluator.example_ids is None or example.id in evaluator.example_ids)
+    ]
+
+
+def unscored(evaluators: list[BoundEvaluator], example: Example, reason: str) -> list[Score]:
+    """The null scores, with ``reason`` as their comment, of a result that was not scored."""
+    return [
+        Score(key, None, reason)
+        for evaluator in _applying(evaluators, example)
+        for key in evaluator.keys or (evaluator.name,)
+    ]
 
 
 def _run_view(example: Example, outputs: dict[str, Any], trace: Trace) -> Run:

@@ -1,13 +1,18 @@
 """The asyncio engine: every target on every example, at most ``concurrency`` calls in flight.
 
-Each finished call is traced, scored and handed to ``on_result`` (which persists it) before
-the next one starts, so results reach the store as they finish, not at the end. Transient
+Each finished call is traced and its slot given to the next call at once; the result is
+scored in a pool of its own (``evaluator_concurrency`` evaluator calls in flight, the
+evaluators of one result side by side, with retries and a rate limit of their own) and handed
+to ``on_result`` (which persists it) when its scores are done, so results reach the store as
+they finish, not at the end, and slow judges do not hold the target's slots. Transient
 failures are retried by the spec's policy (:mod:`agenteval_cli.core.retry`), calls are spaced by
 its rate limit, and a cached answer (:mod:`agenteval_cli.execution.cache`) replaces the call.
 
 ``stop()`` (Ctrl-C or SIGTERM under ``run(handle_signals=True)``) stops dispatching; calls in
-flight get ``grace_s`` seconds to finish and be saved, the rest are cancelled and left for
-``--resume``; a run that will not stop is ended by force (:mod:`agenteval_cli.execution.watchdog`).
+flight, and the scoring of those that finished, get ``grace_s`` seconds to finish and be
+saved; calls still running then are cancelled and left for ``--resume``, results still being
+scored are saved with null scores saying why. A run that will not stop is ended by force
+(:mod:`agenteval_cli.execution.watchdog`), the same results saved first.
 Each step of a call is timed: a target that blocks the event loop is timed out and named, and
 the calls it starved get that time back (:mod:`agenteval_cli.execution.stalls`).
 """
@@ -26,10 +31,10 @@ from time import perf_counter
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.core.records import Example, Result, Score, Trace
 from agenteval_cli.core.retry import RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
-from agenteval_cli.evaluators.scoring import BoundEvaluator, score
+from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score, unscored
 from agenteval_cli.execution.stalls import BLOCKING_S, LoopStalls, blocked_text
 from agenteval_cli.targets import Target
 
@@ -45,6 +50,13 @@ class RunSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     requests_per_minute: float | None = None
     grace_s: float = 5.0  # after stop(), how long calls in flight may finish
+    # evaluator calls in flight across the run; None: twice ``concurrency``
+    evaluator_concurrency: int | None = None
+    evaluator_retry: RetryPolicy = field(default_factory=RetryPolicy)  # no retries
+    evaluator_requests_per_minute: float | None = None
+
+    def evaluator_slots(self) -> int:
+        return self.evaluator_concurrency or 2 * self.concurrency
 
 
 @dataclass
@@ -87,6 +99,12 @@ class Runner:
     cache_paths: dict[str, str] = field(default_factory=dict)  # target name -> absolute import path
     stopped: bool = field(default=False, init=False)
     _limiter: RateLimiter | None = field(default=None, init=False, repr=False)
+    _pool: EvaluatorPool | None = field(default=None, init=False, repr=False)  # the evaluators'
+    # results whose target answered, not yet handed to on_result: waiting for their scores
+    _scoring: dict[int, tuple[WorkItem, Result]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _sink: ResultSink | None = field(default=None, init=False, repr=False)
     _force: asyncio.Event | None = field(default=None, init=False, repr=False)
     # the run handles Ctrl-C itself: a KeyboardInterrupt inside a call is the target's own
     _owns_signals: bool = field(default=False, init=False, repr=False)
@@ -148,8 +166,21 @@ class Runner:
         loop.set_default_executor(pool)
         rpm = self.settings.requests_per_minute
         self._limiter = RateLimiter(rpm) if rpm else None
+        erpm = self.settings.evaluator_requests_per_minute
+        self._pool = EvaluatorPool(
+            self.settings.evaluator_slots(),
+            self.settings.evaluator_retry,
+            RateLimiter(erpm) if erpm else None,
+        )
         self._force = asyncio.Event()
+        self._sink, self._scoring = on_result, {}
         queue = iter(items)
+        scored = any(not evaluator.summary for evaluator in self.evaluators)
+        # Results whose target call ended, waiting for a scorer. Bounded: when scoring is
+        # slower than the targets, target calls wait rather than results pile up.
+        finished: asyncio.Queue[tuple[WorkItem, Result] | None] = asyncio.Queue(
+            maxsize=self.settings.concurrency
+        )
 
         clock = time.monotonic
         turn = [clock() + YIELD_EVERY_S]
@@ -159,12 +190,33 @@ class Runner:
                 item = next(queue, None)  # a shared iterator: each item goes to one worker
                 if item is None:
                     return
-                on_result(item, await self.run_one(item))
+                result = await self._target_result(item)  # the slot is free once it returns
+                if scored and result.error is None:
+                    self._scoring[id(result)] = (item, result)
+                    await finished.put((item, result))
+                else:
+                    on_result(item, result)
                 if clock() >= turn[0]:
                     # Calls that never wait (an instant target) would keep this worker busy
                     # for the whole run: let signals, the store's commits and others in.
                     await asyncio.sleep(0)
                     turn[0] = clock() + YIELD_EVERY_S
+
+        async def scorer() -> None:
+            """Scores finished results, one at a time, until the workers are done: after a
+            stop too, so every call that finished is scored and saved (within grace_s)."""
+            while (done := await finished.get()) is not None:
+                item, result = done
+                scores = await self._score(item, result)
+                if self._scoring.pop(id(result), None) is None:
+                    continue  # saved unscored already, when the run was ended by force
+                result.scores = scores
+                on_result(item, result)
+
+        async def calls() -> None:
+            await asyncio.gather(*workers)
+            for _ in scorers:
+                await finished.put(None)  # each scorer ends after the results before it
 
         # A target that runs its graph on a thread or an executor of its own is traced
         # there too: those threads get the context of the call that starts them.
@@ -172,10 +224,16 @@ class Runner:
         # nothing. Only the first ``concurrency`` items are taken ahead to count them.
         head = list(itertools.islice(queue, max(1, self.settings.concurrency)))
         queue = itertools.chain(head, queue)
+        # as many scorers as results may be scored at once, and no more than there are items
+        many = self.settings.evaluator_slots()
+        if len(head) < self.settings.concurrency:
+            many = min(many, len(head))
         before = asyncio.all_tasks(loop)
         with follow_threads():
             workers = [asyncio.ensure_future(worker()) for _ in head]
-            everything = asyncio.gather(*workers)
+            scorers = [asyncio.ensure_future(scorer()) for _ in range(many if scored else 0)]
+            parts = [asyncio.ensure_future(calls()), *scorers]
+            everything = asyncio.gather(*parts)
             self._stalls = LoopStalls(loop)
             try:
                 self._owns_signals = handle_signals
@@ -184,6 +242,10 @@ class Runner:
                         await self._until_done_or_stopped(everything)
                     except asyncio.CancelledError:
                         await self._cancelled(everything)
+                        raise
+                    except Exception:  # on_result failed (the store): nothing goes on
+                        for task in [*workers, *parts]:
+                            task.cancel()
                         raise
                     if handle_signals:  # the process is ours: so is every task
                         self.abandoned = await _settle(before)
@@ -211,7 +273,23 @@ class Runner:
             return contextlib.nullcontext()
         from agenteval_cli.execution.watchdog import Interrupts
 
-        return Interrupts(loop, self.stop, self.settings.grace_s, self.on_forced_exit, self._stuck)
+        return Interrupts(loop, self.stop, self.settings.grace_s, self._forced_exit, self._stuck)
+
+    def _forced_exit(self, reason: str) -> None:
+        """Before the process is ended by force: the results still being scored are saved
+        unscored, then ``on_forced_exit`` saves the rest."""
+        self._save_unscored("the run was ended by force")
+        if self.on_forced_exit is not None:
+            self.on_forced_exit(reason)
+
+    def _save_unscored(self, why: str) -> None:
+        """Hand ``on_result`` each result whose target answered but whose scoring did not
+        end (the run stopped before it could): null scores saying so, each result once."""
+        reason = f"not scored: {why} before its evaluators finished"
+        while self._scoring and self._sink is not None:
+            _, (item, result) = self._scoring.popitem()
+            result.scores = unscored(self.evaluators, item.example, reason)
+            self._sink(item, result)
 
     def _stuck(self, frame: FrameType | None) -> str:
         """Which calls kept a stopped run going: the one holding the event loop (``frame``
@@ -274,16 +352,24 @@ class Runner:
                 everything.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await everything
+                self._save_unscored(f"the run was stopped and {self.settings.grace_s:g} s passed")
                 return
         everything.result()  # re-raise a failure of on_result (e.g. the store)
 
     async def run_one(self, item: WorkItem) -> Result:
         """Call the target (or take its cached answer), then score it. Never raises for the
         target's or an evaluator's failure: those are recorded in the result."""
+        result = await self._target_result(item)
+        if result.error is None:
+            result.scores = await self._score(item, result)
+        return result
+
+    async def _target_result(self, item: WorkItem) -> Result:
+        """The target's answer (cached or called) and its trace, not yet scored."""
         if self.cache is not None and item.cache_key is not None:
             hit = self.cache.get(item.cache_key)
             if hit is not None:
-                result = Result(
+                return Result(
                     example_id=item.example.id,
                     repetition=item.repetition,
                     outputs=hit.outputs,
@@ -292,9 +378,12 @@ class Runner:
                     attempts=0,
                     cached=True,
                 )
-                result.scores = await score(self.evaluators, item.example, hit.outputs, hit.trace)
-                return result
         return await self._call(item)
+
+    async def _score(self, item: WorkItem, result: Result) -> list[Score]:
+        """The scores of a result whose target answered, under the run's evaluator pool."""
+        outputs = result.outputs or {}
+        return await score(self.evaluators, item.example, outputs, result.trace, self._pool)
 
     async def _call(self, item: WorkItem) -> Result:
         timeout = self.settings.timeout_s
@@ -379,8 +468,6 @@ class Runner:
             latency_s=latency,
             attempts=attempts,
         )
-        if error is None:
-            result.scores = await score(self.evaluators, item.example, outputs or {}, trace)
         return result
 
 
