@@ -283,7 +283,28 @@ def run_settings(spec: Spec) -> RunSettings:
     rate_limit = getattr(spec, "rate_limit", None)
     if rate_limit is not None:
         settings.requests_per_minute = rate_limit.requests_per_minute
+    _evaluator_settings(spec, settings)
     return settings
+
+
+def _evaluator_settings(spec: Spec, settings: RunSettings) -> None:
+    """The evaluators' pool: ``evaluator_concurrency``, ``evaluator_retries`` and
+    ``evaluator_rate_limit``, apart from the targets' settings."""
+    from agenteval_cli.core.retry import RetryPolicy
+
+    settings.evaluator_concurrency = getattr(spec, "evaluator_concurrency", None)
+    retries = getattr(spec, "evaluator_retries", None)
+    if retries is not None:
+        settings.evaluator_retry = RetryPolicy(
+            max=retries.max,
+            backoff=retries.backoff,
+            on=tuple(retries.on),
+            base_s=retries.initial_delay_s,
+            max_s=retries.max_delay_s,
+        )
+    rate_limit = getattr(spec, "evaluator_rate_limit", None)
+    if rate_limit is not None:
+        settings.evaluator_requests_per_minute = rate_limit.requests_per_minute
 
 
 def make_runner(run: PreparedRun, store: Store) -> Runner:

@@ -371,6 +371,11 @@ class Spec(SpecModel):
     cache: bool = False
     retries: RetrySpec = Field(default_factory=RetrySpec)
     rate_limit: RateLimitSpec | None = None
+    # The evaluators' own pool: calls in flight across the run (None: twice concurrency),
+    # their retries (None: none) and their rate limit, apart from the targets'.
+    evaluator_concurrency: Concurrency | None = None
+    evaluator_retries: RetrySpec | None = None
+    evaluator_rate_limit: RateLimitSpec | None = None
     # The CI gate (agenteval_cli.gating): conditions on metrics, per target or for all, and
     # the largest drop against a baseline that does not fail the build.
     thresholds: dict[str, Any] = Field(default_factory=dict)
