@@ -180,9 +180,12 @@ def test_the_evaluators_rate_limit_spaces_their_calls():
     assert len(starts) == 4 and min(gaps) >= 0.09, gaps
 
 
-def stopped_mid_scoring(grace_s: float) -> tuple[list[str], list[tuple[WorkItem, Result]]]:
+def stopped_mid_scoring(
+    grace_s: float, again_at: float | None = None
+) -> tuple[list[str], list[tuple[WorkItem, Result]]]:
     """Concurrency 2, evaluators of 0.4 s: stop() at 0.3 s, when the first two calls have
-    ended (at 0.2 s) and are being scored, and the next two are in flight."""
+    ended (at 0.2 s) and are being scored, and the next two are in flight; stop() again at
+    ``again_at``, as a second Ctrl-C."""
     answered: list[str] = []
 
     async def answering(inputs):
@@ -199,6 +202,8 @@ def stopped_mid_scoring(grace_s: float) -> tuple[list[str], list[tuple[WorkItem,
 
     async def main() -> bool:
         asyncio.get_running_loop().call_later(0.3, runner.stop)
+        if again_at is not None:
+            asyncio.get_running_loop().call_later(again_at, runner.stop)
         return await runner.run(runner.work(examples(10)), lambda i, r: results.append((i, r)))
 
     assert asyncio.run(main()) is False
@@ -257,3 +262,12 @@ def test_the_spec_sets_the_evaluators_pool(tmp_path: Path, monkeypatch):
     assert str(caught.value) == (
         "spec.yaml:4: evaluator_concurrency: expected an integer from 1 to 1024, got 0"
     )
+
+
+def test_a_second_stop_mid_scoring_saves_the_answered_results_unscored_at_once():
+    answered, results = stopped_mid_scoring(grace_s=5.0, again_at=0.45)
+    # at 0.45 s e0, e1 (ended at 0.2 s) and e2, e3 (at 0.4 s) are all being scored
+    assert sorted(answered) == ["q0", "q1", "q2", "q3"]
+    assert sorted(r.example_id for _, r in results) == ["e0", "e1", "e2", "e3"]  # each once
+    reason = "not scored: the run was stopped at once before its evaluators finished"
+    assert all(s.comment == reason and s.score is None for _, r in results for s in r.scores)

@@ -352,7 +352,12 @@ class Runner:
                 everything.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await everything
-                self._save_unscored(f"the run was stopped and {self.settings.grace_s:g} s passed")
+                if self._force.is_set():  # a second Ctrl-C
+                    self._save_unscored("the run was stopped at once")
+                else:
+                    self._save_unscored(
+                        f"the run was stopped and {self.settings.grace_s:g} s passed"
+                    )
                 return
         everything.result()  # re-raise a failure of on_result (e.g. the store)
 
