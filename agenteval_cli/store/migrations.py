@@ -256,6 +256,16 @@ def create_langsmith_tables(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+# A store without them holds no sharded run: read as such.
+@migration(readable=lambda db: True)
+def add_experiments_shard(db: sqlite3.Connection) -> None:
+    """The shard ``i/N`` a run covered (``agenteval run --shard``) and the whole dataset's
+    example count, which ``agenteval merge`` checks the shards against."""
+    _add_column(db, "experiments", "shard_index", "INTEGER")
+    _add_column(db, "experiments", "shard_count", "INTEGER")
+    _add_column(db, "experiments", "dataset_examples", "INTEGER")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
