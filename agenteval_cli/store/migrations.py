@@ -340,6 +340,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "cache": ("key", "target_path", "outputs_json", "trace_json", "latency_s", "created_at"),
 }
+# Columns read when present: a store that has not had their migration holds no sharded
+# run, and read-only commands read it as it is (a writing open adds them).
+OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "experiments": ("shard_index", "shard_count", "dataset_examples"),
+}
 LOCK_COLUMNS = ("run_id", "host", "pid", "process_start", "token", "locked_at")
 
 
