@@ -235,6 +235,30 @@ def import_langsmith(
         return session.stored_report(records, title=title, examples=examples)
 
 
+def merge(
+    stores: Sequence[str | Path],
+    *,
+    store: str | Path | Store,
+) -> RunReport:
+    """Combine the stores of a sharded run (each made by ``run(..., shard=(i, N))``) into
+    ``store``: one experiment per target holding every shard's results, its metrics and
+    dataset-level scores computed over them as an unsharded run's are. Shards of different
+    specs or datasets, a shard missing or given twice, or an unfinished shard run are a
+    UserError naming the stores; merging the same shards again replaces the earlier merge."""
+    from agenteval_cli.execution.merge import merge as merge_stores
+
+    _no_running_loop("merge", "call it from a script, or from a thread of its own")
+    with opened_store(store) as opened:
+        spec, records = merge_stores([Path(p) for p in stores], opened)
+        session = _Session(spec, opened, None)
+        examples = max((r.example_count or 0) for r in records)
+        title = (
+            f"{spec.experiment_prefix} · {examples} examples × {spec.repetitions} "
+            f"repetition(s) · merged from {len(stores)} shards"
+        )
+        return session.stored_report(records, title=title, examples=examples)
+
+
 # -- the pieces -----------------------------------------------------------------------------
 
 
