@@ -218,7 +218,7 @@ def _copy_results(out: Store, shards: Sequence[ShardRun], created: Sequence[Expe
     db = out.db
     for shard in shards:
         alias = "shard"
-        with _attached(db, shard.store, alias), write_transaction(db):
+        with _attached(db, shard.store, alias), _deferred(db):
             for source, new in zip(shard.experiments, created, strict=True):
                 try:
                     db.execute(
@@ -241,6 +241,21 @@ def _attached(db: sqlite3.Connection, path: Path, alias: str) -> Iterator[None]:
         yield
     finally:
         db.execute("DETACH DATABASE " + alias)
+
+
+@contextlib.contextmanager
+def _deferred(db: sqlite3.Connection) -> Iterator[None]:
+    """A transaction that locks only what it writes (the output store, not a shard's file,
+    which may be read-only)."""
+    db.execute("BEGIN")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
 
 
 OWN_TABLES = ("results", "summary_scores", "langsmith_run_trees", "langsmith_uploads")
