@@ -1,4 +1,4 @@
-"""``python -m bench [w1 ... w6] [--full]``: run the cases, print the table, save JSON."""
+"""``python -m bench [w1 ... w6 w9] [--full]``: run the cases, print the table, save JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import cases_loop, cases_misc
+from bench import cases_loop, cases_merge, cases_misc
 from bench.procs import ROOT
 from bench.report import Row, print_table, write_json
 
@@ -21,6 +21,7 @@ CASES = {
     "w4": cases_misc.w4,
     "w5": cases_misc.w5,
     "w6": cases_misc.w6,
+    "w9": cases_merge.w9,
 }
 
 

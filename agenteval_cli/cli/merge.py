@@ -44,6 +44,14 @@ def merge(
             help="Also write the merged results as 'run --json' does; '-' writes it to stdout.",
         ),
     ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No table: one line on stdout naming what was merged.",
+        ),
+    ] = False,
     debug: DebugOption = False,
 ) -> None:
     """Merge the stores of a sharded run into one experiment per target in OUT.
@@ -65,7 +73,17 @@ def merge(
             check_writable(json_path, "--json")
         with Store(store_path) as store:
             report = api.merge(shard_stores, store=store)
-            print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
+            if quiet:
+                from agenteval_cli.cli.common import stdout
+
+                line = (
+                    f"{report.spec.experiment_prefix}: merged {len(shard_stores)} shards · "
+                    f"{len(report.experiments)} target(s), {report.saved} results"
+                )
+                stdout().print(line, highlight=False, markup=False, soft_wrap=True)
+            else:
+                title = report.title
+                print_comparison(store, report.ids, pricing=report.spec.pricing, title=title)
             if json_path is not None:
                 write_json_output(json_path, store, report.ids)
     raise typer.Exit(0)
