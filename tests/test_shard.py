@@ -311,3 +311,15 @@ def test_a_resumed_shard_keeps_its_shard(tmp_path):
             assert ids and all(shard_of(x, 2) == 1 for x in ids)
     with pytest.raises(ValueError):
         agenteval.run(spec, store=path, resume=True, shard=(1, 2))
+
+
+def test_merge_quiet_is_one_line_and_json_dash_is_the_document_alone(runs, invoke):
+    base, _, shards, _ = runs
+    out = invoke("merge", *shards, "--store", base / "quiet.db", "-q")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.strip() == "sharded: merged 3 shards · 2 target(s), 128 results"
+    out = invoke("merge", *shards, "--store", base / "quiet.db", "--json", "-")
+    assert out.exit_code == 0, out.output
+    document = json.loads(out.stdout)
+    assert [e["target"] for e in document["experiments"]] == ["supervisor", "swarm"]
+    assert all(len(e["results"]) == 64 for e in document["experiments"])
