@@ -385,3 +385,27 @@ def test_a_store_of_the_previous_version_gets_the_summary_and_langsmith_tables(
     version, names, columns = schema(path)
     assert (version, names[-3:]) == (10, NAMES[7:])
     assert "summary_scores" in columns and "langsmith_run_trees" in columns
+
+
+def test_a_store_from_before_the_shard_columns_is_read_as_it_is_and_migrated_on_writing(
+    tmp_path, invoke
+):
+    path = current_store(tmp_path / "v9.db")
+    db = sqlite3.connect(path)
+    for column in migrations.OPTIONAL_COLUMNS["experiments"]:
+        db.execute(f"ALTER TABLE experiments DROP COLUMN {column}")
+    db.execute("DELETE FROM migrations WHERE name = 'add_experiments_shard'")
+    db.execute("PRAGMA user_version = 9")
+    db.commit()
+    db.close()
+    before = digest(path)
+    with Store(path, readonly=True) as store:  # no sharded run in it: read as such
+        [exp] = store.experiments()
+        assert (exp.shard_index, exp.shard_count, exp.dataset_examples) == (None, None, None)
+    assert invoke("experiments", "--store", path).exit_code == 0
+    assert digest(path) == before
+    with Store(path):
+        pass
+    version, names, columns = schema(path)
+    assert (version, names) == (10, NAMES)
+    assert columns["experiments"][-3:] == ["shard_index", "shard_count", "dataset_examples"]
