@@ -1,4 +1,4 @@
-"""``python -m bench [w1 ... w8] [--full]``: run the cases, print the table, save JSON."""
+"""``python -m bench [w1 ... w6 w8 w9] [--full]``: run the cases, print the table, save JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import cases_loop, cases_misc, cases_pool
+from bench import cases_loop, cases_merge, cases_misc, cases_pool
 from bench.procs import ROOT
 from bench.report import Row, print_table, write_json
 
@@ -22,6 +22,7 @@ CASES = {
     "w5": cases_misc.w5,
     "w6": cases_misc.w6,
     "w8": cases_pool.w8,
+    "w9": cases_merge.w9,
 }
 
 

@@ -26,6 +26,7 @@ NAMES = [
     "create_run_locks",
     "create_summary_scores",
     "create_langsmith_tables",
+    "add_experiments_shard",
 ]
 
 # A store of the first release: no run_id, attempts, cached nor scores_json; scores in a
@@ -112,14 +113,20 @@ def schema(path: Path) -> tuple[int, list[str], dict[str, list[str]]]:
 
 def test_the_migrations_are_the_named_steps_in_order():
     assert [m.name for m in migrations.MIGRATIONS] == NAMES
-    assert migrations.SCHEMA_VERSION == 9
+    assert migrations.SCHEMA_VERSION == 10
 
 
 def test_a_new_store_has_every_migration_and_the_last_version(tmp_path):
     version, names, columns = schema(current_store(tmp_path / "new.db"))
-    assert version == 9
+    assert version == 10
     assert names == NAMES
-    assert columns["experiments"][-2:] == ["ended_at", "run_id"]
+    assert columns["experiments"][-5:] == [
+        "ended_at",
+        "run_id",
+        "shard_index",
+        "shard_count",
+        "dataset_examples",
+    ]
     assert columns["results"][11:] == ["attempts", "cached", "scores_json"]
     assert "scores" not in columns and "run_locks" in columns
     assert "summary_scores" in columns
@@ -136,7 +143,7 @@ def test_a_first_release_store_is_migrated_by_a_writing_open_and_keeps_its_rows(
         assert stored.result.attempts == 1 and stored.result.cached is False
         assert store.experiment("x1").run_id is None
     version, names, columns = schema(path)
-    assert (version, names) == (9, NAMES)
+    assert (version, names) == (10, NAMES)
     assert "scores" not in columns
     db = sqlite3.connect(path)
     assert migrations.migrate(db) == []  # once migrated, nothing is left to apply
@@ -180,7 +187,7 @@ def test_a_store_from_before_versions_in_the_current_shape_is_read_without_a_cha
     assert digest(path) == before
     with Store(path):  # a writing open migrates it
         pass
-    assert schema(path)[:2] == (9, NAMES)
+    assert schema(path)[:2] == (10, NAMES)
 
 
 def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path, invoke):
@@ -197,7 +204,7 @@ def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path, in
         line = out.output.strip()
         assert "\n" not in line and "Traceback" not in line
         assert line.startswith(
-            f"error: the store {path} has schema version 0 and needs migrating to version 9"
+            f"error: the store {path} has schema version 0 and needs migrating to version 10"
         ), line
         assert f"python -m agenteval_cli.store.migrations {path}" in line
     assert digest(path) == before
@@ -230,8 +237,8 @@ def test_a_newer_store_is_refused_by_every_command_and_left_alone(tmp_path, invo
         line = out.output.strip()
         assert "\n" not in line and "Traceback" not in line, (command, line)
         assert line == (
-            f"error: the store {path} has schema version 10, newer than this agenteval knows "
-            "(9): it was written by a newer agenteval (upgrade agenteval with "
+            f"error: the store {path} has schema version 11, newer than this agenteval knows "
+            "(10): it was written by a newer agenteval (upgrade agenteval with "
             "'pip install -U agenteval', or pass --store with another file)"
         ), (command, line)
     assert digest(path) == before
@@ -261,10 +268,10 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
     command = [sys.executable, "-m", "agenteval_cli.store.migrations", str(path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{path}: schema version 9 ({', '.join(NAMES)})\n"
-    assert schema(path)[:2] == (9, NAMES)
+    assert done.stdout == f"{path}: schema version 10 ({', '.join(NAMES)})\n"
+    assert schema(path)[:2] == (10, NAMES)
     again = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    assert again.stdout == f"{path}: schema version 9 (nothing to do)\n"
+    assert again.stdout == f"{path}: schema version 10 (nothing to do)\n"
     newer = newer_store(tmp_path / "newer.db")
     refused = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.store.migrations", str(newer)],
@@ -273,13 +280,14 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
         timeout=60,
     )
     assert refused.returncode == 2
-    assert refused.stderr.startswith(f"error: the store {newer} has schema version 10")
+    assert refused.stderr.startswith(f"error: the store {newer} has schema version 11")
 
 
 def test_the_columns_checked_on_opening_are_those_of_a_new_store(tmp_path):
     columns = schema(current_store(tmp_path / "s.db"))[2]
     for table, names in migrations.COLUMNS.items():
-        assert tuple(columns[table]) == names
+        optional = migrations.OPTIONAL_COLUMNS.get(table, ())
+        assert tuple(c for c in columns[table] if c not in optional) == names
     assert tuple(columns["run_locks"]) == migrations.LOCK_COLUMNS
 
 
@@ -302,7 +310,7 @@ def test_a_store_changed_by_another_program_is_refused_in_one_line(tmp_path, inv
     db.close()
     expected = {
         dropped: f"error: the store {dropped} has no column experiments.git_commit, which "
-        "this agenteval reads (schema version 9): another program or a newer agenteval "
+        "this agenteval reads (schema version 10): another program or a newer agenteval "
         "changed it (upgrade agenteval with 'pip install -U agenteval', or pass --store "
         "with another file)",
         negative: f"error: {negative} is not an agenteval store: its schema version is -3 "
@@ -329,7 +337,7 @@ def previous_build_store(path: Path, *, lazy_tables: bool) -> Path:
     with those tables made on first use (``lazy_tables``) or never needed."""
     current_store(path)
     db = sqlite3.connect(path)
-    db.execute("DELETE FROM migrations WHERE name IN (?, ?)", tuple(NAMES[7:]))
+    db.execute("DELETE FROM migrations WHERE name IN (?, ?)", tuple(NAMES[7:9]))
     for table in ("summary_scores", *(t.split()[5] for t in migrations.LANGSMITH_TABLES)):
         db.execute(f"DROP TABLE {table}")
     if lazy_tables:
@@ -375,5 +383,29 @@ def test_a_store_of_the_previous_version_gets_the_summary_and_langsmith_tables(
         upload = LangSmithState(store.db).upload(exp.id)
         assert (upload or {}).get("status") == ("done" if lazy_tables else None)
     version, names, columns = schema(path)
-    assert (version, names[-2:]) == (9, NAMES[7:])
+    assert (version, names[-3:]) == (10, NAMES[7:])
     assert "summary_scores" in columns and "langsmith_run_trees" in columns
+
+
+def test_a_store_from_before_the_shard_columns_is_read_as_it_is_and_migrated_on_writing(
+    tmp_path, invoke
+):
+    path = current_store(tmp_path / "v9.db")
+    db = sqlite3.connect(path)
+    for column in migrations.OPTIONAL_COLUMNS["experiments"]:
+        db.execute(f"ALTER TABLE experiments DROP COLUMN {column}")
+    db.execute("DELETE FROM migrations WHERE name = 'add_experiments_shard'")
+    db.execute("PRAGMA user_version = 9")
+    db.commit()
+    db.close()
+    before = digest(path)
+    with Store(path, readonly=True) as store:  # no sharded run in it: read as such
+        [exp] = store.experiments()
+        assert (exp.shard_index, exp.shard_count, exp.dataset_examples) == (None, None, None)
+    assert invoke("experiments", "--store", path).exit_code == 0
+    assert digest(path) == before
+    with Store(path):
+        pass
+    version, names, columns = schema(path)
+    assert (version, names) == (10, NAMES)
+    assert columns["experiments"][-3:] == ["shard_index", "shard_count", "dataset_examples"]

@@ -132,6 +132,7 @@ def run(
     retry_errors: bool = False,
     cache: bool | None = None,
     upload: bool | None = None,
+    shard: tuple[int, int] | None = None,
     on_result: ResultHook | None = None,
     on_start: Callable[[RunStart], None] | None = None,
     on_note: NoteHook | None = None,
@@ -144,12 +145,13 @@ def run(
     run of the spec, or the one a string names; ``retry_errors`` resumes and runs again what
     ended in error. ``cache`` and ``upload`` (keep each call's run tree for an upload) are
     the spec's unless given. ``on_forced_exit(report, reason)`` is called when a run that
-    would not stop is about to end the process."""
+    would not stop is about to end the process. ``shard=(i, N)`` runs only the examples of
+    shard i of N (a split by example id, the same everywhere), for :func:`merge` to combine."""
     from agenteval_cli.execution import experiment
 
     _no_running_loop()
     with _session(spec, store, on_note) as session:
-        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload)
+        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload, shard)
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
@@ -166,6 +168,7 @@ async def arun(
     retry_errors: bool = False,
     cache: bool | None = None,
     upload: bool | None = None,
+    shard: tuple[int, int] | None = None,
     on_result: ResultHook | None = None,
     on_start: Callable[[RunStart], None] | None = None,
     on_note: NoteHook | None = None,
@@ -179,7 +182,7 @@ async def arun(
     from agenteval_cli.execution import experiment
 
     with _session(spec, store, on_note) as session:
-        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload)
+        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload, shard)
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = await experiment.execute_async(
@@ -229,6 +232,30 @@ def import_langsmith(
         records = [import_experiment(opened, r, spec=kept, say=say) for r in remotes]
         examples = max((r.example_count or 0) for r in records)
         title = f"{loaded.experiment_prefix} · from LangSmith · {examples} examples"
+        return session.stored_report(records, title=title, examples=examples)
+
+
+def merge(
+    stores: Sequence[str | Path],
+    *,
+    store: str | Path | Store,
+) -> RunReport:
+    """Combine the stores of a sharded run (each made by ``run(..., shard=(i, N))``) into
+    ``store``: one experiment per target holding every shard's results, its metrics and
+    dataset-level scores computed over them as an unsharded run's are. Shards of different
+    specs or datasets, a shard missing or given twice, or an unfinished shard run are a
+    UserError naming the stores; merging the same shards again replaces the earlier merge."""
+    from agenteval_cli.execution.merge import merge as merge_stores
+
+    _no_running_loop("merge", "call it from a script, or from a thread of its own")
+    with opened_store(store) as opened:
+        spec, records = merge_stores([Path(p) for p in stores], opened)
+        session = _Session(spec, opened, None)
+        examples = max((r.example_count or 0) for r in records)
+        title = (
+            f"{spec.experiment_prefix} · {examples} examples × {spec.repetitions} "
+            f"repetition(s) · merged from {len(stores)} shards"
+        )
         return session.stored_report(records, title=title, examples=examples)
 
 
@@ -322,9 +349,15 @@ class _Session:
         retry_errors: bool,
         cache: bool | None,
         upload: bool | None,
+        shard: tuple[int, int] | None = None,
     ) -> PreparedRun:
         """The run to make or continue; bad input fails here, before any target is called."""
         from agenteval_cli.execution import experiment
+
+        if shard is not None:
+            from agenteval_cli.data.examples import check_shard
+
+            shard = check_shard(shard)
 
         uploading = bool(self.spec.upload) if upload is None else upload
         if uploading:  # no key: one line naming the variable, before any target runs
@@ -333,8 +366,8 @@ class _Session:
             credentials()
         options: dict[str, Any] = {"cache": cache, "upload": uploading, "on_note": self.note}
         if resume or retry_errors:
-            if targets or limit is not None:
-                raise ValueError("a resumed run keeps its own targets and examples")
+            if targets or limit is not None or shard is not None:
+                raise ValueError("a resumed run keeps its own targets, examples and shard")
             from agenteval_cli.execution.resume import resume_run
 
             name = resume if isinstance(resume, str) else None
@@ -343,7 +376,7 @@ class _Session:
             )
         only = list(targets) if targets else None
         prepared = experiment.prepare(
-            self.spec, only_targets=only, limit=limit, store=self.store, **options
+            self.spec, only_targets=only, limit=limit, store=self.store, shard=shard, **options
         )
         experiment.start_experiments(prepared, self.store)
         return prepared
@@ -383,6 +416,8 @@ class _Session:
             f"{spec.experiment_prefix} · {len(prepared.examples)} examples × "
             f"{spec.repetitions} repetition(s)"
         )
+        if prepared.shard is not None:
+            title += f" · shard {prepared.shard[0]}/{prepared.shard[1]}"
         return self.stored_report(
             records,
             title=title,

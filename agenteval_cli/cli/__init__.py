@@ -15,6 +15,7 @@ __all__ = ["app", "main"]
 COMMAND_MODULES = (
     "init",
     "run",
+    "merge",
     "experiments",
     "report",
     "view",

@@ -134,6 +134,16 @@ def run(
             "written and a one-line verdict at the end.",
         ),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="i/N",
+            help="Run only shard i of N (a split by example id, the same on every machine); "
+            "combine the shards' stores with 'agenteval merge'.",
+            show_default=False,
+        ),
+    ] = None,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -173,6 +183,7 @@ def run(
             max_error_rate=max_error_rate,
             by_agent=by_agent,
             quiet=quiet,
+            shard=shard,
             store_path=store_path,
             debug=debug,
         )
@@ -197,6 +208,7 @@ def _run_command(
     quiet: bool,
     store_path: Path,
     debug: bool,
+    shard: str | None = None,
 ) -> None:
     from agenteval_cli import api
     from agenteval_cli.store.db import Store
@@ -204,6 +216,7 @@ def _run_command(
     err = stderr()
     with user_errors(debug):
         _check_resume_options(experiment_name, resume, rescore, target, limit)
+        shard_of_run = _shard_option(shard, resume=resume, rescore=rescore, imported=from_langsmith)
         _check_quiet(quiet, by_agent)
         spec = api.load(spec_path)
         if from_langsmith:
@@ -234,6 +247,7 @@ def _run_command(
             limit=limit,
             cache=cache,
             upload=upload or None,
+            shard=shard_of_run,
         )
         if report.status == "interrupted":
             _interrupted(err, spec_path, report)
@@ -258,6 +272,33 @@ def _run_command(
         raise typer.Exit(ExitCode.GATE_FAILED)
     if not uploaded:
         raise typer.Exit(ExitCode.SERVICE_FAILED)
+
+
+def _shard_option(
+    text: str | None, *, resume: bool, rescore: list[str] | None, imported: list[str] | None
+) -> tuple[int, int] | None:
+    """``--shard i/N`` as ``(i, N)``; a bad value, or one with an option that runs no new
+    examples, is a usage error."""
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.data.examples import parse_shard
+
+    if text is None:
+        return None
+    try:
+        shard = parse_shard(text)
+    except ValueError as exc:
+        raise UserError(str(exc), hint="i from 1 to N, such as --shard 1/4") from None
+    for name, given in (
+        ("--resume", resume),
+        ("--rescore", rescore),
+        ("--from-langsmith", imported),
+    ):
+        if given:
+            raise UserError(
+                f"--shard and {name} cannot be combined",
+                hint="a resumed run keeps its own shard" if name == "--resume" else "use one",
+            )
+    return shard
 
 
 def _check_quiet(quiet: bool, by_agent: bool) -> None:

@@ -448,3 +448,40 @@ def _row_id(value: Any, position: Position, file: Path) -> str | None:
         f"'id' must be a non-empty string or an integer, got {describe_json(value)}",
         "or leave 'id' out to use a content hash",
     )
+
+
+# --- shards: a deterministic split of a dataset by example id ------------------------------
+
+
+def shard_of(example_id: str, count: int) -> int:
+    """The shard (1 to ``count``) an example belongs to: from the SHA-256 of its id, so
+    the split is the same on every machine, run and Python version."""
+    digest = hashlib.sha256(example_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return int(digest[:16], 16) % count + 1
+
+
+def check_shard(shard: tuple[int, int]) -> tuple[int, int]:
+    """``(i, N)`` when 1 <= i <= N, else a ValueError saying what is wrong."""
+    try:
+        index, count = shard
+    except (TypeError, ValueError):
+        raise ValueError(f"a shard is (i, N), got {shard!r}") from None
+    if type(index) is not int or type(count) is not int:
+        raise ValueError(f"a shard is two whole numbers (i, N), got {shard!r}")
+    if count < 1 or not 1 <= index <= count:
+        raise ValueError(f"shard {index}/{count} does not exist: i must be 1 to N, N at least 1")
+    return index, count
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/N"`` as ``(i, N)``; a ValueError saying what is wrong."""
+    index, sep, count = (part.strip() for part in text.strip().partition("/"))
+    if not sep or not all(p.isascii() and p.isdigit() for p in (index, count)):
+        raise ValueError(f"--shard takes i/N (such as 2/4), got {text!r}")
+    return check_shard((int(index), int(count)))
+
+
+def shard_examples(examples: Sequence[Example], shard: tuple[int, int]) -> list[Example]:
+    """The examples of shard ``(i, N)``, in the dataset's order."""
+    index, count = shard
+    return [e for e in examples if shard_of(e.id, count) == index]

@@ -50,6 +50,8 @@ class PreparedRun:
     warnings: list[str] = field(default_factory=list)  # set by execute(): targets that blocked
     keep_run_trees: bool = False  # each call's run tree is kept for a LangSmith upload
     notes: NoteHook | None = None  # where the run's notes go (the dataset file grew)
+    shard: tuple[int, int] | None = None  # (i, N) of a --shard run: only shard i's examples
+    dataset_examples: int | None = None  # a shard's whole dataset (before the split)
 
     @property
     def total_per_target(self) -> int:
@@ -65,13 +67,15 @@ def prepare(
     cache: bool | None = None,
     upload: bool | None = None,
     on_note: NoteHook | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> PreparedRun:
     """Everything that can fail on bad input fails here, before any target is called.
 
     ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``).
     ``cache`` and ``upload`` override the spec's when not None; ``on_note`` gets the
-    notes of the preparation and of the run."""
-    from agenteval_cli.data.examples import open_examples
+    notes of the preparation and of the run. ``shard`` ``(i, N)`` keeps only the examples
+    of shard i (:func:`agenteval_cli.data.examples.shard_of`), of the first ``limit``."""
+    from agenteval_cli.data.examples import open_examples, shard_examples
 
     examples: Sequence[Example]
     if spec.dataset.langsmith is not None:
@@ -82,6 +86,10 @@ def prepare(
         raise UserError("the dataset has no 'path'", file=spec.source, line=spec.line_of("dataset"))
     else:  # a .jsonl or .csv file is checked now and read again as the run goes
         examples = open_examples(spec.dataset.path, limit)
+    dataset_examples = None
+    if shard is not None:
+        dataset_examples = len(examples)
+        examples = shard_examples(examples, shard)
     targets = load_targets(spec, only_targets)
     check_target_inputs(spec, targets, examples)
     if not spec.evaluators and on_note is not None:
@@ -97,6 +105,8 @@ def prepare(
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=bool(spec.upload) if upload is None else upload,
         notes=on_note,
+        shard=shard,
+        dataset_examples=dataset_examples,
     )
 
 
@@ -261,6 +271,8 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
             repetitions=spec.repetitions,
             example_count=len(run.examples),
             run_id=run_id,
+            shard=run.shard,
+            dataset_examples=run.dataset_examples,
         )
 
 

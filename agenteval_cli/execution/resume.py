@@ -36,14 +36,18 @@ def resume_run(
     # itself still goes on) is refused here, before it calls anything.
     store.lock_run(first.run_id or first.id, ", ".join(e.name for e in group))
     _refuse_changes(spec, first)
+    shard = None
+    if first.shard_index is not None and first.shard_count is not None:
+        shard = (first.shard_index, first.shard_count)
     run = prepare(
         spec,
         only_targets=[e.target for e in group],
-        limit=first.example_count,
+        limit=first.dataset_examples if shard else first.example_count,
         store=store,
         cache=cache,
         upload=upload,
         on_note=on_note,
+        shard=shard,
     )
     if first.example_count is not None and len(run.examples) != first.example_count:
         raise UserError(

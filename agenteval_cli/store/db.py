@@ -65,6 +65,9 @@ class ExperimentRecord:
     started_at: str
     ended_at: str | None
     run_id: str | None = None
+    shard_index: int | None = None  # the shard i/N of a run with --shard
+    shard_count: int | None = None
+    dataset_examples: int | None = None  # a shard's whole dataset's examples
 
 
 class Store:
@@ -211,8 +214,11 @@ class Store:
         repetitions: int = 1,
         example_count: int | None = None,
         run_id: str | None = None,
+        shard: tuple[int, int] | None = None,
+        dataset_examples: int | None = None,
     ) -> ExperimentRecord:
-        """Start an experiment named ``<prefix>-<target>-<short id>``."""
+        """Start an experiment named ``<prefix>-<target>-<short id>``; ``shard`` is the
+        ``(i, N)`` of a sharded run, ``dataset_examples`` then its whole dataset's count."""
         experiment_id = uuid.uuid4().hex
         name = f"{prefix}-{target}-{experiment_id[:8]}"
         if run_id is not None:  # held while this run lasts: a --resume of it waits its turn
@@ -220,8 +226,8 @@ class Store:
         self.db.execute(
             "INSERT INTO experiments (id, name, prefix, target, target_path, spec_path, spec_json,"
             " spec_hash, dataset_path, dataset_name, dataset_hash, git_commit, repetitions,"
-            " example_count, status, started_at, run_id)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?)",
+            " example_count, status, started_at, run_id, shard_index, shard_count,"
+            " dataset_examples) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?)",
             (
                 experiment_id,
                 name,
@@ -239,6 +245,9 @@ class Store:
                 example_count,
                 now(),
                 run_id,
+                shard[0] if shard else None,
+                shard[1] if shard else None,
+                dataset_examples,
             ),
         )
         return self.experiment(experiment_id)

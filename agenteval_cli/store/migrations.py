@@ -256,6 +256,16 @@ def create_langsmith_tables(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+# A store without them holds no sharded run: read as such.
+@migration(readable=lambda db: True)
+def add_experiments_shard(db: sqlite3.Connection) -> None:
+    """The shard ``i/N`` a run covered (``agenteval run --shard``) and the whole dataset's
+    example count, which ``agenteval merge`` checks the shards against."""
+    _add_column(db, "experiments", "shard_index", "INTEGER")
+    _add_column(db, "experiments", "shard_count", "INTEGER")
+    _add_column(db, "experiments", "dataset_examples", "INTEGER")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
@@ -329,6 +339,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "scores_json",
     ),
     "cache": ("key", "target_path", "outputs_json", "trace_json", "latency_s", "created_at"),
+}
+# Columns read when present: a store that has not had their migration holds no sharded
+# run, and read-only commands read it as it is (a writing open adds them).
+OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "experiments": ("shard_index", "shard_count", "dataset_examples"),
 }
 LOCK_COLUMNS = ("run_id", "host", "pid", "process_start", "token", "locked_at")
 
