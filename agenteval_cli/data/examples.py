@@ -278,10 +278,7 @@ def check_file(path: str | Path, *, shown: int = 20) -> DatasetCheck:
                 problem(exc)
                 continue
             if example.id in first:
-                given = isinstance(record, dict) and record.get("id") is not None
-                what = f"duplicate id {example.id!r}" if given else "duplicate example"
-                fix = "give each row a unique 'id'" if given else "remove one of the identical rows"
-                problem(position.error(path, f"{what} (same as {first[example.id]})", fix))
+                problem(duplicate_error(example, record, position, path, first[example.id]))
                 continue
             first[example.id] = position.describe()
             check.valid += 1
@@ -293,17 +290,25 @@ def check_file(path: str | Path, *, shown: int = 20) -> DatasetCheck:
 
 
 def _duplicate(example: Example, record: Any, position: Position, path: Path, suffix: str) -> None:
-    """Raise the duplicate-id error, naming where the id first appeared."""
+    """Raise the duplicate-id error, naming where the id first appeared (read again: only
+    ids are kept while streaming)."""
     first = next(
         where
         for where, row in READERS[suffix](path)
         if _to_example(row, where, path).id == example.id
     )
+    raise duplicate_error(example, record, position, path, first.describe())
+
+
+def duplicate_error(
+    example: Example, record: Any, position: Position, path: Path, first: str
+) -> UserError:
+    """A row whose id an earlier row (``first``: "line 1", "row 3") already has."""
     given = isinstance(record, dict) and record.get("id") is not None
     what = f"duplicate id {example.id!r}" if given else "duplicate example"
-    raise position.error(
+    return position.error(
         path,
-        f"{what} (same as {first.describe()})",
+        f"{what} (same as {first})",
         "give each row a unique 'id'" if given else "remove one of the identical rows",
     )
 

@@ -14,8 +14,8 @@ from agenteval_cli.evaluators.registry import EvaluatorInfo
 # Options every evaluator entry takes, handled by the loader rather than the factory.
 COMMON_OPTIONS = (
     ("type", "registry entry, when name is your own (e.g. type: llm_judge)"),
-    ("sample", "score only this seeded share of the examples, e.g. 0.25"),
-    ("seed", "seed of the sample (default 0)"),
+    ("sample", "score only this share of the examples, e.g. 0.25, picked by a hash of their ids"),
+    ("seed", "which examples the sample picks: another number, another share (default 0)"),
 )
 # Evaluators whose score key is the name they are given in the spec.
 NAMED_BY_SPEC = ("llm_judge", "custom", "trajectory_judge")
@@ -96,6 +96,10 @@ def markdown(infos: Iterable[EvaluatorInfo]) -> str:
         "Every evaluator a spec can name, written from the registry by",
         "`agenteval evaluators list --markdown` (so it matches the installed version). How to",
         "choose and combine them: [Evaluators](evaluators.md).",
+        "",
+        "Every evaluator also takes these options:",
+        "",
+        *(f"- `{name}`: {text}" for name, text in COMMON_OPTIONS),
     ]
     described = sorted((describe(i) for i in infos), key=lambda d: (d.family, d.name))
     family = None
@@ -112,7 +116,6 @@ def markdown(infos: Iterable[EvaluatorInfo]) -> str:
         if not d.options:
             lines.append("- (none of its own)")
         lines += [f"- `{o.name}`: {option_text(o)}" for o in d.options]
-        lines += [f"- `{name}`: {text}" for name, text in COMMON_OPTIONS]
         lines += ["", "```yaml", "evaluators:", *(f"  {e}" for e in d.example.splitlines()), "```"]
     return "\n".join(lines) + "\n"
 

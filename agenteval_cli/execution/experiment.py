@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
@@ -118,6 +119,8 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
     reads on every call: each such call would only fail."""
     from itertools import islice
 
+    if not any(target.input_fields for target in targets):
+        return  # functions read what they like: nothing to check, nothing to read again
     rows = list(islice(examples, CHECKED_ROWS))
     for target in targets:
         for name in target.input_fields:
@@ -277,46 +280,39 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
 
 
 def run_settings(spec: Spec) -> RunSettings:
-    """The runner's settings from the spec, retries and rate limit included."""
-    from agenteval_cli.core.retry import RetryPolicy
-
+    """The runner's settings from the spec: the targets' retries and rate limit, and the
+    evaluators' pool (``evaluator_concurrency``, ``evaluator_retries``,
+    ``evaluator_rate_limit``) apart from them."""
     settings = RunSettings(
         concurrency=spec.concurrency, timeout_s=spec.timeout_s, repetitions=spec.repetitions
     )
-    retries = getattr(spec, "retries", None)
-    if retries is not None:
-        settings.retry = RetryPolicy(
-            max=retries.max,
-            backoff=retries.backoff,
-            on=tuple(retries.on),
-            base_s=retries.initial_delay_s,
-            max_s=retries.max_delay_s,
-        )
-    rate_limit = getattr(spec, "rate_limit", None)
-    if rate_limit is not None:
-        settings.requests_per_minute = rate_limit.requests_per_minute
-    _evaluator_settings(spec, settings)
+    settings.retry = _retry_policy(getattr(spec, "retries", None)) or settings.retry
+    settings.requests_per_minute = _per_minute(getattr(spec, "rate_limit", None))
+    settings.evaluator_concurrency = getattr(spec, "evaluator_concurrency", None)
+    settings.evaluator_retry = (
+        _retry_policy(getattr(spec, "evaluator_retries", None)) or settings.evaluator_retry
+    )
+    settings.evaluator_requests_per_minute = _per_minute(
+        getattr(spec, "evaluator_rate_limit", None)
+    )
     return settings
 
 
-def _evaluator_settings(spec: Spec, settings: RunSettings) -> None:
-    """The evaluators' pool: ``evaluator_concurrency``, ``evaluator_retries`` and
-    ``evaluator_rate_limit``, apart from the targets' settings."""
-    from agenteval_cli.core.retry import RetryPolicy
+def _retry_policy(retries: Any) -> RetryPolicy | None:
+    """A spec's ``retries:``-shaped section as the runner's policy; None without one."""
+    if retries is None:
+        return None
+    return RetryPolicy(
+        max=retries.max,
+        backoff=retries.backoff,
+        on=tuple(retries.on),
+        base_s=retries.initial_delay_s,
+        max_s=retries.max_delay_s,
+    )
 
-    settings.evaluator_concurrency = getattr(spec, "evaluator_concurrency", None)
-    retries = getattr(spec, "evaluator_retries", None)
-    if retries is not None:
-        settings.evaluator_retry = RetryPolicy(
-            max=retries.max,
-            backoff=retries.backoff,
-            on=tuple(retries.on),
-            base_s=retries.initial_delay_s,
-            max_s=retries.max_delay_s,
-        )
-    rate_limit = getattr(spec, "evaluator_rate_limit", None)
-    if rate_limit is not None:
-        settings.evaluator_requests_per_minute = rate_limit.requests_per_minute
+
+def _per_minute(rate_limit: Any) -> float | None:
+    return None if rate_limit is None else rate_limit.requests_per_minute
 
 
 def make_runner(run: PreparedRun, store: Store) -> Runner:
