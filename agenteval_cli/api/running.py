@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
     from agenteval_cli.results.errors import TargetErrors
-    from agenteval_cli.spec.model import Spec
+    from agenteval_cli.spec.model import Executor, Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
 
 ResultHook = Callable[[str, "Result"], None]
@@ -133,6 +133,8 @@ def run(
     cache: bool | None = None,
     upload: bool | None = None,
     shard: tuple[int, int] | None = None,
+    executor: Executor | None = None,
+    ray_address: str | None = None,
     on_result: ResultHook | None = None,
     on_start: Callable[[RunStart], None] | None = None,
     on_note: NoteHook | None = None,
@@ -146,12 +148,16 @@ def run(
     ended in error. ``cache`` and ``upload`` (keep each call's run tree for an upload) are
     the spec's unless given. ``on_forced_exit(report, reason)`` is called when a run that
     would not stop is about to end the process. ``shard=(i, N)`` runs only the examples of
-    shard i of N (a split by example id, the same everywhere), for :func:`merge` to combine."""
+    shard i of N (a split by example id, the same everywhere), for :func:`merge` to combine.
+    ``executor="ray"`` (the spec's ``executor`` unless given) runs the calls on Ray workers:
+    a local Ray instance, or the cluster at ``ray_address``; this process keeps the store."""
     from agenteval_cli.execution import experiment
 
     _no_running_loop()
     with _session(spec, store, on_note) as session:
-        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload, shard)
+        prepared = session.prepare(
+            targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
+        )
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
@@ -169,6 +175,8 @@ async def arun(
     cache: bool | None = None,
     upload: bool | None = None,
     shard: tuple[int, int] | None = None,
+    executor: Executor | None = None,
+    ray_address: str | None = None,
     on_result: ResultHook | None = None,
     on_start: Callable[[RunStart], None] | None = None,
     on_note: NoteHook | None = None,
@@ -182,7 +190,9 @@ async def arun(
     from agenteval_cli.execution import experiment
 
     with _session(spec, store, on_note) as session:
-        prepared = session.prepare(targets, limit, resume, retry_errors, cache, upload, shard)
+        prepared = session.prepare(
+            targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
+        )
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = await experiment.execute_async(
@@ -350,6 +360,8 @@ class _Session:
         cache: bool | None,
         upload: bool | None,
         shard: tuple[int, int] | None = None,
+        executor: Executor | None = None,
+        ray_address: str | None = None,
     ) -> PreparedRun:
         """The run to make or continue; bad input fails here, before any target is called."""
         from agenteval_cli.execution import experiment
@@ -364,7 +376,13 @@ class _Session:
             from agenteval_cli.langsmith.client import credentials
 
             credentials()
-        options: dict[str, Any] = {"cache": cache, "upload": uploading, "on_note": self.note}
+        options: dict[str, Any] = {
+            "cache": cache,
+            "upload": uploading,
+            "on_note": self.note,
+            "executor": executor,
+            "ray_address": ray_address,
+        }
         if resume or retry_errors:
             if targets or limit is not None or shard is not None:
                 raise ValueError("a resumed run keeps its own targets, examples and shard")

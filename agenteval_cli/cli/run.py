@@ -29,7 +29,7 @@ from agenteval_cli.cli.outputs import (
     report_run_errors,
     write_json_output,
 )
-from agenteval_cli.core.errors import ExitCode
+from agenteval_cli.core.errors import ExitCode, UserError
 
 
 @app.command()
@@ -144,6 +144,27 @@ def run(
             show_default=False,
         ),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="local|ray",
+            help="Where the calls run: this process (local), or Ray workers (ray; needs "
+            "agenteval-cli[ray]); overrides the spec's 'executor'. The store stays here.",
+            show_default=False,
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            metavar="ADDR",
+            help="Run on the Ray cluster at ADDR (as 'ray start --head' prints it, or "
+            "ray://HOST:10001); implies --executor ray. Without it a local Ray instance "
+            "is started with this machine's cores.",
+            show_default=False,
+        ),
+    ] = None,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -184,6 +205,8 @@ def run(
             by_agent=by_agent,
             quiet=quiet,
             shard=shard,
+            executor=executor,
+            ray_address=ray_address,
             store_path=store_path,
             debug=debug,
         )
@@ -209,6 +232,8 @@ def _run_command(
     store_path: Path,
     debug: bool,
     shard: str | None = None,
+    executor: str | None = None,
+    ray_address: str | None = None,
 ) -> None:
     from agenteval_cli import api
     from agenteval_cli.store.db import Store
@@ -218,6 +243,8 @@ def _run_command(
         _check_resume_options(experiment_name, resume, rescore, target, limit)
         shard_of_run = _shard_option(shard, resume=resume, rescore=rescore, imported=from_langsmith)
         _check_quiet(quiet, by_agent)
+        if executor not in (None, "local", "ray"):
+            raise UserError(f"--executor {executor!r} is not local or ray", hint="--executor ray")
         spec = api.load(spec_path)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
@@ -248,6 +275,8 @@ def _run_command(
             cache=cache,
             upload=upload or None,
             shard=shard_of_run,
+            executor=executor,
+            ray_address=ray_address,
         )
         if report.status == "interrupted":
             _interrupted(err, spec_path, report)

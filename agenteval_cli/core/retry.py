@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -175,6 +175,13 @@ async def call_with_retries(
             await sleep(wait if max_wait_s is None else min(wait, max_wait_s))
 
 
+class Limiter(Protocol):
+    """What spaces call starts: a :class:`RateLimiter` in one process, or one that the
+    workers of a distributed run share."""
+
+    async def acquire(self) -> None: ...
+
+
 class RateLimiter:
     """Spaces call starts at least ``60 / requests_per_minute`` seconds apart, across tasks.
 
@@ -190,15 +197,16 @@ class RateLimiter:
             raise ValueError(f"requests_per_minute {requests_per_minute!r} is too small")
         self._clock = clock or time.monotonic
         self._next = 0.0
-        self._lock: asyncio.Lock | None = None
+
+    def reserve(self) -> float:
+        """Take the next start: the seconds to wait before it. Callers elsewhere (the
+        workers of a distributed run) are told how long to wait rather than made to wait."""
+        now = self._clock()
+        start = max(now, self._next)
+        self._next = start + self.interval
+        return start - now
 
     async def acquire(self) -> None:
-        if self._lock is None:
-            self._lock = asyncio.Lock()  # made lazily, inside the running event loop
-        async with self._lock:
-            now = self._clock()
-            wait = self._next - now
-            if wait > 0:
-                await asyncio.sleep(wait)
-                now = self._next
-            self._next = now + self.interval
+        wait = self.reserve()
+        if wait > 0:
+            await asyncio.sleep(wait)

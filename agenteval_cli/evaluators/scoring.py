@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Example, Result, Run, Score, Trace
-from agenteval_cli.core.retry import RateLimiter, RetryPolicy, call_with_retries
+from agenteval_cli.core.retry import Limiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.invoke import (
     KNOWN_PARAMETERS,
@@ -94,7 +94,7 @@ class EvaluatorPool:
 
     concurrency: int
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    limiter: RateLimiter | None = None
+    limiter: Limiter | None = None
     _slots: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
     def slots(self) -> asyncio.Semaphore:

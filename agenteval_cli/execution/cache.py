@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval_cli.core.records import Trace
 
@@ -74,6 +74,13 @@ class CachedCall:
     outputs: dict[str, Any]
     trace: Trace
     latency_s: float
+
+
+class Answers(Protocol):
+    """Where the runner looks up a cached answer: the store, or the answers a distributed
+    run's driver looked up and sent with the work."""
+
+    def get(self, key: str) -> CachedCall | None: ...
 
 
 class ResponseCache:

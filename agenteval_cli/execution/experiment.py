@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result, Trace
@@ -22,10 +22,14 @@ from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
-from agenteval_cli.spec.model import Spec
+from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode
 from agenteval_cli.targets import Target, adapt, import_object
+
+if TYPE_CHECKING:
+    from agenteval_cli.execution.ray_executor.cluster import RayOptions
+    from agenteval_cli.execution.ray_executor.driver import RayEngine
 
 ProgressHook = Callable[[str, Result], None]
 NoteHook = Callable[[str], None]  # one line of information: the caller decides where it goes
@@ -53,6 +57,7 @@ class PreparedRun:
     notes: NoteHook | None = None  # where the run's notes go (the dataset file grew)
     shard: tuple[int, int] | None = None  # (i, N) of a --shard run: only shard i's examples
     dataset_examples: int | None = None  # a shard's whole dataset (before the split)
+    ray: RayOptions | None = None  # set when the calls run on Ray workers (executor: ray)
 
     @property
     def total_per_target(self) -> int:
@@ -69,13 +74,17 @@ def prepare(
     upload: bool | None = None,
     on_note: NoteHook | None = None,
     shard: tuple[int, int] | None = None,
+    executor: Executor | None = None,
+    ray_address: str | None = None,
 ) -> PreparedRun:
     """Everything that can fail on bad input fails here, before any target is called.
 
     ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``).
     ``cache`` and ``upload`` override the spec's when not None; ``on_note`` gets the
     notes of the preparation and of the run. ``shard`` ``(i, N)`` keeps only the examples
-    of shard i (:func:`agenteval_cli.data.examples.shard_of`), of the first ``limit``."""
+    of shard i (:func:`agenteval_cli.data.examples.shard_of`), of the first ``limit``.
+    ``executor`` (the spec's unless given) ``"ray"`` runs the calls on Ray workers, at
+    ``ray_address`` (the spec's ``ray.address`` unless given)."""
     from agenteval_cli.data.examples import open_examples, shard_examples
 
     examples: Sequence[Example]
@@ -98,17 +107,37 @@ def prepare(
             f"{spec.source}: no evaluators: only error rate and latency are measured "
             "(name some under 'evaluators:', see 'agenteval evaluators list')"
         )
+    ray = _ray_options(spec, executor, ray_address)
+    keep_run_trees = bool(spec.upload) if upload is None else upload
+    if ray is not None and keep_run_trees:
+        keep_run_trees = False
+        if on_note is not None:
+            on_note(
+                "executor ray: each call's child runs are recorded in-process only; the "
+                "upload sends every result without them"
+            )
     return PreparedRun(
         spec=spec,
         examples=examples,
         targets=targets,
         evaluators=load_evaluators(spec, examples),
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
-        keep_run_trees=bool(spec.upload) if upload is None else upload,
+        keep_run_trees=keep_run_trees,
         notes=on_note,
         shard=shard,
         dataset_examples=dataset_examples,
+        ray=ray,
     )
+
+
+def _ray_options(spec: Spec, executor: Executor | None, address: str | None) -> RayOptions | None:
+    """The Ray settings when the run is on Ray (checked installed, not imported), else None."""
+    if (executor or ("ray" if address else spec.executor)) != "ray":
+        return None
+    from agenteval_cli.execution.ray_executor.cluster import RayOptions, require_ray
+
+    require_ray(spec)
+    return RayOptions.of(spec, address)
 
 
 CHECKED_ROWS = 8192  # rows whose input fields are checked before the run (a large file: its first)
@@ -414,12 +443,18 @@ class Execution:
         self.run, self.store = run, store
         self.on_result, self.on_forced_exit = on_result, on_forced_exit
         self.runner = make_runner(run, store)
-        self.runner.on_forced_exit = self._forced
+        self.engine: Runner | RayEngine = self.runner
+        if run.ray is not None:  # the calls on Ray workers; this process keeps the store
+            from agenteval_cli.execution.ray_executor.driver import RayEngine, make_job
+
+            job = make_job(run.spec, self.runner, run.evaluators)
+            self.engine = RayEngine(self.runner, job, run.ray, note=run.notes)
+        self.engine.on_forced_exit = self._forced
         self.writer = store.writer()
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
 
     def abandoned(self) -> Sequence[asyncio.Task[Any]]:
-        return self.runner.abandoned
+        return self.engine.abandoned
 
     async def main(self, *, handle_signals: bool) -> bool:
         """True when every pending item ran, False when the run was stopped early."""
@@ -428,7 +463,7 @@ class Execution:
             items = _with_run_trees(self.run, self.store, items)
         with _offline():  # a local run never reaches LangSmith
             try:
-                return await self.runner.run(items, self._persist, handle_signals=handle_signals)
+                return await self.engine.run(items, self._persist, handle_signals=handle_signals)
             finally:
                 self.writer.flush()  # what finished is committed, however the run ended
 
@@ -438,7 +473,7 @@ class Execution:
         try:
             self.writer.flush()
         finally:
-            self.run.warnings += self.runner.stall_warnings() + self.runner.abandoned_warnings()
+            self.run.warnings += self.engine.stall_warnings() + self.engine.abandoned_warnings()
             for experiment in self.run.experiments.values():
                 self.store.finish_experiment(experiment.id, status)
         return status
@@ -461,7 +496,7 @@ class Execution:
         self.writer.flush()
         for experiment in self.run.experiments.values():
             self.store.finish_experiment(experiment.id, INTERRUPTED)
-        self.run.warnings += self.runner.stall_warnings()
+        self.run.warnings += self.engine.stall_warnings()
         if self.on_forced_exit is not None:
             self.on_forced_exit(reason)
 
@@ -491,7 +526,7 @@ class Execution:
             try:
                 self.on_result(item.target.name, result)
             except KeyboardInterrupt:  # the caller's way to stop the run
-                runner.stop()
+                self.engine.stop()
 
 
 def run_loop(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.execution.experiment import NoteHook, PreparedRun, prepare
-from agenteval_cli.spec.model import Spec
+from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.lookup import latest_run, resolve_experiment, run_of
 
@@ -27,9 +27,12 @@ def resume_run(
     cache: bool | None = None,
     upload: bool | None = None,
     on_note: NoteHook | None = None,
+    executor: Executor | None = None,
+    ray_address: str | None = None,
 ) -> PreparedRun:
     """The run to continue, prepared with the pairs it already has (``PreparedRun.done``);
-    ``cache``, ``upload`` and ``on_note`` as :func:`prepare` takes them."""
+    ``cache``, ``upload``, ``on_note``, ``executor`` and ``ray_address`` as :func:`prepare`
+    takes them (a run may go on where it did not start)."""
     group = _named_run(store, experiment) if experiment else _latest_run(spec, store, retry_errors)
     first = group[0]
     # Held until the store closes: a second --resume of this run (or one while the run
@@ -48,6 +51,8 @@ def resume_run(
         upload=upload,
         on_note=on_note,
         shard=shard,
+        executor=executor,
+        ray_address=ray_address,
     )
     if first.example_count is not None and len(run.examples) != first.example_count:
         raise UserError(

@@ -25,6 +25,7 @@ import contextvars
 import itertools
 import sys
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -32,14 +33,14 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example, Result, Score, Trace
-from agenteval_cli.core.retry import RateLimiter, RetryPolicy, call_with_retries
+from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score, unscored
 from agenteval_cli.execution.stalls import BLOCKING_S, LoopStalls, blocked_text
 from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
-    from agenteval_cli.execution.cache import ResponseCache
+    from agenteval_cli.execution.cache import Answers
 
 
 @dataclass
@@ -69,6 +70,36 @@ class WorkItem:
 
 
 ResultSink = Callable[[WorkItem, Result], None]
+
+
+class Feed:
+    """Work items that arrive while the run goes (a distributed run's driver sends them in
+    batches): ``take()`` waits for the next item, and returns None once the feed is closed
+    and empty."""
+
+    def __init__(self) -> None:
+        self._items: deque[WorkItem] = deque()
+        self._closed = False
+        self._ready = asyncio.Event()
+
+    def put(self, items: Iterable[WorkItem]) -> None:
+        self._items.extend(items)
+        if self._items:
+            self._ready.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._ready.set()
+
+    async def take(self) -> WorkItem | None:
+        while not self._items:
+            if self._closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+        return self._items.popleft()
+
+
 YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 # Threads a sync target may leave behind, stuck past their time-out, before its further
 # calls wait for a thread to free up instead of starting another one.
@@ -94,11 +125,15 @@ class Runner:
     targets: list[Target]
     evaluators: list[BoundEvaluator]
     settings: RunSettings = field(default_factory=RunSettings)
-    cache: ResponseCache | None = None
+    cache: Answers | None = None
     identities: dict[str, str] = field(default_factory=dict)  # target name -> cache identity
     cache_paths: dict[str, str] = field(default_factory=dict)  # target name -> absolute import path
+    # Set to share a rate limit with other runners (a distributed run's workers); None:
+    # the settings' limits are kept by this runner alone.
+    limiter: Limiter | None = field(default=None, repr=False)
+    evaluator_limiter: Limiter | None = field(default=None, repr=False)
     stopped: bool = field(default=False, init=False)
-    _limiter: RateLimiter | None = field(default=None, init=False, repr=False)
+    _limiter: Limiter | None = field(default=None, init=False, repr=False)
     _pool: EvaluatorPool | None = field(default=None, init=False, repr=False)  # the evaluators'
     # results whose target answered, not yet handed to on_result: waiting for their scores
     _scoring: dict[int, tuple[WorkItem, Result]] = field(
@@ -149,11 +184,16 @@ class Runner:
         self.stopped = True
 
     async def run(
-        self, items: Iterable[WorkItem], on_result: ResultSink, *, handle_signals: bool = False
+        self,
+        items: Iterable[WorkItem] | Feed,
+        on_result: ResultSink,
+        *,
+        handle_signals: bool = False,
     ) -> bool:
         """Run ``items`` with ``concurrency`` workers; ``on_result`` sees each as it ends.
 
-        Returns True when every item ran, False when stopped early.
+        ``items`` is an iterable, or a :class:`Feed` that items keep arriving on until it is
+        closed. Returns True when every item ran, False when stopped early.
         """
         from agenteval_cli.execution.daemon_pool import DaemonThreadPool
         from agenteval_cli.trace.threads import follow_threads
@@ -165,16 +205,17 @@ class Runner:
         previous = getattr(loop, "_default_executor", None)  # given back to a loop not ours
         loop.set_default_executor(pool)
         rpm = self.settings.requests_per_minute
-        self._limiter = RateLimiter(rpm) if rpm else None
+        self._limiter = self.limiter or (RateLimiter(rpm) if rpm else None)
         erpm = self.settings.evaluator_requests_per_minute
         self._pool = EvaluatorPool(
             self.settings.evaluator_slots(),
             self.settings.evaluator_retry,
-            RateLimiter(erpm) if erpm else None,
+            self.evaluator_limiter or (RateLimiter(erpm) if erpm else None),
         )
         self._force = asyncio.Event()
         self._sink, self._scoring = on_result, {}
-        queue = iter(items)
+        feed = items if isinstance(items, Feed) else None
+        queue: Iterator[WorkItem] = iter(()) if isinstance(items, Feed) else iter(items)
         scored = any(not evaluator.summary for evaluator in self.evaluators)
         # Results whose target call ended, waiting for a scorer. Bounded: when scoring is
         # slower than the targets, target calls wait rather than results pile up.
@@ -187,7 +228,8 @@ class Runner:
 
         async def worker() -> None:
             while not self.stopped:
-                item = next(queue, None)  # a shared iterator: each item goes to one worker
+                # a shared iterator (or feed): each item goes to one worker
+                item = next(queue, None) if feed is None else await feed.take()
                 if item is None:
                     return
                 result = await self._target_result(item)  # the slot is free once it returns
@@ -222,15 +264,18 @@ class Runner:
         # there too: those threads get the context of the call that starts them.
         # No more workers than work items: a large concurrency on a small dataset costs
         # nothing. Only the first ``concurrency`` items are taken ahead to count them.
-        head = list(itertools.islice(queue, max(1, self.settings.concurrency)))
-        queue = itertools.chain(head, queue)
-        # as many scorers as results may be scored at once, and no more than there are items
         many = self.settings.evaluator_slots()
-        if len(head) < self.settings.concurrency:
-            many = min(many, len(head))
+        slots = self.settings.concurrency  # a feed's items arrive later: every worker starts
+        if feed is None:
+            head = list(itertools.islice(queue, max(1, slots)))
+            queue = itertools.chain(head, queue)
+            # as many scorers as results may be scored at once, and no more than items
+            slots = len(head)
+            if slots < self.settings.concurrency:
+                many = min(many, slots)
         before = asyncio.all_tasks(loop)
         with follow_threads():
-            workers = [asyncio.ensure_future(worker()) for _ in head]
+            workers = [asyncio.ensure_future(worker()) for _ in range(slots)]
             scorers = [asyncio.ensure_future(scorer()) for _ in range(many if scored else 0)]
             parts = [asyncio.ensure_future(calls()), *scorers]
             everything = asyncio.gather(*parts)

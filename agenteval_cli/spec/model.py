@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import stat
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -346,6 +346,19 @@ class RateLimitSpec(SpecModel):
     requests_per_minute: PositiveFloat = Field(description="give the calls allowed per minute")
 
 
+Executor = Literal["local", "ray"]  # where a run's calls are made
+
+
+class RaySpec(SpecModel):
+    """``ray: {address, workers, env}``: where ``executor: ray`` runs its calls."""
+
+    # None: a local Ray instance with this machine's cores (or RAY_ADDRESS when set)
+    address: str | None = None
+    workers: Concurrency | None = None  # None: one per CPU of the cluster
+    # names of environment variables (model providers' keys) given to the workers
+    env: list[str] = Field(default_factory=list)
+
+
 class Spec(SpecModel):
     """One experiment: every target runs every example of the dataset, scored by the evaluators.
 
@@ -384,6 +397,9 @@ class Spec(SpecModel):
     # The share of target calls (per target) that may end in error before the run fails;
     # 0, as a test runner fails on any error.
     max_error_rate: Fraction = 0.0
+    # Where the calls run: this process, or Ray workers (agenteval_cli.execution.ray_executor).
+    executor: Executor = "local"
+    ray: RaySpec = Field(default_factory=RaySpec)
 
     _source: Path = PrivateAttr(default=Path("spec.yaml"))
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)

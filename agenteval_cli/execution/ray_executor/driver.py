@@ -1,0 +1,435 @@
+"""The driver of a Ray run: hands work to the workers, saves what they send back.
+
+Each worker holds at most a window of items (twice its concurrency), topped up as its
+results arrive, so a fast worker takes more and none sits idle while work is left. Results
+are handed to ``on_result`` (the store's writer) in this process only. A worker whose
+process or node dies has its unfinished items run again on the others, and a replacement
+is started; an item that was running each time a worker died ``MAX_DEATHS`` times (one that
+crashes its process) is saved as that example's error instead of being run forever. Items
+that were running at two deaths go out one to a worker, so the innocent ones are not blamed
+with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval_cli.core.records import Result, Trace
+from agenteval_cli.execution.ray_executor.cluster import (
+    Connection,
+    RayOptions,
+    agenteval_version,
+    connect,
+    runtime_env,
+)
+from agenteval_cli.execution.ray_executor.limiter import SharedRateLimit
+from agenteval_cli.execution.ray_executor.worker import Finished, ItemKey, Job, Task, Worker
+from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
+
+MAX_DEATHS = 3  # workers an item may see die under it before it is saved as an error
+SUSPECT = 2  # deaths after which an item goes out alone to a worker
+READY_S = 180.0  # how long a new worker may take to start (runtime env, imports)
+STOP_S = 5.0  # after the grace period, how long stopped workers get to send what they have
+MAX_START_FAILURES = 3  # replacements in a row that fail to start before the run gives up
+
+
+class WorkersLost(Exception):
+    """No Ray worker is left and none can be started: the run cannot go on."""
+
+
+@dataclass
+class _Slot:
+    """One worker and the items it holds."""
+
+    index: int
+    actor: Any
+    window: int
+    outstanding: dict[ItemKey, WorkItem] = field(default_factory=dict)
+    suspects: int = 0  # items among ``outstanding`` that were running at SUSPECT deaths
+    host: str = "?"
+    alive: bool = True
+    closed: bool = False
+
+
+class RayEngine:
+    """Runs a prepared run's work items on Ray workers, with the face of
+    :class:`~agenteval_cli.execution.runner.Runner` that the execution uses."""
+
+    def __init__(
+        self,
+        local: Runner,
+        job: Job,
+        options: RayOptions,
+        note: Callable[[str], None] | None = None,
+    ) -> None:
+        self.local = local  # the driver's runner: cache lookups and settings
+        self.job, self.options = job, options
+        self.note = note or (lambda text: None)
+        self.stopped = False
+        self.stops = 0
+        self.abandoned: list[asyncio.Task[Any]] = []
+        self.on_forced_exit: Callable[[str], None] | None = None
+        self.warnings: list[str] = []
+        self.slots: list[_Slot] = []
+        self.deaths: dict[ItemKey, int] = {}
+        self.retry: deque[WorkItem] = deque()
+        self.source: Iterator[WorkItem] = iter(())
+        self.exhausted = False
+        self.consumers: set[asyncio.Task[Any]] = set()
+        self.start_failures = 0
+        self.failure: BaseException | None = None
+        self.replacing = 0  # replacement workers being started
+        self.sink: Callable[[WorkItem, Result], None] = lambda item, result: None
+        self.connection: Connection | None = None
+        self.actor_class: Any = None
+        self.runtime_env: dict[str, Any] = {}
+        self.limiters: list[Any] = []
+
+    # -- the face the execution uses --------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop dispatching; the workers stop as a local run does (a second stop cancels)."""
+        self.stopped = True
+        self.stops += 1
+        for slot in self._live():
+            slot.actor.stop.remote()
+
+    def stall_warnings(self) -> list[str]:
+        return list(self.warnings)
+
+    def abandoned_warnings(self) -> list[str]:
+        return []
+
+    async def run(
+        self,
+        items: Iterable[WorkItem],
+        on_result: Callable[[WorkItem, Result], None],
+        *,
+        handle_signals: bool = False,
+    ) -> bool:
+        """Run ``items`` on the workers; True when every one ran."""
+        self.source, self.sink = iter(items), on_result
+        self.connection = connect(self.options)
+        try:
+            with self._interrupts(enabled=handle_signals):
+                await self._start()
+                await self._until_done()
+        finally:
+            self._shutdown()
+        if self.failure is not None:
+            raise self.failure
+        return not self.stopped
+
+    # -- starting and ending ----------------------------------------------------------------
+
+    async def _start(self) -> None:
+        assert self.connection is not None
+        ray = self.connection.ray
+        self.job.shipped = self.connection.shipped
+        self.runtime_env = runtime_env(self.job.spec, self.options, shipped=self.connection.shipped)
+        settings = self.local.settings
+        limiter_class = ray.remote(SharedRateLimit).options(num_cpus=0)
+        if settings.requests_per_minute:
+            self.job.limiter = limiter_class.remote(settings.requests_per_minute)
+            self.limiters.append(self.job.limiter)
+        if settings.evaluator_requests_per_minute:
+            self.job.evaluator_limiter = limiter_class.remote(
+                settings.evaluator_requests_per_minute
+            )
+            self.limiters.append(self.job.evaluator_limiter)
+        cpus = self.connection.cpus
+        count = self.options.workers or max(1, int(cpus))
+        count = max(1, min(count, settings.concurrency))
+        self.shares = _split(settings, count)
+        self.actor_class = ray.remote(Worker).options(
+            num_cpus=min(1.0, cpus / count), max_restarts=0, runtime_env=self.runtime_env
+        )
+        slots = [self._new_slot(index) for index in range(count)]
+        await asyncio.gather(*(self._ready(slot) for slot in slots))
+        hosts = sorted({slot.host for slot in slots})
+        where = self.options.address or (
+            "a local Ray instance" if self.connection.started else "Ray"
+        )
+        self.note(
+            f"ray: {count} worker(s) on {len(hosts)} host(s) of {where}, concurrency "
+            f"{'+'.join(str(s.concurrency) for s in self.shares)}"
+        )
+        for slot in slots:
+            self._begin(slot)
+
+    def _new_slot(self, index: int) -> _Slot:
+        job = _with_settings(self.job, self.shares[index % len(self.shares)])
+        actor = self.actor_class.remote(job)
+        return _Slot(index, actor, window=2 * job.settings.concurrency)
+
+    async def _ready(self, slot: _Slot) -> _Slot:
+        """Wait for the worker to start; its problem (a target that will not import there) is
+        the user's error, as it would be in a local run."""
+        from agenteval_cli.core.errors import UserError
+
+        info = await asyncio.wait_for(slot.actor.ready.remote(), READY_S)
+        if info["problem"]:
+            raise UserError(f"on a Ray worker ({info['host']}): {info['problem']}")
+        slot.host = info["host"]
+        return slot
+
+    def _begin(self, slot: _Slot) -> None:
+        self.slots.append(slot)
+        self._fill(slot)
+        task = asyncio.ensure_future(self._consume(slot))
+        self.consumers.add(task)
+        task.add_done_callback(self.consumers.discard)
+
+    async def _until_done(self) -> None:
+        stop_deadline: float | None = None
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self.consumers and not self.replacing:
+                break
+            if self.failure is not None:
+                break
+            if self.stopped and stop_deadline is None:
+                stop_deadline = loop.time() + self.local.settings.grace_s + STOP_S
+            if stop_deadline is not None and loop.time() > stop_deadline:
+                break  # the workers did not end: what they hold is left for --resume
+            await asyncio.sleep(0.05)
+
+    def _shutdown(self) -> None:
+        for task in self.consumers:
+            task.cancel()
+        if self.connection is None:
+            return
+        ray = self.connection.ray
+        for slot in self.slots:
+            with contextlib.suppress(Exception):
+                ray.kill(slot.actor)
+        for actor in self.limiters:
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+        self.connection.close()
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    def _live(self) -> list[_Slot]:
+        return [slot for slot in self.slots if slot.alive]
+
+    def _next(self, *, suspects_ok: bool) -> WorkItem | None:
+        if self.retry:
+            if suspects_ok or self.deaths.get(_key(self.retry[0]), 0) < SUSPECT:
+                return self.retry.popleft()
+            for index, item in enumerate(self.retry):  # a suspect is taken by another worker
+                if self.deaths.get(_key(item), 0) < SUSPECT:
+                    del self.retry[index]
+                    return item
+        if self.exhausted or self.stopped:
+            return None
+        fresh = next(self.source, None)
+        if fresh is None:
+            self.exhausted = True
+        return fresh
+
+    def _fill(self, slot: _Slot) -> None:
+        if not slot.alive or slot.closed or self.stopped:
+            return
+        tasks = []
+        cache = self.local.cache
+        while len(slot.outstanding) < slot.window:
+            item = self._next(suspects_ok=slot.suspects == 0)
+            if item is None:
+                break
+            key = _key(item)
+            if self.deaths.get(key, 0) >= SUSPECT:
+                slot.suspects += 1
+            cached = None
+            if cache is not None and item.cache_key is not None:
+                cached = cache.get(item.cache_key)
+            slot.outstanding[key] = item
+            tasks.append(Task(item.target.name, item.example, item.repetition, cached))
+        if tasks:
+            slot.actor.submit.remote(tasks)
+        self._close_if_done()
+
+    def _close_if_done(self) -> None:
+        """Once every item is back, the workers are told there is no more."""
+        if not (self.exhausted and not self.retry) or any(s.outstanding for s in self._live()):
+            return
+        for slot in self._live():
+            if not slot.closed:
+                slot.closed = True
+                slot.actor.close.remote()
+
+    # -- results and deaths -----------------------------------------------------------------
+
+    async def _consume(self, slot: _Slot) -> None:
+        from ray.exceptions import (
+            ActorDiedError,
+            ActorUnavailableError,
+            ObjectLostError,
+            RayActorError,
+        )
+
+        try:
+            async for ref in slot.actor.results.remote():
+                message = await ref
+                if isinstance(message, Finished):
+                    self.warnings += [w for w in message.warnings if w not in self.warnings]
+                    break
+                for target, result in message:
+                    item = slot.outstanding.pop(
+                        (target, result.example_id, result.repetition), None
+                    )
+                    if item is None:
+                        continue  # not this worker's to send (already saved)
+                    if self.deaths.get(_key(item), 0) >= SUSPECT:
+                        slot.suspects -= 1
+                    self._save(item, result)
+                self._fill(slot)
+                for other in self._live():  # a freed suspect may go to an idle worker
+                    if other is not slot and len(other.outstanding) < other.window:
+                        self._fill(other)
+        except (RayActorError, ActorDiedError, ActorUnavailableError, ObjectLostError) as exc:
+            self._died(slot, exc)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # the runner or the store failed: the run cannot go on
+            if self.failure is None:
+                self.failure = exc
+
+    def _save(self, item: WorkItem, result: Result) -> None:
+        try:
+            self.sink(item, result)
+        except KeyboardInterrupt:
+            self.stop()
+
+    def _died(self, slot: _Slot, exc: BaseException) -> None:
+        slot.alive = False
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        lost = list(slot.outstanding.values())
+        slot.outstanding.clear()
+        rerun = 0
+        for item in lost:
+            key = _key(item)
+            self.deaths[key] = self.deaths.get(key, 0) + 1
+            if self.deaths[key] >= MAX_DEATHS:
+                self._save(item, _crashed(item, self.deaths[key], reason))
+            else:
+                self.retry.append(item)
+                rerun += 1
+        if self.stopped:
+            return
+        self.note(
+            f"ray: worker {slot.index} on {slot.host} died ({reason}); "
+            f"its {rerun} unfinished item(s) run again"
+        )
+        for other in self._live():
+            self._fill(other)
+        if self.retry or not self.exhausted:
+            self._replace(slot)
+        else:
+            self._close_if_done()
+
+    def _replace(self, dead: _Slot) -> None:
+        self.replacing += 1
+
+        async def start() -> None:
+            slot = self._new_slot(dead.index)
+            try:
+                await self._ready(slot)
+            except BaseException as exc:  # no room on the cluster, or it failed to start
+                self.start_failures += 1
+                with contextlib.suppress(Exception):
+                    self.connection.ray.kill(slot.actor)  # type: ignore[union-attr]
+                if not self._live() and self.start_failures >= MAX_START_FAILURES:
+                    self.failure = WorkersLost(
+                        f"every Ray worker died and none could be started again ({exc}); "
+                        "what finished is saved: run again with --resume"
+                    )
+                elif not self.stopped:
+                    self._replace(dead)
+                return
+            finally:
+                self.replacing -= 1
+            self.start_failures = 0
+            if self.stopped:
+                self.connection.ray.kill(slot.actor)  # type: ignore[union-attr]
+                return
+            self._begin(slot)
+
+        task = asyncio.ensure_future(start())
+        self.consumers.add(task)
+        task.add_done_callback(self.consumers.discard)
+
+    # -- Ctrl-C -----------------------------------------------------------------------------
+
+    def _interrupts(self, *, enabled: bool) -> contextlib.AbstractContextManager[Any]:
+        if not enabled:
+            return contextlib.nullcontext()
+        from agenteval_cli.execution.watchdog import Interrupts
+
+        loop = asyncio.get_running_loop()
+        return Interrupts(loop, self.stop, self.local.settings.grace_s + STOP_S, self._forced)
+
+    def _forced(self, reason: str) -> None:
+        if self.on_forced_exit is not None:
+            self.on_forced_exit("the Ray workers did not stop within the grace period")
+
+
+def _key(item: WorkItem) -> ItemKey:
+    return (item.target.name, item.example.id, item.repetition)
+
+
+def _crashed(item: WorkItem, deaths: int, reason: str) -> Result:
+    error = (
+        f"WorkerCrashed: the Ray worker running this call died {deaths} times ({reason}); "
+        "the call is not tried again"
+    )
+    return Result(
+        example_id=item.example.id,
+        repetition=item.repetition,
+        outputs=None,
+        trace=Trace(error=error),
+        error=error,
+    )
+
+
+def _split(settings: RunSettings, count: int) -> list[RunSettings]:
+    """Each worker's share of the run's concurrency and evaluator slots (spread as evenly
+    as they divide); every other setting is the run's."""
+    from dataclasses import replace
+
+    def share(total: int, index: int) -> int:
+        return max(1, total // count + (1 if index < total % count else 0))
+
+    return [
+        replace(
+            settings,
+            concurrency=share(settings.concurrency, index),
+            evaluator_concurrency=share(settings.evaluator_slots(), index),
+        )
+        for index in range(count)
+    ]
+
+
+def _with_settings(job: Job, settings: RunSettings) -> Job:
+    from dataclasses import replace
+
+    return replace(job, settings=settings)
+
+
+def make_job(spec: Any, runner: Runner, evaluators: list[Any]) -> Job:
+    import sys
+
+    return Job(
+        spec=spec,
+        only_targets=[t.name for t in runner.targets],
+        settings=runner.settings,
+        samples={e.name: e.example_ids for e in evaluators},
+        shipped=False,
+        version=agenteval_version(),
+        sys_path=[p for p in sys.path if p],
+    )

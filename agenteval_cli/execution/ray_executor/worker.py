@@ -1,0 +1,205 @@
+"""The Ray actor that runs a share of a distributed run's calls.
+
+It is built from the spec the driver loaded (its targets and evaluators imported again on
+the worker, from the spec's folder shipped as its working directory), takes batches of work
+from the driver, runs them with the in-process :class:`~agenteval_cli.execution.runner.Runner`
+and streams each finished result back. It writes nothing: the driver keeps the store.
+This module does not import Ray; the driver makes the class an actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example, Result
+from agenteval_cli.execution.cache import CachedCall
+from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
+from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
+from agenteval_cli.spec.model import Spec
+
+BATCH_S = 0.01  # how long a worker gathers finished results before it sends them
+ItemKey = tuple[str, str, int]  # (target name, example id, repetition): one per work item
+
+
+@dataclass
+class Job:
+    """What every worker of a run is built from."""
+
+    spec: Spec
+    only_targets: list[str] | None
+    settings: RunSettings  # this worker's share of the run's concurrency
+    samples: dict[str, frozenset[str] | None]  # evaluator name -> its sampled example ids
+    shipped: bool  # the spec's folder is the worker's working directory
+    version: str  # the driver's agenteval version: the worker's must be the same
+    # the driver's import path: a worker on the same machine (nothing shipped) imports the
+    # targets from where the driver did
+    sys_path: list[str] = field(default_factory=list)
+    limiter: Any = None  # the shared limiters' actor handles, or None
+    evaluator_limiter: Any = None
+
+
+@dataclass
+class Task:
+    """One work item as it travels: a target by name, and its cached answer when the driver
+    found one."""
+
+    target: str
+    example: Example
+    repetition: int
+    cached: CachedCall | None = None
+
+    @property
+    def key(self) -> ItemKey:
+        return (self.target, self.example.id, self.repetition)
+
+
+@dataclass
+class Finished:
+    """A worker's last message: its runner's warnings (targets that blocked its loop)."""
+
+    warnings: list[str] = field(default_factory=list)
+
+
+Batch = list[tuple[str, Result]]  # (target name, result) as they finished
+
+
+class _ShippedAnswers:
+    """The cached answers the driver sent with the work, each taken once."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, CachedCall] = {}
+
+    def get(self, key: str) -> CachedCall | None:
+        return self.answers.pop(key, None)
+
+
+class Worker:
+    """A Ray actor (async: its methods run on its event loop). A spec that fails to load
+    here (a target that does not import on the worker) is reported by :meth:`ready`."""
+
+    def __init__(self, job: Job) -> None:
+        from agenteval_cli.langsmith.offline import TRACING_VARS
+
+        os.environ.update(dict.fromkeys(TRACING_VARS, "false"))  # a worker never traces
+        self.job = job
+        self.feed = Feed()
+        self.answers = _ShippedAnswers()
+        self.problem: str | None = None
+        self.runner: Runner | None = None
+        try:
+            self.runner = self._build(job)
+        except UserError as exc:
+            self.problem = exc.format()
+
+    def _build(self, job: Job) -> Runner:
+        import agenteval_cli.evaluators  # noqa: F401 (registers every family)
+        from agenteval_cli.evaluators.loading import bind_evaluators
+        from agenteval_cli.execution.experiment import load_targets
+
+        spec = job.spec
+        if job.shipped:  # relative paths in the spec now resolve in the shipped copy
+            spec._base_dir = Path.cwd()
+        else:
+            sys.path.extend(p for p in job.sys_path if p not in sys.path)
+        targets = load_targets(spec, job.only_targets)
+        skipped: list[str] = []
+        evaluators = bind_evaluators(spec, None, warn=skipped.append)
+        built = {e.name for e in evaluators}
+        missing = [name for name in job.samples if name not in built]
+        if missing:
+            raise UserError(
+                f"evaluator(s) {', '.join(missing)} could not be built on a Ray worker"
+                + (f" ({'; '.join(skipped)})" if skipped else "")
+                + ", where the driver built them",
+                hint="give the workers the keys they need with 'ray: {env: [NAME, ...]}'",
+            )
+        for evaluator in evaluators:  # the driver's samples: the same ids everywhere
+            evaluator.example_ids = job.samples.get(evaluator.name)
+        runner = Runner(targets=targets, evaluators=evaluators, settings=job.settings)
+        runner.cache = self.answers
+        if job.limiter is not None:
+            runner.limiter = RemoteLimiter(job.limiter)
+        if job.evaluator_limiter is not None:
+            runner.evaluator_limiter = RemoteLimiter(job.evaluator_limiter)
+        return runner
+
+    async def ready(self) -> dict[str, Any]:
+        """Who this worker is, and what keeps it from running (None when nothing does)."""
+        from agenteval_cli.execution.ray_executor.cluster import agenteval_version
+
+        version = agenteval_version()
+        problem = self.problem
+        if problem is None and version != self.job.version:
+            problem = (
+                f"the Ray worker has agenteval {version}, the driver {self.job.version}: "
+                "install the same version on the cluster"
+            )
+        return {
+            "host": platform.node(),
+            "pid": os.getpid(),
+            "cwd": os.getcwd(),
+            "problem": problem,
+        }
+
+    async def submit(self, tasks: list[Task]) -> None:
+        if self.runner is None:
+            return
+        targets = {t.name: t for t in self.runner.targets}
+        items = []
+        for task in tasks:
+            key = None
+            if task.cached is not None:
+                key = f"{task.target}\0{task.example.id}\0{task.repetition}"
+                self.answers.answers[key] = task.cached
+            items.append(
+                WorkItem(targets[task.target], task.example, task.repetition, cache_key=key)
+            )
+        self.feed.put(items)
+
+    async def close(self) -> None:
+        """No more work: the worker ends once what it has is done."""
+        self.feed.close()
+
+    async def stop(self) -> None:
+        """As Ctrl-C in a local run: nothing new starts; a second stop cancels the calls."""
+        if self.runner is not None:
+            self.runner.stop()
+        self.feed.close()
+
+    async def results(self) -> AsyncIterator[Batch | Finished]:
+        """Every result as it finishes, in small batches, then :class:`Finished`."""
+        runner = self.runner
+        if runner is None:
+            yield Finished()
+            return
+        out: Batch = []
+        wake = asyncio.Event()
+
+        def sink(item: WorkItem, result: Result) -> None:
+            out.append((item.target.name, result))
+            wake.set()
+
+        run = asyncio.ensure_future(runner.run(self.feed, sink))
+        while True:
+            waiter = asyncio.ensure_future(wake.wait())
+            await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if not run.done():
+                await asyncio.sleep(BATCH_S)  # a few more results to send with it
+            wake.clear()
+            if out:
+                batch = out.copy()
+                out.clear()
+                yield batch
+            if run.done() and not out:
+                break
+        run.result()  # a failure of the runner itself is the driver's to report
+        yield Finished(runner.stall_warnings() + runner.abandoned_warnings())
