@@ -12,7 +12,7 @@ $(BIN)/python:
 
 # Reinstall only when the dependency pins change.
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,ray]'
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import subprocess
@@ -13,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from stored import by_target, per_example, same_metrics
 
 import agenteval_cli as agenteval
 from agenteval_cli.core.errors import UserError
@@ -41,44 +41,11 @@ pricing:
   scripted-large: {{input: 2.50, output: 10.00}}
   scripted-small: {{input: 0.15, output: 0.60}}
 """
-LATENCY = ("latency_p50_s", "latency_p95_s")
 
 
 def write_spec(path: Path, *, dataset: Path = DATASET, repetitions: int = 2) -> Path:
     path.write_text(SPEC.format(dataset=dataset, repetitions=repetitions))
     return path
-
-
-def by_target(store: Store) -> dict[str, str]:
-    """target -> the id of its latest experiment."""
-    return {e.target: e.id for e in reversed(store.experiments())}
-
-
-def per_example(store: Store, experiment_id: str) -> dict[tuple[str, int], tuple]:
-    """(example, repetition) -> what is stored for it but its timing and the ids the demo
-    graphs draw at random for their tool calls: the final response stands for the outputs."""
-    found = {}
-    for stored in store.results(experiment_id):
-        r = stored.result
-        key = (r.example_id, r.repetition)
-        assert key not in found
-        scores = tuple((s.key, s.score, s.comment) for s in r.scores)
-        final = (r.outputs or {}).get("final_response")
-        found[key] = (stored.inputs, stored.reference_outputs, final, r.error, scores)
-    return found
-
-
-def same_metrics(merged: dict, unsharded: dict) -> None:
-    """Every metric equal; latency only there (it is measured anew each run); float sums to
-    the rounding of their order (results are stored as they finish, in no fixed order)."""
-    assert merged.keys() == unsharded.keys()
-    for key, value in unsharded.items():
-        if key in LATENCY:
-            assert isinstance(merged[key], float) and merged[key] >= 0
-        elif isinstance(value, float):
-            assert math.isclose(merged[key], value, rel_tol=1e-12), key
-        else:
-            assert merged[key] == value, key
 
 
 @pytest.fixture(scope="module")

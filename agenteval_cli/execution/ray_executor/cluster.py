@@ -86,22 +86,26 @@ class Connection:
             self.ray.shutdown()
 
 
-def connect(options: RayOptions) -> Connection:
-    """Ray, initialised: joined to ``options.address`` (or ``RAY_ADDRESS``), else a local
+def connect(spec: Spec, options: RayOptions) -> Connection:
+    """Ray, initialised: joined to ``options.address`` (or ``RAY_ADDRESS``) with the spec's
+    folder shipped (Ray ships local folders for a whole job, so at ``ray.init``), else a local
     instance with this machine's cores. A process already connected (a notebook that called
-    ``ray.init``) keeps its connection."""
+    ``ray.init``) keeps its connection and its own runtime environment: nothing is shipped."""
     require_ray()
     import ray
 
-    shipped = options.joins_cluster()
     if ray.is_initialized():
-        return Connection(ray, False, shipped, _cpus(ray))
+        return Connection(ray, False, False, _cpus(ray))
+    shipped = options.joins_cluster()
+    env = runtime_env(spec, options, shipped=shipped)
     quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": True}
     try:
         if shipped:
-            ray.init(address=options.address, **quiet)
+            ray.init(address=options.address, runtime_env=env, **quiet)
         else:
-            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
+            ray.init(
+                num_cpus=os.cpu_count() or 1, include_dashboard=False, runtime_env=env, **quiet
+            )
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise UserError(
             f"cannot reach the Ray cluster at {options.address or os.environ.get('RAY_ADDRESS')}: "

@@ -25,7 +25,6 @@ from agenteval_cli.execution.ray_executor.cluster import (
     RayOptions,
     agenteval_version,
     connect,
-    runtime_env,
 )
 from agenteval_cli.execution.ray_executor.limiter import SharedRateLimit
 from agenteval_cli.execution.ray_executor.worker import Finished, ItemKey, Job, Task, Worker
@@ -84,10 +83,11 @@ class RayEngine:
         self.start_failures = 0
         self.failure: BaseException | None = None
         self.replacing = 0  # replacement workers being started
+        self.starting: set[asyncio.Task[Any]] = set()  # their tasks
+        self.closing = False  # the run is over: nothing more starts
         self.sink: Callable[[WorkItem, Result], None] = lambda item, result: None
         self.connection: Connection | None = None
         self.actor_class: Any = None
-        self.runtime_env: dict[str, Any] = {}
         self.limiters: list[Any] = []
 
     # -- the face the execution uses --------------------------------------------------------
@@ -114,13 +114,13 @@ class RayEngine:
     ) -> bool:
         """Run ``items`` on the workers; True when every one ran."""
         self.source, self.sink = iter(items), on_result
-        self.connection = connect(self.options)
+        self.connection = connect(self.job.spec, self.options)
         try:
             with self._interrupts(enabled=handle_signals):
                 await self._start()
                 await self._until_done()
         finally:
-            self._shutdown()
+            await self._shutdown()
         if self.failure is not None:
             raise self.failure
         return not self.stopped
@@ -131,7 +131,6 @@ class RayEngine:
         assert self.connection is not None
         ray = self.connection.ray
         self.job.shipped = self.connection.shipped
-        self.runtime_env = runtime_env(self.job.spec, self.options, shipped=self.connection.shipped)
         settings = self.local.settings
         limiter_class = ray.remote(SharedRateLimit).options(num_cpus=0)
         if settings.requests_per_minute:
@@ -147,7 +146,7 @@ class RayEngine:
         count = max(1, min(count, settings.concurrency))
         self.shares = _split(settings, count)
         self.actor_class = ray.remote(Worker).options(
-            num_cpus=min(1.0, cpus / count), max_restarts=0, runtime_env=self.runtime_env
+            num_cpus=min(1.0, cpus / count), max_restarts=0
         )
         slots = [self._new_slot(index) for index in range(count)]
         await asyncio.gather(*(self._ready(slot) for slot in slots))
@@ -186,12 +185,14 @@ class RayEngine:
         task.add_done_callback(self.consumers.discard)
 
     async def _until_done(self) -> None:
+        """Until every item is saved and the workers have said goodbye (or the run failed,
+        or it was stopped and its workers had their time). A replacement still starting
+        when nothing is left to run is not waited for."""
         stop_deadline: float | None = None
         loop = asyncio.get_running_loop()
-        while True:
-            if not self.consumers and not self.replacing:
-                break
-            if self.failure is not None:
+        while self.failure is None:
+            working = self.consumers or (self.replacing and not self._all_saved())
+            if not working:
                 break
             if self.stopped and stop_deadline is None:
                 stop_deadline = loop.time() + self.local.settings.grace_s + STOP_S
@@ -199,19 +200,20 @@ class RayEngine:
                 break  # the workers did not end: what they hold is left for --resume
             await asyncio.sleep(0.05)
 
-    def _shutdown(self) -> None:
-        for task in self.consumers:
+    def _all_saved(self) -> bool:
+        return self.exhausted and not self.retry and not any(s.outstanding for s in self.slots)
+
+    async def _shutdown(self) -> None:
+        """The workers, the limiters and (when this run started it) Ray itself, ended."""
+        self.closing = True
+        left = [*self.consumers, *self.starting]
+        for task in left:
             task.cancel()
-        if self.connection is None:
-            return
-        ray = self.connection.ray
-        for slot in self.slots:
-            with contextlib.suppress(Exception):
-                ray.kill(slot.actor)
-        for actor in self.limiters:
-            with contextlib.suppress(Exception):
-                ray.kill(actor)
-        self.connection.close()
+        await asyncio.gather(*left, return_exceptions=True)
+        for actor in [*(slot.actor for slot in self.slots), *self.limiters]:
+            self._kill(actor)
+        if self.connection is not None:
+            self.connection.close()
 
     # -- dispatch ---------------------------------------------------------------------------
 
@@ -256,7 +258,7 @@ class RayEngine:
 
     def _close_if_done(self) -> None:
         """Once every item is back, the workers are told there is no more."""
-        if not (self.exhausted and not self.retry) or any(s.outstanding for s in self._live()):
+        if not self._all_saved():
             return
         for slot in self._live():
             if not slot.closed:
@@ -333,6 +335,11 @@ class RayEngine:
         else:
             self._close_if_done()
 
+    def _kill(self, actor: Any) -> None:
+        if self.connection is not None:
+            with contextlib.suppress(Exception):
+                self.connection.ray.kill(actor)
+
     def _replace(self, dead: _Slot) -> None:
         self.replacing += 1
 
@@ -340,29 +347,31 @@ class RayEngine:
             slot = self._new_slot(dead.index)
             try:
                 await self._ready(slot)
-            except BaseException as exc:  # no room on the cluster, or it failed to start
+            except Exception as exc:  # no room on the cluster, or it failed to start
+                self._kill(slot.actor)
                 self.start_failures += 1
-                with contextlib.suppress(Exception):
-                    self.connection.ray.kill(slot.actor)  # type: ignore[union-attr]
                 if not self._live() and self.start_failures >= MAX_START_FAILURES:
                     self.failure = WorkersLost(
                         f"every Ray worker died and none could be started again ({exc}); "
                         "what finished is saved: run again with --resume"
                     )
-                elif not self.stopped:
+                elif not (self.stopped or self.closing):
                     self._replace(dead)
                 return
+            except asyncio.CancelledError:  # the run ended first
+                self._kill(slot.actor)
+                raise
             finally:
                 self.replacing -= 1
             self.start_failures = 0
-            if self.stopped:
-                self.connection.ray.kill(slot.actor)  # type: ignore[union-attr]
+            if self.stopped or self.closing:
+                self._kill(slot.actor)
                 return
             self._begin(slot)
 
         task = asyncio.ensure_future(start())
-        self.consumers.add(task)
-        task.add_done_callback(self.consumers.discard)
+        self.starting.add(task)
+        task.add_done_callback(self.starting.discard)
 
     # -- Ctrl-C -----------------------------------------------------------------------------
 

@@ -1,0 +1,42 @@
+"""What two runs of one spec stored, compared: the same results and the same metrics, where
+the runs were split (shards) or spread (Ray workers) differently."""
+
+from __future__ import annotations
+
+import math
+
+from agenteval_cli.store.db import Store
+
+LATENCY = ("latency_p50_s", "latency_p95_s")
+
+
+def by_target(store: Store) -> dict[str, str]:
+    """target -> the id of its latest experiment."""
+    return {e.target: e.id for e in reversed(store.experiments())}
+
+
+def per_example(store: Store, experiment_id: str) -> dict[tuple[str, int], tuple]:
+    """(example, repetition) -> what is stored for it but its timing and the ids the demo
+    graphs draw at random for their tool calls: the final response stands for the outputs."""
+    found = {}
+    for stored in store.results(experiment_id):
+        r = stored.result
+        key = (r.example_id, r.repetition)
+        assert key not in found
+        scores = tuple((s.key, s.score, s.comment) for s in r.scores)
+        final = (r.outputs or {}).get("final_response")
+        found[key] = (stored.inputs, stored.reference_outputs, final, r.error, scores)
+    return found
+
+
+def same_metrics(merged: dict, unsharded: dict) -> None:
+    """Every metric equal; latency only there (it is measured anew each run); float sums to
+    the rounding of their order (results are stored as they finish, in no fixed order)."""
+    assert merged.keys() == unsharded.keys()
+    for key, value in unsharded.items():
+        if key in LATENCY:
+            assert isinstance(merged[key], float) and merged[key] >= 0
+        elif isinstance(value, float):
+            assert math.isclose(merged[key], value, rel_tol=1e-12), key
+        else:
+            assert merged[key] == value, key

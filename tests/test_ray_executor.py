@@ -1,0 +1,285 @@
+"""``executor: ray``: the same spec on Ray workers stores what an in-process run stores;
+the spec's folder ships to a cluster's workers; one rate limit holds across workers; a node
+that dies mid-run has its unfinished items run again elsewhere, each saved once; a call that
+crashes its worker every time is that example's error; a run stopped on Ray resumes; and Ray
+is never imported unless a run asks for it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from stored import by_target, per_example, same_metrics
+
+import agenteval_cli as agenteval
+from agenteval_cli.store.db import Store
+
+ray = pytest.importorskip("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = """\
+experiment_prefix: demo
+dataset:
+  path: {dataset}
+targets:
+  supervisor: agenteval_cli.demo.supervisor:graph
+  swarm:
+    target: agenteval_cli.demo.swarm:graph
+    input_key: question
+    initial_state: {{resolution_notes: []}}
+evaluators: [routing_accuracy, resolution_coverage, handoff_chain_length, token_cost,
+             routing_confusion]
+concurrency: 8
+repetitions: 2
+pricing:
+  scripted-large: {{input: 2.50, output: 10.00}}
+  scripted-small: {{input: 0.15, output: 0.60}}
+"""
+# A target of the user's own, in the spec's folder, importing a neighbour: what reached the
+# worker is told by where the call ran (its working directory and process).
+PROBE = """\
+import os
+import time
+
+from helpers import answer
+
+
+def probe(inputs):
+    started = time.time()
+    if inputs.get("crash"):
+        os._exit(1)
+    time.sleep(float(inputs.get("sleep", 0)))
+    return {{"answer": answer(inputs["question"]), "cwd": os.getcwd(), "pid": os.getpid(),
+            "started": started}}
+"""
+PROBE_SPEC = """\
+experiment_prefix: probe
+dataset: {{path: examples.jsonl}}
+targets:
+  probe: probe.py:probe
+evaluators:
+  - {{name: exact, type: custom, target: checks.py:exact}}
+concurrency: {concurrency}
+timeout_s: 30
+executor: ray
+ray: {{workers: {workers}}}
+{extra}
+"""
+
+
+def probe_spec(
+    folder: Path,
+    rows: list[dict],
+    *,
+    concurrency: int = 4,
+    workers: int = 2,
+    extra: str = "",
+) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "probe.py").write_text(PROBE.format())
+    (folder / "helpers.py").write_text("def answer(question):\n    return question.upper()\n")
+    (folder / "checks.py").write_text(
+        "def exact(outputs, reference_outputs):\n"
+        "    return outputs['answer'] == reference_outputs['answer']\n"
+    )
+    lines = [
+        json.dumps({"id": f"q{i}", "inputs": row, "outputs": {"answer": row["question"].upper()}})
+        for i, row in enumerate(rows)
+    ]
+    (folder / "examples.jsonl").write_text("\n".join(lines) + "\n")
+    spec = folder / "spec.yaml"
+    spec.write_text(PROBE_SPEC.format(concurrency=concurrency, workers=workers, extra=extra))
+    return spec
+
+
+def stored(store_path: Path, target: str = "probe") -> list:
+    with Store(store_path, readonly=True) as store:
+        return [s.result for s in store.results(by_target(store)[target])]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A Ray cluster of two nodes on this machine (the head and one more), as a user's would
+    be: runs join it by address, so the spec's folder ships to the workers."""
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    made.add_node(num_cpus=1)
+    made.wait_for_nodes()
+    yield made
+    made.shutdown()
+
+
+def test_the_demo_on_a_local_ray_instance_stores_what_the_in_process_run_stores(tmp_path, invoke):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(DEMO.format(dataset=ROOT / "datasets" / "routing.jsonl"))
+    local = invoke("run", spec, "--store", tmp_path / "local.db", "--json", tmp_path / "local.json")
+    assert local.exit_code == 0, local.output
+    on_ray = invoke(
+        "run", spec, "--executor", "ray", "--store", tmp_path / "ray.db",
+        "--json", tmp_path / "ray.json",
+    )  # fmt: skip
+    assert on_ray.exit_code == 0, on_ray.output
+    assert "ray: 2 worker(s) on 1 host(s) of a local Ray instance, concurrency 4+4" in on_ray.text
+    assert not ray.is_initialized()  # the instance the run started is gone with it
+    metrics = {
+        name: {e["target"]: e["metrics"] for e in json.loads(path.read_text())["experiments"]}
+        for name, path in (("local", tmp_path / "local.json"), ("ray", tmp_path / "ray.json"))
+    }
+    for target in ("supervisor", "swarm"):
+        same_metrics(metrics["ray"][target], metrics["local"][target])
+    with Store(tmp_path / "local.db", readonly=True) as a, Store(tmp_path / "ray.db") as b:
+        for target in ("supervisor", "swarm"):
+            here, there = by_target(a)[target], by_target(b)[target]
+            assert per_example(b, there) == per_example(a, here)
+            assert len(per_example(b, there)) == 64  # 32 examples x 2 repetitions, each once
+
+
+def test_a_cluster_gets_the_spec_folder_and_shares_one_rate_limit(tmp_path, cluster, invoke):
+    rows = [{"question": f"q{i}"} for i in range(12)]
+    spec = probe_spec(tmp_path / "suite", rows, extra="rate_limit: {requests_per_minute: 300}")
+    out = invoke("run", spec, "--ray-address", cluster.address, "--store", tmp_path / "s.db")
+    assert out.exit_code == 0, out.output
+    assert "ray: 2 worker(s)" in out.text
+    results = stored(tmp_path / "s.db")
+    assert sorted(r.example_id for r in results) == sorted(f"q{i}" for i in range(12))
+    assert all(r.error is None and r.scores[0].score is True for r in results)
+    # the calls ran in the shipped copy of the spec's folder, not in the folder itself
+    cwds = {r.outputs["cwd"] for r in results}
+    assert all("working_dir_files" in cwd for cwd in cwds), cwds
+    assert len({r.outputs["pid"] for r in results}) == 2  # both workers took calls
+    # 300 a minute: starts at least 0.2 s apart across both workers (a limiter each would
+    # let two calls start together)
+    starts = sorted(r.outputs["started"] for r in results)
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert min(gaps) >= 0.19, gaps
+
+
+def test_a_target_file_outside_the_spec_folder_is_refused_before_a_cluster_run(
+    tmp_path, cluster, invoke
+):
+    spec = probe_spec(tmp_path / "suite", [{"question": "a"}])
+    (tmp_path / "elsewhere.py").write_text((tmp_path / "suite" / "probe.py").read_text())
+    spec.write_text(spec.read_text().replace("probe.py:probe", "../elsewhere.py:probe"))
+    out = invoke("run", spec, "--ray-address", cluster.address, "--store", tmp_path / "s.db")
+    assert out.exit_code == 2
+    assert f"{spec}:4: target 'probe' is the file ../elsewhere.py, outside the spec's folder" in (
+        out.text
+    )
+    assert "Traceback" not in out.output
+
+
+def test_a_node_that_dies_mid_run_has_its_unfinished_items_run_again_each_saved_once(tmp_path):
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    nodes = [made.add_node(num_cpus=1), made.add_node(num_cpus=1)]
+    made.wait_for_nodes()
+    try:
+        rows = [{"question": f"q{i}", "sleep": 0.3} for i in range(24)]
+        spec = probe_spec(tmp_path / "suite", rows, concurrency=4)
+        seen, notes = [], []
+        killed = threading.Event()
+
+        def on_result(target, result):
+            seen.append(result.outputs["pid"])
+            if len(seen) == 4 and not killed.is_set():
+                killed.set()
+                made.remove_node(nodes[0], allow_graceful=False)
+
+        report = agenteval.run(
+            spec,
+            store=tmp_path / "s.db",
+            ray_address=made.address,
+            on_result=on_result,
+            on_note=notes.append,
+        )
+    finally:
+        made.shutdown()
+    assert report.status == "finished"
+    assert killed.is_set()
+    died = [n for n in notes if "died" in n]
+    assert len(died) == 1 and "unfinished item(s) run again" in died[0], notes
+    results = stored(tmp_path / "s.db")
+    ids = [r.example_id for r in results]
+    assert sorted(ids) == sorted(f"q{i}" for i in range(24))  # nothing lost, none twice
+    assert all(r.error is None for r in results)
+    assert len({r.outputs["pid"] for r in results}) == 2  # the survivor finished the rest
+
+
+def test_a_call_that_crashes_its_worker_every_time_is_its_examples_error(tmp_path, invoke):
+    rows = [{"question": f"q{i}"} for i in range(6)]
+    rows[2] = {"question": "poison", "crash": True}
+    spec = probe_spec(tmp_path / "suite", rows, concurrency=2)
+    out = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert out.exit_code == 3, out.output  # run errors: one example errored
+    results = {r.example_id: r for r in stored(tmp_path / "s.db")}
+    assert sorted(results) == [f"q{i}" for i in range(6)]
+    assert results["q2"].error.startswith("WorkerCrashed: the Ray worker running this call died 3")
+    assert all(results[k].error is None for k in results if k != "q2")
+    assert "worker 0" in out.text or "worker 1" in out.text  # each death is said
+
+
+def test_a_run_stopped_on_ray_resumes_on_ray_and_stores_each_example_once(tmp_path, invoke):
+    rows = [{"question": f"q{i}", "sleep": 0.1} for i in range(20)]
+    spec = probe_spec(tmp_path / "suite", rows, concurrency=2)
+    count = []
+
+    def stop_after_five(target, result):
+        count.append(result)
+        if len(count) == 5:
+            raise KeyboardInterrupt  # the API's way to stop a run
+
+    report = agenteval.run(spec, store=tmp_path / "s.db", on_result=stop_after_five)
+    assert report.status == "interrupted"
+    first = len(stored(tmp_path / "s.db"))
+    assert 5 <= first < 20
+    out = invoke("run", spec, "--resume", "--store", tmp_path / "s.db")
+    assert out.exit_code == 0, out.output
+    assert f"{20 - first} call(s) left" in out.text
+    ids = [r.example_id for r in stored(tmp_path / "s.db")]
+    assert sorted(ids) == sorted(f"q{i}" for i in range(20))
+
+
+def test_cached_answers_are_looked_up_by_the_driver_and_not_called_again(tmp_path, invoke):
+    rows = [{"question": f"q{i}"} for i in range(6)]
+    spec = probe_spec(tmp_path / "suite", rows, concurrency=2, extra="cache: true")
+    first = invoke("run", spec, "--store", tmp_path / "s.db", "--json", tmp_path / "1.json")
+    second = invoke("run", spec, "--store", tmp_path / "s.db", "--json", tmp_path / "2.json")
+    assert first.exit_code == 0 and second.exit_code == 0, second.output
+    again = stored(tmp_path / "s.db")
+    assert all(r.cached and r.attempts == 0 for r in again)
+    one, two = (json.loads((tmp_path / f"{n}.json").read_text()) for n in (1, 2))
+    assert one["experiments"][0]["metrics"]["exact"] == two["experiments"][0]["metrics"]["exact"]
+
+
+def test_without_ray_installed_the_run_is_one_line_naming_the_extra(tmp_path, invoke, monkeypatch):
+    spec = probe_spec(tmp_path / "suite", [{"question": "a"}])
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    out = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        f"error: {spec}:9: executor 'ray' needs Ray, which is not installed "
+        "(install it with: pip install 'agenteval-cli[ray]')"
+    )
+    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").experiments()
+
+
+def test_nothing_imports_ray_unless_a_run_asks_for_it():
+    code = textwrap.dedent(
+        """
+        import sys
+        from typer.testing import CliRunner
+        from agenteval_cli.cli import app
+        import agenteval_cli.execution.experiment, agenteval_cli.api.running
+        CliRunner().invoke(app, ["run", "--help"])
+        print("ray" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
