@@ -1,4 +1,4 @@
-"""``python -m bench [w1 ... w6 w8 w9] [--full]``: run the cases, print the table, save JSON."""
+"""``python -m bench [w1 ... w9] [--full]``: run the cases, print the table, save JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import cases_loop, cases_merge, cases_misc, cases_pool
+from bench import cases_loop, cases_merge, cases_misc, cases_pool, cases_ray
 from bench.procs import ROOT
 from bench.report import Row, print_table, write_json
 
@@ -21,6 +21,7 @@ CASES = {
     "w4": cases_misc.w4,
     "w5": cases_misc.w5,
     "w6": cases_misc.w6,
+    "w7": cases_ray.w7,
     "w8": cases_pool.w8,
     "w9": cases_merge.w9,
 }

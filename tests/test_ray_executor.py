@@ -162,6 +162,24 @@ def test_a_cluster_gets_the_spec_folder_and_shares_one_rate_limit(tmp_path, clus
     assert min(gaps) >= 0.19, gaps
 
 
+def test_a_package_of_the_users_own_ships_to_the_cluster_as_a_module(
+    tmp_path, cluster, invoke, monkeypatch
+):
+    spec = probe_spec(tmp_path / "suite", [{"question": "a"}, {"question": "b"}])
+    package = tmp_path / "src" / "myevals"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "graphs.py").write_text(
+        "def where(inputs):\n    return {'answer': inputs['question'].upper(), 'file': __file__}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))  # importable here, not installed
+    spec.write_text(spec.read_text().replace("probe.py:probe", "myevals.graphs:where"))
+    out = invoke("run", spec, "--ray-address", cluster.address, "--store", tmp_path / "s.db")
+    assert out.exit_code == 0, out.output
+    files = {r.outputs["file"] for r in stored(tmp_path / "s.db")}
+    assert all("py_modules_files" in f and f.endswith("myevals/graphs.py") for f in files), files
+
+
 def test_a_target_file_outside_the_spec_folder_is_refused_before_a_cluster_run(
     tmp_path, cluster, invoke
 ):

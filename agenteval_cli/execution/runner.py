@@ -81,11 +81,14 @@ class Feed:
         self._items: deque[WorkItem] = deque()
         self._closed = False
         self._ready = asyncio.Event()
+        self.drained = asyncio.Event()  # set while no item waits to be taken
+        self.drained.set()
 
     def put(self, items: Iterable[WorkItem]) -> None:
         self._items.extend(items)
         if self._items:
             self._ready.set()
+            self.drained.clear()
 
     def close(self) -> None:
         self._closed = True
@@ -97,7 +100,10 @@ class Feed:
                 return None
             self._ready.clear()
             await self._ready.wait()
-        return self._items.popleft()
+        item = self._items.popleft()
+        if not self._items:
+            self.drained.set()
+        return item
 
 
 YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in

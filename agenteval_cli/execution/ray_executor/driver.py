@@ -1,7 +1,9 @@
 """The driver of a Ray run: hands work to the workers, saves what they send back.
 
-Each worker holds at most a window of items (twice its concurrency), topped up as its
-results arrive, so a fast worker takes more and none sits idle while work is left. Results
+Each worker holds at most a window of items, topped up as its results arrive: its
+concurrency, plus what it finishes in ``REFILL_S`` (at least half its concurrency again),
+so a worker never waits for work while a batch is on its way, a fast worker takes more, and
+slow calls are not queued behind each other on one worker while another is idle. Results
 are handed to ``on_result`` (the store's writer) in this process only. A worker whose
 process or node dies has its unfinished items run again on the others, and a replacement
 is started; an item that was running each time a worker died ``MAX_DEATHS`` times (one that
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +39,8 @@ SUSPECT = 2  # deaths after which an item goes out alone to a worker
 READY_S = 180.0  # how long a new worker may take to start (runtime env, imports)
 STOP_S = 5.0  # after the grace period, how long stopped workers get to send what they have
 MAX_START_FAILURES = 3  # replacements in a row that fail to start before the run gives up
+REFILL_S = 0.25  # a worker's window holds this long's worth of its results beyond its slots
+MAX_WINDOW = 4096
 
 
 class WorkersLost(Exception):
@@ -47,12 +53,21 @@ class _Slot:
 
     index: int
     actor: Any
-    window: int
+    concurrency: int
     outstanding: dict[ItemKey, WorkItem] = field(default_factory=dict)
     suspects: int = 0  # items among ``outstanding`` that were running at SUSPECT deaths
     host: str = "?"
     alive: bool = True
     closed: bool = False
+    received: int = 0  # results it sent back
+    since: float = field(default_factory=time.monotonic)
+
+    @property
+    def window(self) -> int:
+        """How many items it may hold: see the module."""
+        rate = self.received / max(time.monotonic() - self.since, 1e-3)
+        ahead = max(self.concurrency // 2 + 1, math.ceil(rate * REFILL_S))
+        return min(MAX_WINDOW, self.concurrency + ahead)
 
 
 class RayEngine:
@@ -164,7 +179,7 @@ class RayEngine:
     def _new_slot(self, index: int) -> _Slot:
         job = _with_settings(self.job, self.shares[index % len(self.shares)])
         actor = self.actor_class.remote(job)
-        return _Slot(index, actor, window=2 * job.settings.concurrency)
+        return _Slot(index, actor, concurrency=job.settings.concurrency)
 
     async def _ready(self, slot: _Slot) -> _Slot:
         """Wait for the worker to start; its problem (a target that will not import there) is
@@ -287,6 +302,7 @@ class RayEngine:
                     )
                     if item is None:
                         continue  # not this worker's to send (already saved)
+                    slot.received += 1
                     if self.deaths.get(_key(item), 0) >= SUSPECT:
                         slot.suspects -= 1
                     self._save(item, result)

@@ -25,7 +25,9 @@ from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
 from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
 
-BATCH_S = 0.01  # how long a worker gathers finished results before it sends them
+# How long a worker gathers finished results before it sends them, unless it runs out of
+# queued work first (then the driver needs to hear at once, to send more).
+BATCH_S = 0.02
 ItemKey = tuple[str, str, int]  # (target name, example id, repetition): one per work item
 
 
@@ -192,8 +194,10 @@ class Worker:
             waiter = asyncio.ensure_future(wake.wait())
             await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
-            if not run.done():
-                await asyncio.sleep(BATCH_S)  # a few more results to send with it
+            if not run.done() and not self.feed.drained.is_set():
+                drained = asyncio.ensure_future(self.feed.drained.wait())
+                await asyncio.wait({run, drained}, timeout=BATCH_S)  # a few more to send
+                drained.cancel()
             wake.clear()
             if out:
                 batch = out.copy()

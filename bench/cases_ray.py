@@ -1,0 +1,146 @@
+"""W7: a CPU-bound graph on Ray workers against the same run in-process, and Ray's fixed
+cost (start-up, per-item overhead) on W1's instant target."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench import workload
+from bench.procs import ROOT, child_env, measure
+from bench.report import Row
+
+Runs = dict[str, Any]
+REPETITIONS, CONCURRENCY = 20, 64  # the demo's 32 examples x 20 = 640 requests
+ROUNDS = 3  # in-process and 2 workers, interleaved; the medians are compared
+LATENCY = ("latency_p50_s", "latency_p95_s")
+SPEC = f"""\
+experiment_prefix: w7
+dataset: {ROOT / "datasets" / "routing.jsonl"}
+targets:
+  supervisor: agenteval_cli.demo.supervisor:graph
+evaluators: [routing_accuracy, resolution_coverage, handoff_chain_length, token_cost]
+concurrency: {CONCURRENCY}
+repetitions: {REPETITIONS}
+pricing:
+  scripted-large: {{input: 2.50, output: 10.00}}
+  scripted-small: {{input: 0.15, output: 0.60}}
+"""
+
+
+def _run(spec: Path, store: Path, executor: str, workers: int | None = None) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.ray_child", str(spec), str(store), executor]
+    if workers:
+        command.append(str(workers))
+    measured, stdout = measure(f"{executor} {workers or ''}", command, env=child_env())
+    report = json.loads(stdout.strip().splitlines()[-1])
+    report["cpu_s"] = measured.cpu_s
+    return report
+
+
+def _stable(metrics: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The metrics a second run must repeat: all but latency, floats to 12 digits."""
+    return {
+        target: {
+            k: round(v, 12) if isinstance(v, float) else v
+            for k, v in values.items()
+            if k not in LATENCY
+        }
+        for target, values in metrics.items()
+    }
+
+
+def w7(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
+    folder = tmp / "w7"
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = folder / "spec.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    runs: dict[str, list[dict[str, Any]]] = {
+        "in-process": [],
+        "ray 1": [],
+        "ray 2": [],
+        "ray 3": [],
+    }
+    for index in range(ROUNDS):
+        runs["in-process"].append(_run(spec, folder / f"local{index}.db", "local"))
+        runs["ray 2"].append(_run(spec, folder / f"ray2-{index}.db", "ray", 2))
+    for workers in (1, 3):
+        runs[f"ray {workers}"].append(_run(spec, folder / f"ray{workers}.db", "ray", workers))
+    requests = 32 * REPETITIONS
+    expected = _stable(runs["in-process"][0]["metrics"])
+    same = all(_stable(r["metrics"]) == expected for group in runs.values() for r in group)
+    if not same:
+        raise RuntimeError("W7: a run on Ray stored other metrics than the run in-process")
+    local = statistics.median(r["loop_s"] for r in runs["in-process"])
+    rows = [
+        Row(
+            "W7",
+            f"in-process: {requests} requests of the demo supervisor at concurrency "
+            f"{CONCURRENCY}, requests/s",
+            "req/s",
+            None,
+            requests / local,
+            None,
+            notes=[f"median of {ROUNDS}; the loop from the run's start to its last result"],
+        )
+    ]
+    for workers in (1, 2, 3):
+        loop = statistics.median(r["loop_s"] for r in runs[f"ray {workers}"])
+        speedup = local / loop
+        goal = workers == 2
+        rows.append(
+            Row(
+                "W7",
+                f"Ray, {workers} local worker(s): throughput / in-process "
+                f"({requests / loop:.0f} req/s)",
+                "x",
+                None,
+                speedup,
+                None,
+                goal="≥ 1.70" if goal else "",
+                met=speedup >= 1.7 if goal else None,
+                notes=["identical metrics in every run (latency aside)"] if goal else [],
+            )
+        )
+    startup = statistics.median(r["startup_s"] for r in runs["ray 2"])
+    local_startup = statistics.median(r["startup_s"] for r in runs["in-process"])
+    rows.append(
+        Row(
+            "W7",
+            f"start-up before the first call: Ray (a local instance, 2 workers) vs in-process "
+            f"{local_startup:.2f} s",
+            "s",
+            None,
+            startup,
+            None,
+        )
+    )
+    rows += _w1_overhead(tmp)
+    return rows, {name: group for name, group in runs.items()}
+
+
+def _w1_overhead(tmp: Path) -> list[Row]:
+    """Ray's per-item cost where the call costs nothing: W1's instant target, 5,000 examples."""
+    work = workload.make(tmp / "w7-w1", 5000, 64)
+    local = _run(work.spec_path, tmp / "w7-w1" / "local.db", "local")
+    on_ray = _run(work.spec_path, tmp / "w7-w1" / "ray.db", "ray", 2)
+    per_local = local["loop_s"] / work.examples * 1e6
+    per_ray = on_ray["loop_s"] / work.examples * 1e6
+    return [
+        Row(
+            "W7",
+            f"W1's instant target, 5,000 examples: µs per example on Ray (2 workers) vs "
+            f"in-process {per_local:.0f} µs",
+            "µs",
+            None,
+            per_ray,
+            None,
+            notes=[
+                "an instant target gains nothing from more processes: each result crosses "
+                "from a worker to the driver's store"
+            ],
+        )
+    ]
