@@ -90,7 +90,7 @@ def _store(path: Path, spec: Any, rows: list[dict], shard: tuple[int, int] | Non
         store.finish_experiment(record.id)
         if shard is None:  # as the run does once it finished: the dataset-level evaluators
             from agenteval_cli.evaluators.summaries import score_experiment_summaries
-            from agenteval_cli.execution.experiment import load_evaluators
+            from agenteval_cli.execution.loading import load_evaluators
 
             score_experiment_summaries(load_evaluators(spec), store, [record.id])
 

@@ -26,12 +26,15 @@ def main(spec_path: str, store: str, executor: str, workers: str | None = None) 
     def note(text: str) -> None:
         if text.startswith("ray:"):  # the workers are ready
             marks["ready"] = time.perf_counter()
+            marks["ready_cpu"] = time.process_time()
 
     def started(plan: Any) -> None:
         marks["start"] = time.perf_counter()
+        marks["start_cpu"] = time.process_time()
 
     def saved(target: str, result: Any) -> None:
         marks["last"] = time.perf_counter()
+        marks["last_cpu"] = time.process_time()
         results[0] += 1
 
     spec = load_spec(spec_path)
@@ -53,6 +56,7 @@ def main(spec_path: str, store: str, executor: str, workers: str | None = None) 
                 "startup_s": ready - began,
                 "total_s": time.perf_counter() - began,
                 "results": results[0],
+                "loop_cpu_s": marks["last_cpu"] - marks.get("ready_cpu", marks["start_cpu"]),
                 "status": report.status,
                 "metrics": {e.target: e.metrics for e in report.experiments},
             }

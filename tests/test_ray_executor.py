@@ -142,6 +142,27 @@ def test_the_demo_on_a_local_ray_instance_stores_what_the_in_process_run_stores(
             assert len(per_example(b, there)) == 64  # 32 examples x 2 repetitions, each once
 
 
+def test_shards_run_on_a_cluster_merge_into_what_the_in_process_run_stores(tmp_path, cluster):
+    from agenteval_cli.evaluators.summaries import summary_scores
+    from agenteval_cli.report.json_report import experiment_metrics
+
+    (tmp_path / "suite").mkdir()
+    spec = tmp_path / "suite" / "spec.yaml"
+    spec.write_text(DEMO.format(dataset=ROOT / "datasets" / "routing.jsonl"))
+    agenteval.run(spec, store=tmp_path / "whole.db")
+    shards = [tmp_path / f"shard{i}.db" for i in (1, 2)]
+    for i, path in enumerate(shards, 1):
+        report = agenteval.run(spec, store=path, shard=(i, 2), ray_address=cluster.address)
+        assert report.status == "finished"
+    agenteval.merge(shards, store=tmp_path / "merged.db")
+    with Store(tmp_path / "whole.db") as whole, Store(tmp_path / "merged.db") as merged:
+        for target in ("supervisor", "swarm"):
+            want, got = by_target(whole)[target], by_target(merged)[target]
+            assert per_example(merged, got) == per_example(whole, want)
+            same_metrics(experiment_metrics(merged, got), experiment_metrics(whole, want))
+            assert summary_scores(merged, got) == summary_scores(whole, want)
+
+
 def test_a_cluster_gets_the_spec_folder_and_shares_one_rate_limit(tmp_path, cluster, invoke):
     rows = [{"question": f"q{i}"} for i in range(12)]
     spec = probe_spec(tmp_path / "suite", rows, extra="rate_limit: {requests_per_minute: 300}")
@@ -301,3 +322,15 @@ def test_nothing_imports_ray_unless_a_run_asks_for_it():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_executor_options_that_cannot_apply_are_one_line(tmp_path, invoke, demo_spec):
+    out = invoke("run", demo_spec, "--executor", "rey", "--store", tmp_path / "s.db")
+    assert out.exit_code == 2
+    assert out.output.strip() == "error: --executor 'rey' is not local or ray (--executor ray)"
+    out = invoke("run", demo_spec, "--rescore", "x", "--ray-address", "h:6379")
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        "error: --rescore calls no target, so there is nothing to run on Ray "
+        "(leave out --executor and --ray-address)"
+    )

@@ -159,9 +159,9 @@ def run(
         typer.Option(
             "--ray-address",
             metavar="ADDR",
-            help="Run on the Ray cluster at ADDR (as 'ray start --head' prints it, or "
-            "ray://HOST:10001); implies --executor ray. Without it a local Ray instance "
-            "is started with this machine's cores.",
+            help="Run on the Ray cluster at ADDR (HOST:6379, as 'ray start --head' prints "
+            "it); implies --executor ray. Without it (and without RAY_ADDRESS) a local Ray "
+            "instance is started with this machine's cores.",
             show_default=False,
         ),
     ] = None,
@@ -178,8 +178,9 @@ def run(
     Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, or a metric
     significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, or an evaluator failed on
-    every example); 4 LangSmith failure (fetch or upload) or a store's disk failure
-    (read-only, full, locked); 130 interrupted. When several apply: 3, then 1, then 4.
+    every example); 4 LangSmith failure (fetch or upload), a Ray cluster lost, or a store's
+    disk failure (read-only, full, locked); 130 interrupted. When several apply: 3, then 1,
+    then 4.
 
     With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
     errors (the run's, the gate's failures), the files written and, last, one line on
@@ -245,6 +246,12 @@ def _run_command(
         _check_quiet(quiet, by_agent)
         if executor not in (None, "local", "ray"):
             raise UserError(f"--executor {executor!r} is not local or ray", hint="--executor ray")
+        if (executor == "ray" or ray_address) and (rescore or from_langsmith):
+            other = "--rescore" if rescore else "--from-langsmith"
+            raise UserError(
+                f"{other} calls no target, so there is nothing to run on Ray",
+                hint="leave out --executor and --ray-address",
+            )
         spec = api.load(spec_path)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith

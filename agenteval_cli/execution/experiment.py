@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
@@ -20,12 +21,13 @@ from agenteval_cli.core.records import Example, Result, Trace
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.execution.loading import load_evaluators, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode
-from agenteval_cli.targets import Target, adapt, import_object
+from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.ray_executor.cluster import RayOptions
@@ -185,90 +187,6 @@ def _langsmith_examples(spec: Spec, store: Store | None, on_note: NoteHook | Non
         splits=spec.dataset.splits,
         say=(lambda text: None) if on_note is None else on_note,
     )
-
-
-def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
-    """Import and adapt every target (or those named in ``only``). A graph is checked
-    against its input schema here, so a target no example can reach fails before any call."""
-    from agenteval_cli.core.yamlsource import format_key_path
-    from agenteval_cli.targets import TargetOptionError
-
-    names = [t.name for t in spec.targets]
-    for name in only or []:
-        if name not in names:
-            from agenteval_cli.core.errors import did_you_mean
-
-            raise UserError(
-                f"--target {name!r} is not a target of this spec",
-                file=spec.source,
-                line=spec.line_of("targets"),
-                hint=did_you_mean(name, names) or f"targets: {', '.join(names)}",
-            )
-    loaded = []
-    for target in spec.targets:
-        if only and target.name not in only:
-            continue
-        line = spec.line_of("targets", target.name)
-        obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
-        prepare_input: Mapping[str, Any] | Callable[..., Any] | None
-        if isinstance(target.input, str):  # the import path of a function
-            input_line = spec.line_of("targets", target.name, "input")
-            prepare_input = import_object(
-                target.input, base_dir=spec.base_dir, file=str(spec.source), line=input_line
-            )
-            if not callable(prepare_input):
-                raise UserError(
-                    f"input {target.input!r} is a {type(prepare_input).__name__}, not a function",
-                    file=spec.source,
-                    line=input_line,
-                    hint="name a function fn(inputs: dict) -> dict",
-                )
-        else:
-            prepare_input = target.input
-        try:
-            loaded.append(
-                adapt(
-                    obj,
-                    name=target.name,
-                    import_path=target.target,
-                    input_key=target.input_key,
-                    initial_state=target.initial_state,
-                    input=prepare_input,
-                    output=target.output,
-                    config=target.config.runnable_config() if target.config else None,
-                )
-            )
-        except TypeError as exc:
-            raise UserError(str(exc), file=spec.source, line=line) from None
-        except TargetOptionError as exc:
-            at = ("targets", target.name, *exc.at)
-            raise UserError(
-                f"{format_key_path(at)}: {exc}",
-                file=spec.source,
-                line=spec.line_of(*at),
-                hint=exc.hint,
-            ) from None
-        loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
-    return loaded
-
-
-def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[str, ...]:
-    """The agents that regain control by design: declared in the spec, or found in the
-    graph's own edges."""
-    found: list[str] = []
-    if target.kind == "graph":
-        from agenteval_cli.trace.attribution import graph_coordinators
-
-        found = graph_coordinators(obj)
-    return tuple(dict.fromkeys([*declared, *found]))
-
-
-def load_evaluators(spec: Spec, examples: Sequence[Example] | None = None) -> list[BoundEvaluator]:
-    """Every evaluator of the spec; with ``examples``, sampled evaluators get their sample."""
-    import agenteval_cli.evaluators  # noqa: F401 (registers every family)
-    from agenteval_cli.evaluators.loading import bind_evaluators
-
-    return bind_evaluators(spec, examples)
 
 
 def git_commit(directory: Path) -> str | None:
@@ -461,7 +379,7 @@ class Execution:
         items = _until_dataset_changes(pending_items(self.run, self.runner), self.changed)
         if self.run.keep_run_trees:  # keep each call's run tree for the upload (child runs)
             items = _with_run_trees(self.run, self.store, items)
-        with _offline():  # a local run never reaches LangSmith
+        with _offline(), _heap_frozen():  # a local run never reaches LangSmith
             try:
                 return await self.engine.run(items, self._persist, handle_signals=handle_signals)
             finally:
@@ -584,6 +502,19 @@ def _grown_note(examples: Sequence[Example]) -> str | None:
             f"the run used the {len(examples):,} examples it had when it started"
         )
     return None
+
+
+@contextlib.contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """What is loaded before the run (LangChain, LangGraph, the targets) outlives it: the
+    cyclic collector leaves it alone while the run goes (every full collection would walk it
+    again, about a tenth of a CPU-bound graph's time) and gets it back after, so a notebook
+    that runs a suite loses nothing."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _offline() -> contextlib.AbstractContextManager[None]:

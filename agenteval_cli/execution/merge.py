@@ -165,7 +165,7 @@ def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecor
     """Merge the shard stores at ``paths`` into ``out``: one finished experiment per
     target, an earlier merge of the same shards replaced. Returns the spec and them."""
     from agenteval_cli.evaluators.summaries import score_experiment_summaries
-    from agenteval_cli.execution.experiment import load_evaluators
+    from agenteval_cli.execution.loading import load_evaluators
 
     out_path = Path(out.path).resolve()
     for path in paths:

@@ -17,7 +17,8 @@ from agenteval_cli.store.db import ExperimentRecord, Store
 
 def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord]:
     """One new, finished experiment per named experiment (or target: its latest)."""
-    from agenteval_cli.execution.experiment import git_commit, load_evaluators
+    from agenteval_cli.execution.experiment import git_commit
+    from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.store.lookup import resolve_experiment
 
     sources = [resolve_experiment(store, name, option="--rescore") for name in names]

@@ -476,6 +476,11 @@ class Spec(SpecModel):
         """The spec file's folder, absolute: relative paths in the spec start here."""
         return self._base_dir
 
+    def relocate(self, base_dir: Path) -> None:
+        """The spec's folder was copied to ``base_dir`` (a Ray worker's working directory):
+        the target and evaluator paths written relative to it are found there from now on."""
+        self._base_dir = base_dir
+
     @property
     def raw(self) -> dict[str, Any]:
         return self._raw

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.errors import ExitCode, UserError
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.spec.sections import split_import_path
 
@@ -35,6 +35,12 @@ EXCLUDES = [
     "*.sqlite3",
     "*.db",
 ]
+
+
+class RayFailure(UserError):
+    """The Ray cluster cannot be reached, or keeps no worker alive: one line, exit code 4."""
+
+    exit_code = ExitCode.SERVICE_FAILED
 
 
 @dataclass
@@ -107,7 +113,7 @@ def connect(spec: Spec, options: RayOptions) -> Connection:
                 num_cpus=os.cpu_count() or 1, include_dashboard=False, runtime_env=env, **quiet
             )
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise UserError(
+        raise RayFailure(
             f"cannot reach the Ray cluster at {options.address or os.environ.get('RAY_ADDRESS')}: "
             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
             hint="start one with 'ray start --head', or leave out the address for a local one",

@@ -26,6 +26,7 @@ from typing import Any
 from agenteval_cli.core.records import Result, Trace
 from agenteval_cli.execution.ray_executor.cluster import (
     Connection,
+    RayFailure,
     RayOptions,
     agenteval_version,
     connect,
@@ -43,7 +44,7 @@ REFILL_S = 0.25  # a worker's window holds this long's worth of its results beyo
 MAX_WINDOW = 4096
 
 
-class WorkersLost(Exception):
+class WorkersLost(RayFailure):
     """No Ray worker is left and none can be started: the run cannot go on."""
 
 
@@ -85,7 +86,6 @@ class RayEngine:
         self.job, self.options = job, options
         self.note = note or (lambda text: None)
         self.stopped = False
-        self.stops = 0
         self.abandoned: list[asyncio.Task[Any]] = []
         self.on_forced_exit: Callable[[str], None] | None = None
         self.warnings: list[str] = []
@@ -110,7 +110,6 @@ class RayEngine:
     def stop(self) -> None:
         """Stop dispatching; the workers stop as a local run does (a second stop cancels)."""
         self.stopped = True
-        self.stops += 1
         for slot in self._live():
             slot.actor.stop.remote()
 

@@ -10,6 +10,7 @@ This module does not import Ray; the driver makes the class an actor.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import platform
 import sys
@@ -27,7 +28,7 @@ from agenteval_cli.spec.model import Spec
 
 # How long a worker gathers finished results before it sends them, unless it runs out of
 # queued work first (then the driver needs to hear at once, to send more).
-BATCH_S = 0.02
+BATCH_S = 0.05
 ItemKey = tuple[str, str, int]  # (target name, example id, repetition): one per work item
 
 
@@ -100,15 +101,18 @@ class Worker:
             self.runner = self._build(job)
         except UserError as exc:
             self.problem = exc.format()
+        # What is loaded by now (Ray, LangGraph, the targets) lives as long as the worker:
+        # the collector need not walk it again on every full collection of the run.
+        gc.freeze()
 
     def _build(self, job: Job) -> Runner:
         import agenteval_cli.evaluators  # noqa: F401 (registers every family)
         from agenteval_cli.evaluators.loading import bind_evaluators
-        from agenteval_cli.execution.experiment import load_targets
+        from agenteval_cli.execution.loading import load_targets
 
         spec = job.spec
         if job.shipped:  # relative paths in the spec now resolve in the shipped copy
-            spec._base_dir = Path.cwd()
+            spec.relocate(Path.cwd())
         else:
             sys.path.extend(p for p in job.sys_path if p not in sys.path)
         targets = load_targets(spec, job.only_targets)
@@ -123,8 +127,10 @@ class Worker:
                 + ", where the driver built them",
                 hint="give the workers the keys they need with 'ray: {env: [NAME, ...]}'",
             )
-        for evaluator in evaluators:  # the driver's samples: the same ids everywhere
-            evaluator.example_ids = job.samples.get(evaluator.name)
+        # the driver's evaluators (a judge it skipped is skipped here too), with its samples
+        evaluators = [e for e in evaluators if e.name in job.samples]
+        for evaluator in evaluators:
+            evaluator.example_ids = job.samples[evaluator.name]
         runner = Runner(targets=targets, evaluators=evaluators, settings=job.settings)
         runner.cache = self.answers
         if job.limiter is not None:

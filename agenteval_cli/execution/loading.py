@@ -1,0 +1,97 @@
+"""A spec's targets and evaluators, imported and built: in the process that runs the spec,
+and again on each Ray worker from the spec it is sent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import Example
+from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.spec.model import Spec
+from agenteval_cli.targets import Target, adapt, import_object
+
+
+def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
+    """Import and adapt every target (or those named in ``only``). A graph is checked
+    against its input schema here, so a target no example can reach fails before any call."""
+    from agenteval_cli.core.yamlsource import format_key_path
+    from agenteval_cli.targets import TargetOptionError
+
+    names = [t.name for t in spec.targets]
+    for name in only or []:
+        if name not in names:
+            from agenteval_cli.core.errors import did_you_mean
+
+            raise UserError(
+                f"--target {name!r} is not a target of this spec",
+                file=spec.source,
+                line=spec.line_of("targets"),
+                hint=did_you_mean(name, names) or f"targets: {', '.join(names)}",
+            )
+    loaded = []
+    for target in spec.targets:
+        if only and target.name not in only:
+            continue
+        line = spec.line_of("targets", target.name)
+        obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
+        prepare_input: Mapping[str, Any] | Callable[..., Any] | None
+        if isinstance(target.input, str):  # the import path of a function
+            input_line = spec.line_of("targets", target.name, "input")
+            prepare_input = import_object(
+                target.input, base_dir=spec.base_dir, file=str(spec.source), line=input_line
+            )
+            if not callable(prepare_input):
+                raise UserError(
+                    f"input {target.input!r} is a {type(prepare_input).__name__}, not a function",
+                    file=spec.source,
+                    line=input_line,
+                    hint="name a function fn(inputs: dict) -> dict",
+                )
+        else:
+            prepare_input = target.input
+        try:
+            loaded.append(
+                adapt(
+                    obj,
+                    name=target.name,
+                    import_path=target.target,
+                    input_key=target.input_key,
+                    initial_state=target.initial_state,
+                    input=prepare_input,
+                    output=target.output,
+                    config=target.config.runnable_config() if target.config else None,
+                )
+            )
+        except TypeError as exc:
+            raise UserError(str(exc), file=spec.source, line=line) from None
+        except TargetOptionError as exc:
+            at = ("targets", target.name, *exc.at)
+            raise UserError(
+                f"{format_key_path(at)}: {exc}",
+                file=spec.source,
+                line=spec.line_of(*at),
+                hint=exc.hint,
+            ) from None
+        loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
+    return loaded
+
+
+def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[str, ...]:
+    """The agents that regain control by design: declared in the spec, or found in the
+    graph's own edges."""
+    found: list[str] = []
+    if target.kind == "graph":
+        from agenteval_cli.trace.attribution import graph_coordinators
+
+        found = graph_coordinators(obj)
+    return tuple(dict.fromkeys([*declared, *found]))
+
+
+def load_evaluators(spec: Spec, examples: Sequence[Example] | None = None) -> list[BoundEvaluator]:
+    """Every evaluator of the spec; with ``examples``, sampled evaluators get their sample."""
+    import agenteval_cli.evaluators  # noqa: F401 (registers every family)
+    from agenteval_cli.evaluators.loading import bind_evaluators
+
+    return bind_evaluators(spec, examples)
