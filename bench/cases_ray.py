@@ -16,7 +16,7 @@ from bench.report import Row
 
 Runs = dict[str, Any]
 REPETITIONS, CONCURRENCY = 20, 64  # the demo's 32 examples x 20 = 640 requests
-ROUNDS = 5  # in-process and 2 workers, interleaved; the medians are compared
+ROUNDS = 7  # in-process and 2 workers, interleaved in pairs; the pairs' ratios are compared
 LATENCY = ("latency_p50_s", "latency_p95_s")
 SPEC = f"""\
 experiment_prefix: w7
@@ -99,10 +99,15 @@ def w7(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
             notes=[f"median of {ROUNDS}; the loop from the run's start to its last result"],
         )
     ]
+    # 2 workers: each round's pair (run one after the other) gives a ratio, and the median
+    # of those is the figure, as a slow spell of the machine hits both runs of a pair
+    pairs = [
+        a["loop_s"] / b["loop_s"] for a, b in zip(runs["in-process"], runs["ray 2"], strict=True)
+    ]
     for workers in (1, 2, 3):
         loop = statistics.median(r["loop_s"] for r in runs[f"ray {workers}"])
-        speedup = local / loop
         goal = workers == 2
+        speedup = statistics.median(pairs) if goal else local / loop
         rows.append(
             Row(
                 "W7",
@@ -114,7 +119,13 @@ def w7(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
                 None,
                 goal="≥ 1.70" if goal else "",
                 met=speedup >= 1.7 if goal else None,
-                notes=["identical metrics in every run (latency aside)"] if goal else [],
+                notes=[
+                    f"median of {ROUNDS} interleaved pairs' ratios (range "
+                    f"{min(pairs):.2f}-{max(pairs):.2f}); identical metrics in every run "
+                    "(latency aside)"
+                ]
+                if goal
+                else [],
             )
         )
     startup = statistics.median(r["startup_s"] for r in runs["ray 2"])
