@@ -205,7 +205,10 @@ def test_a_target_file_outside_the_spec_folder_is_refused_before_a_cluster_run(
     tmp_path, cluster, invoke
 ):
     spec = probe_spec(tmp_path / "suite", [{"question": "a"}])
-    (tmp_path / "elsewhere.py").write_text((tmp_path / "suite" / "probe.py").read_text())
+    for name in ("probe.py", "helpers.py"):  # the same code, outside the spec's folder
+        (tmp_path / name.replace("probe", "elsewhere")).write_text(
+            (tmp_path / "suite" / name).read_text()
+        )
     spec.write_text(spec.read_text().replace("probe.py:probe", "../elsewhere.py:probe"))
     out = invoke("run", spec, "--ray-address", cluster.address, "--store", tmp_path / "s.db")
     assert out.exit_code == 2
@@ -213,6 +216,24 @@ def test_a_target_file_outside_the_spec_folder_is_refused_before_a_cluster_run(
         out.text
     )
     assert "Traceback" not in out.output
+    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").experiments()
+
+
+def test_a_variable_for_the_workers_that_is_not_set_is_refused_before_the_run(
+    tmp_path, invoke, monkeypatch
+):
+    spec = probe_spec(tmp_path / "suite", [{"question": "a"}])
+    spec.write_text(
+        spec.read_text().replace("ray: {workers: 2}", "ray: {workers: 2, env: [NO_SUCH_KEY]}")
+    )
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    out = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        f"error: {spec}:10: ray.env names NO_SUCH_KEY, not set in this environment "
+        "(set them before the run, or leave them out of ray.env)"
+    )
+    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").experiments()
 
 
 def test_a_node_that_dies_mid_run_has_its_unfinished_items_run_again_each_saved_once(tmp_path):

@@ -136,10 +136,11 @@ def _ray_options(spec: Spec, executor: Executor | None, address: str | None) -> 
     """The Ray settings when the run is on Ray (checked installed, not imported), else None."""
     if (executor or ("ray" if address else spec.executor)) != "ray":
         return None
-    from agenteval_cli.execution.ray_executor.cluster import RayOptions, require_ray
+    from agenteval_cli.execution.ray_executor.cluster import RayOptions, check
 
-    require_ray(spec)
-    return RayOptions.of(spec, address)
+    options = RayOptions.of(spec, address)
+    check(spec, options)
+    return options
 
 
 CHECKED_ROWS = 8192  # rows whose input fields are checked before the run (a large file: its first)

@@ -131,6 +131,21 @@ def runtime_env(spec: Spec, options: RayOptions, *, shipped: bool) -> dict[str, 
     from agenteval_cli.langsmith.offline import TRACING_VARS
 
     env_vars = dict.fromkeys(TRACING_VARS, "false")
+    env_vars.update({name: os.environ[name] for name in options.env})
+    env: dict[str, Any] = {"env_vars": env_vars}
+    if shipped:
+        env["working_dir"] = str(spec.base_dir)
+        env["excludes"] = EXCLUDES
+        modules = local_packages(spec)
+        if modules:
+            env["py_modules"] = modules
+    return env
+
+
+def check(spec: Spec, options: RayOptions) -> None:
+    """Before the run (nothing created yet): Ray is installed, the variables ``ray.env``
+    names are set, and joining a cluster, every target file ships with the spec's folder."""
+    require_ray(spec)
     missing = [name for name in options.env if name not in os.environ]
     if missing:
         raise UserError(
@@ -139,16 +154,8 @@ def runtime_env(spec: Spec, options: RayOptions, *, shipped: bool) -> dict[str, 
             line=spec.line_of("ray", "env"),
             hint="set them before the run, or leave them out of ray.env",
         )
-    env_vars.update({name: os.environ[name] for name in options.env})
-    env: dict[str, Any] = {"env_vars": env_vars}
-    if shipped:
+    if options.joins_cluster():
         check_shippable(spec)
-        env["working_dir"] = str(spec.base_dir)
-        env["excludes"] = EXCLUDES
-        modules = local_packages(spec)
-        if modules:
-            env["py_modules"] = modules
-    return env
 
 
 def check_shippable(spec: Spec) -> None:
