@@ -150,7 +150,7 @@ def run(
             "--executor",
             metavar="local|ray",
             help="Where the calls run: this process (local), or Ray workers (ray; needs "
-            "agenteval-cli[ray]); overrides the spec's 'executor'. The store stays here.",
+            "the ray extra); overrides the spec's 'executor'. The store stays here.",
             show_default=False,
         ),
     ] = None,
