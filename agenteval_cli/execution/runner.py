@@ -299,12 +299,24 @@ class Runner:
                             task.cancel()
                         raise
                     if handle_signals:  # the process is ours: so is every task
-                        self.abandoned = await _settle(before)
+                        self.abandoned = await _settle(before, self._settle_s())
             finally:
                 self._stalls.close()
                 if not handle_signals:
                     _give_back(loop, previous, pool)
         return not self.stopped
+
+    def _settle_s(self) -> float:
+        """How long the tasks left behind get once cancelled. A stopped run's watchdog ends
+        the process ``CANCEL_S`` after the grace period (after a second signal: after it),
+        naming the call that would not end; waiting longer than that here leaves a call
+        that swallows its cancellation to the watchdog every time, rather than to whichever
+        of the two happens to come first."""
+        if not self.stopped:
+            return SETTLE_S
+        from agenteval_cli.execution.watchdog import CANCEL_S
+
+        return SETTLE_S + CANCEL_S
 
     async def _cancelled(self, everything: asyncio.Future[Any]) -> None:
         """The run's own task was cancelled (its caller gave up on it): its calls are
