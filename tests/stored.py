@@ -4,10 +4,38 @@ the runs were split (shards) or spread (Ray workers) differently."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from agenteval_cli.store.db import Store
 
 LATENCY = ("latency_p50_s", "latency_p95_s")
+DEMO_DATASET = Path(__file__).resolve().parent.parent / "datasets" / "routing.jsonl"
+DEMO_SPEC = """\
+experiment_prefix: {prefix}
+dataset:
+  path: {dataset}
+targets:
+  supervisor: agenteval_cli.demo.supervisor:graph
+  swarm:
+    target: agenteval_cli.demo.swarm:graph
+    input_key: question
+    initial_state: {{resolution_notes: []}}
+evaluators: [routing_accuracy, resolution_coverage, handoff_chain_length, token_cost,
+             routing_confusion]
+concurrency: 8
+repetitions: {repetitions}
+pricing:
+  scripted-large: {{input: 2.50, output: 10.00}}
+  scripted-small: {{input: 0.15, output: 0.60}}
+"""
+
+
+def write_demo_spec(
+    path: Path, *, prefix: str, dataset: Path = DEMO_DATASET, repetitions: int = 2
+) -> Path:
+    """The demo's two targets and evaluators (a dataset-level one among them) at ``path``."""
+    path.write_text(DEMO_SPEC.format(prefix=prefix, dataset=dataset, repetitions=repetitions))
+    return path
 
 
 def by_target(store: Store) -> dict[str, str]:

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from stored import by_target, per_example, same_metrics
+from stored import by_target, per_example, same_metrics, write_demo_spec
 
 import agenteval_cli as agenteval
 from agenteval_cli.store.db import Store
@@ -25,25 +25,6 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-DEMO = """\
-experiment_prefix: demo
-dataset:
-  path: {dataset}
-targets:
-  supervisor: agenteval_cli.demo.supervisor:graph
-  swarm:
-    target: agenteval_cli.demo.swarm:graph
-    input_key: question
-    initial_state: {{resolution_notes: []}}
-evaluators: [routing_accuracy, resolution_coverage, handoff_chain_length, token_cost,
-             routing_confusion]
-concurrency: 8
-repetitions: 2
-pricing:
-  scripted-large: {{input: 2.50, output: 10.00}}
-  scripted-small: {{input: 0.15, output: 0.60}}
-"""
 # A target of the user's own, in the spec's folder, importing a neighbour: what reached the
 # worker is told by where the call ran (its working directory and process).
 PROBE = """\
@@ -118,8 +99,7 @@ def cluster():
 
 
 def test_the_demo_on_a_local_ray_instance_stores_what_the_in_process_run_stores(tmp_path, invoke):
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(DEMO.format(dataset=ROOT / "datasets" / "routing.jsonl"))
+    spec = write_demo_spec(tmp_path / "spec.yaml", prefix="demo")
     local = invoke("run", spec, "--store", tmp_path / "local.db", "--json", tmp_path / "local.json")
     assert local.exit_code == 0, local.output
     on_ray = invoke(
@@ -147,8 +127,7 @@ def test_shards_run_on_a_cluster_merge_into_what_the_in_process_run_stores(tmp_p
     from agenteval_cli.report.json_report import experiment_metrics
 
     (tmp_path / "suite").mkdir()
-    spec = tmp_path / "suite" / "spec.yaml"
-    spec.write_text(DEMO.format(dataset=ROOT / "datasets" / "routing.jsonl"))
+    spec = write_demo_spec(tmp_path / "suite" / "spec.yaml", prefix="demo")
     agenteval.run(spec, store=tmp_path / "whole.db")
     shards = [tmp_path / f"shard{i}.db" for i in (1, 2)]
     for i, path in enumerate(shards, 1):

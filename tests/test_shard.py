@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from stored import by_target, per_example, same_metrics
+from stored import by_target, per_example, same_metrics, write_demo_spec
 
 import agenteval_cli as agenteval
 from agenteval_cli.core.errors import UserError
@@ -23,29 +23,10 @@ from agenteval_cli.store.db import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "datasets" / "routing.jsonl"
-SPEC = """\
-experiment_prefix: sharded
-dataset:
-  path: {dataset}
-targets:
-  supervisor: agenteval_cli.demo.supervisor:graph
-  swarm:
-    target: agenteval_cli.demo.swarm:graph
-    input_key: question
-    initial_state: {{resolution_notes: []}}
-evaluators: [routing_accuracy, resolution_coverage, handoff_chain_length, token_cost,
-             routing_confusion]
-concurrency: 8
-repetitions: {repetitions}
-pricing:
-  scripted-large: {{input: 2.50, output: 10.00}}
-  scripted-small: {{input: 0.15, output: 0.60}}
-"""
 
 
 def write_spec(path: Path, *, dataset: Path = DATASET, repetitions: int = 2) -> Path:
-    path.write_text(SPEC.format(dataset=dataset, repetitions=repetitions))
-    return path
+    return write_demo_spec(path, prefix="sharded", dataset=dataset, repetitions=repetitions)
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agenteval_cli.core.records import Result, Trace
+from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.execution.ray_executor.cluster import (
     Connection,
     RayFailure,
@@ -34,6 +36,7 @@ from agenteval_cli.execution.ray_executor.cluster import (
 from agenteval_cli.execution.ray_executor.limiter import SharedRateLimit
 from agenteval_cli.execution.ray_executor.worker import Finished, ItemKey, Job, Task, Worker
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
+from agenteval_cli.spec.model import Spec
 
 MAX_DEATHS = 3  # workers an item may see die under it before it is saved as an error
 SUSPECT = 2  # deaths after which an item goes out alone to a worker
@@ -104,6 +107,7 @@ class RayEngine:
         self.connection: Connection | None = None
         self.actor_class: Any = None
         self.limiters: list[Any] = []
+        self.shares: list[RunSettings] = []  # each worker's settings, by index
 
     # -- the face the execution uses --------------------------------------------------------
 
@@ -176,7 +180,7 @@ class RayEngine:
             self._begin(slot)
 
     def _new_slot(self, index: int) -> _Slot:
-        job = _with_settings(self.job, self.shares[index % len(self.shares)])
+        job = replace(self.job, settings=self.shares[index % len(self.shares)])
         actor = self.actor_class.remote(job)
         return _Slot(index, actor, concurrency=job.settings.concurrency)
 
@@ -282,12 +286,7 @@ class RayEngine:
     # -- results and deaths -----------------------------------------------------------------
 
     async def _consume(self, slot: _Slot) -> None:
-        from ray.exceptions import (
-            ActorDiedError,
-            ActorUnavailableError,
-            ObjectLostError,
-            RayActorError,
-        )
+        from ray.exceptions import ObjectLostError, RayActorError  # a dead or lost worker
 
         try:
             async for ref in slot.actor.results.remote():
@@ -309,7 +308,7 @@ class RayEngine:
                 for other in self._live():  # a freed suspect may go to an idle worker
                     if other is not slot and len(other.outstanding) < other.window:
                         self._fill(other)
-        except (RayActorError, ActorDiedError, ActorUnavailableError, ObjectLostError) as exc:
+        except (RayActorError, ObjectLostError) as exc:
             self._died(slot, exc)
         except asyncio.CancelledError:
             raise
@@ -424,7 +423,6 @@ def _crashed(item: WorkItem, deaths: int, reason: str) -> Result:
 def _split(settings: RunSettings, count: int) -> list[RunSettings]:
     """Each worker's share of the run's concurrency and evaluator slots (spread as evenly
     as they divide); every other setting is the run's."""
-    from dataclasses import replace
 
     def share(total: int, index: int) -> int:
         return max(1, total // count + (1 if index < total % count else 0))
@@ -439,15 +437,9 @@ def _split(settings: RunSettings, count: int) -> list[RunSettings]:
     ]
 
 
-def _with_settings(job: Job, settings: RunSettings) -> Job:
-    from dataclasses import replace
-
-    return replace(job, settings=settings)
-
-
-def make_job(spec: Any, runner: Runner, evaluators: list[Any]) -> Job:
-    import sys
-
+def make_job(spec: Spec, runner: Runner, evaluators: list[BoundEvaluator]) -> Job:
+    """What every worker of the run is built from; ``shipped`` and the limiters are set
+    once the run has connected."""
     return Job(
         spec=spec,
         only_targets=[t.name for t in runner.targets],

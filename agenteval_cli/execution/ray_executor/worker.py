@@ -59,10 +59,6 @@ class Task:
     repetition: int
     cached: CachedCall | None = None
 
-    @property
-    def key(self) -> ItemKey:
-        return (self.target, self.example.id, self.repetition)
-
 
 @dataclass
 class Finished:
