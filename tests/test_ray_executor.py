@@ -87,13 +87,24 @@ def stored(store_path: Path, target: str = "probe") -> list:
         return [s.result for s in store.results(by_target(store)[target])]
 
 
+def local_cluster(head_cpus: int, nodes: int) -> tuple[Cluster, list]:
+    """A Ray cluster of several nodes on this machine. Each added node unpacks shipped code
+    into its own folder, as separate machines would: nodes sharing one session folder would
+    otherwise unpack (and clear) the same copy under each other's running workers."""
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": head_cpus})
+    added = [
+        made.add_node(num_cpus=1, runtime_env_dir_name=f"node_{i}_runtime_resources")
+        for i in range(nodes)
+    ]
+    made.wait_for_nodes()
+    return made, added
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    """A Ray cluster of two nodes on this machine (the head and one more), as a user's would
-    be: runs join it by address, so the spec's folder ships to the workers."""
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    made.add_node(num_cpus=1)
-    made.wait_for_nodes()
+    """A Ray cluster of two nodes (the head and one more), as a user's would be: runs join it
+    by address, so the spec's folder ships to the workers."""
+    made, _ = local_cluster(head_cpus=1, nodes=1)
     yield made
     made.shutdown()
 
@@ -216,9 +227,7 @@ def test_a_variable_for_the_workers_that_is_not_set_is_refused_before_the_run(
 
 
 def test_a_node_that_dies_mid_run_has_its_unfinished_items_run_again_each_saved_once(tmp_path):
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    nodes = [made.add_node(num_cpus=1), made.add_node(num_cpus=1)]
-    made.wait_for_nodes()
+    made, nodes = local_cluster(head_cpus=0, nodes=2)
     try:
         rows = [{"question": f"q{i}", "sleep": 0.3} for i in range(24)]
         spec = probe_spec(tmp_path / "suite", rows, concurrency=4)
