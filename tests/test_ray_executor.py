@@ -306,6 +306,17 @@ def test_cached_answers_are_looked_up_by_the_driver_and_not_called_again(tmp_pat
     assert one["experiments"][0]["metrics"]["exact"] == two["experiments"][0]["metrics"]["exact"]
 
 
+def test_what_workers_print_stays_off_a_json_stdout(tmp_path, invoke):
+    spec = probe_spec(tmp_path / "suite", [{"question": f"q{i}"} for i in range(4)])
+    probe = tmp_path / "suite" / "probe.py"
+    probe.write_text(
+        probe.read_text().replace("    started =", "    print('chatty', inputs)\n    started =")
+    )
+    out = invoke("run", spec, "--json", "-", "--store", tmp_path / "s.db")
+    assert out.exit_code == 0, out.output
+    assert len(json.loads(out.stdout)["experiments"][0]["results"]) == 4  # the document alone
+
+
 def test_without_ray_installed_the_run_is_one_line_naming_the_extra(tmp_path, invoke, monkeypatch):
     spec = probe_spec(tmp_path / "suite", [{"question": "a"}])
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed

@@ -106,6 +106,51 @@ def test_json_dash_with_a_gate_keeps_stdout_pure(tmp_path, invoke):
     assert "gate passed" in result.stderr
 
 
+NOISY = """
+import os
+import subprocess
+import sys
+
+
+def answer(inputs):
+    print("printed", inputs["question"])
+    os.write(1, b"written to descriptor 1\\n")
+    subprocess.run(["echo", "from a child process"], check=True)
+    return {"final_response": inputs["question"] + " refund"}
+"""
+
+
+def test_json_dash_sends_what_the_targets_print_to_stderr(tmp_path, invoke):
+    spec = project(tmp_path)
+    (tmp_path / "targets.py").write_text(
+        "def answer(inputs):\n    print('said', inputs)\n    return {'final_response': 'refund'}\n"
+    )
+    result = invoke("run", spec, "--json", "-", "--store", tmp_path / "db")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["experiments"][0]["results"]) == 4
+    assert result.stderr.count("said {'question': 'q ") == 4
+
+
+def test_json_dash_keeps_the_real_stdout_pure_of_descriptor_and_child_output(tmp_path):
+    """In a process of its own: what a target writes to descriptor 1 itself, or a
+    process it starts, goes to stderr too."""
+    import subprocess
+    import sys
+
+    spec = project(tmp_path)
+    (tmp_path / "targets.py").write_text(NOISY)
+    done = subprocess.run(
+        [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--json", "-",
+         "--store", str(tmp_path / "db"), "-q"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["experiments"][0]["results"]) == 4
+    assert "opts: passed · 1 target(s), 4 results, 0 errored" in done.stderr  # -q's verdict
+    for line in ("printed q ", "written to descriptor 1", "from a child process"):
+        assert done.stderr.count(line) == 4, done.stderr
+
+
 def test_quiet_prints_no_table_and_one_verdict_line(tmp_path, invoke):
     spec = project(tmp_path)
     result = invoke("run", spec, "-q", "--store", tmp_path / "db")

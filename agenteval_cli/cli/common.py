@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 from typer.core import TyperGroup
@@ -125,18 +125,62 @@ def stdout() -> Console:
 
 
 _stdout_reserved = [False]
+_json_stream: list[TextIO] = []  # where the JSON goes while stdout is reserved for it
 
 
 @contextmanager
 def json_on_stdout(active: bool) -> Iterator[None]:
     """While ``active``, stdout carries one JSON document and nothing else: what would be
-    printed there (the table, the gate's lines) goes to stderr."""
-    before = _stdout_reserved[0]
-    _stdout_reserved[0] = before or active
-    try:
+    printed there goes to stderr, our table and the gate's lines as much as what the targets
+    print (in this process, its threads, Ray's relayed worker logs, and at the descriptor
+    level, child processes and native code). :func:`json_stdout` is the way to the real one."""
+    if not active or _stdout_reserved[0]:
         yield
+        return
+    import os
+    import sys
+    from contextlib import redirect_stdout
+
+    real = sys.stdout
+    real.flush()
+    saved = _reserve_descriptor(real)
+    stream = real if saved is None else open(os.dup(saved), "w", encoding="utf-8")  # noqa: SIM115
+    _stdout_reserved[0] = True
+    _json_stream.append(stream)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
     finally:
-        _stdout_reserved[0] = before
+        _json_stream.pop()
+        _stdout_reserved[0] = False
+        sys.stderr.flush()
+        if saved is not None:
+            stream.close()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _reserve_descriptor(stream: TextIO) -> int | None:
+    """Point file descriptor 1 at stderr's and return a copy of where it pointed, when
+    ``stream`` is the process's real stdout (not a test runner's capture); else None."""
+    import os
+
+    try:
+        if stream.fileno() != 1:
+            return None
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is an OSError
+        return None
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    return saved
+
+
+def json_stdout() -> TextIO:
+    """Where a JSON document for stdout is written: the real stdout, even while
+    :func:`json_on_stdout` sends everything else to stderr."""
+    import sys
+
+    return _json_stream[-1] if _json_stream else sys.stdout
 
 
 def is_stdout(path: Path | None) -> bool:

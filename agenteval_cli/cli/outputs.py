@@ -94,16 +94,15 @@ def write_reports(
 def write_json_output(path: Path, store: Store, experiment_ids: list[str]) -> None:
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
     ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``)."""
-    from agenteval_cli.cli.common import is_stdout, stderr
+    from agenteval_cli.cli.common import is_stdout, json_stdout, stderr
     from agenteval_cli.report.json_report import json_chunks, write_json
 
     if is_stdout(path):
-        import sys
-
+        out = json_stdout()
         for chunk in json_chunks(store, experiment_ids):
-            sys.stdout.write(chunk)
-        sys.stdout.write("\n")
-        sys.stdout.flush()
+            out.write(chunk)
+        out.write("\n")
+        out.flush()
         return
     write_json(path, store, experiment_ids)
     stderr().print(f"wrote {path}", highlight=False, markup=False)
