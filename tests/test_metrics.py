@@ -48,3 +48,59 @@ def test_means_skip_errors_and_null_scores():
     assert metrics["error_rate"] == pytest.approx(1 / 3)
     assert metrics["latency_p50_s"] == pytest.approx(0.2)
     assert metrics["custom"] == 2.0
+
+
+def scored(example: str, repetition: int, scores: dict) -> Result:
+    return Result(example, repetition, {}, Trace(), [Score(k, v) for k, v in scores.items()])
+
+
+def test_a_metric_is_the_same_to_the_last_bit_whatever_order_its_results_came_in():
+    """Results are stored as they finish, in no fixed order (and differently in-process, on
+    Ray workers and in merged shards): the sums behind a metric are exact, rounded once."""
+    import random
+    from fractions import Fraction
+
+    import agenteval_cli.evaluators.judge_model  # noqa: F401  # declares judge_cost_usd_total
+
+    rng = random.Random(7)
+    rows = [
+        (f"e{i}", rep, rng.uniform(1e-6, 1e-2), rng.choice([0.1, 0.2, 0.3, 0.7]))
+        for i in range(150)
+        for rep in range(2)
+    ]
+    orders = [rows, rows[::-1], rng.sample(rows, len(rows)), rng.sample(rows, len(rows))]
+    plain = {sum(r[2] for r in order) for order in orders}
+    assert len(plain) > 1  # a float sum left to right depends on the order
+    metrics = [
+        summarize(
+            [scored(e, r, {"cost_usd": c, "q": q, "judge_cost_usd": c}) for e, r, c, q in order],
+            keys=("cost_usd", "q", "judge_cost_usd_total"),
+        )
+        for order in orders
+    ]
+    exact = sum(Fraction(r[2]) for r in rows)  # the sum without rounding, by fractions
+    for summary in metrics:
+        values = summary.metrics()
+        assert values["cost_usd"] == float(exact) / 300
+        assert values["judge_cost_usd_total"] == float(exact)
+        assert values["q"] == float(sum(Fraction(r[3]) for r in rows)) / 300
+        per_repetition = [
+            float(sum(Fraction(r[3]) for r in rows if r[1] == rep)) / 150 for rep in (0, 1)
+        ]
+        spread = abs(per_repetition[0] - per_repetition[1]) / 2**0.5  # of two means
+        assert summary.spread("q") == pytest.approx(spread, rel=1e-12)
+        assert summary.spread("q") == metrics[0].spread("q")
+        assert values == metrics[0].metrics()
+
+
+def test_exact_sums_keep_infinities_and_nan_as_float_sums_do():
+    import math
+
+    from agenteval_cli.metrics.exact_sum import exact_sum
+
+    assert exact_sum([1.0, math.inf, 2.0]) == math.inf
+    assert exact_sum([-1e308, -1e308, 5.0]) == -math.inf  # beyond the largest float
+    assert math.isnan(exact_sum([math.inf, -math.inf]))
+    assert math.isnan(exact_sum([math.nan, 1.0]))
+    assert exact_sum([1e16, 1.0, -1e16]) == 1.0  # float addition left to right gives 0.0
+    assert exact_sum([]) == 0.0

@@ -88,3 +88,25 @@ def test_empty_and_mismatched_samples():
         compare_paired([1.0], [1.0, 2.0])
     assert stdev([1.0]) is None
     assert stdev([1.0, 3.0]) == pytest.approx(math.sqrt(2))
+
+
+def test_examples_are_paired_by_id_so_the_test_does_not_depend_on_the_stored_order():
+    """Two stores of one run hold its results in the order they finished: the paired
+    interval and p-value are the same for both."""
+    from agenteval_cli.metrics.stats import compare_examples
+
+    rng = random.Random(3)
+    ids = [f"ex{i:03d}" for i in range(40)]
+    a = {e: rng.random() for e in ids}
+    b = {e: a[e] + rng.uniform(-0.2, 0.4) for e in ids}
+    shuffled = rng.sample(ids, len(ids))
+    a2, b2 = ({e: side[e] for e in shuffled} for side in (a, b))
+    one, two = compare_examples(a, b), compare_examples(a2, b2)
+    assert one == two
+    assert one == compare_paired([a[e] for e in ids], [b[e] for e in ids])  # id order
+    # the bootstrap draws positions, so a different order is a different interval
+    other = compare_paired([a[e] for e in shuffled], [b[e] for e in shuffled])
+    assert (other.ci_low, other.ci_high) != (one.ci_low, one.ci_high)
+    b.pop("ex000")
+    assert compare_examples(a, b).n == 39  # only the examples both scored
+    assert compare_examples(a, {}) is None

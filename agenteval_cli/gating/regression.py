@@ -23,21 +23,17 @@ def check_baseline(
     Checked: the keys of ``max_regression``, or, when it is empty, every score both sides
     have (with no drop allowed).
     """
-    from agenteval_cli.metrics.stats import compare_paired
+    from agenteval_cli.metrics.stats import compare_examples
 
     allowed = {metric_key(k): float(v) for k, v in max_regression.items()}
     keys = list(allowed) or metricinfo.ordered(side.score_keys() & baseline.score_keys())
     failures = []
     extra = {} if seed is None else {"seed": seed}
     for key in keys:
-        old, new = baseline.per_example(key), side.per_example(key)
-        shared = [e for e in baseline.example_ids() if e in old and e in new]
-        if not shared:
+        paired = compare_examples(baseline.per_example(key), side.per_example(key), **extra)
+        if paired is None or paired.diff is None:  # no example shared
             continue
-        paired = compare_paired([old[e] for e in shared], [new[e] for e in shared], **extra)
         diff = paired.diff
-        if diff is None:  # only without shared examples, which were skipped above
-            continue
         worse = -diff if metricinfo.higher_is_better(key) else diff
         if paired.significant and worse > allowed.get(key, 0.0) + 1e-12:
             failures.append(

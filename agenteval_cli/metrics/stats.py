@@ -17,8 +17,9 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 DEFAULT_SEED = 20240611
 DEFAULT_RESAMPLES = 2000
@@ -131,6 +132,18 @@ def compare_paired(
         p_value=permutation_test(diffs, permutations=permutations, seed=seed),
         confidence=confidence,
     )
+
+
+def compare_examples(
+    a: Mapping[str, float], b: Mapping[str, float], **options: Any
+) -> PairedComparison | None:
+    """:func:`compare_paired` over the examples both sides scored (example id -> value),
+    paired in id order, so the interval and p-value are the same however the results were
+    stored; None when no example is shared."""
+    shared = sorted(e for e in a if e in b)
+    if not shared:
+        return None
+    return compare_paired([a[e] for e in shared], [b[e] for e in shared], **options)
 
 
 def stdev(values: Sequence[float]) -> float | None:

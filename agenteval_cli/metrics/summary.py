@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Result
+from agenteval_cli.metrics.exact_sum import ExactSum, exact_sum
 from agenteval_cli.metrics.registry import METRICS, ordered
 
 
@@ -49,16 +50,16 @@ def percentile(values: list[float], q: float) -> float | None:
 
 @dataclass
 class Summary:
-    """Aggregates of one experiment, built by streaming over its results."""
+    """Aggregates of one experiment, built by streaming over its results. Sums are exact
+    (:class:`ExactSum`), so no metric depends on the order the results came in."""
 
     count: int = 0
     errors: int = 0
-    sums: dict[str, float] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
+    sums: dict[str, ExactSum] = field(default_factory=dict)  # with the count of each key
     latencies: list[float] = field(default_factory=list)  # of the calls made, not cached
     cached: int = 0  # results served from the response cache: no latency of their own
     models: set[str] = field(default_factory=set)
-    by_repetition: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    by_repetition: dict[tuple[str, int], ExactSum] = field(default_factory=dict)
     outcomes: dict[str, list[tuple]] = field(default_factory=dict)
     # False when no example can repeat (one repetition): no outcome is kept per example.
     track_outcomes: bool = True
@@ -103,30 +104,36 @@ class Summary:
         if error is not None:
             self.errors += 1
             return
-        sums, counts, by_repetition = self.sums, self.counts, self.by_repetition
+        sums, by_repetition = self.sums, self.by_repetition
         for key, score in scores:
             if score is None:
                 continue
             value = float(score)
-            sums[key] = sums.get(key, 0.0) + value
-            counts[key] = counts.get(key, 0) + 1
-            totals = by_repetition.get((key, repetition))
-            if totals is None:
-                totals = by_repetition[key, repetition] = [0.0, 0]
-            totals[0] += value
-            totals[1] += 1
+            total = sums.get(key)
+            if total is None:
+                total = sums[key] = ExactSum()
+            total.add(value)
+            of_repetition = by_repetition.get((key, repetition))
+            if of_repetition is None:
+                of_repetition = by_repetition[key, repetition] = ExactSum()
+            of_repetition.add(value)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """key -> the results that gave it a value."""
+        return {key: total.count for key, total in self.sums.items()}
 
     def mean(self, key: str) -> float | None:
-        n = self.counts.get(key, 0)
-        return self.sums[key] / n if n else None
+        total = self.sums.get(key)
+        return None if total is None else total.mean()
 
     def spread(self, key: str) -> float | None:
         """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
-        means = [t / n for (k, _), (t, n) in self.by_repetition.items() if k == key and n]
+        means = [t.total() / t.count for (k, _), t in self.by_repetition.items() if k == key]
         if len(means) < 2:
             return None
-        mean = sum(means) / len(means)
-        return (sum((m - mean) ** 2 for m in means) / (len(means) - 1)) ** 0.5
+        mean = exact_sum(means) / len(means)
+        return (exact_sum([(m - mean) ** 2 for m in means]) / (len(means) - 1)) ** 0.5
 
     def consistency(self) -> float | None:
         """Share of examples with the same outcome in every repetition; None without repeats."""
@@ -147,8 +154,12 @@ class Summary:
         if consistency is not None:
             run["consistency"] = consistency
         for key, declared in METRICS.items():
-            if declared.aggregation == "sum" and any(self.counts.get(k) for k in declared.of):
-                run[key] = sum(self.sums.get(k, 0.0) for k in declared.of)
+            if declared.aggregation == "sum" and any(k in self.sums for k in declared.of):
+                together = ExactSum()
+                for part in declared.of:
+                    if part in self.sums:
+                        together.merge(self.sums[part])
+                run[key] = together.total()
         for key in ordered({*self.keys, *self.sums, *run}, self.keys):
             values[key] = run[key] if key in run else self.mean(key)
         return values

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.metrics.registry import run_metrics
-from agenteval_cli.metrics.stats import PairedComparison, compare_paired
+from agenteval_cli.metrics.stats import PairedComparison, compare_examples
 from agenteval_cli.report.agents import AgentUsage, aggregate
 from agenteval_cli.results.errors import ErrorReason, error_reasons
 from agenteval_cli.results.sources import ExperimentData, Run
@@ -290,17 +290,7 @@ def build(
     for key in keys:
         per_example = [s.per_example(key) for s in paired]
         means = [summary.mean(key) for summary in summaries]
-        vs_first: list[PairedComparison | None] = []
-        for values in per_example[1:]:
-            shared = [e for e in paired[0].example_ids() if e in values and e in per_example[0]]
-            if not shared:
-                vs_first.append(None)
-                continue
-            vs_first.append(
-                compare_paired(
-                    [per_example[0][e] for e in shared], [values[e] for e in shared], **extra
-                )
-            )
+        vs_first = [compare_examples(per_example[0], values, **extra) for values in per_example[1:]]
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first))
     rows += run_rows(paired, summaries, extra)
@@ -343,13 +333,7 @@ def run_rows(
             found = [s.per_example_figure(declared.paired) for s in sides]
             means = [None if f is None else m for f, m in zip(found, means, strict=True)]
             per_example = [f or {} for f in found]  # a side that does not record it: unpaired
-            first = per_example[0]
-            for index, values in enumerate(per_example[1:]):
-                shared = [e for e in sides[0].example_ids() if e in values and e in first]
-                if shared:
-                    vs_first[index] = compare_paired(
-                        [first[e] for e in shared], [values[e] for e in shared], **extra
-                    )
+            vs_first = [compare_examples(per_example[0], v, **extra) for v in per_example[1:]]
         if any(m is not None for m in means):
             rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
     return rows
