@@ -121,7 +121,7 @@ def answer(inputs):
 
 
 def test_json_dash_sends_what_the_targets_print_to_stderr(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = project(tmp_path, "concurrency: 1\n")
     (tmp_path / "targets.py").write_text(
         "def answer(inputs):\n    print('said', inputs)\n    return {'final_response': 'refund'}\n"
     )
@@ -137,7 +137,7 @@ def test_json_dash_keeps_the_real_stdout_pure_of_descriptor_and_child_output(tmp
     import subprocess
     import sys
 
-    spec = project(tmp_path)
+    spec = project(tmp_path, "concurrency: 1\n")  # one call at a time: whole lines
     (tmp_path / "targets.py").write_text(NOISY)
     done = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--json", "-",
