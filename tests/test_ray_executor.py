@@ -306,6 +306,61 @@ def test_cached_answers_are_looked_up_by_the_driver_and_not_called_again(tmp_pat
     assert one["experiments"][0]["metrics"]["exact"] == two["experiments"][0]["metrics"]["exact"]
 
 
+ODD_OUTPUTS = """\
+import threading
+from dataclasses import dataclass
+
+
+@dataclass
+class Answer:  # a class of the target file's own, imported under another name on the driver
+    text: str
+
+
+def odd(inputs):
+    kind = inputs["kind"]
+    if kind == "lock":
+        return {"answer": "x", "lock": threading.Lock()}
+    if kind == "loop":
+        looped = {"answer": "x"}
+        looped["self"] = looped
+        return looped
+    if kind == "own class":
+        return {"answer": Answer("x")}
+    return {"answer": "x"}
+"""
+
+
+def test_outputs_that_will_not_travel_are_stored_as_in_process_and_cost_only_their_example(
+    tmp_path, invoke
+):
+    kinds = ["plain", "lock", "loop", "own class"]
+    spec = probe_spec(tmp_path / "suite", [{"question": k, "kind": k} for k in kinds])
+    (tmp_path / "suite" / "odd.py").write_text(ODD_OUTPUTS)
+    spec.write_text(spec.read_text().replace("probe.py:probe", "odd.py:odd"))
+    stores = {}
+    for executor in ("local", "ray"):
+        out = invoke("run", spec, "--executor", executor, "--store", tmp_path / f"{executor}.db")
+        assert out.exit_code == 3, out.output  # run errors: the one that JSON cannot hold
+        stores[executor] = {
+            r.example_id: (r.outputs, r.error) for r in stored(tmp_path / f"{executor}.db")
+        }
+    assert stores["ray"].keys() == stores["local"].keys() == {"q0", "q1", "q2", "q3"}
+    for key, (outputs, error) in stores["ray"].items():
+        local_outputs, local_error = stores["local"][key]
+        assert error == local_error
+        if key == "q3":  # its repr names the module and address, different in each process
+            assert outputs["answer"] == {"text": "x"} == local_outputs["answer"]
+        elif key == "q1":
+            assert outputs["lock"].startswith("<unlocked _thread.lock object at 0x")
+            assert local_outputs["lock"].startswith("<unlocked _thread.lock object at 0x")
+        else:
+            assert outputs == local_outputs
+    assert stores["ray"]["q2"][1].startswith(
+        "target returned outputs that cannot be stored (ValueError: Circular reference"
+    )
+    assert stores["ray"]["q0"] == ({"answer": "x"}, None)
+
+
 def test_what_workers_print_stays_off_a_json_stdout(tmp_path, invoke):
     spec = probe_spec(tmp_path / "suite", [{"question": f"q{i}"} for i in range(4)])
     probe = tmp_path / "suite" / "probe.py"

@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
-from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.execution.loading import load_evaluators, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
-from agenteval_cli.store.results import encode
+from agenteval_cli.store.results import encode, unstorable
 from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
@@ -433,13 +432,9 @@ class Execution:
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
             )
         except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
-            result.outputs, result.scores = None, []
-            result.trace = Trace(latency_s=result.latency_s)
-            result.error = result.trace.error = (
-                f"target returned outputs that cannot be stored ({exception_text(exc)}); "
-                "return plain JSON values"
+            encoded = encode(
+                experiment_id, item.example, unstorable(result, exc), replace=item.replace
             )
-            encoded = encode(experiment_id, item.example, result, replace=item.replace)
         writer.add(encoded)
         if self.on_result is not None:
             try:

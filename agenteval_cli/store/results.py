@@ -159,6 +159,26 @@ def encode(
     return EncodedResult(row, cache, replace)
 
 
+def unstorable(result: Result, exc: BaseException) -> Result:
+    """``result`` made its example's error, for outputs (or a trace) that :func:`encode`
+    could not write: nothing of them is kept."""
+    from agenteval_cli.core.safe_text import exception_text
+
+    result.outputs, result.scores = None, []
+    result.trace = Trace(latency_s=result.latency_s)
+    result.error = result.trace.error = (
+        f"target returned outputs that cannot be stored ({exception_text(exc)}); "
+        "return plain JSON values"
+    )
+    return result
+
+
+def as_stored(value: Any) -> Any:
+    """``value`` as the store keeps it: its JSON, decoded (an object the encoder writes by
+    its fields or ``repr`` becomes that); raises what :func:`encode` would."""
+    return json.loads(dumps(value))
+
+
 def _scores_json(scores: list[Score]) -> str | None:
     """``[[key, score, comment], ...]``, a repeated key's last score kept; None for none."""
     if not scores:

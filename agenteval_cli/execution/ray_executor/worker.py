@@ -25,6 +25,7 @@ from agenteval_cli.execution.cache import CachedCall
 from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
 from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
+from agenteval_cli.store.results import as_stored, unstorable
 
 # How long a worker gathers finished results before it sends them, unless it runs out of
 # queued work first (then the driver needs to hear at once, to send more).
@@ -68,6 +69,18 @@ class Finished:
 
 
 Batch = list[tuple[str, Result]]  # (target name, result) as they finished
+
+
+def shipped(result: Result) -> Result:
+    """``result`` with its outputs as the store will keep them (their JSON, decoded), so
+    what travels to the driver is plain values whatever the target returned (a lock, a
+    client, an instance of a class in a target file, which the driver imports under another
+    name); outputs JSON cannot hold are the error the store records for them."""
+    try:
+        result.outputs = as_stored(result.outputs)
+    except Exception as exc:
+        unstorable(result, exc)
+    return result
 
 
 class _ShippedAnswers:
@@ -179,7 +192,8 @@ class Worker:
         self.feed.close()
 
     async def results(self) -> AsyncIterator[Batch | Finished]:
-        """Every result as it finishes, in small batches, then :class:`Finished`."""
+        """Every result as it finishes (:func:`shipped`), in small batches, then
+        :class:`Finished`."""
         runner = self.runner
         if runner is None:
             yield Finished()
@@ -188,7 +202,7 @@ class Worker:
         wake = asyncio.Event()
 
         def sink(item: WorkItem, result: Result) -> None:
-            out.append((item.target.name, result))
+            out.append((item.target.name, shipped(result)))
             wake.set()
 
         run = asyncio.ensure_future(runner.run(self.feed, sink))
