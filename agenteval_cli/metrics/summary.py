@@ -113,6 +113,8 @@ class Summary:
             if total is None:
                 total = sums[key] = ExactSum()
             total.add(value)
+            if not self.track_outcomes:  # one repetition: no spread across repetitions
+                continue
             of_repetition = by_repetition.get((key, repetition))
             if of_repetition is None:
                 of_repetition = by_repetition[key, repetition] = ExactSum()
