@@ -109,16 +109,41 @@ def connect(spec: Spec, options: RayOptions) -> Connection:
         if shipped:
             ray.init(address=options.address, runtime_env=env, **quiet)
         else:
-            ray.init(
-                num_cpus=os.cpu_count() or 1, include_dashboard=False, runtime_env=env, **quiet
+            ray.init(  # "local": a new instance, even beside a cluster 'ray start' began
+                address="local",
+                num_cpus=os.cpu_count() or 1,
+                include_dashboard=False,
+                runtime_env=env,
+                **quiet,
             )
     except (ConnectionError, RuntimeError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if not shipped:
+            raise RayFailure(f"cannot start a local Ray instance: {reason}") from None
+        address = options.address or os.environ.get("RAY_ADDRESS")
         raise RayFailure(
-            f"cannot reach the Ray cluster at {options.address or os.environ.get('RAY_ADDRESS')}: "
-            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-            hint="start one with 'ray start --head', or leave out the address for a local one",
+            f"cannot reach the Ray cluster at {address}: {reason}", hint=unreachable_hint()
         ) from None
     return Connection(ray, True, shipped, _cpus(ray))
+
+
+def unreachable_hint() -> str:
+    """What to try when joining a cluster failed. Ray reports a refused token only as a
+    failed connection, and sends its token to an address given explicitly only when told
+    to (``RAY_AUTH_MODE=token``); ``ray start`` turns token authentication on by default."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+        return "check the address and the token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH)"
+    token = os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if token or (Path.home() / ".ray" / "auth_token").is_file():
+        return (
+            "a cluster started with 'ray start' wants its token, which Ray sends only with "
+            "RAY_AUTH_MODE=token set (it reads RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+            "~/.ray/auth_token)"
+        )
+    return (
+        "start one with 'ray start --head', or leave out the address for a local one; a "
+        "cluster with token authentication needs RAY_AUTH_MODE=token and RAY_AUTH_TOKEN"
+    )
 
 
 def _cpus(ray: Any) -> float:
