@@ -361,6 +361,58 @@ def test_outputs_that_will_not_travel_are_stored_as_in_process_and_cost_only_the
     assert stores["ray"]["q0"] == ({"answer": "x"}, None)
 
 
+def test_a_worker_whose_folder_is_unpacked_again_under_it_runs_its_calls_in_the_new_copy(
+    tmp_path, monkeypatch
+):
+    """Nodes sharing a machine share Ray's unpacked code: another node's agent deletes the
+    working_dir a worker runs in and unpacks it again. The worker's next batch starts in
+    the new copy, so a call's relative paths (and os.getcwd()) work."""
+    import asyncio
+    import shutil
+
+    from agenteval_cli.execution.ray_executor.worker import Worker
+
+    spec_path = probe_spec(tmp_path / "suite", [{"question": "a"}, {"question": "b"}])
+    (tmp_path / "suite" / "probe.py").write_text(
+        "def probe(inputs):\n    return {'answer': open('answer.txt').read().strip()}\n"
+    )
+    (tmp_path / "suite" / "answer.txt").write_text("A\n")
+    unpacked = tmp_path / "working_dir_files" / "_ray_pkg_1"
+    shutil.copytree(tmp_path / "suite", unpacked)
+    monkeypatch.chdir(unpacked)  # where Ray starts a worker, recording it in PWD
+    monkeypatch.setenv("PWD", str(unpacked))
+    from agenteval_cli.core.records import Example
+    from agenteval_cli.execution.ray_executor.cluster import agenteval_version
+    from agenteval_cli.execution.ray_executor.worker import Job, Task
+    from agenteval_cli.execution.runner import RunSettings
+    from agenteval_cli.spec.model import load_spec
+
+    job = Job(
+        spec=load_spec(unpacked / spec_path.name),
+        only_targets=None,
+        settings=RunSettings(concurrency=1),
+        samples={"exact": None},
+        shipped=True,
+        version=agenteval_version(),
+    )
+    worker = Worker(job)
+    assert worker.problem is None, worker.problem
+    shutil.rmtree(unpacked)  # another node's agent unpacks the same package again
+    shutil.copytree(tmp_path / "suite", unpacked)
+    with pytest.raises(FileNotFoundError):
+        Path("answer.txt").read_text()  # the old copy is gone from under the worker
+
+    async def one_batch():
+        example = Example("q0", {"question": "a"}, {"answer": "A"})
+        await worker.submit([Task("probe", example, 0)])
+        await worker.close()
+        return [m async for m in worker.results()]
+
+    messages = asyncio.run(one_batch())
+    (result,) = [r for batch in messages[:-1] for _, r in batch]
+    assert result.error is None and result.outputs == {"answer": "A"}
+
+
 def test_what_workers_print_stays_off_a_json_stdout(tmp_path, invoke):
     spec = probe_spec(tmp_path / "suite", [{"question": f"q{i}"} for i in range(4)])
     probe = tmp_path / "suite" / "probe.py"

@@ -102,6 +102,10 @@ class Worker:
 
         os.environ.update(dict.fromkeys(TRACING_VARS, "false"))  # a worker never traces
         self.job = job
+        # The shipped copy of the spec's folder, where Ray started this worker (the shell
+        # that did so recorded it in PWD); None when nothing was shipped.
+        self.home = Path(os.environ.get("PWD") or os.getcwd()) if job.shipped else None
+        self._back_home()
         self.feed = Feed()
         self.answers = _ShippedAnswers()
         self.problem: str | None = None
@@ -120,8 +124,8 @@ class Worker:
         from agenteval_cli.execution.loading import load_targets
 
         spec = job.spec
-        if job.shipped:  # relative paths in the spec now resolve in the shipped copy
-            spec.relocate(Path.cwd())
+        if self.home is not None:  # relative paths in the spec resolve in the shipped copy
+            spec.relocate(self.home)
         else:
             sys.path.extend(p for p in job.sys_path if p not in sys.path)
         targets = load_targets(spec, job.only_targets)
@@ -148,10 +152,26 @@ class Worker:
             runner.evaluator_limiter = RemoteLimiter(job.evaluator_limiter)
         return runner
 
+    def _back_home(self) -> None:
+        """Into the shipped folder again if it was unpacked anew under this worker. Nodes
+        that share a machine share Ray's folder of unpacked code, and each node's agent
+        unpacks a job's working_dir afresh when it first needs it, deleting the copy that
+        workers of another node already run in: their calls' working directory would be
+        a deleted folder, and every relative path in them would fail."""
+        if self.home is None:
+            return
+        try:
+            here, there = os.stat("."), os.stat(self.home)
+        except OSError:  # the folder is being unpacked again: the next batch looks again
+            return
+        if (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino):
+            os.chdir(self.home)
+
     async def ready(self) -> dict[str, Any]:
         """Who this worker is, and what keeps it from running (None when nothing does)."""
         from agenteval_cli.execution.ray_executor.cluster import agenteval_version
 
+        self._back_home()
         version = agenteval_version()
         problem = self.problem
         if problem is None and version != self.job.version:
@@ -162,13 +182,13 @@ class Worker:
         return {
             "host": platform.node(),
             "pid": os.getpid(),
-            "cwd": os.getcwd(),
             "problem": problem,
         }
 
     async def submit(self, tasks: list[Task]) -> None:
         if self.runner is None:
             return
+        self._back_home()
         targets = {t.name: t for t in self.runner.targets}
         items = []
         for task in tasks:
