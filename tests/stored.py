@@ -65,3 +65,11 @@ def same_metrics(merged: dict, unsharded: dict) -> None:
             assert isinstance(merged[key], float) and merged[key] >= 0
         else:
             assert merged[key] == value, key
+
+
+def no_experiment(store_path: Path) -> bool:
+    """Nothing was created at ``store_path``: no store, or a store without experiments."""
+    if not store_path.exists():
+        return True
+    with Store(store_path) as store:
+        return not store.experiments()

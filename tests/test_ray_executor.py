@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from stored import by_target, per_example, same_metrics, write_demo_spec
+from stored import by_target, no_experiment, per_example, same_metrics, write_demo_spec
 
 import agenteval_cli as agenteval
 from agenteval_cli.store.db import Store
@@ -206,7 +206,7 @@ def test_a_target_file_outside_the_spec_folder_is_refused_before_a_cluster_run(
         out.text
     )
     assert "Traceback" not in out.output
-    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").experiments()
+    assert no_experiment(tmp_path / "s.db")
 
 
 def test_a_variable_for_the_workers_that_is_not_set_is_refused_before_the_run(
@@ -223,7 +223,7 @@ def test_a_variable_for_the_workers_that_is_not_set_is_refused_before_the_run(
         f"error: {spec}:10: ray.env names NO_SUCH_KEY, not set in this environment "
         "(set them before the run, or leave them out of ray.env)"
     )
-    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").experiments()
+    assert no_experiment(tmp_path / "s.db")
 
 
 def test_a_node_that_dies_mid_run_has_its_unfinished_items_run_again_each_saved_once(tmp_path):
@@ -433,7 +433,7 @@ def test_without_ray_installed_the_run_is_one_line_naming_the_extra(tmp_path, in
         f"error: {spec}:9: executor 'ray' needs Ray, which is not installed "
         "(install it with: pip install 'agenteval-cli[ray]')"
     )
-    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").experiments()
+    assert no_experiment(tmp_path / "s.db")
 
 
 def test_nothing_imports_ray_unless_a_run_asks_for_it():

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from stored import by_target, per_example, same_metrics, write_demo_spec
+from stored import by_target, no_experiment, per_example, same_metrics, write_demo_spec
 
 import agenteval_cli as agenteval
 from agenteval_cli.core.errors import UserError
@@ -81,7 +81,7 @@ def test_a_bad_shard_is_a_one_line_usage_error(tmp_path, invoke, demo_spec, text
     assert out.exit_code == 2, out.output
     line = out.output.strip()
     assert line.startswith("error: ") and "\n" not in line and "Traceback" not in line
-    assert not (tmp_path / "s.db").exists() or not Store(tmp_path / "s.db").experiments()
+    assert no_experiment(tmp_path / "s.db")
     with pytest.raises(ValueError):
         parse_shard(text)
 

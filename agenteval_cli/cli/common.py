@@ -121,11 +121,11 @@ def stdout() -> Console:
     """The console for tables and lines; stderr's while stdout carries JSON (``--json -``)."""
     from rich.console import Console
 
-    return Console(stderr=_stdout_reserved[0], emoji=False)
+    return Console(stderr=bool(_json_stream), emoji=False)
 
 
-_stdout_reserved = [False]
-_json_stream: list[TextIO] = []  # where the JSON goes while stdout is reserved for it
+# Where the JSON goes while stdout is reserved for it (empty: stdout is not reserved).
+_json_stream: list[TextIO] = []
 
 
 @contextmanager
@@ -134,7 +134,7 @@ def json_on_stdout(active: bool) -> Iterator[None]:
     printed there goes to stderr, our table and the gate's lines as much as what the targets
     print (in this process, its threads, Ray's relayed worker logs, and at the descriptor
     level, child processes and native code). :func:`json_stdout` is the way to the real one."""
-    if not active or _stdout_reserved[0]:
+    if not active or _json_stream:
         yield
         return
     import os
@@ -145,14 +145,12 @@ def json_on_stdout(active: bool) -> Iterator[None]:
     real.flush()
     saved = _reserve_descriptor(real)
     stream = real if saved is None else open(os.dup(saved), "w", encoding="utf-8")  # noqa: SIM115
-    _stdout_reserved[0] = True
     _json_stream.append(stream)
     try:
         with redirect_stdout(sys.stderr):
             yield
     finally:
         _json_stream.pop()
-        _stdout_reserved[0] = False
         sys.stderr.flush()
         if saved is not None:
             stream.close()
