@@ -80,12 +80,13 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
 
 def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[str, ...]:
     """The agents that regain control by design: declared in the spec, or found in the
-    graph's own edges."""
+    graph: by its own edges, or as agents whose tools run other agents."""
     found: list[str] = []
     if target.kind == "graph":
+        from agenteval_cli.trace.agent_tools import agent_tool_coordinators
         from agenteval_cli.trace.attribution import graph_coordinators
 
-        found = graph_coordinators(obj)
+        found = [*graph_coordinators(obj), *agent_tool_coordinators(obj, own=target.name)]
     return tuple(dict.fromkeys([*declared, *found]))
 
 

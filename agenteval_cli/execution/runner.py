@@ -468,7 +468,7 @@ class Runner:
                 waited.clear()
                 _WAITING.set(waited)
                 # a fresh trace per attempt: failed ones don't count
-                with _capture(target.coordinators) as recorder:
+                with _capture(target.coordinators, target.name) as recorder:
                     started = time.perf_counter()
                     try:
                         outputs = await _within(
@@ -717,13 +717,16 @@ def _saw_runs(recorder: Any) -> bool:
     return bool(getattr(recorder, "saw_runs", False))
 
 
-def _capture(coordinators: tuple[str, ...] = ()) -> contextlib.AbstractContextManager[Any]:
+def _capture(
+    coordinators: tuple[str, ...] = (), own_agent: str | None = None
+) -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
-    Runnable, or a function whose module uses them), else a plain one."""
+    Runnable, or a function whose module uses them), else a plain one. ``own_agent`` is the
+    target's name: its agent's, where the graph names none."""
     if "langchain_core" in sys.modules:
         from agenteval_cli.trace.recorder import capture
 
-        return capture(coordinators=coordinators)
+        return capture(coordinators=coordinators, own_agent=own_agent)
     return _PLAIN
 
 

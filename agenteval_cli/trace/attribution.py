@@ -12,6 +12,11 @@ down, a run opens a new agent level when it is
 - a node (task) of a graph that coordinates agents, named after the node. The nodes of a
   single agent's own graph (``agent``/``tools``/``model``, middleware hooks) are its steps.
 
+Plumbing never names an agent: a step node (``model``, ``tools``, ``<Middleware>.<hook>``...)
+opens no level of its own. An unnamed single agent invoked directly is the target's own agent,
+named after the target (``own``); a step node among a graph's agents belongs to the agent that
+ran in the step before it (a supervisor's own ``tools`` node), else to the graph's agent.
+
 So every model and tool call has an agent *path*, outer to inner (``money_team > account``).
 An agent level opened inside a tool run makes that tool a delegation (an agent called as a
 tool), not an ordinary tool.
@@ -48,6 +53,13 @@ DEFAULT_GRAPH_NAME = "LangGraph"
 AGENT_STEP_NODES = frozenset(
     {"agent", "tools", "model", "pre_model_hook", "post_model_hook", "generate_structured_response"}
 )
+# The target's own agent when neither its graph nor the caller gives it a name.
+OWN_AGENT = "agent"
+
+
+def is_step_node(node: str | None) -> bool:
+    """A node of one agent's own graph: a step of that agent, never an agent itself."""
+    return node is not None and (node in AGENT_STEP_NODES or "." in node)
 
 
 @dataclass(eq=False, slots=True)
@@ -141,9 +153,12 @@ class _Intent:
     via: str
 
 
-def attribute(roots: Sequence[RunNode], declared: Iterable[str] = ()) -> Attribution:
-    """Resolve agent paths, order, handoffs and coordinators over the request's run trees."""
-    resolver = _Resolver(set(declared))
+def attribute(
+    roots: Sequence[RunNode], declared: Iterable[str] = (), own: str | None = None
+) -> Attribution:
+    """Resolve agent paths, order, handoffs and coordinators over the request's run trees.
+    ``own`` names the target's own agent where its graph names none (the target's name)."""
+    resolver = _Resolver(set(declared), own or OWN_AGENT)
     stack = list(roots)
     while stack:  # the tasks, and the graph runs: those with tasks among their children
         run = stack.pop()
@@ -158,8 +173,9 @@ def attribute(roots: Sequence[RunNode], declared: Iterable[str] = ()) -> Attribu
 
 
 class _Resolver:
-    def __init__(self, declared: set[str]) -> None:
+    def __init__(self, declared: set[str], own: str = OWN_AGENT) -> None:
         self.declared = declared
+        self.own = own  # the target's own agent, where its graph names none
         self.paths: dict[int, tuple[str, ...]] = {}  # id(run) -> its agent path
         self.delegations: dict[int, str] = {}
         self.handoff_targets: dict[int, str] = {}
@@ -189,13 +205,14 @@ class _Resolver:
         task = id(run) in self.tasks
         if task and run.parent is not None:
             graph = run.parent
-            if not self._single_agent(graph):
+            if not self._single_agent(graph) and not is_step_node(run.node):
                 path = self._open(path, run.node or run.name, False)
                 renamable = self._wraps_one_agent(run)
-            elif not path:  # the invoked graph is one agent: its name, or its first node's
+            elif not self._single_agent(graph):  # a step among agents: whose step it is
+                path = self._step_owner(run, graph, path)
+            elif not path:  # the invoked graph is one agent: its name, or the target's
                 named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
-                first = next(c for c in graph.children if id(c) in self.tasks)
-                path = (named or first.node or first.name,)
+                path = (named or self.own,)
         self.paths[id(run)] = path
         for child in run.children:
             self.walk(child, path, renamable=renamable)
@@ -216,6 +233,21 @@ class _Resolver:
             self.aliases[path[-1]] = name
             return (*path[:-1], name)
         return (*path, name)
+
+    def _step_owner(self, task: RunNode, graph: RunNode, path: tuple[str, ...]) -> tuple[str, ...]:
+        """The agent a step node among a graph's agents works for: the agent node that ran
+        in the latest earlier superstep (the model node its ``tools`` node serves), else
+        the agent the graph itself is part of (the target's own at the top)."""
+        earlier = [
+            c
+            for c in graph.children
+            if id(c) in self.tasks and not is_step_node(c.node) and (c.step or 0) < (task.step or 0)
+        ]
+        if earlier:
+            latest = max(earlier, key=lambda c: ((c.step or 0), c.seq))
+            node = latest.node or latest.name
+            return self._open(path, self.aliases.get(node, node), False)
+        return path or (self.own,)
 
     def _opens_agent(self, run: RunNode) -> bool:
         """A run that starts an agent of its own: a new lc_agent_name or a named graph."""
@@ -269,9 +301,7 @@ class _Resolver:
         known = self.single.get(id(graph))
         if known is None:
             nodes = {c.node for c in graph.children if id(c) in self.tasks}
-            known = graph.opens_lc_agent or all(
-                n in AGENT_STEP_NODES or (n and "." in n) for n in nodes
-            )
+            known = graph.opens_lc_agent or all(is_step_node(n) for n in nodes)
             self.single[id(graph)] = known
         return known
 

@@ -43,16 +43,20 @@ register_configure_hook(_current, inheritable=True)
 
 @contextmanager
 def capture(
-    recorder: TraceRecorder | None = None, *, coordinators: Sequence[str] = ()
+    recorder: TraceRecorder | None = None,
+    *,
+    coordinators: Sequence[str] = (),
+    own_agent: str | None = None,
 ) -> Iterator[TraceRecorder]:
     """Record every LangChain/LangGraph run started inside the block, config or not.
 
     Works in sync and async code (``with capture() as rec: await target(inputs)``) and
     follows the context into asyncio tasks and ``asyncio.to_thread``; during a run,
     :mod:`agenteval_cli.trace.threads` carries it into executors and threads as well. The block's
-    wall time and any exception escaping it end up in ``rec.trace()``.
+    wall time and any exception escaping it end up in ``rec.trace()``. ``own_agent`` (the
+    target's name) names the target's own agent where its graph gives it no name.
     """
-    recorder = recorder or TraceRecorder(coordinators=coordinators)
+    recorder = recorder or TraceRecorder(coordinators=coordinators, own_agent=own_agent)
     token = _current.set(recorder)
     recorder.start()
     try:
@@ -113,10 +117,11 @@ class TraceRecorder(BaseCallbackHandler):
     ignore_llm = ignore_chain = ignore_chat_model = ignore_agent = False  # agent: tools
     ignore_retry = ignore_retriever = ignore_custom_event = True
 
-    def __init__(self, *, coordinators: Sequence[str] = ()) -> None:
+    def __init__(self, *, coordinators: Sequence[str] = (), own_agent: str | None = None) -> None:
         self._lock = threading.Lock()
         self._conversation = Conversation()
         self._coordinators = tuple(coordinators)  # declared for the target, or found in it
+        self._own_agent = own_agent  # the target's own agent, when its graph names none
         # Runs are keyed by their UUID's integer: a UUID hashes and compares in Python code.
         self._runs: dict[int, RunNode] = {}  # every run seen
         self._roots: list[RunNode] = []  # runs whose parent we never saw: the request's entry
@@ -322,7 +327,7 @@ class TraceRecorder(BaseCallbackHandler):
             for run in self._open_models.values():  # cut off by a timeout or an error
                 run.call.latency_s = now - run.started
                 run.call.input_tokens = run.call.output_tokens = None
-            found = attribute(self._roots, self._coordinators)
+            found = attribute(self._roots, self._coordinators, self._own_agent)
             model_calls = []
             for run in self._models:
                 path = found.paths.get(id(run.run)) or [run.call.model]
