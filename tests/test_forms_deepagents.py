@@ -9,7 +9,9 @@ answers alone included (routing precision 1.0 and exact routing there, not 0.0 /
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from forms.policy import TOOLS
 from forms.truth import Form, Truth
 from typer.testing import CliRunner
 
+import agenteval_cli
 from agenteval_cli.cli import app
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -251,3 +254,17 @@ def test_supervisor_node_with_its_own_tool_node(tmp_path):
     form = deep_form("supervisor", kinds={"ask_billing": "agent", "ask_tech": "agent"})
     problems = deep_mismatches(run, "tool_node", "supervisor", form, graph="tool_node_supervisor")
     assert not problems, report(problems)
+
+
+def test_agenteval_never_imports_deepagents():
+    """deepagents is a test dependency: no module of agenteval imports it."""
+    package = Path(agenteval_cli.__file__).parent
+    importing = []
+    for source in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(n.split(".")[0] == "deepagents" for n in names):
+                importing.append(str(source.relative_to(package)))
+    assert not importing, importing

@@ -7,11 +7,11 @@ cannot tell.
 
 A tool runs an agent when what it holds reaches one: its function's closure, the globals its
 code names, its default arguments, a bound method's object, a ``functools.partial``'s
-arguments, the tool object's own fields, and the dicts, lists and functions among those, a few
-levels down. An agent there is a compiled graph the trace counts as an agent of its own: one
-with a name (``create_agent(name=...)``, ``compile(name=...)``, a binding's ``lc_agent_name``
-as deepagents gives a ``CompiledSubAgent``), or a graph of several agents. Tool names never
-matter.
+arguments, the tool object's own fields, and the dicts, lists, functions and objects' fields
+among those, a few levels down. An agent there is a compiled graph the trace counts as an
+agent of its own: one with a name (``create_agent(name=...)``, ``compile(name=...)``, a
+binding's ``lc_agent_name`` as deepagents gives a ``CompiledSubAgent``), or a graph of several
+agents. Tool names never matter.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from agenteval_cli.trace.attribution import DEFAULT_GRAPH_NAME, is_step_node
 __all__ = ["agent_tool_coordinators"]
 
 _DEPTH = 4  # how far below a tool its agents are looked for
-_ITEMS = 200  # items of one dict or list looked at
+_ITEMS = 200  # items of one dict, list or object looked at
+_BUDGET = 5000  # values looked at for one tool node, at most
 
 
 def agent_tool_coordinators(graph: Any, own: str) -> list[str]:
@@ -99,7 +100,7 @@ def _agents_in(tools: list[Any]) -> list[tuple[Any, str | None]]:
     for _ in range(_DEPTH + 1):
         below: list[Any] = []
         for value in level:
-            if value is None or id(value) in seen:
+            if value is None or id(value) in seen or len(seen) >= _BUDGET:
                 continue
             seen.add(id(value))
             agent = _as_agent(value)
@@ -112,7 +113,8 @@ def _agents_in(tools: list[Any]) -> list[tuple[Any, str | None]]:
 
 
 def _held(value: Any) -> list[Any]:
-    """What a function, tool, partial, bound method or container holds."""
+    """What a function, partial, bound method, container or object (a tool's fields)
+    holds."""
     if isinstance(value, str | bytes | int | float | bool | type | types.ModuleType):
         return []
     if isinstance(value, dict):
@@ -128,9 +130,8 @@ def _held(value: Any) -> list[Any]:
         cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
         names = [value.__globals__[n] for n in code.co_names if n in value.__globals__]
         return [*cells, *names, *(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()]
-    if _is_tool(value):  # a tool object: its function, coroutine and fields
-        return list(vars(value).values())
-    return []
+    fields = getattr(value, "__dict__", None)  # a tool's func and coroutine among them
+    return list(fields.values())[:_ITEMS] if isinstance(fields, dict) else []
 
 
 def _filled(cell: Any) -> bool:
@@ -139,10 +140,6 @@ def _filled(cell: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _is_tool(value: Any) -> bool:
-    return any(c.__name__ == "BaseTool" for c in type(value).__mro__)
 
 
 def _as_agent(value: Any) -> tuple[Any, str | None] | None:
