@@ -15,14 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from forms import datasets
+from deepagents import CompiledSubAgent, create_deep_agent
+from forms import datasets, deep
 from forms.harness import BASE_EVALUATORS, Run, mismatches, report, run_spec, truths
 from forms.policy import TOOLS
+from forms.tools import TOOL_OF
 from forms.truth import Form, Truth
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
 from typer.testing import CliRunner
 
 import agenteval_cli
 from agenteval_cli.cli import app
+from agenteval_cli.trace.agent_tools import agent_tool_coordinators
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -268,3 +274,38 @@ def test_agenteval_never_imports_deepagents():
             if any(n.split(".")[0] == "deepagents" for n in names):
                 importing.append(str(source.relative_to(package)))
     assert not importing, importing
+
+
+def test_coordinators_are_found_in_the_graph():
+    """Agents whose tools run agents, found when the target is loaded, by what the tools
+    hold: deepagents' task tool (a ``CompiledSubAgent`` that is itself a deep agent is one
+    too), ``Runnable.as_tool()``, a graph given an ``lc_agent_name``; not an unnamed single
+    agent (its calls are its caller's) nor ordinary tools."""
+    inner = deep.build_deep("nested", "money")
+    outer = create_deep_agent(
+        model=deep.form_model("nested", "outer", deep.delegating(("money",)), large=True),
+        subagents=[CompiledSubAgent(name="money", description="Money matters.", runnable=inner)],
+    )
+    assert agent_tool_coordinators(outer, own="outer") == ["outer", "money"]
+
+    def main_with(*tools: Any) -> Any:
+        return create_agent(deep.form_model("t", "main", lambda m: AIMessage("hi")), list(tools))
+
+    billing = create_agent(deep.form_model("t", "billing", lambda m: AIMessage("b")), [])
+    named = create_agent(deep.form_model("t", "billing", lambda m: AIMessage("b")), [], name="b")
+    labelled = billing.with_config({"metadata": {"lc_agent_name": "billing"}})
+    assert agent_tool_coordinators(main_with(named.as_tool(name="ask")), own="main") == ["main"]
+
+    @tool
+    def ask_labelled(query: str) -> str:
+        """Ask billing."""
+        return str(labelled.invoke({"messages": [("user", query)]}))
+
+    @tool
+    def ask_unnamed(query: str) -> str:
+        """Ask an unnamed agent."""
+        return str(billing.invoke({"messages": [("user", query)]}))
+
+    assert agent_tool_coordinators(main_with(ask_labelled), own="main") == ["main"]
+    assert agent_tool_coordinators(main_with(ask_unnamed), own="main") == []
+    assert agent_tool_coordinators(main_with(TOOL_OF["billing"]), own="main") == []

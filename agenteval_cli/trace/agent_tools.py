@@ -26,7 +26,7 @@ __all__ = ["agent_tool_coordinators"]
 
 _DEPTH = 4  # how far below a tool its agents are looked for
 _ITEMS = 200  # items of one dict, list or object looked at
-_BUDGET = 5000  # values looked at for one tool node, at most
+_BUDGET = 5000  # values looked at for one tool, at most
 
 
 def agent_tool_coordinators(graph: Any, own: str) -> list[str]:
@@ -88,15 +88,17 @@ def _graph_name(graph: Any) -> str | None:
 def _agents_run_by(runnable: Any) -> list[tuple[Any, str | None]]:
     """The agents the tools of a node (a ``ToolNode``) run: (graph, its name)."""
     tools = getattr(runnable, "tools_by_name", None)
-    return _agents_in(list(tools.values())) if isinstance(tools, dict) else []
+    if not isinstance(tools, dict):
+        return []
+    return [agent for tool in tools.values() for agent in _agents_in(tool)]
 
 
-def _agents_in(tools: list[Any]) -> list[tuple[Any, str | None]]:
-    """The agents reachable from ``tools``, nearest first (breadth first, so what one path
+def _agents_in(tool: Any) -> list[tuple[Any, str | None]]:
+    """The agents reachable from ``tool``, nearest first (breadth first, so what one path
     reaches deep down is not left unexplored when another reaches it sooner)."""
     found: list[tuple[Any, str | None]] = []
     seen: set[int] = set()
-    level = list(tools)
+    level = [tool]
     for _ in range(_DEPTH + 1):
         below: list[Any] = []
         for value in level:
@@ -144,19 +146,25 @@ def _filled(cell: Any) -> bool:
 
 def _as_agent(value: Any) -> tuple[Any, str | None] | None:
     """(graph, name) when ``value`` is an agent the trace counts as one of its own: a compiled
-    graph with a name, or of several agents, or a binding of one (``with_config``)."""
-    named = None
+    graph with a name (its own, or an ``lc_agent_name`` given by ``with_config``, on the graph
+    or on a binding of it), or a graph of several agents."""
+    named = _lc_agent_name(value)
     while hasattr(value, "bound") and isinstance(getattr(value, "config", None), dict):
-        metadata = value.config.get("metadata") or {}
-        lc_name = metadata.get("lc_agent_name") if isinstance(metadata, dict) else None
-        named = named or (lc_name if isinstance(lc_name, str) and lc_name else None)
         value = value.bound
+        named = named or _lc_agent_name(value)
     if not _is_graph(value):
         return None
     named = named or _graph_name(value)
     if named is None and all(is_step_node(n) for n in _nodes(value)):
         return None  # an unnamed single agent: its calls are its caller's
     return value, named
+
+
+def _lc_agent_name(value: Any) -> str | None:
+    config = getattr(value, "config", None)
+    metadata = config.get("metadata") if isinstance(config, dict) else None
+    name = metadata.get("lc_agent_name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _is_graph(value: Any) -> bool:
