@@ -20,7 +20,7 @@ from forms import datasets, deep
 from forms.harness import BASE_EVALUATORS, Run, mismatches, report, run_spec, truths
 from forms.policy import TOOLS
 from forms.tools import TOOL_OF
-from forms.truth import Form, Truth
+from forms.truth import Form
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
@@ -48,10 +48,6 @@ def deep_form(main: str, *, parallel: bool = False, kinds: dict[str, str] | None
     )
 
 
-def specialists(truth: Truth, main: str) -> set[str]:
-    return {c.agent for c in truth.calls} - {main}
-
-
 def precision(expected: Sequence[str], invoked: set[str]) -> float:
     if not invoked:
         return 0.0 if expected else 1.0
@@ -59,13 +55,20 @@ def precision(expected: Sequence[str], invoked: set[str]) -> float:
 
 
 def deep_mismatches(
-    run: Run, target: str, main: str, form: Form, *, graph: str | None = None
+    run: Run,
+    target: str,
+    main: str,
+    form: Form,
+    *,
+    graph: str | None = None,
+    paths: dict[str, list[str]] | None = None,
 ) -> list[str]:
-    """Beyond the harness: routing precision and exact routing, every call's agent path
-    (``main`` for the main agent, ``main > sub`` for a sub-agent), the usage per path in the
-    trace and in ``--json`` agents, the coordinators, each tool call's path and each
-    ``task`` call's agent."""
+    """Beyond the harness: routing precision and exact routing (the form's coordinators are
+    no specialists), every call's agent path (``paths``: by default ``main`` for the main
+    agent, ``main > sub`` for a sub-agent), the usage per path in the trace and in ``--json``
+    agents, the coordinators, each tool call's path and each ``task`` call's agent."""
     graph = graph or main  # the graph's models log under this name
+    paths = paths or {main: [main], **{sub: [main, sub] for sub in SUBAGENTS}}
     truth = truths(run, graph, form)
     problems = mismatches(run, target, form, graph=graph)
     agents: dict[str, list[int]] = {}  # path -> [results, model calls]
@@ -73,7 +76,7 @@ def deep_mismatches(
         where = f"{target}/{row.example_id}"
         t = truth[row.question]
         expected = row.reference.get("expected_agents") or []
-        invoked = specialists(t, main)
+        invoked = {c.agent for c in t.calls} - form.coordinators
         want = {
             "routing_precision": precision(expected, invoked),
             "routing_exact": invoked == set(expected),
@@ -81,23 +84,28 @@ def deep_mismatches(
         for key, value in want.items():
             if row.scores.get(key) != value:
                 problems.append(f"{where}: {key}: agenteval={row.scores.get(key)!r} truth={value}")
-        paths = [c["path"] for c in row.json["trace"]["model_calls"]]
-        want_paths = [[main] if c.agent == main else [main, c.agent] for c in t.calls]
-        if sorted(paths) != sorted(want_paths):
-            problems.append(f"{where}: model call paths: agenteval={paths} truth={want_paths}")
+        got_paths = [c["path"] for c in row.json["trace"]["model_calls"]]
+        want_paths = [paths[c.agent] for c in t.calls]
+        if sorted(got_paths) != sorted(want_paths):
+            problems.append(f"{where}: model call paths: agenteval={got_paths} truth={want_paths}")
         usage = {k: (v["model_calls"], v["input_tokens"]) for k, v in row.trace.by_agent().items()}
-        want_usage = {main: (len(t.calls), t.input_tokens)}
-        for sub in invoked:
-            calls = [c for c in t.calls if c.agent == sub]
-            want_usage[f"{main} > {sub}"] = (len(calls), sum(c.input_tokens or 0 for c in calls))
+        want_usage: dict[str, tuple[int, int]] = {}
+        for c in t.calls:  # a call counts for its agent and every agent it runs inside
+            for depth in range(1, len(paths[c.agent]) + 1):
+                key = " > ".join(paths[c.agent][:depth])
+                calls, tokens = want_usage.get(key, (0, 0))
+                want_usage[key] = (calls + 1, tokens + (c.input_tokens or 0))
         if usage != want_usage:
             problems.append(f"{where}: by_agent: agenteval={usage} truth={want_usage}")
-        if row.json["trace"]["coordinators"] != [main]:
+        if set(row.json["trace"]["coordinators"]) != form.coordinators:
             problems.append(f"{where}: coordinators: {row.json['trace']['coordinators']}")
         for call in row.json["trace"]["tool_calls"]:
-            owner = WORK_TOOLS.get(call["name"])  # a sub-agent's tool, else the main agent's
-            if call["path"] != ([main, owner] if owner else [main]):
-                problems.append(f"{where}: tool call path: {call}")
+            if call["kind"] == "agent":  # made by the agent the one it runs sits in
+                want_path = paths[call["target"]][:-1]
+            else:  # a sub-agent's work tool, else the main agent's own
+                want_path = paths[WORK_TOOLS.get(call["name"], main)]
+            if call["path"] != want_path:
+                problems.append(f"{where}: tool call path: agenteval={call} truth={want_path}")
             if call["name"] == "task" and call["target"] != call["args"]["subagent_type"]:
                 problems.append(f"{where}: task call reaches {call['target']}: {call}")
         for key in want_usage:
@@ -309,3 +317,43 @@ def test_coordinators_are_found_in_the_graph():
     assert agent_tool_coordinators(main_with(ask_labelled), own="main") == ["main"]
     assert agent_tool_coordinators(main_with(ask_unnamed), own="main") == []
     assert agent_tool_coordinators(main_with(TOOL_OF["billing"]), own="main") == []
+
+
+def test_deep_agent_under_a_deep_agent(tmp_path):
+    """A ``CompiledSubAgent`` that is itself a deep agent: ``deep_nested > money > billing``;
+    ``money`` is a coordinator from the graph, also where it answers alone (a request no
+    specialist of its handles)."""
+    rows = [*datasets.support(), datasets.row("money-alone", "Please change my email address.", [])]
+    run = run_spec(
+        tmp_path,
+        targets={"deep_nested": "forms.deep:deep_nested"},
+        rows=rows,
+        evaluators=EVALUATORS,
+    )
+    form = Form(
+        coordinators=frozenset({"deep_nested", "money"}),
+        kinds={"task": "agent"},
+        paths_known=False,
+    )
+    outer, money = ["deep_nested"], ["deep_nested", "money"]
+    paths = {"deep_nested": outer, "money": money, **{s: [*money, s] for s in SUBAGENTS}}
+    truth = truths(run, "deep_nested", form)
+    assert truth[BOTH].path == [
+        "deep_nested", "money", "billing", "money", "tech", "money", "deep_nested",
+    ]  # fmt: skip
+    assert truth["Please change my email address."].path == ["deep_nested", "money", "deep_nested"]
+    problems = deep_mismatches(run, "deep_nested", "deep_nested", form, paths=paths)
+    assert not problems, report(problems)
+
+
+def test_function_target_running_a_deep_agent(tmp_path):
+    """A plain function invoking a deep agent: the agent is still the target's own, and a
+    coordinator found in the graph the function holds."""
+    run = run_spec(
+        tmp_path,
+        targets={"deep_function": "forms.deep:deep_function"},
+        rows=datasets.support(),
+        evaluators=EVALUATORS,
+    )
+    problems = deep_mismatches(run, "deep_function", "deep_function", deep_form("deep_function"))
+    assert not problems, report(problems)

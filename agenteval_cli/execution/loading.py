@@ -3,6 +3,7 @@ and again on each Ray worker from the spec it is sent."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -80,13 +81,15 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
 
 def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[str, ...]:
     """The agents that regain control by design: declared in the spec, or found in the
-    graph: by its own edges, or as agents whose tools run other agents."""
+    graph (the target, or the graphs a function target holds): by its own edges, or as
+    agents whose tools run other agents."""
     found: list[str] = []
-    if target.kind == "graph":
-        from agenteval_cli.trace.agent_tools import agent_tool_coordinators
+    if target.kind == "graph" or "langgraph" in sys.modules:
+        from agenteval_cli.trace.agent_tools import agent_tool_coordinators, graphs_run_by
         from agenteval_cli.trace.attribution import graph_coordinators
 
-        found = [*graph_coordinators(obj), *agent_tool_coordinators(obj, own=target.name)]
+        for graph in [obj] if target.kind == "graph" else graphs_run_by(obj):
+            found += [*graph_coordinators(graph), *agent_tool_coordinators(graph, target.name)]
     return tuple(dict.fromkeys([*declared, *found]))
 
 

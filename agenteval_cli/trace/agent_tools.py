@@ -22,7 +22,7 @@ from typing import Any
 
 from agenteval_cli.trace.attribution import DEFAULT_GRAPH_NAME, is_step_node
 
-__all__ = ["agent_tool_coordinators"]
+__all__ = ["agent_tool_coordinators", "graphs_run_by"]
 
 _DEPTH = 4  # how far below a tool its agents are looked for
 _ITEMS = 200  # items of one dict, list or object looked at
@@ -38,6 +38,25 @@ def agent_tool_coordinators(graph: Any, own: str) -> list[str]:
     return list(found)
 
 
+def graphs_run_by(function: Any) -> list[Any]:
+    """The compiled graphs a function target holds (the graph it invokes), nearest first."""
+    graphs: list[Any] = []
+    seen: set[int] = set()
+    level = [function]
+    for _ in range(_DEPTH + 1):
+        below: list[Any] = []
+        for value in level:
+            if value is None or id(value) in seen or len(seen) >= _BUDGET:
+                continue
+            seen.add(id(value))
+            if _is_graph(value):
+                graphs.append(value)
+            else:
+                below += _held(value)
+        level = below
+    return graphs
+
+
 def _visit(graph: Any, name: str | None, found: dict[str, None], seen: set[int]) -> None:
     if id(graph) in seen:
         return
@@ -50,7 +69,7 @@ def _visit(graph: Any, name: str | None, found: dict[str, None], seen: set[int])
         for agent, agent_name in held:
             _visit(agent, agent_name, found, seen)
         return
-    edges = set(getattr(getattr(graph, "builder", None), "edges", set()) or set())
+    edges = set(getattr(getattr(graph, "builder", None) or graph, "edges", set()) or set())
     for node, runnable in nodes.items():
         if is_step_node(node):  # a tools node among agents: its agent is where it returns to
             if _agents_run_by(runnable):
@@ -58,13 +77,13 @@ def _visit(graph: Any, name: str | None, found: dict[str, None], seen: set[int])
                     if source == node and target in nodes and not is_step_node(target):
                         found.setdefault(target, None)
             continue
-        for sub in _subgraphs(graph, node):
+        for sub in [runnable] if _is_graph(runnable) else _subgraphs(graph, node):
             _visit(sub, _graph_name(sub) or node, found, seen)
 
 
 def _nodes(graph: Any) -> dict[str, Any]:
-    """A compiled graph's nodes (``__start__`` left out): name -> the runnable it runs."""
-    builder = getattr(graph, "builder", None)
+    """A graph's nodes (``__start__`` left out): name -> the runnable it runs."""
+    builder = getattr(graph, "builder", None) or graph  # compiled, or a StateGraph
     nodes = getattr(builder, "nodes", None)
     if not isinstance(nodes, dict):
         return {}
@@ -168,7 +187,7 @@ def _lc_agent_name(value: Any) -> str | None:
 
 
 def _is_graph(value: Any) -> bool:
-    """A compiled LangGraph graph (``Pregel``), known without importing LangGraph here."""
-    return any(c.__name__ == "Pregel" for c in type(value).__mro__) and isinstance(
-        getattr(getattr(value, "builder", None), "nodes", None), dict
+    """A LangGraph graph (compiled, or a ``StateGraph``), known without importing LangGraph."""
+    return any(c.__name__ in ("Pregel", "StateGraph") for c in type(value).__mro__) and bool(
+        _nodes(value)
     )

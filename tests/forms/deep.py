@@ -13,13 +13,21 @@ from typing import Any
 
 from deepagents import CompiledSubAgent, SubAgent, create_deep_agent
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from forms.model import form_model, text_of
-from forms.policy import GREETING, agent_tools_supervisor, done, needed, question, results
+from forms.policy import (
+    GREETING,
+    agent_tools_supervisor,
+    called,
+    done,
+    needed,
+    question,
+    results,
+)
 from forms.policy import specialist as specialist_policy
 from forms.tools import TOOL_OF
 
@@ -45,6 +53,22 @@ def delegating(agents: Sequence[str], *, parallel: bool = False) -> Any:
             for d in chosen
         ]
         return AIMessage("", tool_calls=[{**c, "id": None} for c in calls])
+
+    return policy
+
+
+def delegating_once(agent: str) -> Any:
+    """A main agent with one sub-agent for every part: one ``task`` call to ``agent`` for a
+    request naming any domain, then its answer summed up."""
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        if not needed(question(messages)):
+            return AIMessage(GREETING)
+        if not called(messages, "task"):
+            args = {"description": question(messages), "subagent_type": agent}
+            return AIMessage("", tool_calls=[{"name": "task", "args": args, "id": None}])
+        answer = next(text_of(m) for m in reversed(messages) if isinstance(m, ToolMessage))
+        return AIMessage(f"Summary: {answer}")
 
     return policy
 
@@ -127,6 +151,26 @@ def agent_tool_set(graph: str) -> list[Any]:
     return [ask_billing, ask_tech]
 
 
+def build_nested(graph: str, main: str) -> Any:
+    """A deep agent whose only sub-agent, ``money``, is itself a deep agent (a
+    ``CompiledSubAgent``) delegating to billing and tech, or answering alone."""
+    money = build_deep(graph, "money")
+    return create_deep_agent(
+        model=form_model(graph, main, delegating_once("money"), large=True),
+        subagents=[CompiledSubAgent(name="money", description="All money.", runnable=money)],
+    )
+
+
+def _state(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": [HumanMessage(inputs["question"])]}
+
+
+def deep_function(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A plain function target that invokes a deep agent itself."""
+    result = _function_graph.invoke(_state(inputs))
+    return {"final_response": text_of(result["messages"][-1])}
+
+
 def build_agent_tools(graph: str, main: str) -> Any:
     """An unnamed ``create_agent`` whose tools run agents: agents as tools without
     deepagents."""
@@ -161,3 +205,5 @@ deep_compiled = build_deep("deep_compiled", "deep_compiled", compiled=True)
 orchestrator = build_deep("orchestrator", "orchestrator", name="orchestrator")
 agent_tools = build_agent_tools("agent_tools", "agent_tools")
 tool_node_supervisor = build_tool_node_supervisor("tool_node_supervisor")
+deep_nested = build_nested("deep_nested", "deep_nested")
+_function_graph = build_deep("deep_function", "deep_function")
