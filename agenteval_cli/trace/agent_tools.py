@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from agenteval_cli.trace.attribution import DEFAULT_GRAPH_NAME, is_step_node
 
 __all__ = ["agent_tool_coordinators", "graphs_run_by"]
 
-_DEPTH = 4  # how far below a tool its agents are looked for
+_DEPTH = 4  # how far below a tool (or a function target) its agents are looked for
 _ITEMS = 200  # items of one dict, list or object looked at
-_BUDGET = 5000  # values looked at for one tool, at most
+_BUDGET = 5000  # values looked at from one tool, at most
+_Found = TypeVar("_Found")
 
 
 def agent_tool_coordinators(graph: Any, own: str) -> list[str]:
@@ -39,22 +41,8 @@ def agent_tool_coordinators(graph: Any, own: str) -> list[str]:
 
 
 def graphs_run_by(function: Any) -> list[Any]:
-    """The compiled graphs a function target holds (the graph it invokes), nearest first."""
-    graphs: list[Any] = []
-    seen: set[int] = set()
-    level = [function]
-    for _ in range(_DEPTH + 1):
-        below: list[Any] = []
-        for value in level:
-            if value is None or id(value) in seen or len(seen) >= _BUDGET:
-                continue
-            seen.add(id(value))
-            if _is_graph(value):
-                graphs.append(value)
-            else:
-                below += _held(value)
-        level = below
-    return graphs
+    """The graphs a function target holds (the graph it invokes), nearest first."""
+    return _search(function, lambda value: value if _is_graph(value) else None)
 
 
 def _visit(graph: Any, name: str | None, found: dict[str, None], seen: set[int]) -> None:
@@ -88,7 +76,7 @@ def _nodes(graph: Any) -> dict[str, Any]:
     if not isinstance(nodes, dict):
         return {}
     return {
-        name: getattr(spec, "runnable", None)
+        name: getattr(spec, "runnable", None) or getattr(spec, "bound", None)
         for name, spec in nodes.items()
         if not str(name).startswith("__")
     }
@@ -113,20 +101,25 @@ def _agents_run_by(runnable: Any) -> list[tuple[Any, str | None]]:
 
 
 def _agents_in(tool: Any) -> list[tuple[Any, str | None]]:
-    """The agents reachable from ``tool``, nearest first (breadth first, so what one path
-    reaches deep down is not left unexplored when another reaches it sooner)."""
-    found: list[tuple[Any, str | None]] = []
+    return _search(tool, _as_agent)
+
+
+def _search(start: Any, match: Callable[[Any], _Found | None]) -> list[_Found]:
+    """What ``match`` finds among the values ``start`` holds, a few levels down, nearest
+    first (breadth first, so what one path reaches deep down is not left unexplored when
+    another reaches it sooner); a value found is not looked into."""
+    found: list[_Found] = []
     seen: set[int] = set()
-    level = [tool]
+    level = [start]
     for _ in range(_DEPTH + 1):
         below: list[Any] = []
         for value in level:
             if value is None or id(value) in seen or len(seen) >= _BUDGET:
                 continue
             seen.add(id(value))
-            agent = _as_agent(value)
-            if agent is not None:
-                found.append(agent)
+            hit = match(value)
+            if hit is not None:
+                found.append(hit)
             else:
                 below += _held(value)
         level = below

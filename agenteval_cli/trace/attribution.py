@@ -30,7 +30,9 @@ branches is ``k`` handoffs and so is the join. A handoff is explained by what th
 a handoff tool's destination (its metadata or the ``Command(goto=...)`` it returned), a
 node's ``Command(goto=...)``, an agent run as a tool, else the graph's edges.
 
-**Coordinators** regain control by design: agents declared so, nodes that other nodes reach
+**Coordinators** regain control by design: agents declared so (in the spec, or found in the
+graph when the target is loaded: :func:`graph_coordinators`, and the agents whose tools run
+agents, :mod:`agenteval_cli.trace.agent_tools`), nodes that other nodes reach
 by a fixed edge (langgraph-supervisor's supervisor, a router), agents that call agents as
 tools, and an agent that handed off explicitly and got control back by an edge.
 """
