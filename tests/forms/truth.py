@@ -29,7 +29,8 @@ class Form:
     router sends one request to at once, in the order it sends them; ``kinds`` names the
     tools that are not ordinary tools (``"handoff"`` or ``"agent"``; ``transfer_*`` tools are
     handoffs anyway). ``paths_known`` is false when the contract leaves the agent's outer
-    path open (an agent run inside another agent's tool).
+    path open (an agent run inside another agent's tool). ``fails`` tells the calls that
+    fail, when the test's tools fail on some.
     """
 
     coordinators: frozenset[str] = frozenset()
@@ -38,6 +39,8 @@ class Form:
     kinds: dict[str, str] = field(default_factory=dict)
     paths_known: bool = True
     final_text: Callable[[Sequence[Call]], str] = last_text
+    # (tool, arguments) -> whether that call fails: given, each call's status is checked
+    fails: Callable[[str, dict[str, Any]], bool] | None = None
 
     def kind_of(self, tool: str) -> str:
         if tool in self.kinds:
