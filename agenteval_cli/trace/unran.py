@@ -7,8 +7,8 @@
   ``PydanticToolsParser``). ``create_agent(response_format=ToolStrategy(...))`` answers its
   schema call with a ToolMessage of its own, in the update that sets ``structured_response``.
 - **A handoff the node acted on** (kind ``handoff``): the graph node the model ran in returned
-  ``Command(goto=x)`` and the call's name names ``x`` (``transfer_to_x``), as in the docs'
-  hand-written network.
+  ``Command(goto=x)`` and the call names ``x``, by its name (``transfer_to_x``, as in the
+  docs' hand-written network) or by an argument (``{"next": "x"}``, a router read by hand).
 - Anything else stays an ordinary tool call: ``ok`` or ``error`` as the ToolMessage the graph
   wrote for it says (the node did the work itself), else ``not_run`` (the run stopped first,
   or the graph read the call and ran nothing).
@@ -71,12 +71,22 @@ def unran_verdict(
     if (structured is not None and structured.covers(call.name)) or _parsed(origin):
         return OUTPUT, None, answered
     task = task_of(origin)
-    destination = named_agent(call.name, set(task.goto)) if task is not None else None
+    destinations = set(task.goto) if task is not None else set()
+    destination = named_agent(call.name, destinations) or _named_in_args(call, destinations)
     if destination is not None:
         return HANDOFF, aliases.get(destination, destination), OK
     if call.name in output_names:
         return OUTPUT, None, answered
     return TOOL, None, NOT_RUN if answer is None else answered
+
+
+def _named_in_args(call: ToolCall, destinations: set[str]) -> str | None:
+    """A destination one of the call's arguments names (``{"next": "tech"}``)."""
+    spelled = {d.lower(): d for d in destinations}
+    for value in call.args.values():
+        if isinstance(value, str) and value.lower() in spelled:
+            return spelled[value.lower()]
+    return None
 
 
 def sets_structured_response(value: Any) -> bool:
