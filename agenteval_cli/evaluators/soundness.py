@@ -110,7 +110,7 @@ UNNECESSARY_STEPS = metric("unnecessary_steps", "unnecessary steps", lower=True,
     "required_tools",
     family="trajectory",
     reads="outputs.required_tools (or the YAML tools); trace tool calls",
-    description="true when every required tool was called (a fraud check, say, before a refund)",
+    description="true when every required tool was called and succeeded (a fraud check, say)",
     metrics=[metric("required_tools", "required tools used", fmt="percent")],
     example="- {name: required_tools, tools: [fraud_check]}",
 )
@@ -129,7 +129,7 @@ def required_tools(*, tools: list[str] | None = None, name: str = "required_tool
     "unnecessary_steps",
     family="trajectory",
     reads="outputs.expected_tools / required_tools (optional); trace tool calls",
-    description="count of repeated tool calls and calls to tools outside the expected set",
+    description="count of repeated work calls (not retries) and calls outside the expected set",
     example="- {name: unnecessary_steps, allowed: [lookup_invoice]}",
     metrics=[UNNECESSARY_STEPS],
 )

@@ -253,7 +253,8 @@ def trajectory_match(
     name: str = "trajectory_match",
 ) -> Any:
     """Score key is the evaluator's name (``trajectory_match``), so modes can sit side by side
-    under different names."""
+    under different names. Against ``expected_tools`` the actual trajectory is the work that
+    succeeded: failed calls are left out, and routing and structured output unless named."""
     from openevals.trajectory.match import create_trajectory_match_evaluator
 
     overrides = _check_overrides(tool_args_overrides)
