@@ -90,13 +90,20 @@ def test_a_call_read_by_hand_and_never_run_is_not_run():
     assert kinds(traced(routed_graph(router))) == [("Route", "tool", None, "not_run")]
 
 
-def test_include_raw_parser_makes_a_call_output():
-    structured = scripted("router-model", route_call("tech")).with_structured_output(
-        Route, include_raw=True
-    )
+@pytest.mark.parametrize(
+    ("wrap", "read"),
+    [
+        (lambda m: m.with_structured_output(Route, include_raw=True), lambda r: r["parsed"]),
+        (lambda m: m.with_structured_output(Route).with_config(run_name="pick"), lambda r: r),
+    ],
+    ids=["include_raw", "renamed"],
+)
+def test_a_reply_parsed_for_its_tool_call_is_output(wrap, read):
+    """The parser after the model marks it, wherever it sits in the runnable."""
+    structured = wrap(scripted("router-model", route_call("tech")))
 
     def router(state: RouteState) -> dict:
-        return {"route": structured.invoke(state["messages"])["parsed"]["agent"]}
+        return {"route": read(structured.invoke(state["messages"]))["agent"]}
 
     trace = traced(routed_graph(router))
     assert kinds(trace) == [("Route", "output", None, "ok")]

@@ -103,12 +103,12 @@ def sets_structured_response(value: Any) -> bool:
 
 def _parsed(model: RunNode) -> bool:
     """The model's reply went to a tool-call output parser: ``llm | parser``, the sequence
-    ``with_structured_output`` builds (the parser may sit deeper, as with ``include_raw``)."""
+    ``with_structured_output`` builds (the parser may sit deeper, as with ``include_raw``).
+    Looked for after the model within the runnables around it, up to its graph node."""
     child, parent = model, model.parent
     while parent is not None and parent.kind == "chain" and not parent.is_task:
-        if parent.name.startswith("RunnableSequence"):
-            later = [c for c in parent.children if c.seq > child.seq]
-            return any(_holds_parser(c) for c in later)
+        if any(_holds_parser(c) for c in parent.children if c.seq > child.seq):
+            return True
         child, parent = parent, parent.parent
     return False
 
