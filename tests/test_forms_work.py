@@ -205,6 +205,9 @@ def test_failed_calls_and_retries(tmp_path):
     assert scores["tech"]["required_tools"] is False
     comments = {r.example_id: r.json["comments"] for r in run.rows["retrying_agent"]}
     assert comments["tech"]["required_tools"] == "failed every time ['run_diagnostics']"
+    assert comments["tech"]["trajectory_match"].endswith(
+        "; failed, left out ['run_diagnostics', 'run_diagnostics']"
+    )
 
 
 # -- the docs' hand-written network ---------------------------------------------------------

@@ -20,7 +20,7 @@ comment which tool calls differed (openevals returns no comment).
   arguments.
 
 What a call was comes from the trace: each recorded tool call's ``kind`` and ``status`` (see
-:func:`routing_calls`, :func:`work_done`), never from a tool name alone; a message's call is
+:func:`routing_calls`, :class:`WorkDone`), never from a tool name alone; a message's call is
 matched to the recorded call of the same name and arguments, in order. The soundness
 evaluators use the same rule.
 """
@@ -87,39 +87,45 @@ def not_work_names(trace: Trace | None) -> Callable[[str], bool]:
     return lambda name: routing(name) or name in outputs
 
 
-def work_done(trace: Trace | None, named: set[str]) -> Callable[[str, Mapping[str, Any]], bool]:
+class WorkDone:
     """Whether a message's tool call ``(name, args)`` stays in a trajectory reduced to the
-    work done, for a shorthand that names the tools ``named``.
+    work done, for a shorthand that names the tools ``named``; ``failed`` lists the calls
+    left out because they failed or never ran.
 
     Each message's call is matched to the next recorded call of that name and those
     arguments (else of that name): kept when it is ordinary work that succeeded, a routing
     call when the shorthand names any routing call, structured output when it names that
     tool. A call the trace does not hold is judged by its name alone."""
-    records = list(trace.tool_calls) if trace else []
-    is_routing = routing_calls(trace) if trace else (lambda call: False)
-    routing = routing_names(trace)
-    keep_routing = any(routing(n) for n in named)
-    used = [False] * len(records)
 
-    def recorded(name: str, args: Mapping[str, Any]) -> ToolCall | None:
+    def __init__(self, trace: Trace | None, named: set[str]) -> None:
+        self.records = list(trace.tool_calls) if trace else []
+        self.used = [False] * len(self.records)
+        self.is_routing = routing_calls(trace) if trace else (lambda call: False)
+        self.routing = routing_names(trace)
+        self.keep_routing = any(self.routing(n) for n in named)
+        self.named = named
+        self.failed: list[str] = []
+
+    def __call__(self, name: str, args: Mapping[str, Any]) -> bool:
+        call = self._recorded(name, args)
+        if call is None:
+            return self.keep_routing or not self.routing(name)
+        if self.is_routing(call):
+            return self.keep_routing
+        if call.kind == OUTPUT:
+            return name in self.named
+        if not call.succeeded:
+            self.failed.append(name)
+        return call.succeeded
+
+    def _recorded(self, name: str, args: Mapping[str, Any]) -> ToolCall | None:
+        records, used = self.records, self.used
         candidates = [i for i, c in enumerate(records) if not used[i] and c.name == name]
         same = [i for i in candidates if records[i].args == dict(args)]
         for i in (same or candidates)[:1]:
             used[i] = True
             return records[i]
         return None
-
-    def keep(name: str, args: Mapping[str, Any]) -> bool:
-        call = recorded(name, args)
-        if call is None:
-            return keep_routing or not routing(name)
-        if is_routing(call):
-            return keep_routing
-        if call.kind == OUTPUT:
-            return name in named
-        return call.succeeded
-
-    return keep
 
 
 def actual_messages(
@@ -272,15 +278,17 @@ def trajectory_match(
     def evaluate(outputs: dict, reference_outputs: dict, trace: Trace) -> dict:
         reference_outputs = reference_outputs or {}
         actual, where = actual_messages(outputs, trace, source)
+        left_out: list[str] = []
         if reference_outputs.get("trajectory") is not None:
             reference = reference_outputs["trajectory"]
             result = plain(outputs=actual, reference_outputs=reference)
         elif reference_outputs.get("expected_tools") is not None:
             reference, name_only = expand_expected_tools(reference_outputs["expected_tools"])
-            named = {n for n, _ in tool_calls_of(reference)}
-            actual = reduce_to_tool_calls(actual, work_done(trace, named))
+            work = WorkDone(trace, {n for n, _ in tool_calls_of(reference)})
+            actual = reduce_to_tool_calls(actual, work)
             evaluator = matcher(name_only) if name_only else plain
             result = evaluator(outputs=actual, reference_outputs=reference)
+            left_out = work.failed
         else:
             return {
                 "key": name,
@@ -288,6 +296,8 @@ def trajectory_match(
                 "comment": "no reference: add outputs.trajectory or outputs.expected_tools",
             }
         comment = f"{mode}/{tool_args} on {where}: {difference(actual, reference)}"
+        if left_out:
+            comment += f"; failed, left out {left_out}"
         return {"key": name, "score": bool(result["score"]), "comment": comment}
 
     return evaluate
