@@ -192,3 +192,10 @@ def test_output_calls_are_no_steps_unless_the_shorthand_names_them():
 
 def _openai(name: str, arguments: str) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_a_judge_sees_which_calls_failed():
+    from agenteval_cli.evaluators.judge import trace_view
+
+    view = trace_view(_calls(("lookup", "error"), ("lookup", "ok")))
+    assert [c.get("status") for c in view["tool_calls"]] == ["error", None]
