@@ -199,3 +199,17 @@ def test_a_judge_sees_which_calls_failed():
 
     view = trace_view(_calls(("lookup", "error"), ("lookup", "ok")))
     assert [c.get("status") for c in view["tool_calls"]] == ["error", None]
+
+
+def test_a_call_that_never_ran_takes_the_kind_its_tool_showed():
+    """The same agent's handoff tool ran once; its next call, cut off, is a handoff too."""
+    from agenteval_cli.trace.unran import same_tool_as_ran
+
+    ran = ToolCall("billing", "transfer_to_tech", kind="handoff", target="tech")
+    cut = ToolCall("billing", "transfer_to_tech", status="not_run")
+    other = ToolCall("tech", "transfer_to_tech", status="not_run")  # another agent's tool
+    same_tool_as_ran([ran, cut, other])
+    assert [(c.kind, c.target, c.status) for c in (cut, other)] == [
+        ("handoff", "tech", "not_run"),
+        ("tool", None, "not_run"),
+    ]

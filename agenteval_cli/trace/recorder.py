@@ -31,6 +31,7 @@ from agenteval_cli.trace.attribution import RunNode, attribute, command_destinat
 from agenteval_cli.trace.conversation import Conversation, state_messages
 from agenteval_cli.trace.unran import (
     StructuredOutput,
+    same_tool_as_ran,
     sets_structured_response,
     task_of,
     unran_verdict,
@@ -388,6 +389,7 @@ class TraceRecorder(BaseCallbackHandler):
                     )
                 )
             _name_returns(found.handoffs, tool_calls)
+            same_tool_as_ran(tool_calls)
             return Trace(
                 agent_path=found.agent_path,
                 handoffs=found.handoffs,

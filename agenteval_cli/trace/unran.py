@@ -11,23 +11,34 @@
   docs' hand-written network) or by an argument (``{"next": "x"}``, a router read by hand).
 - Anything else stays an ordinary tool call: ``ok`` or ``error`` as the ToolMessage the graph
   wrote for it says (the node did the work itself), else ``not_run`` (the run stopped first,
-  or the graph read the call and ran nothing).
+  or the graph read the call and ran nothing). A call that never ran takes the kind its tool
+  showed when the same agent ran it in the request (a handoff tool cut off by the limit).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from agenteval_cli.core.records import ERROR, HANDOFF, NOT_RUN, OK, OUTPUT, TOOL, ToolCall
+from agenteval_cli.core.records import (
+    AGENT_TOOL,
+    ERROR,
+    HANDOFF,
+    NOT_RUN,
+    OK,
+    OUTPUT,
+    TOOL,
+    ToolCall,
+)
 from agenteval_cli.trace.attribution import RunNode
 
 __all__ = [
     "StructuredOutput",
     "named_agent",
+    "same_tool_as_ran",
     "sets_structured_response",
     "task_of",
     "unran_verdict",
@@ -78,6 +89,21 @@ def unran_verdict(
     if call.name in output_names:
         return OUTPUT, None, answered
     return TOOL, None, NOT_RUN if answer is None else answered
+
+
+def same_tool_as_ran(calls: Sequence[ToolCall]) -> None:
+    """A call that never ran is of the kind its tool showed when the same agent ran it in
+    this request: the swarm's last ``transfer_to_x``, cut off by the recursion limit, is a
+    handoff tool like the ones that ran."""
+    ran: dict[tuple[str, tuple[str, ...]], ToolCall] = {}
+    for call in calls:
+        if call.status != NOT_RUN and call.kind in (HANDOFF, AGENT_TOOL):
+            ran.setdefault((call.name, tuple(call.path)), call)
+    for call in calls:
+        if call.status == NOT_RUN and call.kind == TOOL:
+            same = ran.get((call.name, tuple(call.path)))
+            if same is not None:
+                call.kind, call.target = same.kind, same.target
 
 
 def _named_in_args(call: ToolCall, destinations: set[str]) -> str | None:
