@@ -7,7 +7,6 @@ whose nodes act on their model's tool calls themselves.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Sequence
 from typing import Any, Literal, TypedDict
@@ -23,7 +22,18 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from forms.model import FormModel, form_model, text_of
-from forms.policy import RESULTS, call, called, done, needed, question, results, specialist
+from forms.policy import (
+    GREETING,
+    RESULTS,
+    TOOLS,
+    call,
+    called,
+    done,
+    needed,
+    question,
+    results,
+    specialist,
+)
 from forms.tools import TOOL_OF
 
 with warnings.catch_warnings():
@@ -121,19 +131,14 @@ def answering_policy(messages: list[BaseMessage]) -> AIMessage:
     """Each named domain's tool, then the structured ``Answer`` (its summary also as text)."""
     want = [d for d in needed(question(messages)) if d in WORKERS]
     for domain in want:
-        name, args = _tool_call(domain)
+        name, args = TOOLS[domain]
         if not called(messages, name):
             return call(name, args)
-    summary = " ".join(results(messages)) or "We are open 9 to 5, every weekday."
+    summary = " ".join(results(messages)) or GREETING
     return AIMessage(
         summary,
         tool_calls=[{"name": "Answer", "args": {"summary": summary, "domains": want}, "id": None}],
     )
-
-
-def _tool_call(domain: str) -> tuple[str, dict[str, Any]]:
-    tool_ = TOOL_OF[domain]
-    return tool_.name, {"invoice_id": "INV-42"} if domain == "billing" else {"app": "mobile"}
 
 
 structured_agent = create_agent(
@@ -187,7 +192,7 @@ def retrying_policy(messages: list[BaseMessage]) -> AIMessage:
     found = results(messages)
     if "tech" in want and not any(RESULTS["tech"] in t for t in found):
         found.append("Diagnostics are unavailable right now.")
-    return AIMessage(" ".join(found) or "We are open 9 to 5, every weekday.")
+    return AIMessage(" ".join(found) or GREETING)
 
 
 with warnings.catch_warnings():
@@ -238,10 +243,6 @@ def _network_node(model: Any, work_tool: Any, pass_call: bool) -> Any:
                 written.append(ToolMessage(result, tool_call_id=tool_call["id"]))
 
     return node
-
-
-def dumps(args: dict[str, Any]) -> str:
-    return json.dumps(args, sort_keys=True)
 
 
 inline_network = build_network("inline_network")
