@@ -223,7 +223,7 @@ class TraceRecorder(BaseCallbackHandler):
             model = model or _class_name(serialized, name)
             node = self._register(run_id.int, parent_run_id, metadata, "model", model)
             run = _ModelRun(ModelCall(agent=model, model=model), time.perf_counter(), named, node)
-            run.structured = StructuredOutput.of(options)
+            run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:

@@ -55,7 +55,8 @@ class StructuredOutput:
 
     @classmethod
     def of(cls, options: Any) -> StructuredOutput | None:
-        """From a chat model run's ``options`` (``ls_structured_output_format``), if there."""
+        """From a chat model run's ``options`` (or metadata) holding
+        ``ls_structured_output_format``, if there."""
         found = options.get("ls_structured_output_format") if isinstance(options, dict) else None
         if not isinstance(found, Mapping):
             return None
