@@ -213,3 +213,14 @@ def test_a_call_that_never_ran_takes_the_kind_its_tool_showed():
         ("handoff", "tech", "not_run"),
         ("tool", None, "not_run"),
     ]
+
+
+def test_the_structured_output_format_covers_only_its_schema_call():
+    from agenteval_cli.trace.unran import StructuredOutput
+
+    named = StructuredOutput.of({"ls_structured_output_format": FORMAT})
+    assert named is not None and named.covers("Route") and not named.covers("lookup")
+    text = {"kwargs": {"method": "json_schema"}, "schema": {"type": "object"}}
+    as_text = StructuredOutput.of({"ls_structured_output_format": text})
+    assert as_text is not None and not as_text.covers("lookup")  # the answer is no tool call
+    assert StructuredOutput.of({"stop": None}) is None

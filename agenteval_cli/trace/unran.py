@@ -12,7 +12,7 @@
 - Anything else stays an ordinary tool call: ``ok`` or ``error`` as the ToolMessage the graph
   wrote for it says (the node did the work itself), else ``not_run`` (the run stopped first,
   or the graph read the call and ran nothing). A call that never ran takes the kind its tool
-  showed when the same agent ran it in the request (a handoff tool cut off by the limit).
+  showed when the same agent ran it in the request (a handoff tool cut off by an interrupt).
 """
 
 from __future__ import annotations
@@ -49,9 +49,12 @@ _TOOLS_PARSER = "ToolsParser"  # langchain_core's parsers of a reply's tool call
 
 @dataclass(frozen=True)
 class StructuredOutput:
-    """A model call asked for structured output; ``name`` is the schema's (``None``: any)."""
+    """A model call asked for structured output: ``name`` is the schema's (``None``: not
+    given); ``as_tool`` whether the answer comes as a tool call (``function_calling``, not
+    ``json_schema`` or ``json_mode``, whose answer is the reply's text)."""
 
     name: str | None
+    as_tool: bool
 
     @classmethod
     def of(cls, options: Any) -> StructuredOutput | None:
@@ -61,11 +64,20 @@ class StructuredOutput:
         if not isinstance(found, Mapping):
             return None
         schema = found.get("schema")
-        title = schema.get("title") if isinstance(schema, Mapping) else None
-        return cls(title if isinstance(title, str) and title else None)
+        # a JSON schema as LangChain passes it on, or the class itself
+        title = (
+            schema.get("title")
+            if isinstance(schema, Mapping)
+            else getattr(schema, "__name__", None)
+        )
+        kwargs = found.get("kwargs")
+        method = kwargs.get("method") if isinstance(kwargs, Mapping) else None
+        as_tool = method in (None, "function_calling")
+        return cls(title if isinstance(title, str) and title else None, as_tool)
 
     def covers(self, tool_name: str) -> bool:
-        return self.name is None or self.name == tool_name
+        """Whether a call of this name is the schema's answer (other tools may be bound)."""
+        return self.name == tool_name if self.name is not None else self.as_tool
 
 
 def unran_verdict(
@@ -94,8 +106,8 @@ def unran_verdict(
 
 def same_tool_as_ran(calls: Sequence[ToolCall]) -> None:
     """A call that never ran is of the kind its tool showed when the same agent ran it in
-    this request: the swarm's last ``transfer_to_x``, cut off by the recursion limit, is a
-    handoff tool like the ones that ran."""
+    this request: a ``transfer_to_x`` call cut off (by an interrupt, a limit) is a handoff
+    tool like the ones that ran."""
     ran: dict[tuple[str, tuple[str, ...]], ToolCall] = {}
     for call in calls:
         if call.status != NOT_RUN and call.kind in (HANDOFF, AGENT_TOOL):
