@@ -29,8 +29,9 @@ class Form:
     router sends one request to at once, in the order it sends them; ``kinds`` names the
     tools that are not ordinary tools (``"handoff"`` or ``"agent"``; ``transfer_*`` tools are
     handoffs anyway). ``paths_known`` is false when the contract leaves the agent's outer
-    path open (an agent run inside another agent's tool). ``fails`` tells the calls that
-    fail, when the test's tools fail on some.
+    path open (an agent run inside another agent's tool).
+    A kind may also be ``"output"`` (the model's structured output); ``fails`` tells the
+    calls that fail, when the test's tools fail on some.
     """
 
     coordinators: frozenset[str] = frozenset()
