@@ -7,6 +7,9 @@ themselves, injected by :func:`capture` through a configure hook (the mechanism 
 
 The recorder keeps the tree of runs it saw; :mod:`agenteval_cli.trace.attribution` reads agents,
 their order and the handoffs between them off that tree when the trace is taken.
+A tool call's status comes from its run (an error raised, a ToolMessage with
+``status="error"``); what a call that no tool run answered was (structured output, a handoff
+its node acted on) is read by :mod:`agenteval_cli.trace.unran`.
 """
 
 from __future__ import annotations
