@@ -544,8 +544,8 @@ def assert_attributed_alike(back: Trace, local: Trace) -> None:
     assert [(c.path, c.model, c.input_tokens, c.output_tokens) for c in back.model_calls] == [
         (c.path, c.model, c.input_tokens, c.output_tokens) for c in local.model_calls
     ]
-    assert [(t.path, t.name, t.args, t.kind, t.target) for t in back.tool_calls] == [
-        (t.path, t.name, t.args, t.kind, t.target) for t in local.tool_calls
+    assert [(t.path, t.name, t.args, t.kind, t.target, t.status) for t in back.tool_calls] == [
+        (t.path, t.name, t.args, t.kind, t.target, t.status) for t in local.tool_calls
     ]
     assert back.tokens == local.tokens
     assert back.coordinators == local.coordinators

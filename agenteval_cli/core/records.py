@@ -43,6 +43,14 @@ class ModelCall:
 
 
 TOOL, HANDOFF, AGENT_TOOL = "tool", "handoff", "agent"
+# A call no tool ran because it was the model's answer: a structured-output schema
+# (``with_structured_output``, ``ToolStrategy``), a router's choice.
+OUTPUT = "output"
+# What became of a tool call: a tool ran it and returned, it failed (the tool raised, or its
+# result says ``status="error"``), or nothing ran it (the run stopped first, or the graph
+# read the call without running it). Traces stored before statuses read as ``ok``: that is
+# how their calls were scored.
+OK, ERROR, NOT_RUN = "ok", "error", "not_run"
 
 
 @dataclass
@@ -50,8 +58,11 @@ class ToolCall:
     """A tool call an agent made, with its arguments.
 
     ``kind`` says what the call did: ``tool`` (an ordinary tool), ``handoff`` (passed control
-    to ``target``) or ``agent`` (ran the agent ``target`` as a tool and took its answer).
-    Handoffs and agent calls are routing, not work: trajectory and step evaluators skip them.
+    to ``target``), ``agent`` (ran the agent ``target`` as a tool and took its answer) or
+    ``output`` (the model's structured answer, which no tool ran). Handoffs and agent calls
+    are routing; only ``tool`` calls are work, and only those that succeeded did any:
+    trajectory and step evaluators skip the rest. ``status`` is ``ok``, ``error`` or
+    ``not_run``.
     """
 
     agent: str
@@ -61,6 +72,7 @@ class ToolCall:
     path: list[str] = field(default_factory=list)
     kind: str = TOOL
     target: str | None = None
+    status: str = OK
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -69,7 +81,17 @@ class ToolCall:
     @property
     def is_routing(self) -> bool:
         """A handoff or an agent called as a tool: how control moved, not a step of work."""
-        return self.kind != TOOL
+        return self.kind in (HANDOFF, AGENT_TOOL)
+
+    @property
+    def is_work(self) -> bool:
+        """An ordinary tool call (whatever became of it): not routing, not the model's answer."""
+        return self.kind == TOOL
+
+    @property
+    def succeeded(self) -> bool:
+        """A tool ran it and it did not fail."""
+        return self.status == OK
 
 
 @dataclass
@@ -205,6 +227,7 @@ class Trace:
                     "path": list(t.path),
                     "kind": t.kind,
                     "target": t.target,
+                    "status": t.status,
                 }
                 for t in self.tool_calls
             ],

@@ -39,14 +39,21 @@ def _check_options(continuous: bool, choices: list[float] | None) -> None:
 
 
 def trace_view(trace: Trace | None) -> dict[str, Any]:
-    """What a prompt may show of the trace: the route and the tool calls."""
+    """What a prompt may show of the trace: the route and the tool calls (with the status of
+    those that failed or never ran, so a judge does not take them for work done)."""
     if trace is None:
         return {}
     return {
         "agent_path": trace.agent_path,
         "handoffs": [h.__dict__ for h in trace.handoffs],
         "tool_calls": [
-            {"agent": t.agent, "name": t.name, "args": t.args} for t in trace.tool_calls
+            {
+                "agent": t.agent,
+                "name": t.name,
+                "args": t.args,
+                **({} if t.succeeded else {"status": t.status}),
+            }
+            for t in trace.tool_calls
         ],
     }
 

@@ -5,13 +5,17 @@ Written by hand: openevals has no notion of required tools or wasted steps. Tool
 the trace (every tool call the callbacks saw), so graphs need no changes.
 
 - ``required_tools``: every tool in ``outputs.required_tools`` (or the YAML ``tools``) was
-  called at least once. A handoff or an agent called as a tool counts when the list names it.
+  called at least once and succeeded: a tool that failed every time (it raised, or answered
+  ``status="error"``) or never ran is not used. A handoff or an agent called as a tool
+  counts when the list names it.
 - ``unnecessary_steps``: tool calls that were not needed, i.e. an exact repeat (same tool,
-  same arguments) of an earlier call, or a call to a tool outside the expected set
-  (``outputs.expected_tools`` ∪ YAML ``allowed``, plus the required tools) when one is given.
-  Routing calls (handoffs, agents called as tools, by the trace's tool-call kinds: see
+  same arguments) of an earlier call that succeeded, or a call to a tool outside the expected
+  set (``outputs.expected_tools`` ∪ YAML ``allowed``, plus the required tools) when one is
+  given. A retry after a failed call is no repeat. Only work counts: routing calls
+  (handoffs, agents called as tools, by the trace's tool-call kinds: see
   :func:`~agenteval_cli.evaluators.trajectory.routing_calls`) are scored by the routing
-  family and not counted.
+  family, and the model's structured output (kind ``output``) and calls no tool ran are no
+  steps.
 - ``soundness``: outcome_correct, used_required_tools, unnecessary_steps, trajectory_sound
   (required tools used and fewer than ``max_unnecessary`` wasted steps) and
   correct_but_unsound, one result per example.
@@ -23,7 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agenteval_cli.core.records import Trace
+from agenteval_cli.core.records import NOT_RUN, Trace
 from agenteval_cli.evaluators.coverage import response_text
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.trajectory import routing_calls
@@ -48,16 +52,30 @@ def required_for(reference: Mapping[str, Any], configured: list[str] | None) -> 
 
 
 def tools_called(trace: Trace) -> list[str]:
-    """Every tool called, routing calls included: a requirement can only name a handoff or an
-    agent tool on purpose, and ``fraud_check`` run as an agent tool is still the check made."""
-    return [c.name for c in trace.tool_calls]
+    """Every tool called that succeeded, routing calls included: a requirement can only name
+    a handoff or an agent tool on purpose, and ``fraud_check`` run as an agent tool is still
+    the check made."""
+    return [c.name for c in trace.tool_calls if c.succeeded]
 
 
 def check_required(reference: Mapping[str, Any], trace: Trace, configured: list[str] | None):
+    """The required tools and those not used (never called, or no call succeeded)."""
     required = required_for(reference, configured)
     called = set(tools_called(trace))
     missing = [t for t in required if t not in called]
     return required, missing
+
+
+def required_comment(required: list[str], missing: list[str], trace: Trace) -> str:
+    """``called all of [...]``, else what was skipped and what failed every time."""
+    if not missing:
+        return f"called all of {required}"
+    tried = {c.name for c in trace.tool_calls if c.status != NOT_RUN}
+    failed = [t for t in missing if t in tried]
+    skipped = [t for t in missing if t not in tried]
+    parts = [f"skipped {skipped}"] if skipped else []
+    parts += [f"failed every time {failed}"] if failed else []
+    return "; ".join(parts)
 
 
 def count_unnecessary(
@@ -68,17 +86,18 @@ def count_unnecessary(
     if expected:
         expected |= set(required)
     is_routing = routing_calls(trace)
-    seen: set[str] = set()
+    seen: set[str] = set()  # the calls that succeeded so far
     repeats, outside = [], []
     for call in trace.tool_calls:
-        if is_routing(call):
+        if is_routing(call) or not call.is_work or call.status == NOT_RUN:
             continue
         signature = call.name + json.dumps(call.args, sort_keys=True, default=str)
         if signature in seen:
             repeats.append(call.name)
         elif expected and call.name not in expected:
             outside.append(call.name)
-        seen.add(signature)
+        if call.succeeded:
+            seen.add(signature)
     parts = [f"repeated {repeats}"] if repeats else []
     parts += [f"not needed {outside}"] if outside else []
     return len(repeats) + len(outside), "; ".join(parts) or "no wasted tool calls"
@@ -91,7 +110,7 @@ UNNECESSARY_STEPS = metric("unnecessary_steps", "unnecessary steps", lower=True,
     "required_tools",
     family="trajectory",
     reads="outputs.required_tools (or the YAML tools); trace tool calls",
-    description="true when every required tool was called (a fraud check, say, before a refund)",
+    description="true when every required tool was called and succeeded (a fraud check, say)",
     metrics=[metric("required_tools", "required tools used", fmt="percent")],
     example="- {name: required_tools, tools: [fraud_check]}",
 )
@@ -100,7 +119,7 @@ def required_tools(*, tools: list[str] | None = None, name: str = "required_tool
         required, missing = check_required(reference_outputs or {}, trace, tools)
         if not required:
             return {"key": name, "score": True, "comment": "no tools required"}
-        comment = f"skipped {missing}" if missing else f"called all of {required}"
+        comment = required_comment(required, missing, trace)
         return {"key": name, "score": not missing, "comment": comment}
 
     return evaluate
@@ -110,7 +129,7 @@ def required_tools(*, tools: list[str] | None = None, name: str = "required_tool
     "unnecessary_steps",
     family="trajectory",
     reads="outputs.expected_tools / required_tools (optional); trace tool calls",
-    description="count of repeated tool calls and calls to tools outside the expected set",
+    description="count of repeated work calls (not retries) and calls outside the expected set",
     example="- {name: unnecessary_steps, allowed: [lookup_invoice]}",
     metrics=[UNNECESSARY_STEPS],
 )
@@ -217,7 +236,7 @@ def soundness(
         wasted, waste_comment = count_unnecessary(reference, trace, required, allowed)
         used = not missing
         sound = used and wasted < max_unnecessary
-        tools_comment = f"skipped {missing}" if missing else f"called all of {required}"
+        tools_comment = required_comment(required, missing, trace)
         lucky = None if correct is None else bool(correct and not sound)
         return [
             {"key": "outcome_correct", "score": correct, "comment": why},

@@ -8,15 +8,20 @@ comment which tool calls differed (openevals returns no comment).
   the returned messages hold fewer ordinary tool calls than the trace's messages, the output
   was cut short (langgraph-supervisor's ``output_mode="last_message"`` drops the
   specialists' calls) and the trace's messages are judged instead.
-- Reference: ``outputs.trajectory`` (OpenAI-form messages), used as is; or the shorthand
-  ``outputs.expected_tools`` (tool names, or ``{name, args}``), expanded to one assistant
-  message per tool call. Against the shorthand, the actual trajectory is reduced to the same
-  shape: its tool calls in order, one per message, routing calls (handoffs, agents called as
-  tools) left out unless the shorthand names one. A tool listed by name only matches any
+- Reference: ``outputs.trajectory`` (OpenAI-form messages), used as is and compared with the
+  messages as they are (failed calls and their error results included: a full reference
+  describes the conversation); or the shorthand ``outputs.expected_tools`` (tool names, or
+  ``{name, args}``), expanded to one assistant message per tool call. Against the shorthand,
+  the actual trajectory is reduced to the work done: its tool calls in order, one per
+  message, with routing calls (handoffs, agents called as tools) left out unless the
+  shorthand names one, the model's structured output (kind ``output``) left out unless the
+  shorthand names that tool, and calls that failed or never ran left out (a failed call did
+  no work; the retry that succeeded is the step). A tool listed by name only matches any
   arguments.
 
-What is routing comes from the trace: each recorded tool call's ``kind`` (see
-:func:`routing_calls`, :func:`routing_names`), never from a tool name alone. The soundness
+What a call was comes from the trace: each recorded tool call's ``kind`` and ``status`` (see
+:func:`routing_calls`, :class:`WorkDone`), never from a tool name alone; a message's call is
+matched to the recorded call of the same name and arguments, in order. The soundness
 evaluators use the same rule.
 """
 
@@ -26,7 +31,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args
 
-from agenteval_cli.core.records import ToolCall, Trace
+from agenteval_cli.core.records import OUTPUT, ToolCall, Trace
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.metrics.registry import metric
 
@@ -74,6 +79,55 @@ def routing_names(trace: Trace | None) -> Callable[[str], bool]:
     return frozenset(c.name for c in trace.tool_calls if c.is_routing).__contains__
 
 
+def not_work_names(trace: Trace | None) -> Callable[[str], bool]:
+    """Whether a tool call named so in a message is not work, per ``trace``: routing (see
+    :func:`routing_names`) or the model's structured output."""
+    routing = routing_names(trace)
+    outputs = frozenset(c.name for c in trace.tool_calls if c.kind == OUTPUT) if trace else ()
+    return lambda name: routing(name) or name in outputs
+
+
+class WorkDone:
+    """Whether a message's tool call ``(name, args)`` stays in a trajectory reduced to the
+    work done, for a shorthand that names the tools ``named``; ``failed`` lists the calls
+    left out because they failed or never ran.
+
+    Each message's call is matched to the next recorded call of that name and those
+    arguments (else of that name): kept when it is ordinary work that succeeded, a routing
+    call when the shorthand names any routing call, structured output when it names that
+    tool. A call the trace does not hold is judged by its name alone."""
+
+    def __init__(self, trace: Trace | None, named: set[str]) -> None:
+        self.records = list(trace.tool_calls) if trace else []
+        self.used = [False] * len(self.records)
+        self.is_routing = routing_calls(trace) if trace else (lambda call: False)
+        self.routing = routing_names(trace)
+        self.keep_routing = any(self.routing(n) for n in named)
+        self.named = named
+        self.failed: list[str] = []
+
+    def __call__(self, name: str, args: Mapping[str, Any]) -> bool:
+        call = self._recorded(name, args)
+        if call is None:
+            return self.keep_routing or not self.routing(name)
+        if self.is_routing(call):
+            return self.keep_routing
+        if call.kind == OUTPUT:
+            return name in self.named
+        if not call.succeeded:
+            self.failed.append(name)
+        return call.succeeded
+
+    def _recorded(self, name: str, args: Mapping[str, Any]) -> ToolCall | None:
+        records, used = self.records, self.used
+        candidates = [i for i, c in enumerate(records) if not used[i] and c.name == name]
+        same = [i for i in candidates if records[i].args == dict(args)]
+        for i in (same or candidates)[:1]:
+            used[i] = True
+            return records[i]
+        return None
+
+
 def actual_messages(
     outputs: Mapping[str, Any] | None, trace: Trace | None, source: str = "auto"
 ) -> tuple[list[Any], str]:
@@ -81,14 +135,15 @@ def actual_messages(
 
     ``auto`` takes the returned messages unless they hold fewer ordinary tool calls than the
     trace's messages: an output mode that keeps only part of the conversation. Routing calls
-    are not counted, since the two sides may show them differently by design (synthesized
-    hand-back messages, ``add_handoff_messages=False``) while the work is the same.
+    and structured output are not counted, since the two sides may show them differently by
+    design (synthesized hand-back messages, ``add_handoff_messages=False``, a router's reply
+    that never enters the state) while the work is the same.
     """
     returned = (outputs or {}).get("messages")
     recorded = list(trace.messages) if trace else []
     if source in ("auto", "outputs") and isinstance(returned, list) and returned:
         if source == "auto" and recorded:
-            routing = routing_names(trace)
+            routing = not_work_names(trace)
             held = sum(not routing(name) for name, _ in tool_calls_of(returned))
             made = sum(not routing(name) for name, _ in tool_calls_of(recorded))
             if held < made:
@@ -150,14 +205,13 @@ def expand_expected_tools(expected: Any) -> tuple[list[dict[str, Any]], set[str]
 
 
 def reduce_to_tool_calls(
-    messages: list[Any], is_routing: Callable[[str], bool] | None = None
+    messages: list[Any], keep: Callable[[str, Mapping[str, Any]], bool] | None = None
 ) -> list[dict[str, Any]]:
-    """One message per tool call, in order; routing calls left out when ``is_routing`` is
-    given."""
+    """One message per tool call, in order; only those ``keep`` keeps when it is given."""
     return [
         call_message(name, args)
         for name, args in tool_calls_of(messages)
-        if is_routing is None or not is_routing(name)
+        if keep is None or keep(name, args)
     ]
 
 
@@ -205,7 +259,8 @@ def trajectory_match(
     name: str = "trajectory_match",
 ) -> Any:
     """Score key is the evaluator's name (``trajectory_match``), so modes can sit side by side
-    under different names."""
+    under different names. Against ``expected_tools`` the actual trajectory is the work that
+    succeeded: failed calls are left out, and routing and structured output unless named."""
     from openevals.trajectory.match import create_trajectory_match_evaluator
 
     overrides = _check_overrides(tool_args_overrides)
@@ -223,16 +278,17 @@ def trajectory_match(
     def evaluate(outputs: dict, reference_outputs: dict, trace: Trace) -> dict:
         reference_outputs = reference_outputs or {}
         actual, where = actual_messages(outputs, trace, source)
+        left_out: list[str] = []
         if reference_outputs.get("trajectory") is not None:
             reference = reference_outputs["trajectory"]
             result = plain(outputs=actual, reference_outputs=reference)
         elif reference_outputs.get("expected_tools") is not None:
             reference, name_only = expand_expected_tools(reference_outputs["expected_tools"])
-            routing = routing_names(trace)
-            names_routing = any(routing(n) for n, _ in tool_calls_of(reference))
-            actual = reduce_to_tool_calls(actual, None if names_routing else routing)
+            work = WorkDone(trace, {n for n, _ in tool_calls_of(reference)})
+            actual = reduce_to_tool_calls(actual, work)
             evaluator = matcher(name_only) if name_only else plain
             result = evaluator(outputs=actual, reference_outputs=reference)
+            left_out = work.failed
         else:
             return {
                 "key": name,
@@ -240,6 +296,8 @@ def trajectory_match(
                 "comment": "no reference: add outputs.trajectory or outputs.expected_tools",
             }
         comment = f"{mode}/{tool_args} on {where}: {difference(actual, reference)}"
+        if left_out:
+            comment += f"; failed, left out {left_out}"
         return {"key": name, "score": bool(result["score"]), "comment": comment}
 
     return evaluate

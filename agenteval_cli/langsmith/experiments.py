@@ -25,7 +25,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
-from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
+from agenteval_cli.core.records import (
+    ERROR,
+    Example,
+    Handoff,
+    ModelCall,
+    Result,
+    Score,
+    ToolCall,
+    Trace,
+)
 from agenteval_cli.langsmith.client import Connection, failures
 
 if TYPE_CHECKING:
@@ -326,6 +335,8 @@ def _legacy_trace(runs: list[Any]) -> Trace:
             output = (run.outputs or {}).get("output") if isinstance(run.outputs, dict) else None
             agent = agent_from_metadata(metadata) or run.name
             call = ToolCall(agent, run.name, dict(inputs), None if output is None else str(output))
+            if run.error:  # the tool raised
+                call.status = ERROR
             destination = metadata.get("__handoff_destination")
             tools.append((call, destination if isinstance(destination, str) else None))
     path: list[str] = []

@@ -199,6 +199,7 @@ class _Replay:
                 parent_run_id=parent,
                 metadata=metadata,
                 invocation_params=(run.extra or {}).get("invocation_params"),
+                options=(run.extra or {}).get("options"),  # structured output asked for
                 name=run.name,
             )
         elif kind == "tool":

@@ -247,6 +247,7 @@ def _run_view(
                 "agent": TREE_MARK.join(t.get("path") or [t.get("agent", "")]),
                 "name": t.get("name", ""),
                 "kind": t.get("kind") or "tool",
+                "status": t.get("status") or "ok",
                 "target": t.get("target") or "",
                 "args": json.dumps(t.get("args") or {}, ensure_ascii=False),
             }

@@ -112,10 +112,10 @@ class Conversation:
         for entry in pending:
             entry.placed = True
 
-    def tool_results(self) -> dict[str, str]:
-        """Tool-call id -> result text, for calls no tool run reported on."""
+    def tool_messages(self) -> dict[str, ToolMessage]:
+        """Tool-call id -> the ToolMessage answering it (the latest, where ids repeat)."""
         return {
-            e.message.tool_call_id: str(e.message.text)
+            e.message.tool_call_id: e.message
             for e in self._items
             if isinstance(e.message, ToolMessage)
         }

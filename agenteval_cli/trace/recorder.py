@@ -7,6 +7,9 @@ themselves, injected by :func:`capture` through a configure hook (the mechanism 
 
 The recorder keeps the tree of runs it saw; :mod:`agenteval_cli.trace.attribution` reads agents,
 their order and the handoffs between them off that tree when the trace is taken.
+A tool call's status comes from its run (an error raised, a ToolMessage with
+``status="error"``); what a call that no tool run answered was (structured output, a handoff
+its node acted on) is read by :mod:`agenteval_cli.trace.unran`.
 """
 
 from __future__ import annotations
@@ -25,10 +28,18 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from agenteval_cli.core.records import ModelCall, ToolCall, Trace
+from agenteval_cli.core.records import ERROR, ModelCall, ToolCall, Trace
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.trace.conversation import Conversation, state_messages
+from agenteval_cli.trace.unran import (
+    StructuredOutput,
+    same_tool_as_ran,
+    sets_structured_response,
+    task_of,
+    unran_verdict,
+)
+from agenteval_cli.trace.unran import named_agent as _named_agent
 
 __all__ = ["TraceRecorder", "agent_from_metadata", "capture", "error_text"]
 
@@ -94,6 +105,7 @@ class _ModelRun:
     started: float
     named: bool  # the model name was declared (metadata, params), not the class name
     run: RunNode
+    structured: StructuredOutput | None = None  # asked for a structured-output schema
 
 
 @dataclass
@@ -131,6 +143,7 @@ class TraceRecorder(BaseCallbackHandler):
         self._tools: list[_ToolRun] = []
         self._tools_by_call_id: dict[str, _ToolRun] = {}
         self._open_tools: dict[int, _ToolRun] = {}
+        self._structured_answers: set[str] = set()  # call ids the graph answered as output
         self._root_error: str | None = None
         self._error: str | None = None
         self._span: list[float | None] = [None, None]  # request start and end
@@ -178,7 +191,12 @@ class TraceRecorder(BaseCallbackHandler):
                 node.goto = command_destinations(outputs)
             messages = state_messages(outputs)
             if messages:  # nothing to merge otherwise
-                self._absorb(messages, node)
+                added = self._absorb(messages, node)
+                if sets_structured_response(outputs):
+                    # create_agent's ToolStrategy: the ToolMessage it wrote for its schema call
+                    self._structured_answers.update(
+                        m.tool_call_id for m in added if isinstance(m, ToolMessage)
+                    )
             if node is not None and node.parent is None:
                 self._root_error = None
 
@@ -204,6 +222,7 @@ class TraceRecorder(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         invocation_params: Any = None,
         name: str | None = None,
+        options: Any = None,
         **_: Any,
     ) -> None:
         with self._lock:
@@ -212,6 +231,7 @@ class TraceRecorder(BaseCallbackHandler):
             model = model or _class_name(serialized, name)
             node = self._register(run_id.int, parent_run_id, metadata, "model", model)
             run = _ModelRun(ModelCall(agent=model, model=model), time.perf_counter(), named, node)
+            run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
@@ -267,7 +287,10 @@ class TraceRecorder(BaseCallbackHandler):
             if tool is None or tool.run is not None:  # no model asked for it (or it ran)
                 inputs = kw.get("inputs")
                 args = dict(inputs) if isinstance(inputs, dict) else {"input": input_str}
-                tool = self._new_tool(ToolCall(agent=name, name=name, args=args), call_id, None)
+                # a node running its model's call itself, without the call's id: that call
+                tool = self._asked_in_task(node, name, args) or self._new_tool(
+                    ToolCall(agent=name, name=name, args=args), call_id, None
+                )
             tool.run = node
             if tool.origin is not None and tool.origin.kind == "model":
                 node.turn = tool.origin.seq  # one model turn's calls run side by side
@@ -293,6 +316,8 @@ class TraceRecorder(BaseCallbackHandler):
             self._absorb(messages, node, fresh=mine)
             if tool is not None and mine:
                 tool.call.output = str(mine[0].text)
+                if mine[0].status == "error":  # a tool that reports its failure
+                    tool.call.status = ERROR
             elif tool is not None and output is not None:
                 tool.call.output = output if isinstance(output, str) else str(output)
 
@@ -306,6 +331,7 @@ class TraceRecorder(BaseCallbackHandler):
                 node.goto = command_destinations(getattr(error, "args", ())[:1])
             elif tool is not None:
                 tool.call.output = error_text(error)
+                tool.call.status = ERROR
 
     # -- the result --------------------------------------------------------------------
 
@@ -333,11 +359,14 @@ class TraceRecorder(BaseCallbackHandler):
                 path = found.paths.get(id(run.run)) or [run.call.model]
                 model_calls.append(_copy(run.call, agent=path[-1], path=path))
             agents = {name for call in model_calls for name in call.path}
-            results = self._conversation.tool_results()  # for calls no tool run answered
+            answers = self._conversation.tool_messages()  # for calls no tool run answered
+            structured = {id(run.run): run.structured for run in self._models if run.structured}
+            answered_as_output = self._structured_answers
+            output_names = {t.call.name for t in self._tools if t.call_id in answered_as_output}
             tool_calls = []
             for tool in self._tools:
-                if tool.call.output is None and tool.call_id in results:
-                    tool.call.output = results[tool.call_id]
+                if tool.call.output is None and tool.call_id in answers:
+                    tool.call.output = str(answers[tool.call_id].text)
                 where = tool.run or tool.origin
                 path = (found.paths.get(id(where)) if where is not None else None) or [
                     tool.call.agent
@@ -346,6 +375,16 @@ class TraceRecorder(BaseCallbackHandler):
                 if tool.run is None and (tool.origin is None or tool.origin.kind != "model"):
                     synthesized = _named_agent(tool.call.name, agents)
                 kind, target = tool_kind(id(tool.run), found, synthesized)
+                status = tool.call.status
+                if tool.run is None and tool.origin is not None and tool.origin.kind == "model":
+                    kind, target, status = unran_verdict(
+                        tool.call,
+                        tool.origin,
+                        answers.get(tool.call_id) if tool.call_id else None,
+                        structured=structured.get(id(tool.origin)),
+                        output_names=output_names,
+                        aliases=found.aliases,
+                    )
                 tool_calls.append(
                     _copy(
                         tool.call,
@@ -354,9 +393,11 @@ class TraceRecorder(BaseCallbackHandler):
                         path=path,
                         kind=kind,
                         target=target,
+                        status=status,
                     )
                 )
             _name_returns(found.handoffs, tool_calls)
+            same_tool_as_ran(tool_calls)
             return Trace(
                 agent_path=found.agent_path,
                 handoffs=found.handoffs,
@@ -418,6 +459,25 @@ class TraceRecorder(BaseCallbackHandler):
             self._tools_by_call_id[call_id] = tool
         return tool
 
+    def _asked_in_task(self, run: RunNode, name: str, args: dict[str, Any]) -> _ToolRun | None:
+        """The model call of the same graph node asking for this very tool run (same name,
+        same arguments) that no tool run answered yet, if any: one call, recorded once."""
+        task = task_of(run)
+        if task is None:
+            return None
+        for tool in reversed(self._tools):
+            origin = tool.origin
+            if (
+                tool.run is None
+                and origin is not None
+                and origin.kind == "model"
+                and tool.call.name == name
+                and tool.call.args == args
+                and task_of(origin) is task
+            ):
+                return tool
+        return None
+
     def _add_tool_calls(self, message: AIMessage, origin: RunNode | None) -> None:
         agent = message.name or "unknown"
         for call in message.tool_calls:
@@ -431,15 +491,17 @@ class TraceRecorder(BaseCallbackHandler):
         messages: Sequence[BaseMessage],
         origin: RunNode | None,
         fresh: Sequence[BaseMessage] = (),
-    ) -> None:
-        """Merge messages a node or tool wrote to the state.
+    ) -> list[BaseMessage]:
+        """Merge messages a node or tool wrote to the state; return those first seen here.
 
         An AI message first seen here came from no model call we saw: the graph made it up,
         like langgraph-supervisor's ``transfer_back_to_<supervisor>`` pair.
         """
-        for message in self._conversation.merge(messages, fresh=fresh):
+        added = self._conversation.merge(messages, fresh=fresh)
+        for message in added:
             if isinstance(message, AIMessage) and message.tool_calls:
                 self._add_tool_calls(message, origin)
+        return added
 
 
 def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> None:
@@ -454,19 +516,6 @@ def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> No
                 handoff.tool = call.name
                 written.remove(call)
                 break
-
-
-def _named_agent(tool_name: str, agents: set[str]) -> str | None:
-    """The agent a tool call the graph wrote itself names (``transfer_back_to_supervisor``):
-    the longest agent name its name ends with, as the libraries spell it (lower case,
-    whitespace as ``_``)."""
-    lowered = tool_name.lower()
-    best = None
-    for agent in agents:
-        spelled = "_".join(agent.split()).lower()
-        if lowered.endswith(spelled) and (best is None or len(agent) > len(best)):
-            best = agent
-    return best
 
 
 def _usage(message: AIMessage | None, response: LLMResult) -> tuple[int | None, int | None]:

@@ -246,6 +246,19 @@ def _tool_calls(where: str, calls: list[dict[str, Any]], truth: Truth, form: For
     want = {name: form.kind_of(name) for name in kinds}
     if kinds != want:
         problems.append(f"{where}: tool call kinds: agenteval={kinds} truth={want}")
+    if form.fails is not None:
+        statuses = Counter((c["name"], c.get("status")) for c in calls)
+        fails = form.fails
+        want_statuses = Counter(
+            (name, "error" if fails(name, json.loads(args)) else "ok")
+            for c in truth.calls
+            for name, args in c.tools
+        )
+        if statuses != want_statuses:
+            problems.append(
+                f"{where}: tool call statuses: agenteval={dict(statuses)} "
+                f"truth={dict(want_statuses)}"
+            )
     return problems
 
 

@@ -30,6 +30,8 @@ class Form:
     tools that are not ordinary tools (``"handoff"`` or ``"agent"``; ``transfer_*`` tools are
     handoffs anyway). ``paths_known`` is false when the contract leaves the agent's outer
     path open (an agent run inside another agent's tool).
+    A kind may also be ``"output"`` (the model's structured output); ``fails`` tells the
+    calls that fail, when the test's tools fail on some.
     """
 
     coordinators: frozenset[str] = frozenset()
@@ -38,6 +40,8 @@ class Form:
     kinds: dict[str, str] = field(default_factory=dict)
     paths_known: bool = True
     final_text: Callable[[Sequence[Call]], str] = last_text
+    # (tool, arguments) -> whether that call fails: given, each call's status is checked
+    fails: Callable[[str, dict[str, Any]], bool] | None = None
 
     def kind_of(self, tool: str) -> str:
         if tool in self.kinds:
