@@ -19,7 +19,7 @@ import importlib.util
 import inspect
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,10 @@ class Target:
     # The example input fields every call reads (the graph's input_key, or the fields of an
     # input template); empty when only the target knows (a function, an input function).
     input_fields: tuple[str, ...] = ()
+    # A graph given each example's inputs as they are (its input has no 'messages' and no
+    # input: maps them): its input keys, which must cover every example's fields.
+    passes_through: tuple[str, ...] = ()
+    input_key: str = "question"  # the field a message input would be read from (for hints)
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
@@ -193,9 +197,20 @@ def adapt(
             obj = obj.compile()
         if _is_graph(obj):
             check_graph_input(obj, input, input_key)
+            through = passed_through(obj, input)
+            if through:
+                build = _pass_through(through, input_key)
             call = _graph_call(obj, input_key, initial_state, build, output, run_config)
-            fields = (input_key,) if input is None else template_fields(input)
-            return Target(name, import_path, "graph", call, input_fields=fields)
+            fields = (input_key,) if input is None and not through else template_fields(input)
+            return Target(
+                name,
+                import_path,
+                "graph",
+                call,
+                input_fields=fields,
+                passes_through=through,
+                input_key=input_key,
+            )
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
 
@@ -240,16 +255,59 @@ def graph_input_keys(graph: Any) -> list[str] | None:
     return [str(key) for key in properties] if isinstance(properties, dict) and properties else None
 
 
+def passed_through(graph: Any, input: Any) -> tuple[str, ...]:
+    """The graph's input keys when each example's inputs go to it as they are, as
+    LangSmith's ``evaluate(graph.invoke, ...)`` passes them: its input has no ``messages``
+    for a question and no ``input:`` maps the fields. Empty otherwise."""
+    if input is not None:
+        return ()
+    keys = graph_input_keys(graph)
+    return () if keys is None or "messages" in keys else tuple(keys)
+
+
+def uncovered_fields(inputs: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    """The example's input fields a graph given them as they are would not take."""
+    return [str(name) for name in inputs if name not in keys]
+
+
+def cannot_take(fields: Sequence[str], keys: Sequence[str], where: str = "") -> str:
+    """Why a graph cannot be given an example's inputs as they are."""
+    listed = ", ".join(f"inputs.{name}" for name in fields)
+    return (
+        f"the graph does not take {listed}{where} (its input has no 'messages' key; its "
+        f"input keys: {', '.join(keys)})"
+    )
+
+
+def cannot_take_hint(fields: Sequence[str], keys: Sequence[str], input_key: str) -> str:
+    """The fix: an ``input:`` mapping that fills the graph's first key from a field of the
+    example (its ``input_key`` when it has one)."""
+    source = input_key if input_key in fields or not fields else fields[0]
+    return f'add input: {{{keys[0]}: "{{{source}}}"}} to fill them from the inputs'
+
+
+def _pass_through(keys: tuple[str, ...], input_key: str) -> InputBuilder:
+    """The example's inputs as the graph's input (a copy), refused when a field is not
+    one of the graph's keys: LangGraph would drop it without a word."""
+    import copy
+
+    def build(inputs: dict[str, Any]) -> Any:
+        fields = uncovered_fields(inputs, keys)
+        if fields:
+            hint = cannot_take_hint(list(inputs), keys, input_key)
+            raise MissingInputField(f"{cannot_take(fields, keys)}: {hint}")
+        return copy.deepcopy(inputs)
+
+    return build
+
+
 def check_graph_input(graph: Any, input: Any, input_key: str) -> None:
-    """Refuse a graph that the target's input cannot reach, before any call."""
+    """Refuse a graph that the target's input cannot reach, before any call. A graph
+    without ``messages`` in its input and no ``input:`` is given the inputs as they are;
+    whether the examples' fields fit it is checked once they are read."""
     keys = graph_input_keys(graph)
     if keys is None:
         return
-    if input is None and "messages" not in keys:
-        raise TargetOptionError(
-            f"the graph's input has no 'messages' key; its input keys are {', '.join(keys)}",
-            hint=f'add input: {{{keys[0]}: "{{{input_key}}}"}} to fill them from the inputs',
-        )
     if isinstance(input, Mapping):
         for key in input:
             if key not in keys:
@@ -361,9 +419,17 @@ def _graph_call(
             if initial_state and isinstance(state, dict):
                 state = {**_fresh(initial_state), **state}
         result = await graph.ainvoke(state, config=_run_config(config, callbacks))
-        return graph_outputs(result, output)
+        return graph_outputs(result, output, given=_input_messages(state))
 
     return call
+
+
+def _input_messages(state: Any) -> list[Any]:
+    """The messages a graph was given (one, or a list), which are never its answer."""
+    raw = state.get("messages") if isinstance(state, dict) else None
+    if raw is None:
+        return []
+    return list(raw) if isinstance(raw, list | tuple) else [raw]
 
 
 def _fresh(state: dict[str, Any]) -> dict[str, Any]:
@@ -441,15 +507,49 @@ def _is_ai(message: Any) -> bool:
     return messages is not None and isinstance(message, messages.AIMessage)
 
 
-def final_text(messages: list[Any]) -> str:
-    """The text of the last assistant message that has any: a closing tool call, or an
-    empty reply, does not hide the answer before it."""
+def _is_named_human(message: Any) -> bool:
+    """A human message that names its writer: how LangGraph's supervisor tutorial's workers
+    return their answer (``HumanMessage(content=..., name="researcher")``)."""
+    if isinstance(message, dict):
+        human = message.get("role") == "user" or message.get("type") == "human"
+        return human and bool(message.get("name"))
+    messages = sys.modules.get("langchain_core.messages")
+    return (
+        messages is not None
+        and isinstance(message, messages.HumanMessage)
+        and bool(getattr(message, "name", None))
+    )
+
+
+def final_text(messages: list[Any], given: Sequence[Any] = ()) -> str:
+    """The text of the last message an agent wrote that has any: an assistant message, or
+    a human message carrying an agent's name. A closing tool call, or an empty reply, does
+    not hide the answer before it; the ``given`` messages (the request's own input, its
+    history included) are never the answer."""
     for message in reversed(messages):
-        if _is_ai(message):
+        if (_is_ai(message) or _is_named_human(message)) and not _among(message, given):
             text = message_text(message)
             if text.strip():
                 return text
     return ""
+
+
+def _among(message: Any, given: Sequence[Any]) -> bool:
+    """Whether ``message`` is one of the request's input messages: the same object, the
+    same id, or (messages without ids) the same role, name and content."""
+    if not given:
+        return False
+    mine = getattr(message, "id", None)
+    for other in given:
+        if other is message or (mine is not None and getattr(other, "id", None) == mine):
+            return True
+        if (
+            getattr(other, "name", None) == getattr(message, "name", None)
+            and _is_ai(other) == _is_ai(message)
+            and message_text(other) == message_text(message)
+        ):
+            return True
+    return False
 
 
 def stored_messages(messages: list[Any]) -> list[dict[str, Any]]:
@@ -503,10 +603,19 @@ def _converted_dict(message: dict[str, Any], made: list[int]) -> list[dict[str, 
     return converted
 
 
-def graph_outputs(state: Any, output: str | None = None) -> dict[str, Any]:
+# State keys that hold a graph's answer, first found first: agenteval's own, the key
+# LangChain's router and many tutorials write, and a plain ``answer``.
+ANSWER_KEYS = ("final_response", "final_answer", "answer")
+
+
+def graph_outputs(
+    state: Any, output: str | None = None, *, given: Sequence[Any] = ()
+) -> dict[str, Any]:
     """Map a graph's final state to ``final_response``, ``resolution_notes``, ``messages``
-    and its other keys. The final response is the value at ``output`` when given, else
-    the state's own ``final_response``, else the last assistant message's text."""
+    and its other keys. The final response is, first found first: the value at ``output``
+    when given; a key of :data:`ANSWER_KEYS`; the structured response (``create_agent``'s
+    ``response_format``); the text of the last message an agent wrote (see
+    :func:`final_text`; ``given`` are the request's input messages, never the answer)."""
     if not isinstance(state, dict):
         return as_outputs(state, output)
     outputs: dict[str, Any] = {
@@ -516,16 +625,30 @@ def graph_outputs(state: Any, output: str | None = None) -> dict[str, Any]:
     if "messages" in state:
         raw = state["messages"]
         messages = list(raw) if isinstance(raw, list | tuple) else [] if raw is None else [raw]
-        outputs["final_response"] = final_text(messages)
+        outputs["final_response"] = final_text(messages, given)
         outputs["messages"] = stored_messages(messages)
     for key, value in state.items():
         if key not in outputs:
             outputs[key] = value
     if output is not None:
         outputs["final_response"] = answer_at(state, output)
-    elif "final_response" in state:
-        outputs["final_response"] = _answer(state["final_response"])
+    elif (key := next((k for k in ANSWER_KEYS if state.get(k) is not None), None)) is not None:
+        outputs["final_response"] = _answer(state[key])
+    elif state.get("structured_response") is not None:
+        outputs["final_response"] = structured_answer(state["structured_response"])
     return outputs
+
+
+def structured_answer(value: Any) -> Any:
+    """A structured response as JSON-ready data: a pydantic model's or a dataclass's fields,
+    anything else (a mapping, a TypedDict's dict) as it is."""
+    import dataclasses
+
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 def as_outputs(value: Any, output: str | None = None) -> dict[str, Any]:

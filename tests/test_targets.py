@@ -388,12 +388,17 @@ class TestPreflight:
         builder.add_node("n", lambda state: {"answer": "a"})
         builder.add_edge(START, "n")
         assert graph_input_keys(builder.compile()) == ["question", "answer"]
-        with pytest.raises(TargetOptionError) as info:
-            adapt(builder, name="g", import_path="x:g", input_key="text")
+        # no messages to put a question in: the inputs go to the graph as they are
+        target = adapt(builder, name="g", import_path="x:g", input_key="text")
+        assert target.passes_through == ("question", "answer")
+        assert target.input_fields == ()
+        assert call(target, {"question": "q"})["final_response"] == "a"
+        with pytest.raises(MissingInputField) as info:
+            call(target, {"text": "q"})
         assert str(info.value) == (
-            "the graph's input has no 'messages' key; its input keys are question, answer"
+            "the graph does not take inputs.text (its input has no 'messages' key; its input "
+            'keys: question, answer): add input: {question: "{text}"} to fill them from the inputs'
         )
-        assert info.value.hint == 'add input: {question: "{text}"} to fill them from the inputs'
 
     def test_messages_state_and_an_input_schema(self):
         from langgraph.graph import START, MessagesState, StateGraph
@@ -563,8 +568,10 @@ def test_every_state_shape_through_the_cli(tmp_path):
         (
             "  qa: {graphs}:qa_graph\n",
             3,
-            "targets.qa: the graph's input has no 'messages' key; its input keys are question, "
-            'customer, answer (add input: {question: "{question}"} to fill them from the inputs)',
+            "target 'qa' gets each example's inputs as they are, and the graph does not take "
+            "inputs.customer_id of row 1 (its input has no 'messages' key; its input keys: "
+            'question, customer, answer) (add input: {question: "{question}"} to fill them '
+            "from the inputs)",
         ),
         (
             "  qa:\n    target: {graphs}:qa_graph\n    input:\n      question: '{question}'\n"
