@@ -47,6 +47,8 @@ class Target:
     # input: maps them): its input keys, which must cover every example's fields.
     passes_through: tuple[str, ...] = ()
     input_key: str = "question"  # the field a message input would be read from (for hints)
+    active_agent: str | None = None  # the state key naming the agent at work, if declared
+    skill_tools: dict[str, str | None] = field(default_factory=dict)  # tool -> its skill arg
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
@@ -320,6 +322,36 @@ def check_graph_input(graph: Any, input: Any, input_key: str) -> None:
                     ),
                     at=("input", key),
                 )
+
+
+def graph_state_keys(graph: Any) -> list[str] | None:
+    """Every state key of a compiled graph and of its subgraphs, or None when it cannot
+    tell (a graph that is not a StateGraph)."""
+    import contextlib
+
+    graphs = [graph]
+    with contextlib.suppress(Exception):
+        graphs += [sub for _, sub in graph.get_subgraphs(recurse=True)]
+    keys: dict[str, None] = {}
+    for each in graphs:
+        builder = getattr(each, "builder", None) or each  # compiled, or a StateGraph
+        channels = getattr(builder, "channels", None)
+        if isinstance(channels, dict):
+            keys.update(dict.fromkeys(str(key) for key in channels))
+    return list(keys) or None
+
+
+def check_active_agent(graph: Any, key: str) -> None:
+    """Refuse an ``active_agent`` key that no state of the graph holds: no call could ever
+    say which agent is at work."""
+    keys = graph_state_keys(graph)
+    if keys is None or key in keys:
+        return
+    raise TargetOptionError(
+        f"active_agent {key!r} is not a key of the graph's state",
+        hint="; ".join(filter(None, [did_you_mean(key, keys), f"its keys: {', '.join(keys)}"])),
+        at=("active_agent",),
+    )
 
 
 def input_builder(input: Mapping[str, Any] | Callable[..., Any]) -> InputBuilder:

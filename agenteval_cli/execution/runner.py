@@ -468,7 +468,9 @@ class Runner:
                 waited.clear()
                 _WAITING.set(waited)
                 # a fresh trace per attempt: failed ones don't count
-                with _capture(target.coordinators) as recorder:
+                with _capture(
+                    target.coordinators, target.active_agent, target.skill_tools
+                ) as recorder:
                     started = time.perf_counter()
                     try:
                         outputs = await _within(
@@ -717,13 +719,20 @@ def _saw_runs(recorder: Any) -> bool:
     return bool(getattr(recorder, "saw_runs", False))
 
 
-def _capture(coordinators: tuple[str, ...] = ()) -> contextlib.AbstractContextManager[Any]:
+def _capture(
+    coordinators: tuple[str, ...] = (),
+    active_agent: str | None = None,
+    skill_tools: dict[str, str | None] | None = None,
+) -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
-    Runnable, or a function whose module uses them), else a plain one."""
+    Runnable, or a function whose module uses them), else a plain one. ``active_agent`` and
+    ``skill_tools`` are the target's declarations (no skill tools: skills unknown)."""
     if "langchain_core" in sys.modules:
         from agenteval_cli.trace.recorder import capture
 
-        return capture(coordinators=coordinators)
+        return capture(
+            coordinators=coordinators, active_agent=active_agent, skill_tools=skill_tools or None
+        )
     return _PLAIN
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from agenteval_cli.core.records import ModelCall, ToolCall, Trace
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.trace.conversation import Conversation, state_messages
+from agenteval_cli.trace.skills import active_value, skills_loaded, updated_value
 
 __all__ = ["TraceRecorder", "agent_from_metadata", "capture", "error_text"]
 
@@ -43,7 +44,11 @@ register_configure_hook(_current, inheritable=True)
 
 @contextmanager
 def capture(
-    recorder: TraceRecorder | None = None, *, coordinators: Sequence[str] = ()
+    recorder: TraceRecorder | None = None,
+    *,
+    coordinators: Sequence[str] = (),
+    active_agent: str | None = None,
+    skill_tools: Mapping[str, str | None] | None = None,
 ) -> Iterator[TraceRecorder]:
     """Record every LangChain/LangGraph run started inside the block, config or not.
 
@@ -52,7 +57,9 @@ def capture(
     :mod:`agenteval_cli.trace.threads` carries it into executors and threads as well. The block's
     wall time and any exception escaping it end up in ``rec.trace()``.
     """
-    recorder = recorder or TraceRecorder(coordinators=coordinators)
+    recorder = recorder or TraceRecorder(
+        coordinators=coordinators, active_agent=active_agent, skill_tools=skill_tools
+    )
     token = _current.set(recorder)
     recorder.start()
     try:
@@ -113,8 +120,17 @@ class TraceRecorder(BaseCallbackHandler):
     ignore_llm = ignore_chain = ignore_chat_model = ignore_agent = False  # agent: tools
     ignore_retry = ignore_retriever = ignore_custom_event = True
 
-    def __init__(self, *, coordinators: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        coordinators: Sequence[str] = (),
+        active_agent: str | None = None,
+        skill_tools: Mapping[str, str | None] | None = None,
+    ) -> None:
         self._lock = threading.Lock()
+        # Declared by the target: the state key naming the agent at work, the skill tools.
+        self._active_key = active_agent
+        self._skill_tools = dict(skill_tools) if skill_tools is not None else None
         self._conversation = Conversation()
         self._coordinators = tuple(coordinators)  # declared for the target, or found in it
         # Runs are keyed by their UUID's integer: a UUID hashes and compares in Python code.
@@ -161,6 +177,8 @@ class TraceRecorder(BaseCallbackHandler):
     ) -> None:
         with self._lock:
             node = self._register(run_id.int, parent_run_id, metadata, "chain", name or "")
+            if self._active_key is not None:
+                node.active = active_value(inputs, self._active_key)
             if node.parent is None:  # the request's input: prior turns are history
                 self._conversation.merge(state_messages(inputs))
 
@@ -278,6 +296,8 @@ class TraceRecorder(BaseCallbackHandler):
             node = self._end(run_id.int)
             if node is not None:
                 node.goto = command_destinations(output)
+                if self._active_key is not None:
+                    self._state_handoff(node, output, self._active_key)
             tool = self._open_tools.pop(run_id.int, None)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
@@ -352,7 +372,11 @@ class TraceRecorder(BaseCallbackHandler):
                     )
                 )
             _name_returns(found.handoffs, tool_calls)
+            skills = None
+            if self._skill_tools is not None:
+                skills = skills_loaded(tool_calls, self._skill_tools)
             return Trace(
+                skills=skills,
                 agent_path=found.agent_path,
                 handoffs=found.handoffs,
                 tool_calls=tool_calls,
@@ -405,6 +429,15 @@ class TraceRecorder(BaseCallbackHandler):
             self._seq += 1
             node.end = self._seq
         return node
+
+    def _state_handoff(self, node: RunNode, output: Any, key: str) -> None:
+        """A tool that sets the active-agent key to another agent hands off to it."""
+        value = updated_value(output, key)
+        above = node.parent
+        while above is not None and above.active is None:
+            above = above.parent
+        if value is not None and value != (above.active if above else None):
+            node.destination = node.destination or value
 
     def _new_tool(self, call: ToolCall, call_id: str | None, origin: RunNode | None) -> _ToolRun:
         tool = _ToolRun(call=call, call_id=call_id, origin=origin)
