@@ -441,6 +441,8 @@ def _graph_call(
 ) -> TargetFn:
     from langchain_core.messages import HumanMessage
 
+    sync_only: list[bool] = [False]  # found to run only synchronously: invoked on a thread
+
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         if build is None:
             if input_key not in inputs:
@@ -450,10 +452,26 @@ def _graph_call(
             state = await _built(build, inputs)
             if initial_state and isinstance(state, dict):
                 state = {**_fresh(initial_state), **state}
-        result = await graph.ainvoke(state, config=_run_config(config, callbacks))
+        run_config = _run_config(config, callbacks)
+        if sync_only[0]:
+            result = await asyncio.to_thread(graph.invoke, state, config=run_config)
+        else:
+            try:
+                result = await graph.ainvoke(state, config=run_config)
+            except NotImplementedError as exc:
+                if not _sync_only(exc):
+                    raise
+                sync_only[0] = True  # middleware with no async hook: as graph.invoke runs it
+                result = await asyncio.to_thread(graph.invoke, state, config=run_config)
         return graph_outputs(result, output, given=_input_messages(state))
 
     return call
+
+
+def _sync_only(error: NotImplementedError) -> bool:
+    """LangChain's refusal to run sync-only middleware (``@wrap_model_call`` on a plain
+    function) under ``ainvoke``: the graph works, called as ``graph.invoke``."""
+    return "Asynchronous implementation of awrap_" in str(error)
 
 
 def _input_messages(state: Any) -> list[Any]:

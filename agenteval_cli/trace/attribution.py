@@ -68,7 +68,7 @@ class RunNode:
     goto: list[str] = field(default_factory=list)  # from a Command it returned
     destination: str | None = None  # a handoff tool's declared destination
     turn: int | None = None  # a tool run: the model call (its seq) that asked for it
-    active: str | None = None  # a task: the agent its state's declared active-agent key names
+    active: str | None = None  # the agent a declared state key names (a task, a tool run)
 
     @property
     def is_task(self) -> bool:
@@ -197,8 +197,9 @@ class _Resolver:
                 named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
                 first = next(c for c in graph.children if id(c) in self.tasks)
                 path = (named or first.node or first.name,)
-            if run.active is not None:  # the state says which agent this task works as
-                path, renamable = (*path[:-1], run.active), False
+        if run.active is not None and (task or tool_run is not None):
+            # the target's declared state key says which agent this task or tool works as
+            path, renamable = (*path[:-1], run.active), False
         self.paths[id(run)] = path
         for child in run.children:
             self.walk(child, path, renamable=renamable)

@@ -284,6 +284,8 @@ class TraceRecorder(BaseCallbackHandler):
             tool.run = node
             if tool.origin is not None and tool.origin.kind == "model":
                 node.turn = tool.origin.seq  # one model turn's calls run side by side
+                if self._active_key is not None:  # a tool works for the agent that asked
+                    node.active = _active_of(tool.origin)
             destination = (metadata or {}).get(_DESTINATION_KEY)
             if isinstance(destination, str):
                 node.destination = destination
@@ -433,10 +435,7 @@ class TraceRecorder(BaseCallbackHandler):
     def _state_handoff(self, node: RunNode, output: Any, key: str) -> None:
         """A tool that sets the active-agent key to another agent hands off to it."""
         value = updated_value(output, key)
-        above = node.parent
-        while above is not None and above.active is None:
-            above = above.parent
-        if value is not None and value != (above.active if above else None):
+        if value is not None and value != _active_of(node):
             node.destination = node.destination or value
 
     def _new_tool(self, call: ToolCall, call_id: str | None, origin: RunNode | None) -> _ToolRun:
@@ -468,6 +467,13 @@ class TraceRecorder(BaseCallbackHandler):
         for message in self._conversation.merge(messages, fresh=fresh):
             if isinstance(message, AIMessage) and message.tool_calls:
                 self._add_tool_calls(message, origin)
+
+
+def _active_of(node: RunNode | None) -> str | None:
+    """The agent the nearest run (this one or one above it) says is at work."""
+    while node is not None and node.active is None:
+        node = node.parent
+    return node.active if node is not None else None
 
 
 def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> None:
