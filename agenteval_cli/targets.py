@@ -48,6 +48,9 @@ class Target:
     passes_through: tuple[str, ...] = ()
     input_key: str = "question"  # the field a message input would be read from (for hints)
     active_agent: str | None = None  # the state key naming the agent at work, if declared
+    # Why the final response will be empty on every call (a state with no place for an
+    # answer and no output: naming one), said before the run; None when it can be found.
+    no_answer: str | None = None
     skill_tools: dict[str, str | None] = field(default_factory=dict)  # tool -> its skill arg
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
@@ -212,6 +215,7 @@ def adapt(
                 input_fields=fields,
                 passes_through=through,
                 input_key=input_key,
+                no_answer=None if output is not None else _no_answer(obj),
             )
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
@@ -594,7 +598,7 @@ def _among(message: Any, given: Sequence[Any]) -> bool:
         if other is message or (mine is not None and getattr(other, "id", None) == mine):
             return True
         if (
-            getattr(other, "name", None) == getattr(message, "name", None)
+            _writer(other) == _writer(message)
             and _is_ai(other) == _is_ai(message)
             and message_text(other) == message_text(message)
         ):
@@ -687,6 +691,22 @@ def graph_outputs(
     elif state.get("structured_response") is not None:
         outputs["final_response"] = structured_answer(state["structured_response"])
     return outputs
+
+
+def _no_answer(graph: Any) -> str | None:
+    """Why no final response can be read off the graph's state, or None when it can."""
+    keys = graph_state_keys(graph)
+    if keys is None or {"messages", "structured_response", *ANSWER_KEYS} & set(keys):
+        return None
+    return (
+        f"its state ({', '.join(keys)}) has no messages and no {', '.join(ANSWER_KEYS)} key, "
+        "so its final response is empty: set output: to the key that holds its answer"
+    )
+
+
+def _writer(message: Any) -> Any:
+    """The name a message carries (an object's or a dict's), if any."""
+    return message.get("name") if isinstance(message, dict) else getattr(message, "name", None)
 
 
 def structured_answer(value: Any) -> Any:

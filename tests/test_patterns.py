@@ -128,6 +128,24 @@ def test_graph_without_messages_gets_the_inputs_as_they_are(tmp_path):
         assert isinstance(row.json["outputs"]["final_response"], list)
 
 
+def test_a_graph_with_no_place_for_an_answer_is_named_before_the_run(tmp_path):
+    """No messages, no answer key, no ``output:``: the final response would be empty on
+    every call, so the run says so up front, naming the target's line and the fix."""
+    run = run_spec(
+        tmp_path,
+        targets={"routed_answers": "forms.patterns:routed_answers"},
+        rows=datasets.support()[:1],
+    )
+    text = " ".join(run.output.split())
+    assert (
+        "spec.yaml:4: target 'routed_answers': its state (question, routes, answers) has no "
+        "messages and no final_response, final_answer, answer key, so its final response is "
+        "empty: set output: to the key that holds its answer"
+    ) in text
+    (row,) = run.rows["routed_answers"]
+    assert row.json["outputs"]["final_response"] == ""
+
+
 def test_graph_that_takes_neither_is_refused_before_any_call(tmp_path):
     """A graph without ``messages`` whose input keys miss a field of the rows: one line
     naming the file, the line and the fix, exit 2, and no model called."""
@@ -292,3 +310,21 @@ def test_custom_workflow(tmp_path):
     assert_exact(run, "custom_workflow", Form())
     for row in run.rows["custom_workflow"]:
         assert row.json["outputs"]["resolution_notes"][0].startswith("parts handled: ")
+
+
+def test_an_active_agent_key_the_graph_lacks_is_refused_before_any_call(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    target = {"target": "forms.patterns:handoffs", "active_agent": "current_stp"}
+    spec.write_text(
+        yaml.safe_dump({"dataset": "data.jsonl", "targets": {"handoffs": target}}, sort_keys=False)
+    )
+    (tmp_path / "data.jsonl").write_text(json.dumps({"inputs": {"question": "hi"}}) + "\n")
+    result = CliRunner().invoke(
+        app, ["run", str(spec), "--store", str(tmp_path / "db")], catch_exceptions=False
+    )
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: {spec}:5: targets.handoffs.active_agent: active_agent 'current_stp' is not a "
+        "key of the graph's state (did you mean 'current_step'?; its keys: messages, jump_to, "
+        "structured_response, current_step)"
+    )

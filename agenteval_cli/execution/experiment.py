@@ -103,6 +103,10 @@ def prepare(
         examples = shard_examples(examples, shard)
     targets = load_targets(spec, only_targets)
     check_target_inputs(spec, targets, examples)
+    for target in targets:
+        if target.no_answer is not None and on_note is not None:
+            line = spec.line_of("targets", target.name)
+            on_note(f"{spec.source}:{line}: target {target.name!r}: {target.no_answer}")
     if not spec.evaluators and on_note is not None:
         on_note(
             f"{spec.source}: no evaluators: only error rate and latency are measured "
