@@ -466,6 +466,7 @@ def _graph_call(
                 if not _sync_only(exc):
                     raise
                 sync_only[0] = True  # middleware with no async hook: as graph.invoke runs it
+                run_config = _run_config(config, callbacks)  # a thread the attempt never saw
                 result = await asyncio.to_thread(graph.invoke, state, config=run_config)
         return graph_outputs(result, output, given=_input_messages(state))
 
