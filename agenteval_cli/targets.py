@@ -580,8 +580,11 @@ def final_text(messages: list[Any], given: Sequence[Any] = ()) -> str:
     """The text of the last message an agent wrote that has any: an assistant message, or
     a human message carrying an agent's name. A closing tool call, or an empty reply, does
     not hide the answer before it; the ``given`` messages (the request's own input, its
-    history included) are never the answer."""
-    for message in reversed(messages):
+    history included) are never the answer. Unknown input (a function target's result):
+    the conversation's opening message, the question, is not."""
+    for index, message in enumerate(reversed(messages)):
+        if index == len(messages) - 1 and not given and _is_named_human(message):
+            break  # the opening message: the question, whoever it names
         if (_is_ai(message) or _is_named_human(message)) and not _among(message, given):
             text = message_text(message)
             if text.strip():

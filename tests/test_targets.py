@@ -712,3 +712,12 @@ def test_an_active_agent_key_no_state_has_is_refused(tmp_path):
     assert str(info.value) == "active_agent 'mesages' is not a key of the graph's state"
     assert info.value.hint == "did you mean 'messages'?; its keys: messages"
     assert info.value.at == ("active_agent",)
+
+
+def test_a_function_targets_opening_question_is_not_its_answer():
+    from langchain_core.messages import HumanMessage
+
+    asked = {"messages": [HumanMessage("Refund me", name="customer")]}
+    assert as_outputs(asked)["final_response"] == ""
+    answered = {"messages": [*asked["messages"], HumanMessage("refunded", name="billing")]}
+    assert as_outputs(answered)["final_response"] == "refunded"
