@@ -582,10 +582,12 @@ def final_text(messages: list[Any], given: Sequence[Any] = ()) -> str:
     not hide the answer before it; the ``given`` messages (the request's own input, its
     history included) are never the answer. Unknown input (a function target's result):
     the conversation's opening message, the question, is not."""
-    for index, message in enumerate(reversed(messages)):
-        if index == len(messages) - 1 and not given and _is_named_human(message):
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if position == 0 and not given and _is_named_human(message):
             break  # the opening message: the question, whoever it names
-        if (_is_ai(message) or _is_named_human(message)) and not _among(message, given):
+        inputs = given if position < len(given) else ()  # the input opens the conversation
+        if (_is_ai(message) or _is_named_human(message)) and not _among(message, inputs):
             text = message_text(message)
             if text.strip():
                 return text
@@ -594,7 +596,7 @@ def final_text(messages: list[Any], given: Sequence[Any] = ()) -> str:
 
 def _among(message: Any, given: Sequence[Any]) -> bool:
     """Whether ``message`` is one of the request's input messages: the same object, the
-    same id, or (messages without ids) the same role, name and content."""
+    same id, or the same role, name and content (an input converted on its way in)."""
     if not given:
         return False
     mine = getattr(message, "id", None)

@@ -671,6 +671,9 @@ class TestWhereTheAnswerIs:
         assert graph_outputs({"messages": copies}, given=given)["final_response"] == ""
         state = {"messages": [*given, AIMessage("refunded")]}
         assert graph_outputs(state, given=given)["final_response"] == "refunded"
+        # an answer that repeats an earlier turn's words is still this request's answer
+        state = {"messages": [*copies, AIMessage("earlier turn")]}
+        assert graph_outputs(state, given=given)["final_response"] == "earlier turn"
 
     def test_a_graph_given_a_named_question_does_not_answer_with_it(self):
         from langgraph.graph import START, MessagesState, StateGraph
