@@ -5,7 +5,9 @@ build it and driven by the corpus's logging model:
 - *Subagents*: a ``create_agent`` supervisor whose tools run ``create_agent`` subagents;
 - *Handoffs* by state: one ``create_agent`` whose tool sets ``current_step`` with
   ``Command(update=...)``, ``@dynamic_prompt`` and ``@wrap_model_call`` middleware swapping
-  its prompt and tools (one model plays every role: the log reads the role off the prompt);
+  its prompt and tools (one model plays every role: the log reads the role off the prompt;
+  the ``@wrap_model_call`` is sync only, as the docs write it, so LangChain refuses
+  ``ainvoke`` and agenteval calls the graph as ``graph.invoke`` runs it);
 - *Skills*: one agent with a ``load_skill`` tool that loads a skill's instructions;
 - *Router*: a classify node ``Send``-ing the question to agents in parallel, then a
   synthesize node writing ``final_answer``; the state has no ``messages`` (inputs pass
