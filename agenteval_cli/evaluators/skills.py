@@ -19,7 +19,7 @@ NO_SKILL_TOOLS = "the target declares no skill_tools, so which skills it loaded 
     family="routing",
     reads="outputs.expected_skills; trace skills (the target's skill_tools)",
     description="share of expected skills that a skill tool loaded",
-    metrics=[metric("skill_accuracy", "skill accuracy", fmt="percent", pass_mark=">= 1")],
+    metrics=[metric("skill_accuracy", "skill accuracy", fmt="percent")],
 )
 def skill_accuracy() -> Any:
     """|expected ∩ loaded| / |expected| over ``expected_skills`` (names compared
