@@ -19,7 +19,7 @@ import importlib.util
 import inspect
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,15 @@ class Target:
     # The example input fields every call reads (the graph's input_key, or the fields of an
     # input template); empty when only the target knows (a function, an input function).
     input_fields: tuple[str, ...] = ()
+    # A graph given each example's inputs as they are (its input has no 'messages' and no
+    # input: maps them): its input keys, which must cover every example's fields.
+    passes_through: tuple[str, ...] = ()
+    input_key: str = "question"  # the field a message input would be read from (for hints)
+    active_agent: str | None = None  # the state key naming the agent at work, if declared
+    # Why the final response will be empty on every call (a state with no place for an
+    # answer and no output: naming one), said before the run; None when it can be found.
+    no_answer: str | None = None
+    skill_tools: dict[str, str | None] = field(default_factory=dict)  # tool -> its skill arg
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
@@ -193,9 +202,21 @@ def adapt(
             obj = obj.compile()
         if _is_graph(obj):
             check_graph_input(obj, input, input_key)
+            through = passed_through(obj, input)
+            if through:
+                build = _pass_through(through, input_key)
             call = _graph_call(obj, input_key, initial_state, build, output, run_config)
-            fields = (input_key,) if input is None else template_fields(input)
-            return Target(name, import_path, "graph", call, input_fields=fields)
+            fields = (input_key,) if input is None and not through else template_fields(input)
+            return Target(
+                name,
+                import_path,
+                "graph",
+                call,
+                input_fields=fields,
+                passes_through=through,
+                input_key=input_key,
+                no_answer=None if output is not None else _no_answer(obj),
+            )
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
 
@@ -240,16 +261,59 @@ def graph_input_keys(graph: Any) -> list[str] | None:
     return [str(key) for key in properties] if isinstance(properties, dict) and properties else None
 
 
+def passed_through(graph: Any, input: Any) -> tuple[str, ...]:
+    """The graph's input keys when each example's inputs go to it as they are, as
+    LangSmith's ``evaluate(graph.invoke, ...)`` passes them: its input has no ``messages``
+    for a question and no ``input:`` maps the fields. Empty otherwise."""
+    if input is not None:
+        return ()
+    keys = graph_input_keys(graph)
+    return () if keys is None or "messages" in keys else tuple(keys)
+
+
+def uncovered_fields(inputs: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    """The example's input fields a graph given them as they are would not take."""
+    return [str(name) for name in inputs if name not in keys]
+
+
+def cannot_take(fields: Sequence[str], keys: Sequence[str], where: str = "") -> str:
+    """Why a graph cannot be given an example's inputs as they are."""
+    listed = ", ".join(f"inputs.{name}" for name in fields)
+    return (
+        f"the graph does not take {listed}{where} (its input has no 'messages' key; its "
+        f"input keys: {', '.join(keys)})"
+    )
+
+
+def cannot_take_hint(fields: Sequence[str], keys: Sequence[str], input_key: str) -> str:
+    """The fix: an ``input:`` mapping that fills the graph's first key from a field of the
+    example (its ``input_key`` when it has one)."""
+    source = input_key if input_key in fields or not fields else fields[0]
+    return f'add input: {{{keys[0]}: "{{{source}}}"}} to fill them from the inputs'
+
+
+def _pass_through(keys: tuple[str, ...], input_key: str) -> InputBuilder:
+    """The example's inputs as the graph's input (a copy), refused when a field is not
+    one of the graph's keys: LangGraph would drop it without a word."""
+    import copy
+
+    def build(inputs: dict[str, Any]) -> Any:
+        fields = uncovered_fields(inputs, keys)
+        if fields:
+            hint = cannot_take_hint(list(inputs), keys, input_key)
+            raise MissingInputField(f"{cannot_take(fields, keys)}: {hint}")
+        return copy.deepcopy(inputs)
+
+    return build
+
+
 def check_graph_input(graph: Any, input: Any, input_key: str) -> None:
-    """Refuse a graph that the target's input cannot reach, before any call."""
+    """Refuse a graph that the target's input cannot reach, before any call. A graph
+    without ``messages`` in its input and no ``input:`` is given the inputs as they are;
+    whether the examples' fields fit it is checked once they are read."""
     keys = graph_input_keys(graph)
     if keys is None:
         return
-    if input is None and "messages" not in keys:
-        raise TargetOptionError(
-            f"the graph's input has no 'messages' key; its input keys are {', '.join(keys)}",
-            hint=f'add input: {{{keys[0]}: "{{{input_key}}}"}} to fill them from the inputs',
-        )
     if isinstance(input, Mapping):
         for key in input:
             if key not in keys:
@@ -262,6 +326,36 @@ def check_graph_input(graph: Any, input: Any, input_key: str) -> None:
                     ),
                     at=("input", key),
                 )
+
+
+def graph_state_keys(graph: Any) -> list[str] | None:
+    """Every state key of a compiled graph and of its subgraphs, or None when it cannot
+    tell (a graph that is not a StateGraph)."""
+    import contextlib
+
+    graphs = [graph]
+    with contextlib.suppress(Exception):
+        graphs += [sub for _, sub in graph.get_subgraphs(recurse=True)]
+    keys: dict[str, None] = {}
+    for each in graphs:
+        builder = getattr(each, "builder", None) or each  # compiled, or a StateGraph
+        channels = getattr(builder, "channels", None)
+        if isinstance(channels, dict):
+            keys.update(dict.fromkeys(str(key) for key in channels))
+    return list(keys) or None
+
+
+def check_active_agent(graph: Any, key: str) -> None:
+    """Refuse an ``active_agent`` key that no state of the graph holds: no call could ever
+    say which agent is at work."""
+    keys = graph_state_keys(graph)
+    if keys is None or key in keys:
+        return
+    raise TargetOptionError(
+        f"active_agent {key!r} is not a key of the graph's state",
+        hint="; ".join(filter(None, [did_you_mean(key, keys), f"its keys: {', '.join(keys)}"])),
+        at=("active_agent",),
+    )
 
 
 def input_builder(input: Mapping[str, Any] | Callable[..., Any]) -> InputBuilder:
@@ -351,6 +445,8 @@ def _graph_call(
 ) -> TargetFn:
     from langchain_core.messages import HumanMessage
 
+    sync_only: list[bool] = [False]  # found to run only synchronously: invoked on a thread
+
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         if build is None:
             if input_key not in inputs:
@@ -360,10 +456,35 @@ def _graph_call(
             state = await _built(build, inputs)
             if initial_state and isinstance(state, dict):
                 state = {**_fresh(initial_state), **state}
-        result = await graph.ainvoke(state, config=_run_config(config, callbacks))
-        return graph_outputs(result, output)
+        run_config = _run_config(config, callbacks)
+        if sync_only[0]:
+            result = await asyncio.to_thread(graph.invoke, state, config=run_config)
+        else:
+            try:
+                result = await graph.ainvoke(state, config=run_config)
+            except NotImplementedError as exc:
+                if not _sync_only(exc):
+                    raise
+                sync_only[0] = True  # middleware with no async hook: as graph.invoke runs it
+                run_config = _run_config(config, callbacks)  # a thread the attempt never saw
+                result = await asyncio.to_thread(graph.invoke, state, config=run_config)
+        return graph_outputs(result, output, given=_input_messages(state))
 
     return call
+
+
+def _sync_only(error: NotImplementedError) -> bool:
+    """LangChain's refusal to run sync-only middleware (``@wrap_model_call`` on a plain
+    function) under ``ainvoke``: the graph works, called as ``graph.invoke``."""
+    return "Asynchronous implementation of awrap_" in str(error)
+
+
+def _input_messages(state: Any) -> list[Any]:
+    """The messages a graph was given (one, or a list), which are never its answer."""
+    raw = state.get("messages") if isinstance(state, dict) else None
+    if raw is None:
+        return []
+    return list(raw) if isinstance(raw, list | tuple) else [raw]
 
 
 def _fresh(state: dict[str, Any]) -> dict[str, Any]:
@@ -441,15 +562,54 @@ def _is_ai(message: Any) -> bool:
     return messages is not None and isinstance(message, messages.AIMessage)
 
 
-def final_text(messages: list[Any]) -> str:
-    """The text of the last assistant message that has any: a closing tool call, or an
-    empty reply, does not hide the answer before it."""
-    for message in reversed(messages):
-        if _is_ai(message):
+def _is_named_human(message: Any) -> bool:
+    """A human message that names its writer: how LangGraph's supervisor tutorial's workers
+    return their answer (``HumanMessage(content=..., name="researcher")``)."""
+    if isinstance(message, dict):
+        human = message.get("role") == "user" or message.get("type") == "human"
+        return human and bool(message.get("name"))
+    messages = sys.modules.get("langchain_core.messages")
+    return (
+        messages is not None
+        and isinstance(message, messages.HumanMessage)
+        and bool(getattr(message, "name", None))
+    )
+
+
+def final_text(messages: list[Any], given: Sequence[Any] = ()) -> str:
+    """The text of the last message an agent wrote that has any: an assistant message, or
+    a human message carrying an agent's name. A closing tool call, or an empty reply, does
+    not hide the answer before it; the ``given`` messages (the request's own input, its
+    history included) are never the answer. Unknown input (a function target's result):
+    the conversation's opening message, the question, is not."""
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if position == 0 and not given and _is_named_human(message):
+            break  # the opening message: the question, whoever it names
+        inputs = given if position < len(given) else ()  # the input opens the conversation
+        if (_is_ai(message) or _is_named_human(message)) and not _among(message, inputs):
             text = message_text(message)
             if text.strip():
                 return text
     return ""
+
+
+def _among(message: Any, given: Sequence[Any]) -> bool:
+    """Whether ``message`` is one of the request's input messages: the same object, the
+    same id, or the same role, name and content (an input converted on its way in)."""
+    if not given:
+        return False
+    mine = getattr(message, "id", None)
+    for other in given:
+        if other is message or (mine is not None and getattr(other, "id", None) == mine):
+            return True
+        if (
+            _writer(other) == _writer(message)
+            and _is_ai(other) == _is_ai(message)
+            and message_text(other) == message_text(message)
+        ):
+            return True
+    return False
 
 
 def stored_messages(messages: list[Any]) -> list[dict[str, Any]]:
@@ -503,10 +663,19 @@ def _converted_dict(message: dict[str, Any], made: list[int]) -> list[dict[str, 
     return converted
 
 
-def graph_outputs(state: Any, output: str | None = None) -> dict[str, Any]:
+# State keys that hold a graph's answer, first found first: agenteval's own, the key
+# LangChain's router and many tutorials write, and a plain ``answer``.
+ANSWER_KEYS = ("final_response", "final_answer", "answer")
+
+
+def graph_outputs(
+    state: Any, output: str | None = None, *, given: Sequence[Any] = ()
+) -> dict[str, Any]:
     """Map a graph's final state to ``final_response``, ``resolution_notes``, ``messages``
-    and its other keys. The final response is the value at ``output`` when given, else
-    the state's own ``final_response``, else the last assistant message's text."""
+    and its other keys. The final response is, first found first: the value at ``output``
+    when given; a key of :data:`ANSWER_KEYS`; the structured response (``create_agent``'s
+    ``response_format``); the text of the last message an agent wrote (see
+    :func:`final_text`; ``given`` are the request's input messages, never the answer)."""
     if not isinstance(state, dict):
         return as_outputs(state, output)
     outputs: dict[str, Any] = {
@@ -516,16 +685,46 @@ def graph_outputs(state: Any, output: str | None = None) -> dict[str, Any]:
     if "messages" in state:
         raw = state["messages"]
         messages = list(raw) if isinstance(raw, list | tuple) else [] if raw is None else [raw]
-        outputs["final_response"] = final_text(messages)
+        outputs["final_response"] = final_text(messages, given)
         outputs["messages"] = stored_messages(messages)
     for key, value in state.items():
         if key not in outputs:
             outputs[key] = value
     if output is not None:
         outputs["final_response"] = answer_at(state, output)
-    elif "final_response" in state:
-        outputs["final_response"] = _answer(state["final_response"])
+    elif (key := next((k for k in ANSWER_KEYS if state.get(k) is not None), None)) is not None:
+        outputs["final_response"] = _answer(state[key])
+    elif state.get("structured_response") is not None:
+        outputs["final_response"] = structured_answer(state["structured_response"])
     return outputs
+
+
+def _no_answer(graph: Any) -> str | None:
+    """Why no final response can be read off the graph's state, or None when it can."""
+    keys = graph_state_keys(graph)
+    if keys is None or {"messages", "structured_response", *ANSWER_KEYS} & set(keys):
+        return None
+    return (
+        f"its state ({', '.join(keys)}) has no messages and no {', '.join(ANSWER_KEYS)} key, "
+        "so its final response is empty: set output: to the key that holds its answer"
+    )
+
+
+def _writer(message: Any) -> Any:
+    """The name a message carries (an object's or a dict's), if any."""
+    return message.get("name") if isinstance(message, dict) else getattr(message, "name", None)
+
+
+def structured_answer(value: Any) -> Any:
+    """A structured response as JSON-ready data: a pydantic model's or a dataclass's fields,
+    anything else (a mapping, a TypedDict's dict) as it is."""
+    import dataclasses
+
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 def as_outputs(value: Any, output: str | None = None) -> dict[str, Any]:

@@ -500,6 +500,56 @@ def test_wrong_target_options(workdir, entry, message):
     assert error_of(BASE + f"  qa:\n    target: pkg.qa:graph\n    {entry}\n") == message
 
 
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "active_agent: ''",
+            "spec.yaml:6: targets.qa.active_agent: expected a non-empty string, got ''",
+        ),
+        (
+            "active_agent: [current_step]",
+            "spec.yaml:6: targets.qa.active_agent: expected a string, got a list",
+        ),
+        (
+            "active_agent: state.current_step",
+            "spec.yaml:6: targets.qa.active_agent: expected a state key, got "
+            "'state.current_step' (name the key of the graph's state that holds the agent, "
+            "e.g. current_step)",
+        ),
+        (
+            "skill_tools: [load_skill, 3]",
+            "spec.yaml:6: targets.qa.skill_tools[1]: expected a tool name, got 3 "
+            "(e.g. skill_tools: [load_skill])",
+        ),
+        (
+            "skill_tools: {load_skill: [skill_name]}",
+            "spec.yaml:6: targets.qa.skill_tools.load_skill: expected the name of the argument "
+            "that names the skill, got a list (e.g. {load_skill: skill_name})",
+        ),
+        (
+            "skill_tools: 4",
+            "spec.yaml:6: targets.qa.skill_tools: expected a list of tool names or a mapping of "
+            "tool name to argument, got 4 (e.g. skill_tools: [load_skill] or "
+            "{load_skill: skill_name})",
+        ),
+    ],
+)
+def test_wrong_pattern_options(workdir, entry, message):
+    assert error_of(BASE + f"  qa:\n    target: pkg.qa:graph\n    {entry}\n") == message
+
+
+def test_pattern_options(workdir):
+    spec = load_text(
+        BASE + "  qa:\n    target: pkg.qa:graph\n    active_agent: current_step\n"
+        "    skill_tools: [load_skill]\n"
+        "  qb:\n    target: pkg.qb:graph\n    skill_tools: {load_skill: skill_name}\n"
+    )
+    qa, qb = spec.targets[-2:]
+    assert (qa.active_agent, qa.skill_tools) == ("current_step", {"load_skill": None})
+    assert (qb.active_agent, qb.skill_tools) == (None, {"load_skill": "skill_name"})
+
+
 def test_malformed_import_path_in_long_form(workdir):
     assert error_of(BASE + "  swarm:\n    target: pkg.swarm\n") == (
         "spec.yaml:5: targets.swarm.target: malformed import path 'pkg.swarm': no ':attr' "

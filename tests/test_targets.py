@@ -388,12 +388,17 @@ class TestPreflight:
         builder.add_node("n", lambda state: {"answer": "a"})
         builder.add_edge(START, "n")
         assert graph_input_keys(builder.compile()) == ["question", "answer"]
-        with pytest.raises(TargetOptionError) as info:
-            adapt(builder, name="g", import_path="x:g", input_key="text")
+        # no messages to put a question in: the inputs go to the graph as they are
+        target = adapt(builder, name="g", import_path="x:g", input_key="text")
+        assert target.passes_through == ("question", "answer")
+        assert target.input_fields == ()
+        assert call(target, {"question": "q"})["final_response"] == "a"
+        with pytest.raises(MissingInputField) as info:
+            call(target, {"text": "q"})
         assert str(info.value) == (
-            "the graph's input has no 'messages' key; its input keys are question, answer"
+            "the graph does not take inputs.text (its input has no 'messages' key; its input "
+            'keys: question, answer): add input: {question: "{text}"} to fill them from the inputs'
         )
-        assert info.value.hint == 'add input: {question: "{text}"} to fill them from the inputs'
 
     def test_messages_state_and_an_input_schema(self):
         from langgraph.graph import START, MessagesState, StateGraph
@@ -563,8 +568,10 @@ def test_every_state_shape_through_the_cli(tmp_path):
         (
             "  qa: {graphs}:qa_graph\n",
             3,
-            "targets.qa: the graph's input has no 'messages' key; its input keys are question, "
-            'customer, answer (add input: {question: "{question}"} to fill them from the inputs)',
+            "target 'qa' gets each example's inputs as they are, and the graph does not take "
+            "inputs.customer_id of row 1 (its input has no 'messages' key; its input keys: "
+            'question, customer, answer) (add input: {question: "{question}"} to fill them '
+            "from the inputs)",
         ),
         (
             "  qa:\n    target: {graphs}:qa_graph\n    input:\n      question: '{question}'\n"
@@ -635,3 +642,85 @@ def test_the_cache_tells_targets_apart_by_input_output_and_config(tmp_path):
         "output": "a",
         "config": None,
     }
+
+
+class TestWhereTheAnswerIs:
+    """The final response is found where the graph put it (docs/spec.md, "Outputs")."""
+
+    def test_a_named_human_message_is_an_agent_answer(self):
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        state = {
+            "messages": [
+                HumanMessage("Refund me"),
+                AIMessage("routing"),
+                HumanMessage("refunded", name="billing"),
+            ]
+        }
+        assert graph_outputs(state)["final_response"] == "refunded"
+        unnamed = {"messages": [AIMessage("routing"), HumanMessage("a follow-up")]}
+        assert graph_outputs(unnamed)["final_response"] == "routing"
+
+    def test_the_requests_own_messages_are_never_the_answer(self):
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        given = [HumanMessage("Refund me", name="customer"), AIMessage("earlier turn")]
+        state = {"messages": [*given]}
+        assert graph_outputs(state, given=given)["final_response"] == ""
+        copies = [HumanMessage("Refund me", name="customer"), AIMessage("earlier turn")]
+        assert graph_outputs({"messages": copies}, given=given)["final_response"] == ""
+        state = {"messages": [*given, AIMessage("refunded")]}
+        assert graph_outputs(state, given=given)["final_response"] == "refunded"
+        # an answer that repeats an earlier turn's words is still this request's answer
+        state = {"messages": [*copies, AIMessage("earlier turn")]}
+        assert graph_outputs(state, given=given)["final_response"] == "earlier turn"
+
+    def test_a_graph_given_a_named_question_does_not_answer_with_it(self):
+        from langgraph.graph import START, MessagesState, StateGraph
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("noop", lambda state: {"messages": []})
+        builder.add_edge(START, "noop")
+        target = adapt(
+            builder.compile(),
+            name="g",
+            import_path="x:g",
+            input={"messages": [{"role": "user", "content": "{question}", "name": "ann"}]},
+        )
+        assert call(target, {"question": "hi"})["final_response"] == ""
+
+    def test_answer_keys_and_the_structured_response(self):
+        from langchain_core.messages import AIMessage
+        from pydantic import BaseModel
+
+        class Answer(BaseModel):
+            summary: str
+
+        chatter = [AIMessage("chatter")]
+        structured = {"messages": chatter, "structured_response": Answer(summary="done")}
+        assert graph_outputs(structured)["final_response"] == {"summary": "done"}
+        routed = {"question": "q", "final_answer": "synthesized", "answer": "partial"}
+        assert graph_outputs(routed)["final_response"] == "synthesized"
+        assert graph_outputs({"messages": chatter, "answer": "a"})["final_response"] == "a"
+        assert graph_outputs({"messages": chatter, "answer": None})["final_response"] == "chatter"
+
+
+def test_an_active_agent_key_no_state_has_is_refused(tmp_path):
+    from agenteval_cli.targets import check_active_agent
+
+    graph, _ = memory_graph()
+    check_active_agent(graph, "messages")
+    with pytest.raises(TargetOptionError) as info:
+        check_active_agent(graph, "mesages")
+    assert str(info.value) == "active_agent 'mesages' is not a key of the graph's state"
+    assert info.value.hint == "did you mean 'messages'?; its keys: messages"
+    assert info.value.at == ("active_agent",)
+
+
+def test_a_function_targets_opening_question_is_not_its_answer():
+    from langchain_core.messages import HumanMessage
+
+    asked = {"messages": [HumanMessage("Refund me", name="customer")]}
+    assert as_outputs(asked)["final_response"] == ""
+    answered = {"messages": [*asked["messages"], HumanMessage("refunded", name="billing")]}
+    assert as_outputs(answered)["final_response"] == "refunded"

@@ -132,6 +132,8 @@ class Trace:
     error: str | None = None
     coordinators: list[str] = field(default_factory=list)
     untraced: str | None = None
+    # the skills the target's declared skill tools loaded; None when it declares none
+    skills: list[str] | None = None
     # 2: handoffs are every change of agent, in the graph's order; 1: stored before that,
     # when handoffs were only the transfer tools called
     schema: int = 2
@@ -248,6 +250,7 @@ class Trace:
             "error": self.error,
             "coordinators": list(self.coordinators),
             "untraced": self.untraced,
+            "skills": None if self.skills is None else list(self.skills),
             "schema": self.schema,
             "tokens": self.tokens,
         }
@@ -266,6 +269,7 @@ class Trace:
             error=data.get("error"),
             coordinators=list(data.get("coordinators", [])),
             untraced=data.get("untraced"),
+            skills=None if data.get("skills") is None else list(data["skills"]),
             schema=int(data.get("schema", 1)),
         )
 

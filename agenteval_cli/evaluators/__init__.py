@@ -10,6 +10,7 @@ from agenteval_cli.evaluators import (  # noqa: F401 (register)
     custom,
     judge,
     retrieval,
+    skills,
     soundness,
     summaries,
     trajectory,

@@ -26,7 +26,7 @@ from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode, unstorable
-from agenteval_cli.targets import Target
+from agenteval_cli.targets import Target, cannot_take, cannot_take_hint, uncovered_fields
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.ray_executor.cluster import RayOptions
@@ -103,6 +103,10 @@ def prepare(
         examples = shard_examples(examples, shard)
     targets = load_targets(spec, only_targets)
     check_target_inputs(spec, targets, examples)
+    for target in targets:
+        if target.no_answer is not None and on_note is not None:
+            line = spec.line_of("targets", target.name)
+            on_note(f"{spec.source}:{line}: target {target.name!r}: {target.no_answer}")
     if not spec.evaluators and on_note is not None:
         on_note(
             f"{spec.source}: no evaluators: only error rate and latency are measured "
@@ -150,10 +154,12 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
     reads on every call: each such call would only fail."""
     from itertools import islice
 
-    if not any(target.input_fields for target in targets):
+    if not any(target.input_fields or target.passes_through for target in targets):
         return  # functions read what they like: nothing to check, nothing to read again
     rows = list(islice(examples, CHECKED_ROWS))
     for target in targets:
+        if target.passes_through:
+            _check_passed_through(spec, target, rows)
         for name in target.input_fields:
             lacking = [e for e in rows if name not in e.inputs]
             if not lacking:
@@ -169,6 +175,23 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
                 line=spec.line_of("targets", target.name),
                 hint="set input_key to a field the rows have, or map the fields with input:",
             )
+
+
+def _check_passed_through(spec: Spec, target: Target, rows: Sequence[Example]) -> None:
+    """A graph given the inputs as they are must take every field of every example."""
+    keys = target.passes_through
+    for example in rows:
+        fields = uncovered_fields(example.inputs, keys)
+        if not fields:
+            continue
+        where = f"row {example.row}" if example.row is not None else f"example {example.id!r}"
+        raise UserError(
+            f"target {target.name!r} gets each example's inputs as they are, and "
+            + cannot_take(fields, keys, f" of {where}"),
+            file=spec.source,
+            line=spec.line_of("targets", target.name),
+            hint=cannot_take_hint(list(example.inputs), keys, target.input_key),
+        )
 
 
 def _langsmith_examples(spec: Spec, store: Store | None, on_note: NoteHook | None) -> list[Example]:

@@ -11,7 +11,7 @@ from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.spec.model import Spec
-from agenteval_cli.targets import Target, adapt, import_object
+from agenteval_cli.targets import Target, adapt, check_active_agent, import_object
 
 
 def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
@@ -65,6 +65,8 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                     config=target.config.runnable_config() if target.config else None,
                 )
             )
+            if target.active_agent is not None and loaded[-1].kind == "graph":
+                check_active_agent(obj, target.active_agent)
         except TypeError as exc:
             raise UserError(str(exc), file=spec.source, line=line) from None
         except TargetOptionError as exc:
@@ -76,6 +78,8 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                 hint=exc.hint,
             ) from None
         loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
+        loaded[-1].active_agent = target.active_agent
+        loaded[-1].skill_tools = dict(target.skill_tools)
     return loaded
 
 

@@ -468,7 +468,9 @@ class Runner:
                 waited.clear()
                 _WAITING.set(waited)
                 # a fresh trace per attempt: failed ones don't count
-                with _capture(target.coordinators, target.name) as recorder:
+                with _capture(
+                    target.coordinators, target.name, target.active_agent, target.skill_tools
+                ) as recorder:
                     started = time.perf_counter()
                     try:
                         outputs = await _within(
@@ -718,15 +720,24 @@ def _saw_runs(recorder: Any) -> bool:
 
 
 def _capture(
-    coordinators: tuple[str, ...] = (), own_agent: str | None = None
+    coordinators: tuple[str, ...] = (),
+    own_agent: str | None = None,
+    active_agent: str | None = None,
+    skill_tools: dict[str, str | None] | None = None,
 ) -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
     Runnable, or a function whose module uses them), else a plain one. ``own_agent`` is the
-    target's name: its agent's, where the graph names none."""
+    target's name: its agent's, where the graph names none; ``active_agent`` and
+    ``skill_tools`` are the target's declarations (no skill tools: skills unknown)."""
     if "langchain_core" in sys.modules:
         from agenteval_cli.trace.recorder import capture
 
-        return capture(coordinators=coordinators, own_agent=own_agent)
+        return capture(
+            coordinators=coordinators,
+            own_agent=own_agent,
+            active_agent=active_agent,
+            skill_tools=skill_tools or None,
+        )
     return _PLAIN
 
 

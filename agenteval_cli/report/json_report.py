@@ -106,6 +106,7 @@ def result_json(stored: StoredResult) -> dict[str, Any]:
             "coordinators": r.trace.coordinators,
             "tokens": r.trace.tokens,
             "untraced": r.trace.untraced,  # why nothing was recorded, if so
+            "skills": r.trace.skills,  # loaded by the target's skill_tools; None: none declared
         },
         "latency_s": r.latency_s,
         "attempts": r.attempts,

@@ -229,6 +229,12 @@ class TargetSpec(SpecModel):
     config: TargetConfig | None = None
     # agents that regain control by design (no ping-pong through them), beyond those found
     coordinators: list[NonEmptyStr] = Field(default_factory=list)
+    # the state key that names the agent now at work, where one agent switches roles
+    # (LangChain's handoffs by state: a tool sets current_step, middleware swaps the prompt)
+    active_agent: NonEmptyStr | None = None
+    # tools that load a skill: a list of tool names (the skill is the call's first
+    # argument), or a mapping of tool name to the argument that names the skill
+    skill_tools: dict[str, str | None] = Field(default_factory=dict)
 
     @field_validator("target")
     @classmethod
@@ -254,6 +260,50 @@ class TargetSpec(SpecModel):
             if not isinstance(key, str):
                 raise SpecValueError(f"expected a graph key (a string), got {describe(key)}")
         _check_templates(value, ())
+        return value
+
+    @field_validator("active_agent")
+    @classmethod
+    def _state_key(cls, value: str | None) -> str | None:
+        if value is not None and (value != value.strip() or "." in value):
+            raise SpecValueError(
+                f"expected a state key, got {value!r}",
+                hint="name the key of the graph's state that holds the agent, e.g. current_step",
+            )
+        return value
+
+    @field_validator("skill_tools", mode="before")
+    @classmethod
+    def _skill_tool_names(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            for index, name in enumerate(value):
+                if not isinstance(name, str) or not name.strip():
+                    raise SpecValueError(
+                        f"expected a tool name, got {describe(name)}",
+                        hint="e.g. skill_tools: [load_skill]",
+                        at=(index,),
+                    )
+            return dict.fromkeys(value)
+        if not isinstance(value, dict):
+            raise SpecValueError(
+                f"expected a list of tool names or a mapping of tool name to argument, "
+                f"got {describe(value)}",
+                hint="e.g. skill_tools: [load_skill] or {load_skill: skill_name}",
+            )
+        for name, argument in value.items():
+            if not isinstance(name, str) or not name.strip():
+                raise SpecValueError(f"expected a tool name, got {describe(name)}")
+            if argument is not None and (not isinstance(argument, str) or not argument.strip()):
+                raise SpecValueError(
+                    f"expected the name of the argument that names the skill, got "
+                    f"{describe(argument)}",
+                    hint=f"e.g. {{{name}: skill_name}}",
+                    at=(name,),
+                )
         return value
 
     @field_validator("output")

@@ -82,6 +82,7 @@ class RunNode:
     goto: list[str] = field(default_factory=list)  # from a Command it returned
     destination: str | None = None  # a handoff tool's declared destination
     turn: int | None = None  # a tool run: the model call (its seq) that asked for it
+    active: str | None = None  # the agent a declared state key names (a task, a tool run)
 
     @property
     def is_task(self) -> bool:
@@ -215,6 +216,9 @@ class _Resolver:
             elif not path:  # the invoked graph is one agent: its name, or the target's
                 named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
                 path = (named or self.own,)
+        if run.active is not None and (task or tool_run is not None):
+            # the target's declared state key says which agent this task or tool works as
+            path, renamable = (*path[:-1], run.active), False
         self.paths[id(run)] = path
         for child in run.children:
             self.walk(child, path, renamable=renamable)

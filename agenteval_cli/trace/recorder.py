@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -32,6 +32,7 @@ from agenteval_cli.core.records import ERROR, ModelCall, ToolCall, Trace
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.trace.conversation import Conversation, state_messages
+from agenteval_cli.trace.skills import active_value, skills_loaded, updated_value
 from agenteval_cli.trace.unran import (
     StructuredOutput,
     same_tool_as_ran,
@@ -58,6 +59,8 @@ def capture(
     *,
     coordinators: Sequence[str] = (),
     own_agent: str | None = None,
+    active_agent: str | None = None,
+    skill_tools: Mapping[str, str | None] | None = None,
 ) -> Iterator[TraceRecorder]:
     """Record every LangChain/LangGraph run started inside the block, config or not.
 
@@ -67,7 +70,12 @@ def capture(
     wall time and any exception escaping it end up in ``rec.trace()``. ``own_agent`` (the
     target's name) names the target's own agent where its graph gives it no name.
     """
-    recorder = recorder or TraceRecorder(coordinators=coordinators, own_agent=own_agent)
+    recorder = recorder or TraceRecorder(
+        coordinators=coordinators,
+        own_agent=own_agent,
+        active_agent=active_agent,
+        skill_tools=skill_tools,
+    )
     token = _current.set(recorder)
     recorder.start()
     try:
@@ -129,8 +137,18 @@ class TraceRecorder(BaseCallbackHandler):
     ignore_llm = ignore_chain = ignore_chat_model = ignore_agent = False  # agent: tools
     ignore_retry = ignore_retriever = ignore_custom_event = True
 
-    def __init__(self, *, coordinators: Sequence[str] = (), own_agent: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        coordinators: Sequence[str] = (),
+        own_agent: str | None = None,
+        active_agent: str | None = None,
+        skill_tools: Mapping[str, str | None] | None = None,
+    ) -> None:
         self._lock = threading.Lock()
+        # Declared by the target: the state key naming the agent at work, the skill tools.
+        self._active_key = active_agent
+        self._skill_tools = dict(skill_tools) if skill_tools is not None else None
         self._conversation = Conversation()
         self._coordinators = tuple(coordinators)  # declared for the target, or found in it
         self._own_agent = own_agent  # the target's own agent, when its graph names none
@@ -179,6 +197,8 @@ class TraceRecorder(BaseCallbackHandler):
     ) -> None:
         with self._lock:
             node = self._register(run_id.int, parent_run_id, metadata, "chain", name or "")
+            if self._active_key is not None:
+                node.active = active_value(inputs, self._active_key)
             if node.parent is None:  # the request's input: prior turns are history
                 self._conversation.merge(state_messages(inputs))
 
@@ -294,6 +314,8 @@ class TraceRecorder(BaseCallbackHandler):
             tool.run = node
             if tool.origin is not None and tool.origin.kind == "model":
                 node.turn = tool.origin.seq  # one model turn's calls run side by side
+                if self._active_key is not None:  # a tool works for the agent that asked
+                    node.active = _active_of(tool.origin)
             destination = (metadata or {}).get(_DESTINATION_KEY)
             if isinstance(destination, str):
                 node.destination = destination
@@ -306,6 +328,8 @@ class TraceRecorder(BaseCallbackHandler):
             node = self._end(run_id.int)
             if node is not None:
                 node.goto = command_destinations(output)
+                if self._active_key is not None:
+                    self._state_handoff(node, output, self._active_key)
             tool = self._open_tools.pop(run_id.int, None)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
@@ -398,7 +422,11 @@ class TraceRecorder(BaseCallbackHandler):
                 )
             _name_returns(found.handoffs, tool_calls)
             same_tool_as_ran(tool_calls)
+            skills = None
+            if self._skill_tools is not None:
+                skills = skills_loaded(tool_calls, self._skill_tools)
             return Trace(
+                skills=skills,
                 agent_path=found.agent_path,
                 handoffs=found.handoffs,
                 tool_calls=tool_calls,
@@ -452,6 +480,12 @@ class TraceRecorder(BaseCallbackHandler):
             node.end = self._seq
         return node
 
+    def _state_handoff(self, node: RunNode, output: Any, key: str) -> None:
+        """A tool that sets the active-agent key to another agent hands off to it."""
+        value = updated_value(output, key)
+        if value is not None and value != _active_of(node):
+            node.destination = node.destination or value
+
     def _new_tool(self, call: ToolCall, call_id: str | None, origin: RunNode | None) -> _ToolRun:
         tool = _ToolRun(call=call, call_id=call_id, origin=origin)
         self._tools.append(tool)
@@ -502,6 +536,13 @@ class TraceRecorder(BaseCallbackHandler):
             if isinstance(message, AIMessage) and message.tool_calls:
                 self._add_tool_calls(message, origin)
         return added
+
+
+def _active_of(node: RunNode | None) -> str | None:
+    """The agent the nearest run (this one or one above it) says is at work."""
+    while node is not None and node.active is None:
+        node = node.parent
+    return node.active if node is not None else None
 
 
 def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> None:

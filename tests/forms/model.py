@@ -114,6 +114,9 @@ class FormModel(BaseChatModel):
     jitter_s: float = 0.0
     delay_for: Any = Field(default=None, exclude=True)  # question -> extra seconds to sleep
     log: Any = Field(default=LOG, exclude=True)
+    # messages -> the agent this call serves, where one model plays several roles (read from
+    # the prompt the graph swapped in); None: always ``agent``
+    agent_from: Any = Field(default=None, exclude=True)
 
     @property
     def _llm_type(self) -> str:
@@ -149,7 +152,7 @@ class FormModel(BaseChatModel):
         humans = [m for m in messages if isinstance(m, HumanMessage)]
         self.log.add(
             graph=self.graph,
-            agent=self.agent,
+            agent=self.agent if self.agent_from is None else self.agent_from(messages),
             model=self.model_name,
             question=text_of(humans[0]) if humans else "",
             request=humans[0].id if humans else None,

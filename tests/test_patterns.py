@@ -1,0 +1,328 @@
+"""LangChain 1.x's multi-agent patterns and the forms whose answer or input is not where a
+``messages`` graph keeps them, run through the CLI, every metric held against the truth
+from the models' own log (see tests/forms/patterns.py for how each is built).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import yaml
+from forms import datasets
+from forms.harness import BASE_EVALUATORS, Run, mismatches, report, run_spec, truths
+from forms.model import PRICING, Call
+from forms.patterns import AGENTS
+from forms.truth import Form
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
+
+
+def assert_exact(run: Run, target: str, form: Form) -> None:
+    problems = mismatches(run, target, form)
+    assert not problems, report(problems)
+
+
+def _last_of(agents: Sequence[str]):
+    """The truth's answer: the text of the last call one of ``agents`` made ("" if none)."""
+
+    def final(calls: Sequence[Call]) -> str:
+        mine = [c for c in calls if c.agent in agents]
+        return mine[-1].text if mine else ""
+
+    return final
+
+
+def _cost(calls: Sequence[Call]) -> float:
+    return (
+        sum(
+            c.input_tokens * PRICING[c.model]["input"]
+            + c.output_tokens * PRICING[c.model]["output"]
+            for c in calls
+            if c.input_tokens is not None and c.output_tokens is not None
+        )
+        / 1_000_000
+    )
+
+
+# -- the answer where the graph put it ---------------------------------------------------------
+
+
+def test_tutorial_workers_answer_as_named_human_messages(tmp_path):
+    """LangGraph's supervisor tutorial: each worker returns ``HumanMessage(content=...,
+    name=<worker>)`` and the supervisor ends without a message of its own, so the answer is
+    the last worker's message; a request no worker took has none (the question is not it)."""
+    run = run_spec(
+        tmp_path,
+        targets={"tutorial_supervisor": "forms.patterns:tutorial_supervisor"},
+        rows=datasets.support(),
+    )
+    form = Form(coordinators=frozenset({"supervisor"}), final_text=_last_of(AGENTS))
+    truth = truths(run, "tutorial_supervisor", form)
+    assert truth["My invoice INV-42 needs a refund."].coverage(["refunded"]) == 1.0
+    assert_exact(run, "tutorial_supervisor", form)
+    answers = {
+        r.example_id: r.json["outputs"]["final_response"] for r in run.rows["tutorial_supervisor"]
+    }
+    assert answers["billing"] == truth["My invoice INV-42 needs a refund."].calls[-2].text
+    assert answers["hours"] == ""
+
+
+def test_structured_response_is_the_answer(tmp_path):
+    """``create_agent(response_format=...)``: with a ``ProviderStrategy`` the answer is the
+    parsed reply, with a ``ToolStrategy`` the arguments of the schema's tool call (no reply
+    text at all): either way ``structured_response``, as the agent's caller reads it."""
+    run = run_spec(
+        tmp_path,
+        targets={
+            "structured_provider": "forms.patterns:structured_provider",
+            "structured_tool": "forms.patterns:structured_tool",
+        },
+        rows=datasets.support(),
+    )
+
+    def structured(calls: Sequence[Call]) -> str:
+        last = calls[-1]
+        return last.tools[0][1] if last.tools else last.text
+
+    form = Form(final_text=structured, kinds={"Resolution": "output"})
+    # The schema's tool call is the model's structured output, which no tool ran.
+    assert_exact(run, "structured_provider", form)
+    assert_exact(run, "structured_tool", form)
+    for target in ("structured_provider", "structured_tool"):
+        truth = truths(run, target, form)
+        for row in run.rows[target]:
+            want = json.loads(structured(truth[row.question].calls))
+            assert row.json["outputs"]["final_response"] == want, (target, row.example_id)
+
+
+# -- inputs passed through ---------------------------------------------------------------------
+
+
+def _routed_answers(calls: Sequence[Call]) -> str:
+    """The state's ``answers``: the router's greeting when it routed nowhere, else each
+    agent's last reply in the order it was sent."""
+    if len(calls) == 1:
+        return str([calls[0].text])
+    last = {c.agent: c.text for c in calls if c.agent in AGENTS}
+    return str([last[a] for a in AGENTS if a in last])
+
+
+def test_graph_without_messages_gets_the_inputs_as_they_are(tmp_path):
+    """The state ``{question, routes, answers}``: rows ``{"inputs": {"question": ...}}`` go
+    in as they are, as LangSmith's ``evaluate(graph.invoke, ...)`` passes them."""
+    run = run_spec(
+        tmp_path,
+        targets={
+            "routed_answers": {"target": "forms.patterns:routed_answers", "output": "answers"}
+        },
+        rows=datasets.support(),
+    )
+    form = Form(branches=AGENTS, final_text=_routed_answers)
+    assert_exact(run, "routed_answers", form)
+    for row in run.rows["routed_answers"]:
+        assert row.json["outputs"]["question"] == row.question
+        assert isinstance(row.json["outputs"]["final_response"], list)
+
+
+def test_a_graph_with_no_place_for_an_answer_is_named_before_the_run(tmp_path):
+    """No messages, no answer key, no ``output:``: the final response would be empty on
+    every call, so the run says so up front, naming the target's line and the fix."""
+    run = run_spec(
+        tmp_path,
+        targets={"routed_answers": "forms.patterns:routed_answers"},
+        rows=datasets.support()[:1],
+    )
+    text = " ".join(run.output.split())
+    assert (
+        "spec.yaml:4: target 'routed_answers': its state (question, routes, answers) has no "
+        "messages and no final_response, final_answer, answer key, so its final response is "
+        "empty: set output: to the key that holds its answer"
+    ) in text
+    (row,) = run.rows["routed_answers"]
+    assert row.json["outputs"]["final_response"] == ""
+
+
+def test_graph_that_takes_neither_is_refused_before_any_call(tmp_path):
+    """A graph without ``messages`` whose input keys miss a field of the rows: one line
+    naming the file, the line and the fix, exit 2, and no model called."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "dataset": "data.jsonl",
+                "targets": {"asks": "forms.patterns:question_only"},
+                "evaluators": ["routing_accuracy"],
+            },
+            sort_keys=False,
+        )
+    )
+    rows = [{"inputs": {"question": "hi", "customer_id": 7}}]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(
+        app, ["run", str(spec), "--store", str(tmp_path / "db")], catch_exceptions=False
+    )
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: {spec}:3: target 'asks' gets each example's inputs as they are, and the graph "
+        "does not take inputs.customer_id of row 1 (its input has no 'messages' key; its input "
+        'keys: question) (add input: {question: "{question}"} to fill them from the inputs)'
+    )
+
+
+# -- LangChain 1.x's multi-agent patterns ------------------------------------------------------
+
+
+def test_subagents(tmp_path):
+    run = run_spec(
+        tmp_path, targets={"subagents": "forms.patterns:subagents"}, rows=datasets.support()
+    )
+    form = Form(
+        coordinators=frozenset({"supervisor"}),
+        kinds={"ask_billing": "agent", "ask_tech": "agent"},
+        paths_known=False,
+    )
+    assert_exact(run, "subagents", form)
+
+
+HANDOFFS = {
+    "target": "forms.patterns:handoffs",
+    "active_agent": "current_step",
+    "initial_state": {"current_step": "triage"},
+}
+
+
+def test_handoffs_by_a_state_key(tmp_path):
+    """One ``create_agent`` whose ``record_issue`` tool sets ``current_step`` and whose
+    middleware swaps prompt and tools by it: with ``active_agent: current_step`` each step
+    is an agent, every change of the key a handoff by that tool."""
+    run = run_spec(
+        tmp_path,
+        targets={"handoffs": HANDOFFS},
+        rows=datasets.support(),
+    )
+    form = Form(kinds={"record_issue": "handoff"})
+    truth = truths(run, "handoffs", form)
+    both = truth["Refund my last invoice and fix the crash in the app."]
+    assert (both.path, both.chain) == (["triage", "billing", "tech"], 2)
+    assert_exact(run, "handoffs", form)
+    agents = next(e for e in run.document["experiments"] if e["target"] == "handoffs")["agents"]
+    for step in ("triage", "billing", "tech"):
+        calls = [c for t in truth.values() for c in t.calls if c.agent == step]
+        assert agents[step]["model_calls"] == len(calls)
+        assert abs(agents[step]["cost_usd"] - _cost(calls)) < 1e-12
+    for row in run.rows["handoffs"]:
+        handoffs = row.json["trace"]["handoffs"]
+        assert {(h["via"], h["tool"]) for h in handoffs} <= {("tool", "record_issue")}, handoffs
+
+
+def test_handoffs_without_the_key_declared_are_one_agent(tmp_path):
+    """Without ``active_agent`` nothing outside the graph names the steps: one agent."""
+    run = run_spec(
+        tmp_path,
+        targets={"handoffs": {k: v for k, v in HANDOFFS.items() if k != "active_agent"}},
+        rows=datasets.support()[:1],
+    )
+    (row,) = run.rows["handoffs"]
+    assert row.json["trace"]["agent_path"] == ["support"]
+
+
+def _skills_rows() -> list[dict]:
+    def row(example_id: str, question: str, domains: list[str], skills: list[str]) -> dict:
+        return datasets.row(
+            example_id, question, ["assistant"], domains=domains, expected_skills=skills
+        )
+
+    return [
+        row("billing", "My invoice INV-42 needs a refund.", ["billing"], ["billing"]),
+        row("both", "Refund my last invoice and fix the crash in the app.", AGENTS, ["tech"]),
+        row("missed", "The mobile app shows a crash on start.", ["tech"], ["tech", "billing"]),
+        row("hours", datasets.HOURS, [], []),
+    ]
+
+
+def test_skills_loaded_by_a_skill_tool(tmp_path):
+    """``load_skill(skill_name=...)`` declared as the target's skill tool: the skills it
+    loaded are the trace's, and ``skill_accuracy`` scores them against expected_skills."""
+    run = run_spec(
+        tmp_path,
+        targets={"skills": {"target": "forms.patterns:skills", "skill_tools": ["load_skill"]}},
+        rows=_skills_rows(),
+        evaluators=[*BASE_EVALUATORS, "skill_accuracy"],
+    )
+    form = Form()
+    assert_exact(run, "skills", form)
+    truth = truths(run, "skills", form)
+    scores = []
+    for row in run.rows["skills"]:
+        loaded = [
+            json.loads(args)["skill_name"]
+            for c in truth[row.question].calls
+            for name, args in c.tools
+            if name == "load_skill"
+        ]
+        expected = row.reference["expected_skills"]
+        want = sum(s in loaded for s in expected) / len(expected) if expected else 1.0
+        assert row.json["trace"]["skills"] == loaded
+        assert row.scores["skill_accuracy"] == want, (row.example_id, row.json["comments"])
+        scores.append(want)
+    assert scores == [1.0, 1.0, 0.5, 1.0]
+    assert run.metrics("skills")["skill_accuracy"] == sum(scores) / len(scores)
+
+
+def test_skill_accuracy_without_skill_tools_is_unknown(tmp_path):
+    run = run_spec(
+        tmp_path,
+        targets={"skills": "forms.patterns:skills"},
+        rows=_skills_rows()[:1],
+        evaluators=["skill_accuracy"],
+    )
+    (row,) = run.rows["skills"]
+    assert row.scores["skill_accuracy"] is None
+    assert "declares no skill_tools" in row.json["comments"]["skill_accuracy"]
+
+
+def test_router(tmp_path):
+    """Classify, ``Send`` to the agents in parallel, synthesize into ``final_answer``: a
+    state without ``messages`` (the inputs pass through) and an answer key of its own."""
+    run = run_spec(
+        tmp_path,
+        targets={"router_workflow": "forms.patterns:router_workflow"},
+        rows=datasets.support(),
+    )
+    form = Form(branches=AGENTS)
+    truth = truths(run, "router_workflow", form)
+    both = truth["Refund my last invoice and fix the crash in the app."]
+    assert (both.path, both.chain) == (["classify", "billing", "tech", "synthesize"], 4)
+    assert_exact(run, "router_workflow", form)
+
+
+def test_custom_workflow(tmp_path):
+    """Plain nodes (keyword triage, notes) around agent nodes: only the agents are agents."""
+    run = run_spec(
+        tmp_path,
+        targets={"custom_workflow": "forms.patterns:custom_workflow"},
+        rows=datasets.support()[:4],  # a request no part of which is an agent's: no model call
+    )
+    assert_exact(run, "custom_workflow", Form())
+    for row in run.rows["custom_workflow"]:
+        assert row.json["outputs"]["resolution_notes"][0].startswith("parts handled: ")
+
+
+def test_an_active_agent_key_the_graph_lacks_is_refused_before_any_call(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    target = {"target": "forms.patterns:handoffs", "active_agent": "current_stp"}
+    spec.write_text(
+        yaml.safe_dump({"dataset": "data.jsonl", "targets": {"handoffs": target}}, sort_keys=False)
+    )
+    (tmp_path / "data.jsonl").write_text(json.dumps({"inputs": {"question": "hi"}}) + "\n")
+    result = CliRunner().invoke(
+        app, ["run", str(spec), "--store", str(tmp_path / "db")], catch_exceptions=False
+    )
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: {spec}:5: targets.handoffs.active_agent: active_agent 'current_stp' is not a "
+        "key of the graph's state (did you mean 'current_step'?; its keys: messages, jump_to, "
+        "structured_response, current_step)"
+    )
