@@ -186,16 +186,14 @@ def confusion_matrix(side: ExperimentData) -> Confusion | None:
 
     if not side.has_traces or not ran_family(side, "routing"):
         return None
-    rows = ((r.reference, r.trace) for r in side.runs if r.error is None)  # one at a time
+    rows = ((r.reference, r.trace) for r in side.runs)  # one at a time, every status
     matrix = matrix_of(rows, ignore_agents=confusion_ignore(side.evaluators))
     return None if matrix is None else Confusion.from_matrix(matrix)
 
 
 def histogram(side: ExperimentData, key: str) -> Counter[int]:
-    """How many successful runs had each (whole) value of ``key``."""
-    return Counter(
-        int(v) for r in side.runs if r.error is None and (v := r.scores.get(key)) is not None
-    )
+    """How many runs had each (whole) value of ``key`` (those without one left out)."""
+    return Counter(int(v) for r in side.runs if (v := r.scores.get(key)) is not None)
 
 
 def histograms(
@@ -253,12 +251,13 @@ def shared_examples(sides: list[ExperimentData]) -> set[str]:
 
 
 def agent_usage(sides: list[ExperimentData]) -> list[AgentUsage | None]:
-    """Each side's per-agent figures over its successful runs of the examples every side
-    ran; None for a side without traces (a baseline file)."""
+    """Each side's per-agent figures over its runs (every call made, errored and
+    interrupted runs too) of the examples every side ran; None for a side without traces
+    (a baseline file)."""
     common = shared_examples(sides)
     return [
         aggregate(
-            (r.model_calls for r in side.runs if r.error is None and r.example_id in common),
+            (r.model_calls for r in side.runs if r.example_id in common),
             side.pricing,
         )
         if side.has_traces and side.has_model_calls
@@ -334,6 +333,8 @@ def run_rows(
             means = [None if f is None else m for f, m in zip(found, means, strict=True)]
             per_example = [f or {} for f in found]  # a side that does not record it: unpaired
             vs_first = [compare_examples(per_example[0], v, **extra) for v in per_example[1:]]
+        if declared.quiet and not any(means):  # 0 (or unknown) on every side: no row
+            continue
         if any(m is not None for m in means):
             rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
     return rows

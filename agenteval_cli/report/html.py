@@ -432,7 +432,7 @@ def _examples(
 
 
 def _mean(runs: list[Run], key: str) -> float | None:
-    values = [float(v) for r in runs if r.error is None and (v := r.scores.get(key)) is not None]
+    values = [float(v) for r in runs if (v := r.scores.get(key)) is not None]
     return sum(values) / len(values) if values else None
 
 

@@ -76,6 +76,8 @@ def comparison_table(
         if declared.aggregation == "sum":
             totals.append(key)
             continue
+        if declared.quiet and not any(m.get(key) for m in metrics):
+            continue  # a figure shown only when some target has it (interrupt rate)
         if all(m.get(key) is None for m in metrics):
             table.add_row(plain(label(key)), *(Text(NA) for _ in metrics))
         else:
@@ -94,7 +96,26 @@ def comparison_table(
     if any(s.cached for s in summaries):
         cached = (f"{s.cached} of {s.count}" for s in summaries)
         table.add_row("from the cache", *cached, style="dim")
+    caption = unanswered_caption(summaries)
+    if caption:
+        table.caption, table.caption_justify = caption, "left"
     return table
+
+
+def unanswered_caption(summaries: Sequence[Summary]) -> str | None:
+    """What the figures include when some result has no answer (it errored or stopped at
+    interrupt()): the trace's figures (routing, handoffs, tokens, cost...) count every
+    result, the answer's only the answered ones. None when every result answered."""
+    errors = sum(s.errors for s in summaries)
+    interrupts = sum(s.interrupts for s in summaries)
+    if not errors and not interrupts:
+        return None
+    parts = [f"{errors} errored"] if errors else []
+    parts += [f"{interrupts} stopped at interrupt()"] if interrupts else []
+    return (
+        f"trace figures (agents, handoffs, tokens, cost) include the {' and '.join(parts)} "
+        "request(s), up to where they stopped; figures that need an answer leave them out"
+    )
 
 
 def plain(value: object, style: str = "") -> Text:
@@ -115,10 +136,14 @@ def _number(value: float | bool | None) -> float | None:
 
 
 def _sampled(summary: Summary, key: str) -> int | None:
-    """How many results a figure was computed over, when fewer than all that succeeded
-    (a sampled evaluator, or one that failed on some examples)."""
+    """How many results a figure was computed over, when fewer than all that could have it
+    (a sampled evaluator, or one that failed on some examples): every result for a figure
+    of the trace, the answered ones for a figure that needs the answer."""
     n = summary.counts.get(key, 0)
-    return n if 0 < n < summary.count - summary.errors else None
+    could = summary.count
+    if info(key).needs_answer:
+        could -= summary.errors + summary.interrupts
+    return n if 0 < n < could else None
 
 
 def _details(keys: list[str], metrics: dict[str, float | None]) -> str:
@@ -234,4 +259,5 @@ def print_stored_agents(console: Console, store: Store, experiment_ids: Sequence
     from agenteval_cli.report.agents import stored_usage
 
     columns = [(store.experiment(i).target, stored_usage(store, i)) for i in experiment_ids]
-    print_agent_table(console, columns, title="per agent · totals over the successful results")
+    title = "per agent · totals over every result (every call made, failed requests too)"
+    print_agent_table(console, columns, title=title)
