@@ -239,8 +239,8 @@ def test_a_newer_store_is_refused_by_every_command_and_left_alone(tmp_path, invo
         line = out.output.strip()
         assert "\n" not in line and "Traceback" not in line, (command, line)
         assert line == (
-            f"error: the store {path} has schema version {CURRENT + 1}, newer than this agenteval knows "
-            f"({CURRENT}): it was written by a newer agenteval (upgrade agenteval with "
+            f"error: the store {path} has schema version {CURRENT + 1}, newer than this agenteval "
+            f"knows ({CURRENT}): it was written by a newer agenteval (upgrade agenteval with "
             "'pip install -U agenteval', or pass --store with another file)"
         ), (command, line)
     assert digest(path) == before

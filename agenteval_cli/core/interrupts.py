@@ -18,7 +18,7 @@ from typing import Any
 INTERRUPT_KEY = "__interrupt__"
 # LangGraph's GraphInterrupt and its subclasses (NodeInterrupt): what interrupt() raises.
 _RAISED = frozenset({"GraphInterrupt", "NodeInterrupt"})
-LONGEST = 300  # characters of the description kept
+LONGEST = 4000  # characters of the description kept (one that is longer is cut, with "…")
 
 
 def returned_interrupt(outputs: Any) -> str | None:

@@ -307,7 +307,8 @@ def no_answer_reason(error: str | None, interrupt: str | None) -> str | None:
     if error is not None:
         return f"no answer: the target raised ({error})"
     if interrupt is not None:
-        return f"no answer: the graph stopped at interrupt() waiting for input ({interrupt})"
+        shown = interrupt if len(interrupt) <= 120 else interrupt[:119] + "…"
+        return f"no answer: the graph stopped at interrupt() waiting for input ({shown})"
     return None
 
 

@@ -96,13 +96,10 @@ def comparison_table(
     if any(s.cached for s in summaries):
         cached = (f"{s.cached} of {s.count}" for s in summaries)
         table.add_row("from the cache", *cached, style="dim")
-    caption = unanswered_caption(summaries)
-    if caption:
-        table.caption, table.caption_justify = caption, "left"
     return table
 
 
-def unanswered_caption(summaries: Sequence[Summary]) -> str | None:
+def unanswered_note(summaries: Sequence[Summary]) -> str | None:
     """What the figures include when some result has no answer (it errored or stopped at
     interrupt()): the trace's figures (routing, handoffs, tokens, cost...) count every
     result, the answer's only the answered ones. None when every result answered."""
@@ -113,8 +110,8 @@ def unanswered_caption(summaries: Sequence[Summary]) -> str | None:
     parts = [f"{errors} errored"] if errors else []
     parts += [f"{interrupts} stopped at interrupt()"] if interrupts else []
     return (
-        f"trace figures (agents, handoffs, tokens, cost) include the {' and '.join(parts)} "
-        "request(s), up to where they stopped; figures that need an answer leave them out"
+        f"trace figures (agents, handoffs, tokens, cost) include {' and '.join(parts)} "
+        "request(s); figures that need an answer leave them out"
     )
 
 
