@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from forms import datasets
@@ -20,6 +21,9 @@ from forms.harness import Run, mismatches, report, run_spec, truths
 from forms.model import Call
 from forms.stopped import APPROVAL, RUNAWAY
 from forms.truth import Form, truth_of
+from typer.testing import CliRunner
+
+from agenteval_cli.cli import app
 
 RUNAWAY_ROW = datasets.row(
     "runaway", f"Refund my invoice and fix the crash, {RUNAWAY}.", ["billing", "tech"]
@@ -98,7 +102,8 @@ def test_a_swarm_that_ping_pongs_into_the_recursion_limit_is_measured_and_stays_
     # per agent (the --json agents section, as --by-agent): every call made, the loop's too
     assert_agents_match_the_log(experiment["agents"], run.calls)
     assert (
-        "trace figures (agents, handoffs, tokens, cost) include 1 errored request(s)" in run.output
+        "trace figures (agents, handoffs, tokens, cost) count every request, the 1 errored too"
+        in run.output
     )
     assert "errors: runaway_swarm: 1 of 6 call(s) failed" in run.output
 
@@ -142,8 +147,41 @@ def assert_interrupted_run(run: Run, target: str, form: Form) -> dict[str, Any]:
     assert run.document["experiments"][0]["statuses"] == {"ok": 2, "error": 0, "interrupted": 1}
     table_row = next(line for line in run.output.splitlines() if "interrupt rate" in line)
     assert "33.3%" in table_row
-    assert "1 stopped at interrupt()" in run.output
+    assert "the 1 stopped at interrupt() too" in run.output
     return stopped
+
+
+def assert_reports_show_the_interrupt(folder: Path, target: str, other: Path) -> None:
+    """compare, the Markdown and the HTML report give the interrupt rate a row and say what
+    the figures include; JUnit fails the interrupted example."""
+    db = folder / "agenteval.db"
+    reports = ["-o", str(folder / "r.html"), "--markdown", str(folder / "r.md")]
+    reports += ["--junit", str(folder / "r.xml")]
+    out = CliRunner().invoke(app, ["report", target, "--store", str(db), *reports])
+    assert out.exit_code == 0, out.output
+    markdown = (folder / "r.md").read_text()
+    assert "| interrupt rate | 33.3% |" in markdown
+    assert f"- **Interrupted** `{target}`: 1 of 3 request(s) stopped at `interrupt()`" in markdown
+    assert "count every request, the 1 stopped at interrupt() too" in markdown
+    html = (folder / "r.html").read_text()
+    assert (
+        "interrupt rate" in html and "count every request, the 1 stopped at interrupt() too" in html
+    )
+    junit = (folder / "r.xml").read_text()
+    assert f'classname="{target}.approval"' in junit
+    assert "interrupted: stopped at interrupt() waiting for" in junit
+    # the stored experiment beside another run's --json export: both read statuses back
+    compared = CliRunner().invoke(
+        app, ["compare", target, str(other / "out.json"), "--store", str(db)]
+    )
+    assert compared.exit_code == 0, compared.output
+    assert "interrupt rate" in compared.output
+    assert (
+        compared.output.count(
+            f"stopped at interrupt(): {target}: 1 of 3 request(s) waiting for input"
+        )
+        == 2
+    )
 
 
 def test_a_node_calling_interrupt_is_interrupted_and_fails_the_run_unless_allowed(tmp_path):
@@ -161,6 +199,7 @@ def test_a_node_calling_interrupt_is_interrupted_and_fails_the_run_unless_allowe
     )
     assert_interrupted_run(allowed, "asking_graph", form)
     assert "run failed" not in allowed.output
+    assert_reports_show_the_interrupt(tmp_path / "strict", "asking_graph", tmp_path / "allowed")
 
 
 def test_human_in_the_loop_middleware_is_interrupted_and_fails_the_run_unless_allowed(tmp_path):

@@ -225,7 +225,8 @@ def print_comparison(
 
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.evaluators.summaries import summary_scores
-    from agenteval_cli.report.table import comparison_table, unanswered_note, unpriced_models
+    from agenteval_cli.metrics.summary import unanswered_note
+    from agenteval_cli.report.table import comparison_table, unpriced_models
     from agenteval_cli.results.sources import stored_summary
 
     out = stdout()

@@ -359,9 +359,11 @@ def verdict_line(report, *, clean: bool, passed: bool, uploaded: bool) -> str:
         else "passed"
     )
     errored = sum(found.errored for found in report.errors)
+    interrupted = sum(found.interrupted for found in report.errors)
     return (
         f"{report.spec.experiment_prefix}: {word} · {len(report.experiments)} target(s), "
         f"{report.saved} results, {errored} errored"
+        + (f", {interrupted} stopped at interrupt()" if interrupted else "")
     )
 
 

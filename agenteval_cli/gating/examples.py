@@ -73,8 +73,13 @@ def failed_examples(side: ExperimentData, thresholds: Mapping[str, Threshold]) -
     return failed
 
 
+def no_answer(run: Run) -> str:
+    """Why a run has no answer: its error, or the interrupt() its graph stopped at."""
+    if run.error is not None:
+        return run.error
+    return f"interrupted: stopped at interrupt() waiting for {run.interrupt}"
+
+
 def _failure(run: Run) -> str:
     """Why a repetition without an answer fails its example's checks."""
-    if run.error is not None:
-        return f"error: {run.error}"
-    return f"interrupted: stopped at interrupt() waiting for {run.interrupt}"
+    return f"error: {run.error}" if run.error is not None else no_answer(run)

@@ -182,6 +182,22 @@ class Summary:
         return values
 
 
+def unanswered_note(summaries: Sequence[Summary]) -> str | None:
+    """What the figures include when some result has no answer (it errored or stopped at
+    interrupt()): the trace's figures (routing, handoffs, tokens, cost...) count every
+    result, the answer's only the answered ones. None when every result answered."""
+    errors = sum(s.errors for s in summaries)
+    interrupts = sum(s.interrupts for s in summaries)
+    if not errors and not interrupts:
+        return None
+    parts = [f"the {errors} errored"] if errors else []
+    parts += [f"the {interrupts} stopped at interrupt()"] if interrupts else []
+    return (
+        f"trace figures (agents, handoffs, tokens, cost) count every request, "
+        f"{' and '.join(parts)} too; figures that need an answer leave them out"
+    )
+
+
 def summarize(
     results: Iterable[Result], *, repetitions: int | None = None, keys: Sequence[str] = ()
 ) -> Summary:

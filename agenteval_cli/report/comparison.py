@@ -15,9 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import INTERRUPTED
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.metrics.registry import run_metrics
 from agenteval_cli.metrics.stats import PairedComparison, compare_examples
+from agenteval_cli.metrics.summary import unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
 from agenteval_cli.results.errors import ErrorReason, error_reasons
 from agenteval_cli.results.sources import ExperimentData, Run
@@ -119,6 +121,7 @@ class SideErrors:
     calls: int
     errored: int
     reasons: list[ErrorReason]
+    interrupted: int = 0  # runs that stopped at interrupt(): no error, no answer
 
 
 @dataclass
@@ -135,6 +138,8 @@ class Comparison:
     left_out: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[SideErrors] = field(default_factory=list)  # per side
+    # What the figures include when some run has no answer (it errored or was interrupted).
+    note: str | None = None
 
     @property
     def has_errors(self) -> bool:
@@ -305,12 +310,14 @@ def build(
         left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
         errors=[side_errors(s) for s in paired],
+        note=unanswered_note(summaries),
     )
 
 
 def side_errors(side: ExperimentData) -> SideErrors:
     errored = [r.error for r in side.runs if r.error is not None]
-    return SideErrors(len(side.runs), len(errored), error_reasons(errored))
+    interrupted = sum(1 for r in side.runs if r.status == INTERRUPTED)
+    return SideErrors(len(side.runs), len(errored), error_reasons(errored), interrupted)
 
 
 def run_rows(

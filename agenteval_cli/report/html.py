@@ -531,6 +531,7 @@ def render_html(
         sides=comparison.sides,
         common=comparison.common_examples,
         warnings=comparison.warnings,
+        note=comparison.note,
         table=_table(comparison),
         consistency=[fmt_mean("consistency", c) for c in comparison.consistency],
         has_consistency=any(c is not None for c in comparison.consistency),

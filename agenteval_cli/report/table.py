@@ -99,22 +99,6 @@ def comparison_table(
     return table
 
 
-def unanswered_note(summaries: Sequence[Summary]) -> str | None:
-    """What the figures include when some result has no answer (it errored or stopped at
-    interrupt()): the trace's figures (routing, handoffs, tokens, cost...) count every
-    result, the answer's only the answered ones. None when every result answered."""
-    errors = sum(s.errors for s in summaries)
-    interrupts = sum(s.interrupts for s in summaries)
-    if not errors and not interrupts:
-        return None
-    parts = [f"{errors} errored"] if errors else []
-    parts += [f"{interrupts} stopped at interrupt()"] if interrupts else []
-    return (
-        f"trace figures (agents, handoffs, tokens, cost) include {' and '.join(parts)} "
-        "request(s); figures that need an answer leave them out"
-    )
-
-
 def plain(value: object, style: str = "") -> Text:
     """Data as a table cell: shown as written, never as markup, no control characters."""
     return Text(console_text(value), style=style)
