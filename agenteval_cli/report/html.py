@@ -238,6 +238,7 @@ def _run_view(
         "repetition": run.repetition,
         "response": run.final_response,
         "error": run.error,
+        "interrupt": run.interrupt,  # stopped at interrupt(): what the graph waits for
         "untraced": run.untraced,
         "chain": chain,
         "other_handoffs": other_handoffs,
@@ -366,7 +367,7 @@ def _examples(
             flags.append(
                 None
                 if not runs
-                else any(r.error for r in runs)
+                else any(r.status != "ok" for r in runs)
                 or any(not c.passed for c in example_checks(runs, checks))
             )
         failing[example_id] = flags
