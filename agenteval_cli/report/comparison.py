@@ -285,6 +285,7 @@ def build(
         raise UserError("nothing to compare", hint="name at least one experiment or target")
     check_same_data(sides, allow_different_data)
     paired, warnings = on_shared_examples(sides)
+    warnings += unmeasured_errors(paired)
     configured = [k for s in paired for k in s.metric_keys]
     keys = metricinfo.ordered(set().union(*(s.score_keys() for s in paired)), configured)
     common = shared_examples(paired)
@@ -345,6 +346,24 @@ def run_rows(
         if any(m is not None for m in means):
             rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
     return rows
+
+
+def unmeasured_errors(sides: list[ExperimentData]) -> list[str]:
+    """A line per side whose errored results were stored unscored, as agenteval did before
+    it measured them from their traces: its trace figures leave those requests out, where a
+    newer experiment's count them, so the sides' figures differ in what they are over."""
+    warnings = []
+    for side in sides:
+        if not side.metric_keys:
+            continue
+        unscored = sum(1 for r in side.runs if r.error is not None and not r.scores)
+        if unscored:
+            warnings.append(
+                f"{side.target}: {unscored:,} errored result(s) were stored without scores "
+                "(by an agenteval that did not measure them): its trace figures (routing, "
+                "handoffs, tokens, cost) leave them out"
+            )
+    return warnings
 
 
 def on_shared_examples(sides: list[ExperimentData]) -> tuple[list[ExperimentData], list[str]]:
