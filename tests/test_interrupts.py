@@ -9,7 +9,7 @@ import json
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Interrupt
 
-from agenteval_cli.core.interrupts import raised_interrupt, returned_interrupt
+from agenteval_cli.core.interrupts import describe, raised_interrupts, returned_interrupt
 from agenteval_cli.core.records import Example, Result, Trace
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.evaluators.scoring import BoundEvaluator
@@ -45,8 +45,9 @@ def test_the_interrupts_of_a_returned_state_or_a_raised_graph_interrupt_are_read
     assert returned_interrupt({"messages": []}) is None
     assert returned_interrupt({"__interrupt__": []}) is None
     assert returned_interrupt("text") is None
-    assert raised_interrupt(GraphInterrupt([ASKED])) == '{"question": "Refund INV-42?"}'
-    assert raised_interrupt(ValueError("boom")) is None
+    assert raised_interrupts(GraphInterrupt([ASKED])) == [ASKED]
+    assert raised_interrupts(ValueError("boom")) is None
+    assert describe(raised_interrupts(GraphInterrupt()) or []) == "null"  # one with no value
 
 
 def test_a_function_returning_an_interrupted_state_is_interrupted_not_answered():

@@ -31,12 +31,13 @@ def returned_interrupt(outputs: Any) -> str | None:
     return describe(list(pending) if isinstance(pending, list | tuple) else [pending])
 
 
-def raised_interrupt(exc: BaseException) -> str | None:
-    """What a raised ``GraphInterrupt`` waits for, or None for any other exception."""
+def raised_interrupts(exc: BaseException) -> list[Any] | None:
+    """The interrupts a raised ``GraphInterrupt`` carries (one with no value when it carries
+    none), or None for any other exception."""
     if not any(cls.__name__ in _RAISED for cls in type(exc).__mro__):
         return None
     pending = exc.args[0] if exc.args and isinstance(exc.args[0], list | tuple) else exc.args
-    return describe(list(pending)) if pending else "interrupt() with no value"
+    return list(pending) or [{"value": None}]
 
 
 def describe(interrupts: list[Any]) -> str:

@@ -282,17 +282,11 @@ class Result:
         """``ok``, ``error`` (the target raised) or ``interrupted`` (stopped at interrupt())."""
         return result_status(self.error, self.interrupt)
 
-    @property
-    def unanswered(self) -> str | None:
-        """Why the result has no final answer to score, or None when it has one."""
-        return no_answer_reason(self.error, self.interrupt)
-
     def score_map(self) -> dict[str, float | bool | None]:
         return {s.key: s.score for s in self.scores}
 
 
 OK, ERROR, INTERRUPTED = "ok", "error", "interrupted"  # a result's status
-STATUSES = (OK, ERROR, INTERRUPTED)
 
 
 def result_status(error: str | None, interrupt: str | None) -> str:

@@ -32,7 +32,7 @@ from time import perf_counter
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.core.interrupts import INTERRUPT_KEY, raised_interrupt, returned_interrupt
+from agenteval_cli.core.interrupts import INTERRUPT_KEY, raised_interrupts, returned_interrupt
 from agenteval_cli.core.records import Example, Result, Score, Trace
 from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
@@ -491,9 +491,10 @@ class Runner:
                             ) from None
                         raise
                     except Exception as exc:  # a GraphInterrupt no graph caught: a result
-                        if raised_interrupt(exc) is None:
+                        pending = raised_interrupts(exc)
+                        if pending is None:
                             raise
-                        outputs = {INTERRUPT_KEY: list(exc.args[0] if exc.args else ())}
+                        outputs = {INTERRUPT_KEY: pending}
                 # LangChain was first imported while this call ran untraced (a target that
                 # imports its graph lazily): its runs went unseen, so call again, traced.
                 if not (untraced and "langchain_core" in sys.modules):
