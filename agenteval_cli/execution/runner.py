@@ -707,6 +707,7 @@ UNTRACED_NO_LANGCHAIN = (
     "no LangChain run was seen during the call: LangChain was not even loaded, so no "
     "LangChain model or graph ran"
 )
+UNTRACED_NEVER_STARTED = "no LangChain run was seen: the call failed before it started"
 UNTRACED_NO_RUN = (
     "no LangChain run was seen during the call: a graph run on a thread agenteval cannot "
     "follow, or no LangChain model at all"
@@ -719,7 +720,9 @@ def _untraced(recorder: Any, trace: Trace) -> str | None:
     A call is untraced when no LangChain run reached its recorder: agents, handoffs and
     tokens are then unknown, not none. A graph without models still has runs, so is traced.
     """
-    if recorder is None or recorder is _PLAIN:
+    if recorder is None:  # it failed before its first attempt began
+        return UNTRACED_NEVER_STARTED
+    if recorder is _PLAIN:
         return UNTRACED_NO_LANGCHAIN
     if trace.tool_calls or trace.messages or trace.agent_path or _saw_runs(recorder):
         return None
