@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.spec.model import SpecValueError, split_import_path, template_parts
 
 TargetFn = Callable[[dict[str, Any], list[Any]], Awaitable[dict[str, Any]]]
@@ -691,7 +692,7 @@ def graph_outputs(
         if key not in outputs:
             outputs[key] = value
     if output is not None:
-        outputs["final_response"] = answer_at(state, output)
+        outputs["final_response"] = _answer_at(state, output)
     elif (key := next((k for k in ANSWER_KEYS if state.get(k) is not None), None)) is not None:
         outputs["final_response"] = _answer(state[key])
     elif state.get("structured_response") is not None:
@@ -731,7 +732,7 @@ def as_outputs(value: Any, output: str | None = None) -> dict[str, Any]:
     """A target's return value as an outputs dict; a graph state is mapped like a graph's,
     and ``output`` (a key or dotted path) names the final response in it."""
     if output is not None:
-        answer = answer_at(value, output)
+        answer = _answer_at(value, output)
         outputs = as_outputs(value) if isinstance(value, dict) else {}
         return {**outputs, "final_response": answer}
     if isinstance(value, dict):
@@ -743,6 +744,17 @@ def as_outputs(value: Any, output: str | None = None) -> dict[str, Any]:
     if hasattr(value, "content"):  # a message
         return {"final_response": message_text(value)}
     raise TypeError(f"target returned {type(value).__name__}; return a dict (or a string)")
+
+
+def _answer_at(value: Any, path: str) -> Any:
+    """:func:`answer_at`; for a state that stopped at ``interrupt()`` before writing its
+    answer there, None (the result is interrupted, not a missing output)."""
+    try:
+        return answer_at(value, path)
+    except MissingOutput:
+        if returned_interrupt(value) is not None:
+            return None
+        raise
 
 
 def answer_at(value: Any, path: str) -> Any:

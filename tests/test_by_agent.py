@@ -10,17 +10,17 @@ $2 in / $10 out, ``small`` $0.5 in / $1 out; ``local`` reports no usage at all.
           · money_team>account small 300/30 0.25s
     ex-3  boss big 100/10 0.5s · tech_team>tech_support local ?/? 1.0s
           · money_team>billing small 100/10 0.25s
-    ex-4  an error (boss big 999/999 9s, never counted)
+    ex-4  an error (boss big 999/999 9s): every call made is counted, failed requests too
 
-By hand, over ex-1..ex-3:
+By hand, over ex-1..ex-4:
 
-    boss               3 runs, 4 calls, 450/35,  (450x2 + 35x10)/1M  = $0.00125,  2.0 s
+    boss               4 runs, 5 calls, 1449/1034, (1449x2 + 1034x10)/1M = $0.013238, 11.0 s
     money_team         3 runs, 3 calls, 600/60,  (600x0.5 + 60x1)/1M = $0.00036,  0.75 s
       billing          2 runs, 2 calls, 300/30,  (150 + 30)/1M       = $0.00018,  0.5 s
       account          1 run,  1 call,  300/30,                        $0.00018,  0.25 s
     tech_team          2 runs, 2 calls, unknown (one call without usage), cost unknown, 1.25 s
       tech_support     the same
-    all agents         3 runs, 9 calls, unknown, unknown, 4.0 s
+    all agents         4 runs, 10 calls, unknown, unknown, 13.0 s
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def team_results() -> list[Result]:
 
 # key: (depth, leaf, runs, calls, input, output, cost, latency)
 EXPECTED = {
-    "boss": (0, True, 3, 4, 450, 35, 0.00125, 2.0),
+    "boss": (0, True, 4, 5, 1449, 1034, 0.013238, 11.0),
     "money_team": (0, False, 3, 3, 600, 60, 0.00036, 0.75),
     "money_team > billing": (1, True, 2, 2, 300, 30, 0.00018, 0.5),
     "money_team > account": (1, True, 1, 1, 300, 30, 0.00018, 0.25),
@@ -158,15 +158,15 @@ def test_per_agent_sums_match_the_hand_count():
     tech = usage.get("tech_team > tech_support")
     assert tech.calls_without_usage == 1 and tech.models == ["small", "local"]
     total = usage.total
-    assert (usage.results, total.results, total.model_calls) == (3, 3, 9)
+    assert (usage.results, total.results, total.model_calls) == (4, 4, 10)
     assert (total.input_tokens, total.cost_usd, total.calls_without_usage) == (None, None, 1)
-    assert total.latency_s == pytest.approx(4.0)
+    assert total.latency_s == pytest.approx(13.0)
     assert usage.unpriced == []  # local's cost is unknown for its tokens, not its price
 
 
 def test_an_unpriced_model_leaves_its_agents_cost_unknown_and_is_named():
     usage = aggregate_results(team_results(), {"big": PRICING["big"]})
-    assert usage.get("boss").cost_usd == pytest.approx(0.00125)
+    assert usage.get("boss").cost_usd == pytest.approx(0.013238)
     assert usage.get("money_team").cost_usd is None
     assert usage.get("money_team > billing").input_tokens == 300  # tokens are still known
     assert usage.unpriced == ["small"]
@@ -253,10 +253,10 @@ def test_agent_table_indents_the_tree_and_shows_unknown_as_na():
     header = " ".join(line for line in lines if line.startswith("┃"))
     for heading in ("agent", "teams", "runs", "model", "calls", "tokens", "in / out", "cost"):
         assert heading in header
-    assert cells(lines, "boss") == ["boss", "3", "4", "450 / 35", "$0.00125", "2.00 s"]
+    assert cells(lines, "boss") == ["boss", "4", "5", "1,449 / 1,034", "$0.0132", "11.00 s"]
     assert cells(lines, "billing") == ["billing", "2", "2", "300 / 30", "$0.00018", "500 ms"]
     assert cells(lines, "tech_support") == ["tech_support", "2", "2", "n/a", "n/a", "1.25 s"]
-    assert cells(lines, "all agents") == ["all agents", "3", "9", "n/a", "n/a", "4.00 s"]
+    assert cells(lines, "all agents") == ["all agents", "4", "10", "n/a", "n/a", "13.00 s"]
 
 
 def test_compare_by_agent_puts_targets_side_by_side_over_shared_examples():
@@ -414,7 +414,9 @@ def tokens(cell: str) -> int:
 
 def test_run_by_agent_on_the_demo_adds_up_to_the_runs_tokens(demo):
     _, output, experiments = demo
-    header, rows = agent_rows(output, "per agent · totals over the successful results")
+    header, rows = agent_rows(
+        output, "per agent · totals over every result (every call made, failed requests too)"
+    )
     assert header[0].split("┃")[2].strip() == "supervisor"
     assert [c.strip() for c in header[-1].split("┃")[1:-1]] == [
         "agent", "runs", "calls", "in / out", "cost", "time",
@@ -456,6 +458,8 @@ def test_compare_by_agent_on_the_demo_matches_the_run(demo):
         env={"COLUMNS": "200"},
     )
     assert result.exit_code == 0, result.output
-    _, from_run = agent_rows(output, "per agent · totals over the successful results")
+    _, from_run = agent_rows(
+        output, "per agent · totals over every result (every call made, failed requests too)"
+    )
     _, from_compare = agent_rows(result.output, "per agent · totals over the 3 examples")
     assert from_compare == from_run

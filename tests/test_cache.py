@@ -136,6 +136,14 @@ def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path
         "ping_pong": None,
     }
     assert results["e3"]["error"] == "RuntimeError: no answer for q 3"
-    assert results["e3"]["scores"] == {}
+    # an errored result is rescored too: its trace's figures (none here: untraced), and
+    # coverage, which needs the answer it never gave, null saying so
+    assert results["e3"]["scores"] == dict.fromkeys(
+        ["handoff_chain_length", "ping_pong", "resolution_coverage"]
+    )
+    assert results["e3"]["comments"]["resolution_coverage"].startswith(
+        "no answer: the target raised (RuntimeError: no answer for q 3)"
+    )
+    assert results["e3"]["comments"]["ping_pong"].startswith("untraced: ")
     unknown = invoke("run", spec, "--rescore", "nobody", "--store", db)
     assert unknown.exit_code == 2 and "--rescore 'nobody'" in unknown.text

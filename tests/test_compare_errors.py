@@ -64,6 +64,45 @@ def test_the_error_rate_row_is_paired_per_example():
     assert score.means == [1.0, 1.0]
 
 
+def test_an_errored_result_counts_in_the_trace_figures_and_one_stored_unscored_is_named():
+    """A side's errored result scored from its trace (as agenteval stores them now) counts
+    in that metric's mean and its pairs; one stored without scores (an older store) is left
+    out, and a warning says so rather than let the two sides' means differ in meaning."""
+    measured = [
+        Run(example_id="ex-0", scores={"ping_pong": 0.0, "resolution_coverage": 1.0}),
+        Run(
+            example_id="ex-1",
+            error="GraphRecursionError: Recursion limit of 12 reached",
+            scores={"ping_pong": 1.0, "resolution_coverage": None},
+        ),
+    ]
+    older = [
+        Run(example_id="ex-0", scores={"ping_pong": 0.0, "resolution_coverage": 1.0}),
+        Run(example_id="ex-1", error="GraphRecursionError: Recursion limit of 12 reached"),
+    ]
+    keys = ["ping_pong", "resolution_coverage"]
+    built = comparison.build(
+        [
+            ExperimentData("new", "new", measured, metric_keys=keys),
+            ExperimentData("old", "old", older, metric_keys=keys),
+        ],
+        seed=0,
+    )
+    pong = next(r for r in built.rows if r.key == "ping_pong")
+    assert pong.means == [0.5, 0.0]
+    assert pong.vs_first[0] is not None and pong.vs_first[0].n == 1  # ex-0: both have it
+    coverage = next(r for r in built.rows if r.key == "resolution_coverage")
+    assert coverage.means == [1.0, 1.0]  # over the answered results on both sides
+    assert built.warnings == [
+        "old: 1 errored result(s) were stored without scores (by an agenteval that did not "
+        "measure them): its trace figures (routing, handoffs, tokens, cost) leave them out"
+    ]
+    assert built.note == (
+        "trace figures (agents, handoffs, tokens, cost) count every request, the 2 errored "
+        "too; figures that need an answer leave them out"
+    )
+
+
 def test_a_baseline_file_shows_latency_and_error_rate_as_na_never_zero():
     built = comparison.build([side("a", set()), side("baseline", set(), baseline=True)])
     p50 = next(r for r in built.rows if r.key == "latency_p50_s")

@@ -104,6 +104,44 @@ def test_a_raising_evaluator_is_a_null_score_and_the_rest_run(spec_dir):
     assert got["length"].score == 0.03
 
 
+def test_on_a_result_without_an_answer_only_the_evaluators_declared_to_read_the_trace_run(
+    spec_dir,
+):
+    """A user's evaluator is taken to need the answer: on an errored or interrupted result it
+    is not called, its key null saying why; ``needs_answer: false`` (on the item, per key or
+    with @declares) has it score the trace of every result."""
+    spec = spec_with(
+        spec_dir,
+        "  - {name: length, type: custom, target: my_evals.py:number}\n"
+        "  - {name: many, type: custom, target: my_evals.py:many,\n"
+        "     metrics: {path_len: {needs_answer: false}}}\n"
+        "  - {name: is_q, type: custom, target: my_evals.py:flag, needs_answer: false}\n"
+        "  - {name: bad, type: custom, target: my_evals.py:broken}\n",
+    )
+    bound = bind_evaluators(spec)
+    example = Example("ex1", {"question": "Why?"}, {"is_question": True})
+    errored = Trace(agent_path=["triage", "x"], error="GraphRecursionError: limit")
+    got = {s.key: s for s in asyncio.run(score(bound, example, {}, errored))}
+    reason = (
+        "no answer: the target raised (GraphRecursionError: limit); the metric needs a final answer"
+    )
+    assert (got["length"].score, got["length"].comment) == (None, reason)  # never called
+    assert (got["bad"].score, got["bad"].comment) == (None, reason)  # never called
+    assert got["path_len"].score == 2.0  # read from the trace
+    assert (got["first_agent_is_triage"].score, got["first_agent_is_triage"].comment) == (
+        None,
+        reason,
+    )  # the same function's key that was not declared
+    assert got["is_q"].score is True
+    stopped = asyncio.run(
+        score(bound, example, {"final_response": "x"}, Trace(agent_path=["a"]), interrupt="{}")
+    )
+    assert {s.key: s.score for s in stopped}["path_len"] == 1.0
+    assert {s.key: s.comment for s in stopped}["length"].startswith(
+        "no answer: the graph stopped at interrupt() waiting for input ({})"
+    )
+
+
 @pytest.mark.parametrize(
     ("item", "message"),
     [

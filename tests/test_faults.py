@@ -199,7 +199,12 @@ def test_a_target_failing_10_percent_completes_with_the_errors_recorded(tmp_path
     assert len(results) == N
     assert 2 <= len(failed) <= 45  # 10% of 200, with a wide margin for chance
     assert {r["error"] for r in failed} == {"RuntimeError: random failure"}
-    assert all(r["scores"] == {} for r in failed)
+    # coverage needs the answer a failed call never gave: null, saying why
+    assert all(r["scores"] == {"resolution_coverage": None} for r in failed)
+    assert all(
+        r["comments"]["resolution_coverage"].startswith("no answer: the target raised")
+        for r in failed
+    )
     ok = [r for r in results if not r["error"]]
     expected = sum(1.0 if int(r["example_id"][1:]) % 3 else 0.5 for r in ok) / len(ok)
     assert experiment["metrics"]["resolution_coverage"] == pytest.approx(expected)

@@ -111,10 +111,10 @@ def cells(lines: list[str], name: str) -> list[str]:
 # By hand: a: routing (1 + 0) / 2, hops (3 + 1) / 2, latency p50 of [0.2, 0.4] = 0.3 and
 # p95 = 0.2 + 0.95 * 0.2; b: routing 1, hops 1.5, p50 0.2, p95 0.29.
 EXPECTED = {
-    "a": {"routing_accuracy": 0.5, "hops": 2.0, "error_rate": 0.0, "latency_p50_s": 0.3,
-          "latency_p95_s": 0.39},
-    "b": {"routing_accuracy": 1.0, "hops": 1.5, "error_rate": 0.0, "latency_p50_s": 0.2,
-          "latency_p95_s": 0.29},
+    "a": {"routing_accuracy": 0.5, "hops": 2.0, "error_rate": 0.0, "interrupt_rate": 0.0,
+          "latency_p50_s": 0.3, "latency_p95_s": 0.39},
+    "b": {"routing_accuracy": 1.0, "hops": 1.5, "error_rate": 0.0, "interrupt_rate": 0.0,
+          "latency_p50_s": 0.2, "latency_p95_s": 0.29},
 }  # fmt: skip
 
 
@@ -141,6 +141,7 @@ def test_table_json_html_junit_and_gate_agree_on_one_store(store):
     assert cells(lines, "hops taken") == ["2.0", "★ 1.5"]  # lower is better
     assert cells(lines, "latency p50") == ["300 ms", "★ 200 ms"]
     assert not any("routing_confusion" in line for line in lines)  # dataset-level only
+    assert not any("interrupt rate" in line for line in lines)  # none stopped at interrupt()
     # compare and the HTML report: the same means
     built = comparison.build(sides)
     rows = {r["key"]: r["means"] for r in _table(built)}
@@ -196,6 +197,7 @@ def test_an_experiment_without_routing_evaluators_has_no_routing_rows(tmp_path):
         assert list(metrics) == [
             "resolution_coverage",
             "error_rate",
+            "interrupt_rate",
             "latency_p50_s",
             "latency_p95_s",
         ]

@@ -39,15 +39,34 @@ def test_means_skip_errors_and_null_scores():
     metrics = summary.metrics()
     assert list(metrics) == [  # the experiment's keys, in its order; then the others
         "routing_accuracy", "ping_pong", "cost_usd", "resolution_coverage", "custom",
-        "error_rate", "latency_p50_s", "latency_p95_s", "consistency",
+        "error_rate", "interrupt_rate", "latency_p50_s", "latency_p95_s", "consistency",
     ]  # fmt: skip
     assert metrics["resolution_coverage"] is None  # configured, never scored
     assert metrics["routing_accuracy"] == 0.75
     assert metrics["ping_pong"] == 0.5
     assert metrics["cost_usd"] is None
     assert metrics["error_rate"] == pytest.approx(1 / 3)
+    assert metrics["interrupt_rate"] == 0.0
     assert metrics["latency_p50_s"] == pytest.approx(0.2)
     assert metrics["custom"] == 2.0
+
+
+def test_an_errored_or_interrupted_result_counts_in_the_trace_figures_and_its_rate():
+    """Their scores are their trace's (those needing an answer are null): the means hold
+    them, each status has its rate, and neither is an answered result."""
+    errored = result(0.1, {"ping_pong": True, "cost_usd": 0.5, "resolution_coverage": None})
+    errored.error = "GraphRecursionError: Recursion limit of 12 reached"
+    stopped = result(0.1, {"ping_pong": False, "cost_usd": 0.25, "resolution_coverage": None})
+    stopped.interrupt = '{"question": "approve?"}'
+    answered = result(0.1, {"ping_pong": False, "cost_usd": 0.75, "resolution_coverage": 1.0})
+    summary = summarize([errored, stopped, answered])
+    metrics = summary.metrics()
+    assert metrics["ping_pong"] == pytest.approx(1 / 3)
+    assert metrics["cost_usd"] == pytest.approx(0.5)
+    assert metrics["resolution_coverage"] == 1.0  # over the one answered result
+    assert metrics["error_rate"] == pytest.approx(1 / 3)
+    assert metrics["interrupt_rate"] == pytest.approx(1 / 3)
+    assert (summary.errors, summary.interrupts) == (1, 1)
 
 
 def scored(example: str, repetition: int, scores: dict) -> Result:

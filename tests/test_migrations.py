@@ -27,7 +27,9 @@ NAMES = [
     "create_summary_scores",
     "create_langsmith_tables",
     "add_experiments_shard",
+    "add_results_status",
 ]
+CURRENT = len(NAMES)  # the schema version after every migration
 
 # A store of the first release: no run_id, attempts, cached nor scores_json; scores in a
 # table of their own.
@@ -113,12 +115,12 @@ def schema(path: Path) -> tuple[int, list[str], dict[str, list[str]]]:
 
 def test_the_migrations_are_the_named_steps_in_order():
     assert [m.name for m in migrations.MIGRATIONS] == NAMES
-    assert migrations.SCHEMA_VERSION == 10
+    assert migrations.SCHEMA_VERSION == CURRENT
 
 
 def test_a_new_store_has_every_migration_and_the_last_version(tmp_path):
     version, names, columns = schema(current_store(tmp_path / "new.db"))
-    assert version == 10
+    assert version == CURRENT
     assert names == NAMES
     assert columns["experiments"][-5:] == [
         "ended_at",
@@ -127,7 +129,7 @@ def test_a_new_store_has_every_migration_and_the_last_version(tmp_path):
         "shard_count",
         "dataset_examples",
     ]
-    assert columns["results"][11:] == ["attempts", "cached", "scores_json"]
+    assert columns["results"][11:] == ["attempts", "cached", "scores_json", "status", "interrupt"]
     assert "scores" not in columns and "run_locks" in columns
     assert "summary_scores" in columns
     assert {"langsmith_examples", "langsmith_uploads", "langsmith_sent"} <= set(columns)
@@ -143,7 +145,7 @@ def test_a_first_release_store_is_migrated_by_a_writing_open_and_keeps_its_rows(
         assert stored.result.attempts == 1 and stored.result.cached is False
         assert store.experiment("x1").run_id is None
     version, names, columns = schema(path)
-    assert (version, names) == (10, NAMES)
+    assert (version, names) == (CURRENT, NAMES)
     assert "scores" not in columns
     db = sqlite3.connect(path)
     assert migrations.migrate(db) == []  # once migrated, nothing is left to apply
@@ -187,7 +189,7 @@ def test_a_store_from_before_versions_in_the_current_shape_is_read_without_a_cha
     assert digest(path) == before
     with Store(path):  # a writing open migrates it
         pass
-    assert schema(path)[:2] == (10, NAMES)
+    assert schema(path)[:2] == (CURRENT, NAMES)
 
 
 def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path, invoke):
@@ -204,7 +206,7 @@ def test_read_only_commands_never_migrate_an_older_store_and_say_so(tmp_path, in
         line = out.output.strip()
         assert "\n" not in line and "Traceback" not in line
         assert line.startswith(
-            f"error: the store {path} has schema version 0 and needs migrating to version 10"
+            f"error: the store {path} has schema version 0 and needs migrating to version {CURRENT}"
         ), line
         assert f"python -m agenteval_cli.store.migrations {path}" in line
     assert digest(path) == before
@@ -237,8 +239,8 @@ def test_a_newer_store_is_refused_by_every_command_and_left_alone(tmp_path, invo
         line = out.output.strip()
         assert "\n" not in line and "Traceback" not in line, (command, line)
         assert line == (
-            f"error: the store {path} has schema version 11, newer than this agenteval knows "
-            "(10): it was written by a newer agenteval (upgrade agenteval with "
+            f"error: the store {path} has schema version {CURRENT + 1}, newer than this agenteval "
+            f"knows ({CURRENT}): it was written by a newer agenteval (upgrade agenteval with "
             "'pip install -U agenteval', or pass --store with another file)"
         ), (command, line)
     assert digest(path) == before
@@ -268,10 +270,10 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
     command = [sys.executable, "-m", "agenteval_cli.store.migrations", str(path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{path}: schema version 10 ({', '.join(NAMES)})\n"
-    assert schema(path)[:2] == (10, NAMES)
+    assert done.stdout == f"{path}: schema version {CURRENT} ({', '.join(NAMES)})\n"
+    assert schema(path)[:2] == (CURRENT, NAMES)
     again = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    assert again.stdout == f"{path}: schema version 10 (nothing to do)\n"
+    assert again.stdout == f"{path}: schema version {CURRENT} (nothing to do)\n"
     newer = newer_store(tmp_path / "newer.db")
     refused = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.store.migrations", str(newer)],
@@ -280,7 +282,7 @@ def test_the_module_migrates_a_store_from_the_command_line(tmp_path):
         timeout=60,
     )
     assert refused.returncode == 2
-    assert refused.stderr.startswith(f"error: the store {newer} has schema version 11")
+    assert refused.stderr.startswith(f"error: the store {newer} has schema version {CURRENT + 1}")
 
 
 def test_the_columns_checked_on_opening_are_those_of_a_new_store(tmp_path):
@@ -310,7 +312,7 @@ def test_a_store_changed_by_another_program_is_refused_in_one_line(tmp_path, inv
     db.close()
     expected = {
         dropped: f"error: the store {dropped} has no column experiments.git_commit, which "
-        "this agenteval reads (schema version 10): another program or a newer agenteval "
+        f"this agenteval reads (schema version {CURRENT}): another program or a newer agenteval "
         "changed it (upgrade agenteval with 'pip install -U agenteval', or pass --store "
         "with another file)",
         negative: f"error: {negative} is not an agenteval store: its schema version is -3 "
@@ -383,7 +385,7 @@ def test_a_store_of_the_previous_version_gets_the_summary_and_langsmith_tables(
         upload = LangSmithState(store.db).upload(exp.id)
         assert (upload or {}).get("status") == ("done" if lazy_tables else None)
     version, names, columns = schema(path)
-    assert (version, names[-3:]) == (10, NAMES[7:])
+    assert (version, names[7:]) == (CURRENT, NAMES[7:])
     assert "summary_scores" in columns and "langsmith_run_trees" in columns
 
 
@@ -407,5 +409,39 @@ def test_a_store_from_before_the_shard_columns_is_read_as_it_is_and_migrated_on_
     with Store(path):
         pass
     version, names, columns = schema(path)
-    assert (version, names) == (10, NAMES)
+    assert (version, names) == (CURRENT, NAMES)
     assert columns["experiments"][-3:] == ["shard_index", "shard_count", "dataset_examples"]
+
+
+def test_a_store_from_before_result_statuses_reads_its_errors_as_errors_and_is_migrated(
+    tmp_path, invoke
+):
+    """No result of such a store stopped at an interrupt: read as it is, each row's status
+    is ok or error by its error column; a writing open adds the columns and fills them."""
+    path = current_store(tmp_path / "v10.db")
+    db = sqlite3.connect(path)
+    db.execute("UPDATE results SET error = 'ValueError: boom' WHERE example_id = 'e1'")
+    for column in migrations.OPTIONAL_COLUMNS["results"]:
+        db.execute(f"ALTER TABLE results DROP COLUMN {column}")
+    db.execute("DELETE FROM migrations WHERE name = 'add_results_status'")
+    db.execute("PRAGMA user_version = 10")
+    db.commit()
+    db.close()
+    before = digest(path)
+    with Store(path, readonly=True) as store:
+        [exp] = store.experiments()
+        statuses = {s.result.example_id: s.result.status for s in store.results(exp.id)}
+        assert statuses == {"e0": "ok", "e1": "error"}
+        assert store.status_counts(exp.id) == {"ok": 1, "error": 1}
+        assert store.summary(exp.id, repetitions=1).errors == 1
+    assert invoke("experiments", "--store", path).exit_code == 0
+    assert digest(path) == before
+    with Store(path):
+        pass
+    version, names, columns = schema(path)
+    assert (version, names) == (CURRENT, NAMES)
+    assert columns["results"][-2:] == ["status", "interrupt"]
+    db = sqlite3.connect(path)
+    rows = dict(db.execute("SELECT example_id, status FROM results").fetchall())
+    db.close()
+    assert rows == {"e0": "ok", "e1": "error"}

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agenteval_cli.core.records import Example
+from agenteval_cli.core.records import Example, Score
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.execution.runner import Runner, RunSettings
 from agenteval_cli.targets import adapt
@@ -61,7 +61,14 @@ def test_raising_target_is_recorded_and_the_run_goes_on():
     )
     by_id = {r.example_id: r for _, r in run_all(runner, examples(3))}
     assert by_id["e1"].error == "ValueError: boom"
-    assert by_id["e1"].scores == []
+    # coverage needs a final answer: null, saying why (the trace's metrics would be scored)
+    assert by_id["e1"].scores == [
+        Score(
+            "cov",
+            None,
+            "no answer: the target raised (ValueError: boom); the metric needs a final answer",
+        )
+    ]
     assert by_id["e1"].trace.error == "ValueError: boom"
     assert by_id["e0"].error is None and by_id["e0"].score_map() == {"cov": 1.0}
     assert by_id["e2"].error is None

@@ -271,3 +271,48 @@ def test_merge_quiet_is_one_line_and_json_dash_is_the_document_alone(runs, invok
     document = json.loads(out.stdout)
     assert [e["target"] for e in document["experiments"]] == ["supervisor", "swarm"]
     assert all(len(e["results"]) == 64 for e in document["experiments"])
+
+
+def test_merge_keeps_each_results_status_also_from_a_shard_stored_before_statuses(runs, tmp_path):
+    """A result's status travels with it into the merged store; a shard whose store has no
+    status column yet (an older build's) reads as its rows mean: error where they errored."""
+    _, _, shards, _ = runs
+    copies = []
+    for index, shard in enumerate(shards, 1):
+        copy = tmp_path / f"shard{index}.db"
+        source, target = sqlite3.connect(shard), sqlite3.connect(copy)
+        source.backup(target)
+        source.close()
+        target.close()
+        copies.append(copy)
+    db = sqlite3.connect(copies[0])
+    db.execute(
+        "UPDATE results SET status = 'interrupted', interrupt = '\"approve?\"'"
+        " WHERE id = (SELECT MIN(id) FROM results)"
+    )
+    db.commit()
+    db.close()
+    db = sqlite3.connect(copies[1])
+    db.execute(
+        "UPDATE results SET error = 'ValueError: boom' WHERE id = (SELECT MIN(id) FROM results)"
+    )
+    db.execute("ALTER TABLE results DROP COLUMN status")
+    db.execute("ALTER TABLE results DROP COLUMN interrupt")
+    db.commit()
+    db.close()
+    report = agenteval.merge(copies, store=tmp_path / "merged.db")
+    assert report.status == "finished"
+    with Store(tmp_path / "merged.db") as merged:
+        counts: dict[str, int] = {}
+        for experiment_id in report.ids:
+            for status, n in merged.status_counts(experiment_id).items():
+                counts[status] = counts.get(status, 0) + n
+        # 2 targets x 32 examples x 2 repetitions, one of them errored and one interrupted
+        assert counts == {"ok": 2 * 32 * 2 - 2, "error": 1, "interrupted": 1}
+        stopped = [
+            s.result
+            for i in report.ids
+            for s in merged.results(i)
+            if s.result.status == "interrupted"
+        ]
+        assert [r.interrupt for r in stopped] == ['"approve?"']

@@ -302,13 +302,21 @@ def test_a_run_without_langchain_loaded_names_that(monkeypatch):
     assert result.trace.untraced == UNTRACED_NO_LANGCHAIN
 
 
-def test_a_failed_call_is_not_flagged_untraced():
+def test_a_failed_call_that_ran_nothing_traceable_is_untraced_but_not_warned_about():
+    """A failed call is measured from its trace too, so one in which no LangChain run was
+    seen has trace figures that are unknown (untraced), never 0; the run's untraced warning
+    is about answered calls and leaves it out."""
+    from agenteval_cli.execution.untraced import UntracedResults
+
     async def call(inputs, callbacks):
         raise ValueError("boom")
 
     [(_, result)] = _run(Runner([Target("t", "x:t", "function", call)], []))
     assert result.error == "ValueError: boom"
-    assert result.trace.untraced is None
+    assert result.trace.untraced is not None
+    counted = UntracedResults()
+    counted.counting()("t", result)
+    assert counted.warnings() == []
 
 
 def test_an_untraced_trace_keeps_its_reason_in_the_store(tmp_path):

@@ -109,6 +109,12 @@ class RunReport:
         allowed = self.spec.max_error_rate if max_error_rate is None else max_error_rate
         return [e.target for e in self.errors if e.errored and e.over(allowed)]
 
+    def over_interrupt_rate(self, max_interrupt_rate: float | None = None) -> list[str]:
+        """Targets with more requests stopped at interrupt() than allowed (the spec's rate
+        by default): results of status ``interrupted``, not a run stopped by Ctrl-C."""
+        allowed = self.spec.max_interrupt_rate if max_interrupt_rate is None else max_interrupt_rate
+        return [e.target for e in self.errors if e.interrupted and e.over_interrupts(allowed)]
+
     def broken_evaluators(self) -> list[str]:
         """Evaluator keys that failed on every result they scored, in some experiment."""
         found: list[str] = []
@@ -117,8 +123,10 @@ class RunReport:
         return found
 
     def ok(self, max_error_rate: float | None = None) -> bool:
-        """Finished, no target above its error rate and no evaluator failing everywhere."""
+        """Finished, no target above its error or interrupt rate and no evaluator failing
+        everywhere."""
         clean = not self.over_error_rate(max_error_rate) and not self.broken_evaluators()
+        clean = clean and not self.over_interrupt_rate()
         return self.status == "finished" and clean
 
 

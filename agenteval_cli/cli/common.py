@@ -225,6 +225,7 @@ def print_comparison(
 
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.evaluators.summaries import summary_scores
+    from agenteval_cli.metrics.summary import unanswered_note
     from agenteval_cli.report.table import comparison_table, unpriced_models
     from agenteval_cli.results.sources import stored_summary
 
@@ -241,6 +242,9 @@ def print_comparison(
             "latency is over the calls made[/]",
             highlight=False,
         )
+    note = unanswered_note([summary for _, summary in columns])
+    if note:
+        out.print(f"  [dim]{note}[/]", highlight=False, soft_wrap=True)
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
         out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)

@@ -37,8 +37,9 @@ def add_failures(
 
     Example: agenteval dataset add-failures swarm --to datasets/review.jsonl"""
     from agenteval_cli.core.errors import UserError
+    from agenteval_cli.core.records import OK
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.gating.examples import example_checks, example_thresholds
+    from agenteval_cli.gating.examples import example_checks, example_thresholds, no_answer
     from agenteval_cli.gating.thresholds import thresholds_for
     from agenteval_cli.results import sources
     from agenteval_cli.store.results import strict_json
@@ -72,7 +73,8 @@ def add_failures(
         for example_id, runs in side.by_example().items():
             checks = example_checks(runs, applied)
             failed = [c for c in checks if not c.passed]
-            errors = list(dict.fromkeys(r.error for r in runs if r.error))
+            # an errored or interrupted repetition fails the example: its reason is why
+            errors = list(dict.fromkeys(no_answer(r) for r in runs if r.status != OK))
             if (not failed and not errors) or example_id in existing:
                 continue
             reasons = errors or [

@@ -59,6 +59,7 @@ def evaluators_show(
     out.print(f"[bold]{info.name}[/] ({info.family}): {escape(info.description)}", highlight=False)
     out.print(f"reads: {escape(info.reads)}", highlight=False)
     out.print(f"scores: {escape(info.scores)}", highlight=False)
+    out.print(f"without an answer: {escape(info.without_answer)}", highlight=False)
     if info.details:
         out.print(escape(info.details), highlight=False)
     out.print("[bold]options[/]:")

@@ -159,10 +159,15 @@ def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
         out.print(line, highlight=False, markup=False)
 
 
-def report_run_errors(report: RunReport, *, max_error_rate: float) -> bool:
+def report_run_errors(
+    report: RunReport, *, max_error_rate: float, max_interrupt_rate: float | None = None
+) -> bool:
     """Per target, the most common error reasons with counts and the first full message of
-    each, and the evaluators that failed; False when a target's calls errored more often
-    than ``max_error_rate`` or an evaluator failed on every example it scored."""
+    each, the requests that stopped at interrupt(), and the evaluators that failed; False
+    when a target's calls errored more often than ``max_error_rate``, stopped at
+    interrupt() more often than ``max_interrupt_rate`` (None: the spec's), or an evaluator
+    failed on every example it scored."""
+    allowed = report.spec.max_interrupt_rate if max_interrupt_rate is None else max_interrupt_rate
     from agenteval_cli.cli.common import stderr
     from agenteval_cli.cli.progress import shown  # names and messages are data, not markup
     from agenteval_cli.core.redact import console_text
@@ -190,6 +195,15 @@ def report_run_errors(report: RunReport, *, max_error_rate: float) -> bool:
             if hidden:
                 count = sum(r.count for r in hidden)
                 err.print(f"    and {count} more of {len(hidden)} other kind(s)", highlight=False)
+        if found.interrupted:
+            over = found.over_interrupts(allowed)
+            err.print(
+                f"  [{'red' if over else 'yellow'}]stopped at interrupt()[/]: {shown(target)}: "
+                f"{found.interrupted} of {found.calls} request(s) waiting for input "
+                f"({found.interrupt_rate:.1%}"
+                + (f", above max_interrupt_rate {allowed:g})" if over else ")"),
+                highlight=False,
+            )
         everywhere = set(found.evaluators_failing_everywhere())
         for key, (scored, failed, comment) in found.evaluators.items():
             colour = "red" if key in everywhere else "yellow"
@@ -208,10 +222,18 @@ def report_run_errors(report: RunReport, *, max_error_rate: float) -> bool:
             "'max_error_rate:' in the spec)",
             highlight=False,
         )
+    interrupted = report.over_interrupt_rate(allowed)
+    if interrupted:
+        err.print(
+            f"  [bold red]run failed[/]: {shown(', '.join(interrupted))}: requests stopped at "
+            f"interrupt() above max_interrupt_rate {allowed:g} (status "
+            "interrupted; allow a share with 'max_interrupt_rate:' in the spec)",
+            highlight=False,
+        )
     if broken:
         err.print(
             f"  [bold red]run failed[/]: evaluator(s) {shown(', '.join(broken))} failed on every "
             "result (fix them, or leave them out of the spec)",
             highlight=False,
         )
-    return not over_targets and not broken
+    return not over_targets and not broken and not interrupted

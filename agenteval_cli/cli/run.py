@@ -177,10 +177,11 @@ def run(
 
     Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, or a metric
     significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
-    3 run errors (a target's calls errored above max_error_rate, or an evaluator failed on
-    every example); 4 LangSmith failure (fetch or upload), a Ray cluster lost, or a store's
-    disk failure (read-only, full, locked); 130 interrupted. When several apply: 3, then 1,
-    then 4.
+    3 run errors (a target's calls errored above max_error_rate, its requests stopped at
+    interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
+    LangSmith failure (fetch or upload), a Ray cluster lost, or a store's disk failure
+    (read-only, full, locked); 130 interrupted (the run stopped by Ctrl-C). When several
+    apply: 3, then 1, then 4.
 
     With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
     errors (the run's, the gate's failures), the files written and, last, one line on
@@ -358,9 +359,11 @@ def verdict_line(report, *, clean: bool, passed: bool, uploaded: bool) -> str:
         else "passed"
     )
     errored = sum(found.errored for found in report.errors)
+    interrupted = sum(found.interrupted for found in report.errors)
     return (
         f"{report.spec.experiment_prefix}: {word} · {len(report.experiments)} target(s), "
         f"{report.saved} results, {errored} errored"
+        + (f", {interrupted} stopped at interrupt()" if interrupted else "")
     )
 
 
@@ -465,13 +468,22 @@ def _note(err, text: str) -> None:
 
 
 def _print_run(
-    store, report, json_path: Path | None, by_agent: bool, *, max_error_rate, quiet: bool = False
+    store,
+    report,
+    json_path: Path | None,
+    by_agent: bool,
+    *,
+    max_error_rate,
+    quiet: bool = False,
+    max_interrupt_rate: float | None = None,
 ) -> bool:
     """The comparison table (not when ``quiet``), the run's errors, the per-agent table and
     the --json document; False when the run failed on its errors."""
     if not quiet:
         print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
-    clean = report_run_errors(report, max_error_rate=max_error_rate)
+    clean = report_run_errors(
+        report, max_error_rate=max_error_rate, max_interrupt_rate=max_interrupt_rate
+    )
     if by_agent:
         _print_agents(store, report.ids)
     if json_path is not None:
@@ -562,8 +574,17 @@ def _rescore(
 
     with open_store(store_path, write=True) as store:
         report = api.rescore(spec, names, store=store)
-        # the calls' errors were judged when they ran: only an evaluator failing everywhere
-        clean = _print_run(store, report, json_path, by_agent, max_error_rate=1.0, quiet=quiet)
+        # the calls' errors and interrupts were judged when they ran: only an evaluator
+        # failing everywhere
+        clean = _print_run(
+            store,
+            report,
+            json_path,
+            by_agent,
+            max_error_rate=1.0,
+            max_interrupt_rate=1.0,
+            quiet=quiet,
+        )
     if quiet:
         _print_verdict(report, clean=clean, passed=True, uploaded=True)
     if not clean:

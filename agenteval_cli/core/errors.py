@@ -64,6 +64,8 @@ class ExitCode:
     OK = 0
     GATE_FAILED = 1  # a threshold failed, or a metric is significantly worse than the baseline
     BAD_INPUT = 2  # a spec, dataset, option or import refused before anything ran
-    RUN_ERRORS = 3  # calls errored above max_error_rate, or an evaluator failed everywhere
+    # calls errored above max_error_rate (or stopped at interrupt() above max_interrupt_rate),
+    # or an evaluator failed everywhere
+    RUN_ERRORS = 3
     SERVICE_FAILED = 4  # LangSmith refused or failed a request (after retries)
     INTERRUPTED = 130  # Ctrl-C or SIGTERM; what finished is saved, --resume continues

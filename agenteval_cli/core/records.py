@@ -301,9 +301,36 @@ class Result:
     latency_s: float = 0.0
     attempts: int = 1  # target calls made, retries included; 0 when served from the cache
     cached: bool = False  # outputs and trace came from the response cache
+    # The graph stopped at ``interrupt()`` waiting for input (what it asked for): no answer.
+    interrupt: str | None = None
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``error`` (the target raised) or ``interrupted`` (stopped at interrupt())."""
+        return result_status(self.error, self.interrupt)
 
     def score_map(self) -> dict[str, float | bool | None]:
         return {s.key: s.score for s in self.scores}
+
+
+OK, ERROR, INTERRUPTED = "ok", "error", "interrupted"  # a result's status
+
+
+def result_status(error: str | None, interrupt: str | None) -> str:
+    """A result's status: an error wins over an interrupt (a graph that raised after one)."""
+    if error is not None:
+        return ERROR
+    return INTERRUPTED if interrupt is not None else OK
+
+
+def no_answer_reason(error: str | None, interrupt: str | None) -> str | None:
+    """Why a result has no final answer (the comment of the scores that need one), or None."""
+    if error is not None:
+        return f"no answer: the target raised ({error})"
+    if interrupt is not None:
+        shown = interrupt if len(interrupt) <= 120 else interrupt[:119] + "…"
+        return f"no answer: the graph stopped at interrupt() waiting for input ({shown})"
+    return None
 
 
 def _known_fields(cls: type, data: Any) -> Any:
@@ -343,6 +370,7 @@ class Run:
     untraced: str | None = None  # why the run recorded nothing, if so
     coordinators: tuple[str, ...] = ()
     cached: bool = False  # served from the response cache: its latency is an earlier call's
+    interrupt: str | None = None  # stopped at interrupt(): what the graph waits for
     # The whole recorded trace, when the run is built for an evaluator (the reports keep
     # only the fields above, never the messages of every result).
     recorded: Trace | None = field(default=None, repr=False, compare=False)
@@ -350,6 +378,11 @@ class Run:
     @property
     def id(self) -> str:
         return self.example_id
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``error`` or ``interrupted`` (see :func:`result_status`)."""
+        return result_status(self.error, self.interrupt)
 
     @property
     def final_response(self) -> str:
@@ -402,5 +435,6 @@ class Run:
             untraced=trace.untraced,
             coordinators=tuple(trace.coordinators),
             cached=result.cached,
+            interrupt=result.interrupt,
             recorded=trace if keep_trace else None,
         )

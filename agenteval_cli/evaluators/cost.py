@@ -87,6 +87,7 @@ def _known(value: int | None) -> float | None:
         ),
     ],
     headline="cost_usd",
+    needs_answer=False,  # every call made, up to a failure or an interrupt
 )
 def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
     """Tokens from the callbacks (the final state drops turns); unpriced models are named."""

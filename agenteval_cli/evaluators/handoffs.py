@@ -78,6 +78,7 @@ def _path_bounce(trace: Trace, skip: set[str]) -> int | None:
         ),
     ],
     example="- {name: handoff_chain_length, coordinators: [router]}",
+    needs_answer=False,
 )
 def handoff_chain_length(*, coordinators: list[str] | None = None) -> Any:
     """``coordinators`` adds agents that regain control by design to those the trace found."""

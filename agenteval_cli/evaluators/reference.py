@@ -39,6 +39,19 @@ class Description:
     details: str  # the factory's docstring, as plain text
     options: tuple[Option, ...]
     example: str
+    without_answer: str = ""  # its keys on a result that raised or stopped at interrupt()
+
+
+def without_answer(info: EvaluatorInfo) -> str:
+    """What the evaluator scores for a result with no final answer (an error, an interrupt)."""
+    needing = [m.key for m in info.metrics if m.needs_answer]
+    if info.family == "custom":
+        return "null, unless its keys are declared `needs_answer: false` (docs/evaluators.md)"
+    if not needing:
+        return "scored from its trace"
+    if len(needing) == len(info.metrics) or info.name in NAMED_BY_SPEC:
+        return "null, the reason in the comment (it needs the final answer)"
+    return f"{', '.join(needing)} null (they need the final answer); the others from its trace"
 
 
 def describe(info: EvaluatorInfo) -> Description:
@@ -66,6 +79,7 @@ def describe(info: EvaluatorInfo) -> Description:
         details=plain_text(inspect.getdoc(info.factory) or ""),
         options=options,
         example=info.example,
+        without_answer=without_answer(info),
     )
 
 
@@ -110,6 +124,7 @@ def markdown(infos: Iterable[EvaluatorInfo]) -> str:
         title = f"{d.name} (dataset-level)" if d.summary else d.name
         lines += ["", f"### `{title}`", "", f"{d.description}.", ""]
         lines += [f"- **reads**: {d.reads}", f"- **scores**: {d.scores}"]
+        lines += [f"- **without an answer** (an error, an interrupt): {d.without_answer}"]
         if d.details:
             lines += ["", d.details]
         lines += ["", "Options:", ""]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from agenteval_cli.core.errors import UserError, did_you_mean
@@ -50,6 +50,11 @@ class EvaluatorInfo:
     def keys(self) -> tuple[str, ...]:
         return tuple(m.key for m in self.metrics)
 
+    @property
+    def needs_answer(self) -> bool:
+        """Whether a key it scores needs a final answer (null for a result without one)."""
+        return any(m.needs_answer for m in self.metrics)
+
     def options(self) -> list[tuple[str, Any]]:
         """``(option, default)`` pairs a spec may set; ``inspect.Parameter.empty`` if required."""
         params = inspect.signature(self.factory).parameters.values()
@@ -78,12 +83,17 @@ def register(
     headline: str | None = None,
     example: str = "",
     summary: bool = False,
+    needs_answer: bool | None = None,
 ) -> Callable[[Factory], Factory]:
     """Register ``factory`` under ``name``; used as a decorator on the factory.
 
     ``metrics`` declares each key it scores (by default one plain key, ``name``);
-    ``headline`` is the key a threshold on ``name`` means, when ``name`` is not a key."""
+    ``headline`` is the key a threshold on ``name`` means, when ``name`` is not a key;
+    ``needs_answer=False`` declares every key read from the trace alone, so it is scored for
+    results that raised or stopped at an interrupt too (None: as each metric declares)."""
     declared = tuple(metrics) or (metric(name),)
+    if needs_answer is not None:
+        declared = tuple(replace(m, needs_answer=needs_answer) for m in declared)
     declare(*declared)
     if headline is not None:
         ALIASES[name] = headline
@@ -172,7 +182,7 @@ def _options_hint(allowed: list[str]) -> str:
 
 
 # Options of a spec entry that declare its score's metadata rather than configure it.
-METRIC_OPTIONS = ("label", "direction", "lower_is_better", "format", "metrics")
+METRIC_OPTIONS = ("label", "direction", "lower_is_better", "format", "needs_answer", "metrics")
 # The attribute :func:`declares` sets on a user's function.
 DECLARED = "agenteval_metrics"
 
@@ -205,6 +215,8 @@ def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
             found = list(info.metrics)
         else:
             found = [known(str(options.get("feedback_key") or name))]
+            if info is not None and not info.needs_answer:  # a built-in under a name of its own
+                found = [replace(m, needs_answer=False) for m in found]
     own = {k: options[k] for k in METRIC_OPTIONS[:-1] if options.get(k) is not None}
     if own:
         if len(found) != 1:

@@ -60,6 +60,7 @@ def _untraced(key: str, trace: Trace) -> dict | None:
             headline=True,
         )
     ],
+    needs_answer=False,
 )
 def routing_accuracy() -> Any:
     """|expected ∩ invoked| / |expected|, 1.0 when nothing is expected (nothing to miss)."""
@@ -88,6 +89,7 @@ def routing_accuracy() -> Any:
     description="share of invoked specialists that were expected (the supervisor is not counted)",
     metrics=[metric("routing_precision", "routing precision", fmt="percent")],
     example="- {name: routing_precision, ignore_agents: [supervisor]}",
+    needs_answer=False,
 )
 def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     """|expected ∩ invoked| / |invoked specialists|; 1.0 when no specialist was invoked and
@@ -117,6 +119,7 @@ def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     reads="outputs.forbidden_agents; trace agents",
     description="fails when an agent listed in forbidden_agents was invoked (negative cases)",
     metrics=[metric("forbidden_agents", "no forbidden agent", fmt="percent")],
+    needs_answer=False,
 )
 def forbidden_agents() -> Any:
     """True when no forbidden agent made a model call; True when nothing is forbidden."""
@@ -142,6 +145,7 @@ def forbidden_agents() -> Any:
     description="true when the invoked specialists are exactly the expected agents (set equality)",
     metrics=[metric("routing_exact", "exact routing", fmt="percent")],
     example="- {name: routing_exact, ignore_agents: [supervisor]}",
+    needs_answer=False,
 )
 def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
     """Set equality of expected agents and invoked specialists (coordinators ignored)."""

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval_cli.core.records import Example, Result, Run, Score, Trace
+from agenteval_cli.core.records import Example, Result, Run, Score, Trace, no_answer_reason
 from agenteval_cli.core.retry import Limiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.invoke import (
@@ -30,6 +30,7 @@ from agenteval_cli.evaluators.invoke import (
     planned_arguments,
 )
 from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
+from agenteval_cli.metrics.registry import needs_answer
 
 
 @dataclass
@@ -156,19 +157,32 @@ async def score(
     outputs: dict[str, Any],
     trace: Trace,
     pool: EvaluatorPool | None = None,
+    *,
+    interrupt: str | None = None,
 ) -> list[Score]:
     """Run every evaluator that applies to ``example``, concurrently (under ``pool``'s
     limits when given); one that fails yields null scores with the reason as their comment,
-    and the others still run. Scores come in the evaluators' order."""
+    and the others still run. Scores come in the evaluators' order.
+
+    A result with no final answer (its target raised: ``trace.error``; or the graph stopped
+    at ``interrupt()``: ``interrupt`` says what it waits for) is still measured from its
+    trace, but every key declared to need an answer
+    (:attr:`~agenteval_cli.metrics.registry.MetricInfo.needs_answer`) is null with the
+    reason, and an evaluator all of whose keys need one is not called."""
+    unanswered = no_answer_reason(trace.error, interrupt)
     available: dict[str, Any] = {
         "inputs": example.inputs,
         "outputs": outputs,
         "reference_outputs": example.outputs,
         "trace": trace,
-        "run": _run_view(example, outputs, trace),
+        "run": _run_view(example, outputs, trace, interrupt),
         "example": example,
     }
     applying = _applying(evaluators, example)
+    skipped: list[Score] = []
+    if unanswered is not None:
+        skipped = [s for e in applying if not _measures_trace(e) for s in _null(e, unanswered)]
+        applying = [e for e in applying if _measures_trace(e)]
     scores: list[Score] = []
     # What judges report while this result is scored. The tasks gather() starts copy this
     # context, so they report to this result's sink, and to no other result's.
@@ -178,7 +192,32 @@ async def score(
         elif applying:
             calls = [call_evaluator(evaluator, available, pool) for evaluator in applying]
             scores = [one for each in await asyncio.gather(*calls) for one in each]
+    if unanswered is not None:
+        scores = [_without_answer(s, unanswered) for s in scores] + skipped
     return scores + usage_scores(spent) if spent else scores
+
+
+def _keys(evaluator: BoundEvaluator) -> tuple[str, ...]:
+    return evaluator.keys or (evaluator.name,)
+
+
+def _measures_trace(evaluator: BoundEvaluator) -> bool:
+    """Whether one of the evaluator's keys is read from the trace alone (needs no answer)."""
+    return any(not needs_answer(key) for key in _keys(evaluator))
+
+
+NEEDS_ANSWER = "the metric needs a final answer"
+
+
+def _null(evaluator: BoundEvaluator, reason: str) -> list[Score]:
+    return [Score(key, None, f"{reason}; {NEEDS_ANSWER}") for key in _keys(evaluator)]
+
+
+def _without_answer(found: Score, reason: str) -> Score:
+    """A score of a result with no answer: kept when its key is the trace's, else null."""
+    if not needs_answer(found.key):
+        return found
+    return Score(found.key, None, f"{reason}; {NEEDS_ANSWER}")
 
 
 def _applying(evaluators: list[BoundEvaluator], example: Example) -> list[BoundEvaluator]:
@@ -201,8 +240,12 @@ def unscored(evaluators: list[BoundEvaluator], example: Example, reason: str) ->
     ]
 
 
-def _run_view(example: Example, outputs: dict[str, Any], trace: Trace) -> Run:
+def _run_view(
+    example: Example, outputs: dict[str, Any], trace: Trace, interrupt: str | None = None
+) -> Run:
     """The ``run`` argument of LangSmith-style evaluators: what the target did, as the
-    read model every report uses (``run.id``, ``inputs``, ``outputs``, ``trace``, ``error``)."""
+    read model every report uses (``run.id``, ``inputs``, ``outputs``, ``trace``, ``error``,
+    ``status``)."""
     result = Result(example.id, 0, outputs, trace, error=trace.error, latency_s=trace.latency_s)
+    result.interrupt = interrupt
     return Run.from_result(result, example.inputs, example.outputs, keep_trace=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from agenteval_cli.core.records import NOT_RUN, Trace
@@ -113,6 +114,7 @@ UNNECESSARY_STEPS = metric("unnecessary_steps", "unnecessary steps", lower=True,
     description="true when every required tool was called and succeeded (a fraud check, say)",
     metrics=[metric("required_tools", "required tools used", fmt="percent")],
     example="- {name: required_tools, tools: [fraud_check]}",
+    needs_answer=False,
 )
 def required_tools(*, tools: list[str] | None = None, name: str = "required_tools") -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
@@ -132,6 +134,7 @@ def required_tools(*, tools: list[str] | None = None, name: str = "required_tool
     description="count of repeated work calls (not retries) and calls outside the expected set",
     example="- {name: unnecessary_steps, allowed: [lookup_invoice]}",
     metrics=[UNNECESSARY_STEPS],
+    needs_answer=False,
 )
 def unnecessary_steps(*, allowed: list[str] | None = None, tools: list[str] | None = None) -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
@@ -177,11 +180,11 @@ def _canonical(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-SOUNDNESS_METRICS = (
+SOUNDNESS_METRICS = (  # the outcome parts need the answer; the trajectory parts the trace
     metric("outcome_correct", "outcome correct", fmt="percent"),
-    metric("used_required_tools", "required tools used", fmt="percent"),
-    UNNECESSARY_STEPS,
-    metric("trajectory_sound", "sound trajectory", fmt="percent"),
+    metric("used_required_tools", "required tools used", fmt="percent", needs_answer=False),
+    replace(UNNECESSARY_STEPS, needs_answer=False),
+    metric("trajectory_sound", "sound trajectory", fmt="percent", needs_answer=False),
     metric("correct_but_unsound", "correct but unsound", lower=True, fmt="percent"),
 )
 

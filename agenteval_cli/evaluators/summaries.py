@@ -11,18 +11,19 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from agenteval_cli.core.records import Example, Run, Score, Trace
+from agenteval_cli.core.records import OK, Example, Run, Score, Trace
 from agenteval_cli.evaluators.invoke import arguments_for, normalize
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.routing import confusion_matrix
 from agenteval_cli.evaluators.scoring import BoundEvaluator
-from agenteval_cli.metrics.registry import metric
+from agenteval_cli.metrics.registry import metric, needs_answer
 from agenteval_cli.store.tx import has_table, write_transaction
 
 
-def summary_arguments(stored: Sequence[Any]) -> dict[str, Any]:
-    """Lists over a target's successful results (``StoredResult`` rows), LangSmith-style."""
-    ok = [s for s in stored if s.result.error is None]
+def summary_arguments(stored: Sequence[Any], *, every: bool = False) -> dict[str, Any]:
+    """Lists over a target's answered results (``StoredResult`` rows), LangSmith-style;
+    with ``every``, over all of them, those that errored or stopped at an interrupt too."""
+    ok = [s for s in stored if every or s.result.status == OK]
     examples = [
         Example(id=s.result.example_id, inputs=s.inputs, outputs=s.reference_outputs) for s in ok
     ]
@@ -40,12 +41,17 @@ def summary_arguments(stored: Sequence[Any]) -> dict[str, Any]:
 
 
 async def run_summaries(evaluators: Sequence[BoundEvaluator], stored: Sequence[Any]) -> list[Score]:
-    """Every summary evaluator once; a failure is a null score with the reason."""
-    available = summary_arguments(stored)
+    """Every summary evaluator once; a failure is a null score with the reason. One whose
+    keys are all read from the trace (``needs_answer`` false) sees every result, the others
+    the answered ones (status ``ok``)."""
+    answered = summary_arguments(stored)
+    every = summary_arguments(stored, every=True)
     scores: list[Score] = []
     for evaluator in evaluators:
         if not evaluator.summary:
             continue
+        keys = evaluator.keys or (evaluator.name,)
+        available = answered if any(needs_answer(k) for k in keys) else every
         try:
             raw = evaluator.fn(**arguments_for(evaluator.fn, available))
             if inspect.isawaitable(raw):
@@ -112,6 +118,7 @@ async def score_experiment_summaries_async(
     summary=True,
     metrics=[metric("routing_confusion", "routing confusion", fmt="percent")],
     example="- routing_confusion",
+    needs_answer=False,
 )
 def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:
     """Micro recall over every (example, expected agent) pair, and the worst confusions."""

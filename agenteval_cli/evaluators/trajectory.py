@@ -249,6 +249,7 @@ def _check_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     description="openevals trajectory match: strict/unordered/subset/superset, tool-args modes",
     metrics=[metric("trajectory_match", "trajectory match", fmt="percent")],
     example="- {name: trajectory_match, mode: superset, tool_args: ignore}",
+    needs_answer=False,
 )
 def trajectory_match(
     *,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.core.records import Trace
 
 if TYPE_CHECKING:
@@ -92,8 +93,8 @@ class ResponseCache:
 
     def get(self, key: str) -> CachedCall | None:
         found = self.store.cache_get(key)
-        if found is None:
-            return None
+        if found is None or returned_interrupt(found[0]) is not None:
+            return None  # an interrupted answer (cached before they were told apart): call again
         self.hits += 1
         outputs, trace, latency = found
         cached = Trace.from_dict(trace)

@@ -23,7 +23,7 @@ from pathlib import Path
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
-from agenteval_cli.store.results import RESULT_COLUMNS
+from agenteval_cli.store.results import RESULT_COLUMNS, STATUS_OF_OLD_ROWS
 from agenteval_cli.store.tx import write_transaction
 
 
@@ -219,11 +219,17 @@ def _copy_results(out: Store, shards: Sequence[ShardRun], created: Sequence[Expe
     for shard in shards:
         alias = "shard"
         with _attached(db, shard.store, alias), _deferred(db):
+            found = {row[1] for row in db.execute(f"PRAGMA {alias}.table_info(results)")}
+            # a shard stored before results had a status: its rows' meaning (no interrupt)
+            read = ", ".join(
+                c if c in found else f"{STATUS_OF_OLD_ROWS[c]}"
+                for c in columns.replace(" ", "").split(",")
+            )
             for source, new in zip(shard.experiments, created, strict=True):
                 try:
                     db.execute(
                         f"INSERT INTO results (experiment_id, {columns})"
-                        f" SELECT ?, {columns} FROM {alias}.results"
+                        f" SELECT ?, {read} FROM {alias}.results"
                         " WHERE experiment_id = ? ORDER BY id",
                         (new.id, source.id),
                     )

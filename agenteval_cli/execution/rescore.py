@@ -58,6 +58,8 @@ async def _rescore_into(
     for item in stored:
         result = item.result
         example = Example(result.example_id, item.inputs, item.reference_outputs)
-        if result.error is None:
-            result.scores = await score(evaluators, example, result.outputs or {}, result.trace)
+        # an errored or interrupted result is scored too: its trace's keys (see score())
+        result.scores = await score(
+            evaluators, example, result.outputs or {}, result.trace, interrupt=result.interrupt
+        )
         store.add_result(new.id, example, result)

@@ -32,6 +32,7 @@ from time import perf_counter
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from agenteval_cli.core.interrupts import INTERRUPT_KEY, raised_interrupts, returned_interrupt
 from agenteval_cli.core.records import Example, Result, Score, Trace
 from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
@@ -239,7 +240,7 @@ class Runner:
                 if item is None:
                     return
                 result = await self._target_result(item)  # the slot is free once it returns
-                if scored and result.error is None:
+                if scored:  # errored and interrupted results too: their traces are measured
                     self._scoring[id(result)] = (item, result)
                     await finished.put((item, result))
                 else:
@@ -428,8 +429,7 @@ class Runner:
         """Call the target (or take its cached answer), then score it. Never raises for the
         target's or an evaluator's failure: those are recorded in the result."""
         result = await self._target_result(item)
-        if result.error is None:
-            result.scores = await self._score(item, result)
+        result.scores = await self._score(item, result)
         return result
 
     async def _target_result(self, item: WorkItem) -> Result:
@@ -449,9 +449,17 @@ class Runner:
         return await self._call(item)
 
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
-        """The scores of a result whose target answered, under the run's evaluator pool."""
+        """The scores of a result, under the run's evaluator pool: for one that errored or
+        stopped at an interrupt, the trace's (the scores that need an answer are null)."""
         outputs = result.outputs or {}
-        return await score(self.evaluators, item.example, outputs, result.trace, self._pool)
+        return await score(
+            self.evaluators,
+            item.example,
+            outputs,
+            result.trace,
+            self._pool,
+            interrupt=result.interrupt,
+        )
 
     async def _call(self, item: WorkItem) -> Result:
         timeout = self.settings.timeout_s
@@ -484,6 +492,11 @@ class Runner:
                                 f"{threads} are held by sync calls stuck past their time-out"
                             ) from None
                         raise
+                    except Exception as exc:  # a GraphInterrupt no graph caught: a result
+                        pending = raised_interrupts(exc)
+                        if pending is None:
+                            raise
+                        outputs = {INTERRUPT_KEY: pending}
                 # LangChain was first imported while this call ran untraced (a target that
                 # imports its graph lazily): its runs went unseen, so call again, traced.
                 if not (untraced and "langchain_core" in sys.modules):
@@ -527,7 +540,7 @@ class Runner:
         trace = (recorder or _PLAIN).trace()
         trace.latency_s = latency
         trace.error = error
-        if error is None and not trace.model_calls:
+        if not trace.model_calls:  # an errored call is measured too: it needs a trace
             trace.untraced = _untraced(recorder, trace)
         result = Result(
             example_id=item.example.id,
@@ -537,6 +550,7 @@ class Runner:
             error=error,
             latency_s=latency,
             attempts=attempts,
+            interrupt=None if error is not None else returned_interrupt(outputs),
         )
         return result
 
@@ -695,6 +709,7 @@ UNTRACED_NO_LANGCHAIN = (
     "no LangChain run was seen during the call: LangChain was not even loaded, so no "
     "LangChain model or graph ran"
 )
+UNTRACED_NEVER_STARTED = "no LangChain run was seen: the call failed before it started"
 UNTRACED_NO_RUN = (
     "no LangChain run was seen during the call: a graph run on a thread agenteval cannot "
     "follow, or no LangChain model at all"
@@ -707,7 +722,9 @@ def _untraced(recorder: Any, trace: Trace) -> str | None:
     A call is untraced when no LangChain run reached its recorder: agents, handoffs and
     tokens are then unknown, not none. A graph without models still has runs, so is traced.
     """
-    if recorder is None or recorder is _PLAIN:
+    if recorder is None:  # it failed before its first attempt began
+        return UNTRACED_NEVER_STARTED
+    if recorder is _PLAIN:
         return UNTRACED_NO_LANGCHAIN
     if trace.tool_calls or trace.messages or trace.agent_path or _saw_runs(recorder):
         return None

@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from agenteval_cli.core.records import OK
 from agenteval_cli.gating.thresholds import Threshold, parse_condition
 from agenteval_cli.metrics.registry import METRICS
 from agenteval_cli.results.sources import ExperimentData, Run
@@ -47,24 +48,38 @@ def example_checks(runs: list[Run], thresholds: Mapping[str, Threshold]) -> list
     """Checks of one example (all its repetitions) for the keys it was scored on."""
     checks = []
     for key, threshold in thresholds.items():
-        values = [
-            float(v) for r in runs if r.error is None and (v := r.scores.get(key)) is not None
-        ]
-        errors = [r.error for r in runs if r.error is not None]
+        # a repetition without an answer (it raised, or stopped at interrupt()) fails the
+        # example whatever its trace scored: it is never a success
+        values = [float(v) for r in runs if r.status == OK and (v := r.scores.get(key)) is not None]
+        errors = [_failure(r) for r in runs if r.status != OK]
         if not values and not errors:
             continue  # not scored on this key at all
         comments = list(dict.fromkeys(c for r in runs if (c := r.comments.get(key))))
-        comments += [f"error: {e}" for e in dict.fromkeys(errors)]
+        comments += list(dict.fromkeys(errors))
         value = math.fsum(values) / len(values) if values and not errors else None
         checks.append(Check(key, threshold, value, "; ".join(comments)))
     return checks
 
 
 def failed_examples(side: ExperimentData, thresholds: Mapping[str, Threshold]) -> list[str]:
-    """Ids of examples that errored or failed a per-example check, in dataset order."""
+    """Ids of examples that errored, stopped at interrupt() or failed a per-example check,
+    in dataset order."""
     applied = example_thresholds(thresholds)
     failed = []
     for example_id, runs in side.by_example().items():
-        if any(r.error for r in runs) or any(not c.passed for c in example_checks(runs, applied)):
+        unanswered = any(r.status != OK for r in runs)
+        if unanswered or any(not c.passed for c in example_checks(runs, applied)):
             failed.append(example_id)
     return failed
+
+
+def no_answer(run: Run) -> str:
+    """Why a run has no answer: its error, or the interrupt() its graph stopped at."""
+    if run.error is not None:
+        return run.error
+    return f"interrupted: stopped at interrupt() waiting for {run.interrupt}"
+
+
+def _failure(run: Run) -> str:
+    """Why a repetition without an answer fails its example's checks."""
+    return f"error: {run.error}" if run.error is not None else no_answer(run)

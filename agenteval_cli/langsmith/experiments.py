@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.core.records import (
     ERROR,
     Example,
@@ -260,6 +261,8 @@ def _pair(
         error=root.error or None,
         latency_s=latency,
         attempts=1,
+        # an interrupted graph's state says so (its __interrupt__), whoever uploaded it
+        interrupt=None if root.error else returned_interrupt(outputs),
     )
     return Example(id=example_id, inputs=inputs, outputs=reference), result
 

@@ -223,6 +223,8 @@ def _runs(
                 "agenteval_experiment": exp.name,
                 "example_id": result.example_id,
                 "repetition": result.repetition,
+                # ok, error, or interrupted (stopped at interrupt(): no error, no answer)
+                "agenteval_status": result.status,
             }
         },
     }

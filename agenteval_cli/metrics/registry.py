@@ -59,6 +59,13 @@ class MetricInfo:
     # example by example ("errors": the share of an example's repetitions that errored).
     compared: bool = False
     paired: str | None = None
+    # Whether a result needs a final answer to have this score. A result that raised or
+    # stopped at interrupt() has none: such keys are null for it (with the reason), while
+    # those read from the trace alone (agents, handoffs, tokens, cost) are still scored.
+    # True unless declared otherwise, so a score nobody said reads only the trace is never
+    # computed from a missing answer.
+    needs_answer: bool = True
+    quiet: bool = False  # a run figure the run table leaves out while it is 0 everywhere
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -126,10 +133,15 @@ def info(key: str) -> MetricInfo:
     return found if found is not None else MetricInfo(key)
 
 
+def needs_answer(key: str) -> bool:
+    """Whether ``key`` is null for a result with no final answer (see ``needs_answer``)."""
+    return info(key).needs_answer
+
+
 def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
     """``base`` with a user's ``label``, ``direction`` (or ``lower_is_better``), ``format``,
-    ``kind`` and ``pass_mark`` on top; ValueError for an unknown field or a value that is
-    none of the allowed ones."""
+    ``kind``, ``pass_mark`` and ``needs_answer`` on top; ValueError for an unknown field or
+    a value that is none of the allowed ones."""
     unknown = set(options) - {
         "label",
         "lower_is_better",
@@ -137,11 +149,17 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
         "format",
         "kind",
         "pass_mark",
+        "needs_answer",
     }
     if unknown:
         raise ValueError(
             f"metric {base.key!r}: unknown field(s) {', '.join(sorted(unknown))}; "
-            "give label, direction (higher or lower), format or kind"
+            "give label, direction (higher or lower), format, kind or needs_answer"
+        )
+    if options.get("needs_answer") is not None and not isinstance(options["needs_answer"], bool):
+        raise ValueError(
+            f"metric {base.key!r}: needs_answer must be true or false, "
+            f"got {options['needs_answer']!r}"
         )
     changes: dict[str, Any] = {}
     if options.get("label") is not None:
@@ -156,6 +174,8 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
         changes["kind"] = options["kind"]
     if options.get("pass_mark") is not None:
         changes["pass_mark"] = str(options["pass_mark"])
+    if options.get("needs_answer") is not None:
+        changes["needs_answer"] = options["needs_answer"]
     return replace(base, **changes) if changes else base
 
 
@@ -187,6 +207,16 @@ declare(
         scope="run",
         compared=True,
         paired="errors",
+    ),
+    metric(
+        "interrupt_rate",
+        "interrupt rate",
+        lower=True,
+        fmt="percent",
+        scope="run",
+        compared=True,
+        paired="interrupts",
+        quiet=True,
     ),
     metric(
         "latency_p50_s",

@@ -14,11 +14,15 @@ from agenteval_cli.metrics.exact_sum import ExactSum, exact_sum
 from agenteval_cli.metrics.registry import METRICS, ordered
 
 
-def outcome(error: str | None, scores: Iterable[tuple[str, Any]]) -> tuple:
-    """What must repeat for a result to count as consistent: error state and the scores that
+def outcome(
+    error: str | None, scores: Iterable[tuple[str, Any]], *, interrupted: bool = False
+) -> tuple:
+    """What must repeat for a result to count as consistent: its status and the scores that
     do not change with a reply's wording (tokens and cost do: declared ``volatile``)."""
     if error is not None:
         return ("error",)
+    if interrupted:
+        return ("interrupted",)
     metrics = METRICS
     return tuple(
         sorted(
@@ -55,6 +59,7 @@ class Summary:
 
     count: int = 0
     errors: int = 0
+    interrupts: int = 0  # results that stopped at interrupt() (status interrupted)
     sums: dict[str, ExactSum] = field(default_factory=dict)  # with the count of each key
     latencies: list[float] = field(default_factory=list)  # of the calls made, not cached
     cached: int = 0  # results served from the response cache: no latency of their own
@@ -77,6 +82,7 @@ class Summary:
             [(score.key, score.score) for score in result.scores],
             [call.model for call in result.trace.model_calls],
             cached=result.cached,
+            interrupted=result.interrupt is not None,
         )
 
     def add_row(
@@ -89,13 +95,20 @@ class Summary:
         models: Iterable[str],
         *,
         cached: bool = False,
+        interrupted: bool = False,
     ) -> None:
         """One result, as its parts: what the store's rows give without building a Result.
         A ``cached`` result's latency is the stored one of an earlier call, not a
-        measurement: it is counted in ``cached`` and left out of the latency figures."""
+        measurement: it is counted in ``cached`` and left out of the latency figures.
+
+        The scores of a result that errored or was ``interrupted`` count like any other's:
+        they are its trace's (the keys that need an answer are null for it, so they are
+        over the answered results alone)."""
         self.count += 1
         if self.track_outcomes:
-            self.outcomes.setdefault(example_id, []).append(outcome(error, scores))
+            self.outcomes.setdefault(example_id, []).append(
+                outcome(error, scores, interrupted=interrupted)
+            )
         if cached:
             self.cached += 1
         else:
@@ -103,7 +116,8 @@ class Summary:
         self.models.update(models)
         if error is not None:
             self.errors += 1
-            return
+        elif interrupted:
+            self.interrupts += 1
         sums, by_repetition = self.sums, self.by_repetition
         for key, score in scores:
             if score is None:
@@ -149,6 +163,7 @@ class Summary:
         values: dict[str, float | None] = {}
         run: dict[str, float | None] = {}
         run["error_rate"] = self.errors / self.count if self.count else None
+        run["interrupt_rate"] = self.interrupts / self.count if self.count else None
         if self.has_latency:
             run["latency_p50_s"] = percentile(self.latencies, 50)
             run["latency_p95_s"] = percentile(self.latencies, 95)
@@ -165,6 +180,22 @@ class Summary:
         for key in ordered({*self.keys, *self.sums, *run}, self.keys):
             values[key] = run[key] if key in run else self.mean(key)
         return values
+
+
+def unanswered_note(summaries: Sequence[Summary]) -> str | None:
+    """What the figures include when some result has no answer (it errored or stopped at
+    interrupt()): the trace's figures (routing, handoffs, tokens, cost...) count every
+    result, the answer's only the answered ones. None when every result answered."""
+    errors = sum(s.errors for s in summaries)
+    interrupts = sum(s.interrupts for s in summaries)
+    if not errors and not interrupts:
+        return None
+    parts = [f"the {errors} errored"] if errors else []
+    parts += [f"the {interrupts} stopped at interrupt()"] if interrupts else []
+    return (
+        f"trace figures (agents, handoffs, tokens, cost) count every request, "
+        f"{' and '.join(parts)} too; figures that need an answer leave them out"
+    )
 
 
 def summarize(

@@ -159,8 +159,9 @@ def aggregate(
 
 
 def aggregate_results(results: Iterable[Any], pricing: Mapping[str, Any] | None) -> AgentUsage:
-    """Over :class:`~agenteval_cli.core.records.Result` objects, the failed ones left out."""
-    return aggregate((r.trace.model_calls for r in results if r.error is None), pricing)
+    """Over :class:`~agenteval_cli.core.records.Result` objects: every call made, those of
+    results that errored or stopped at an interrupt included."""
+    return aggregate((r.trace.model_calls for r in results), pricing)
 
 
 def stored_usage(store: Store, experiment_id: str) -> AgentUsage:

@@ -207,8 +207,18 @@ def print_agents(console: Console, comparison: Comparison) -> None:
 
 def print_errors(console: Console, comparison: Comparison) -> None:
     """Per side with errored calls: how many, and the most common kinds with their counts
-    and first message (as ``agenteval run`` lists them)."""
+    and first message (as ``agenteval run`` lists them); with interrupted ones, how many."""
     for name, found in zip(comparison.names, comparison.errors, strict=True):
+        if found.interrupted:
+            console.print(
+                console_text(
+                    f"  stopped at interrupt(): {name}: {found.interrupted} of {found.calls} "
+                    "request(s) waiting for input"
+                ),
+                style="yellow",
+                highlight=False,
+                markup=False,
+            )
         if not found.errored:
             continue
         console.print(
@@ -234,6 +244,8 @@ def print_comparison(console: Console, comparison: Comparison, *, by_agent: bool
         console.print(
             "  [bold yellow]warning:[/] " + escape(console_text(warning)), highlight=False
         )
+    if comparison.note:
+        console.print(f"  {comparison.note}", style="dim", highlight=False, markup=False)
     console.print(
         console_text(f"  Δ = {' / '.join(comparison.names[1:]) or '–'} minus {comparison.names[0]}")
         + ", mean of the per-example differences; 95% CI by paired bootstrap over "

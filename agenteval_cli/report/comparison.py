@@ -15,9 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import INTERRUPTED
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.metrics.registry import run_metrics
 from agenteval_cli.metrics.stats import PairedComparison, compare_examples
+from agenteval_cli.metrics.summary import unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
 from agenteval_cli.results.errors import ErrorReason, error_reasons
 from agenteval_cli.results.sources import ExperimentData, Run
@@ -119,6 +121,7 @@ class SideErrors:
     calls: int
     errored: int
     reasons: list[ErrorReason]
+    interrupted: int = 0  # runs that stopped at interrupt(): no error, no answer
 
 
 @dataclass
@@ -135,6 +138,8 @@ class Comparison:
     left_out: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[SideErrors] = field(default_factory=list)  # per side
+    # What the figures include when some run has no answer (it errored or was interrupted).
+    note: str | None = None
 
     @property
     def has_errors(self) -> bool:
@@ -186,16 +191,14 @@ def confusion_matrix(side: ExperimentData) -> Confusion | None:
 
     if not side.has_traces or not ran_family(side, "routing"):
         return None
-    rows = ((r.reference, r.trace) for r in side.runs if r.error is None)  # one at a time
+    rows = ((r.reference, r.trace) for r in side.runs)  # one at a time, every status
     matrix = matrix_of(rows, ignore_agents=confusion_ignore(side.evaluators))
     return None if matrix is None else Confusion.from_matrix(matrix)
 
 
 def histogram(side: ExperimentData, key: str) -> Counter[int]:
-    """How many successful runs had each (whole) value of ``key``."""
-    return Counter(
-        int(v) for r in side.runs if r.error is None and (v := r.scores.get(key)) is not None
-    )
+    """How many runs had each (whole) value of ``key`` (those without one left out)."""
+    return Counter(int(v) for r in side.runs if (v := r.scores.get(key)) is not None)
 
 
 def histograms(
@@ -253,12 +256,13 @@ def shared_examples(sides: list[ExperimentData]) -> set[str]:
 
 
 def agent_usage(sides: list[ExperimentData]) -> list[AgentUsage | None]:
-    """Each side's per-agent figures over its successful runs of the examples every side
-    ran; None for a side without traces (a baseline file)."""
+    """Each side's per-agent figures over its runs (every call made, errored and
+    interrupted runs too) of the examples every side ran; None for a side without traces
+    (a baseline file)."""
     common = shared_examples(sides)
     return [
         aggregate(
-            (r.model_calls for r in side.runs if r.error is None and r.example_id in common),
+            (r.model_calls for r in side.runs if r.example_id in common),
             side.pricing,
         )
         if side.has_traces and side.has_model_calls
@@ -281,6 +285,7 @@ def build(
         raise UserError("nothing to compare", hint="name at least one experiment or target")
     check_same_data(sides, allow_different_data)
     paired, warnings = on_shared_examples(sides)
+    warnings += unmeasured_errors(paired)
     configured = [k for s in paired for k in s.metric_keys]
     keys = metricinfo.ordered(set().union(*(s.score_keys() for s in paired)), configured)
     common = shared_examples(paired)
@@ -306,12 +311,14 @@ def build(
         left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
         errors=[side_errors(s) for s in paired],
+        note=unanswered_note(summaries),
     )
 
 
 def side_errors(side: ExperimentData) -> SideErrors:
     errored = [r.error for r in side.runs if r.error is not None]
-    return SideErrors(len(side.runs), len(errored), error_reasons(errored))
+    interrupted = sum(1 for r in side.runs if r.status == INTERRUPTED)
+    return SideErrors(len(side.runs), len(errored), error_reasons(errored), interrupted)
 
 
 def run_rows(
@@ -334,9 +341,29 @@ def run_rows(
             means = [None if f is None else m for f, m in zip(found, means, strict=True)]
             per_example = [f or {} for f in found]  # a side that does not record it: unpaired
             vs_first = [compare_examples(per_example[0], v, **extra) for v in per_example[1:]]
+        if declared.quiet and not any(means):  # 0 (or unknown) on every side: no row
+            continue
         if any(m is not None for m in means):
             rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
     return rows
+
+
+def unmeasured_errors(sides: list[ExperimentData]) -> list[str]:
+    """A line per side whose errored results were stored unscored, as agenteval did before
+    it measured them from their traces: its trace figures leave those requests out, where a
+    newer experiment's count them, so the sides' figures differ in what they are over."""
+    warnings = []
+    for side in sides:
+        if not side.metric_keys:
+            continue
+        unscored = sum(1 for r in side.runs if r.error is not None and not r.scores)
+        if unscored:
+            warnings.append(
+                f"{side.target}: {unscored:,} errored result(s) were stored without scores "
+                "(by an agenteval that did not measure them): its trace figures (routing, "
+                "handoffs, tokens, cost) leave them out"
+            )
+    return warnings
 
 
 def on_shared_examples(sides: list[ExperimentData]) -> tuple[list[ExperimentData], list[str]]:

@@ -238,6 +238,7 @@ def _run_view(
         "repetition": run.repetition,
         "response": run.final_response,
         "error": run.error,
+        "interrupt": run.interrupt,  # stopped at interrupt(): what the graph waits for
         "untraced": run.untraced,
         "chain": chain,
         "other_handoffs": other_handoffs,
@@ -367,7 +368,7 @@ def _examples(
             flags.append(
                 None
                 if not runs
-                else any(r.error for r in runs)
+                else any(r.status != "ok" for r in runs)
                 or any(not c.passed for c in example_checks(runs, checks))
             )
         failing[example_id] = flags
@@ -433,7 +434,7 @@ def _examples(
 
 
 def _mean(runs: list[Run], key: str) -> float | None:
-    values = [float(v) for r in runs if r.error is None and (v := r.scores.get(key)) is not None]
+    values = [float(v) for r in runs if (v := r.scores.get(key)) is not None]
     return sum(values) / len(values) if values else None
 
 
@@ -532,6 +533,7 @@ def render_html(
         sides=comparison.sides,
         common=comparison.common_examples,
         warnings=comparison.warnings,
+        note=comparison.note,
         table=_table(comparison),
         consistency=[fmt_mean("consistency", c) for c in comparison.consistency],
         has_consistency=any(c is not None for c in comparison.consistency),

@@ -1,9 +1,10 @@
 """The ``--json`` export: a stable shape for users' scripts.
 
 ``{"experiments": [{"name", "target", "metrics": {<metric>: <mean>}, "agents": {<path>: {...}},
-"results": [...]}]}``; ``agents`` is :mod:`agenteval_cli.report.agents` over the successful
-results, keyed ``"team > agent"``. :func:`write_json` writes it as the store's rows are read,
-one result at a time, so its memory does not grow with the experiment.
+"results": [...]}]}``; ``agents`` is :mod:`agenteval_cli.report.agents` over every result
+(those that errored or stopped at an interrupt too: every call made), keyed ``"team >
+agent"``. :func:`write_json` writes it as the store's rows are read, one result at a time,
+so its memory does not grow with the experiment.
 """
 
 from __future__ import annotations
@@ -56,15 +57,10 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
     def model_calls() -> Iterator[list[Any]]:
         for stored in store.results(experiment_id):
             summary.add(stored.result)
-            if stored.result.error is None:
-                yield stored.result.trace.model_calls
+            yield stored.result.trace.model_calls  # every call made, failed requests too
 
     usage = aggregate(model_calls(), pricing)
-    routed = (
-        (s.reference_outputs, s.result.trace)
-        for s in store.results(experiment_id)
-        if s.result.error is None
-    )
+    routed = ((s.reference_outputs, s.result.trace) for s in store.results(experiment_id))
     return {
         "name": experiment.name,
         "target": experiment.target,
@@ -75,6 +71,13 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
         "started_at": experiment.started_at,
         "ended_at": experiment.ended_at,
         "metrics": summary.metrics(),
+        # results of each status: the trace figures are over all of them, the answer's
+        # over the ``ok`` ones
+        "statuses": {
+            "ok": summary.count - summary.errors - summary.interrupts,
+            "error": summary.errors,
+            "interrupted": summary.interrupts,
+        },
         "metric_counts": dict(summary.counts),  # results each metric was computed over
         "pricing": pricing,
         "agents": usage.to_json(),
@@ -111,7 +114,9 @@ def result_json(stored: StoredResult) -> dict[str, Any]:
         "latency_s": r.latency_s,
         "attempts": r.attempts,
         "cached": r.cached,
+        "status": r.status,  # ok, error, or interrupted (stopped at interrupt())
         "error": r.error,
+        "interrupt": r.interrupt,  # what an interrupted graph waits for
     }
 
 

@@ -101,6 +101,13 @@ def render_markdown(
                 + kinds
                 + (f"; and {more} other kind(s)" if more > 0 else "")
             )
+        if found.interrupted:
+            lines.append(
+                f"- **Interrupted** {_code(name)}: {found.interrupted} of {found.calls} "
+                "request(s) stopped at `interrupt()`, waiting for input"
+            )
+    if comparison.note:
+        lines.append(f"- {_cell(comparison.note)}")
     lines += [
         "",
         f"{comparison.common_examples} paired examples. 95% CI by paired bootstrap over "

@@ -76,6 +76,8 @@ def comparison_table(
         if declared.aggregation == "sum":
             totals.append(key)
             continue
+        if declared.quiet and not any(m.get(key) for m in metrics):
+            continue  # a figure shown only when some target has it (interrupt rate)
         if all(m.get(key) is None for m in metrics):
             table.add_row(plain(label(key)), *(Text(NA) for _ in metrics))
         else:
@@ -115,10 +117,14 @@ def _number(value: float | bool | None) -> float | None:
 
 
 def _sampled(summary: Summary, key: str) -> int | None:
-    """How many results a figure was computed over, when fewer than all that succeeded
-    (a sampled evaluator, or one that failed on some examples)."""
+    """How many results a figure was computed over, when fewer than all that could have it
+    (a sampled evaluator, or one that failed on some examples): every result for a figure
+    of the trace, the answered ones for a figure that needs the answer."""
     n = summary.counts.get(key, 0)
-    return n if 0 < n < summary.count - summary.errors else None
+    could = summary.count
+    if info(key).needs_answer:
+        could -= summary.errors + summary.interrupts
+    return n if 0 < n < could else None
 
 
 def _details(keys: list[str], metrics: dict[str, float | None]) -> str:
@@ -234,4 +240,5 @@ def print_stored_agents(console: Console, store: Store, experiment_ids: Sequence
     from agenteval_cli.report.agents import stored_usage
 
     columns = [(store.experiment(i).target, stored_usage(store, i)) for i in experiment_ids]
-    print_agent_table(console, columns, title="per agent · totals over the successful results")
+    title = "per agent · totals over every result (every call made, failed requests too)"
+    print_agent_table(console, columns, title=title)

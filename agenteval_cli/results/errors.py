@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agenteval_cli.core.records import INTERRUPTED
 from agenteval_cli.store.db import Store
 
 
@@ -33,6 +34,7 @@ class TargetErrors:
     reasons: list[ErrorReason]
     # evaluator key -> (results it scored, results it failed on, first failure's comment)
     evaluators: dict[str, tuple[int, int, str]]
+    interrupted: int = 0  # calls whose graph stopped at interrupt(): no error, no answer
 
     @property
     def rate(self) -> float:
@@ -44,6 +46,14 @@ class TargetErrors:
     def over(self, max_error_rate: float) -> bool:
         """Whether the calls errored more often than ``max_error_rate`` allows."""
         return self.errored > max_error_rate * self.calls
+
+    @property
+    def interrupt_rate(self) -> float:
+        return self.interrupted / self.calls if self.calls else 0.0
+
+    def over_interrupts(self, max_interrupt_rate: float) -> bool:
+        """Whether more calls stopped at interrupt() than ``max_interrupt_rate`` allows."""
+        return self.interrupted > max_interrupt_rate * self.calls
 
 
 def error_kind(message: str) -> str:
@@ -114,7 +124,8 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
             (first_id, key),
         ).fetchone()
         evaluators[key] = (count, failed, comment)
-    return TargetErrors(target, calls, errored, reasons, evaluators)
+    interrupted = store.status_counts(experiment_id).get(INTERRUPTED, 0)
+    return TargetErrors(target, calls, errored, reasons, evaluators, interrupted)
 
 
 def run_errors(store: Store, experiment_ids: list[str]) -> list[TargetErrors]:

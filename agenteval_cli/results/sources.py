@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.core.records import ModelCall, Run
+from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run
 from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ class ExperimentData:
                 list(run.scores.items()),
                 (call.model for call in run.model_calls),
                 cached=run.cached,
+                interrupted=run.interrupt is not None,
             )
         return summary
 
@@ -107,15 +108,17 @@ class ExperimentData:
     def per_example_figure(self, paired: str) -> dict[str, float] | None:
         """A run figure per example, as a metric's ``paired`` names it (see
         :class:`~agenteval_cli.metrics.registry.MetricInfo`): ``errors``, the share of the
-        example's repetitions that errored; None when the source does not record it."""
-        if paired != "errors":
+        example's repetitions that errored, ``interrupts`` that stopped at interrupt(); None
+        when the source does not record it."""
+        if paired not in ("errors", "interrupts"):
             raise ValueError(f"no per-example figure {paired!r}")
         if not self.records_errors:
             return None
+        status = ERROR if paired == "errors" else INTERRUPTED
         counts: dict[str, list[int]] = {}
         for run in self.runs:
             count = counts.setdefault(run.example_id, [0, 0])
-            count[0] += run.error is not None
+            count[0] += run.status == status
             count[1] += 1
         return {eid: errored / n for eid, (errored, n) in counts.items()}
 
@@ -123,8 +126,8 @@ class ExperimentData:
         """Each example's score for ``key``, averaged over its repetitions that scored it."""
         values: dict[str, list[float]] = {}
         for run in self.runs:
-            score = run.scores.get(key)
-            if run.error is None and score is not None:
+            score = run.scores.get(key)  # null for a run without the answer it needs
+            if score is not None:
                 values.setdefault(run.example_id, []).append(float(score))
         return {eid: math.fsum(v) / len(v) for eid, v in values.items()}
 
@@ -229,6 +232,7 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         tokens=dict(trace.get("tokens") or {}),
         latency_s=float(data.get("latency_s") or 0.0),
         error=data.get("error"),
+        interrupt=data.get("interrupt"),
         model_calls=[_model_call(m) for m in trace.get("model_calls") or []],
         untraced=trace.get("untraced"),
         coordinators=tuple(str(a) for a in trace.get("coordinators") or ()),

@@ -447,6 +447,9 @@ class Spec(SpecModel):
     # The share of target calls (per target) that may end in error before the run fails;
     # 0, as a test runner fails on any error.
     max_error_rate: Fraction = 0.0
+    # The share of requests (per target) that may stop at interrupt() waiting for input
+    # (status interrupted) before the run fails; 0: a graph that stops short fails the run.
+    max_interrupt_rate: Fraction = 0.0
     # Where the calls run: this process, or Ray workers (agenteval_cli.execution.ray_executor).
     executor: Executor = "local"
     ray: RaySpec = Field(default_factory=RaySpec)

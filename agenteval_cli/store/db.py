@@ -27,6 +27,7 @@ from agenteval_cli.store.results import (
     encode,
     iter_results,
     now,
+    status_columns,
     stored_summary,
     write,
 )
@@ -344,6 +345,15 @@ class Store:
         return count
 
     # resume -----------------------------------------------------------------------------
+
+    def status_counts(self, experiment_id: str) -> dict[str, int]:
+        """The experiment's results by status (``ok``, ``error``, ``interrupted``)."""
+        rows = self.db.execute(
+            f"SELECT {status_columns(self.db, 'status')}, COUNT(*) FROM results"
+            " WHERE experiment_id = ? GROUP BY 1",
+            (experiment_id,),
+        )
+        return dict(rows.fetchall())
 
     def result_keys(self, experiment_id: str) -> dict[tuple[str, int], bool]:
         """``(example_id, repetition) -> ended in error`` for every stored result."""

@@ -266,6 +266,17 @@ def add_experiments_shard(db: sqlite3.Connection) -> None:
     _add_column(db, "experiments", "dataset_examples", "INTEGER")
 
 
+# A store without them holds no interrupted result: read as such (status from ``error``).
+@migration(readable=lambda db: True)
+def add_results_status(db: sqlite3.Connection) -> None:
+    """A result's status, ``ok``, ``error`` or ``interrupted`` (the graph stopped at
+    ``interrupt()``), and for an interrupted one what it waits for."""
+    if "status" not in _columns(db, "results"):
+        _add_column(db, "results", "status", "TEXT NOT NULL DEFAULT 'ok'")
+        db.execute("UPDATE results SET status = 'error' WHERE error IS NOT NULL")
+    _add_column(db, "results", "interrupt", "TEXT")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
@@ -344,6 +355,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 # run, and read-only commands read it as it is (a writing open adds them).
 OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
     "experiments": ("shard_index", "shard_count", "dataset_examples"),
+    "results": ("status", "interrupt"),
 }
 LOCK_COLUMNS = ("run_id", "host", "pid", "process_start", "token", "locked_at")
 

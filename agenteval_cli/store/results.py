@@ -21,7 +21,7 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from agenteval_cli.core.records import Example, Result, Score, Trace
+from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace
 from agenteval_cli.core.redact import redact
 from agenteval_cli.core.safe_text import storable
 from agenteval_cli.store.tx import is_storage_failure, write_transaction
@@ -66,13 +66,28 @@ def dumps(value: Any) -> str:
 
 RESULT_COLUMNS = (
     "experiment_id, example_id, repetition, inputs_json, reference_json, outputs_json,"
-    " trace_json, error, latency_s, finished_at, attempts, cached, scores_json"
+    " trace_json, error, latency_s, finished_at, attempts, cached, scores_json, status,"
+    " interrupt"
 )
 # ``error`` is bound as '' for none (an error message is never empty): binding None costs
 # sqlite3 an adapter lookup per row, '' does not.
 INSERT_RESULT = (
-    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?)"
+    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?,?,?)"
 )
+# What a store from before results had a status reads them as: none was interrupted.
+STATUS_OF_OLD_ROWS = {
+    "status": "CASE WHEN error IS NULL THEN 'ok' ELSE 'error' END",
+    "interrupt": "NULL",
+}
+
+
+def status_columns(db: sqlite3.Connection, *names: str) -> str:
+    """``names`` (``status``, ``interrupt``) as a SELECT's expressions: the columns, or on a
+    store read as it is from before they existed, what its rows mean (no interrupt)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(results)")}
+    return ", ".join(n if n in present else f"{STATUS_OF_OLD_ROWS[n]} AS {n}" for n in names)
+
+
 INSERT_CACHE = (
     "INSERT OR REPLACE INTO cache (key, target_path, outputs_json, trace_json, latency_s,"
     " created_at) VALUES (?,?,?,?,?,?)"
@@ -152,9 +167,11 @@ def encode(
         result.attempts,
         1 if result.cached else 0,
         None if scores_json is None else storable(scores_json),
+        result.status,
+        None if result.interrupt is None else storable(redact(result.interrupt)),
     )
     cache = None
-    if cache_key is not None and result.error is None and outputs_json is not None:
+    if cache_key is not None and result.status == OK and outputs_json is not None:
         cache = (cache_key, target_path, outputs_json, trace_json, result.latency_s, finished)
     return EncodedResult(row, cache, replace)
 
@@ -324,12 +341,12 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
 
     rows = db.execute(
         "SELECT example_id, repetition, inputs_json, reference_json, outputs_json, trace_json,"
-        " error, latency_s, attempts, cached, scores_json"
+        f" error, latency_s, attempts, cached, scores_json, {status_columns(db, 'interrupt')}"
         " FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
     for example_id, rep, inputs, reference, outputs, trace, error, latency, *rest in rows:
-        attempts, cached, scores = rest
+        attempts, cached, scores, interrupt = rest
         result = Result(
             example_id=example_id,
             repetition=rep,
@@ -340,6 +357,7 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
             attempts=attempts,
             cached=bool(cached),
             scores=_scores(scores),
+            interrupt=interrupt,
         )
         yield StoredResult(json.loads(inputs), json.loads(reference), result)
 
@@ -358,18 +376,27 @@ def stored_summary(
     rows = db.execute(
         "SELECT example_id, repetition, error, latency_s, cached, scores_json,"
         " CASE WHEN instr(trace_json, '\"model_calls\":[]') THEN NULL"
-        " ELSE json_extract(trace_json, '$.model_calls') END"
+        f" ELSE json_extract(trace_json, '$.model_calls') END, {status_columns(db, 'status')}"
         " FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
-    for example_id, rep, error, latency, cached, scores_json, model_calls in rows:
+    for example_id, rep, error, latency, cached, scores_json, model_calls, status in rows:
         scores = decoded.get(scores_json) if scores_json is not None else ()
         if scores is None:
             if len(decoded) >= 4096:  # bounded: distinct comments make distinct texts
                 decoded.clear()
             scores = decoded[scores_json] = [(k, score) for k, score, _ in json.loads(scores_json)]
         models = [call["model"] for call in json.loads(model_calls)] if model_calls else ()
-        add(example_id, rep, error, latency or 0.0, scores, models, cached=bool(cached))
+        add(
+            example_id,
+            rep,
+            error,
+            latency or 0.0,
+            scores,
+            models,
+            cached=bool(cached),
+            interrupted=status == INTERRUPTED,
+        )
     return summary
 
 

@@ -65,6 +65,7 @@ def run_spec(
     rows: list[dict[str, Any]],
     evaluators: list[Any] | None = None,
     name: str = "forms",
+    exit_code: int = 0,
     **spec: Any,
 ) -> Run:
     folder.mkdir(parents=True, exist_ok=True)
@@ -87,7 +88,7 @@ def run_spec(
         ["run", str(spec_path), "--store", str(db), "--json", str(out)],
         catch_exceptions=False,
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     data = json.loads(out.read_text())
     by_target: dict[str, list[Row]] = {}
     with Store(db) as store:
@@ -132,18 +133,39 @@ def _close(a: Any, b: Any) -> bool:
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
 
 
+# The metrics of BASE_EVALUATORS that need a final answer: null for a result without one.
+ANSWER_METRICS = ("resolution_coverage",)
+
+
 def mismatches(
-    run: Run, target: str, form: Form, *, graph: str | None = None, question_key: str = "question"
+    run: Run,
+    target: str,
+    form: Form,
+    *,
+    graph: str | None = None,
+    question_key: str = "question",
+    unanswered: dict[str, str] | None = None,
 ) -> list[str]:
-    """Every difference between the target's results and the truth from the log."""
+    """Every difference between the target's results and the truth from the log.
+
+    ``unanswered`` maps the examples the test expects to end without an answer to their
+    status (``error`` or ``interrupted``): their trace metrics are held against the truth
+    like any other's, their answer metrics must be null with the reason, and the means of
+    the answer metrics are over the answered results alone. Any other errored or
+    interrupted result is a mismatch."""
     truth_by_question = truths(run, graph or target, form)
     problems: list[str] = []
     means: dict[str, list[Any]] = {}
+    expected_status = unanswered or {}
     for row in run.rows[target]:
         where = f"{target}/{row.example_id}"
         differ = _differ(problems, where)
-        if row.json["error"] is not None:
-            differ("error", row.json["error"], None)
+        status = row.json.get("status", "ok")
+        wanted = expected_status.get(row.example_id, "ok")
+        if status != wanted:
+            differ("status", status, wanted)
+            if row.json["error"] is not None and wanted == "ok":
+                differ("error", row.json["error"], None)
             continue
         truth = truth_by_question.get(str(row.inputs[question_key]))
         if truth is None:
@@ -160,6 +182,12 @@ def mismatches(
             "cost_usd": truth.cost_usd,
             "resolution_coverage": truth.coverage(row.reference.get("must_mention")),
         }
+        if wanted != "ok":
+            for key in ANSWER_METRICS:
+                del checks[key]
+                comment = row.json["comments"].get(key, "")
+                if scores.get(key, "missing") is not None or not comment.startswith("no answer:"):
+                    differ(f"{key} (no answer)", (scores.get(key, "missing"), comment), None)
         for key, want in checks.items():
             got = scores.get(key, "missing")
             same = got == want if isinstance(want, bool) else _close(got, want)
