@@ -16,7 +16,7 @@ from forms import datasets
 from forms.branches import finishing_order
 from forms.harness import BASE_EVALUATORS, Run, mismatches, report, run_spec, truths
 from forms.model import Call
-from forms.truth import Form, truth_of
+from forms.truth import Form, same_request, truth_of
 
 from agenteval_cli.core.records import Trace
 
@@ -480,3 +480,55 @@ def test_truth_of_a_fan_out_counts_each_branch():
     )  # fmt: skip
     one = truth_of([call(0, "router"), call(1, "billing"), call(2, "router")], FANOUT)
     assert (one.path, one.chain) == (["router", "billing", "router"], 2)
+
+
+# -- a request retried after a transient failure ---------------------------------------------------
+
+
+def test_a_retried_request_spends_every_attempts_calls_and_routes_as_its_last(tmp_path):
+    """The first attempt of each request runs the whole supervisor, then loses its answer to a
+    connection reset; ``retries:`` calls it again. Tokens, cost and usage per agent count the
+    calls of both attempts (each was made and billed); agents, handoffs and routing are the
+    last attempt's, the one whose answer is the result."""
+    from forms.supervisors import FAILED_ONCE
+
+    FAILED_ONCE.clear()
+    run = run_spec(
+        tmp_path,
+        targets={"flaky_function": "forms.supervisors:flaky_function"},
+        rows=datasets.support(),
+        retries={"max": 2, "on": ["connection"], "initial_delay_s": 0, "max_delay_s": 0},
+    )
+    by_question: dict[str, list[Call]] = {}
+    for c in run.calls:
+        by_question.setdefault(c.question, []).append(c)
+    for row in run.rows["flaky_function"]:
+        attempts = same_request(by_question[row.question])
+        assert len(attempts) == 2 and row.json["attempts"] == 2, row.example_id
+        last, spent = (
+            truth_of(attempts[-1], SUPERVISED),
+            truth_of(attempts[0] + attempts[1], SUPERVISED),
+        )
+        scores = row.scores
+        assert scores["total_tokens"] == spent.total_tokens == 2 * last.total_tokens
+        assert scores["input_tokens"] == spent.input_tokens
+        assert scores["cost_usd"] == pytest.approx(spent.cost_usd, rel=1e-12)
+        assert row.json["trace"]["agent_path"] == last.path
+        assert scores["handoff_chain_length"] == last.chain
+        assert scores["routing_accuracy"] == last.routing_accuracy(row.reference["expected_agents"])
+        per_agent = {
+            key: (u["model_calls"], u["input_tokens"], u["output_tokens"])
+            for key, u in row.trace.by_agent().items()
+        }
+        assert per_agent == spent.per_leaf
+        retried = [c for c in row.trace.model_calls if c.retried]
+        assert len(retried) == len(attempts[0])
+        assert [c["retried"] for c in row.json["trace"]["model_calls"]] == [True] * len(
+            attempts[0]
+        ) + [False] * len(attempts[1])
+    spent_all = [
+        truth_of(by_question[r.question], SUPERVISED).cost_usd for r in run.rows["flaky_function"]
+    ]
+    assert run.metrics("flaky_function")["cost_usd"] == pytest.approx(
+        sum(spent_all) / len(spent_all), rel=1e-12
+    )

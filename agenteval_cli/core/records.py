@@ -36,6 +36,9 @@ class ModelCall:
     latency_s: float = 0.0
     path: list[str] = field(default_factory=list)
     failed: bool = False  # it raised and answered nothing: the agent was reached, no tokens
+    # Made by an earlier attempt of the request, which failed and was retried: spent (its
+    # tokens and cost count), but what the request did is the last attempt's.
+    retried: bool = False
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -145,10 +148,12 @@ class Trace:
 
     @property
     def agent_paths(self) -> list[list[str]]:
-        """The distinct agent paths (outer to inner) that made model calls, first seen first."""
+        """The distinct agent paths (outer to inner) that made model calls, first seen first;
+        calls of retried attempts left out (the request's agents are its last attempt's)."""
         seen: dict[tuple[str, ...], None] = {}
         for call in self.model_calls:
-            seen.setdefault(tuple(call.path), None)
+            if not call.retried:
+                seen.setdefault(tuple(call.path), None)
         return [list(p) for p in seen]
 
     @property
@@ -242,6 +247,7 @@ class Trace:
                     "latency_s": m.latency_s,
                     "path": list(m.path),
                     "failed": m.failed,
+                    "retried": m.retried,
                 }
                 for m in self.model_calls
             ],

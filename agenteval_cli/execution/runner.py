@@ -33,7 +33,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.interrupts import INTERRUPT_KEY, raised_interrupts, returned_interrupt
-from agenteval_cli.core.records import Example, Result, Score, Trace
+from agenteval_cli.core.records import Example, ModelCall, Result, Score, Trace
 from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score, unscored
@@ -465,12 +465,15 @@ class Runner:
         timeout = self.settings.timeout_s
         recorder: Any = None  # the last attempt's, and when it started
         started: float | None = None
+        retried: list[ModelCall] = []  # the model calls of attempts that failed: spent too
 
         target = item.target
         waited: list[Any] = []  # this attempt's thread requests that found no free thread
 
         async def attempt() -> dict[str, Any]:
             nonlocal recorder, started
+            if recorder is not None:  # an earlier attempt failed: its calls were still made
+                retried.extend(_retried_calls(recorder))
             while True:
                 untraced = "langchain_core" not in sys.modules
                 waited.clear()
@@ -542,6 +545,8 @@ class Runner:
         trace.error = error
         if not trace.model_calls:  # an errored call is measured too: it needs a trace
             trace.untraced = _untraced(recorder, trace)
+        if retried:
+            trace.model_calls = [*retried, *trace.model_calls]
         result = Result(
             example_id=item.example.id,
             repetition=item.repetition,
@@ -553,6 +558,14 @@ class Runner:
             interrupt=None if error is not None else returned_interrupt(outputs),
         )
         return result
+
+
+def _retried_calls(recorder: Any) -> list[ModelCall]:
+    """The model calls a failed attempt made, marked as retried (none for an untraced one)."""
+    calls = recorder.trace().model_calls
+    for call in calls:
+        call.retried = True
+    return calls
 
 
 def _give_back(loop: asyncio.AbstractEventLoop, previous: Any, pool: Any) -> None:

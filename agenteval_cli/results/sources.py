@@ -250,6 +250,7 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         latency_s=float(data.get("latency_s") or 0.0),
         path=[str(a) for a in data.get("path") or []],
         failed=bool(data.get("failed")),
+        retried=bool(data.get("retried")),
     )
 
 

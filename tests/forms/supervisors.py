@@ -163,3 +163,17 @@ _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="forms-worker")
 def threaded_function(inputs: dict) -> dict:
     """The graph runs on a worker thread of the function's own pool."""
     return _outputs(_POOL.submit(_threaded_graph.invoke, _state(inputs)).result())
+
+
+# A request whose answer is lost on the way back the first time (the graph ran, then the
+# connection reset): the run's retry policy calls it again, and both attempts' calls are spent.
+_flaky_graph = build("flaky_function")
+FAILED_ONCE: set[str] = set()
+
+
+async def flaky_function(inputs: dict) -> dict:
+    result = await _flaky_graph.ainvoke(_state(inputs))
+    if inputs["question"] not in FAILED_ONCE:
+        FAILED_ONCE.add(inputs["question"])
+        raise ConnectionError("connection reset by peer")
+    return _outputs(result)
