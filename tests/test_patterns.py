@@ -326,3 +326,20 @@ def test_an_active_agent_key_the_graph_lacks_is_refused_before_any_call(tmp_path
         "key of the graph's state (did you mean 'current_step'?; its keys: messages, jump_to, "
         "structured_response, current_step)"
     )
+
+
+def test_a_skill_tool_call_that_failed_or_never_ran_loaded_nothing():
+    """Only a call that succeeded loads its skill: one that raised (an unknown skill) or that
+    nothing ran is no skill loaded, whichever argument names it."""
+    from agenteval_cli.core.records import ERROR, NOT_RUN, ToolCall
+    from agenteval_cli.trace.skills import skills_loaded
+
+    calls = [
+        ToolCall("assistant", "load_skill", {"skill_name": "refunds"}, status=ERROR),
+        ToolCall("assistant", "load_skill", {"skill_name": "billing"}),
+        ToolCall("assistant", "load_skill", {"skill_name": "tech"}, status=NOT_RUN),
+        ToolCall("assistant", "lookup_invoice", {"invoice_id": "INV-42"}),
+        ToolCall("assistant", "load_skill", {"skill_name": "billing"}),
+    ]
+    assert skills_loaded(calls, {"load_skill": None}) == ["billing"]
+    assert skills_loaded(calls, {"load_skill": "skill_name"}) == ["billing"]

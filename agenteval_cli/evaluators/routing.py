@@ -7,7 +7,7 @@ when it is any level of an invoked agent's path (``money_team > account`` meets 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from agenteval_cli.core.records import Trace
@@ -68,18 +68,29 @@ def routing_accuracy() -> Any:
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         if (unknown := _untraced("routing_accuracy", trace)) is not None:
             return unknown
-        expected = list(dict.fromkeys(agent_names(reference_outputs.get("expected_agents"))))
-        invoked = invoked_names(trace)
-        if not expected:
-            return {"key": "routing_accuracy", "score": 1.0, "comment": "no agents expected"}
-        missing = [a for a in expected if a not in invoked]
-        score = (len(expected) - len(missing)) / len(expected)
-        comment = f"invoked {trace.agents_invoked}"
-        if missing:
-            comment += f"; missing {missing}"
-        return {"key": "routing_accuracy", "score": score, "comment": comment}
+        return expected_share(
+            "routing_accuracy",
+            reference_outputs.get("expected_agents"),
+            invoked_names(trace),
+            seen=f"invoked {trace.agents_invoked}",
+            nothing_expected="no agents expected",
+        )
 
     return evaluate
+
+
+def expected_share(
+    key: str, expected: Any, found: Collection[str], *, seen: str, nothing_expected: str
+) -> dict:
+    """|expected ∩ found| / |expected| (names compared as :func:`agent_names` spells them),
+    1.0 when nothing is expected; the comment says what was ``seen`` and what is missing."""
+    wanted = list(dict.fromkeys(agent_names(expected)))
+    if not wanted:
+        return {"key": key, "score": 1.0, "comment": nothing_expected}
+    missing = [name for name in wanted if name not in found]
+    score = (len(wanted) - len(missing)) / len(wanted)
+    comment = f"{seen}; missing {missing}" if missing else seen
+    return {"key": key, "score": score, "comment": comment}
 
 
 @register(

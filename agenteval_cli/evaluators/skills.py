@@ -8,7 +8,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.evaluators.routing import agent_names
+from agenteval_cli.evaluators.routing import agent_names, expected_share
 from agenteval_cli.metrics.registry import metric
 
 NO_SKILL_TOOLS = "the target declares no skill_tools, so which skills it loaded is unknown"
@@ -20,6 +20,7 @@ NO_SKILL_TOOLS = "the target declares no skill_tools, so which skills it loaded 
     reads="outputs.expected_skills; trace skills (the target's skill_tools)",
     description="share of expected skills that a skill tool loaded",
     metrics=[metric("skill_accuracy", "skill accuracy", fmt="percent")],
+    needs_answer=False,
 )
 def skill_accuracy() -> Any:
     """|expected ∩ loaded| / |expected| over ``expected_skills`` (names compared
@@ -35,15 +36,12 @@ def skill_accuracy() -> Any:
             }
         if trace.skills is None:
             return {"key": "skill_accuracy", "score": None, "comment": NO_SKILL_TOOLS}
-        expected = list(dict.fromkeys(agent_names(reference_outputs.get("expected_skills"))))
-        loaded = agent_names(trace.skills)
-        if not expected:
-            return {"key": "skill_accuracy", "score": 1.0, "comment": "no skills expected"}
-        missing = [s for s in expected if s not in loaded]
-        score = (len(expected) - len(missing)) / len(expected)
-        comment = f"loaded {trace.skills}"
-        if missing:
-            comment += f"; missing {missing}"
-        return {"key": "skill_accuracy", "score": score, "comment": comment}
+        return expected_share(
+            "skill_accuracy",
+            reference_outputs.get("expected_skills"),
+            agent_names(trace.skills),
+            seen=f"loaded {trace.skills}",
+            nothing_expected="no skills expected",
+        )
 
     return evaluate
