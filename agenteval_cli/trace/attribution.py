@@ -515,9 +515,11 @@ def tool_kind(
 
 def graph_coordinators(graph: Any) -> list[str]:
     """Nodes of a compiled graph (and its subgraphs) that coordinate: they route onwards
-    (conditional edges, or ``Command`` destinations to several nodes), and other nodes hand
-    control back to them by a fixed edge or by a ``Command`` that can go nowhere else, as
-    langgraph-supervisor's supervisor, a router and the supervisor tutorial's do."""
+    (conditional edges, or ``Command`` destinations to more than one place, ending the run
+    counted: a supervisor over one agent chooses between it and the end), and other nodes
+    hand control back to them by a fixed edge or by a ``Command`` that can go nowhere else
+    (not even to the end), as langgraph-supervisor's supervisor, a router and the supervisor
+    tutorial's do."""
     found: dict[str, None] = {}
     graphs = [graph]
     # a graph that cannot list its subgraphs still has its own edges
@@ -529,9 +531,9 @@ def graph_coordinators(graph: Any) -> list[str]:
         if not isinstance(nodes, dict):
             continue
         branches = getattr(builder, "branches", {}) or {}
-        ends = {name: _destinations(spec) for name, spec in nodes.items()}
+        ends = {name: _choices(spec) for name, spec in nodes.items()}
         returns = set(getattr(builder, "edges", set()) or set())
-        returns |= {(name, only[0]) for name, only in ends.items() if len(only) == 1}
+        returns |= {(name, *only) for name, only in ends.items() if len(only) == 1}
         for source, target in returns:
             if source not in nodes or target not in nodes or source == target:
                 continue
@@ -542,6 +544,6 @@ def graph_coordinators(graph: Any) -> list[str]:
     return list(found)
 
 
-def _destinations(node: Any) -> list[str]:
-    """The nodes a node's ``Command`` may go to (``__end__`` left out)."""
-    return [e for e in getattr(node, "ends", None) or () if not str(e).startswith("__")]
+def _choices(node: Any) -> set[str]:
+    """Every place a node's ``Command`` may send control, ``__end__`` included."""
+    return {str(e) for e in getattr(node, "ends", None) or ()}
