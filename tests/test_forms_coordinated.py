@@ -61,10 +61,14 @@ def test_single_agent_supervisor_with_a_custom_name(tmp_path):
     assert_exact(run, "solo_manager", form)
 
 
-def test_supervisor_tutorial_as_written(tmp_path):
+@pytest.mark.parametrize("target", ["tutorial_exact", "tutorial_agents"])
+def test_supervisor_tutorial_as_written(tmp_path, target):
+    """The structured-output router, workers answering as named human messages: the
+    supervisor coordinates, its ``Router`` calls are no work, the answer is the last
+    worker's message."""
     run = run_spec(
         tmp_path,
-        targets={"tutorial_exact": "forms.coordinated:tutorial_exact"},
+        targets={target: f"forms.coordinated:{target}"},
         rows=datasets.support(tools=True),
         evaluators=[*EVALUATORS, "trajectory_match", "unnecessary_steps"],
     )
@@ -73,8 +77,8 @@ def test_supervisor_tutorial_as_written(tmp_path):
         kinds={"Router": "output"},
         final_text=coordinated.workers_answer,
     )
-    assert_exact(run, "tutorial_exact", form)
-    for row in run.rows["tutorial_exact"]:
+    assert_exact(run, target, form)
+    for row in run.rows[target]:
         assert row.scores["trajectory_match"] is True, row.json
         assert row.scores["unnecessary_steps"] == 0, row.json
 

@@ -90,7 +90,9 @@ def route_next(messages: list[BaseMessage]) -> AIMessage:
     return call("Router", {"next": open_parts[0] if open_parts else "FINISH"})
 
 
-def build_tutorial(graph: str) -> Any:
+def build_tutorial(graph: str, *, workers: str = "react") -> Any:
+    """The tutorial's graph; its workers are ``create_react_agent`` agents, or with
+    ``workers="create_agent"`` LangChain 1's ``create_agent``, unnamed either way."""
     llm = FormModel(graph=graph, agent="supervisor", policy=route_next, model_name="form-large")
     members = list(AGENTS)
     system_prompt = (
@@ -107,9 +109,13 @@ def build_tutorial(graph: str) -> Any:
         return Command(goto=goto, update={"next": goto})
 
     def worker(name: str) -> Any:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            agent = create_react_agent(form_model(graph, name, specialist(name)), [TOOL_OF[name]])
+        model = form_model(graph, name, specialist(name))
+        if workers == "create_agent":
+            agent = create_agent(model, [TOOL_OF[name]])
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                agent = create_react_agent(model, [TOOL_OF[name]])
 
         def node(state: State) -> Command[Literal["supervisor"]]:
             result = agent.invoke(state)
@@ -137,6 +143,7 @@ def workers_answer(calls: Any) -> str:
 
 
 tutorial_exact = build_tutorial("tutorial_exact")
+tutorial_agents = build_tutorial("tutorial_agents", workers="create_agent")
 
 
 # -- create_supervisor over create_agent agents with middleware --------------------------------
