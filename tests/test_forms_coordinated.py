@@ -193,3 +193,35 @@ def test_deep_agent_with_a_supervisor_team_as_compiled_subagent(tmp_path):
                 want[" > ".join(path[:depth])] = want.get(" > ".join(path[:depth]), 0) + 1
         got = {k: v["model_calls"] for k, v in row.trace.by_agent().items()}
         assert got == want, (row.example_id, got, want)
+
+
+def test_hierarchical_teams_tutorial(tmp_path):
+    """Teams with supervisors of their own, built like the top one: every ``supervisor``
+    coordinates (none of its return trips is a bounce), the two in different places stay
+    two steps, each team's usage is its members' and its supervisor's."""
+    run = run_spec(
+        tmp_path,
+        targets={"hierarchical_teams": "forms.coordinated:hierarchical_teams"},
+        rows=datasets.hierarchy(),
+    )
+    form = Form(
+        coordinators=frozenset({"supervisor"}),
+        teams={
+            member: (team,) for team, members in coordinated.TEAMS.items() for member in members
+        },
+        kinds={"Router": "output"},
+        final_text=coordinated.workers_answer,
+    )
+    both = truths(run, "hierarchical_teams", form)["Refund my invoice and fix the app crash."]
+    assert both.path == [
+        "supervisor", "supervisor", "billing", "supervisor", "supervisor",
+        "supervisor", "tech", "supervisor", "supervisor",
+    ]  # fmt: skip
+    problems = mismatches(run, "hierarchical_teams", form)
+    for row in run.rows["hierarchical_teams"]:
+        calls = truths(run, "hierarchical_teams", form)[row.question].calls
+        want = [[*c.team, c.agent] if c.team else form.path_of(c.agent) for c in calls]
+        got = [c["path"] for c in row.json["trace"]["model_calls"]]
+        if got != want:
+            problems.append(f"{row.example_id}: model call paths: agenteval={got} truth={want}")
+    assert not problems, report(problems)

@@ -410,3 +410,103 @@ def _delegate_once(agent: str) -> Any:
 
 
 deep_team = build_deep_team("deep_team")
+
+
+# -- LangGraph's hierarchical agent teams tutorial ------------------------------------------------
+
+TEAMS = {"money_team": ("billing", "account"), "tech_team": ("tech", "network")}
+
+
+def team_router(members: tuple[str, ...]) -> Any:
+    """``make_supervisor_node``'s router over ``members``: the first open part among them
+    (a member's answer is a named human message), then FINISH."""
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        open_parts = [
+            d for d in needed(question(messages)) if d in members and not done(messages, d)
+        ]
+        return call("Router", {"next": open_parts[0] if open_parts else "FINISH"})
+
+    return policy
+
+
+def top_router(messages: list[BaseMessage]) -> AIMessage:
+    """The top supervisor: the first team, in the order of ``TEAMS``, with an open part."""
+    want = needed(question(messages))
+    for team, members in TEAMS.items():
+        if any(d in want and not done(messages, d) for d in members):
+            return call("Router", {"next": team})
+    return call("Router", {"next": "FINISH"})
+
+
+def make_supervisor_node(llm: Any, members: tuple[str, ...]) -> Any:
+    """The tutorial's helper: a node asking ``llm.with_structured_output(Router)`` for the
+    member to act next and going there by ``Command``."""
+    options = ("FINISH", *members)
+
+    class Router(TypedDict):
+        next: str
+
+    Router.__doc__ = f"Worker to route to next, one of {options}."
+    system_prompt = f"You are a supervisor managing these workers: {list(members)}."
+
+    def supervisor_node(state: MessagesState) -> Command:
+        messages = [{"role": "system", "content": system_prompt}, *state["messages"]]
+        goto = llm.with_structured_output(Router).invoke(messages)["next"]
+        return Command(goto=END if goto == "FINISH" else goto)
+
+    return supervisor_node
+
+
+def build_hierarchical_teams(graph: str) -> Any:
+    """Teams built like the tutorial's: each a graph of its own ``supervisor`` node and
+    worker nodes running unnamed agents; the top graph's ``supervisor`` routes to team nodes
+    that invoke the team's graph and answer with ``HumanMessage(name=<team>)``. (The team
+    nodes pass the whole conversation, where the tutorial passes its last message.)"""
+
+    def team_graph(team: str, members: tuple[str, ...]) -> Any:
+        llm = FormModel(
+            graph=graph,
+            agent="supervisor",
+            policy=team_router(members),
+            model_name="form-large",
+            team=(team,),
+        )
+        builder = StateGraph(MessagesState)
+        builder.add_node(
+            "supervisor", make_supervisor_node(llm, members), destinations=(*members, END)
+        )
+        for name in members:
+            agent = create_agent(form_model(graph, name, specialist(name)), [TOOL_OF[name]])
+
+            def worker(state: MessagesState, agent: Any = agent, name: str = name) -> Command:
+                result = agent.invoke(state)
+                answer = HumanMessage(content=result["messages"][-1].content, name=name)
+                return Command(update={"messages": [answer]}, goto="supervisor")
+
+            builder.add_node(name, worker, destinations=("supervisor",))
+        builder.add_edge(START, "supervisor")
+        return builder.compile()
+
+    teams = {team: team_graph(team, members) for team, members in TEAMS.items()}
+    top = FormModel(graph=graph, agent="supervisor", policy=top_router, model_name="form-large")
+
+    def call_team(team: str) -> Any:
+        def node(state: MessagesState) -> Command:
+            response = teams[team].invoke({"messages": state["messages"]})
+            answer = HumanMessage(content=response["messages"][-1].content, name=team)
+            return Command(update={"messages": [answer]}, goto="supervisor")
+
+        return node
+
+    builder = StateGraph(MessagesState)
+    builder.add_node(
+        "supervisor", make_supervisor_node(top, tuple(TEAMS)), destinations=(*TEAMS, END)
+    )
+    for team in TEAMS:
+        builder.add_node(team, call_team(team), destinations=("supervisor",))
+    builder.add_edge(START, "supervisor")
+    return builder.compile()
+
+
+hierarchical_teams = build_hierarchical_teams("hierarchical_teams")
