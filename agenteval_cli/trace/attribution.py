@@ -541,7 +541,43 @@ def graph_coordinators(graph: Any) -> list[str]:
                 continue
             if branches.get(target) or len(ends[target]) > 1:  # it routes
                 found.setdefault(target, None)
+        found.update(dict.fromkeys(_dispatchers(nodes, returns, branches, ends)))
     return list(found)
+
+
+def _dispatchers(
+    nodes: dict[str, Any],
+    edges: set[tuple[str, ...]],
+    branches: dict[str, Any],
+    ends: dict[str, set[str]],
+) -> list[str]:
+    """The entry node of a graph when it routes onwards and no other node routes to it
+    (the Router pattern's classify node), and the node its routes all meet at again by
+    fixed edges (the synthesize node): neither is an agent the request is routed to."""
+    routes: dict[str, set[str]] = {}  # a node that routes -> where it may send control
+    for name in nodes:
+        places = set(ends[name]) if len(ends[name]) > 1 else set()
+        for branch in (branches.get(name) or {}).values():
+            mapping = getattr(branch, "ends", None)
+            if not isinstance(mapping, dict):
+                return []  # a route whose destinations the graph does not list
+            places |= {str(p) for p in mapping.values()}
+        if places:
+            routes[name] = places
+    found: list[str] = []
+    entries = [edge[-1] for edge in edges if edge[0] == "__start__" and len(edge) == 2]
+    for entry in entries:
+        if entry not in routes or is_step_node(entry):
+            continue
+        if any(entry in places for name, places in routes.items() if name != entry):
+            continue
+        found.append(entry)
+        routed = routes[entry] & set(nodes)
+        for join in {edge[-1] for edge in edges if edge[0] in routed and edge[-1] in nodes}:
+            sources = {edge[0] for edge in edges if edge[-1] == join}
+            if len(sources) > 1 and sources <= routed and join not in routes:
+                found.append(join)
+    return found
 
 
 def _choices(node: Any) -> set[str]:
