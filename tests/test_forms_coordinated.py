@@ -174,26 +174,32 @@ def test_deep_agent_with_its_own_tools_and_the_general_purpose_subagent(tmp_path
     assert (task["kind"], task["status"], task.get("target")) == ("tool", "ok", None), task
 
 
-def test_deep_agent_with_a_supervisor_team_as_compiled_subagent(tmp_path):
+@pytest.mark.parametrize(
+    ("target", "lead", "ids"),
+    [
+        ("deep_team", "supervisor", None),
+        ("deep_solo_team", "lead", ("billing", "hours")),  # one agent under a custom name
+    ],
+)
+def test_deep_agent_with_a_supervisor_team_as_compiled_subagent(tmp_path, target, lead, ids):
+    rows = [r for r in datasets.support() if ids is None or r["id"] in ids]
     run = run_spec(
         tmp_path,
-        targets={"deep_team": "forms.coordinated:deep_team"},
-        rows=datasets.support(),
+        targets={target: f"forms.coordinated:{target}"},
+        rows=rows,
         evaluators=EVALUATORS,
     )
     form = Form(
-        coordinators=frozenset({"deep_team", "supervisor"}),
+        coordinators=frozenset({target, lead}),
         kinds={"task": "agent"},
         paths_known=False,  # checked below: the team sits under the main agent
     )
-    assert_exact(run, "deep_team", form)
-    truth = truths(run, "deep_team", form)
-    for row in run.rows["deep_team"]:
+    assert_exact(run, target, form)
+    truth = truths(run, target, form)
+    for row in run.rows[target]:
         want: dict[str, int] = {}
         for c in truth[row.question].calls:
-            path = (
-                ["deep_team"] if c.agent == "deep_team" else ["deep_team", "support_team", c.agent]
-            )
+            path = [target] if c.agent == target else [target, "support_team", c.agent]
             for depth in range(1, len(path) + 1):
                 want[" > ".join(path[:depth])] = want.get(" > ".join(path[:depth]), 0) + 1
         got = {k: v["model_calls"] for k, v in row.trace.by_agent().items()}

@@ -372,18 +372,23 @@ def build_concierge(graph: str) -> Any:
 concierge = build_concierge("concierge")
 
 
-def build_deep_team(graph: str) -> Any:
-    """A deep agent whose one sub-agent is a langgraph-supervisor team."""
+def build_deep_team(
+    graph: str, *, members: tuple[str, ...] = AGENTS, lead: str = "supervisor"
+) -> Any:
+    """A deep agent whose one sub-agent is a langgraph-supervisor team of ``members`` led by
+    ``lead`` (its ``supervisor_name``)."""
     from deepagents import CompiledSubAgent, create_deep_agent
 
-    members = [
+    agents = [
         create_agent(form_model(graph, name, specialist(name)), [TOOL_OF[name]], name=name)
-        for name in AGENTS
+        for name in members
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         team = create_supervisor(
-            members, model=form_model(graph, "supervisor", supervisor(AGENTS), large=True)
+            agents,
+            model=form_model(graph, lead, supervisor(members), large=True),
+            supervisor_name=lead,
         ).compile(name="support_team")
     main_policy = _delegate_once("support_team")
     return create_deep_agent(
@@ -410,6 +415,7 @@ def _delegate_once(agent: str) -> Any:
 
 
 deep_team = build_deep_team("deep_team")
+deep_solo_team = build_deep_team("deep_solo_team", members=("billing",), lead="lead")
 
 
 # -- LangGraph's hierarchical agent teams tutorial ------------------------------------------------
