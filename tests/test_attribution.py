@@ -100,11 +100,13 @@ def test_teams_of_function_nodes_with_command_routing() -> None:
         ("supervisor", "supervisor", "command"),
     ]
     assert chain_length(trace) == 4
-    # every hop is a Command, and nothing returns by an edge: no coordinator is found, and
-    # the team supervisor → search → team supervisor exchange is a bounce unless declared
-    assert ping_pong_at(trace) == 2
-    trace.coordinators = ["supervisor"]  # as `coordinators: [supervisor]` in the spec gives
+    # every hop is a Command; the top supervisor chooses between its team and the end, and
+    # the team's node can only go back to it: a coordinator found in the graph, so the
+    # supervisor → search → supervisor exchange is no bounce
+    assert graph_coordinators(graph) == ["supervisor"]
     assert ping_pong_at(trace) is None
+    trace.coordinators = []  # without it, that exchange is a bounce
+    assert ping_pong_at(trace) == 2
 
 
 class _MapState(TypedDict):

@@ -515,9 +515,11 @@ def tool_kind(
 
 def graph_coordinators(graph: Any) -> list[str]:
     """Nodes of a compiled graph (and its subgraphs) that coordinate: they route onwards
-    (conditional edges, or ``Command`` destinations to several nodes), and other nodes hand
-    control back to them by a fixed edge or by a ``Command`` that can go nowhere else, as
-    langgraph-supervisor's supervisor, a router and the supervisor tutorial's do."""
+    (conditional edges, or ``Command`` destinations to more than one place, ending the run
+    counted: a supervisor over one agent chooses between it and the end), and other nodes
+    hand control back to them by a fixed edge or by a ``Command`` that can go nowhere else
+    (not even to the end), as langgraph-supervisor's supervisor, a router and the supervisor
+    tutorial's do."""
     found: dict[str, None] = {}
     graphs = [graph]
     # a graph that cannot list its subgraphs still has its own edges
@@ -529,9 +531,9 @@ def graph_coordinators(graph: Any) -> list[str]:
         if not isinstance(nodes, dict):
             continue
         branches = getattr(builder, "branches", {}) or {}
-        ends = {name: _destinations(spec) for name, spec in nodes.items()}
+        ends = {name: _choices(spec) for name, spec in nodes.items()}
         returns = set(getattr(builder, "edges", set()) or set())
-        returns |= {(name, only[0]) for name, only in ends.items() if len(only) == 1}
+        returns |= {(name, *only) for name, only in ends.items() if len(only) == 1}
         for source, target in returns:
             if source not in nodes or target not in nodes or source == target:
                 continue
@@ -539,9 +541,45 @@ def graph_coordinators(graph: Any) -> list[str]:
                 continue
             if branches.get(target) or len(ends[target]) > 1:  # it routes
                 found.setdefault(target, None)
+        found.update(dict.fromkeys(_dispatchers(nodes, returns, branches, ends)))
     return list(found)
 
 
-def _destinations(node: Any) -> list[str]:
-    """The nodes a node's ``Command`` may go to (``__end__`` left out)."""
-    return [e for e in getattr(node, "ends", None) or () if not str(e).startswith("__")]
+def _dispatchers(
+    nodes: dict[str, Any],
+    edges: set[tuple[str, ...]],
+    branches: dict[str, Any],
+    ends: dict[str, set[str]],
+) -> list[str]:
+    """The entry node of a graph when it routes onwards and no other node routes to it
+    (the Router pattern's classify node), and the node its routes all meet at again by
+    fixed edges (the synthesize node): neither is an agent the request is routed to."""
+    routes: dict[str, set[str]] = {}  # a node that routes -> where it may send control
+    for name in nodes:
+        places = set(ends[name]) if len(ends[name]) > 1 else set()
+        for branch in (branches.get(name) or {}).values():
+            mapping = getattr(branch, "ends", None)
+            if not isinstance(mapping, dict):
+                return []  # a route whose destinations the graph does not list
+            places |= {str(p) for p in mapping.values()}
+        if places:
+            routes[name] = places
+    found: list[str] = []
+    entries = [edge[-1] for edge in edges if edge[0] == "__start__" and len(edge) == 2]
+    for entry in entries:
+        if entry not in routes or is_step_node(entry):
+            continue
+        if any(entry in places for name, places in routes.items() if name != entry):
+            continue
+        found.append(entry)
+        routed = routes[entry] & set(nodes)
+        for join in {edge[-1] for edge in edges if edge[0] in routed and edge[-1] in nodes}:
+            sources = {edge[0] for edge in edges if edge[-1] == join}
+            if len(sources) > 1 and sources <= routed and join not in routes:
+                found.append(join)
+    return found
+
+
+def _choices(node: Any) -> set[str]:
+    """Every place a node's ``Command`` may send control, ``__end__`` included."""
+    return {str(e) for e in getattr(node, "ends", None) or ()}

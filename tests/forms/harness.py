@@ -241,9 +241,16 @@ def _per_agent(where: str, trace: Trace, truth: Truth, form: Form) -> list[str]:
         )
     usage = trace.by_agent()
     want_rows: dict[str, tuple[int, int | None, int | None]] = dict(truth.per_team)
-    if form.paths_known:
-        for leaf, figures in truth.per_leaf.items():
-            want_rows[" > ".join(form.path_of(leaf))] = figures
+    if form.paths_known:  # each place an agent sits in (two teams' "supervisor" are two)
+        by_path: dict[str, list[Call]] = {}
+        for c in truth.calls:
+            by_path.setdefault(" > ".join([*form.teams_of(c), c.agent]), []).append(c)
+        for key, calls in by_path.items():
+            want_rows[key] = (
+                len(calls),
+                _total([c.input_tokens for c in calls]),
+                _total([c.output_tokens for c in calls]),
+            )
     got_rows = {
         key: (
             (usage[key]["model_calls"], usage[key]["input_tokens"], usage[key]["output_tokens"])

@@ -50,6 +50,9 @@ class Call:
     output_tokens: int | None
     text: str  # the reply's text
     tools: tuple[tuple[str, str], ...]  # the reply's tool calls: (name, JSON arguments)
+    # the teams around the agent, outer first, where agents of one name sit in several teams
+    # (each team's own "supervisor"); () when the test's Form says it by the agent's name
+    team: tuple[str, ...] = ()
 
 
 class CallLog:
@@ -117,6 +120,7 @@ class FormModel(BaseChatModel):
     # messages -> the agent this call serves, where one model plays several roles (read from
     # the prompt the graph swapped in); None: always ``agent``
     agent_from: Any = Field(default=None, exclude=True)
+    team: tuple[str, ...] = ()  # logged with each call (see Call.team)
 
     @property
     def _llm_type(self) -> str:
@@ -165,6 +169,7 @@ class FormModel(BaseChatModel):
                 (c["name"], json.dumps(c.get("args") or {}, sort_keys=True))
                 for c in reply.tool_calls
             ),
+            team=self.team,
         )
         return ChatResult(generations=[ChatGeneration(message=reply)])
 

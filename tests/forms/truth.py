@@ -51,6 +51,10 @@ class Form:
     def path_of(self, leaf: str) -> list[str]:
         return [*self.teams.get(leaf, ()), leaf]
 
+    def teams_of(self, call: Call) -> tuple[str, ...]:
+        """The teams around a call's agent: by its name, else as its model logged them."""
+        return self.teams.get(call.agent, ()) or call.team
+
 
 @dataclass
 class Truth:
@@ -82,8 +86,8 @@ class Truth:
         return sum(1 for t in terms if t.lower() in text) / len(terms)
 
 
-def collapse(agents: Sequence[str]) -> list[str]:
-    path: list[str] = []
+def collapse(agents: Sequence[Any]) -> list[Any]:
+    path: list[Any] = []
     for agent in agents:
         if not path or path[-1] != agent:
             path.append(agent)
@@ -134,17 +138,18 @@ def truth_of(
         chain += (len(ran) if tail else 0) + max(len(tail) - 1, 0)
         pong = bounces(head, form.coordinators) or bounces(tail, form.coordinators)
     else:
-        path = collapse(agents)
+        # consecutive calls by one agent are one step; agents of one name in different
+        # teams stay two
+        steps = collapse([(form.teams_of(c), c.agent) for c in calls])
+        path = [agent for _, agent in steps]
         chain = max(len(path) - 1, 0)
         pong = bounces(path, form.coordinators)
-    invoked = {a.lower() for leaf in set(agents) for a in form.path_of(leaf)}
+    invoked = {a.lower() for c in calls for a in (*form.teams_of(c), c.agent)}
     per_leaf = {
         leaf: _usage([c for c in calls if c.agent == leaf]) for leaf in dict.fromkeys(agents)
     }
-    teams = {t for leaf in agents for t in form.teams.get(leaf, ())}
-    per_team = {
-        team: _usage([c for c in calls if team in form.teams.get(c.agent, ())]) for team in teams
-    }
+    teams = {t for c in calls for t in form.teams_of(c)}
+    per_team = {team: _usage([c for c in calls if team in form.teams_of(c)]) for team in teams}
     tokens_in = _sum([c.input_tokens for c in calls])
     tokens_out = _sum([c.output_tokens for c in calls])
     return Truth(
