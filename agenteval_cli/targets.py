@@ -27,6 +27,7 @@ from typing import Any
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.spec.model import SpecValueError, split_import_path, template_parts
+from agenteval_cli.trace.skills import ActiveAgent
 
 TargetFn = Callable[[dict[str, Any], list[Any]], Awaitable[dict[str, Any]]]
 
@@ -48,7 +49,7 @@ class Target:
     # input: maps them): its input keys, which must cover every example's fields.
     passes_through: tuple[str, ...] = ()
     input_key: str = "question"  # the field a message input would be read from (for hints)
-    active_agent: str | None = None  # the state key naming the agent at work, if declared
+    active_agent: ActiveAgent | None = None  # the state key naming the agent at work
     # Why the final response will be empty on every call (a state with no place for an
     # answer and no output: naming one), said before the run; None when it can be found.
     no_answer: str | None = None

@@ -217,6 +217,26 @@ def test_handoffs_by_a_state_key(tmp_path):
         assert {(h["via"], h["tool"]) for h in handoffs} <= {("tool", "record_issue")}, handoffs
 
 
+def test_handoffs_by_a_state_key_the_graph_only_defaults(tmp_path):
+    """As LangChain's docs write it, the middleware reads ``current_step`` with a default and
+    nothing puts the key in the input: ``active_agent: {key: current_step, default:
+    triage}`` names the steps before a tool first sets it, and leaves the graph's input as
+    it is. Every metric matches the log as with ``initial_state``."""
+    target = {
+        "target": "forms.patterns:handoffs",
+        "active_agent": {"key": "current_step", "default": "triage"},
+    }
+    run = run_spec(tmp_path, targets={"handoffs": target}, rows=datasets.support())
+    form = Form(kinds={"record_issue": "handoff"})
+    truth = truths(run, "handoffs", form)
+    both = truth["Refund my last invoice and fix the crash in the app."]
+    assert (both.path, both.chain) == (["triage", "billing", "tech"], 2)
+    assert_exact(run, "handoffs", form)
+    for row in run.rows["handoffs"]:
+        assert "current_step" not in row.inputs
+        assert row.json["trace"]["agent_path"][0] == "triage"
+
+
 def test_handoffs_without_the_key_declared_are_one_agent(tmp_path):
     """Without ``active_agent`` nothing outside the graph names the steps: one agent."""
     run = run_spec(

@@ -509,7 +509,17 @@ def test_wrong_target_options(workdir, entry, message):
         ),
         (
             "active_agent: [current_step]",
-            "spec.yaml:6: targets.qa.active_agent: expected a string, got a list",
+            "spec.yaml:6: targets.qa.active_agent: expected a state key or a mapping, got a "
+            "list (e.g. active_agent: current_step, or {key: current_step, default: triage})",
+        ),
+        (
+            "active_agent: {key: current_step, defualt: triage}",
+            "spec.yaml:6: unknown key 'defualt' in targets.qa.active_agent "
+            "(did you mean 'default'?)",
+        ),
+        (
+            "active_agent: {default: triage}",
+            "spec.yaml:6: targets.qa.active_agent: missing required key 'key'",
         ),
         (
             "active_agent: state.current_step",
@@ -544,10 +554,14 @@ def test_pattern_options(workdir):
         BASE + "  qa:\n    target: pkg.qa:graph\n    active_agent: current_step\n"
         "    skill_tools: [load_skill]\n"
         "  qb:\n    target: pkg.qb:graph\n    skill_tools: {load_skill: skill_name}\n"
+        "    active_agent: {key: current_step, default: triage}\n"
     )
     qa, qb = spec.targets[-2:]
-    assert (qa.active_agent, qa.skill_tools) == ("current_step", {"load_skill": None})
-    assert (qb.active_agent, qb.skill_tools) == (None, {"load_skill": "skill_name"})
+    assert qa.active_agent is not None and qb.active_agent is not None
+    assert (qa.active_agent.key, qa.active_agent.default) == ("current_step", None)
+    assert qa.skill_tools == {"load_skill": None}
+    assert (qb.active_agent.key, qb.active_agent.default) == ("current_step", "triage")
+    assert qb.skill_tools == {"load_skill": "skill_name"}
 
 
 def test_malformed_import_path_in_long_form(workdir):

@@ -12,6 +12,7 @@ from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.targets import Target, adapt, check_active_agent, import_object
+from agenteval_cli.trace.skills import ActiveAgent
 
 
 def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
@@ -66,7 +67,7 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                 )
             )
             if target.active_agent is not None and loaded[-1].kind == "graph":
-                check_active_agent(obj, target.active_agent)
+                check_active_agent(obj, target.active_agent.key)
         except TypeError as exc:
             raise UserError(str(exc), file=spec.source, line=line) from None
         except TargetOptionError as exc:
@@ -78,7 +79,9 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                 hint=exc.hint,
             ) from None
         loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
-        loaded[-1].active_agent = target.active_agent
+        if target.active_agent is not None:
+            active = target.active_agent
+            loaded[-1].active_agent = ActiveAgent(active.key, active.default)
         loaded[-1].skill_tools = dict(target.skill_tools)
     return loaded
 

@@ -479,9 +479,7 @@ class Runner:
                 waited.clear()
                 _WAITING.set(waited)
                 # a fresh trace per attempt: failed ones don't count
-                with _capture(
-                    target.coordinators, target.name, target.active_agent, target.skill_tools
-                ) as recorder:
+                with _capture(target) as recorder:
                     started = time.perf_counter()
                     try:
                         outputs = await _within(
@@ -749,24 +747,20 @@ def _saw_runs(recorder: Any) -> bool:
     return bool(getattr(recorder, "saw_runs", False))
 
 
-def _capture(
-    coordinators: tuple[str, ...] = (),
-    own_agent: str | None = None,
-    active_agent: str | None = None,
-    skill_tools: dict[str, str | None] | None = None,
-) -> contextlib.AbstractContextManager[Any]:
-    """A callback recorder for the call: LangChain's when LangChain is loaded (a graph, a
-    Runnable, or a function whose module uses them), else a plain one. ``own_agent`` is the
-    target's name: its agent's, where the graph names none; ``active_agent`` and
-    ``skill_tools`` are the target's declarations (no skill tools: skills unknown)."""
+def _capture(target: Target) -> contextlib.AbstractContextManager[Any]:
+    """A callback recorder for a call of ``target``: LangChain's when LangChain is loaded (a
+    graph, a Runnable, or a function whose module uses them), else a plain one. It reads the
+    trace as the target declares: its coordinators, its name (its agent's, where the graph
+    names none), the state key of its active agent and its skill tools (none: skills
+    unknown)."""
     if "langchain_core" in sys.modules:
         from agenteval_cli.trace.recorder import capture
 
         return capture(
-            coordinators=coordinators,
-            own_agent=own_agent,
-            active_agent=active_agent,
-            skill_tools=skill_tools or None,
+            coordinators=target.coordinators,
+            own_agent=target.name,
+            active_agent=target.active_agent,
+            skill_tools=target.skill_tools or None,
         )
     return _PLAIN
 

@@ -181,6 +181,25 @@ def _check_templates(value: Any, at: tuple[Any, ...]) -> None:
             _check_templates(item, (*at, index))
 
 
+class ActiveAgentSpec(SpecModel):
+    """``active_agent: current_step``, or ``{key: current_step, default: triage}``: the state
+    key naming the agent at work, and the agent it means while the state does not hold it
+    (the graph's code defaults it): a name for the trace only, the graph's input unchanged."""
+
+    key: NonEmptyStr
+    default: NonEmptyStr | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _state_key(cls, value: str) -> str:
+        if value != value.strip() or "." in value:
+            raise SpecValueError(
+                f"expected a state key, got {value!r}",
+                hint="name the key of the graph's state that holds the agent, e.g. current_step",
+            )
+        return value
+
+
 class TargetConfig(SpecModel):
     """``config:`` of a target: merged into the RunnableConfig of every call."""
 
@@ -231,7 +250,7 @@ class TargetSpec(SpecModel):
     coordinators: list[NonEmptyStr] = Field(default_factory=list)
     # the state key that names the agent now at work, where one agent switches roles
     # (LangChain's handoffs by state: a tool sets current_step, middleware swaps the prompt)
-    active_agent: NonEmptyStr | None = None
+    active_agent: ActiveAgentSpec | None = None
     # tools that load a skill: a list of tool names (the skill is the call's first
     # argument), or a mapping of tool name to the argument that names the skill
     skill_tools: dict[str, str | None] = Field(default_factory=dict)
@@ -262,13 +281,16 @@ class TargetSpec(SpecModel):
         _check_templates(value, ())
         return value
 
-    @field_validator("active_agent")
+    @field_validator("active_agent", mode="before")
     @classmethod
-    def _state_key(cls, value: str | None) -> str | None:
-        if value is not None and (value != value.strip() or "." in value):
+    def _state_key(cls, value: Any) -> Any:
+        """``active_agent: current_step`` is ``{key: current_step}``."""
+        if isinstance(value, str):
+            return {"key": value}
+        if value is not None and not isinstance(value, dict):
             raise SpecValueError(
-                f"expected a state key, got {value!r}",
-                hint="name the key of the graph's state that holds the agent, e.g. current_step",
+                f"expected a state key or a mapping, got {describe(value)}",
+                hint="e.g. active_agent: current_step, or {key: current_step, default: triage}",
             )
         return value
 

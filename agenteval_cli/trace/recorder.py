@@ -32,7 +32,7 @@ from agenteval_cli.core.records import ERROR, ModelCall, ToolCall, Trace
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.trace.conversation import Conversation, state_messages
-from agenteval_cli.trace.skills import active_value, skills_loaded, updated_value
+from agenteval_cli.trace.skills import ActiveAgent, active_value, skills_loaded, updated_value
 from agenteval_cli.trace.unran import (
     StructuredOutput,
     same_tool_as_ran,
@@ -59,7 +59,7 @@ def capture(
     *,
     coordinators: Sequence[str] = (),
     own_agent: str | None = None,
-    active_agent: str | None = None,
+    active_agent: ActiveAgent | None = None,
     skill_tools: Mapping[str, str | None] | None = None,
 ) -> Iterator[TraceRecorder]:
     """Record every LangChain/LangGraph run started inside the block, config or not.
@@ -142,12 +142,12 @@ class TraceRecorder(BaseCallbackHandler):
         *,
         coordinators: Sequence[str] = (),
         own_agent: str | None = None,
-        active_agent: str | None = None,
+        active_agent: ActiveAgent | None = None,
         skill_tools: Mapping[str, str | None] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         # Declared by the target: the state key naming the agent at work, the skill tools.
-        self._active_key = active_agent
+        self._active = active_agent
         self._skill_tools = dict(skill_tools) if skill_tools is not None else None
         self._conversation = Conversation()
         self._coordinators = tuple(coordinators)  # declared for the target, or found in it
@@ -197,8 +197,10 @@ class TraceRecorder(BaseCallbackHandler):
     ) -> None:
         with self._lock:
             node = self._register(run_id.int, parent_run_id, metadata, "chain", name or "")
-            if self._active_key is not None:
-                node.active = active_value(inputs, self._active_key)
+            if self._active is not None:
+                node.active = active_value(inputs, self._active.key)
+                if node.active is None and node.is_task:  # the state does not say (yet)
+                    node.active = self._active.default
             if node.parent is None:  # the request's input: prior turns are history
                 self._conversation.merge(state_messages(inputs))
 
@@ -314,7 +316,7 @@ class TraceRecorder(BaseCallbackHandler):
             tool.run = node
             if tool.origin is not None and tool.origin.kind == "model":
                 node.turn = tool.origin.seq  # one model turn's calls run side by side
-                if self._active_key is not None:  # a tool works for the agent that asked
+                if self._active is not None:  # a tool works for the agent that asked
                     node.active = _active_of(tool.origin)
             destination = (metadata or {}).get(_DESTINATION_KEY)
             if isinstance(destination, str):
@@ -328,8 +330,8 @@ class TraceRecorder(BaseCallbackHandler):
             node = self._end(run_id.int)
             if node is not None:
                 node.goto = command_destinations(output)
-                if self._active_key is not None:
-                    self._state_handoff(node, output, self._active_key)
+                if self._active is not None:
+                    self._state_handoff(node, output, self._active.key)
             tool = self._open_tools.pop(run_id.int, None)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.

@@ -10,11 +10,21 @@ call that succeeded loads its skill.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from agenteval_cli.core.records import ToolCall
 
-__all__ = ["active_value", "skills_loaded", "updated_value"]
+__all__ = ["ActiveAgent", "active_value", "skills_loaded", "updated_value"]
+
+
+@dataclass(frozen=True)
+class ActiveAgent:
+    """Where a target's agent at work is read from: a state ``key``, and the agent meant
+    while the state does not hold it (``default``, None: the target's own agent)."""
+
+    key: str
+    default: str | None = None
 
 
 def skills_loaded(calls: Iterable[ToolCall], tools: Mapping[str, str | None]) -> list[str]:
