@@ -39,6 +39,9 @@ class ModelCall:
     # Made by an earlier attempt of the request, which failed and was retried: spent (its
     # tokens and cost count), but what the request did is the last attempt's.
     retried: bool = False
+    # Still running when the request stopped (a timeout, an error elsewhere): it may have
+    # been billed, so its tokens are unknown, not zero.
+    cut_off: bool = False
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -248,6 +251,7 @@ class Trace:
                     "path": list(m.path),
                     "failed": m.failed,
                     "retried": m.retried,
+                    "cut_off": m.cut_off,
                 }
                 for m in self.model_calls
             ],

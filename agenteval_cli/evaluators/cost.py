@@ -105,7 +105,7 @@ def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
         breakdown = ", ".join(
             f"{m}: {_text(u['input'])}+{_text(u['output'])}" for m, u in by_model.items()
         )
-        unknown_note = f"model(s) {unknown} reported no token usage" if unknown else None
+        unknown_note = _unknown_note(trace, unknown)
         tokens_comment = unknown_note or breakdown
         unpriced = [m for m in by_model if model_price(pricing, m) is None]
         if unknown:
@@ -132,6 +132,29 @@ def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
         ]
 
     return evaluate
+
+
+def _unknown_note(trace: Trace, unknown: list[str]) -> str | None:
+    """Why the tokens are unknown: calls cut off while running (a timeout, an error
+    elsewhere), which may still be billed, or models that reported no usage."""
+    if not unknown:
+        return None
+    cut = [c for c in trace.model_calls if c.cut_off and not c.failed]
+    silent = {
+        c.model
+        for c in trace.model_calls
+        if not c.cut_off and not c.failed and (c.input_tokens is None or c.output_tokens is None)
+    }
+    notes = []
+    if cut:
+        agents = list(dict.fromkeys(c.agent for c in cut))
+        notes.append(
+            f"{len(cut)} model call(s) of {agents} still running when the request stopped "
+            "(it may be billed; its usage never came back)"
+        )
+    if silent:
+        notes.append(f"model(s) {[m for m in unknown if m in silent]} reported no token usage")
+    return "; ".join(notes)
 
 
 def _total(values: Any) -> int | None:

@@ -251,6 +251,7 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         path=[str(a) for a in data.get("path") or []],
         failed=bool(data.get("failed")),
         retried=bool(data.get("retried")),
+        cut_off=bool(data.get("cut_off")),
     )
 
 

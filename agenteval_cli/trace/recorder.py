@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from agenteval_cli.core.records import ERROR, ModelCall, ToolCall, Trace
+from agenteval_cli.core.records import ERROR, NOT_RUN, ModelCall, ToolCall, Trace
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.trace.conversation import Conversation, state_messages
@@ -353,7 +353,9 @@ class TraceRecorder(BaseCallbackHandler):
                 self._touch()
             node = self._end(run_id.int)
             tool = self._open_tools.pop(run_id.int, None)
-            if node is not None and _bubbling(error):  # a handoff tool's Command
+            if tool is not None and _pausing(error):  # interrupt() in the tool: no answer yet
+                tool.call.status = NOT_RUN
+            elif node is not None and _bubbling(error):  # a handoff tool's Command
                 node.goto = command_destinations(getattr(error, "args", ())[:1])
             elif tool is not None:
                 tool.call.output = error_text(error)
@@ -379,6 +381,7 @@ class TraceRecorder(BaseCallbackHandler):
             for run in self._open_models.values():  # cut off by a timeout or an error
                 run.call.latency_s = now - run.started
                 run.call.input_tokens = run.call.output_tokens = None
+                run.call.cut_off = True
             found = attribute(self._roots, self._coordinators, self._own_agent)
             model_calls = []
             for run in self._models:
@@ -410,6 +413,7 @@ class TraceRecorder(BaseCallbackHandler):
                         structured=structured.get(id(tool.origin)),
                         output_names=output_names,
                         aliases=found.aliases,
+                        accepted=tool.call_id in answered_as_output,
                     )
                 tool_calls.append(
                     _copy(
@@ -582,6 +586,11 @@ def _copy(record: _Record, **changes: Any) -> _Record:
     copied = object.__new__(type(record))
     copied.__dict__.update(record.__dict__, **changes)
     return copied
+
+
+def _pausing(error: BaseException) -> bool:
+    """LangGraph's ``interrupt()``: the run waits for input, what raised it did not finish."""
+    return any(c.__name__ == "GraphInterrupt" for c in type(error).__mro__)
 
 
 def _bubbling(error: BaseException) -> bool:

@@ -88,9 +88,12 @@ def unran_verdict(
     structured: StructuredOutput | None,
     output_names: set[str],
     aliases: Mapping[str, str],
+    accepted: bool = True,
 ) -> tuple[str, str | None, str]:
     """``(kind, target, status)`` of a call the model run ``origin`` asked for, which no tool
-    run answered; ``answer`` is the ToolMessage the graph wrote for it, if any."""
+    run answered; ``answer`` is the ToolMessage the graph wrote for it, if any. ``accepted``
+    is false for a schema call the graph answered without taking it as its structured
+    response (``ToolStrategy`` refusing arguments that fail validation): that call failed."""
     answered = OK if answer is None or answer.status != "error" else ERROR
     if (structured is not None and structured.covers(call.name)) or _parsed(origin):
         return OUTPUT, None, answered
@@ -100,7 +103,7 @@ def unran_verdict(
     if destination is not None:
         return HANDOFF, aliases.get(destination, destination), OK
     if call.name in output_names:
-        return OUTPUT, None, answered
+        return OUTPUT, None, answered if accepted or answer is None else ERROR
     return TOOL, None, NOT_RUN if answer is None else answered
 
 

@@ -225,7 +225,8 @@ def _per_agent(where: str, trace: Trace, truth: Truth, form: Form) -> list[str]:
     problems = []
     leaves: dict[str, list[Any]] = {}
     for call in trace.model_calls:
-        leaves.setdefault(call.agent, []).append(call)
+        if not call.failed:  # a call that raised spends nothing (its agent is in the path)
+            leaves.setdefault(call.agent, []).append(call)
     got_leaf = {
         agent: (
             len(calls),

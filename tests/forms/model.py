@@ -53,6 +53,7 @@ class Call:
     # the teams around the agent, outer first, where agents of one name sit in several teams
     # (each team's own "supervisor"); () when the test's Form says it by the agent's name
     team: tuple[str, ...] = ()
+    error: str | None = None  # the policy raised (a provider error): no reply, no tokens
 
 
 class CallLog:
@@ -136,7 +137,11 @@ class FormModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply = self.policy(list(messages)).model_copy(deep=True)
+        try:
+            reply = self.policy(list(messages)).model_copy(deep=True)
+        except Exception as error:  # a provider error: logged as made, with no reply
+            self._log(messages, None, None, "", (), error=f"{type(error).__name__}: {error}")
+            raise
         reply.tool_calls = [
             {**call, "id": call.get("id") or f"call_{uuid.uuid4().hex[:12]}"}
             for call in reply.tool_calls
@@ -153,6 +158,27 @@ class FormModel(BaseChatModel):
             else None
         )
         reply.response_metadata = {**reply.response_metadata, "model_name": self.model_name}
+        self._log(
+            messages,
+            tokens_in if self.usage else None,
+            tokens_out if self.usage else None,
+            text,
+            tuple(
+                (c["name"], json.dumps(c.get("args") or {}, sort_keys=True))
+                for c in reply.tool_calls
+            ),
+        )
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def _log(
+        self,
+        messages: list[BaseMessage],
+        tokens_in: int | None,
+        tokens_out: int | None,
+        text: str,
+        tools: tuple[tuple[str, str], ...],
+        error: str | None = None,
+    ) -> None:
         humans = [m for m in messages if isinstance(m, HumanMessage)]
         self.log.add(
             graph=self.graph,
@@ -162,16 +188,13 @@ class FormModel(BaseChatModel):
             request=humans[0].id if humans else None,
             humans=len(humans),
             received=len(messages),
-            input_tokens=tokens_in if self.usage else None,
-            output_tokens=tokens_out if self.usage else None,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
             text=text,
-            tools=tuple(
-                (c["name"], json.dumps(c.get("args") or {}, sort_keys=True))
-                for c in reply.tool_calls
-            ),
+            tools=tools,
             team=self.team,
+            error=error,
         )
-        return ChatResult(generations=[ChatGeneration(message=reply)])
 
     async def _agenerate(
         self,

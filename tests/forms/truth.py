@@ -123,9 +123,11 @@ def _cost(calls: Sequence[Call], pricing: dict[str, dict[str, float]]) -> float 
 def truth_of(
     calls: Sequence[Call], form: Form, pricing: dict[str, dict[str, float]] = PRICING
 ) -> Truth:
-    """The metrics of one request, from its model calls (in the order they were made)."""
+    """The metrics of one request, from its model calls (in the order they were made). A call
+    that raised (a provider error) shows its agent was reached and spends nothing."""
     calls = sorted(calls, key=lambda c: c.seq)
     agents = [c.agent for c in calls]
+    reached, calls = calls, [c for c in calls if c.error is None]
     in_branch = [i for i, a in enumerate(agents) if a in form.branches]
     if in_branch:
         first, last = in_branch[0], in_branch[-1]
@@ -146,14 +148,15 @@ def truth_of(
         pong = bounces(path, form.coordinators)
     invoked = {a.lower() for c in calls for a in (*form.teams_of(c), c.agent)}
     per_leaf = {
-        leaf: _usage([c for c in calls if c.agent == leaf]) for leaf in dict.fromkeys(agents)
+        leaf: _usage([c for c in calls if c.agent == leaf])
+        for leaf in dict.fromkeys(c.agent for c in calls)
     }
     teams = {t for c in calls for t in form.teams_of(c)}
     per_team = {team: _usage([c for c in calls if team in form.teams_of(c)]) for team in teams}
     tokens_in = _sum([c.input_tokens for c in calls])
     tokens_out = _sum([c.output_tokens for c in calls])
     return Truth(
-        calls=list(calls),
+        calls=list(reached),
         path=path,
         invoked=invoked,
         chain=chain,

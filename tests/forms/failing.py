@@ -1,0 +1,382 @@
+"""Forms whose requests fail or pause part way, and forms whose tool calls fail: a
+langgraph-supervisor that sends a request to one agent until the recursion limit, a swarm of
+``create_react_agent`` peers doing the same, a tool that raises with no error handling, a
+model that raises after the handoffs, a specialist still running at the timeout,
+``interrupt()`` inside a sub-agent's tool, ``HumanInTheLoopMiddleware`` in a sub-agent,
+a deep agent with ``interrupt_on``, tools that answer ``status="error"`` themselves, a
+``ToolStrategy`` answer that fails validation and is given again, parallel tool calls of
+which one fails, and a graph whose last node loses the connection once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Annotated, Any, Literal
+
+from deepagents import SubAgent, create_deep_agent
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.structured_output import ToolStrategy
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+from langgraph.types import Command, interrupt
+from langgraph_supervisor import create_supervisor
+from langgraph_swarm import create_handoff_tool, create_swarm
+from pydantic import BaseModel
+
+from forms.deep import delegating
+from forms.model import form_model
+from forms.policy import (
+    GREETING,
+    RESULTS,
+    call,
+    called,
+    needed,
+    question,
+    results,
+    specialist,
+    supervisor,
+    transfer,
+)
+from forms.stopped import RUNAWAY, runaway
+from forms.tools import TOOL_OF, lookup_invoice
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from langgraph.prebuilt import create_react_agent
+
+AGENTS = ("billing", "tech")
+BROKEN = "broken"  # a request on which the tech side breaks (its tool or its model)
+SLOW = "slowly"  # a request on which the tech model takes longer than the timeout
+TECH_DOWN = "diagnostics backend crashed"
+PROVIDER_DOWN = "provider overloaded (529)"
+
+
+def _react(graph: str, name: str, policy: Any, tools: Any, **model: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return create_react_agent(form_model(graph, name, policy, **model), tools, name=name)
+
+
+def _supervise(graph: str, members: list[Any], policy: Any, **compile_kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        workflow = create_supervisor(
+            members,
+            model=form_model(graph, "supervisor", policy, large=True),
+            supervisor_name="supervisor",
+        )
+    return workflow.compile(**compile_kw)
+
+
+# -- a supervisor that sends one request to billing until the recursion limit -------------
+
+
+def looping_supervisor_policy(messages: list[BaseMessage]) -> AIMessage:
+    """The supervisor on a "forever" request hands it to billing every time."""
+    if RUNAWAY in question(messages).lower():
+        return call(transfer("billing"))
+    return supervisor(AGENTS)(messages)
+
+
+def build_looping_supervisor(graph: str) -> Any:
+    members = [_react(graph, n, specialist(n), [TOOL_OF[n]]) for n in AGENTS]
+    return _supervise(graph, members, looping_supervisor_policy)
+
+
+# -- a swarm of create_react_agent peers handing a request back and forth -----------------
+
+
+def build_react_runaway_swarm(graph: str) -> Any:
+    agents = []
+    for name in AGENTS:
+        [other] = [p for p in AGENTS if p != name]
+        agents.append(
+            _react(
+                graph,
+                name,
+                runaway(name, other),
+                [TOOL_OF[name], create_handoff_tool(agent_name=other)],
+            )
+        )
+    return create_swarm(agents, default_active_agent="billing").compile()
+
+
+# -- a tool that raises, nothing handling it -----------------------------------------------
+
+
+@tool("run_diagnostics")
+def crashing_diagnostics(app: str) -> str:
+    """Diagnose an app crash and fix it."""
+    raise RuntimeError(TECH_DOWN)
+
+
+def build_crashing_supervisor(graph: str) -> Any:
+    """tech's ``ToolNode`` has no error handling: its tool's error ends the request."""
+    billing = _react(graph, "billing", specialist("billing"), [TOOL_OF["billing"]])
+    tech = _react(
+        graph,
+        "tech",
+        specialist("tech"),
+        ToolNode([crashing_diagnostics], handle_tool_errors=False),
+    )
+    return _supervise(graph, [billing, tech], supervisor(AGENTS))
+
+
+# -- a model that raises after the handoffs -------------------------------------------------
+
+
+def failing_provider(name: str) -> Any:
+    ordinary = specialist(name)
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        if BROKEN in question(messages).lower():
+            raise RuntimeError(PROVIDER_DOWN)
+        return ordinary(messages)
+
+    return policy
+
+
+def build_provider_error_supervisor(graph: str) -> Any:
+    billing = _react(graph, "billing", specialist("billing"), [TOOL_OF["billing"]])
+    tech = _react(graph, "tech", failing_provider("tech"), [TOOL_OF["tech"]])
+    return _supervise(graph, [billing, tech], supervisor(AGENTS))
+
+
+# -- a specialist still running when the request's time is up -------------------------------
+
+
+def build_slow_supervisor(graph: str) -> Any:
+    billing = _react(graph, "billing", specialist("billing"), [TOOL_OF["billing"]])
+    tech = _react(
+        graph,
+        "tech",
+        specialist("tech"),
+        [TOOL_OF["tech"]],
+        delay_for=lambda q: 30.0 if SLOW in q.lower() else 0.0,
+    )
+    return _supervise(graph, [billing, tech], supervisor(AGENTS))
+
+
+# -- interrupt() inside a sub-agent's tool ----------------------------------------------------
+
+
+@tool("lookup_invoice")
+def approved_lookup_invoice(invoice_id: str) -> str:
+    """Look up an invoice and refund it once a human approves."""
+    answer = interrupt({"approve_refund": invoice_id})
+    return RESULTS["billing"] if answer else "refund declined"
+
+
+def build_tool_interrupt_supervisor(graph: str) -> Any:
+    billing = _react(graph, "billing", specialist("billing"), [approved_lookup_invoice])
+    tech = _react(graph, "tech", specialist("tech"), [TOOL_OF["tech"]])
+    return _supervise(graph, [billing, tech], supervisor(AGENTS), checkpointer=InMemorySaver())
+
+
+# -- HumanInTheLoopMiddleware in a supervisor's sub-agent -----------------------------------
+
+
+def build_hitl_sub_agent_supervisor(graph: str) -> Any:
+    billing = create_agent(
+        form_model(graph, "billing", specialist("billing")),
+        [lookup_invoice],
+        middleware=[HumanInTheLoopMiddleware(interrupt_on={"lookup_invoice": True})],
+        name="billing",
+    )
+    tech = _react(graph, "tech", specialist("tech"), [TOOL_OF["tech"]])
+    return _supervise(graph, [billing, tech], supervisor(AGENTS), checkpointer=InMemorySaver())
+
+
+# -- a deep agent whose sub-agent's tool needs approval (interrupt_on) ----------------------
+
+
+def build_deep_interrupting(graph: str, main: str) -> Any:
+    subagents: list[Any] = [
+        SubAgent(
+            name=name,
+            description=f"Handles {name} questions.",
+            system_prompt=f"You are the {name} specialist.",
+            tools=[TOOL_OF[name]],
+            model=form_model(graph, name, specialist(name)),
+            **({"interrupt_on": {"lookup_invoice": True}} if name == "billing" else {}),
+        )
+        for name in AGENTS
+    ]
+    return create_deep_agent(
+        model=form_model(graph, main, delegating(AGENTS), large=True),
+        subagents=subagents,
+        system_prompt="Answer the customer; hand billing and tech parts to their agents.",
+        checkpointer=InMemorySaver(),
+    )
+
+
+# -- a tool that answers status="error" itself, and the model's second try -----------------
+
+
+@tool("lookup_invoice")
+def checked_lookup_invoice(
+    invoice_id: str, tool_call_id: Annotated[str, InjectedToolCallId]
+) -> ToolMessage | str:
+    """Look up an invoice by its full id (INV-...) and refund it."""
+    if not invoice_id.startswith("INV-"):
+        return ToolMessage(
+            f"unknown invoice {invoice_id!r}", tool_call_id=tool_call_id, status="error"
+        )
+    return RESULTS["billing"]
+
+
+def second_try_policy(messages: list[BaseMessage]) -> AIMessage:
+    """Asks for invoice ``42`` first, then (told it is unknown) for ``INV-42``."""
+    if "billing" not in needed(question(messages)):
+        return AIMessage(GREETING)
+    answers = [m for m in messages if isinstance(m, ToolMessage)]
+    if not answers:
+        return call("lookup_invoice", {"invoice_id": "42"})
+    if all(m.status == "error" for m in answers):
+        return call("lookup_invoice", {"invoice_id": "INV-42"})
+    return AIMessage("billing done: " + " ".join(results(messages)))
+
+
+def error_answered(name: str, args: dict[str, Any]) -> bool:
+    return name == "lookup_invoice" and not str(args.get("invoice_id", "")).startswith("INV-")
+
+
+second_try_agent = create_agent(
+    form_model("second_try_agent", "billing", second_try_policy),
+    [checked_lookup_invoice],
+    name="billing",
+)
+
+
+# -- ToolStrategy: an answer that fails validation, then the model's corrected one ----------
+
+
+class Answer(BaseModel):
+    summary: str
+    domains: list[Literal["billing", "tech"]]
+
+
+def revalidated_policy(messages: list[BaseMessage]) -> AIMessage:
+    """Each domain's tool, then an ``Answer`` naming a domain the schema refuses; told so
+    (ToolStrategy's error message), the ``Answer`` again, valid."""
+    want = [d for d in needed(question(messages)) if d in AGENTS]
+    for domain in want:
+        name, args = {"billing": ("lookup_invoice", {"invoice_id": "INV-42"})}.get(
+            domain, ("run_diagnostics", {"app": "mobile"})
+        )
+        if not called(messages, name):
+            return call(name, args)
+    summary = " ".join(results(messages)) or GREETING
+    refused = any(isinstance(m, ToolMessage) and m.name == "Answer" for m in messages)
+    domains = want if refused else [*want, "sales"]
+    return AIMessage(
+        "",
+        tool_calls=[
+            {"name": "Answer", "args": {"summary": summary, "domains": domains}, "id": None}
+        ],
+    )
+
+
+def answer_text(calls: Any) -> str:
+    """The structured answer's summary is the answer (the last call's Answer arguments)."""
+    import json
+
+    for c in reversed(list(calls)):
+        for name, args in c.tools:
+            if name == "Answer":
+                return str(json.loads(args)["summary"])
+    return ""
+
+
+revalidated_agent = create_agent(
+    form_model("revalidated_agent", "support", revalidated_policy),
+    [TOOL_OF[d] for d in AGENTS],
+    response_format=ToolStrategy(Answer),
+    name="support",
+)
+
+
+# -- parallel tool calls, one of which fails ------------------------------------------------
+
+
+def parallel_policy(messages: list[BaseMessage]) -> AIMessage:
+    """Both domains' tools in one turn, then the answer."""
+    want = [d for d in needed(question(messages)) if d in AGENTS]
+    if not want:
+        return AIMessage(GREETING)
+    if not any(isinstance(m, ToolMessage) for m in messages):
+        work = {"billing": ("lookup_invoice", {"invoice_id": "INV-42"})}
+        work["tech"] = ("run_diagnostics", {"app": "mobile"})
+        calls = [{"name": work[d][0], "args": work[d][1], "id": None} for d in want]
+        return AIMessage("", tool_calls=calls)
+    found = results(messages)
+    if "tech" in want and RESULTS["tech"] not in found:
+        found.append("Diagnostics are unavailable right now.")
+    return AIMessage(" ".join(found))
+
+
+def parallel_fails(name: str, args: dict[str, Any]) -> bool:
+    return name == "run_diagnostics"
+
+
+parallel_failing_agent = _react(
+    "parallel_failing_agent",
+    "support",
+    parallel_policy,
+    ToolNode([lookup_invoice, crashing_diagnostics], handle_tool_errors=True),
+)
+
+
+# -- a graph whose last node loses the connection once per request --------------------------
+
+LOST_ONCE: set[str] = set()
+
+
+def build_flaky_graph(graph: str) -> Any:
+    """``triage`` routes with ``Command(goto=...)`` to a react specialist node, which goes on
+    to ``deliver``; ``deliver`` raises ConnectionError the first time it sees a request."""
+    triage_model = form_model(graph, "triage", _triage_policy, large=True)
+    specialists = {n: _react(graph, n, specialist(n), [TOOL_OF[n]]) for n in AGENTS}
+
+    def triage(state: MessagesState) -> Command[Literal["billing", "tech", "deliver"]]:
+        reply = triage_model.invoke(state["messages"])
+        text = reply.content if isinstance(reply.content, str) else ""
+        goto = text.removeprefix("ROUTE: ") if text.startswith("ROUTE: ") else "deliver"
+        return Command(goto=goto, update={"messages": [reply]})
+
+    def deliver(state: MessagesState) -> dict[str, Any]:
+        asked = question(state["messages"])
+        if asked not in LOST_ONCE:
+            LOST_ONCE.add(asked)
+            raise ConnectionError("connection reset by peer")
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("triage", triage)
+    for name, agent in specialists.items():
+        builder.add_node(name, agent)
+        builder.add_edge(name, "deliver")
+    builder.add_node("deliver", deliver)
+    builder.add_edge(START, "triage")
+    builder.add_edge("deliver", END)
+    return builder.compile()
+
+
+def _triage_policy(messages: list[BaseMessage]) -> AIMessage:
+    want = [d for d in needed(question(messages)) if d in AGENTS]
+    return AIMessage(f"ROUTE: {want[0]}" if want else GREETING)
+
+
+looping_supervisor = build_looping_supervisor("looping_supervisor")
+react_runaway_swarm = build_react_runaway_swarm("react_runaway_swarm")
+crashing_supervisor = build_crashing_supervisor("crashing_supervisor")
+provider_error_supervisor = build_provider_error_supervisor("provider_error_supervisor")
+slow_supervisor = build_slow_supervisor("slow_supervisor")
+tool_interrupt_supervisor = build_tool_interrupt_supervisor("tool_interrupt_supervisor")
+hitl_sub_agent_supervisor = build_hitl_sub_agent_supervisor("hitl_sub_agent_supervisor")
+deep_interrupting = build_deep_interrupting("deep_interrupting", "deep_interrupting")
+flaky_graph = build_flaky_graph("flaky_graph")
