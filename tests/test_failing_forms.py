@@ -22,6 +22,7 @@ from forms.failing import (
     answer_text,
     error_answered,
     parallel_fails,
+    raw_router_fails,
 )
 from forms.harness import BASE_EVALUATORS, Run, mismatches, report, run_spec, truths
 from forms.stopped import RUNAWAY
@@ -410,3 +411,119 @@ def test_a_retried_graph_spends_every_attempts_calls_and_routes_as_its_last(tmp_
         )
         costs.append(spent.cost_usd)
     assert math.isclose(run.metrics("flaky_graph")["cost_usd"], sum(costs) / len(costs))
+
+
+# -- more held-out forms ------------------------------------------------------------------------
+
+
+def test_a_raw_function_calling_router_over_workers_that_retry_a_failed_tool(tmp_path):
+    """``with_structured_output(Route, method="function_calling", include_raw=True)``: the
+    ``Route`` calls are the model's output; billing's first lookup fails and its retry
+    succeeds, which is neither a wasted step nor a missing tool."""
+    from forms.work import workers_answer
+
+    run = run_spec(
+        tmp_path,
+        targets={"raw_router": "forms.failing:raw_router"},
+        rows=required(datasets.support(tools=True)),
+        evaluators=WORK,
+    )
+    form = Form(
+        coordinators=frozenset({"supervisor"}),
+        kinds={"Route": "output"},
+        final_text=workers_answer,
+        fails=raw_router_fails,
+    )
+    assert_exact(run, "raw_router", form)
+    for example, row in by_example(run, "raw_router").items():
+        scores = row["scores"]
+        assert (scores["trajectory_match"], scores["required_tools"]) == (True, True), example
+        assert scores["unnecessary_steps"] == 0, example
+    assert [s for s in statuses(by_example(run, "raw_router")["billing"])] == [
+        ("Route", "output", "ok"),
+        ("lookup_invoice", "tool", "error"),
+        ("lookup_invoice", "tool", "ok"),
+        ("Route", "output", "ok"),
+    ]
+
+
+def test_a_network_handing_off_by_command_to_the_parent_then_a_provider_error(tmp_path):
+    """The docs' network: react agents as nodes, each handoff tool returning
+    ``Command(goto=peer, graph=Command.PARENT)``; tech's provider fails on a "broken"
+    request after billing handed it over."""
+    broken = datasets.row(
+        "broken", "Refund my invoice and fix the crash, it is broken.", ["billing", "tech"]
+    )
+    run = run_spec(
+        tmp_path,
+        targets={"parent_command_network": "forms.failing:parent_command_network"},
+        rows=[*datasets.peers(), broken],
+        exit_code=3,
+    )
+    assert_exact(run, "parent_command_network", Form(), unanswered={"broken": "error"})
+    results = by_example(run, "parent_command_network")
+    assert [h["via"] for h in results["bounce"]["trace"]["handoffs"]] == ["tool", "tool"]
+    assert results["bounce"]["scores"]["ping_pong"] is True
+    assert results["broken"]["trace"]["agent_path"] == ["billing", "tech"]
+
+
+def test_a_sub_agent_looping_on_its_tool_until_the_limit(tmp_path):
+    """On a "forever" request billing calls its tool again and again; its react loop stops
+    it short of its step limit ("need more steps") and the supervisor sends it back, until
+    the graph's recursion limit. Every repeated lookup is a wasted step."""
+    runaway = datasets.row("runaway", f"Refund my invoice, {RUNAWAY}.", ["billing"], tools=True)
+    run = run_spec(
+        tmp_path,
+        targets={
+            "tool_loop_supervisor": {
+                "target": "forms.failing:tool_loop_supervisor",
+                "config": {"recursion_limit": LIMIT},
+            }
+        },
+        rows=required([*datasets.support(tools=True), runaway]),
+        evaluators=WORK,
+        exit_code=3,
+    )
+    assert_exact(run, "tool_loop_supervisor", SUPERVISED, unanswered={"runaway": "error"})
+    loop = truths(run, "tool_loop_supervisor", SUPERVISED)[runaway["inputs"]["question"]]
+    row = by_example(run, "tool_loop_supervisor")["runaway"]
+    lookups = Counter(s for n, _, s in statuses(row) if n == "lookup_invoice")
+    visits = loop.path.count("billing")
+    # the last call of each visit was cut short by the react loop: asked for, never run
+    assert lookups == {"ok": loop.tools["lookup_invoice"] - visits, "not_run": visits}
+    assert row["scores"]["unnecessary_steps"] == lookups["ok"] - 1
+    assert row["scores"]["required_tools"] is True
+    assert row["scores"]["trajectory_match"] is False
+
+
+def test_interrupt_in_a_node_of_a_named_subgraph(tmp_path):
+    """The parent's ``billing`` node is a compiled subgraph (``compile(name="billing")``)
+    whose ``confirm`` node calls ``interrupt()`` on an approval request."""
+    from forms.stopped import APPROVAL
+
+    rows = [
+        datasets.row(
+            "approval",
+            f"Refund INV-42, {APPROVAL} needed.",
+            ["triage", "billing"],
+            domains=["billing"],
+        ),
+        datasets.row(
+            "refund",
+            "My invoice INV-42 needs a refund.",
+            ["triage", "billing"],
+            domains=["billing"],
+        ),
+        datasets.row("hours", datasets.HOURS, ["triage"], domains=[]),
+    ]
+    run = run_spec(
+        tmp_path,
+        targets={"subgraph_interrupt": "forms.failing:subgraph_interrupt"},
+        rows=rows,
+        max_interrupt_rate=0.5,
+    )
+    form = Form(teams={"work": ("billing",)})
+    assert_exact(run, "subgraph_interrupt", form, unanswered={"approval": "interrupted"})
+    stopped = by_example(run, "subgraph_interrupt")["approval"]
+    assert json.loads(stopped["interrupt"]) == {"confirm": "refund INV-42"}
+    assert math.isclose(run.metrics("subgraph_interrupt")["interrupt_rate"], 1 / 3)

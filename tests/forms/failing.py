@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt import InjectedState, ToolNode
 from langgraph.types import Command, interrupt
 from langgraph_supervisor import create_supervisor
 from langgraph_swarm import create_handoff_tool, create_swarm
@@ -380,3 +380,191 @@ tool_interrupt_supervisor = build_tool_interrupt_supervisor("tool_interrupt_supe
 hitl_sub_agent_supervisor = build_hitl_sub_agent_supervisor("hitl_sub_agent_supervisor")
 deep_interrupting = build_deep_interrupting("deep_interrupting", "deep_interrupting")
 flaky_graph = build_flaky_graph("flaky_graph")
+
+
+# -- a router answering with_structured_output(method="function_calling", include_raw=True) --
+
+
+class Route(BaseModel):
+    """The worker to route to next, or FINISH."""
+
+    next: Literal["billing", "tech", "FINISH"]
+
+
+def build_raw_router(graph: str) -> Any:
+    """LangGraph's supervisor tutorial with the router's raw reply kept: the supervisor node
+    reads ``result["parsed"]``; each worker is a react agent whose tool may fail, under
+    ``ToolNode(handle_tool_errors=True)``, and which tries again."""
+    from forms.work import router_policy, strict_lookup_invoice
+
+    llm = form_model(graph, "supervisor", _route_policy(router_policy), large=True)
+    router = llm.with_structured_output(Route, method="function_calling", include_raw=True)
+
+    def supervise(state: MessagesState) -> Command[Literal["billing", "tech", "__end__"]]:
+        goto = router.invoke(state["messages"])["parsed"].next
+        return Command(goto=END if goto == "FINISH" else goto)
+
+    tools = {"billing": strict_lookup_invoice, "tech": TOOL_OF["tech"]}
+
+    def worker(name: str) -> Any:
+        agent = _react(
+            graph, name, _second_try(name), ToolNode([tools[name]], handle_tool_errors=True)
+        )
+
+        def node(state: MessagesState) -> Command[Literal["supervisor"]]:
+            result = agent.invoke(state)
+            return Command(update={"messages": result["messages"][-1:]}, goto="supervisor")
+
+        return node
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("supervisor", supervise)
+    for name in AGENTS:
+        builder.add_node(name, worker(name))
+    builder.add_edge(START, "supervisor")
+    return builder.compile()
+
+
+def _route_policy(policy: Any) -> Any:
+    """The tutorial's router policy with its call named after the ``Route`` schema."""
+
+    def route(messages: list[BaseMessage]) -> AIMessage:
+        reply = policy(messages)
+        [chosen] = reply.tool_calls
+        return call("Route", chosen["args"])
+
+    return route
+
+
+def _second_try(name: str) -> Any:
+    """billing asks for invoice ``42`` first (refused by its strict tool), then ``INV-42``."""
+    ordinary = specialist(name)
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        if name == "billing" and "billing" in needed(question(messages)):
+            mine = [m for m in messages if isinstance(m, ToolMessage)]
+            if not mine:
+                return call("lookup_invoice", {"invoice_id": "42"})
+            if all(m.status == "error" for m in mine) and len(mine) < 2:
+                return call("lookup_invoice", {"invoice_id": "INV-42"})
+        return ordinary(messages)
+
+    return policy
+
+
+def raw_router_fails(name: str, args: dict[str, Any]) -> bool:
+    return name == "lookup_invoice" and not str(args.get("invoice_id", "")).startswith("INV-")
+
+
+# -- the docs' network: handoff tools returning Command(graph=Command.PARENT) ----------------
+
+
+def parent_handoff(agent: str) -> Any:
+    """The LangGraph docs' custom handoff tool: a ToolMessage and ``Command(goto=agent,
+    graph=Command.PARENT)`` from inside the agent's own graph."""
+
+    @tool(f"transfer_to_{agent}")
+    def handoff(
+        state: Annotated[dict[str, Any], InjectedState],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+    ) -> Command:
+        """Hand the conversation to another agent."""
+        done = ToolMessage(f"Transferred to {agent}", tool_call_id=tool_call_id)
+        update = {"messages": [*state["messages"], done]}
+        return Command(goto=agent, graph=Command.PARENT, update=update)
+
+    return handoff
+
+
+def build_parent_command_network(graph: str) -> Any:
+    """Two react agents as nodes of a parent graph, each with a handoff tool to the other;
+    tech's provider fails on a "broken" request (after billing handed it over)."""
+    builder = StateGraph(MessagesState)
+    for name in AGENTS:
+        [other] = [p for p in AGENTS if p != name]
+        policy = specialist(name, peers=[other])
+        if name == "tech":
+            policy = _fail_on_broken(policy)
+        agent = _react(graph, name, policy, [TOOL_OF[name], parent_handoff(other)])
+        builder.add_node(name, agent, destinations=(other, END))
+    builder.add_edge(START, "billing")
+    return builder.compile()
+
+
+def _fail_on_broken(policy: Any) -> Any:
+    def failing(messages: list[BaseMessage]) -> AIMessage:
+        if BROKEN in question(messages).lower():
+            raise RuntimeError(PROVIDER_DOWN)
+        return policy(messages)
+
+    return failing
+
+
+# -- a sub-agent looping on its own tool until the recursion limit --------------------------
+
+
+def looping_tool_user(name: str) -> Any:
+    """On a "forever" request the agent calls its tool again and again."""
+    ordinary = specialist(name)
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        if RUNAWAY in question(messages).lower():
+            return call("lookup_invoice", {"invoice_id": "INV-42"})
+        return ordinary(messages)
+
+    return policy
+
+
+def build_tool_loop_supervisor(graph: str) -> Any:
+    billing = _react(graph, "billing", looping_tool_user("billing"), [TOOL_OF["billing"]])
+    tech = _react(graph, "tech", specialist("tech"), [TOOL_OF["tech"]])
+    return _supervise(graph, [billing, tech], supervisor(AGENTS))
+
+
+# -- interrupt() in a node of a subgraph ------------------------------------------------------
+
+
+def build_subgraph_interrupt(graph: str) -> Any:
+    """A parent graph whose ``billing`` node is a compiled subgraph: ``work`` (a model) then
+    ``confirm``, which calls ``interrupt()`` when the request asks for approval; the parent
+    (with a checkpointer) starts at ``triage``."""
+    triage_model = form_model(graph, "triage", _triage_policy, large=True)
+    # the subgraph's model node is an agent of the team the named subgraph is (as the nodes of
+    # LangGraph's hierarchical teams are): it logs as ``work``
+    billing_model = form_model(graph, "work", specialist("billing", use_tool=False))
+
+    def work(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [billing_model.invoke(state["messages"])]}
+
+    def confirm(state: MessagesState) -> dict[str, Any]:
+        from forms.stopped import APPROVAL
+
+        if APPROVAL in question(state["messages"]).lower():
+            interrupt({"confirm": "refund INV-42"})
+        return {}
+
+    sub = StateGraph(MessagesState)
+    sub.add_node("work", work)
+    sub.add_node("confirm", confirm)
+    sub.add_edge(START, "work")
+    sub.add_edge("work", "confirm")
+    sub.add_edge("confirm", END)
+
+    def triage(state: MessagesState) -> Command[Literal["billing", "__end__"]]:
+        reply = triage_model.invoke(state["messages"])
+        text = reply.content if isinstance(reply.content, str) else ""
+        goto = "billing" if text.startswith("ROUTE: billing") else END
+        return Command(goto=goto, update={"messages": [reply]})
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("triage", triage)
+    builder.add_node("billing", sub.compile(name="billing"))
+    builder.add_edge(START, "triage")
+    builder.add_edge("billing", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+raw_router = build_raw_router("raw_router")
+parent_command_network = build_parent_command_network("parent_command_network")
+tool_loop_supervisor = build_tool_loop_supervisor("tool_loop_supervisor")
+subgraph_interrupt = build_subgraph_interrupt("subgraph_interrupt")
