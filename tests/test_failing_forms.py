@@ -527,3 +527,44 @@ def test_interrupt_in_a_node_of_a_named_subgraph(tmp_path):
     stopped = by_example(run, "subgraph_interrupt")["approval"]
     assert json.loads(stopped["interrupt"]) == {"confirm": "refund INV-42"}
     assert math.isclose(run.metrics("subgraph_interrupt")["interrupt_rate"], 1 / 3)
+
+
+def test_a_model_failing_over_to_its_fallback_after_the_handoff(tmp_path):
+    """tech's model is ``primary.with_fallbacks([backup])``; on a "broken" request the
+    primary raises and the backup answers each turn: the failed calls add no tokens and no
+    handoffs (LangChain reports the attempts beside the fallback run, not inside it)."""
+    broken = datasets.row(
+        "broken", "Refund my invoice and fix the crash, it is broken.", ["billing", "tech"]
+    )
+    run = run_spec(
+        tmp_path,
+        targets={"fallback_supervisor": "forms.failing:fallback_supervisor"},
+        rows=[*datasets.support(), broken],
+    )
+    assert_exact(run, "fallback_supervisor", SUPERVISED)
+    truth = truths(run, "fallback_supervisor", SUPERVISED)[broken["inputs"]["question"]]
+    assert [c.agent for c in truth.calls if c.error] == ["tech", "tech"]
+    assert (truth.chain, truth.path) == (
+        4,
+        ["supervisor", "billing", "supervisor", "tech", "supervisor"],
+    )
+    row = by_example(run, "fallback_supervisor")["broken"]
+    assert [h["target"] for h in row["trace"]["handoffs"]] == [
+        "billing",
+        "supervisor",
+        "tech",
+        "supervisor",
+    ]
+
+
+def test_parallel_handoffs_of_which_the_first_raises(tmp_path):
+    """langgraph-supervisor with ``parallel_tool_calls=True`` asks for both specialists in
+    one turn; the first handed to runs, and tech's tool raises with nothing handling it."""
+    run = run_spec(
+        tmp_path,
+        targets={"parallel_crash_supervisor": "forms.failing:parallel_crash_supervisor"},
+        rows=datasets.support(),
+        exit_code=3,
+    )
+    stopped = {"tech": "error", "both": "error", "both-reversed": "error"}
+    assert_exact(run, "parallel_crash_supervisor", SUPERVISED, unanswered=stopped)

@@ -189,6 +189,7 @@ class _Resolver:
         self.graphs: set[int] = set()  # id() of the runs that are graph runs
         self.tasks: set[int] = set()  # id() of the runs that are a graph's tasks
         self.single: dict[int, bool] = {}  # id() of a graph run -> whether it is one agent
+        self.calling: dict[int, bool] = {}  # id() of a run -> whether a model call is in it
 
     # -- agent paths ---------------------------------------------------------------------
 
@@ -348,7 +349,9 @@ class _Resolver:
         if run.kind == "chain" and run.name.startswith("RunnableParallel"):
             # its branches run side by side, whether or not they overlapped this time
             return ("par", [self.block(c) for c in sorted(children, key=lambda c: (c.name, c.seq))])
-        ordered = sorted(children, key=lambda c: c.seq)
+        # a run holding no model call passes no control: it never makes the runs it overlaps
+        # parallel (a wrapper such as with_fallbacks whose attempts LangChain reports beside it)
+        ordered = sorted((c for c in children if self._calls_a_model(c)), key=lambda c: c.seq)
         groups: list[list[RunNode]] = []
         latest_end = -1
         for child in ordered:
@@ -371,6 +374,13 @@ class _Resolver:
                 for g in groups
             ],
         )
+
+    def _calls_a_model(self, run: RunNode) -> bool:
+        known = self.calling.get(id(run))
+        if known is None:
+            known = run.kind == "model" or any(self._calls_a_model(c) for c in run.children)
+            self.calling[id(run)] = known
+        return known
 
     def finish(self, blocks: list[Any]) -> Attribution:
         whole = ("seq", blocks)

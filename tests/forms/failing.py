@@ -568,3 +568,47 @@ raw_router = build_raw_router("raw_router")
 parent_command_network = build_parent_command_network("parent_command_network")
 tool_loop_supervisor = build_tool_loop_supervisor("tool_loop_supervisor")
 subgraph_interrupt = build_subgraph_interrupt("subgraph_interrupt")
+
+
+# -- a fan-out in which one branch raises while the other is still running ------------------
+
+
+def build_parallel_crash_supervisor(graph: str) -> Any:
+    """langgraph-supervisor with ``parallel_tool_calls=True``: both specialists at once;
+    tech's tool raises (nothing handles it) while billing's slower model is still running."""
+    billing = _react(graph, "billing", specialist("billing"), [TOOL_OF["billing"]], delay_s=1.0)
+    tech = _react(
+        graph,
+        "tech",
+        specialist("tech"),
+        ToolNode([crashing_diagnostics], handle_tool_errors=False),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        workflow = create_supervisor(
+            [billing, tech],
+            model=form_model(graph, "supervisor", supervisor(AGENTS, parallel=True), large=True),
+            supervisor_name="supervisor",
+            parallel_tool_calls=True,
+        )
+    return workflow.compile()
+
+
+# -- a model that fails over to a fallback after the handoff --------------------------------
+
+
+def build_fallback_supervisor(graph: str) -> Any:
+    """tech's model is ``primary.with_fallbacks([backup])``; the primary's provider fails on a
+    "broken" request and the backup answers."""
+    primary = form_model(graph, "tech", failing_provider("tech"))
+    backup = form_model(graph, "tech", specialist("tech"))
+    tech_model = primary.bind_tools([TOOL_OF["tech"]]).with_fallbacks([backup])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tech = create_react_agent(tech_model, [TOOL_OF["tech"]], name="tech")
+    billing = _react(graph, "billing", specialist("billing"), [TOOL_OF["billing"]])
+    return _supervise(graph, [billing, tech], supervisor(AGENTS))
+
+
+parallel_crash_supervisor = build_parallel_crash_supervisor("parallel_crash_supervisor")
+fallback_supervisor = build_fallback_supervisor("fallback_supervisor")
