@@ -245,7 +245,8 @@ def _per_agent(where: str, trace: Trace, truth: Truth, form: Form) -> list[str]:
     if form.paths_known:  # each place an agent sits in (two teams' "supervisor" are two)
         by_path: dict[str, list[Call]] = {}
         for c in truth.calls:
-            by_path.setdefault(" > ".join([*form.teams_of(c), c.agent]), []).append(c)
+            if c.error is None:  # a call that raised spends nothing
+                by_path.setdefault(" > ".join([*form.teams_of(c), c.agent]), []).append(c)
         for key, calls in by_path.items():
             want_rows[key] = (
                 len(calls),

@@ -142,11 +142,11 @@ def truth_of(
     else:
         # consecutive calls by one agent are one step; agents of one name in different
         # teams stay two
-        steps = collapse([(form.teams_of(c), c.agent) for c in calls])
+        steps = collapse([(form.teams_of(c), c.agent) for c in reached])
         path = [agent for _, agent in steps]
         chain = max(len(path) - 1, 0)
         pong = bounces(path, form.coordinators)
-    invoked = {a.lower() for c in calls for a in (*form.teams_of(c), c.agent)}
+    invoked = {a.lower() for c in reached for a in (*form.teams_of(c), c.agent)}
     per_leaf = {
         leaf: _usage([c for c in calls if c.agent == leaf])
         for leaf in dict.fromkeys(c.agent for c in calls)
