@@ -413,7 +413,7 @@ def test_a_retried_graph_spends_every_attempts_calls_and_routes_as_its_last(tmp_
     assert math.isclose(run.metrics("flaky_graph")["cost_usd"], sum(costs) / len(costs))
 
 
-# -- more held-out forms ------------------------------------------------------------------------
+# -- routers, networks and loops that fail or pause part way --------------------------------------
 
 
 def test_a_raw_function_calling_router_over_workers_that_retry_a_failed_tool(tmp_path):
