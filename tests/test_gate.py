@@ -183,6 +183,7 @@ def _baseline_file(path: Path, scores: dict) -> Path:
         ({}, "no scores: the gate would compare nothing"),
         ({"a": {}, "b": {"routing_accuracy": None}}, "no scores: the gate would compare nothing"),
         ({"a": {"total_tokens": 1e308}}, "total_tokens is 1e+308, too large to compare"),
+        ({"a": {"total_tokens": -(10**400)}}, "total_tokens is -inf, too large to compare"),
         ({"a": {"routing_accuracy": "high"}}, "routing_accuracy is 'high', not a number"),
     ],
 )

@@ -115,10 +115,15 @@ def _uncomparable(experiment: ExperimentData) -> str | None:
             where = f"example {run.example_id!r}: {key}"
             if isinstance(value, bool) or not isinstance(value, int | float):
                 return f"{where} is {value!r}, not a number"
-            if not math.isfinite(value):
-                return f"{where} is {value!r}, not a finite number"
-            if abs(value) > LARGEST_SCORE:
-                return f"{where} is {value:g}, too large to compare (at most {LARGEST_SCORE:g})"
+            try:
+                number = float(value)
+            except OverflowError:  # an integer of hundreds of digits
+                number = math.inf if value > 0 else -math.inf
+            else:
+                if not math.isfinite(number):
+                    return f"{where} is {value!r}, not a finite number"
+            if abs(number) > LARGEST_SCORE:
+                return f"{where} is {number:g}, too large to compare (at most {LARGEST_SCORE:g})"
             scored = True
     return None if scored else "no scores: the gate would compare nothing"
 
