@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
+from agenteval_cli.gating.baselines import read_baseline_file
 from agenteval_cli.gating.examples import failed_examples
 from agenteval_cli.gating.regression import check_baseline
 from agenteval_cli.gating.thresholds import check_thresholds, parse_condition, thresholds_for
@@ -162,3 +163,51 @@ def test_saved_baseline_passes_and_a_better_baseline_fails_the_run(tmp_path, inv
     )
     assert missing.exit_code == 2
     assert "baseline file not found: nope.json" in missing.output
+
+
+def _baseline_file(path: Path, scores: dict) -> Path:
+    experiment = {"name": "base-swarm", "target": "swarm", "metrics": {}, "scores": scores}
+    body = {"format": "agenteval-baseline/1", "experiments": [experiment]}
+    path.write_text(json.dumps(body))  # json writes NaN as NaN, as a hand edit would
+    return path
+
+
+@pytest.mark.parametrize(
+    ("scores", "problem"),
+    [
+        (
+            {"a": {"routing_accuracy": 1.0}, "b": {"routing_accuracy": float("nan")}},
+            "example 'b': routing_accuracy is nan, not a finite number",
+        ),
+        ({"a": {"total_tokens": float("inf")}}, "total_tokens is inf, not a finite number"),
+        ({}, "no scores: the gate would compare nothing"),
+        ({"a": {}, "b": {"routing_accuracy": None}}, "no scores: the gate would compare nothing"),
+        ({"a": {"total_tokens": 1e308}}, "total_tokens is 1e+308, too large to compare"),
+        ({"a": {"total_tokens": -(10**400)}}, "total_tokens is -inf, too large to compare"),
+        ({"a": {"routing_accuracy": "high"}}, "routing_accuracy is 'high', not a number"),
+    ],
+)
+def test_a_baseline_that_cannot_be_compared_is_refused_before_the_run(
+    tmp_path, invoke, scores, problem
+):
+    baseline = _baseline_file(tmp_path / "base.json", scores)
+    store = tmp_path / "db"
+    result = invoke("run", _travel_spec(tmp_path, ""), "--store", store, "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "base.json: baseline cannot be compared: experiment 'base-swarm': " in result.text
+    assert problem in result.text
+    assert "finished" not in result.output  # refused before any target was called
+    # the spec's own baseline file is checked before the run too
+    spec = _travel_spec(tmp_path, f"baseline: {baseline}\n")
+    result = invoke("run", spec, "--store", store)
+    assert result.exit_code == 2, result.output
+    assert problem in result.text
+
+
+def test_a_comparable_baseline_still_gates(tmp_path, invoke):
+    scores = {f"e{i}": {"routing_accuracy": 1.0, "total_tokens": 1e299} for i in range(3)}
+    loaded = read_baseline_file(_baseline_file(tmp_path / "base.json", scores))
+    assert [b.per_example("routing_accuracy") for b in loaded] == [
+        {"e0": 1.0, "e1": 1.0, "e2": 1.0}
+    ]

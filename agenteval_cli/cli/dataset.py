@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,22 +23,39 @@ app.add_typer(dataset_app, name="dataset")
 
 @dataset_app.command("validate")
 def dataset_validate(
-    path: Annotated[Path, typer.Argument(help="A .jsonl, .json, .yaml or .csv dataset.")],
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="A .jsonl, .json, .yaml or .csv dataset (default: the spec's)."),
+    ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            help="Also check the reference fields this spec's evaluators read: a warning "
+            "names a field no evaluator reads when one an evaluator needs is in no row.",
+        ),
+    ] = None,
 ) -> None:
     """Check a dataset file offline, with the same checks a run makes; every bad row is
     reported (the first 20 in full), exit 2 if there is one.
 
-    Example: agenteval dataset validate datasets/routing.jsonl"""
+    Example: agenteval dataset validate datasets/routing.jsonl
+    Example: agenteval dataset validate --spec configs/routing.yaml"""
     from agenteval_cli.core.errors import ExitCode
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.data.examples import check_file, dataset_hash
 
+    with user_errors():
+        loaded, path = _validated_source(path, spec)
     check = check_file(path, shown=SHOWN_PROBLEMS)
     problems = [*check.problems, *([check.fatal] if check.fatal else [])]
     if not problems:
         with user_errors():
             digest = dataset_hash(path)[:12]
+            warnings = _reference_warnings(loaded, path) if loaded is not None else []
         typer.echo(f"{path}: {_examples(check.valid)}, all valid (sha256 {digest})")
+        for line in warnings:
+            stderr().print(f"warning: {console_text(line)}", highlight=False, markup=False)
         return
     err = stderr()
     for problem in problems:
@@ -55,6 +72,42 @@ def dataset_validate(
 
 
 SHOWN_PROBLEMS = 20
+
+
+def _validated_source(path: Path | None, spec: Path | None) -> tuple[Any, Path]:
+    """The spec (None without ``--spec``) and the dataset file to check: PATH, else the
+    spec's dataset file."""
+    from agenteval_cli.core.errors import UserError
+
+    if spec is None:
+        if path is None:
+            raise UserError("no dataset to check", hint="give PATH or --spec SPEC")
+        return None, path
+    from agenteval_cli.spec.model import load_spec
+
+    loaded = load_spec(spec)
+    if path is None:
+        if loaded.dataset.path is None:
+            raise UserError(
+                "the spec's dataset has no 'path' to check",
+                file=loaded.source,
+                line=loaded.line_of("dataset"),
+                hint="give the dataset file as PATH",
+            )
+        path = Path(loaded.dataset.path)
+    return loaded, path
+
+
+def _reference_warnings(spec: Any, path: Path) -> list[str]:
+    """The run's warnings about the reference fields the spec's evaluators read."""
+    import agenteval_cli.evaluators  # noqa: F401 (registers every family)
+    from agenteval_cli.data.examples import open_examples
+    from agenteval_cli.evaluators.loading import bind_evaluators
+    from agenteval_cli.execution.experiment import reference_field_warnings
+
+    examples = open_examples(path)
+    evaluators = bind_evaluators(spec, warn=lambda _: None)  # a judge left out: not checked
+    return reference_field_warnings(spec, evaluators, examples, source=str(path))
 
 
 def _examples(count: int) -> str:

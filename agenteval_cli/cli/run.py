@@ -269,7 +269,7 @@ def _run_command(
             _rescore(spec, rescore, store_path, json_path, by_agent, quiet=quiet)
             return
     with user_errors(debug), Store(store_path) as store:
-        outputs = _preflight(outputs, json_path, store)
+        outputs = _preflight(outputs, json_path, store, spec_baseline=spec.baseline)
         report = _run(
             spec_path,
             spec,
@@ -375,15 +375,19 @@ def _print_verdict(report, *, clean: bool, passed: bool, uploaded: bool) -> None
     stdout().print(console_text(line), highlight=False, markup=False, soft_wrap=True)
 
 
-def _preflight(outputs: RunOutputs, json_path: Path | None, store) -> RunOutputs:
+def _preflight(
+    outputs: RunOutputs, json_path: Path | None, store, *, spec_baseline: Path | None = None
+) -> RunOutputs:
     """What would fail after the run fails before it: a report path that cannot be written,
-    a ``--baseline`` that does not exist. A stored baseline is pinned to the experiment its
+    a ``--baseline`` that does not exist, a baseline file (``--baseline`` or the spec's, once
+    written) the gate cannot compare. A stored baseline is pinned to the experiment its
     name means now, before this run's own experiments would take the name."""
     from dataclasses import replace
 
     from agenteval_cli.core.errors import UserError
+    from agenteval_cli.gating.baselines import read_baseline_file
     from agenteval_cli.report.output_paths import check_writable
-    from agenteval_cli.results.sources import from_file, looks_like_file
+    from agenteval_cli.results.sources import looks_like_file
     from agenteval_cli.store.lookup import resolve_experiment
 
     for option, path in (
@@ -396,6 +400,8 @@ def _preflight(outputs: RunOutputs, json_path: Path | None, store) -> RunOutputs
         if path is not None and str(path) != "-":
             check_writable(path, option)
     if outputs.baseline is None:
+        if spec_baseline is not None and spec_baseline.is_file():
+            read_baseline_file(spec_baseline)
         return outputs
     if looks_like_file(outputs.baseline):
         if not Path(outputs.baseline).is_file():
@@ -403,7 +409,7 @@ def _preflight(outputs: RunOutputs, json_path: Path | None, store) -> RunOutputs
                 f"--baseline file not found: {outputs.baseline}",
                 hint="write one with 'agenteval run SPEC --save-baseline FILE'",
             )
-        from_file(outputs.baseline)  # one agenteval wrote, readable now rather than after
+        read_baseline_file(Path(outputs.baseline))  # comparable now rather than after
         return outputs
     pinned = resolve_experiment(store, outputs.baseline, option="--baseline")
     return replace(outputs, baseline=pinned.name)

@@ -23,6 +23,7 @@ from agenteval_cli.evaluators.registry import (
     EvaluatorInfo,
     build_evaluator,
     declares,
+    reads_references,
     register,
 )
 from agenteval_cli.metrics.registry import MetricInfo, metric
@@ -37,5 +38,6 @@ __all__ = [
     "evaluator_name",
     "metric",
     "normalize",
+    "reads_references",
     "register",
 ]

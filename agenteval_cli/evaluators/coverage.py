@@ -22,6 +22,7 @@ def response_text(outputs: dict[str, Any] | None) -> str:
     "resolution_coverage",
     family="outcome",
     reads="outputs.must_mention; final_response + resolution_notes",
+    references=("must_mention",),
     description="share of must_mention terms found, case-insensitive, in response and notes",
     metrics=[
         metric(

@@ -188,6 +188,7 @@ def llm_judge(
     "trajectory_judge",
     family="judge",
     reads="returned or traced messages; outputs.trajectory / expected_tools if present",
+    optional_references=("trajectory", "expected_tools"),
     description="openevals trajectory LLM-as-judge, with the reference when the example has one",
     example='- {name: trajectory_judge, model: "openai:gpt-4o-mini", sample: 0.25}',
 )

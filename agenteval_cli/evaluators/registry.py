@@ -45,6 +45,10 @@ class EvaluatorInfo:
     metrics: tuple[MetricInfo, ...]  # the score keys the evaluator emits, declared
     example: str = ""  # a YAML list item using the evaluator
     summary: bool = False  # dataset-level: called once with every row of a target
+    # The reference fields it reads: it needs one of ``references`` (without any it scores
+    # as if nothing were expected); ``optional_references`` it reads when a row has them.
+    references: tuple[str, ...] = ()
+    optional_references: tuple[str, ...] = ()
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -84,13 +88,17 @@ def register(
     example: str = "",
     summary: bool = False,
     needs_answer: bool | None = None,
+    references: Sequence[str] = (),
+    optional_references: Sequence[str] = (),
 ) -> Callable[[Factory], Factory]:
     """Register ``factory`` under ``name``; used as a decorator on the factory.
 
     ``metrics`` declares each key it scores (by default one plain key, ``name``);
     ``headline`` is the key a threshold on ``name`` means, when ``name`` is not a key;
     ``needs_answer=False`` declares every key read from the trace alone, so it is scored for
-    results that raised or stopped at an interrupt too (None: as each metric declares)."""
+    results that raised or stopped at an interrupt too (None: as each metric declares).
+    ``references`` are the reference fields it needs one of, ``optional_references`` those it
+    reads when present: a run warns when no row has what it needs."""
     declared = tuple(metrics) or (metric(name),)
     if needs_answer is not None:
         declared = tuple(replace(m, needs_answer=needs_answer) for m in declared)
@@ -108,6 +116,8 @@ def register(
             metrics=declared,
             example=example or f"- {name}",
             summary=summary,
+            references=tuple(references),
+            optional_references=tuple(optional_references),
         )
         return factory
 
@@ -299,3 +309,30 @@ def is_summary(item: Any) -> bool:
     kind = options.get("type") or name
     info = REGISTRY.get(kind) if isinstance(kind, str) else None
     return bool(options.get("summary")) or (info is not None and info.summary)
+
+
+# The attribute :func:`reads_references` sets on a user's function.
+DECLARED_REFERENCES = "agenteval_references"
+
+
+def reads_references(*needed: str, optional: Sequence[str] = ()) -> Callable[[Any], Any]:
+    """A decorator for your own evaluator: the reference fields it needs one of, and those
+    it reads when a row has them, ``@reads_references("expected_route")``; a run warns when
+    no row has a field it needs."""
+
+    def mark(fn: Any) -> Any:
+        setattr(fn, DECLARED_REFERENCES, (tuple(needed), tuple(optional)))
+        return fn
+
+    return mark
+
+
+def entry_references(kind: str, fn: Any = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The reference fields an evaluator of registry entry ``kind`` (built as ``fn``) needs
+    one of and reads if present: what its function declares, else the entry's."""
+    declared = getattr(fn, DECLARED_REFERENCES, None) if fn is not None else None
+    if declared:
+        needed, optional = declared
+        return tuple(map(str, needed)), tuple(map(str, optional))
+    info = REGISTRY.get(kind)
+    return (info.references, info.optional_references) if info is not None else ((), ())

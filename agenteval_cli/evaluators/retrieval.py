@@ -151,6 +151,7 @@ def _declare_rates(ks: list[int]) -> None:
     "retrieval",
     family="retrieval",
     reads="outputs.retrieved (or retriever tool calls); outputs.relevant / outputs.relevance",
+    references=("relevant", "relevance"),
     description="precision@k, recall@k, hit@k, NDCG@k, AP@k for each k, and reciprocal rank",
     metrics=[metric("reciprocal_rank")],  # and one key per metric and k: precision@3, ...
     example="- {name: retrieval, k: [1, 3, 5]}",

@@ -49,6 +49,7 @@ def _untraced(key: str, trace: Trace) -> dict | None:
     "routing_accuracy",
     family="routing",
     reads="outputs.expected_agents; trace agents",
+    references=("expected_agents",),
     description="share of expected agents that made at least one model call",
     metrics=[
         metric(
@@ -97,6 +98,7 @@ def expected_share(
     "routing_precision",
     family="routing",
     reads="outputs.expected_agents; trace agents",
+    references=("expected_agents",),
     description="share of invoked specialists that were expected (the supervisor is not counted)",
     metrics=[metric("routing_precision", "routing precision", fmt="percent")],
     example="- {name: routing_precision, ignore_agents: [supervisor]}",
@@ -128,6 +130,7 @@ def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     "forbidden_agents",
     family="routing",
     reads="outputs.forbidden_agents; trace agents",
+    references=("forbidden_agents",),
     description="fails when an agent listed in forbidden_agents was invoked (negative cases)",
     metrics=[metric("forbidden_agents", "no forbidden agent", fmt="percent")],
     needs_answer=False,
@@ -153,6 +156,7 @@ def forbidden_agents() -> Any:
     "routing_exact",
     family="routing",
     reads="outputs.expected_agents; trace agents",
+    references=("expected_agents",),
     description="true when the invoked specialists are exactly the expected agents (set equality)",
     metrics=[metric("routing_exact", "exact routing", fmt="percent")],
     example="- {name: routing_exact, ignore_agents: [supervisor]}",

@@ -18,6 +18,7 @@ NO_SKILL_TOOLS = "the target declares no skill_tools, so which skills it loaded 
     "skill_accuracy",
     family="routing",
     reads="outputs.expected_skills; trace skills (the target's skill_tools)",
+    references=("expected_skills",),
     description="share of expected skills that a skill tool loaded",
     metrics=[metric("skill_accuracy", "skill accuracy", fmt="percent")],
     needs_answer=False,

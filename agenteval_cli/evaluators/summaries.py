@@ -114,6 +114,7 @@ async def score_experiment_summaries_async(
     "routing_confusion",
     family="routing",
     reads="outputs.expected_agents; trace agents (all results of a target)",
+    references=("expected_agents",),
     description="dataset-level: expected x invoked agent matrix; score = share of expected hit",
     summary=True,
     metrics=[metric("routing_confusion", "routing confusion", fmt="percent")],

@@ -246,6 +246,7 @@ def _check_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     "trajectory_match",
     family="trajectory",
     reads="outputs.trajectory or outputs.expected_tools; returned or traced messages",
+    references=("trajectory", "expected_tools"),
     description="openevals trajectory match: strict/unordered/subset/superset, tool-args modes",
     metrics=[metric("trajectory_match", "trajectory match", fmt="percent")],
     example="- {name: trajectory_match, mode: superset, tool_args: ignore}",

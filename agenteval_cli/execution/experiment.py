@@ -121,11 +121,13 @@ def prepare(
                 "executor ray: each call's child runs are recorded in-process only; the "
                 "upload sends every result without them"
             )
+    evaluators = load_evaluators(spec, examples)
     return PreparedRun(
         spec=spec,
         examples=examples,
         targets=targets,
-        evaluators=load_evaluators(spec, examples),
+        evaluators=evaluators,
+        warnings=reference_field_warnings(spec, evaluators, examples),
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=keep_run_trees,
         notes=on_note,
@@ -133,6 +135,23 @@ def prepare(
         dataset_examples=dataset_examples,
         ray=ray,
     )
+
+
+def reference_field_warnings(
+    spec: Spec,
+    evaluators: Sequence[BoundEvaluator],
+    examples: Sequence[Example],
+    *,
+    source: str | None = None,
+) -> list[str]:
+    """A line for an evaluator whose reference field no row has while rows have one no
+    evaluator reads (a misspelt ``expected_agent`` would score 100% routing accuracy)."""
+    from agenteval_cli.evaluators.reference_fields import reference_warnings, spec_reads
+
+    functions = {e.name: e.fn for e in evaluators}
+    reads = spec_reads([i for i in spec.evaluators if i.name in functions], functions)
+    where = source or str(spec.dataset.path or spec.source)
+    return reference_warnings(reads, examples, where)
 
 
 def _ray_options(spec: Spec, executor: Executor | None, address: str | None) -> RayOptions | None:

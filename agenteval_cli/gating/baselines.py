@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,10 +76,63 @@ def load_baselines(
                 f"baseline file not found: {path}",
                 hint="write one with 'agenteval run SPEC --save-baseline FILE'",
             )
-        found = sources.from_json_file(path)
+        found = read_baseline_file(path)
     else:
         found = sources.load([name], store)
     by_target = {b.target: b for b in found}
     if len(found) == 1 and len(sides) == 1:
         by_target = {sides[0].target: found[0]}
     return by_target
+
+
+# The largest score a baseline may hold: the gate's means and paired differences of values
+# this size (over any realistic number of examples) stay far from float overflow.
+LARGEST_SCORE = 1e300
+
+
+def read_baseline_file(path: Path) -> list[ExperimentData]:
+    """The experiments of a baseline file (``--save-baseline`` or ``--json``), each one the
+    gate can compare: a UserError naming the file and what is wrong for an experiment with
+    no scores (it would pass having compared nothing), or a score that is not a finite
+    number of a size the comparison can represent (NaN would pass every test)."""
+    from agenteval_cli.results.sources import from_json_file
+
+    found = from_json_file(path)
+    for experiment in found:
+        problem = _uncomparable(experiment)
+        if problem is not None:
+            raise _bad_baseline(path, f"experiment {experiment.name!r}: {problem}")
+    return found
+
+
+def _uncomparable(experiment: ExperimentData) -> str | None:
+    """Why the gate cannot compare against ``experiment``, or None."""
+    scored = False
+    for run in experiment.runs:
+        for key, value in run.scores.items():
+            if value is None:
+                continue
+            where = f"example {run.example_id!r}: {key}"
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return f"{where} is {value!r}, not a number"
+            try:
+                number = float(value)
+            except OverflowError:  # an integer of hundreds of digits
+                number = math.inf if value > 0 else -math.inf
+            else:
+                if not math.isfinite(number):
+                    return f"{where} is {value!r}, not a finite number"
+            if abs(number) > LARGEST_SCORE:
+                return f"{where} is {number:g}, too large to compare (at most {LARGEST_SCORE:g})"
+            scored = True
+    return None if scored else "no scores: the gate would compare nothing"
+
+
+def _bad_baseline(path: Path, problem: str) -> Exception:
+    from agenteval_cli.core.errors import UserError
+
+    return UserError(
+        f"baseline cannot be compared: {problem}",
+        file=path,
+        hint="write it again with 'agenteval run SPEC --save-baseline FILE'",
+    )

@@ -1,0 +1,97 @@
+"""Reference fields the evaluators need, checked against the rows before a run.
+
+An evaluator whose reference field no row has scores as if nothing were expected
+(``routing_accuracy`` is 1.0 with no ``expected_agents``): a misspelt field passes
+silently. Each evaluator declares the fields it reads (the registry's ``references`` and
+``optional_references``, or a user function's :func:`~registry.reads_references`); when no
+row has any field an evaluator needs while rows have fields no evaluator reads, one warning
+per such field names it and the nearest needed one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from agenteval_cli.core.records import Example
+from agenteval_cli.evaluators.registry import REGISTRY, entry_references
+
+CHECKED_ROWS = 8192  # rows read for the check (a large file: its first)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What one evaluator of a spec reads of the reference outputs."""
+
+    name: str  # as the spec names it
+    needed: tuple[str, ...]  # it needs one of these
+    optional: tuple[str, ...] = ()
+
+
+def spec_reads(items: Iterable[Any], functions: Mapping[str, Any] | None = None) -> list[Reads]:
+    """What each of a spec's evaluator items (``EvaluatorSpec``) reads; ``functions`` maps
+    an item's name to its built function, whose declaration wins (a user's own)."""
+    found = []
+    for item in items:
+        kind = (item.options or {}).get("type") or item.name
+        fn = (functions or {}).get(item.name)
+        needed, optional = entry_references(str(kind), fn)
+        found.append(Reads(str(item.name), needed, optional))
+    return found
+
+
+def reference_warnings(
+    reads: Sequence[Reads], examples: Iterable[Example], source: str
+) -> list[str]:
+    """One line for each evaluator whose needed reference fields are in no row while rows
+    have a field no evaluator reads: naming that field (the nearest, when several) and the
+    nearest needed one. Evaluators missing the same field share their line."""
+    if not any(r.needed for r in reads):
+        return []
+    present: set[str] = set()
+    for example in islice(examples, CHECKED_ROWS):
+        present.update(str(k) for k in example.outputs)
+    unknown = sorted(present - _known_fields(reads))
+    if not unknown:
+        return []
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for r in reads:
+        if r.needed and not set(r.needed) & present:
+            pair = max(((u, f) for u in unknown for f in r.needed), key=lambda p: _similarity(*p))
+            pairs.setdefault(pair, []).append(r.name)
+    lines = []
+    for (field, nearest), names in pairs.items():
+        readers = ", ".join(dict.fromkeys(names))
+        if _similarity(field, nearest) >= SIMILAR:
+            lines.append(
+                f"{source}: no row has the reference field {nearest!r} that {readers} "
+                f"reads, and rows have {field!r}, which no evaluator reads: did you mean "
+                f"{nearest!r}? (without it {readers} scores as if nothing were expected)"
+            )
+        else:
+            lines.append(
+                f"{source}: no row has the reference field {nearest!r} that {readers} "
+                f"reads, so it scores as if nothing were expected; rows have {field!r}, "
+                "which no evaluator reads"
+            )
+    return lines
+
+
+SIMILAR = 0.6  # as close as a typo: "did you mean" is said
+
+
+def _known_fields(reads: Sequence[Reads]) -> set[str]:
+    """Every reference field an evaluator reads: the registry's and the spec's own."""
+    known: set[str] = set()
+    for info in REGISTRY.values():
+        known.update(info.references, info.optional_references)
+    for r in reads:
+        known.update(r.needed, r.optional)
+    return known
+
+
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
