@@ -6,18 +6,27 @@ without it the name is the registry entry. ``sample``/``seed`` work for every ev
 so do ``label``, ``direction`` (or ``lower_is_better``), ``format`` and ``metrics: {key:
 {...}}``, which declare how its scores read (see :func:`registry.entry_metrics`).
 A judge that cannot run here (no credentials, no provider package) is left out with one
-warning per missing variable, and the run goes on.
+warning per missing variable, and the run goes on. Two evaluators that would write the same
+score key are refused (the later would overwrite the earlier in every result), except two
+built-ins whose own declarations share it (``soundness`` and ``unnecessary_steps``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.judge_model import JudgeUnavailable
-from agenteval_cli.evaluators.registry import METRIC_OPTIONS, build_evaluator, entry_metrics, lookup
+from agenteval_cli.evaluators.registry import (
+    METRIC_OPTIONS,
+    EvaluatorInfo,
+    build_evaluator,
+    entry_metrics,
+    lookup,
+)
 from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
 from agenteval_cli.metrics.registry import declare
 
@@ -54,6 +63,7 @@ def bind_evaluators(
     file = str(spec.source)
     bound: list[BoundEvaluator] = []
     skipped: dict[str, list[str]] = {}
+    writers: dict[str, _Writer] = {}
     for index, item in enumerate(spec.evaluators):
         line = spec.line_of("evaluators", index)
         options = dict(item.options)
@@ -82,8 +92,12 @@ def bind_evaluators(
             metrics = entry_metrics({"name": item.name, "type": kind, **options, **declared}, fn)
         except ValueError as exc:
             raise UserError(f"evaluator {item.name!r}: {exc}", file=file, line=line) from None
-        declare(*metrics)
         keys = [m.key for m in metrics]
+        summary = info.summary or bool(getattr(fn, "is_summary", False))
+        writer = _Writer(item.name, line, info if kind == item.name else None, summary)
+        for key in keys:
+            _claim(writers, key, writer, file)
+        declare(*metrics)
         bound.append(
             BoundEvaluator(
                 name=item.name,
@@ -91,7 +105,7 @@ def bind_evaluators(
                 keys=tuple(keys),
                 sample=sample,
                 seed=seed,
-                summary=info.summary or bool(getattr(fn, "is_summary", False)),
+                summary=summary,
             )
         )
     for reason, names in skipped.items():
@@ -99,3 +113,37 @@ def bind_evaluators(
     if examples is not None:
         apply_sampling(bound, examples)
     return bound
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """An evaluator item of the spec, as the writer of its score keys."""
+
+    name: str
+    line: int | None
+    builtin: EvaluatorInfo | None  # the registry entry, when the item is one under its name
+    summary: bool  # a summary's keys are the dataset's, apart from the results'
+
+
+def _claim(writers: dict[str, _Writer], key: str, writer: _Writer, file: str) -> None:
+    """Record ``writer`` as the one evaluator writing ``key``; a second is a UserError
+    naming both, unless both are built-ins declaring the key themselves (the same measure)."""
+    first = writers.setdefault(key, writer)
+    if first is writer or first.summary != writer.summary:
+        return
+    if (
+        first.builtin is not None
+        and writer.builtin is not None
+        and first.builtin is not writer.builtin
+        and key in first.builtin.keys
+        and key in writer.builtin.keys
+    ):
+        return
+    where = f" (line {first.line})" if first.line is not None else ""
+    raise UserError(
+        f"evaluators {first.name!r}{where} and {writer.name!r} both write the score key "
+        f"{key!r}: one would overwrite the other in every result",
+        file=file,
+        line=writer.line,
+        hint="rename one (a judge may set feedback_key:), or leave one out",
+    )
