@@ -212,3 +212,32 @@ def test_built_ins_declaring_one_key_together_still_run(tmp_path, invoke):
     spec = write_spec(tmp_path, "  - unnecessary_steps\n  - soundness\n")
     result = invoke("run", spec, "--store", tmp_path / "db")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("custom_first", [True, False])
+@pytest.mark.parametrize("kind", ["def", "async def"])
+def test_a_function_returning_another_evaluators_key_fails_and_overwrites_nothing(
+    tmp_path, invoke, custom_first, kind
+):
+    """What an undeclared function returns is known only when it runs: it fails on every
+    result, naming the key and its owner, and routing_accuracy keeps its own figure."""
+    evals = tmp_path / "evals.py"
+    evals.write_text(
+        f"{kind} mine(outputs):\n    return {{'key': 'routing_accuracy', 'score': 0.0}}\n"
+    )
+    items = [
+        f"  - {{name: my_check, type: custom, target: {evals}:mine}}\n",
+        "  - routing_accuracy\n",
+    ]
+    spec = write_spec(tmp_path, "".join(items if custom_first else items[::-1]))
+    out = tmp_path / "r.json"
+    result = invoke("run", spec, "--store", tmp_path / "db", "--json", out)
+    assert result.exit_code == 3, result.output
+    assert (
+        "    evaluator 'my_check' failed: ValueError: it returned the score key "
+        "'routing_accuracy', which evaluator 'routing_accuracy' writes: return a key of its "
+        "own, or leave one out"
+    ) in result.output.splitlines()
+    for experiment in json.loads(out.read_text())["experiments"]:
+        assert experiment["metrics"]["routing_accuracy"] == 1.0
+        assert [r["scores"]["routing_accuracy"] for r in experiment["results"]] == [1.0] * ROWS

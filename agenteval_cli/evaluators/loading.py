@@ -13,12 +13,15 @@ built-ins whose own declarations share it (``soundness`` and ``unnecessary_steps
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example
+from agenteval_cli.evaluators.invoke import normalize
 from agenteval_cli.evaluators.judge_model import JudgeUnavailable
 from agenteval_cli.evaluators.registry import (
     METRIC_OPTIONS,
@@ -64,6 +67,7 @@ def bind_evaluators(
     bound: list[BoundEvaluator] = []
     skipped: dict[str, list[str]] = {}
     writers: dict[str, _Writer] = {}
+    customs: set[str] = set()  # your functions: the keys they return are known when called
     for index, item in enumerate(spec.evaluators):
         line = spec.line_of("evaluators", index)
         options = dict(item.options)
@@ -75,6 +79,8 @@ def bind_evaluators(
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise UserError(f"seed must be an integer, got {seed!r}", file=file, line=line)
         info = lookup(kind, file=file, line=line)
+        if kind == "custom":
+            customs.add(item.name)
         declared = {k: options.pop(k) for k in METRIC_OPTIONS if k in options}
         context = {
             "pricing": spec.pricing,
@@ -108,6 +114,10 @@ def bind_evaluators(
                 summary=summary,
             )
         )
+    owners = {key: w.name for key, w in writers.items() if not w.summary}
+    for evaluator in bound:
+        if evaluator.name in customs and not evaluator.summary:
+            evaluator.fn = _keeping_to_its_keys(evaluator.fn, evaluator.name, owners)
     for reason, names in skipped.items():
         warn(f"skipping judge(s) {', '.join(names)}: {reason}; the other evaluators still run")
     if examples is not None:
@@ -147,3 +157,41 @@ def _claim(writers: dict[str, _Writer], key: str, writer: _Writer, file: str) ->
         line=writer.line,
         hint="rename one (a judge may set feedback_key:), or leave one out",
     )
+
+
+def _keeping_to_its_keys(fn: Callable[..., Any], name: str, owners: dict[str, str]) -> Any:
+    """``fn``, failing (on each result, loudly) when it returns a key another evaluator of
+    the spec writes: what it returns is only known when it is called, and a silent overwrite
+    would leave the other's figure wrong."""
+    taken = {key: owner for key, owner in owners.items() if owner != name}
+
+    def checked(raw: Any) -> Any:
+        for found in normalize(raw, name):
+            if found.key in taken:
+                raise ValueError(
+                    f"it returned the score key {found.key!r}, which evaluator "
+                    f"{taken[found.key]!r} writes: return a key of its own, or leave one out"
+                )
+        return raw
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+            return checked(await fn(*args, **kwargs))
+
+        return guarded_async
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        raw = fn(*args, **kwargs)
+        if inspect.isawaitable(raw):
+            pending = raw
+
+            async def later() -> Any:
+                return checked(await pending)
+
+            return later()
+        return checked(raw)
+
+    return guarded
