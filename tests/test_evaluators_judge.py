@@ -111,7 +111,7 @@ def test_server_error_is_none_with_the_reason(server):
     server.replies = [500]
     result = verdict(judge(server, prompt="routing_quality", continuous=True))
     assert result.score is None
-    assert result.comment.startswith("judge call failed: ")
+    assert result.comment.startswith("evaluator 'routing_quality' failed: judge call failed: ")
     assert "500" in result.comment
 
 

@@ -213,6 +213,7 @@ def report_run_errors(
                 highlight=False,
             )
             err.print(f"    {console_text(comment)}", highlight=False, markup=False)
+    _numbers_for_booleans(report)
     over_targets = report.over_error_rate(max_error_rate)
     broken = report.broken_evaluators()
     if over_targets:
@@ -237,3 +238,23 @@ def report_run_errors(
             highlight=False,
         )
     return not over_targets and not broken and not interrupted
+
+
+def _numbers_for_booleans(report: RunReport) -> None:
+    """One line per true/false judge that got numbers back, over every target, with the fix."""
+    from agenteval_cli.cli.common import stderr
+    from agenteval_cli.cli.progress import shown
+
+    found: dict[str, list[int]] = {}
+    for errors in report.errors:
+        for key, (scored, numbers) in errors.numbers_for_booleans.items():
+            total = found.setdefault(key, [0, 0])
+            total[0] += scored
+            total[1] += numbers
+    for key, (scored, numbers) in found.items():
+        stderr().print(
+            f"  [yellow]judge misconfigured[/]: {shown(key)}: {numbers} of {scored} repl(ies) "
+            "were numbers, but the judge is true/false: set continuous: true on it to score "
+            "numbers from 0 to 1 (or choices: [...] for a scale)",
+            highlight=False,
+        )

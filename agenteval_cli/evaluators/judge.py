@@ -4,15 +4,21 @@ The verdict and its reasoning are openevals'; this module adds what a batch run 
 prompts from files or the bundle, a model by ``provider:name``, a reply that cannot be parsed
 turned into score None with the reason (never a silent 0), credentials checked when the spec
 loads (a judge without them is skipped with one warning), and the judge's own spend measured.
+
+A call that fails is the evaluator's failure (``evaluator 'name' failed: judge call failed:
+...``), so a judge failing on every result fails the run like any evaluator. The judge's first
+call goes alone: when the provider refuses its key, that one request is the only one made, and
+every result says which key was refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Trace
-from agenteval_cli.evaluators.judge_model import make_chat_model, measure
+from agenteval_cli.evaluators.judge_model import key_source, make_chat_model, measure
 from agenteval_cli.evaluators.prompts import Template, load_prompt, template_style
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.trajectory import actual_messages, expand_expected_tools
@@ -58,7 +64,76 @@ def trace_view(trace: Trace | None) -> dict[str, Any]:
     }
 
 
-def _failure(exc: BaseException) -> str:
+# The statuses of a provider refusing the key: no later call can fare better.
+REFUSED = {
+    401: "was refused; set a valid key",
+    403: "has no permission for this model; use a key allowed to call it",
+}
+# How a number from a true/false judge is explained, in the result's comment and the run's line.
+NUMBER_FOR_BOOLEAN = "a number: set continuous: true to score numbers"
+
+
+def refused_status(exc: BaseException) -> int | None:
+    """401 or 403 when ``exc`` (or what it was raised from) is the provider refusing the key."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        status = getattr(seen, "status_code", None)
+        if status in REFUSED:
+            return int(status)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class JudgeCalls:
+    """One judge's calls across the run: the first goes alone, so a refused key is found with
+    one request; after a refusal no call is made, and each result gets the same reason."""
+
+    def __init__(self, name: str, key: str) -> None:
+        self.name = name
+        self.key = key  # where the key comes from, e.g. "the key in OPENAI_API_KEY"
+        self.refused: str | None = None
+        self.answered = False  # a call came back without a refusal: the rest run freely
+        self._first: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._first is None or self._first[0] is not loop:
+            self._first = (loop, asyncio.Lock())
+        return self._first[1]
+
+    async def call(self, judge: Callable[..., Awaitable[Any]], **kwargs: Any) -> Any:
+        if not self.answered and self.refused is None:
+            async with self._lock():
+                if not self.answered and self.refused is None:
+                    return await self._watched(judge, kwargs)
+        if self.refused is not None:
+            raise KeyRefused(self.refused)
+        return await judge(**kwargs)
+
+    async def _watched(self, judge: Callable[..., Awaitable[Any]], kwargs: dict) -> Any:
+        try:
+            raw = await judge(**kwargs)
+        except Exception as exc:
+            status = refused_status(exc)
+            if status is None:
+                self.answered = True
+                raise
+            self.refused = (
+                f"{status} {type(exc).__name__}: {self.key} {REFUSED[status]} (judge "
+                f"{self.name!r} made no further calls)"
+            )
+            raise KeyRefused(self.refused) from None
+        self.answered = True
+        return raw
+
+
+class KeyRefused(Exception):
+    """The provider refused the judge's key: the message names where the key comes from."""
+
+
+def _failure(exc: BaseException, name: str) -> str:
     from langchain_core.exceptions import OutputParserException
 
     from agenteval_cli.evaluators.prompts import PromptError
@@ -68,7 +143,9 @@ def _failure(exc: BaseException) -> str:
         return f"prompt could not be filled: {text}"
     if isinstance(exc, (OutputParserException, *PARSE_ERRORS)):
         return f"judge reply could not be parsed: {type(exc).__name__}: {text}"
-    return f"judge call failed: {type(exc).__name__}: {text}"
+    if isinstance(exc, KeyRefused):  # the provider's own text may show the key: left out
+        return f"evaluator {name!r} failed: judge call failed: {text}"
+    return f"evaluator {name!r} failed: judge call failed: {type(exc).__name__}: {text}"
 
 
 def _checked(raw: Any, key: str, continuous: bool, choices: list[float] | None) -> dict:
@@ -83,6 +160,8 @@ def _checked(raw: Any, key: str, continuous: bool, choices: list[float] | None) 
     else:
         ok = isinstance(score, bool)
         expected = "true or false"
+        if isinstance(score, int | float) and not ok:
+            expected += f" ({NUMBER_FOR_BOOLEAN})"
     if not ok:
         return {"key": key, "score": None, "comment": f"judge returned {score!r}, not {expected}"}
     return {"key": key, "score": score, "comment": comment}
@@ -96,13 +175,14 @@ async def run_judge(
     pricing: Mapping[str, Any] | None,
     continuous: bool,
     choices: list[float] | None,
+    calls: JudgeCalls,
     **kwargs: Any,
 ) -> dict:
     with measure(model, pricing):
         try:
-            raw = await judge(**kwargs)
+            raw = await calls.call(judge, **kwargs)
         except Exception as exc:
-            return {"key": key, "score": None, "comment": _failure(exc)}
+            return {"key": key, "score": None, "comment": _failure(exc, calls.name)}
     return _checked(raw, key, continuous, choices)
 
 
@@ -139,7 +219,9 @@ def llm_judge(
     _check_options(continuous, choices)
     text, origin = load_prompt(prompt, base_dir)
     rendered = Template(text, style=template_style(template, origin))
-    chat = make_chat_model(model, _model_kwargs(model_kwargs, base_url))
+    kwargs = _model_kwargs(model_kwargs, base_url)
+    chat = make_chat_model(model, kwargs)
+    calls = JudgeCalls(name, key_source(model, kwargs))
     key = feedback_key or name
 
     def messages(**values: Any) -> list[ChatCompletionMessage]:
@@ -174,6 +256,7 @@ def llm_judge(
             pricing=pricing,
             continuous=continuous,
             choices=choices,
+            calls=calls,
             inputs=inputs,
             outputs=outputs,
             reference_outputs=reference_outputs,
@@ -216,7 +299,9 @@ def trajectory_judge(
     from openevals.trajectory.llm import create_async_trajectory_llm_as_judge
 
     _check_options(continuous, choices)
-    chat = make_chat_model(model, _model_kwargs(model_kwargs, base_url))
+    kwargs = _model_kwargs(model_kwargs, base_url)
+    chat = make_chat_model(model, kwargs)
+    calls = JudgeCalls(name, key_source(model, kwargs))
     custom = load_prompt(prompt, base_dir)[0] if prompt else None
     options = {
         "judge": chat,
@@ -250,6 +335,7 @@ def trajectory_judge(
             pricing=pricing,
             continuous=continuous,
             choices=choices,
+            calls=calls,
             outputs=actual,
             **extra,
         )

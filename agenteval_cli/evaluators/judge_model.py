@@ -110,13 +110,36 @@ def provider_of(model: str) -> str | None:
     return next((p for prefix, p in PREFIXES.items() if model.startswith(prefix)), None)
 
 
+# What a judge on a server of its own (``base_url:``) sends when no key is set: the provider
+# clients refuse to start without one, and a local server that needs none ignores it.
+NO_KEY = "agenteval-no-key"
+
+
+def key_source(model: str, model_kwargs: Mapping[str, Any] | None = None) -> str:
+    """Where the judge's key comes from, to name it when it is refused (never its value)."""
+    kwargs = model_kwargs or {}
+    variable = CREDENTIALS.get(provider_of(model) or "")
+    if "api_key" in kwargs and kwargs["api_key"] != NO_KEY:
+        return "the api_key under model_kwargs"
+    if variable and os.environ.get(variable):
+        return f"the key in {variable}"
+    server = kwargs.get("base_url")
+    unset = f"{variable} is not set" if variable else "no key is set"
+    return f"no key ({unset}; the server at {server} asks for one)"
+
+
 def make_chat_model(model: str, model_kwargs: Mapping[str, Any] | None = None) -> Any:
-    """``init_chat_model(model, **model_kwargs)``, or JudgeUnavailable naming what is missing."""
+    """``init_chat_model(model, **model_kwargs)``, or JudgeUnavailable naming what is missing.
+
+    A judge with a ``base_url`` of its own runs without the provider's key when none is set
+    (a local server may need none); a server that does need one refuses the first call."""
     kwargs = dict(model_kwargs or {})
     provider = provider_of(model)
     variable = CREDENTIALS.get(provider or "")
     if variable and not os.environ.get(variable) and "api_key" not in kwargs:
-        raise JudgeUnavailable(f"{variable} is not set", variable=variable)
+        if not kwargs.get("base_url"):
+            raise JudgeUnavailable(f"{variable} is not set", variable=variable)
+        kwargs["api_key"] = NO_KEY
     from langchain.chat_models import init_chat_model
 
     try:

@@ -6,18 +6,30 @@ without it the name is the registry entry. ``sample``/``seed`` work for every ev
 so do ``label``, ``direction`` (or ``lower_is_better``), ``format`` and ``metrics: {key:
 {...}}``, which declare how its scores read (see :func:`registry.entry_metrics`).
 A judge that cannot run here (no credentials, no provider package) is left out with one
-warning per missing variable, and the run goes on.
+warning per missing variable, and the run goes on. Two evaluators that would write the same
+score key are refused (the later would overwrite the earlier in every result), except two
+built-ins whose own declarations share it (``soundness`` and ``unnecessary_steps``).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example
+from agenteval_cli.evaluators.invoke import normalize
 from agenteval_cli.evaluators.judge_model import JudgeUnavailable
-from agenteval_cli.evaluators.registry import METRIC_OPTIONS, build_evaluator, entry_metrics, lookup
+from agenteval_cli.evaluators.registry import (
+    METRIC_OPTIONS,
+    EvaluatorInfo,
+    build_evaluator,
+    entry_metrics,
+    lookup,
+)
 from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
 from agenteval_cli.metrics.registry import declare
 
@@ -54,6 +66,8 @@ def bind_evaluators(
     file = str(spec.source)
     bound: list[BoundEvaluator] = []
     skipped: dict[str, list[str]] = {}
+    writers: dict[str, _Writer] = {}
+    customs: set[str] = set()  # your functions: the keys they return are known when called
     for index, item in enumerate(spec.evaluators):
         line = spec.line_of("evaluators", index)
         options = dict(item.options)
@@ -65,6 +79,8 @@ def bind_evaluators(
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise UserError(f"seed must be an integer, got {seed!r}", file=file, line=line)
         info = lookup(kind, file=file, line=line)
+        if kind == "custom":
+            customs.add(item.name)
         declared = {k: options.pop(k) for k in METRIC_OPTIONS if k in options}
         context = {
             "pricing": spec.pricing,
@@ -82,8 +98,12 @@ def bind_evaluators(
             metrics = entry_metrics({"name": item.name, "type": kind, **options, **declared}, fn)
         except ValueError as exc:
             raise UserError(f"evaluator {item.name!r}: {exc}", file=file, line=line) from None
-        declare(*metrics)
         keys = [m.key for m in metrics]
+        summary = info.summary or bool(getattr(fn, "is_summary", False))
+        writer = _Writer(item.name, line, info if kind == item.name else None, summary)
+        for key in keys:
+            _claim(writers, key, writer, file)
+        declare(*metrics)
         bound.append(
             BoundEvaluator(
                 name=item.name,
@@ -91,11 +111,87 @@ def bind_evaluators(
                 keys=tuple(keys),
                 sample=sample,
                 seed=seed,
-                summary=info.summary or bool(getattr(fn, "is_summary", False)),
+                summary=summary,
             )
         )
+    owners = {key: w.name for key, w in writers.items() if not w.summary}
+    for evaluator in bound:
+        if evaluator.name in customs and not evaluator.summary:
+            evaluator.fn = _keeping_to_its_keys(evaluator.fn, evaluator.name, owners)
     for reason, names in skipped.items():
         warn(f"skipping judge(s) {', '.join(names)}: {reason}; the other evaluators still run")
     if examples is not None:
         apply_sampling(bound, examples)
     return bound
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """An evaluator item of the spec, as the writer of its score keys."""
+
+    name: str
+    line: int | None
+    builtin: EvaluatorInfo | None  # the registry entry, when the item is one under its name
+    summary: bool  # a summary's keys are the dataset's, apart from the results'
+
+
+def _claim(writers: dict[str, _Writer], key: str, writer: _Writer, file: str) -> None:
+    """Record ``writer`` as the one evaluator writing ``key``; a second is a UserError
+    naming both, unless both are built-ins declaring the key themselves (the same measure)."""
+    first = writers.setdefault(key, writer)
+    if first is writer or first.summary != writer.summary:
+        return
+    if (
+        first.builtin is not None
+        and writer.builtin is not None
+        and first.builtin is not writer.builtin
+        and key in first.builtin.keys
+        and key in writer.builtin.keys
+    ):
+        return
+    where = f" (line {first.line})" if first.line is not None else ""
+    raise UserError(
+        f"evaluators {first.name!r}{where} and {writer.name!r} both write the score key "
+        f"{key!r}: one would overwrite the other in every result",
+        file=file,
+        line=writer.line,
+        hint="rename one (a judge may set feedback_key:), or leave one out",
+    )
+
+
+def _keeping_to_its_keys(fn: Callable[..., Any], name: str, owners: dict[str, str]) -> Any:
+    """``fn``, failing (on each result, loudly) when it returns a key another evaluator of
+    the spec writes: what it returns is only known when it is called, and a silent overwrite
+    would leave the other's figure wrong."""
+    taken = {key: owner for key, owner in owners.items() if owner != name}
+
+    def checked(raw: Any) -> Any:
+        for found in normalize(raw, name):
+            if found.key in taken:
+                raise ValueError(
+                    f"it returned the score key {found.key!r}, which evaluator "
+                    f"{taken[found.key]!r} writes: return a key of its own, or leave one out"
+                )
+        return raw
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+            return checked(await fn(*args, **kwargs))
+
+        return guarded_async
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        raw = fn(*args, **kwargs)
+        if inspect.isawaitable(raw):
+            pending = raw
+
+            async def later() -> Any:
+                return checked(await pending)
+
+            return later()
+        return checked(raw)
+
+    return guarded

@@ -4,9 +4,10 @@ evaluators that failed, read with a few grouped queries (no result is loaded who
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agenteval_cli.core.records import INTERRUPTED
+from agenteval_cli.evaluators.judge import NUMBER_FOR_BOOLEAN
 from agenteval_cli.store.db import Store
 
 
@@ -35,6 +36,8 @@ class TargetErrors:
     # evaluator key -> (results it scored, results it failed on, first failure's comment)
     evaluators: dict[str, tuple[int, int, str]]
     interrupted: int = 0  # calls whose graph stopped at interrupt(): no error, no answer
+    # true/false judge key -> (results it scored, replies that were numbers)
+    numbers_for_booleans: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -125,7 +128,22 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
         ).fetchone()
         evaluators[key] = (count, failed, comment)
     interrupted = store.status_counts(experiment_id).get(INTERRUPTED, 0)
-    return TargetErrors(target, calls, errored, reasons, evaluators, interrupted)
+    numbers = _numbers_for_booleans(store, experiment_id)
+    return TargetErrors(target, calls, errored, reasons, evaluators, interrupted, numbers)
+
+
+def _numbers_for_booleans(store: Store, experiment_id: str) -> dict[str, tuple[int, int]]:
+    """The true/false judges that got numbers back: the spec lacks ``continuous: true``."""
+    rows = store.db.execute(
+        "SELECT json_extract(s.value, '$[0]'), COUNT(*),"
+        " SUM(json_extract(s.value, '$[1]') IS NULL"
+        "     AND instr(json_extract(s.value, '$[2]'), ?) > 0)"
+        " FROM results r, json_each(r.scores_json) s"
+        " WHERE r.experiment_id = ? AND r.error IS NULL AND r.scores_json IS NOT NULL"
+        " GROUP BY 1 ORDER BY 1",
+        (NUMBER_FOR_BOOLEAN, experiment_id),
+    )
+    return {key: (count, numbers) for key, count, numbers in rows if numbers}
 
 
 def run_errors(store: Store, experiment_ids: list[str]) -> list[TargetErrors]:
