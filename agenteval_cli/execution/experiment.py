@@ -252,7 +252,7 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
 def run_settings(spec: Spec) -> RunSettings:
     """The runner's settings from the spec: the targets' retries and rate limit, and the
     evaluators' pool (``evaluator_concurrency``, ``evaluator_retries``,
-    ``evaluator_rate_limit``) apart from them."""
+    ``evaluator_rate_limit``, ``evaluator_timeout_s``) apart from them."""
     settings = RunSettings(
         concurrency=spec.concurrency, timeout_s=spec.timeout_s, repetitions=spec.repetitions
     )
@@ -265,6 +265,7 @@ def run_settings(spec: Spec) -> RunSettings:
     settings.evaluator_requests_per_minute = _per_minute(
         getattr(spec, "evaluator_rate_limit", None)
     )
+    settings.evaluator_timeout_s = getattr(spec, "evaluator_timeout_s", settings.evaluator_timeout_s)
     return settings
 
 
