@@ -28,10 +28,10 @@ from agenteval_cli.spec.model import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
 
-TARGET = '''
+TARGET = """
 def answer(inputs):
     return {"final_response": "about " + inputs["question"], "tags": ["a", "b"]}
-'''
+"""
 
 EVALUATORS = '''
 import asyncio
@@ -110,7 +110,9 @@ def write_run(tmp_path: Path, evaluators: list[str], extra: str = "", rows: int 
         for i in range(rows)
     ]
     (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    entries = "".join(f"\n  - {{name: {n}, type: custom, target: evals.py:{n}}}" for n in evaluators)
+    entries = "".join(
+        f"\n  - {{name: {n}, type: custom, target: evals.py:{n}}}" for n in evaluators
+    )
     spec = tmp_path / "spec.yaml"
     spec.write_text(
         f"dataset: data.jsonl\ntargets: {{t: target.py:answer}}\nconcurrency: 2\n"
@@ -167,9 +169,7 @@ def test_evaluators_that_never_end_are_timed_out_and_the_process_exits(tmp_path)
     assert time.monotonic() - started < 30  # a thread stuck in time.sleep(3600) is abandoned
     assert done.returncode == 3, done.stderr  # evaluators that failed on every result
     assert "Traceback" not in done.stderr
-    assert "awaits_forever, sleeps_forever failed on every result" in " ".join(
-        done.stderr.split()
-    )
+    assert "awaits_forever, sleeps_forever failed on every result" in " ".join(done.stderr.split())
     results = results_of(json.loads((tmp_path / "r.json").read_text()))
     assert set(results) == {"e0", "e1"}
     for result in results.values():
@@ -179,6 +179,24 @@ def test_evaluators_that_never_end_are_timed_out_and_the_process_exits(tmp_path)
                 f"evaluator {name!r} failed: EvaluatorTimeout: no result within 1 s "
                 "(evaluator_timeout_s); the call was abandoned"
             )
+
+
+def test_rescoring_is_bounded_by_the_same_time_limit(tmp_path, invoke):
+    spec = write_run(tmp_path, ["fine"], "evaluator_timeout_s: 0.5\n")
+    assert invoke("run", spec, "--store", tmp_path / "db").exit_code == 0
+    spec.write_text(
+        spec.read_text().replace(
+            "evaluators:",
+            "evaluators:\n  - {name: sleeps_forever, type: custom, "
+            "target: evals.py:sleeps_forever}",
+        )
+    )
+    started = time.monotonic()
+    rescored = invoke("run", spec, "--rescore", "t", "--store", tmp_path / "db")
+    assert time.monotonic() - started < 20
+    assert rescored.exit_code == 3, rescored.output
+    assert "sleeps_forever failed on every result" in rescored.text
+    assert "EvaluatorTimeout: no result within 0.5 s" in rescored.text
 
 
 def test_sync_evaluators_run_off_the_event_loop_side_by_side(tmp_path, invoke):
@@ -224,7 +242,11 @@ def test_a_judge_whose_server_never_answers_is_timed_out(monkeypatch):
     try:
         fn = build_evaluator(
             "llm_judge",
-            {"prompt": "routing_quality", "model": "openai:gpt-4o-mini", "base_url": server.base_url},
+            {
+                "prompt": "routing_quality",
+                "model": "openai:gpt-4o-mini",
+                "base_url": server.base_url,
+            },
         )
         evaluator = BoundEvaluator("llm_judge", fn)
         example = Example("a", {"question": "q"}, {"expected_agents": ["billing"]})

@@ -83,7 +83,11 @@ def normalize(raw: Any, default_key: str) -> list[Score]:
         key = raw.get("key")
         comment = raw.get("comment")
         if (
-            ((type(number) is float and math.isfinite(number)) or type(number) is bool or number is None)
+            (
+                (type(number) is float and math.isfinite(number))
+                or type(number) is bool
+                or number is None
+            )
             and (type(key) is str and key)
             and (comment is None or type(comment) is str)
         ):

@@ -265,7 +265,9 @@ def run_settings(spec: Spec) -> RunSettings:
     settings.evaluator_requests_per_minute = _per_minute(
         getattr(spec, "evaluator_rate_limit", None)
     )
-    settings.evaluator_timeout_s = getattr(spec, "evaluator_timeout_s", settings.evaluator_timeout_s)
+    settings.evaluator_timeout_s = getattr(
+        spec, "evaluator_timeout_s", settings.evaluator_timeout_s
+    )
     return settings
 
 
