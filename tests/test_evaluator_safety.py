@@ -97,6 +97,10 @@ def inf(outputs):
     return {"key": "inf", "score": float("inf"), "comment": "too good"}
 
 
+def summary_sleeps_forever(outputs):
+    time.sleep(3600)
+
+
 def minus_inf(outputs):
     return {"key": "minus_inf", "score": float("-inf")}
 '''
@@ -197,6 +201,23 @@ def test_rescoring_is_bounded_by_the_same_time_limit(tmp_path, invoke):
     assert rescored.exit_code == 3, rescored.output
     assert "sleeps_forever failed on every result" in rescored.text
     assert "EvaluatorTimeout: no result within 0.5 s" in rescored.text
+
+
+def test_a_summary_evaluator_that_never_ends_is_timed_out_too(tmp_path, invoke):
+    spec = write_run(tmp_path, ["fine"], "evaluator_timeout_s: 0.5\n")
+    spec.write_text(
+        spec.read_text().replace(
+            "evaluators:",
+            "evaluators:\n  - {name: summary_sleeps_forever, type: custom, summary: true, "
+            "target: evals.py:summary_sleeps_forever}",
+        )
+    )
+    started = time.monotonic()
+    data = run_json(invoke, tmp_path, spec, 0)
+    assert time.monotonic() - started < 20
+    (experiment,) = data["experiments"]
+    assert len(experiment["results"]) == 2
+    assert "EvaluatorTimeout: no result within 0.5 s" in json.dumps(experiment["dataset_results"])
 
 
 def test_sync_evaluators_run_off_the_event_loop_side_by_side(tmp_path, invoke):

@@ -140,7 +140,7 @@ def is_own(fn: Callable[..., Any]) -> bool:
 def _is_async(fn: Callable[..., Any]) -> bool:
     """Whether calling ``fn`` only makes a coroutine (so it belongs in the event loop)."""
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - a callable object's own method
+        type(fn).__call__  # a callable object's own method
     )
 
 
@@ -165,7 +165,8 @@ async def _invoke(
 ) -> Any:
     """``fn(**arguments)``, awaited when it returns an awaitable; a sync evaluator of the
     user's runs in a worker thread (its context copied, so judge usage still reaches this
-    result). A ``KeyboardInterrupt`` raised in the thread comes back as :class:`_Raised`."""
+    result). A ``KeyboardInterrupt`` raised there, never Ctrl-C, is raised here as
+    :class:`_ThreadInterrupt`: an exception the evaluator's failure is recorded from."""
     if own or _is_async(fn):
         raw = fn(**arguments)
     else:
@@ -188,6 +189,9 @@ async def _invoke(
 
 @dataclass
 class _Raised:
+    """What a worker thread hands back instead of raising a ``KeyboardInterrupt``, which
+    asyncio would let out of the event loop."""
+
     error: BaseException
 
 
@@ -218,7 +222,6 @@ async def call_evaluator(
 
     Under ``pool`` the call waits for one of its slots, and a failure of a kind its policy
     retries is called again (each attempt after the pool's rate limit)."""
-    limit = None if pool is None else pool.timeout_s
     try:
         names = tuple(available)
         # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
@@ -227,19 +230,7 @@ async def call_evaluator(
         own = is_own(evaluator.fn)
 
         async def attempt() -> Any:
-            # each attempt its own copy: what an earlier one changed is not seen
-            given = arguments if own else _private(arguments)
-            if limit is None:
-                return await _invoke(evaluator.fn, given, pool, own)
-            try:
-                async with asyncio.timeout(limit) as deadline:
-                    return await _invoke(evaluator.fn, given, pool, own)
-            except TimeoutError:
-                if not deadline.expired():  # the evaluator's own TimeoutError
-                    raise
-                raise EvaluatorTimeout(
-                    f"no result within {limit:g} s (evaluator_timeout_s); the call was abandoned"
-                ) from None
+            return await bounded_call(evaluator.fn, arguments, pool, own)
 
         if pool is None:
             raw = await attempt()
@@ -254,9 +245,39 @@ async def call_evaluator(
     except BaseException as exc:
         if not _evaluators_own(exc, pool is not None and pool.owns_signals):
             raise
-        raised = exc.error if isinstance(exc, _ThreadInterrupt) else exc
-        reason = f"evaluator {evaluator.name!r} failed: {exception_text(raised)}"
+        reason = f"evaluator {evaluator.name!r} failed: {failure_text(exc)}"
         return [Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)]
+
+
+async def bounded_call(
+    fn: Callable[..., Any], arguments: dict[str, Any], pool: EvaluatorPool | None, own: bool
+) -> Any:
+    """One attempt of ``fn(**arguments)`` under ``pool``'s time limit: on its own copy of
+    the arguments unless ``own`` (agenteval's evaluator), so what an earlier attempt
+    changed is not seen either, and a sync one in a worker thread."""
+    given = arguments if own else _private(arguments)
+    limit = None if pool is None else pool.timeout_s
+    if limit is None:
+        return await _invoke(fn, given, pool, own)
+    try:
+        async with asyncio.timeout(limit) as deadline:
+            return await _invoke(fn, given, pool, own)
+    except TimeoutError:
+        if not deadline.expired():  # the evaluator's own TimeoutError
+            raise
+        raise EvaluatorTimeout(
+            f"no result within {limit:g} s (evaluator_timeout_s); the call was abandoned"
+        ) from None
+
+
+def failure_text(exc: BaseException) -> str:
+    """What an evaluator's failure is recorded as: ``"KeyError: 'x'"``."""
+    return exception_text(exc.error if isinstance(exc, _ThreadInterrupt) else exc)
+
+
+def evaluators_own(exc: BaseException, pool: EvaluatorPool | None) -> bool:
+    """Whether ``exc``, raised by an evaluator called under ``pool``, is its failure."""
+    return _evaluators_own(exc, pool is not None and pool.owns_signals)
 
 
 async def score(
