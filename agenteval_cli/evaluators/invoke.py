@@ -83,7 +83,11 @@ def normalize(raw: Any, default_key: str) -> list[Score]:
         key = raw.get("key")
         comment = raw.get("comment")
         if (
-            ((type(number) is float and number == number) or type(number) is bool or number is None)
+            (
+                (type(number) is float and math.isfinite(number))
+                or type(number) is bool
+                or number is None
+            )
             and (type(key) is str and key)
             and (comment is None or type(comment) is str)
         ):
@@ -95,30 +99,36 @@ def normalize(raw: Any, default_key: str) -> list[Score]:
     if isinstance(raw, dict) and "results" in raw and isinstance(raw["results"], list):
         return normalize(raw["results"], default_key)
     if isinstance(raw, bool | int | float):
-        return [Score(key=default_key, score=_number(raw))]
+        return [_score(default_key, raw, None, default_key)]
     if not isinstance(raw, dict):
         raw = getattr(raw, "__dict__", None) or _not_a_result(raw)
     if "score" not in raw and "value" not in raw:
         raise ValueError(f"evaluator result has no 'score': {sorted(raw)}")
-    score = raw.get("score", raw.get("value"))
     comment = raw.get("comment")
     return [
-        Score(
-            key=str(raw.get("key") or default_key),
-            score=_number(score),
-            comment=None if comment is None else str(comment),
+        _score(
+            str(raw.get("key") or default_key),
+            raw.get("score", raw.get("value")),
+            None if comment is None else str(comment),
+            default_key,
         )
     ]
 
 
-def _number(value: Any) -> float | bool | None:
+def _score(key: str, value: Any, comment: str | None, evaluator: str) -> Score:
+    """A score of ``value``; a NaN or infinite one is null, its comment saying that the
+    evaluator failed (so one that does so on every result fails the run, as any other)."""
     if value is None or isinstance(value, bool):
-        return value
+        return Score(key, value, comment)
     if isinstance(value, int | float):
         number = float(value)
-        if math.isnan(number):
-            return None
-        return number
+        if math.isfinite(number):
+            return Score(key, number, comment)
+        reason = (
+            f"evaluator {evaluator!r} failed: it returned {number!r}, not a finite number; "
+            "return a finite number, a bool or null"
+        )
+        return Score(key, None, reason if comment is None else f"{reason} (its comment: {comment})")
     raise ValueError(f"score must be a number, a bool or null, got {type(value).__name__}")
 
 

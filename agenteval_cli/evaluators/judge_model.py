@@ -96,6 +96,11 @@ PREFIXES = {
 }
 
 
+# Seconds one request of a judge may wait for its server (the provider's ``timeout``) unless
+# model_kwargs set one: a server that never answers fails the call instead of holding it.
+JUDGE_REQUEST_TIMEOUT_S = 60.0
+
+
 class JudgeUnavailable(Exception):
     """The judge cannot run here (no credentials, no provider package): skip it, warn once."""
 
@@ -142,6 +147,8 @@ def make_chat_model(model: str, model_kwargs: Mapping[str, Any] | None = None) -
         kwargs["api_key"] = NO_KEY
     from langchain.chat_models import init_chat_model
 
+    if "timeout" not in kwargs and "request_timeout" not in kwargs:
+        kwargs["timeout"] = JUDGE_REQUEST_TIMEOUT_S
     try:
         return init_chat_model(model, **kwargs)
     except ImportError as exc:

@@ -6,16 +6,27 @@ What judges spend while scoring a result is added as ``judge_*`` scores, apart f
 target's own ``token_cost``.
 
 The evaluators of one result run concurrently; an :class:`EvaluatorPool` (the runner's) caps
-how many evaluator calls are in flight across the whole run, and gives them a retry policy
-and a rate limit of their own, apart from the target's.
+how many evaluator calls are in flight across the whole run, and gives them a retry policy,
+a rate limit and a time limit (``evaluator_timeout_s``, per attempt) of their own, apart from
+the target's.
+
+An evaluator of the user's (anything not agenteval's own) is kept from harming the run: it
+gets its own deep copy of the arguments it asks for, so what it changes is seen by no other
+evaluator, the store or the cache; a sync one runs in a worker thread, off the event loop,
+so a slow one neither blocks the run nor outlives its time limit; and a
+``KeyboardInterrupt`` it raises is its own failure when the run handles Ctrl-C itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import copy
 import hashlib
 import inspect
+import pickle
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,14 +99,25 @@ def apply_sampling(evaluators: Sequence[BoundEvaluator], examples: Sequence[Exam
         evaluator.example_ids = choose_sample(ids, share, seed=evaluator.seed, name=evaluator.name)
 
 
+# How long one evaluator call (one attempt) may take when the spec sets no
+# ``evaluator_timeout_s``: room for a slow LLM judge, not for one that never answers.
+EVALUATOR_TIMEOUT_S = 120.0
+
+
 @dataclass
 class EvaluatorPool:
     """What every evaluator call of a run shares: at most ``concurrency`` in flight, retried
-    by ``retry`` (no retries by default) and spaced by ``limiter`` when there is one."""
+    by ``retry`` (no retries by default), spaced by ``limiter`` when there is one, each
+    attempt given ``timeout_s`` seconds (None: no limit). Sync evaluators of the user's run
+    on ``executor`` (None: the loop's default one). ``owns_signals``: the run handles Ctrl-C
+    itself, so a ``KeyboardInterrupt`` inside an evaluator is the evaluator's own."""
 
     concurrency: int
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     limiter: Limiter | None = None
+    timeout_s: float | None = EVALUATOR_TIMEOUT_S
+    executor: Executor | None = None
+    owns_signals: bool = False
     _slots: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
     def slots(self) -> asyncio.Semaphore:
@@ -104,11 +126,89 @@ class EvaluatorPool:
         return self._slots
 
 
-def _evaluators_own(exc: BaseException) -> bool:
+class EvaluatorTimeout(TimeoutError):
+    """An evaluator call ran past ``evaluator_timeout_s``."""
+
+
+def is_own(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is one of agenteval's evaluators (a built-in, a judge): trusted not to
+    change its arguments nor to block the loop, so called as it is, without copies."""
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    return isinstance(module, str) and module.startswith("agenteval_cli.")
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` only makes a coroutine (so it belongs in the event loop)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        type(fn).__call__  # a callable object's own method
+    )
+
+
+def _private(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The evaluator's own deep copy of the arguments it asks for, made in one go so that
+    ``outputs`` and ``run.outputs`` stay one object: a pickle round trip (a third of
+    ``deepcopy``'s time on a large trace), else ``deepcopy``, else the originals when they
+    cannot be copied at all."""
+    try:
+        copied: dict[str, Any] = pickle.loads(pickle.dumps(arguments, pickle.HIGHEST_PROTOCOL))
+        return copied
+    except Exception:
+        pass
+    try:
+        return copy.deepcopy(arguments)
+    except Exception:
+        return arguments
+
+
+async def _invoke(
+    fn: Callable[..., Any], arguments: dict[str, Any], pool: EvaluatorPool | None, own: bool
+) -> Any:
+    """``fn(**arguments)``, awaited when it returns an awaitable; a sync evaluator of the
+    user's runs in a worker thread (its context copied, so judge usage still reaches this
+    result). A ``KeyboardInterrupt`` raised there, never Ctrl-C, is raised here as
+    :class:`_ThreadInterrupt`: an exception the evaluator's failure is recorded from."""
+    if own or _is_async(fn):
+        raw = fn(**arguments)
+    else:
+        context = contextvars.copy_context()
+
+        def call() -> Any:
+            try:
+                return context.run(fn, **arguments)
+            except KeyboardInterrupt as exc:  # never Ctrl-C: signals reach the main thread
+                return _Raised(exc)
+
+        executor = None if pool is None else pool.executor
+        raw = await asyncio.get_running_loop().run_in_executor(executor, call)
+        if isinstance(raw, _Raised):
+            raise _ThreadInterrupt(raw.error)
+    if inspect.isawaitable(raw):
+        raw = await raw
+    return raw
+
+
+@dataclass
+class _Raised:
+    """What a worker thread hands back instead of raising a ``KeyboardInterrupt``, which
+    asyncio would let out of the event loop."""
+
+    error: BaseException
+
+
+class _ThreadInterrupt(Exception):
+    """A ``KeyboardInterrupt`` a sync evaluator raised in its worker thread."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _evaluators_own(exc: BaseException, owns_signals: bool = False) -> bool:
     """Whether ``exc`` is the evaluator's failure, to record as null scores: anything it
-    raises (``SystemExit`` included) except Ctrl-C and the run cancelling the call."""
+    raises (``SystemExit`` included) except the run cancelling the call, and Ctrl-C when
+    the run leaves Ctrl-C to raise ``KeyboardInterrupt`` where the code runs."""
     if isinstance(exc, KeyboardInterrupt):
-        return False
+        return owns_signals
     if isinstance(exc, asyncio.CancelledError):
         task = asyncio.current_task()
         return task is None or task.cancelling() == 0
@@ -127,12 +227,10 @@ async def call_evaluator(
         # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
         plan = evaluator.plan() if names == KNOWN_PARAMETERS else argument_plan(evaluator.fn, names)
         arguments = planned_arguments(plan, available)
+        own = is_own(evaluator.fn)
 
         async def attempt() -> Any:
-            raw = evaluator.fn(**arguments)
-            if inspect.isawaitable(raw):
-                raw = await raw
-            return raw
+            return await bounded_call(evaluator.fn, arguments, pool, own)
 
         if pool is None:
             raw = await attempt()
@@ -145,10 +243,41 @@ async def call_evaluator(
                     raw = await attempt()
         return normalize(raw, evaluator.name)
     except BaseException as exc:
-        if not _evaluators_own(exc):
+        if not _evaluators_own(exc, pool is not None and pool.owns_signals):
             raise
-        reason = f"evaluator {evaluator.name!r} failed: {exception_text(exc)}"
+        reason = f"evaluator {evaluator.name!r} failed: {failure_text(exc)}"
         return [Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)]
+
+
+async def bounded_call(
+    fn: Callable[..., Any], arguments: dict[str, Any], pool: EvaluatorPool | None, own: bool
+) -> Any:
+    """One attempt of ``fn(**arguments)`` under ``pool``'s time limit: on its own copy of
+    the arguments unless ``own`` (agenteval's evaluator), so what an earlier attempt
+    changed is not seen either, and a sync one in a worker thread."""
+    given = arguments if own else _private(arguments)
+    limit = None if pool is None else pool.timeout_s
+    if limit is None:
+        return await _invoke(fn, given, pool, own)
+    try:
+        async with asyncio.timeout(limit) as deadline:
+            return await _invoke(fn, given, pool, own)
+    except TimeoutError:
+        if not deadline.expired():  # the evaluator's own TimeoutError
+            raise
+        raise EvaluatorTimeout(
+            f"no result within {limit:g} s (evaluator_timeout_s); the call was abandoned"
+        ) from None
+
+
+def failure_text(exc: BaseException) -> str:
+    """What an evaluator's failure is recorded as: ``"KeyError: 'x'"``."""
+    return exception_text(exc.error if isinstance(exc, _ThreadInterrupt) else exc)
+
+
+def evaluators_own(exc: BaseException, pool: EvaluatorPool | None) -> bool:
+    """Whether ``exc``, raised by an evaluator called under ``pool``, is its failure."""
+    return _evaluators_own(exc, pool is not None and pool.owns_signals)
 
 
 async def score(

@@ -7,7 +7,6 @@ SQLite file (created by the store's migrations), one row per experiment and key.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +14,14 @@ from agenteval_cli.core.records import OK, Example, Run, Score, Trace
 from agenteval_cli.evaluators.invoke import arguments_for, normalize
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.routing import confusion_matrix
-from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.evaluators.scoring import (
+    BoundEvaluator,
+    EvaluatorPool,
+    bounded_call,
+    evaluators_own,
+    failure_text,
+    is_own,
+)
 from agenteval_cli.metrics.registry import metric, needs_answer
 from agenteval_cli.store.tx import has_table, write_transaction
 
@@ -40,10 +46,15 @@ def summary_arguments(stored: Sequence[Any], *, every: bool = False) -> dict[str
     }
 
 
-async def run_summaries(evaluators: Sequence[BoundEvaluator], stored: Sequence[Any]) -> list[Score]:
-    """Every summary evaluator once; a failure is a null score with the reason. One whose
-    keys are all read from the trace (``needs_answer`` false) sees every result, the others
-    the answered ones (status ``ok``)."""
+async def run_summaries(
+    evaluators: Sequence[BoundEvaluator],
+    stored: Sequence[Any],
+    pool: EvaluatorPool | None = None,
+) -> list[Score]:
+    """Every summary evaluator once, under ``pool``'s time limit and threads (see
+    :func:`~agenteval_cli.evaluators.scoring.bounded_call`); a failure is a null score with
+    the reason. One whose keys are all read from the trace (``needs_answer`` false) sees
+    every result, the others the answered ones (status ``ok``)."""
     answered = summary_arguments(stored)
     every = summary_arguments(stored, every=True)
     scores: list[Score] = []
@@ -53,12 +64,13 @@ async def run_summaries(evaluators: Sequence[BoundEvaluator], stored: Sequence[A
         keys = evaluator.keys or (evaluator.name,)
         available = answered if any(needs_answer(k) for k in keys) else every
         try:
-            raw = evaluator.fn(**arguments_for(evaluator.fn, available))
-            if inspect.isawaitable(raw):
-                raw = await raw
+            arguments = arguments_for(evaluator.fn, available)
+            raw = await bounded_call(evaluator.fn, arguments, pool, is_own(evaluator.fn))
             scores.extend(normalize(raw, evaluator.name))
-        except Exception as exc:
-            reason = f"summary evaluator {evaluator.name!r} failed: {type(exc).__name__}: {exc}"
+        except BaseException as exc:
+            if not evaluators_own(exc, pool):
+                raise
+            reason = f"summary evaluator {evaluator.name!r} failed: {failure_text(exc)}"
             scores.extend(Score(k, None, reason) for k in evaluator.keys or (evaluator.name,))
     return scores
 
@@ -89,24 +101,30 @@ def summary_scores(store: Any, experiment_id: str) -> list[Score]:
 
 
 def score_experiment_summaries(
-    evaluators: Sequence[BoundEvaluator], store: Any, experiment_ids: Sequence[str]
+    evaluators: Sequence[BoundEvaluator],
+    store: Any,
+    experiment_ids: Sequence[str],
+    pool: EvaluatorPool | None = None,
 ) -> None:
     """Run the summary evaluators over each experiment's stored results and save them."""
     import asyncio
 
     if any(e.summary for e in evaluators):
-        asyncio.run(score_experiment_summaries_async(evaluators, store, experiment_ids))
+        asyncio.run(score_experiment_summaries_async(evaluators, store, experiment_ids, pool))
 
 
 async def score_experiment_summaries_async(
-    evaluators: Sequence[BoundEvaluator], store: Any, experiment_ids: Sequence[str]
+    evaluators: Sequence[BoundEvaluator],
+    store: Any,
+    experiment_ids: Sequence[str],
+    pool: EvaluatorPool | None = None,
 ) -> None:
     """:func:`score_experiment_summaries` in the running event loop."""
     if not any(e.summary for e in evaluators):
         return
     for experiment_id in experiment_ids:
         stored = list(store.results(experiment_id))
-        scores = await run_summaries(evaluators, stored)
+        scores = await run_summaries(evaluators, stored, pool)
         save_summary_scores(store, experiment_id, scores)
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
-from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.loading import load_evaluators, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
@@ -271,7 +271,7 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
 def run_settings(spec: Spec) -> RunSettings:
     """The runner's settings from the spec: the targets' retries and rate limit, and the
     evaluators' pool (``evaluator_concurrency``, ``evaluator_retries``,
-    ``evaluator_rate_limit``) apart from them."""
+    ``evaluator_rate_limit``, ``evaluator_timeout_s``) apart from them."""
     settings = RunSettings(
         concurrency=spec.concurrency, timeout_s=spec.timeout_s, repetitions=spec.repetitions
     )
@@ -283,6 +283,9 @@ def run_settings(spec: Spec) -> RunSettings:
     )
     settings.evaluator_requests_per_minute = _per_minute(
         getattr(spec, "evaluator_rate_limit", None)
+    )
+    settings.evaluator_timeout_s = getattr(
+        spec, "evaluator_timeout_s", settings.evaluator_timeout_s
     )
     return settings
 
@@ -594,10 +597,13 @@ def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -
 
 
 def score_summaries(run: PreparedRun, store: Store) -> None:
-    """Dataset-level evaluators: once per target, over every result the store holds for it."""
+    """Dataset-level evaluators: once per target, over every result the store holds for it,
+    each call within ``evaluator_timeout_s``."""
     from agenteval_cli.evaluators.summaries import score_experiment_summaries
 
-    score_experiment_summaries(run.evaluators, store, [e.id for e in run.experiments.values()])
+    ids = [e.id for e in run.experiments.values()]
+    with summary_pool(run.spec) as pool:
+        score_experiment_summaries(run.evaluators, store, ids, pool)
 
 
 async def score_summaries_async(run: PreparedRun, store: Store) -> None:
@@ -605,4 +611,19 @@ async def score_summaries_async(run: PreparedRun, store: Store) -> None:
     from agenteval_cli.evaluators.summaries import score_experiment_summaries_async
 
     ids = [e.id for e in run.experiments.values()]
-    await score_experiment_summaries_async(run.evaluators, store, ids)
+    with summary_pool(run.spec) as pool:
+        await score_experiment_summaries_async(run.evaluators, store, ids, pool)
+
+
+@contextlib.contextmanager
+def summary_pool(spec: Spec) -> Iterator[EvaluatorPool]:
+    """The summary evaluators' limits: the spec's ``evaluator_timeout_s``, a sync one in a
+    daemon thread (one stuck past its limit does not hold the process at exit)."""
+    from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+
+    settings = run_settings(spec)
+    threads = DaemonThreadPool("agenteval-summary", max_threads=settings.evaluator_slots())
+    try:
+        yield EvaluatorPool(1, timeout_s=settings.evaluator_timeout_s, executor=threads)
+    finally:
+        threads.shutdown(wait=False)

@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example
-from agenteval_cli.evaluators.scoring import BoundEvaluator, score
+from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
+
+if TYPE_CHECKING:
+    from agenteval_cli.execution.runner import RunSettings
 
 
 def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord]:
     """One new, finished experiment per named experiment (or target: its latest)."""
-    from agenteval_cli.execution.experiment import git_commit
+    from agenteval_cli.execution.experiment import git_commit, run_settings
     from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.store.lookup import resolve_experiment
 
     sources = [resolve_experiment(store, name, option="--rescore") for name in names]
     evaluators = load_evaluators(spec)
+    settings = run_settings(spec)
     run_id = uuid.uuid4().hex
     created = []
     for source in sources:
@@ -43,7 +48,7 @@ def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord
         )
         status = "interrupted"
         try:
-            asyncio.run(_rescore_into(store, source, new, evaluators))
+            asyncio.run(_rescore_into(store, source, new, evaluators, settings))
             status = "finished"
         finally:
             store.finish_experiment(new.id, status)
@@ -52,14 +57,43 @@ def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord
 
 
 async def _rescore_into(
-    store: Store, source: ExperimentRecord, new: ExperimentRecord, evaluators: list[BoundEvaluator]
+    store: Store,
+    source: ExperimentRecord,
+    new: ExperimentRecord,
+    evaluators: list[BoundEvaluator],
+    settings: RunSettings,
 ) -> None:
+    from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+
     stored = list(store.results(source.id))  # read fully before writing to the same tables
+    # the run's limits: each call within evaluator_timeout_s, a sync one in a daemon thread
+    threads = DaemonThreadPool("agenteval-evaluator", max_threads=settings.evaluator_slots())
+    pool = EvaluatorPool(
+        settings.evaluator_slots(), timeout_s=settings.evaluator_timeout_s, executor=threads
+    )
+    try:
+        await _score_each(store, stored, new, evaluators, pool)
+    finally:
+        threads.shutdown(wait=False)
+
+
+async def _score_each(
+    store: Store,
+    stored: list[Any],
+    new: ExperimentRecord,
+    evaluators: list[BoundEvaluator],
+    pool: EvaluatorPool,
+) -> None:
     for item in stored:
         result = item.result
         example = Example(result.example_id, item.inputs, item.reference_outputs)
         # an errored or interrupted result is scored too: its trace's keys (see score())
         result.scores = await score(
-            evaluators, example, result.outputs or {}, result.trace, interrupt=result.interrupt
+            evaluators,
+            example,
+            result.outputs or {},
+            result.trace,
+            pool,
+            interrupt=result.interrupt,
         )
         store.add_result(new.id, example, result)

@@ -36,7 +36,13 @@ from agenteval_cli.core.interrupts import INTERRUPT_KEY, raised_interrupts, retu
 from agenteval_cli.core.records import Example, ModelCall, Result, Score, Trace
 from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
 from agenteval_cli.core.safe_text import exception_text
-from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score, unscored
+from agenteval_cli.evaluators.scoring import (
+    EVALUATOR_TIMEOUT_S,
+    BoundEvaluator,
+    EvaluatorPool,
+    score,
+    unscored,
+)
 from agenteval_cli.execution.stalls import BLOCKING_S, LoopStalls, blocked_text
 from agenteval_cli.targets import Target
 
@@ -56,6 +62,7 @@ class RunSettings:
     evaluator_concurrency: int | None = None
     evaluator_retry: RetryPolicy = field(default_factory=RetryPolicy)  # no retries
     evaluator_requests_per_minute: float | None = None
+    evaluator_timeout_s: float | None = EVALUATOR_TIMEOUT_S  # per evaluator call; None: none
 
     def evaluator_slots(self) -> int:
         return self.evaluator_concurrency or 2 * self.concurrency
@@ -214,10 +221,18 @@ class Runner:
         rpm = self.settings.requests_per_minute
         self._limiter = self.limiter or (RateLimiter(rpm) if rpm else None)
         erpm = self.settings.evaluator_requests_per_minute
+        # sync evaluators of the user's run here, apart from the targets' threads: one stuck
+        # past its time limit holds none of theirs
+        evaluator_threads = DaemonThreadPool(
+            "agenteval-evaluator", max_threads=self.settings.evaluator_slots() + ABANDONED_THREADS
+        )
         self._pool = EvaluatorPool(
             self.settings.evaluator_slots(),
             self.settings.evaluator_retry,
             self.evaluator_limiter or (RateLimiter(erpm) if erpm else None),
+            timeout_s=self.settings.evaluator_timeout_s,
+            executor=evaluator_threads,
+            owns_signals=handle_signals,
         )
         self._force = asyncio.Event()
         self._sink, self._scoring = on_result, {}
@@ -303,6 +318,7 @@ class Runner:
                         self.abandoned = await _settle(before, self._settle_s())
             finally:
                 self._stalls.close()
+                evaluator_threads.shutdown(wait=False)
                 if not handle_signals:
                     _give_back(loop, previous, pool)
         return not self.stopped

@@ -461,6 +461,8 @@ class Spec(SpecModel):
     evaluator_concurrency: Concurrency | None = None
     evaluator_retries: RetrySpec | None = None
     evaluator_rate_limit: RateLimitSpec | None = None
+    # The longest one evaluator call (one attempt) may take before it is scored as failed.
+    evaluator_timeout_s: PositiveFloat = 120.0  # scoring.EVALUATOR_TIMEOUT_S
     # The CI gate (agenteval_cli.gating): conditions on metrics, per target or for all, and
     # the largest drop against a baseline that does not fail the build.
     thresholds: dict[str, Any] = Field(default_factory=dict)
