@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval_cli.core.pinned import pinned_process
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
@@ -162,13 +163,14 @@ def run(
     from agenteval_cli.execution import experiment
 
     _no_running_loop()
-    with _session(spec, store, on_note) as session:
+    with pinned_process() as pin, _session(spec, store, on_note) as session:
         prepared = session.prepare(
             targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
         )
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
+        prepared.warnings += pin.restore()  # the outputs go where they were asked for
         return session.report(prepared, status)
 
 
@@ -197,7 +199,7 @@ async def arun(
     stops the run, and a run that would not stop ends the process, as the CLI does)."""
     from agenteval_cli.execution import experiment
 
-    with _session(spec, store, on_note) as session:
+    with pinned_process() as pin, _session(spec, store, on_note) as session:
         prepared = session.prepare(
             targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
         )
@@ -206,6 +208,7 @@ async def arun(
         status = await experiment.execute_async(
             prepared, session.store, hook, handle_signals=handle_signals, on_forced_exit=forced
         )
+        prepared.warnings += pin.restore()
         return session.report(prepared, status)
 
 
