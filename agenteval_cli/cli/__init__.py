@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import importlib
 import os
@@ -40,14 +39,6 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
-    except BrokenPipeError:  # `agenteval ... | head`: the reader left; exit 4, not 1
-        from agenteval_cli.cli.common import silence_stdout, stderr
-        from agenteval_cli.core.errors import ExitCode
-
-        silence_stdout()
-        with contextlib.suppress(OSError):
-            stderr().print("error: the reader of stdout closed the pipe", highlight=False)
-        sys.exit(ExitCode.SERVICE_FAILED)
     finally:
         # The process ends here. Its last garbage collections would walk every object the
         # command made (0.08 s after a 5,000-example run) only to free memory that exiting

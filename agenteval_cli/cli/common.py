@@ -124,8 +124,8 @@ def stdout() -> Console:
 @functools.cache
 def _console_class() -> type[Console]:
     """Rich's console, but a reader that closed the pipe raises BrokenPipeError (for
-    :class:`OutputFailures` and ``main`` to say so, exit 4) instead of Rich's silent exit 1,
-    which would read as "the gate failed"."""
+    :class:`OutputFailures` to say so, exit 4) instead of Rich's silent exit 1, which would
+    read as "the gate failed"."""
     from rich.console import Console
 
     class PipeConsole(Console):
@@ -170,7 +170,8 @@ def json_on_stdout(active: bool) -> Iterator[None]:
             printed.close()  # its own object: a target closing "stdout" left stderr open
         sys.stderr.flush()
         if saved is not None:
-            stream.close()
+            with suppress(OSError):  # a reader gone: already said (OutputFailures)
+                stream.close()
             os.dup2(saved, 1)
             os.close(saved)
 
