@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,45 @@ def test_a_reader_that_closed_the_pipe_is_exit_4_with_one_line(tmp_path, json_to
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert "error: the reader of stdout closed the pipe" in err
     assert "3 results are saved in db/s.db" in " ".join(err.split())
+
+
+def test_processes_a_target_leaves_running_are_ended_and_named(tmp_path):
+    stubborn = (  # ignores SIGTERM, and says so in a file once it does
+        "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "open(sys.argv[1], 'w').close(); time.sleep(25)"
+    )
+    spec = project(
+        tmp_path,
+        "subprocess.Popen(['sleep', '25'])\n"
+        "if inputs['question'] == 'q0':\n"
+        f"    subprocess.Popen([sys.executable, '-c', {stubborn!r}, str(HERE / 'ready')])\n"
+        "    while not (HERE / 'ready').exists(): pass",
+    )
+    started = time.monotonic()
+    run = agenteval(
+        tmp_path, "run", spec.name, "--store", "db/s.db", "-q",
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    out, _ = run.communicate(timeout=60)  # EOF on the pipe: no process holds it any more
+    assert time.monotonic() - started < 20, out
+    assert run.returncode == 0, out
+    text = " ".join(out.split())
+    assert "a target left 4 process(es) running after the run: " in text, text
+    assert "(sleep 25)" in text and "and 1 more; ended 1 of them by SIGKILL" in text, text
+
+
+def test_processes_running_before_the_run_are_left_alone(tmp_path, monkeypatch):
+    from agenteval_cli import api
+
+    monkeypatch.chdir(tmp_path)
+    spec = project(tmp_path, "subprocess.Popen(['sleep', '25'])")
+    before = subprocess.Popen(["sleep", "30"])
+    try:
+        report = api.run(spec, store=tmp_path / "db" / "s.db")
+        assert before.poll() is None  # still running
+    finally:
+        before.kill()
+        before.wait()
+    ended = [line for line in report.warnings if "a target left" in line]
+    assert len(ended) == 1 and "left 3 process(es)" in ended[0], report.warnings
+    assert str(before.pid) not in ended[0]

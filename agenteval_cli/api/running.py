@@ -170,7 +170,8 @@ def run(
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
-        prepared.warnings += pin.restore()  # the outputs go where they were asked for
+        # the outputs go where they were asked for; Ray's own processes end with Ray
+        prepared.warnings += pin.restore(end_children=prepared.ray is None)
         return session.report(prepared, status)
 
 
@@ -208,7 +209,7 @@ async def arun(
         status = await experiment.execute_async(
             prepared, session.store, hook, handle_signals=handle_signals, on_forced_exit=forced
         )
-        prepared.warnings += pin.restore()
+        prepared.warnings += pin.restore(end_children=prepared.ray is None)
         return session.report(prepared, status)
 
 

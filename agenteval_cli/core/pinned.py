@@ -6,7 +6,8 @@ calls (``--json``, ``--html``, ``--junit``, ``--save-baseline``...) are then wri
 they were asked for, the table still prints, and the secret is still redacted:
 :func:`pinned_process` puts the working directory and the standard streams back when the
 calls end (with a warning saying what the target changed), and the secrets' values present
-at the start stay redacted (:func:`agenteval_cli.core.redact.remember_environment`).
+at the start stay redacted (:func:`agenteval_cli.core.redact.remember_environment`). The
+processes a target started and left running are ended (:mod:`agenteval_cli.core.children`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from agenteval_cli.core.children import descendants, end_leftovers
 from agenteval_cli.core.redact import remember_environment
 
 __all__ = ["Pin", "pinned_process"]
@@ -29,14 +31,17 @@ class Pin:
         remember_environment()
         self.cwd = _cwd()
         self.streams = {"stdout": sys.stdout, "stderr": sys.stderr}
+        self.children = set(descendants())
         self.restored = False
 
-    def restore(self) -> list[str]:
-        """Undo what changed since the start (once); a line for each change undone."""
+    def restore(self, *, end_children: bool = True) -> list[str]:
+        """Undo what changed since the start (once): the working directory, the standard
+        streams, and (``end_children``) the processes started since that still run; a line
+        for each change undone."""
         if self.restored:
             return []
         self.restored = True
-        changes: list[str] = []
+        changes: list[str] = end_leftovers(self.children) if end_children else []
         _restore_cwd(self.cwd, changes)
         for name, stream in self.streams.items():
             _restore_stream(name, stream, changes)
