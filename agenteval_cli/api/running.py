@@ -159,7 +159,10 @@ def run(
     would not stop is about to end the process. ``shard=(i, N)`` runs only the examples of
     shard i of N (a split by example id, the same everywhere), for :func:`merge` to combine.
     ``executor="ray"`` (the spec's ``executor`` unless given) runs the calls on Ray workers:
-    a local Ray instance, or the cluster at ``ray_address``; this process keeps the store."""
+    a local Ray instance, or the cluster at ``ray_address``; this process keeps the store.
+    When the calls end, the working directory and standard streams a target changed are put
+    back and the processes started meanwhile are ended (:mod:`agenteval_cli.core.pinned`),
+    each said in the report's warnings."""
     from agenteval_cli.execution import experiment
 
     _no_running_loop()
