@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval_cli.core.pinned import pinned_process
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
@@ -158,17 +159,22 @@ def run(
     would not stop is about to end the process. ``shard=(i, N)`` runs only the examples of
     shard i of N (a split by example id, the same everywhere), for :func:`merge` to combine.
     ``executor="ray"`` (the spec's ``executor`` unless given) runs the calls on Ray workers:
-    a local Ray instance, or the cluster at ``ray_address``; this process keeps the store."""
+    a local Ray instance, or the cluster at ``ray_address``; this process keeps the store.
+    When the calls end, the working directory and standard streams a target changed are put
+    back and the processes started meanwhile are ended (:mod:`agenteval_cli.core.pinned`),
+    each said in the report's warnings."""
     from agenteval_cli.execution import experiment
 
     _no_running_loop()
-    with _session(spec, store, on_note) as session:
+    with pinned_process() as pin, _session(spec, store, on_note) as session:
         prepared = session.prepare(
             targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
         )
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
+        # the outputs go where they were asked for; Ray's own processes end with Ray
+        prepared.warnings += pin.restore(end_children=prepared.ray is None)
         return session.report(prepared, status)
 
 
@@ -197,7 +203,7 @@ async def arun(
     stops the run, and a run that would not stop ends the process, as the CLI does)."""
     from agenteval_cli.execution import experiment
 
-    with _session(spec, store, on_note) as session:
+    with pinned_process() as pin, _session(spec, store, on_note) as session:
         prepared = session.prepare(
             targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
         )
@@ -206,6 +212,7 @@ async def arun(
         status = await experiment.execute_async(
             prepared, session.store, hook, handle_signals=handle_signals, on_forced_exit=forced
         )
+        prepared.warnings += pin.restore(end_children=prepared.ray is None)
         return session.report(prepared, status)
 
 

@@ -32,6 +32,9 @@ for _name in COMMAND_MODULES:
 def main() -> None:
     # Offline by default: nothing is traced to LangSmith unless a command asks for it.
     os.environ.setdefault("LANGSMITH_TRACING", "false")
+    from agenteval_cli.core.redact import remember_environment
+
+    remember_environment()  # the secrets present now stay redacted, popped or not
     try:
         app()
     except KeyboardInterrupt:

@@ -6,8 +6,9 @@ Heavy libraries (langchain, langgraph, langsmith) are imported inside commands s
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
 
@@ -112,16 +113,29 @@ DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for 
 # emoji=False: a name such as "agent:ok:" in a dataset or trace prints as written, not as
 # an emoji (and Rich's emoji table is not loaded).
 def stderr() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, soft_wrap=True, emoji=False)
+    return _console_class()(stderr=True, soft_wrap=True, emoji=False)
 
 
 def stdout() -> Console:
     """The console for tables and lines; stderr's while stdout carries JSON (``--json -``)."""
+    return _console_class()(stderr=bool(_json_stream), emoji=False)
+
+
+@functools.cache
+def _console_class() -> type[Console]:
+    """Rich's console, but a reader that closed the pipe raises BrokenPipeError (for
+    :class:`OutputFailures` to say so, exit 4) instead of Rich's silent exit 1, which would
+    read as "the gate failed"."""
     from rich.console import Console
 
-    return Console(stderr=bool(_json_stream), emoji=False)
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            import errno
+
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the reader closed the pipe")
+
+    return PipeConsole
 
 
 # Where the JSON goes while stdout is reserved for it (empty: stdout is not reserved).
@@ -146,16 +160,36 @@ def json_on_stdout(active: bool) -> Iterator[None]:
     saved = _reserve_descriptor(real)
     stream = real if saved is None else open(os.dup(saved), "w", encoding="utf-8")  # noqa: SIM115
     _json_stream.append(stream)
+    printed = _stderr_copy()
     try:
-        with redirect_stdout(sys.stderr):
+        with redirect_stdout(printed):
             yield
     finally:
         _json_stream.pop()
+        if printed is not sys.stderr and not printed.closed:
+            printed.close()  # its own object: a target closing "stdout" left stderr open
         sys.stderr.flush()
         if saved is not None:
-            stream.close()
+            with suppress(OSError):  # a reader gone: already said (OutputFailures)
+                stream.close()
             os.dup2(saved, 1)
             os.close(saved)
+
+
+def _stderr_copy() -> TextIO:
+    """A stream of its own on stderr's descriptor, for what is printed to stdout while it
+    carries JSON: a target that closes ``sys.stdout`` then closes this, not ``sys.stderr``
+    (the progress bars' and the error lines' stream). ``sys.stderr`` itself when it has no
+    descriptor (a test runner's capture)."""
+    import sys
+
+    try:
+        descriptor = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):
+        return sys.stderr
+    sys.stderr.flush()
+    encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+    return open(descriptor, "w", encoding=encoding, closefd=False, buffering=1)
 
 
 def _reserve_descriptor(stream: TextIO) -> int | None:
@@ -268,3 +302,50 @@ def _prices_tokens(experiment: ExperimentRecord) -> bool:
         ):
             return True
     return False
+
+
+class OutputFailures:
+    """After a run, an output that cannot be written (a folder made read-only or removed
+    mid-run, a full disk, a reader that closed the pipe) is one line and exit 4, never a
+    traceback or exit 1 (which means the gate failed, and only that); a run whose errors
+    already fail it keeps exit 3. The results are in the store by then: the line says so."""
+
+    def __init__(self, debug: bool = False) -> None:
+        self.debug = debug
+        self.run_clean = True
+        self.saved: str = ""  # "6 results are saved in STORE", once the run is over
+
+    def __enter__(self) -> OutputFailures:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb) -> None:
+        if not isinstance(exc, OSError) or self.debug:
+            return
+        from rich.markup import escape
+
+        from agenteval_cli.core.errors import ExitCode
+        from agenteval_cli.core.redact import console_text
+
+        if isinstance(exc, BrokenPipeError):
+            silence_stdout()
+            problem = "the reader of stdout closed the pipe before the output was written"
+        else:
+            problem = f"cannot write the run's output: {exc}"
+        text = problem + (f"; {self.saved}" if self.saved else "")
+        with suppress(OSError):  # stderr gone too: the exit code is all that says it
+            stderr().print(f"[bold red]error:[/] {escape(console_text(text))}", highlight=False)
+        code = ExitCode.SERVICE_FAILED if self.run_clean else ExitCode.RUN_ERRORS
+        raise typer.Exit(code) from None
+
+
+def silence_stdout() -> None:
+    """Point descriptor 1 at /dev/null, so the interpreter's last flush of a stdout whose
+    reader is gone does not print 'Exception ignored ... BrokenPipeError' on the way out."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass

@@ -10,6 +10,7 @@ import typer
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     DebugOption,
+    OutputFailures,
     StoreOption,
     app,
     is_stdout,
@@ -179,9 +180,9 @@ def run(
     significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, its requests stopped at
     interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
-    LangSmith failure (fetch or upload), a Ray cluster lost, or a store's disk failure
-    (read-only, full, locked); 130 interrupted (the run stopped by Ctrl-C). When several
-    apply: 3, then 1, then 4.
+    LangSmith failure (fetch or upload), a Ray cluster lost, a store's disk failure
+    (read-only, full, locked), or an output that cannot be written after the run; 130
+    interrupted (the run stopped by Ctrl-C). When several apply: 3, then 1, then 4.
 
     With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
     errors (the run's, the gate's failures), the files written and, last, one line on
@@ -268,6 +269,7 @@ def _run_command(
         if rescore:
             _rescore(spec, rescore, store_path, json_path, by_agent, quiet=quiet)
             return
+    failures = OutputFailures(debug)
     with user_errors(debug), Store(store_path) as store:
         outputs = _preflight(outputs, json_path, store, spec_baseline=spec.baseline)
         report = _run(
@@ -286,23 +288,33 @@ def _run_command(
             executor=executor,
             ray_address=ray_address,
         )
-        if report.status == "interrupted":
-            _interrupted(err, spec_path, report)
-            raise typer.Exit(ExitCode.INTERRUPTED)
-        _warn(err, report.warnings)
-        allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
-        clean = _print_run(store, report, json_path, by_agent, max_error_rate=allowed, quiet=quiet)
-        uploaded = True
-        if report.spec.upload or upload:
-            from agenteval_cli.cli.upload import upload_after_run
+        failures.saved = f"{report.saved} results are saved in {report.store}"
+        with failures:
+            if report.status == "interrupted":
+                _interrupted(err, spec_path, report)
+                raise typer.Exit(ExitCode.INTERRUPTED)
+            _warn(err, report.warnings)
+            allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
+            clean = _print_run(
+                store,
+                report,
+                json_path,
+                by_agent,
+                max_error_rate=allowed,
+                quiet=quiet,
+                failures=failures,
+            )
+            uploaded = True
+            if report.spec.upload or upload:
+                from agenteval_cli.cli.upload import upload_after_run
 
-            uploaded = upload_after_run(store, report, debug)
-        passed = True
-        if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
-            with user_errors(debug):
-                passed = finish_run(store, report.ids, spec, outputs, quiet=quiet)
-    if quiet:
-        _print_verdict(report, clean=clean, passed=passed, uploaded=uploaded)
+                uploaded = upload_after_run(store, report, debug)
+            passed = True
+            if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
+                with user_errors(debug):
+                    passed = finish_run(store, report.ids, spec, outputs, quiet=quiet)
+            if quiet:
+                _print_verdict(report, clean=clean, passed=passed, uploaded=uploaded)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:
@@ -482,14 +494,18 @@ def _print_run(
     max_error_rate,
     quiet: bool = False,
     max_interrupt_rate: float | None = None,
+    failures: OutputFailures | None = None,
 ) -> bool:
     """The comparison table (not when ``quiet``), the run's errors, the per-agent table and
-    the --json document; False when the run failed on its errors."""
+    the --json document; False when the run failed on its errors (told to ``failures``
+    first, so an output that then cannot be written keeps that exit code)."""
     if not quiet:
         print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
     clean = report_run_errors(
         report, max_error_rate=max_error_rate, max_interrupt_rate=max_interrupt_rate
     )
+    if failures is not None:
+        failures.run_clean = clean
     if by_agent:
         _print_agents(store, report.ids)
     if json_path is not None:

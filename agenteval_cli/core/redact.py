@@ -6,7 +6,8 @@ Three rules, applied by :func:`redact`:
   ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASS*``, ``*DSN*``, ``*WEBHOOK*``, ...) becomes
   ``***``, as does a value a spec took from such a variable (:func:`remember`, called by
   ``${VAR}`` expansion, so a ``${VAR:-default}`` default counts too), even cut short the
-  way error messages cut values (``'sk-abc...'``);
+  way error messages cut values (``'sk-abc...'``); a run remembers the values present when
+  it starts (:func:`remember_environment`), so a target that pops one is still redacted;
 - the password of a URL with credentials, ``scheme://user:pass@host``, becomes ``***``;
 - nothing else changes.
 
@@ -31,6 +32,7 @@ __all__ = [
     "redact",
     "redact_urls",
     "remember",
+    "remember_environment",
     "secret_values",
     "strip_control",
     "xml_text",
@@ -65,6 +67,15 @@ def remember(value: str) -> None:
     """Redact ``value`` from now on (a secret a spec expanded from a secret-named variable)."""
     if len(value) >= MIN_SECRET_LENGTH:
         _remembered.add(value)
+
+
+def remember_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Redact the secret-named variables' values present now, even once a target has popped
+    them from the environment (and raises with one in its message)."""
+    env = os.environ if environ is None else environ
+    for name, value in list(env.items()):
+        if is_secret_name(name):
+            remember(value)
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -1,0 +1,132 @@
+"""Processes a run's targets started and left running.
+
+A target that starts ``sleep 25`` (a server, a watcher, a tool's helper) and returns leaves a
+process that inherited this one's stdout and stderr: a pipe reader (``agenteval run ... |
+tee log``, a CI step) then waits for it long after ``agenteval`` has exited. At the end of a
+run every process started during it that is still running below this one is ended (SIGTERM,
+then SIGKILL after :data:`GRACE_S`) and named in a warning. What is seen: this process's
+descendants, from ``/proc`` (Linux) or ``ps`` (elsewhere); a process that detached itself
+from them (a double fork, a daemon) is not, and keeps running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["GRACE_S", "Child", "descendants", "end_leftovers"]
+
+GRACE_S = 2.0  # from SIGTERM to SIGKILL
+_SHOWN_COMMAND = 80  # characters of a command line in a warning
+_SHOWN_PROCESSES = 3  # processes named in the warning; the others are counted
+
+
+@dataclass(frozen=True)
+class Child:
+    pid: int
+    command: str
+
+
+def descendants() -> dict[int, Child]:
+    """This process's running descendants (zombies left out), by pid."""
+    below: dict[int, list[int]] = {}
+    table = _process_table()
+    for pid, (ppid, _) in table.items():
+        below.setdefault(ppid, []).append(pid)
+    found: dict[int, Child] = {}
+    parents = [os.getpid()]
+    while parents:
+        for pid in below.get(parents.pop(), []):
+            if pid not in found:
+                found[pid] = Child(pid, table[pid][1])
+                parents.append(pid)
+    return found
+
+
+def end_leftovers(before: set[int]) -> list[str]:
+    """End the descendants that are not in ``before`` (those running when the run started);
+    a warning line naming them, or none."""
+    left = {pid: child for pid, child in descendants().items() if pid not in before}
+    if not left:
+        return []
+    for pid in left:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + GRACE_S
+    running = set(left)
+    while running and time.monotonic() < deadline:
+        time.sleep(0.05)
+        running &= set(descendants())
+    for pid in running:
+        _signal(pid, signal.SIGKILL)
+    named = [f"{pid} ({child.command})" for pid, child in sorted(left.items())]
+    shown = ", ".join(named[:_SHOWN_PROCESSES])
+    if len(named) > _SHOWN_PROCESSES:
+        shown += f" and {len(named) - _SHOWN_PROCESSES} more"
+    how = f"{len(running)} of them by SIGKILL" if running else "by SIGTERM"
+    return [
+        f"a target left {len(left)} process(es) running after the run: {shown}; ended {how}, "
+        "so that nothing holds the output open (a process a target starts should end before "
+        "the target returns)"
+    ]
+
+
+def _signal(pid: int, number: signal.Signals) -> None:
+    with contextlib.suppress(OSError):  # gone already, or not ours to end
+        os.kill(pid, number)
+
+
+def _process_table() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every running process that can be seen."""
+    proc = Path("/proc")
+    if (proc / "self" / "stat").exists():
+        return _from_proc(proc)
+    return _from_ps()
+
+
+def _from_proc(proc: Path) -> dict[int, tuple[int, str]]:
+    table: dict[int, tuple[int, str]] = {}
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (proc / entry.name / "stat").read_text()
+            # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if fields[0] in ("Z", "X"):  # exited, not yet reaped
+                continue
+            raw = (proc / entry.name / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        command = raw.replace(b"\0", b" ").decode(errors="replace").strip() or name
+        table[int(entry.name)] = (int(fields[1]), _short(command))
+    return table
+
+
+def _from_ps() -> dict[int, tuple[int, str]]:
+    try:
+        listing = subprocess.run(
+            ["ps", "-A", "-o", "pid=,ppid=,stat=,command="],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    table: dict[int, tuple[int, str]] = {}
+    for line in listing.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) < 3 or not parts[0].isdigit() or parts[2].startswith("Z"):
+            continue
+        table[int(parts[0])] = (int(parts[1]), _short(parts[3] if len(parts) > 3 else ""))
+    return table
+
+
+def _short(command: str) -> str:
+    return command if len(command) <= _SHOWN_COMMAND else command[: _SHOWN_COMMAND - 3] + "..."

@@ -1,0 +1,125 @@
+"""What a run fixes when it starts, whatever its targets do to the process meanwhile.
+
+A target runs in this process: it may ``os.chdir()``, close or replace ``sys.stdout``, or pop
+a secret from the environment before raising with it. The outputs a run writes after its
+calls (``--json``, ``--html``, ``--junit``, ``--save-baseline``...) are then written where
+they were asked for, the table still prints, and the secret is still redacted:
+:func:`pinned_process` puts the working directory and the standard streams back when the
+calls end (with a warning saying what the target changed), and the secrets' values present
+at the start stay redacted (:func:`agenteval_cli.core.redact.remember_environment`). The
+processes a target started and left running are ended (:mod:`agenteval_cli.core.children`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from agenteval_cli.core.children import descendants, end_leftovers
+from agenteval_cli.core.redact import remember_environment
+
+__all__ = ["Pin", "pinned_process"]
+
+
+class Pin:
+    """The working directory and standard streams at the start, to put back."""
+
+    def __init__(self) -> None:
+        remember_environment()
+        self.cwd = _cwd()
+        self.streams = {"stdout": sys.stdout, "stderr": sys.stderr}
+        self.children = set(descendants())
+        self.restored = False
+
+    def restore(self, *, end_children: bool = True) -> list[str]:
+        """Undo what changed since the start (once): the working directory, the standard
+        streams, and (``end_children``) the processes started since that still run; a line
+        for each change undone."""
+        if self.restored:
+            return []
+        self.restored = True
+        changes: list[str] = end_leftovers(self.children) if end_children else []
+        _restore_cwd(self.cwd, changes)
+        for name, stream in self.streams.items():
+            _restore_stream(name, stream, changes)
+        return changes
+
+
+@contextmanager
+def pinned_process() -> Iterator[Pin]:
+    """Within, targets may change the working directory and the standard streams; by the
+    end (or by an earlier ``pin.restore()``, which says what it undid) both are as they
+    were at the start."""
+    pin = Pin()
+    try:
+        yield pin
+    finally:
+        pin.restore()
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # started in a folder deleted since: nothing to pin
+        return None
+
+
+def _restore_cwd(start: str | None, warnings: list[str]) -> None:
+    now = _cwd()
+    if start is None or now == start:
+        return
+    try:
+        os.chdir(start)
+    except OSError as exc:
+        warnings.append(
+            f"a target changed the working directory to {now} during the run, and "
+            f"{start} cannot be entered again ({exc.strerror}): relative output paths "
+            "are written from there"
+        )
+        return
+    warnings.append(
+        f"a target changed the working directory to {now} during the run; it is {start} "
+        "again, so the outputs are written where they were asked for"
+    )
+
+
+def _restore_stream(name: str, start: TextIO, warnings: list[str]) -> None:
+    """``sys.<name>`` back to ``start``; a fresh stream on the same file descriptor if the
+    target closed it (closing ``sys.stdout`` leaves the descriptor open)."""
+    now = getattr(sys, name)
+    if now is start and not _closed(start):
+        return
+    if not _closed(start):
+        setattr(sys, name, start)
+        warnings.append(f"a target replaced sys.{name} during the run; it is restored")
+        return
+    fresh = _reopen(start)
+    if fresh is None:
+        return  # not a descriptor's stream (a test runner's capture): nothing to reopen
+    setattr(sys, name, fresh)
+    warnings.append(f"a target closed sys.{name} during the run; it is open again")
+
+
+def _closed(stream: TextIO) -> bool:
+    return bool(getattr(stream, "closed", False))
+
+
+def _reopen(stream: TextIO) -> TextIO | None:
+    descriptor = {"<stdout>": 1, "<stderr>": 2}.get(str(getattr(stream, "name", "")))
+    if descriptor is None:
+        return None
+    try:
+        os.fstat(descriptor)
+    except OSError:  # the descriptor itself was closed: writing fails, and says so
+        return None
+    return open(  # the process's stream from now on
+        descriptor,
+        "w",
+        encoding=getattr(stream, "encoding", None) or "utf-8",
+        errors=getattr(stream, "errors", None) or "strict",
+        closefd=False,
+        buffering=1,
+    )
