@@ -377,3 +377,54 @@ def test_reading_experiments_when_a_list_answer_is_empty_is_one_line(
     server.hollow.clear()
     read = runner.invoke(app, ["compare", "--from-langsmith", names["supervisor"], names["swarm"]])
     assert read.exit_code == 0, read.output
+
+
+def test_a_re_upload_after_a_killed_upload_prints_no_tracebacks(server, spec, tmp_path, invoke):
+    """An upload killed after its feedback was sent but before its results were marked sent:
+    the next one gets a 409 Conflict per feedback, which agenteval treats as done; the
+    client's log of each (a full traceback) is not shown."""
+    store = tmp_path / "db"
+    first = invoke("run", spec, "--upload", "--limit", "2", "--store", store)
+    assert first.exit_code == 0, first.output
+    feedback_before = len(server.state.feedback)
+    assert feedback_before > 0
+    with sqlite3.connect(store) as db:
+        db.execute("DELETE FROM langsmith_sent")  # as if killed before marking them sent
+    names = stored_experiments(store)
+    command = [sys.executable, "-m", "agenteval_cli.cli", "upload", *names.values()]
+    again = subprocess.run(
+        [*command, "--store", str(store)],
+        env=_subprocess_env(server),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr and "Error creating feedback" not in again.stderr
+    assert "Conflict" not in again.stderr and "409" not in again.stderr
+    assert "uploaded" in again.stdout or "run(s)" in again.stdout, again.stdout
+    assert len(server.state.feedback) == feedback_before  # nothing sent twice
+
+
+def test_the_client_log_keeps_other_records_redacted_and_drops_handled_conflicts(caplog):
+    """The client logs on ``langsmith.client``, a child logger: the filters must be on it."""
+    import logging
+
+    from langsmith.utils import LangSmithConflictError, LangSmithError
+
+    from agenteval_cli.langsmith.client import Credentials, connect
+
+    key = "lsv2_pt_redaction_probe_0123456789"
+    connect(Credentials("http://127.0.0.1:9", key))
+    log = logging.getLogger("langsmith.client")
+    with caplog.at_level(logging.WARNING):
+        for error in (LangSmithConflictError("409 Conflict"), LangSmithError(f"500 {key}")):
+            try:
+                raise error
+            except LangSmithError:
+                log.error("Error creating feedback with %s", key, exc_info=True)
+    [kept] = caplog.records  # the conflict is dropped, the other failure kept
+    shown = logging.Formatter().format(kept)  # the message and the traceback
+    assert key not in shown and "Error creating feedback with ***" in shown
+    assert "LangSmithError: 500 ***" in shown
