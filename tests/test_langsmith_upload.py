@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -428,3 +429,37 @@ def test_the_client_log_keeps_other_records_redacted_and_drops_handled_conflicts
     shown = logging.Formatter().format(kept)  # the message and the traceback
     assert key not in shown and "Error creating feedback with ***" in shown
     assert "LangSmithError: 500 ***" in shown
+
+
+def test_sigterm_ends_an_upload_with_one_line_and_the_next_one_finishes(
+    server, spec, tmp_path, invoke
+):
+    store = tmp_path / "db"
+    assert invoke("run", spec, "--limit", "2", "--store", store).exit_code == 0
+    names = stored_experiments(store)
+    server.latency_s = 0.5  # slow enough to be stopped mid-way
+    command = [sys.executable, "-m", "agenteval_cli.cli", "upload", *names.values()]
+    process = subprocess.Popen(
+        [*command, "--store", str(store)],
+        env=_subprocess_env(server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while not server.requests:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("interrupted (SIGTERM)"), err
+    server.latency_s = 0
+    again = invoke("upload", *names.values(), "--store", store)
+    assert again.exit_code == 0, again.output
+    for target in ("supervisor", "swarm"):
+        roots = [r for r in server.runs_of(names[target]) if not r.get("parent_run_id")]
+        assert len(roots) == 2
