@@ -147,3 +147,119 @@ def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path
     assert results["e3"]["comments"]["ping_pong"].startswith("untraced: ")
     unknown = invoke("run", spec, "--rescore", "nobody", "--store", db)
     assert unknown.exit_code == 2 and "--rescore 'nobody'" in unknown.text
+
+
+def wording_project(folder: Path, target_options: str = "") -> Path:
+    """The project of :func:`project` whose target imports a file of its own."""
+    spec = project(folder, "cache: true\n")
+    (folder / "cachesig_wording.py").write_text('SUFFIX = " refund"\n')
+    (folder / "targets.py").write_text(
+        TARGETS.replace("calls = []", "from cachesig_wording import SUFFIX\n\ncalls = []").replace(
+            '+ " refund"', "+ SUFFIX"
+        )
+    )
+    if target_options:
+        spec.write_text(
+            spec.read_text().replace(
+                "a: targets.py:answer", f"a: {{target: targets.py:answer, {target_options}}}"
+            )
+        )
+    return spec
+
+
+def test_an_edited_target_file_or_a_file_it_imports_is_a_miss(tmp_path, invoke):
+    """Stale answers are never served: the key holds the target's source (the project files
+    it imports); ``cache info`` says why entries no longer match."""
+    spec = wording_project(tmp_path)
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    calls = target_calls(spec)
+    assert len(calls) == 6
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert len(calls) == 7  # hits, and q 3 (an error) again
+    info = invoke("cache", "info", "--store", db)
+    assert "no longer match" not in info.text, info.text
+
+    # a project file the target imports is edited: every entry misses, and info says why
+    (tmp_path / "cachesig_wording.py").write_text('SUFFIX = " refund, today"\n')
+    info = invoke("cache", "info", "--store", db)
+    wording = (tmp_path / "cachesig_wording.py").resolve()
+    assert f"5 no longer match: {wording} changed since they were cached" in info.text
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert len(calls) == 13
+    # the target's own file, edited: a miss as well
+    (tmp_path / "targets.py").write_text((tmp_path / "targets.py").read_text() + "\n# edited\n")
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert len(calls) == 19
+    info = invoke("cache", "info", "--store", db)
+    assert f"{(tmp_path / 'targets.py').resolve()} changed" in info.text
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert len(calls) == 20  # unchanged since: hits again
+
+
+def test_a_changed_cache_env_variable_is_a_miss_and_its_value_is_never_shown(
+    tmp_path, invoke, monkeypatch
+):
+    monkeypatch.setenv("AGENTEVAL_TEST_CACHE_MODEL", "small")
+    spec = wording_project(tmp_path, "cache_env: [AGENTEVAL_TEST_CACHE_MODEL]")
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    calls = target_calls(spec)
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert len(calls) == 7
+    monkeypatch.setenv("AGENTEVAL_TEST_CACHE_MODEL", "large")
+    info = invoke("cache", "info", "--store", db)
+    assert "5 no longer match: $AGENTEVAL_TEST_CACHE_MODEL changed since they were cached" in (
+        info.text
+    )
+    assert "large" not in info.text and "small" not in info.text
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert len(calls) == 13
+    monkeypatch.delenv("AGENTEVAL_TEST_CACHE_MODEL")
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    assert len(calls) == 19  # unset is a value of its own
+    with sqlite3.connect(db) as conn:
+        stored_fingerprints = " ".join(
+            r for (r,) in conn.execute("SELECT fingerprint_json FROM cache")
+        )
+    assert "large" not in stored_fingerprints and "small" not in stored_fingerprints
+
+
+def test_entries_cached_before_fingerprints_were_kept_are_named_stale(tmp_path, invoke):
+    spec = project(tmp_path, "cache: true\n")
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE cache SET fingerprint_json = NULL")
+    info = invoke("cache", "info", "--store", db)
+    assert "5 no longer match: cached before the target's source was part of the key" in (info.text)
+
+
+def test_a_package_target_fingerprint_follows_its_project_imports_only():
+    from agenteval_cli.execution import fingerprint
+
+    taken = fingerprint.take("agenteval_cli.demo.supervisor:graph", Path("."), ["X_UNSET_VAR"])
+    names = {Path(path).relative_to(Path(fingerprint.__file__).parents[2]) for path in taken.files}
+    # the module, the demo files it imports (agents -> model ...) and the packages' __init__
+    assert {
+        Path("agenteval_cli/demo/supervisor.py"),
+        Path("agenteval_cli/demo/agents.py"),
+        Path("agenteval_cli/demo/model.py"),
+        Path("agenteval_cli/demo/__init__.py"),
+        Path("agenteval_cli/__init__.py"),
+    } <= names
+    # not what a package's __init__ re-exports, nor other projects (langgraph)
+    assert Path("agenteval_cli/store/db.py") not in names
+    assert all(str(name).startswith("agenteval_cli/") for name in names)
+    assert taken.env == {"X_UNSET_VAR": "unset"}
+
+
+def test_the_demo_declares_the_model_variable_it_reads():
+    from agenteval_cli.demo.model import MODEL_ENV_VAR
+    from agenteval_cli.spec.model import load_spec
+
+    spec = load_spec(Path(__file__).parents[1] / "configs" / "routing.yaml")
+    assert {t.name: t.cache_env for t in spec.targets} == {
+        "supervisor": [MODEL_ENV_VAR],
+        "swarm": [MODEL_ENV_VAR],
+    }

@@ -411,3 +411,58 @@ def test_background_tasks_that_swallow_cancellation_do_not_keep_a_finished_run_a
     assert "Task was destroyed but it is pending" not in err and "Traceback" not in err
     assert "resolution coverage" in out  # the table of a normal finished run
     assert took < 45, took  # start-up, 200 instant calls and one second of grace
+
+
+def test_sighup_ends_a_run_like_sigterm_saving_and_printing_the_resume_command(tmp_path):
+    """A closed terminal or a dropped ssh session: the run stops as on Ctrl-C."""
+    code, err, took, db = stuck_run(tmp_path, "swallow", ["SIGHUP", "SIGHUP"])
+    assert code == 130, err
+    assert took < 5, took
+    assert_saved_and_interrupted(db, err)
+    text = " ".join(err.split())
+    assert "interrupted: 5 results were saved in" in text
+    assert "resume with: agenteval run" in text and "--resume" in text
+    # not locked: it resumes where it stopped (the target no longer stuck)
+    resumed = run_in_process("run", str(tmp_path / "spec.yaml"), "--resume", "--store", str(db))
+    assert resumed.exit_code == 0, resumed.output
+    assert_complete(db, targets=1)
+
+
+def before_the_handler(err: str) -> bool:
+    """A traceback from before agenteval could set a handler: Python's own start, or the
+    import of the (standard-library only) module that sets it."""
+    import re
+
+    frames = re.findall(r'File "[^"]*/agenteval_cli/([^"]*)", line (\d+)', err)
+    early = {("__init__.py", None), ("cli/__init__.py", "5"), ("cli/stop_signals.py", None)}
+    return "init_import_site" in err or (
+        "Traceback" in err
+        and all((path, line) in early or (path, None) in early for path, line in frames)
+    )
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_and_no_traceback():
+    # Python's own start (site-packages) comes first and is not agenteval's: start after it
+    began = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    python_start = time.monotonic() - began
+    codes = []
+    for delay in (0.0, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3):
+        delay += python_start
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agenteval_cli.cli", "experiments", "--store", "/nonexistent"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        if before_the_handler(err):
+            continue  # still in Python's start, or loading the module that sets the handler
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (delay, err)
+        codes.append(process.returncode)
+        if process.returncode == 130:
+            assert len(err.strip().splitlines()) <= 1, err
+    assert 130 in codes, codes

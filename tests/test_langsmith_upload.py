@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -377,3 +378,88 @@ def test_reading_experiments_when_a_list_answer_is_empty_is_one_line(
     server.hollow.clear()
     read = runner.invoke(app, ["compare", "--from-langsmith", names["supervisor"], names["swarm"]])
     assert read.exit_code == 0, read.output
+
+
+def test_a_re_upload_after_a_killed_upload_prints_no_tracebacks(server, spec, tmp_path, invoke):
+    """An upload killed after its feedback was sent but before its results were marked sent:
+    the next one gets a 409 Conflict per feedback, which agenteval treats as done; the
+    client's log of each (a full traceback) is not shown."""
+    store = tmp_path / "db"
+    first = invoke("run", spec, "--upload", "--limit", "2", "--store", store)
+    assert first.exit_code == 0, first.output
+    feedback_before = len(server.state.feedback)
+    assert feedback_before > 0
+    with sqlite3.connect(store) as db:
+        db.execute("DELETE FROM langsmith_sent")  # as if killed before marking them sent
+    names = stored_experiments(store)
+    command = [sys.executable, "-m", "agenteval_cli.cli", "upload", *names.values()]
+    again = subprocess.run(
+        [*command, "--store", str(store)],
+        env=_subprocess_env(server),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr and "Error creating feedback" not in again.stderr
+    assert "Conflict" not in again.stderr and "409" not in again.stderr
+    assert "uploaded" in again.stdout or "run(s)" in again.stdout, again.stdout
+    assert len(server.state.feedback) == feedback_before  # nothing sent twice
+
+
+def test_the_client_log_keeps_other_records_redacted_and_drops_handled_conflicts(caplog):
+    """The client logs on ``langsmith.client``, a child logger: the filters must be on it."""
+    import logging
+
+    from langsmith.utils import LangSmithConflictError, LangSmithError
+
+    from agenteval_cli.langsmith.client import Credentials, connect
+
+    key = "lsv2_pt_redaction_probe_0123456789"
+    connect(Credentials("http://127.0.0.1:9", key))
+    log = logging.getLogger("langsmith.client")
+    with caplog.at_level(logging.WARNING):
+        for error in (LangSmithConflictError("409 Conflict"), LangSmithError(f"500 {key}")):
+            try:
+                raise error
+            except LangSmithError:
+                log.error("Error creating feedback with %s", key, exc_info=True)
+    [kept] = caplog.records  # the conflict is dropped, the other failure kept
+    shown = logging.Formatter().format(kept)  # the message and the traceback
+    assert key not in shown and "Error creating feedback with ***" in shown
+    assert "LangSmithError: 500 ***" in shown
+
+
+def test_sigterm_ends_an_upload_with_one_line_and_the_next_one_finishes(
+    server, spec, tmp_path, invoke
+):
+    store = tmp_path / "db"
+    assert invoke("run", spec, "--limit", "2", "--store", store).exit_code == 0
+    names = stored_experiments(store)
+    server.latency_s = 0.5  # slow enough to be stopped mid-way
+    command = [sys.executable, "-m", "agenteval_cli.cli", "upload", *names.values()]
+    process = subprocess.Popen(
+        [*command, "--store", str(store)],
+        env=_subprocess_env(server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while not server.requests:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("interrupted (SIGTERM)"), err
+    server.latency_s = 0
+    again = invoke("upload", *names.values(), "--store", store)
+    assert again.exit_code == 0, again.output
+    for target in ("supervisor", "swarm"):
+        roots = [r for r in server.runs_of(names[target]) if not r.get("parent_run_id")]
+        assert len(roots) == 2

@@ -28,6 +28,7 @@ NAMES = [
     "create_langsmith_tables",
     "add_experiments_shard",
     "add_results_status",
+    "add_cache_fingerprint",
 ]
 CURRENT = len(NAMES)  # the schema version after every migration
 

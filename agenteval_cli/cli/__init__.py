@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import gc
-import importlib
-import os
-import sys
+from agenteval_cli.cli.stop_signals import quiet_while_importing, restore, stop_like_ctrl_c
 
-from agenteval_cli.cli.common import app
+_starting = quiet_while_importing()  # a Ctrl-C from now on is no traceback
+
+try:
+    import gc
+    import importlib
+    import os
+    import sys
+
+    from agenteval_cli.cli.common import app
+except BaseException:
+    restore(_starting)
+    raise
 
 __all__ = ["app", "main"]
+
 
 # Each module registers its commands on ``app``; this order is the order --help lists them.
 COMMAND_MODULES = (
@@ -25,8 +34,11 @@ COMMAND_MODULES = (
     "cache",
     "upload",
 )
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"agenteval_cli.cli.{_name}")
+try:
+    for _name in COMMAND_MODULES:
+        importlib.import_module(f"agenteval_cli.cli.{_name}")
+finally:
+    restore(_starting)
 
 
 def main() -> None:
@@ -35,6 +47,7 @@ def main() -> None:
     from agenteval_cli.core.redact import remember_environment
 
     remember_environment()  # the secrets present now stay redacted, popped or not
+    stop_like_ctrl_c()  # SIGTERM and SIGHUP end every command as Ctrl-C does
     try:
         app()
     except KeyboardInterrupt:

@@ -43,7 +43,8 @@ def cache_clear(
 
 @cache_app.command("info")
 def cache_info(store_path: StoreOption = DEFAULT_STORE) -> None:
-    """How many calls are cached, per target import path.
+    """How many calls are cached, per target import path, and which no run will use again
+    because the target's source or a ``cache_env`` variable changed since.
 
     Example: agenteval cache info"""
     with user_errors(), open_store(store_path) as store:
@@ -51,5 +52,27 @@ def cache_info(store_path: StoreOption = DEFAULT_STORE) -> None:
         stats = store.cache_stats()
         if not stats:
             out.print(f"the cache in {store_path} is empty", highlight=False)
+        stale = _stale_entries(store.cache_fingerprints())
         for path, count in stats:
             out.print(f"{count:>8}  {path}", highlight=False)
+            for entries, why in stale.get(path, []):
+                out.print(
+                    f"{'':>8}  {entries} no longer match: {why}", highlight=False, soft_wrap=True
+                )
+
+
+def _stale_entries(groups: list[tuple[str, str | None, int]]) -> dict[str, list[tuple[int, str]]]:
+    """Per target import path, ``(entries, why)`` for the entries a run would not use."""
+    from agenteval_cli.execution.fingerprint import Fingerprint
+
+    stale: dict[str, list[tuple[int, str]]] = {}
+    for path, fingerprint_json, count in groups:
+        if fingerprint_json is None:
+            why = "cached before the target's source was part of the key"
+        else:
+            changes = Fingerprint.from_json(fingerprint_json).changes()
+            if not changes:
+                continue
+            why = f"{'; '.join(changes)} since they were cached"
+        stale.setdefault(path, []).append((count, why))
+    return stale

@@ -308,6 +308,7 @@ def _per_minute(rate_limit: Any) -> float | None:
 
 
 def make_runner(run: PreparedRun, store: Store) -> Runner:
+    from agenteval_cli.execution import fingerprint
     from agenteval_cli.execution.cache import (
         ResponseCache,
         absolute_import_path,
@@ -321,10 +322,13 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
         for target in run.spec.targets:
             path = absolute_import_path(target.target, run.spec.base_dir)
             runner.cache_paths[target.name] = path
+            taken = fingerprint.take(target.target, run.spec.base_dir, target.cache_env)
+            runner.cache_fingerprints[target.name] = taken.to_json()
             runner.identities[target.name] = target_identity(
                 path,
                 target.input_key,
                 target.initial_state,
+                fingerprint=taken.digest(),
                 **target_options(target, run.spec.base_dir),
             )
     return runner
@@ -475,6 +479,7 @@ class Execution:
                 replace=item.replace,
                 cache_key=cache_key,
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
+                fingerprint_json=runner.cache_fingerprints.get(item.target.name),
             )
         except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
             encoded = encode(

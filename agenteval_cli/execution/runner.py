@@ -142,6 +142,8 @@ class Runner:
     cache: Answers | None = None
     identities: dict[str, str] = field(default_factory=dict)  # target name -> cache identity
     cache_paths: dict[str, str] = field(default_factory=dict)  # target name -> absolute import path
+    # target name -> what its answers depend on (agenteval_cli.execution.fingerprint), as JSON
+    cache_fingerprints: dict[str, str] = field(default_factory=dict)
     # Set to share a rate limit with other runners (a distributed run's workers); None:
     # the settings' limits are kept by this runner alone.
     limiter: Limiter | None = field(default=None, repr=False)

@@ -1,6 +1,6 @@
-"""Ctrl-C and SIGTERM during a run, and the guarantee that the process then ends.
+"""Ctrl-C, SIGTERM and SIGHUP during a run, and the guarantee that the process then ends.
 
-The first Ctrl-C (or SIGTERM) stops the run: nothing new is dispatched, the calls in
+The first Ctrl-C (or SIGTERM, or SIGHUP) stops the run: nothing new is dispatched, the calls in
 flight get ``grace_s`` seconds to finish and be saved, then they are cancelled. A second
 one cancels them at once. That is all done on the event loop, so it needs the calls to let
 the loop run: a target in a busy loop never does, and one that swallows ``CancelledError``
@@ -36,6 +36,10 @@ CANCEL_S = 1.0  # how long cancelled calls get to end before the process is ende
 LAST_RESORT_S = 3.0  # how long the main thread gets to start saving before the thread exits
 SAVE_S = 35.0  # how long saving may take once started (SQLite waits up to 30 s for a lock)
 INTERRUPTED = ExitCode.INTERRUPTED
+# SIGHUP too: a closed terminal or a dropped ssh session stops the run as Ctrl-C does
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 # The store's code: a forced exit waits while the main thread is in it (mid-commit).
 _STORE_FILES = tuple(os.path.join("store", name) for name in ("results.py", "db.py", "tx.py"))
 
@@ -76,7 +80,7 @@ class Interrupts:
             return self
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             with contextlib.suppress(ValueError, OSError):
                 self._previous[sig] = signal.signal(sig, self._handle)
         self._thread = threading.Thread(target=self._watch, name="agenteval-watchdog", daemon=True)

@@ -74,7 +74,8 @@ def credentials(env: Mapping[str, str] | None = None) -> Credentials:
 
 
 class _Redact(logging.Filter):
-    """Drops the API key from any log record of the langsmith and urllib3 loggers."""
+    """Drops the API key from any log record of the langsmith and urllib3 loggers
+    (:data:`_LOGGERS`)."""
 
     def __init__(self, secret: str) -> None:
         super().__init__()
@@ -84,10 +85,30 @@ class _Redact(logging.Filter):
         message = record.getMessage()
         if self.secret in message:
             record.msg, record.args = message.replace(self.secret, "***"), ()
+        if record.exc_info and not record.exc_text:  # the traceback, as handlers print it
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text and self.secret in record.exc_text:
+            record.exc_text = record.exc_text.replace(self.secret, "***")
         return True
 
 
+class _HandledConflicts(logging.Filter):
+    """Drops the client's log of a 409 Conflict: agenteval writes by stable ids, so a
+    conflict is a write an earlier (interrupted) upload made, and is treated as done; the
+    client would otherwise print a full traceback for each one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from langsmith.utils import LangSmithConflictError
+
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, LangSmithConflictError)
+
+
 _FILTERED: dict[str, _Redact] = {}
+_CONFLICTS = _HandledConflicts()
+# A logger's filters see only the records logged on it, not its children's: each logger
+# that logs requests is named.
+_LOGGERS = ("langsmith", "langsmith.client", "langsmith.utils", "urllib3", "urllib3.connectionpool")
 
 
 @dataclass
@@ -119,9 +140,10 @@ def connect(creds: Credentials | None = None) -> Connection:
     from langsmith.utils import LangSmithRetry
 
     creds = creds or credentials()
-    for name in ("langsmith", "urllib3"):
-        if creds.api_key not in _FILTERED:
-            _FILTERED[creds.api_key] = _Redact(creds.api_key)
+    if creds.api_key not in _FILTERED:
+        _FILTERED[creds.api_key] = _Redact(creds.api_key)
+    for name in _LOGGERS:
+        logging.getLogger(name).addFilter(_CONFLICTS)
         logging.getLogger(name).addFilter(_FILTERED[creds.api_key])
     cap = max_wait_s()
     retry = _capped_retry(LangSmithRetry, cap)(

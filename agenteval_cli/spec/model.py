@@ -254,6 +254,8 @@ class TargetSpec(SpecModel):
     # tools that load a skill: a list of tool names (the skill is the call's first
     # argument), or a mapping of tool name to the argument that names the skill
     skill_tools: dict[str, str | None] = Field(default_factory=dict)
+    # environment variables the target reads that change its answers: part of the cache key
+    cache_env: list[NonEmptyStr] = Field(default_factory=list)
 
     @field_validator("target")
     @classmethod

@@ -404,6 +404,16 @@ class Store:
         )
         return [(path, count) for path, count in rows]
 
+    def cache_fingerprints(self) -> list[tuple[str, str | None, int]]:
+        """``(target import path, fingerprint JSON, entries)`` per fingerprint an entry was
+        cached with (None: cached before fingerprints were kept)."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(cache)")}
+        fingerprint = "fingerprint_json" if "fingerprint_json" in columns else "NULL"
+        rows = self.db.execute(
+            f"SELECT target_path, {fingerprint}, COUNT(*) FROM cache GROUP BY 1, 2 ORDER BY 1, 2"
+        )
+        return [(path, found, count) for path, found, count in rows]
+
 
 def _close_quietly(db: sqlite3.Connection | None) -> None:
     if db is not None:

@@ -277,6 +277,14 @@ def add_results_status(db: sqlite3.Connection) -> None:
     _add_column(db, "results", "interrupt", "TEXT")
 
 
+# A store without it holds entries cached before fingerprints were kept: read as such.
+@migration(readable=lambda db: True)
+def add_cache_fingerprint(db: sqlite3.Connection) -> None:
+    """What a cached answer depended on (:mod:`agenteval_cli.execution.fingerprint`), so
+    ``agenteval cache info`` can say why entries stopped matching."""
+    _add_column(db, "cache", "fingerprint_json", "TEXT")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
@@ -356,6 +364,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
     "experiments": ("shard_index", "shard_count", "dataset_examples"),
     "results": ("status", "interrupt"),
+    "cache": ("fingerprint_json",),
 }
 LOCK_COLUMNS = ("run_id", "host", "pid", "process_start", "token", "locked_at")
 

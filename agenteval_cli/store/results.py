@@ -90,7 +90,7 @@ def status_columns(db: sqlite3.Connection, *names: str) -> str:
 
 INSERT_CACHE = (
     "INSERT OR REPLACE INTO cache (key, target_path, outputs_json, trace_json, latency_s,"
-    " created_at) VALUES (?,?,?,?,?,?)"
+    " created_at, fingerprint_json) VALUES (?,?,?,?,?,?,?)"
 )
 DELETE_WHERE = "experiment_id = ? AND example_id = ? AND repetition = ?"
 
@@ -142,6 +142,7 @@ def encode(
     replace: bool = False,
     cache_key: str | None = None,
     target_path: str = "",
+    fingerprint_json: str | None = None,
 ) -> EncodedResult:
     """Every JSON column of the result; raises what the encoder raises for bad outputs.
     A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD; NaN
@@ -172,7 +173,15 @@ def encode(
     )
     cache = None
     if cache_key is not None and result.status == OK and outputs_json is not None:
-        cache = (cache_key, target_path, outputs_json, trace_json, result.latency_s, finished)
+        cache = (
+            cache_key,
+            target_path,
+            outputs_json,
+            trace_json,
+            result.latency_s,
+            finished,
+            fingerprint_json,
+        )
     return EncodedResult(row, cache, replace)
 
 

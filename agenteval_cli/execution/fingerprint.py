@@ -1,0 +1,197 @@
+"""What a target's answers depend on beyond its import path: its source and its variables.
+
+A cached answer is stale once the target's file is edited or an environment variable it
+reads changes. The fingerprint holds a hash of every project file the target's module
+imports, followed as far as can be known cheaply (the ``import`` statements of the files
+under the module's top-level package, or under a ``file.py`` target's folder), and a hash of
+each variable the target declares with ``cache_env:`` (values are never stored, only their
+hashes). It is part of the cache key, and kept with each entry so that ``agenteval cache
+info`` can say which file or variable changed since the entry was written.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Files followed per target at most: a bound on the cost of a start, not a limit users meet.
+MAX_FILES = 500
+UNSET = "unset"
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Hashes of a target's project files (by absolute path) and of its declared variables."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"files": self.files, "env": self.env}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Fingerprint:
+        data = json.loads(text)
+        return cls(files=dict(data.get("files", {})), env=dict(data.get("env", {})))
+
+    def digest(self) -> str:
+        """The part of the cache key: one hash of everything above."""
+        return hashlib.sha256(self.to_json().encode("utf-8")).hexdigest()
+
+    def changes(self, environ: dict[str, str] | None = None) -> list[str]:
+        """What differs today from when this fingerprint was taken, in words:
+        ``"targets.py changed"``, ``"$AGENTEVAL_DEMO_MODEL changed"``."""
+        found = []
+        for path, digest in self.files.items():
+            now = _file_hash(Path(path))
+            if now != digest:
+                found.append(f"{_shown(path)} {'was removed' if now == UNSET else 'changed'}")
+        current = env_hashes(self.env, os.environ if environ is None else environ)
+        found += [f"${name} changed" for name in self.env if current[name] != self.env[name]]
+        return found
+
+
+def take(import_path: str, base_dir: Path, env_names: Iterable[str] = ()) -> Fingerprint:
+    """The fingerprint of the target at ``import_path`` (``pkg.mod:attr`` or ``file.py:attr``
+    relative to ``base_dir``) with the variables ``env_names``."""
+    return Fingerprint(
+        files={str(path): _file_hash(path) for path in project_files(import_path, base_dir)},
+        env=env_hashes(env_names, os.environ),
+    )
+
+
+def env_hashes(names: Iterable[str], environ: Any) -> dict[str, str]:
+    """A short hash of each variable's value (``unset`` when it is not set)."""
+    hashes = {}
+    for name in names:
+        value = environ.get(name)
+        hashes[name] = (
+            UNSET if value is None else hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]
+        )
+    return hashes
+
+
+def project_files(import_path: str, base_dir: Path) -> list[Path]:
+    """The target's module file and the project files it imports, transitively."""
+    source = import_path.rpartition(":")[0]
+    if source.endswith(".py"):
+        start = (base_dir / source).resolve()
+        root, package = start.parent, None
+    else:
+        found = _module_file(source)
+        if found is None:
+            return []
+        start = found
+        package = source.split(".")[0]
+        root = _package_root(start, source)
+    # A package's __init__.py on the way to a module is hashed, not followed: what it imports
+    # is the package's public names, which the module does not need unless it imports them.
+    inits: set[Path] = set()
+    followed: set[Path] = set()
+    todo = [start]
+    while todo and len(followed) < MAX_FILES:
+        path = todo.pop()
+        if path in followed or not path.is_file():
+            continue
+        followed.add(path)
+        inits.update(init for init in _parent_inits(path, root, package) if init.is_file())
+        todo.extend(_imported_files(path, root, package))
+    return sorted(inits | followed)
+
+
+def _module_file(module: str) -> Path | None:
+    loaded = sys.modules.get(module)
+    file = getattr(loaded, "__file__", None)
+    if file is None:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            return None
+        file = None if spec is None else spec.origin
+    if not file or not str(file).endswith(".py"):
+        return None
+    return Path(file).resolve()
+
+
+def _package_root(file: Path, module: str) -> Path:
+    """The folder that holds the module's top-level package (or the module itself)."""
+    depth = module.count(".") + (1 if file.name == "__init__.py" else 0)
+    root = file.parent
+    for _ in range(depth):
+        root = root.parent
+    return root
+
+
+def _parent_inits(file: Path, root: Path, package: str | None) -> Iterator[Path]:
+    """The ``__init__.py`` files a package import runs on the way to ``file``."""
+    if package is None:
+        return
+    folder = file.parent.parent if file.name == "__init__.py" else file.parent
+    while folder != root and root in folder.parents:
+        yield folder / "__init__.py"
+        folder = folder.parent
+
+
+def _imported_files(file: Path, root: Path, package: str | None) -> Iterator[Path]:
+    try:
+        tree = ast.parse(file.read_bytes(), filename=str(file))
+    except (OSError, SyntaxError, ValueError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield from _module_paths(alias.name, root, package)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, file, root) if node.level else node.module
+            if base is None:
+                continue
+            yield from _module_paths(base, root, package)
+            for alias in node.names:  # ``from pkg import submodule``
+                yield from _module_paths(f"{base}.{alias.name}", root, package)
+
+
+def _absolute(node: ast.ImportFrom, file: Path, root: Path) -> str | None:
+    """A relative import's module name, from the file's place under ``root``."""
+    folder = file.parent
+    for _ in range(node.level - 1):
+        folder = folder.parent
+    try:
+        parts = list(folder.relative_to(root).parts)
+    except ValueError:
+        return None
+    if node.module:
+        parts.append(node.module)
+    return ".".join(parts) or None
+
+
+def _module_paths(name: str, root: Path, package: str | None) -> Iterator[Path]:
+    """The files under ``root`` that importing ``name`` runs (none for other projects')."""
+    parts = name.split(".")
+    if package is not None and parts[0] != package:
+        return
+    folder = root.joinpath(*parts[:-1])
+    yield folder / f"{parts[-1]}.py"
+    yield folder / parts[-1] / "__init__.py"
+
+
+def _file_hash(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        return UNSET
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory when it is under it."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
