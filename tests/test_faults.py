@@ -434,7 +434,12 @@ def before_the_handler(err: str) -> bool:
     import re
 
     frames = re.findall(r'File "[^"]*/agenteval_cli/([^"]*)", line (\d+)', err)
-    early = {("__init__.py", None), ("cli/__init__.py", "5"), ("cli/stop_signals.py", None)}
+    # the cli package's lines up to the one that sets the handler (that call included: the
+    # signal can land inside signal.signal itself)
+    cli_init = (ROOT / "agenteval_cli" / "cli" / "__init__.py").read_text().splitlines()
+    setting = next(i for i, text in enumerate(cli_init, 1) if "quiet_while_importing()" in text)
+    early = {("__init__.py", None), ("cli/stop_signals.py", None)}
+    early |= {("cli/__init__.py", str(line)) for line in range(1, setting + 1)}
     return "init_import_site" in err or (
         "Traceback" in err
         and all((path, line) in early or (path, None) in early for path, line in frames)
