@@ -27,7 +27,7 @@ from typing import Any
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.spec.model import SpecValueError, split_import_path, template_parts
-from agenteval_cli.trace.skills import ActiveAgent
+from agenteval_cli.trace.declarations import ActiveAgent
 
 TargetFn = Callable[[dict[str, Any], list[Any]], Awaitable[dict[str, Any]]]
 

@@ -352,7 +352,7 @@ def test_a_skill_tool_call_that_failed_or_never_ran_loaded_nothing():
     """Only a call that succeeded loads its skill: one that raised (an unknown skill) or that
     nothing ran is no skill loaded, whichever argument names it."""
     from agenteval_cli.core.records import ERROR, NOT_RUN, ToolCall
-    from agenteval_cli.trace.skills import skills_loaded
+    from agenteval_cli.trace.declarations import skills_loaded
 
     calls = [
         ToolCall("assistant", "load_skill", {"skill_name": "refunds"}, status=ERROR),

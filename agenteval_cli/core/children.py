@@ -14,12 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GRACE_S", "Child", "descendants", "end_leftovers"]
+__all__ = ["GRACE_S", "Child", "descendants", "end_leftovers", "proc_stat"]
 
 GRACE_S = 2.0  # from SIGTERM to SIGKILL
 _SHOWN_COMMAND = 80  # characters of a command line in a warning
@@ -88,27 +87,39 @@ def _process_table() -> dict[int, tuple[int, str]]:
     return _from_ps()
 
 
+def proc_stat(pid: int | str, proc: Path = Path("/proc")) -> tuple[str, list[str]] | None:
+    """The command name and the fields after it (state, parent pid, ...) of
+    ``/proc/PID/stat`` (Linux), or None when there is no such process."""
+    try:
+        stat = (proc / str(pid) / "stat").read_text()
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    except (OSError, ValueError):
+        return None
+    return name, stat[stat.rindex(")") + 1 :].split()
+
+
 def _from_proc(proc: Path) -> dict[int, tuple[int, str]]:
     table: dict[int, tuple[int, str]] = {}
     for entry in os.scandir(proc):
         if not entry.name.isdigit():
             continue
+        stat = proc_stat(entry.name, proc)
+        if stat is None or len(stat[1]) < 2 or stat[1][0] in ("Z", "X"):  # exited, unreaped
+            continue
+        name, fields = stat
         try:
-            stat = (proc / entry.name / "stat").read_text()
-            # "pid (comm) state ppid ...": comm may hold spaces and parentheses
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if fields[0] in ("Z", "X"):  # exited, not yet reaped
-                continue
             raw = (proc / entry.name / "cmdline").read_bytes()
-        except (OSError, ValueError, IndexError):
+        except OSError:
             continue  # ended meanwhile
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
         command = raw.replace(b"\0", b" ").decode(errors="replace").strip() or name
         table[int(entry.name)] = (int(fields[1]), _short(command))
     return table
 
 
 def _from_ps() -> dict[int, tuple[int, str]]:
+    import subprocess  # only where there is no /proc
+
     try:
         listing = subprocess.run(
             ["ps", "-A", "-o", "pid=,ppid=,stat=,command="],

@@ -12,7 +12,7 @@ from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.targets import Target, adapt, check_active_agent, import_object
-from agenteval_cli.trace.skills import ActiveAgent
+from agenteval_cli.trace.declarations import ActiveAgent
 
 
 def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:

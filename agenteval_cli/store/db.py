@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval_cli.core.children import proc_stat
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.store import migrations
 from agenteval_cli.store.results import (
@@ -488,20 +489,12 @@ def _holder() -> tuple[str, int, str | None]:
     return _HOST, os.getpid(), _process_start(os.getpid())
 
 
-def _proc_stat(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (Linux), or None."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[-1].split()
-
-
 def _process_start(pid: int) -> str | None:
     """When process ``pid`` started (boot id and clock ticks since boot, on Linux), which
     tells a live lock holder from a later process given the same pid; None elsewhere."""
-    stat = _proc_stat(pid)
-    if stat is None or len(stat) < 20:
+    found = proc_stat(pid)
+    stat = found[1] if found is not None else []
+    if len(stat) < 20:
         return None
     try:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
@@ -523,7 +516,7 @@ def _alive(host: str, pid: int, started: str | None) -> bool:
         return False
     except PermissionError:  # another user's process
         pass
-    stat = _proc_stat(pid)
-    if stat is not None and stat[0] in ("Z", "X"):  # exited, not yet reaped
+    found = proc_stat(pid)
+    if found is not None and found[1][:1] in (["Z"], ["X"]):  # exited, not yet reaped
         return False
     return started is None or _process_start(pid) in (None, started)

@@ -32,7 +32,7 @@ from agenteval_cli.core.records import ERROR, NOT_RUN, ModelCall, ToolCall, Trac
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.trace.conversation import Conversation, state_messages
-from agenteval_cli.trace.skills import ActiveAgent, active_value, skills_loaded, updated_value
+from agenteval_cli.trace.declarations import ActiveAgent, active_value, skills_loaded, updated_value
 from agenteval_cli.trace.unran import (
     StructuredOutput,
     same_tool_as_ran,
