@@ -42,6 +42,17 @@ class ModelCall:
     # Still running when the request stopped (a timeout, an error elsewhere): it may have
     # been billed, so its tokens are unknown, not zero.
     cut_off: bool = False
+    # What the usage said beyond input and output, by LangChain's ``UsageMetadata``
+    # convention: cache reads and writes are part of ``input_tokens``, reasoning part of
+    # ``output_tokens``. ``None``: the model did not report it (unknown, not zero).
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None  # every cache write, whatever its lifetime
+    reasoning_tokens: int | None = None
+    # Further parts priced apart, by the price database's usage names
+    # (``cache_write_5m_tokens``, ``cache_write_1h_tokens``, ``input_audio_tokens``, ...).
+    token_details: dict[str, int] = field(default_factory=dict)
+    # Who served the call, as the chat model says (LangChain's ``ls_provider``), or None.
+    provider: str | None = None
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -252,6 +263,11 @@ class Trace:
                     "failed": m.failed,
                     "retried": m.retried,
                     "cut_off": m.cut_off,
+                    "cache_read_tokens": m.cache_read_tokens,
+                    "cache_write_tokens": m.cache_write_tokens,
+                    "reasoning_tokens": m.reasoning_tokens,
+                    "token_details": dict(m.token_details),
+                    "provider": m.provider,
                 }
                 for m in self.model_calls
             ],

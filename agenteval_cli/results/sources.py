@@ -252,6 +252,11 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         failed=bool(data.get("failed")),
         retried=bool(data.get("retried")),
         cut_off=bool(data.get("cut_off")),
+        cache_read_tokens=_tokens(data.get("cache_read_tokens")),
+        cache_write_tokens=_tokens(data.get("cache_write_tokens")),
+        reasoning_tokens=_tokens(data.get("reasoning_tokens")),
+        token_details={str(k): int(v) for k, v in (data.get("token_details") or {}).items()},
+        provider=None if data.get("provider") is None else str(data["provider"]),
     )
 
 
