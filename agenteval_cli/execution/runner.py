@@ -23,11 +23,11 @@ import asyncio
 import contextlib
 import contextvars
 import itertools
-import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib import import_module
 from time import perf_counter
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -213,6 +213,10 @@ class Runner:
         """
         from agenteval_cli.execution.daemon_pool import DaemonThreadPool
         from agenteval_cli.trace.threads import follow_threads
+
+        # Tracing is ready (LangChain's callbacks loaded) before the first call, so a target
+        # that imports its graph lazily is traced on its first call: called once, billed once.
+        import_module("agenteval_cli.trace.recorder")
 
         loop = asyncio.get_running_loop()
         pool = DaemonThreadPool(
@@ -492,34 +496,28 @@ class Runner:
             nonlocal recorder, started
             if recorder is not None:  # an earlier attempt failed: its calls were still made
                 retried.extend(_retried_calls(recorder))
-            while True:
-                untraced = "langchain_core" not in sys.modules
-                waited.clear()
-                _WAITING.set(waited)
-                # a fresh trace per attempt: failed ones don't count
-                with _capture(target) as recorder:
-                    started = time.perf_counter()
-                    try:
-                        outputs = await _within(
-                            target(item.example.inputs, [recorder]), timeout, self._stalls, item
-                        )
-                    except TimeoutError:
-                        if any(_never_ran(request) for request in waited):
-                            threads = self.settings.concurrency + ABANDONED_THREADS
-                            raise ThreadsExhausted(
-                                f"no worker thread came free within {timeout:g} s: all "
-                                f"{threads} are held by sync calls stuck past their time-out"
-                            ) from None
+            waited.clear()
+            _WAITING.set(waited)
+            # a fresh trace per attempt: failed ones don't count
+            with _capture(target) as recorder:
+                started = time.perf_counter()
+                try:
+                    outputs = await _within(
+                        target(item.example.inputs, [recorder]), timeout, self._stalls, item
+                    )
+                except TimeoutError:
+                    if any(_never_ran(request) for request in waited):
+                        threads = self.settings.concurrency + ABANDONED_THREADS
+                        raise ThreadsExhausted(
+                            f"no worker thread came free within {timeout:g} s: all "
+                            f"{threads} are held by sync calls stuck past their time-out"
+                        ) from None
+                    raise
+                except Exception as exc:  # a GraphInterrupt no graph caught: a result
+                    pending = raised_interrupts(exc)
+                    if pending is None:
                         raise
-                    except Exception as exc:  # a GraphInterrupt no graph caught: a result
-                        pending = raised_interrupts(exc)
-                        if pending is None:
-                            raise
-                        outputs = {INTERRUPT_KEY: pending}
-                # LangChain was first imported while this call ran untraced (a target that
-                # imports its graph lazily): its runs went unseen, so call again, traced.
-                if not (untraced and "langchain_core" in sys.modules):
-                    break
+                    outputs = {INTERRUPT_KEY: pending}
             _check_outputs(outputs)
             return outputs
 
@@ -556,7 +554,7 @@ class Runner:
             attempts = getattr(exc, "attempts", 1)
             error = exception_text(exc)
         latency = 0.0 if started is None else time.perf_counter() - started
-        trace = (recorder or _PLAIN).trace()
+        trace = recorder.trace() if recorder is not None else Trace()
         trace.latency_s = latency
         trace.error = error
         if not trace.model_calls:  # an errored call is measured too: it needs a trace
@@ -712,32 +710,6 @@ class _Deadline:
             self.handle = None
 
 
-class PlainRecorder:
-    """The trace of a call made while LangChain is not loaded: no LangChain run can happen
-    in it, so there are no events to record, only the call's time and error."""
-
-    def start(self) -> None:
-        pass
-
-    def finish(self, error: BaseException | str | None = None) -> None:
-        pass
-
-    def trace(self) -> Trace:
-        return Trace()
-
-    def __enter__(self) -> PlainRecorder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-_PLAIN = PlainRecorder()  # it keeps nothing, so one serves every call
-
-UNTRACED_NO_LANGCHAIN = (
-    "no LangChain run was seen during the call: LangChain was not even loaded, so no "
-    "LangChain model or graph ran"
-)
 UNTRACED_NEVER_STARTED = "no LangChain run was seen: the call failed before it started"
 UNTRACED_NO_RUN = (
     "no LangChain run was seen during the call: a graph run on a thread agenteval cannot "
@@ -753,8 +725,6 @@ def _untraced(recorder: Any, trace: Trace) -> str | None:
     """
     if recorder is None:  # it failed before its first attempt began
         return UNTRACED_NEVER_STARTED
-    if recorder is _PLAIN:
-        return UNTRACED_NO_LANGCHAIN
     if trace.tool_calls or trace.messages or trace.agent_path or _saw_runs(recorder):
         return None
     return UNTRACED_NO_RUN
@@ -766,21 +736,17 @@ def _saw_runs(recorder: Any) -> bool:
 
 
 def _capture(target: Target) -> contextlib.AbstractContextManager[Any]:
-    """A callback recorder for a call of ``target``: LangChain's when LangChain is loaded (a
-    graph, a Runnable, or a function whose module uses them), else a plain one. It reads the
-    trace as the target declares: its coordinators, its name (its agent's, where the graph
-    names none), the state key of its active agent and its skill tools (none: skills
-    unknown)."""
-    if "langchain_core" in sys.modules:
-        from agenteval_cli.trace.recorder import capture
+    """A callback recorder for a call of ``target``, which reads the trace as the target
+    declares: its coordinators, its name (its agent's, where the graph names none), the state
+    key of its active agent and its skill tools (none: skills unknown)."""
+    from agenteval_cli.trace.recorder import capture
 
-        return capture(
-            coordinators=target.coordinators,
-            own_agent=target.name,
-            active_agent=target.active_agent,
-            skill_tools=target.skill_tools or None,
-        )
-    return _PLAIN
+    return capture(
+        coordinators=target.coordinators,
+        own_agent=target.name,
+        active_agent=target.active_agent,
+        skill_tools=target.skill_tools or None,
+    )
 
 
 def _check_outputs(outputs: Any) -> None:
