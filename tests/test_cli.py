@@ -210,8 +210,8 @@ def test_broken_spec_as_a_subprocess_has_no_traceback(tmp_path):
 
 @pytest.mark.slow
 def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tmp_path):
-    """In a fresh process LangChain is not loaded until the target's first call imports it;
-    calls already in flight then went untraced, so they are made again, traced."""
+    """In a fresh process the target's module loads LangChain only inside its first call;
+    tracing is ready before that call, so every call is traced, the first one too."""
     out = tmp_path / "lazy.json"
     proc = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.cli", "run", str(EXTERNAL.parent / "lazy.yaml"),
