@@ -58,14 +58,34 @@ class RunSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     requests_per_minute: float | None = None
     grace_s: float = 5.0  # after stop(), how long calls in flight may finish
-    # evaluator calls in flight across the run; None: twice ``concurrency``
+    # evaluator calls in flight across the run; None: sized from what the run observes,
+    # from twice ``concurrency`` up to evaluator_cap()
     evaluator_concurrency: int | None = None
     evaluator_retry: RetryPolicy = field(default_factory=RetryPolicy)  # no retries
     evaluator_requests_per_minute: float | None = None
     evaluator_timeout_s: float | None = EVALUATOR_TIMEOUT_S  # per evaluator call; None: none
 
     def evaluator_slots(self) -> int:
+        """Evaluator calls in flight at the start (and throughout, when set by the user)."""
         return self.evaluator_concurrency or 2 * self.concurrency
+
+    def evaluator_cap(self) -> int:
+        """The most evaluator calls in flight: the user's figure, else room for judges up
+        to eight times slower than the target, two per result (within MAX_EVALUATOR_SLOTS)."""
+        if self.evaluator_concurrency:
+            return self.evaluator_concurrency
+        return max(self.evaluator_slots(), min(MAX_EVALUATOR_SLOTS, 16 * self.concurrency))
+
+    def evaluator_pool(self, **more: Any) -> EvaluatorPool:
+        """The evaluators' pool these settings describe (``more``: its other fields)."""
+        erpm = self.evaluator_requests_per_minute
+        return EvaluatorPool(
+            self.evaluator_slots(),
+            cap=None if self.evaluator_concurrency else self.evaluator_cap(),
+            per_second=erpm / 60 if erpm else None,
+            timeout_s=self.evaluator_timeout_s,
+            **more,
+        )
 
 
 @dataclass
@@ -117,6 +137,7 @@ class Feed:
 YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 # Threads a sync target may leave behind, stuck past their time-out, before its further
 # calls wait for a thread to free up instead of starting another one.
+MAX_EVALUATOR_SLOTS = 512  # the default pool's ceiling, however slow the evaluators
 ABANDONED_THREADS = 32
 # How long the tasks a run's calls left behind get to end once cancelled, when the run is
 # over; those still running then (one that swallows its cancellation) are abandoned.
@@ -230,13 +251,11 @@ class Runner:
         # sync evaluators of the user's run here, apart from the targets' threads: one stuck
         # past its time limit holds none of theirs
         evaluator_threads = DaemonThreadPool(
-            "agenteval-evaluator", max_threads=self.settings.evaluator_slots() + ABANDONED_THREADS
+            "agenteval-evaluator", max_threads=self.settings.evaluator_cap() + ABANDONED_THREADS
         )
-        self._pool = EvaluatorPool(
-            self.settings.evaluator_slots(),
-            self.settings.evaluator_retry,
-            self.evaluator_limiter or (RateLimiter(erpm) if erpm else None),
-            timeout_s=self.settings.evaluator_timeout_s,
+        self._pool = self.settings.evaluator_pool(
+            retry=self.settings.evaluator_retry,
+            limiter=self.evaluator_limiter or (RateLimiter(erpm) if erpm else None),
             executor=evaluator_threads,
             owns_signals=handle_signals,
         )
@@ -292,7 +311,7 @@ class Runner:
         # there too: those threads get the context of the call that starts them.
         # No more workers than work items: a large concurrency on a small dataset costs
         # nothing. Only the first ``concurrency`` items are taken ahead to count them.
-        many = self.settings.evaluator_slots()
+        many = self.settings.evaluator_cap()  # results scored at once; idle ones cost nothing
         slots = self.settings.concurrency  # a feed's items arrive later: every worker starts
         if feed is None:
             head = list(itertools.islice(queue, max(1, slots)))

@@ -458,7 +458,7 @@ class Spec(SpecModel):
     cache: bool = False
     retries: RetrySpec = Field(default_factory=RetrySpec)
     rate_limit: RateLimitSpec | None = None
-    # The evaluators' own pool: calls in flight across the run (None: twice concurrency),
+    # The evaluators' own pool: calls in flight across the run (None: sized by the run),
     # their retries (None: none) and their rate limit, apart from the targets'.
     evaluator_concurrency: Concurrency | None = None
     evaluator_retries: RetrySpec | None = None
