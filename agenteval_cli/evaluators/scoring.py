@@ -101,6 +101,9 @@ def apply_sampling(evaluators: Sequence[BoundEvaluator], examples: Sequence[Exam
         evaluator.example_ids = choose_sample(ids, share, seed=evaluator.seed, name=evaluator.name)
 
 
+# What the comment of an evaluator's failure looks like, as an SQL LIKE pattern.
+FAILED_LIKE = "evaluator %failed: %"
+
 # How long one evaluator call (one attempt) may take when the spec sets no
 # ``evaluator_timeout_s``: room for a slow LLM judge, not for one that never answers.
 EVALUATOR_TIMEOUT_S = 120.0

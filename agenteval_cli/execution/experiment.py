@@ -594,7 +594,7 @@ def _tracing_env_off() -> Iterator[None]:
 
 def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:
     from agenteval_cli.langsmith.capture import wrap_items
-    from agenteval_cli.langsmith.state import LangSmithState
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
     state = LangSmithState(store.db)
     ids = {name: e.id for name, e in run.experiments.items()}
