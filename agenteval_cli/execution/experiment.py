@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
-import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
@@ -22,7 +19,7 @@ from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.loading import load_evaluators, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
-from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
+from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode, unstorable
@@ -428,7 +425,7 @@ class Execution:
         items = _until_dataset_changes(pending_items(self.run, self.runner), self.changed)
         if self.run.keep_run_trees:  # keep each call's run tree for the upload (child runs)
             items = _with_run_trees(self.run, self.store, items)
-        with _offline(), _heap_frozen():  # a local run never reaches LangSmith
+        with no_langsmith_tracing(), _heap_frozen():  # a local run never reaches LangSmith
             try:
                 return await self.engine.run(items, self._persist, handle_signals=handle_signals)
             finally:
@@ -561,35 +558,6 @@ def _heap_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-def _offline() -> contextlib.AbstractContextManager[None]:
-    """LangSmith tracing off for the run. While langsmith is not imported, its environment
-    variables are all there is to switch off (a langsmith imported during the run reads
-    them), so langsmith is not imported just for that."""
-    if "langsmith" in sys.modules:
-        return no_langsmith_tracing()
-    return _tracing_env_off()
-
-
-@contextlib.contextmanager
-def _tracing_env_off() -> Iterator[None]:
-    saved = {var: os.environ.get(var) for var in TRACING_VARS}
-    os.environ.update(dict.fromkeys(TRACING_VARS, "false"))
-    try:
-        yield
-    finally:
-        for var, value in saved.items():
-            if value is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = value
-        if "langsmith" in sys.modules:  # imported during the run: drop its cached "false"
-            from langsmith import utils as ls_utils
-
-            # an lru_cache under its overloads, which hide cache_clear from the checker
-            get_env_var = cast("functools._lru_cache_wrapper[str | None]", ls_utils.get_env_var)
-            get_env_var.cache_clear()
 
 
 def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:
