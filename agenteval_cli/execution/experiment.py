@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import subprocess
 import uuid
 from collections.abc import Callable, Coroutine, Iterator, Sequence
@@ -17,6 +16,7 @@ from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
+from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.loading import load_evaluators, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
@@ -355,7 +355,7 @@ def execute(
 
     Ctrl-C (or SIGTERM) stops dispatching and lets calls in flight finish for a few seconds;
     what finished is saved and the run ends ``"interrupted"``. A run that does not stop by
-    then is ended by force (agenteval_cli.execution.watchdog): what finished is saved,
+    then is ended by force (agenteval_cli.execution.guards.watchdog): what finished is saved,
     ``on_forced_exit(reason)`` reports it, and the process exits with 130."""
     execution = Execution(run, store, on_result, on_forced_exit)
     completed = False
@@ -425,7 +425,7 @@ class Execution:
         items = _until_dataset_changes(pending_items(self.run, self.runner), self.changed)
         if self.run.keep_run_trees:  # keep each call's run tree for the upload (child runs)
             items = _with_run_trees(self.run, self.store, items)
-        with no_langsmith_tracing(), _heap_frozen():  # a local run never reaches LangSmith
+        with no_langsmith_tracing(), heap_frozen():  # a local run never reaches LangSmith
             try:
                 return await self.engine.run(items, self._persist, handle_signals=handle_signals)
             finally:
@@ -501,7 +501,7 @@ def run_loop(
     the tasks ``abandoned()`` names once ``main`` ended (the runner already cancelled them
     and gave them their time) are left as they are, and any other task left gets
     ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
-    from agenteval_cli.execution.runner import SETTLE_S
+    from agenteval_cli.execution.guards.leftovers import SETTLE_S
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -547,19 +547,6 @@ def _grown_note(examples: Sequence[Example]) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _heap_frozen() -> Iterator[None]:
-    """What is loaded before the run (LangChain, LangGraph, the targets) outlives it: the
-    cyclic collector leaves it alone while the run goes (every full collection would walk it
-    again, about a tenth of a CPU-bound graph's time) and gets it back after, so a notebook
-    that runs a suite loses nothing."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:
     from agenteval_cli.langsmith.capture import wrap_items
     from agenteval_cli.store.langsmith_state import LangSmithState
@@ -592,7 +579,7 @@ async def score_summaries_async(run: PreparedRun, store: Store) -> None:
 def summary_pool(spec: Spec) -> Iterator[EvaluatorPool]:
     """The summary evaluators' limits: the spec's ``evaluator_timeout_s``, a sync one in a
     daemon thread (one stuck past its limit does not hold the process at exit)."""
-    from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+    from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 
     settings = run_settings(spec)
     threads = DaemonThreadPool("agenteval-summary", max_threads=settings.evaluator_slots())

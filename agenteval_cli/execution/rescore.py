@@ -63,7 +63,7 @@ async def _rescore_into(
     evaluators: list[BoundEvaluator],
     settings: RunSettings,
 ) -> None:
-    from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+    from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 
     stored = list(store.results(source.id))  # read fully before writing to the same tables
     # the run's limits: each call within evaluator_timeout_s, a sync one in a daemon thread

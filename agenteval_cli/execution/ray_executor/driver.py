@@ -392,7 +392,7 @@ class RayEngine:
     def _interrupts(self, *, enabled: bool) -> contextlib.AbstractContextManager[Any]:
         if not enabled:
             return contextlib.nullcontext()
-        from agenteval_cli.execution.watchdog import Interrupts
+        from agenteval_cli.execution.guards.watchdog import Interrupts
 
         loop = asyncio.get_running_loop()
         return Interrupts(loop, self.stop, self.local.settings.grace_s + STOP_S, self._forced)
