@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import subprocess
 import uuid
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -17,6 +17,7 @@ from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
+from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
@@ -488,40 +489,6 @@ class Execution:
                 self.on_result(item.target.name, result)
             except KeyboardInterrupt:  # the caller's way to stop the run
                 self.engine.stop()
-
-
-def run_loop(
-    main: Coroutine[Any, Any, T],
-    abandoned: Callable[[], Sequence[asyncio.Task[Any]]] = lambda: (),
-) -> T:
-    """``asyncio.run(main)``, except that closing the loop never waits forever.
-
-    ``asyncio.run`` cancels the tasks still pending and waits for every one of them: a task
-    that swallows its ``CancelledError`` would keep the process alive after the run. Here
-    the tasks ``abandoned()`` names once ``main`` ended (the runner already cancelled them
-    and gave them their time) are left as they are, and any other task left gets
-    ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
-    from agenteval_cli.execution.guards.leftovers import SETTLE_S
-
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        return loop.run_until_complete(main)
-    finally:
-        try:
-            given_up = set(abandoned())
-            left = [t for t in asyncio.all_tasks(loop) if not t.done() and t not in given_up]
-            for task in left:
-                task.cancel()
-            if left:
-                loop.run_until_complete(asyncio.wait(left, timeout=SETTLE_S))
-            for task in asyncio.all_tasks(loop):  # never ending: no "destroyed but pending"
-                task._log_destroy_pending = False  # type: ignore[attr-defined]
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
 
 
 def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) -> Iterator:

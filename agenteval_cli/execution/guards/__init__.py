@@ -6,7 +6,8 @@
   what finished saved first.
 - :mod:`.daemon_pool`: sync calls on daemon threads, so one stuck past its time-out never
   holds the process.
-- :mod:`.leftovers`: tasks the calls left behind, cancelled, and abandoned if they refuse.
+- :mod:`.leftovers`: tasks the calls left behind, cancelled, and abandoned if they refuse;
+  the run's event loop, whose closing never waits forever for one.
 - :mod:`.heap`: the heap loaded before the run, kept out of the collector's way during it.
 
 The runner's loop (:mod:`agenteval_cli.execution.runner`) uses each through its one function

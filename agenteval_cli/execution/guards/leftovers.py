@@ -5,7 +5,10 @@ named, rather than waited for forever."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # How long the tasks a run's calls left behind get to end once cancelled, when the run is
 # over; those still running then (one that swallows its cancellation) are abandoned.
@@ -18,7 +21,7 @@ async def settle(
     """Cancel the tasks the calls left behind (started since ``before``) and give them
     ``timeout`` seconds to end; those still running then (one that catches its
     ``CancelledError`` and goes on) are returned, to be abandoned with the loop
-    (see :func:`agenteval_cli.execution.experiment.run_loop`) rather than waited for forever."""
+    (see :func:`run_loop`) rather than waited for forever."""
     current = asyncio.current_task()
     left = [task for task in asyncio.all_tasks() if task is not current and task not in before]
     for task in left:
@@ -48,3 +51,35 @@ def abandoned_warnings(abandoned: list[asyncio.Task[Any]]) -> list[str]:
         + (", ..." if len(names) > 5 else "")
         + "); every result was saved, but a target should not leave tasks running"
     ]
+
+
+def run_loop(
+    main: Coroutine[Any, Any, T],
+    abandoned: Callable[[], Sequence[asyncio.Task[Any]]] = lambda: (),
+) -> T:
+    """``asyncio.run(main)``, except that closing the loop never waits forever.
+
+    ``asyncio.run`` cancels the tasks still pending and waits for every one of them: a task
+    that swallows its ``CancelledError`` would keep the process alive after the run. Here
+    the tasks ``abandoned()`` names once ``main`` ended (the runner already cancelled them
+    and gave them their time) are left as they are, and any other task left gets
+    ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            given_up = set(abandoned())
+            left = [t for t in asyncio.all_tasks(loop) if not t.done() and t not in given_up]
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left, timeout=SETTLE_S))
+            for task in asyncio.all_tasks(loop):  # never ending: no "destroyed but pending"
+                task._log_destroy_pending = False  # type: ignore[attr-defined]
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
