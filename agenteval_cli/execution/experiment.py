@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
@@ -35,8 +35,6 @@ NoteHook = Callable[[str], None]  # one line of information: the caller decides 
 Status = Literal["finished", "interrupted"]  # how a run ends; "running" while it goes on
 FINISHED: Status = "finished"
 INTERRUPTED: Status = "interrupted"
-
-T = TypeVar("T")
 
 
 @dataclass
