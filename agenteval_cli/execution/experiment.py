@@ -24,7 +24,8 @@ from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode, unstorable
-from agenteval_cli.targets import Target, cannot_take, cannot_take_hint, uncovered_fields
+from agenteval_cli.targets import Target
+from agenteval_cli.targets.inputs import cannot_take, cannot_take_hint, uncovered_fields
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.ray_executor.cluster import RayOptions

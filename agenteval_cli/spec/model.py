@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.core.imports import IMPORT_PATH_FORMS
 from agenteval_cli.core.safe_text import lone_surrogate_at
 from agenteval_cli.core.yamlsource import (
     KeyPath,
@@ -44,7 +45,6 @@ from agenteval_cli.core.yamlsource import (
 )
 from agenteval_cli.spec.errors import SpecValueError, error_at, user_error
 from agenteval_cli.spec.sections import (
-    IMPORT_PATH_FORMS,
     Concurrency,
     Fraction,
     NonEmptyStr,
