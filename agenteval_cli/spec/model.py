@@ -44,7 +44,7 @@ from agenteval_cli.core.yamlsource import (
     load_yaml,
 )
 from agenteval_cli.spec.errors import SpecValueError, error_at, user_error
-from agenteval_cli.spec.sections import (
+from agenteval_cli.spec.fields import (
     Concurrency,
     Fraction,
     NonEmptyStr,

@@ -1,5 +1,5 @@
-"""The building blocks of spec sections: the base model that checks keys first, numeric
-types whose errors read "expected an integer >= 1, got 'four'", and import-path syntax."""
+"""The building blocks of spec models: the base model that checks keys first, field types
+whose errors read "expected an integer >= 1, got 'four'", and import-path syntax."""
 
 from __future__ import annotations
 
