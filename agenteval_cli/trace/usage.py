@@ -1,0 +1,112 @@
+"""A chat model's reported usage, read into a :class:`ModelCall`: every part that is billed apart.
+
+LangChain's ``UsageMetadata`` is the form read: ``input_tokens`` include cache reads and cache
+writes, ``output_tokens`` include reasoning; ``input_token_details`` says ``cache_read``,
+``cache_creation`` and ``audio``, ``output_token_details`` ``reasoning`` and ``audio``.
+langchain-openai prefixes these with the service tier (``priority_cache_read``); they are
+still cache reads. langchain-anthropic, when Anthropic splits cache writes by lifetime,
+leaves ``cache_creation`` at 0 and reports the writes as ``ephemeral_5m_input_tokens`` and
+``ephemeral_1h_input_tokens``: the cache writes are then their sum, kept apart as the price
+database's ``cache_write_5m_tokens`` and ``cache_write_1h_tokens`` (priced differently).
+
+A part the model did not report stays ``None`` (unknown); a reported 0 is 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agenteval_cli.core.records import ModelCall
+
+__all__ = ["count", "read_token_usage", "read_usage"]
+
+# LangChain detail key -> the price database's usage name, for parts kept in token_details
+_INPUT_PARTS = {
+    "audio": "input_audio_tokens",
+    "ephemeral_5m_input_tokens": "cache_write_5m_tokens",
+    "ephemeral_1h_input_tokens": "cache_write_1h_tokens",
+}
+_OUTPUT_PARTS = {"audio": "output_audio_tokens"}
+_WRITE_PARTS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def count(value: Any) -> int | None:
+    """A token count as reported, or ``None`` for anything that is not a number."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def read_usage(call: ModelCall, usage: Mapping[str, Any]) -> None:
+    """Set ``call``'s tokens from a LangChain ``UsageMetadata`` (a message's
+    ``usage_metadata``)."""
+    call.input_tokens = count(usage.get("input_tokens"))
+    call.output_tokens = count(usage.get("output_tokens"))
+    details: dict[str, int] = {}
+    inputs = usage.get("input_token_details")
+    if isinstance(inputs, Mapping) and inputs:
+        call.cache_read_tokens = _part(inputs, "cache_read")
+        call.cache_write_tokens = _cache_writes(inputs)
+        _collect(inputs, _INPUT_PARTS, details)
+    outputs = usage.get("output_token_details")
+    if isinstance(outputs, Mapping) and outputs:
+        call.reasoning_tokens = _part(outputs, "reasoning")
+        _collect(outputs, _OUTPUT_PARTS, details)
+    call.token_details = details
+
+
+def read_token_usage(call: ModelCall, token_usage: Mapping[str, Any]) -> None:
+    """Set ``call``'s tokens from an OpenAI-style ``token_usage`` (a result's ``llm_output``,
+    from models that put no ``usage_metadata`` on their message), as langchain-openai reads it."""
+    prompt = token_usage.get("prompt_tokens_details")
+    completion = token_usage.get("completion_tokens_details")
+    prompt = prompt if isinstance(prompt, Mapping) else {}
+    completion = completion if isinstance(completion, Mapping) else {}
+    inputs = {
+        "cache_read": prompt.get("cached_tokens"),
+        "cache_creation": prompt.get("cache_write_tokens"),
+        "audio": prompt.get("audio_tokens"),
+    }
+    outputs = {
+        "reasoning": completion.get("reasoning_tokens"),
+        "audio": completion.get("audio_tokens"),
+    }
+    read_usage(
+        call,
+        {
+            "input_tokens": token_usage.get("prompt_tokens"),
+            "output_tokens": token_usage.get("completion_tokens"),
+            "input_token_details": {k: v for k, v in inputs.items() if v is not None},
+            "output_token_details": {k: v for k, v in outputs.items() if v is not None},
+        },
+    )
+
+
+def _part(details: Mapping[str, Any], name: str) -> int | None:
+    """``details[name]`` plus its service-tier variants (``priority_<name>``); ``None`` when
+    none is reported."""
+    total: int | None = None
+    suffix = "_" + name
+    for key, value in details.items():
+        if key == name or key.endswith(suffix):
+            tokens = count(value)
+            if tokens is not None:
+                total = tokens if total is None else total + tokens
+    return total
+
+
+def _cache_writes(inputs: Mapping[str, Any]) -> int | None:
+    """Every cache write: ``cache_creation``, or the sum of its 5-minute and 1-hour parts
+    when they are reported (langchain-anthropic then zeroes ``cache_creation``)."""
+    generic = _part(inputs, "cache_creation")
+    parts = [count(inputs.get(key)) for key in _WRITE_PARTS]
+    known = [p for p in parts if p is not None]
+    if not known:
+        return generic
+    return max(generic or 0, sum(known))  # the parts are of the whole, never added to it
+
+
+def _collect(details: Mapping[str, Any], names: Mapping[str, str], into: dict[str, int]) -> None:
+    for key, name in names.items():
+        tokens = count(details.get(key))
+        if tokens is not None:
+            into[name] = tokens

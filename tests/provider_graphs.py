@@ -1,0 +1,172 @@
+"""A supervisor and a swarm on the real provider clients, against the loopback servers.
+
+Built as langgraph-supervisor's and langgraph-swarm's READMEs build them (``create_agent``,
+``create_react_agent``), with ``ChatAnthropic`` and ``ChatOpenAI`` talking to the servers of
+:mod:`provider_servers`, started once per process when this module is imported. Both servers
+answer by one script: an agent calls its tool (or hands off) first, then answers, and each
+(agent, step) reports the usage in :data:`USAGE`, in the provider's own form.
+
+    supervisor  ChatAnthropic claude-sonnet-5, not streamed
+      billing   ChatOpenAI gpt-5-mini (create_agent), not streamed; tool lookup_invoice
+      tech      ChatAnthropic claude-sonnet-5 (create_react_agent), streamed; tool check_status
+    swarm       alice: ChatOpenAI gpt-5-mini, streamed with stream_usage=True, hands off to bob
+                bob:   ChatAnthropic claude-sonnet-5, not streamed
+    swarm_silent  the swarm with alice streamed without stream_usage (no usage comes back)
+
+A question names the agent it is for ("billing: ...", "tech: ...", "bob: ..."); the supervisor
+answers one for no agent of its own, and alice one for no one but bob, themselves.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_anthropic import ChatAnthropic
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph_supervisor import create_supervisor
+from langgraph_swarm import create_handoff_tool, create_swarm
+from provider_servers import (
+    AnthropicServer,
+    Exchange,
+    OpenAIChatServer,
+    Reply,
+    anthropic_usage,
+    openai_usage,
+)
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from langgraph.prebuilt import create_react_agent
+
+CLAUDE, GPT = "claude-sonnet-5", "gpt-5-mini"
+PROMPTS = {
+    "supervisor": "You are the supervisor: route billing questions to billing, others to tech.",
+    "billing": "You are the billing specialist: invoices and refunds.",
+    "tech": "You are the tech specialist: crashes and errors.",
+    "alice": "You are Alice, the front desk; Bob handles refunds.",
+    "bob": "You are Bob, the refunds clerk.",
+}
+# (agent, step) -> the usage the provider reports; step 0 calls a tool or hands off,
+# step 1 answers. Anthropic's input_tokens are the uncached ones only.
+USAGE: dict[tuple[str, int], dict[str, Any]] = {
+    ("supervisor", 0): anthropic_usage(1200, 40, cache_read=3000, cache_write=500),
+    ("supervisor", 1): anthropic_usage(300, 60, cache_read=3500, cache_write=700, split=(200, 500)),
+    ("billing", 0): openai_usage(2000, 120, cached=1536, reasoning=64),
+    ("billing", 1): openai_usage(2300, 80, cached=2048, reasoning=0),
+    ("tech", 0): anthropic_usage(900, 50, cache_write=1100, split=(0, 1100), thinking=20),
+    ("tech", 1): anthropic_usage(150, 70, cache_read=2000),
+    ("alice", 0): openai_usage(1500, 30, cached=1024, reasoning=16),
+    ("alice", 1): openai_usage(1600, 45, cached=1024, reasoning=0),
+    ("bob", 0): anthropic_usage(400, 90, cache_read=1800, cache_write=600, split=(600, 0)),
+}
+ANSWERS = {
+    "supervisor": "All done.",
+    "billing": "Refund issued for invoice 42.",
+    "tech": "The service is back up.",
+    "alice": "Happy to help.",
+    "bob": "Your refund is on its way.",
+}
+OWN_TOOL = {"billing": "lookup_invoice", "tech": "check_status"}
+
+
+def agent_of(exchange: Exchange) -> str:
+    """Which agent sent the request, by its system prompt."""
+    return next(name for name, prompt in PROMPTS.items() if prompt in exchange.system)
+
+
+def addressee(question: str) -> str:
+    """The agent a question is for: ``"billing: ..."`` is billing's."""
+    return question.partition(":")[0].strip()
+
+
+def step_of(agent: str, exchange: Exchange) -> int:
+    """0 until the agent's tool or handoff has answered in this request, then 1."""
+    results = exchange.tool_results
+    if agent == "supervisor":
+        back = any(name.startswith("transfer_back_to") for name in results)
+        return int(back or addressee(exchange.question) not in OWN_TOOL)
+    if agent == "alice":
+        return int(addressee(exchange.question) != "bob")
+    if agent == "bob":
+        return 0
+    return int(OWN_TOOL[agent] in results)
+
+
+def script(exchange: Exchange) -> Reply:
+    agent = agent_of(exchange)
+    step = step_of(agent, exchange)
+    usage = USAGE[(agent, step)]
+    if step == 1 or agent == "bob":
+        return Reply(usage, text=ANSWERS[agent])
+    if agent == "supervisor":
+        return Reply(usage, tool=f"transfer_to_{addressee(exchange.question)}")
+    if agent == "alice":
+        return Reply(usage, tool="transfer_to_bob")
+    return Reply(usage, tool=OWN_TOOL[agent], args={"ref": "42"})
+
+
+OPENAI = OpenAIChatServer(script, model=GPT).start()
+ANTHROPIC = AnthropicServer(script, model=CLAUDE).start()
+
+
+def clear() -> None:
+    """Forget the exchanges so far (a test reads its own run's)."""
+    for server in (OPENAI, ANTHROPIC):
+        with server._lock:
+            server.exchanges.clear()
+
+
+def claude(**options: Any) -> ChatAnthropic:
+    return ChatAnthropic(
+        model=CLAUDE, base_url=ANTHROPIC.base_url, api_key="test", max_retries=0, **options
+    )
+
+
+def gpt(**options: Any) -> ChatOpenAI:
+    return ChatOpenAI(model=GPT, base_url=OPENAI.base_url, api_key="test", max_retries=0, **options)
+
+
+@tool
+def lookup_invoice(ref: str) -> str:
+    """Look an invoice up."""
+    return f"invoice {ref}: paid twice"
+
+
+@tool
+def check_status(ref: str) -> str:
+    """Check a service's status."""
+    return f"service {ref}: degraded"
+
+
+billing = create_agent(gpt(), [lookup_invoice], system_prompt=PROMPTS["billing"], name="billing")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    tech = create_react_agent(
+        claude(streaming=True), [check_status], prompt=PROMPTS["tech"], name="tech"
+    )
+supervisor = create_supervisor(
+    [billing, tech], model=claude(), prompt=PROMPTS["supervisor"]
+).compile()
+
+
+def build_swarm(**alice_model: Any) -> Any:
+    alice = create_agent(
+        gpt(streaming=True, **alice_model),
+        [create_handoff_tool(agent_name="bob", description="Transfer to Bob, for refunds")],
+        system_prompt=PROMPTS["alice"],
+        name="alice",
+    )
+    bob = create_agent(
+        claude(),
+        [create_handoff_tool(agent_name="alice", description="Transfer to Alice")],
+        system_prompt=PROMPTS["bob"],
+        name="bob",
+    )
+    return create_swarm([alice, bob], default_active_agent="alice").compile()
+
+
+swarm = build_swarm(stream_usage=True)
+swarm_silent = build_swarm()
