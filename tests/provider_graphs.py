@@ -19,9 +19,12 @@ answers one for no agent of its own, and alice one for no one but bob, themselve
 
 from __future__ import annotations
 
+import json
 import warnings
+from pathlib import Path
 from typing import Any
 
+import yaml
 from langchain.agents import create_agent
 from langchain_anthropic import ChatAnthropic
 from langchain_core.tools import tool
@@ -170,3 +173,39 @@ def build_swarm(**alice_model: Any) -> Any:
 
 swarm = build_swarm(stream_usage=True)
 swarm_silent = build_swarm()
+
+
+ROWS = [
+    {"id": "b", "inputs": {"question": "billing: refund invoice 42"}},
+    {"id": "t", "inputs": {"question": "tech: the app crashed"}},
+    {"id": "r", "inputs": {"question": "bob: refund please"}},
+]
+
+
+def run_providers(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
+    """``agenteval run spec.yaml --json out.json --by-agent`` over the three examples, no
+    ``pricing:`` table; the experiments of out.json by target, and the servers' exchanges."""
+    spec = {
+        "experiment_prefix": "providers",
+        "dataset": "data.jsonl",
+        "targets": targets,
+        "evaluators": ["token_cost"],
+        "concurrency": 1,
+    }
+    (folder / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    clear()
+    out = folder / "out.json"
+    result = invoke(
+        "run",
+        folder / "spec.yaml",
+        "--json",
+        out,
+        "--by-agent",
+        "--store",
+        folder / "a.db",
+    )
+    assert result.exit_code == 0, result.output
+    experiments = {e["target"]: e for e in json.loads(out.read_text())["experiments"]}
+    exchanges = OPENAI.answered() + ANTHROPIC.answered()
+    return {"experiments": experiments, "output": result.text, "exchanges": exchanges}

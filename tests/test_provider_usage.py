@@ -29,13 +29,8 @@ from typing import Any
 
 import provider_graphs
 import pytest
-import yaml
+from provider_graphs import run_providers
 
-ROWS = [
-    {"id": "b", "inputs": {"question": "billing: refund invoice 42"}},
-    {"id": "t", "inputs": {"question": "tech: the app crashed"}},
-    {"id": "r", "inputs": {"question": "bob: refund please"}},
-]
 ANT, OAI = "anthropic", "openai"
 # (agent, input, output, cache read, cache write, reasoning, token details, provider)
 SUPERVISOR_0 = ("supervisor", 4700, 40, 3000, 500, None, {}, ANT)
@@ -94,35 +89,6 @@ FIELDS = (
     "provider",
 )
 MODEL = {ANT: provider_graphs.CLAUDE, OAI: provider_graphs.GPT}
-
-
-def run_providers(folder: Any, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
-    """``agenteval run spec.yaml --json out.json --by-agent`` over the three examples, no
-    ``pricing:`` table; the experiments of out.json by target, and the servers' exchanges."""
-    spec = {
-        "experiment_prefix": "providers",
-        "dataset": "data.jsonl",
-        "targets": targets,
-        "evaluators": ["token_cost"],
-        "concurrency": 1,
-    }
-    (folder / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    provider_graphs.clear()
-    out = folder / "out.json"
-    result = invoke(
-        "run",
-        folder / "spec.yaml",
-        "--json",
-        out,
-        "--by-agent",
-        "--store",
-        folder / "a.db",
-    )
-    assert result.exit_code == 0, result.output
-    experiments = {e["target"]: e for e in json.loads(out.read_text())["experiments"]}
-    exchanges = provider_graphs.OPENAI.answered() + provider_graphs.ANTHROPIC.answered()
-    return {"experiments": experiments, "output": result.text, "exchanges": exchanges}
 
 
 @pytest.fixture(scope="module")
