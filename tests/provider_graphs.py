@@ -182,9 +182,24 @@ ROWS = [
 ]
 
 
+_RUNS: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+
+
 def run_providers(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
     """``agenteval run spec.yaml --json out.json --by-agent`` over the three examples, no
-    ``pricing:`` table; the experiments of out.json by target, and the servers' exchanges."""
+    ``pricing:`` table; the experiments of out.json by target, and the servers' exchanges.
+
+    Run once per process for the same targets: the provider clients' async HTTP clients are
+    module-level here, and keep-alive connections opened in one run's event loop cannot be
+    used from the next one's (``RuntimeError: Event loop is closed``), as in any program
+    that calls ``asyncio.run`` twice around the same ``ChatOpenAI``."""
+    key = tuple(sorted(targets.items()))
+    if key not in _RUNS:
+        _RUNS[key] = _run(folder, invoke, targets)
+    return _RUNS[key]
+
+
+def _run(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
     spec = {
         "experiment_prefix": "providers",
         "dataset": "data.jsonl",

@@ -15,6 +15,7 @@ OpenAI streams send a final usage chunk only when the request asks for it
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -147,6 +148,15 @@ def anthropic_usage(
 Script = Callable[[Exchange], Reply]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client closing its keep-alive connection is no error of the test's."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class ProviderServer:
     """A scripted provider on 127.0.0.1 and a free port; subclasses speak the wire format."""
 
@@ -157,7 +167,7 @@ class ProviderServer:
         self.model = model
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
