@@ -29,10 +29,11 @@ class Reply:
     sent as it is, in the provider's own form (see :func:`openai_usage`,
     :func:`anthropic_usage`)."""
 
-    usage: dict[str, Any]
+    usage: dict[str, Any] | None  # None: the response carries no usage (OpenAI only)
     tool: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
     text: str = "done"
+    extra: dict[str, Any] = field(default_factory=dict)  # more top-level response fields
 
 
 @dataclass
@@ -264,7 +265,8 @@ class OpenAIChatServer(ProviderServer):
             "created": 0,
             "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": reply.usage,
+            **({} if reply.usage is None else {"usage": reply.usage}),
+            **reply.extra,
         }
 
     def events(self, exchange: Exchange, reply: Reply, number: int) -> Iterator[bytes]:
@@ -294,7 +296,7 @@ class OpenAIChatServer(ProviderServer):
                 delta = {"tool_calls": [{"index": 0, "function": {"arguments": part}}]}
                 yield chunk([{"index": 0, "delta": delta}])
         yield chunk([{"index": 0, "delta": {}, "finish_reason": finish}])
-        if (exchange.body.get("stream_options") or {}).get("include_usage"):
+        if (exchange.body.get("stream_options") or {}).get("include_usage") and reply.usage:
             yield chunk([], usage=reply.usage)
         yield b"data: [DONE]\n\n"
 
