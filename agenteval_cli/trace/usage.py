@@ -28,29 +28,37 @@ _INPUT_PARTS = {
     "ephemeral_1h_input_tokens": "cache_write_1h_tokens",
 }
 _OUTPUT_PARTS = {"audio": "output_audio_tokens"}
-_WRITE_PARTS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+_WRITE_PARTS = frozenset(("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"))
 
 
 def count(value: Any) -> int | None:
     """A token count as reported, or ``None`` for anything that is not a number."""
+    if type(value) is int:  # the usual case, first
+        return value
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def read_usage(call: ModelCall, usage: Mapping[str, Any]) -> None:
     """Set ``call``'s tokens from a LangChain ``UsageMetadata`` (a message's
-    ``usage_metadata``)."""
+    ``usage_metadata``). One pass over each details mapping: it runs for every model call."""
     call.input_tokens = count(usage.get("input_tokens"))
     call.output_tokens = count(usage.get("output_tokens"))
     details: dict[str, int] = {}
     inputs = usage.get("input_token_details")
-    if isinstance(inputs, Mapping) and inputs:
-        call.cache_read_tokens = _part(inputs, "cache_read")
-        call.cache_write_tokens = _cache_writes(inputs)
-        _collect(inputs, _INPUT_PARTS, details)
+    if inputs and isinstance(inputs, Mapping):
+        _read_inputs(call, inputs, details)
     outputs = usage.get("output_token_details")
-    if isinstance(outputs, Mapping) and outputs:
-        call.reasoning_tokens = _part(outputs, "reasoning")
-        _collect(outputs, _OUTPUT_PARTS, details)
+    if outputs and isinstance(outputs, Mapping):
+        reasoning: int | None = None
+        for key, value in outputs.items():
+            tokens = count(value)
+            if tokens is None:
+                continue
+            if key == "reasoning" or key.endswith("_reasoning"):  # priority_reasoning too
+                reasoning = tokens if reasoning is None else reasoning + tokens
+            elif key in _OUTPUT_PARTS:
+                details[_OUTPUT_PARTS[key]] = tokens
+        call.reasoning_tokens = reasoning
     call.token_details = details
 
 
@@ -81,32 +89,25 @@ def read_token_usage(call: ModelCall, token_usage: Mapping[str, Any]) -> None:
     )
 
 
-def _part(details: Mapping[str, Any], name: str) -> int | None:
-    """``details[name]`` plus its service-tier variants (``priority_<name>``); ``None`` when
-    none is reported."""
-    total: int | None = None
-    suffix = "_" + name
-    for key, value in details.items():
-        if key == name or key.endswith(suffix):
-            tokens = count(value)
-            if tokens is not None:
-                total = tokens if total is None else total + tokens
-    return total
-
-
-def _cache_writes(inputs: Mapping[str, Any]) -> int | None:
-    """Every cache write: ``cache_creation``, or the sum of its 5-minute and 1-hour parts
-    when they are reported (langchain-anthropic then zeroes ``cache_creation``)."""
-    generic = _part(inputs, "cache_creation")
-    parts = [count(inputs.get(key)) for key in _WRITE_PARTS]
-    known = [p for p in parts if p is not None]
-    if not known:
-        return generic
-    return max(generic or 0, sum(known))  # the parts are of the whole, never added to it
-
-
-def _collect(details: Mapping[str, Any], names: Mapping[str, str], into: dict[str, int]) -> None:
-    for key, name in names.items():
-        tokens = count(details.get(key))
-        if tokens is not None:
-            into[name] = tokens
+def _read_inputs(call: ModelCall, inputs: Mapping[str, Any], details: dict[str, int]) -> None:
+    """Cache reads, cache writes and the parts priced apart. The writes are
+    ``cache_creation``, or the sum of the 5-minute and 1-hour parts when those are reported
+    (langchain-anthropic then zeroes ``cache_creation``): the parts are of the whole, never
+    added to it. Service-tier variants (``priority_cache_read``) count as what they are."""
+    cache_read: int | None = None
+    generic: int | None = None
+    parts: int | None = None
+    for key, value in inputs.items():
+        tokens = count(value)
+        if tokens is None:
+            continue
+        if key == "cache_read" or key.endswith("_cache_read"):
+            cache_read = tokens if cache_read is None else cache_read + tokens
+        elif key == "cache_creation" or key.endswith("_cache_creation"):
+            generic = tokens if generic is None else generic + tokens
+        elif key in _INPUT_PARTS:
+            details[_INPUT_PARTS[key]] = tokens
+            if key in _WRITE_PARTS:
+                parts = tokens if parts is None else parts + tokens
+    call.cache_read_tokens = cache_read
+    call.cache_write_tokens = generic if parts is None else max(generic or 0, parts)
