@@ -2,7 +2,7 @@
 
 Built as langgraph-supervisor's and langgraph-swarm's READMEs build them (``create_agent``,
 ``create_react_agent``), with ``ChatAnthropic`` and ``ChatOpenAI`` talking to the servers of
-:mod:`provider_servers`, started once per process when this module is imported. Both servers
+:mod:`provider_servers`, started once per process when this module is imported. The servers
 answer by one script: an agent calls its tool (or hands off) first, then answers, and each
 (agent, step) reports the usage in :data:`USAGE`, in the provider's own form.
 
@@ -12,9 +12,12 @@ answer by one script: an agent calls its tool (or hands off) first, then answers
     swarm       alice: ChatOpenAI gpt-5-mini, streamed with stream_usage=True, hands off to bob
                 bob:   ChatAnthropic claude-sonnet-5, not streamed
     swarm_silent  the swarm with alice streamed without stream_usage (no usage comes back)
+    gateway     alice as in swarm, hands off to carol: ChatOpenAI claude-sonnet-5 behind an
+                OpenAI-compatible gateway (its own server), not streamed
 
-A question names the agent it is for ("billing: ...", "tech: ...", "bob: ..."); the supervisor
-answers one for no agent of its own, and alice one for no one but bob, themselves.
+A question names the agent it is for ("billing: ...", "tech: ...", "bob: ...", "carol: ...");
+an agent that cannot hand off to it (the supervisor has no carol, the swarm no carol) answers
+it itself.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ PROMPTS = {
     "tech": "You are the tech specialist: crashes and errors.",
     "alice": "You are Alice, the front desk; Bob handles refunds.",
     "bob": "You are Bob, the refunds clerk.",
+    "carol": "You are Carol, the gateway's claims clerk.",
 }
 # (agent, step) -> the usage the provider reports; step 0 calls a tool or hands off,
 # step 1 answers. Anthropic's input_tokens are the uncached ones only.
@@ -64,6 +68,8 @@ USAGE: dict[tuple[str, int], dict[str, Any]] = {
     ("alice", 0): openai_usage(1500, 30, cached=1024, reasoning=16),
     ("alice", 1): openai_usage(1600, 45, cached=1024, reasoning=0),
     ("bob", 0): anthropic_usage(400, 90, cache_read=1800, cache_write=600, split=(600, 0)),
+    # claude-sonnet-5 behind an OpenAI-compatible gateway: OpenAI's form, no provider in it
+    ("carol", 0): openai_usage(5000, 100, cached=4000),
 }
 ANSWERS = {
     "supervisor": "All done.",
@@ -71,6 +77,7 @@ ANSWERS = {
     "tech": "The service is back up.",
     "alice": "Happy to help.",
     "bob": "Your refund is on its way.",
+    "carol": "Claim filed.",
 }
 OWN_TOOL = {"billing": "lookup_invoice", "tech": "check_status"}
 
@@ -91,9 +98,9 @@ def step_of(agent: str, exchange: Exchange) -> int:
     if agent == "supervisor":
         back = any(name.startswith("transfer_back_to") for name in results)
         return int(back or addressee(exchange.question) not in OWN_TOOL)
-    if agent == "alice":
-        return int(addressee(exchange.question) != "bob")
-    if agent == "bob":
+    if agent == "alice":  # hands off to the agent the question names, if she can
+        return int(f"transfer_to_{addressee(exchange.question)}" not in exchange.tools)
+    if agent in ("bob", "carol"):
         return 0
     return int(OWN_TOOL[agent] in results)
 
@@ -102,22 +109,22 @@ def script(exchange: Exchange) -> Reply:
     agent = agent_of(exchange)
     step = step_of(agent, exchange)
     usage = USAGE[(agent, step)]
-    if step == 1 or agent == "bob":
+    if step == 1 or agent in ("bob", "carol"):
         return Reply(usage, text=ANSWERS[agent])
-    if agent == "supervisor":
+    if agent in ("supervisor", "alice"):
         return Reply(usage, tool=f"transfer_to_{addressee(exchange.question)}")
-    if agent == "alice":
-        return Reply(usage, tool="transfer_to_bob")
     return Reply(usage, tool=OWN_TOOL[agent], args={"ref": "42"})
 
 
 OPENAI = OpenAIChatServer(script, model=GPT).start()
 ANTHROPIC = AnthropicServer(script, model=CLAUDE).start()
+GATEWAY = OpenAIChatServer(script, model=GPT).start()  # an OpenAI-compatible gateway
+SERVERS = (OPENAI, ANTHROPIC, GATEWAY)
 
 
 def clear() -> None:
     """Forget the exchanges so far (a test reads its own run's)."""
-    for server in (OPENAI, ANTHROPIC):
+    for server in SERVERS:
         with server._lock:
             server.exchanges.clear()
 
@@ -128,8 +135,10 @@ def claude(**options: Any) -> ChatAnthropic:
     )
 
 
-def gpt(**options: Any) -> ChatOpenAI:
-    return ChatOpenAI(model=GPT, base_url=OPENAI.base_url, api_key="test", max_retries=0, **options)
+def gpt(model: str = GPT, server: OpenAIChatServer = OPENAI, **options: Any) -> ChatOpenAI:
+    return ChatOpenAI(
+        model=model, base_url=server.base_url, api_key="test", max_retries=0, **options
+    )
 
 
 @tool
@@ -175,10 +184,32 @@ swarm = build_swarm(stream_usage=True)
 swarm_silent = build_swarm()
 
 
+def build_gateway() -> Any:
+    """alice hands off to carol, whose claude-sonnet-5 is served by an OpenAI-compatible
+    gateway (``ChatOpenAI`` with the gateway's base URL: ``ls_provider`` says openai)."""
+    alice = create_agent(
+        gpt(server=GATEWAY, streaming=True, stream_usage=True),
+        [create_handoff_tool(agent_name="carol", description="Transfer to Carol, for claims")],
+        system_prompt=PROMPTS["alice"],
+        name="alice",
+    )
+    carol = create_agent(
+        gpt(CLAUDE, server=GATEWAY),
+        [create_handoff_tool(agent_name="alice", description="Transfer to Alice")],
+        system_prompt=PROMPTS["carol"],
+        name="carol",
+    )
+    return create_swarm([alice, carol], default_active_agent="alice").compile()
+
+
+gateway = build_gateway()
+
+
 ROWS = [
     {"id": "b", "inputs": {"question": "billing: refund invoice 42"}},
     {"id": "t", "inputs": {"question": "tech: the app crashed"}},
     {"id": "r", "inputs": {"question": "bob: refund please"}},
+    {"id": "c", "inputs": {"question": "carol: file my claim"}},
 ]
 
 
@@ -222,5 +253,5 @@ def _run(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
     )
     assert result.exit_code == 0, result.output
     experiments = {e["target"]: e for e in json.loads(out.read_text())["experiments"]}
-    exchanges = OPENAI.answered() + ANTHROPIC.answered()
+    exchanges = [exchange for server in SERVERS for exchange in server.answered()]
     return {"experiments": experiments, "output": result.text, "exchanges": exchanges}

@@ -60,6 +60,12 @@ class Exchange:
         return _text(system)
 
     @property
+    def tools(self) -> list[str]:
+        """The names of the tools the request offers, in either form."""
+        tools = self.body.get("tools") or []
+        return [str(t.get("name") or t.get("function", {}).get("name")) for t in tools]
+
+    @property
     def question(self) -> str:
         """The first user message's text."""
         for message in self.body.get("messages", []):
@@ -163,7 +169,7 @@ class ProviderServer:
 
     route = ""
 
-    def __init__(self, script: Script, *, model: str) -> None:
+    def __init__(self, script: Script, *, model: str) -> None:  # model: when none is asked
         self.script = script
         self.model = model
         self.exchanges: list[Exchange] = []
@@ -263,7 +269,7 @@ class OpenAIChatServer(ProviderServer):
             "id": f"chatcmpl-{number}",
             "object": "chat.completion",
             "created": 0,
-            "model": self.model,
+            "model": exchange.body.get("model") or self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             **({} if reply.usage is None else {"usage": reply.usage}),
             **reply.extra,
@@ -275,7 +281,7 @@ class OpenAIChatServer(ProviderServer):
                 "id": f"chatcmpl-{number}",
                 "object": "chat.completion.chunk",
                 "created": 0,
-                "model": self.model,
+                "model": exchange.body.get("model") or self.model,
                 "choices": choices,
                 **extra,
             }
@@ -322,7 +328,7 @@ class AnthropicServer(ProviderServer):
             "id": f"msg_{number}",
             "type": "message",
             "role": "assistant",
-            "model": self.model,
+            "model": exchange.body.get("model") or self.model,
             "content": content,
             "stop_reason": stop,
             "stop_sequence": None,

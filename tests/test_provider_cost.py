@@ -25,6 +25,10 @@ By hand (uncached input is the input less cache reads and writes), in millionths
     alice 0       (1500-1024)x0.25 + 1024x0.025 + 30x2                = 204.6
     alice 1       (1600-1024)x0.25 + 1024x0.025 + 45x2                = 259.6
     bob 0         400x2 + 1800x0.2 + 600x2.5 + 90x10                  = 3560
+    carol 0       (5000-4000)x2 + 4000x0.2 + 100x10                   = 3800
+                  (claude-sonnet-5 behind an OpenAI-compatible gateway: the usage is in
+                  OpenAI's form, the provider ChatOpenAI names is openai, the price is
+                  claude-sonnet-5's, matched by the model's name)
 
 Priced as all-input at the full rate, supervisor 1 would be 4500x2 + 60x10 = 9600: the cache
 rates more than halve it; priced without the 1-hour split it would be 3650, not 4400.
@@ -42,6 +46,7 @@ import provider_graphs
 import pytest
 from genai_prices import calc_price, extract_usage
 from provider_graphs import USAGE, run_providers
+from test_provider_usage import TARGETS
 
 
 def _prices_from_database() -> bool:
@@ -73,26 +78,46 @@ BY_HAND = {  # (agent, step) -> USD, from the table above
     ("alice", 0): 204.6 * MICRO,
     ("alice", 1): 259.6 * MICRO,
     ("bob", 0): 3560 * MICRO,
+    ("carol", 0): 3800 * MICRO,
 }
-PROVIDER = {"supervisor": "anthropic", "tech": "anthropic", "bob": "anthropic"}
+PROVIDER = {"supervisor": "anthropic", "tech": "anthropic", "bob": "anthropic"}  # else openai
+GATEWAYED = {"carol"}  # claude-sonnet-5 behind an OpenAI-compatible gateway
 STEPS = {  # each example's calls, as (agent, step)
     "supervisor": {
         "b": [("supervisor", 0), ("billing", 0), ("billing", 1), ("supervisor", 1)],
         "t": [("supervisor", 0), ("tech", 0), ("tech", 1), ("supervisor", 1)],
         "r": [("supervisor", 1)],
+        "c": [("supervisor", 1)],
     },
-    "swarm": {"b": [("alice", 1)], "t": [("alice", 1)], "r": [("alice", 0), ("bob", 0)]},
+    "swarm": {
+        "b": [("alice", 1)],
+        "t": [("alice", 1)],
+        "r": [("alice", 0), ("bob", 0)],
+        "c": [("alice", 1)],
+    },
+    "gateway": {
+        "b": [("alice", 1)],
+        "t": [("alice", 1)],
+        "r": [("alice", 1)],
+        "c": [("alice", 0), ("carol", 0)],
+    },
 }
 
 
 def database_price(agent: str, step: int) -> float:
     """genai-prices' price of the usage the server sent for this call, read by genai-prices
     from the provider's own response form."""
-    provider = PROVIDER.get(agent, "openai")
-    model = provider_graphs.CLAUDE if provider == "anthropic" else provider_graphs.GPT
-    response = {"model": model, "usage": USAGE[(agent, step)]}
+    provider = PROVIDER.get(agent, "openai")  # the wire format the server spoke
+    claude = provider == "anthropic" or agent in GATEWAYED
+    model = provider_graphs.CLAUDE if claude else provider_graphs.GPT
+    # genai-prices reads the usage from the response as the provider sent it (a gateway's
+    # model is no model of the provider's form: read the usage alone, then price the model)
+    read_as = provider_graphs.GPT if agent in GATEWAYED else model
+    response = {"model": read_as, "usage": USAGE[(agent, step)]}
     flavor = "default" if provider == "anthropic" else "chat"
     usage = extract_usage(response, provider_id=provider, api_flavor=flavor).usage
+    if agent in GATEWAYED:  # a gateway names no provider: the model's name decides
+        return float(calc_price(usage, model).total_price)
     return float(calc_price(usage, model, provider_id=provider).total_price)
 
 
@@ -102,15 +127,7 @@ def close(got: Any, want: float) -> bool:
 
 @pytest.fixture(scope="module")
 def providers(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
-    return run_providers(
-        tmp_path_factory.mktemp("provider-cost"),
-        invoke,
-        {
-            "supervisor": "provider_graphs:supervisor",
-            "swarm": "provider_graphs:swarm",
-            "silent": "provider_graphs:swarm_silent",
-        },
-    )
+    return run_providers(tmp_path_factory.mktemp("provider-cost"), invoke, TARGETS)
 
 
 def results(providers: dict[str, Any], target: str) -> dict[str, Any]:
@@ -122,7 +139,7 @@ def test_the_hand_computation_is_the_databases():
         assert close(database_price(agent, step), usd), (agent, step)
 
 
-@pytest.mark.parametrize("target", ["supervisor", "swarm"])
+@pytest.mark.parametrize("target", ["supervisor", "swarm", "gateway"])
 def test_every_call_and_every_request_costs_what_the_database_says(providers, target):
     for example, steps in STEPS[target].items():
         result = results(providers, target)[example]
@@ -140,17 +157,21 @@ def test_every_agent_costs_the_sum_of_its_calls(providers):
     experiments = providers["experiments"]
     got = {
         target: {name: a["cost_usd"] for name, a in experiments[target]["agents"].items()}
-        for target in ("supervisor", "swarm")
+        for target in ("supervisor", "swarm", "gateway")
     }
     want = {
         "supervisor": {
-            "supervisor": BY_HAND[("supervisor", 0)] * 2 + BY_HAND[("supervisor", 1)] * 3,
+            "supervisor": BY_HAND[("supervisor", 0)] * 2 + BY_HAND[("supervisor", 1)] * 4,
             "billing": BY_HAND[("billing", 0)] + BY_HAND[("billing", 1)],
             "tech": BY_HAND[("tech", 0)] + BY_HAND[("tech", 1)],
         },
         "swarm": {
-            "alice": BY_HAND[("alice", 0)] + BY_HAND[("alice", 1)] * 2,
+            "alice": BY_HAND[("alice", 0)] + BY_HAND[("alice", 1)] * 3,
             "bob": BY_HAND[("bob", 0)],
+        },
+        "gateway": {
+            "alice": BY_HAND[("alice", 1)] * 3 + BY_HAND[("alice", 0)],
+            "carol": BY_HAND[("carol", 0)],
         },
     }
     assert got.keys() == want.keys()
@@ -164,7 +185,7 @@ def test_a_call_without_usage_has_no_price(providers):
     """alice streamed without stream_usage: her calls' cost is unknown, never $0, and so is
     the request's; bob's call is still priced."""
     silent = results(providers, "silent")
-    for example in ("b", "t", "r"):
+    for example in ("b", "t", "r", "c"):
         result = silent[example]
         assert result["trace"]["model_calls"][0]["cost_usd"] is None
         assert result["scores"]["cost_usd"] is None

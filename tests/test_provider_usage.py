@@ -15,11 +15,12 @@ writes, output includes reasoning; Anthropic's ``input_tokens`` are the uncached
     alice 0       openai     1500 in (1024 cached), 30 out (16 reasoning), streamed
     alice 1       openai     1600 in (1024 cached), 45 out (0 reasoning), streamed
     bob 0         anthropic   400 + read 1800 + write 600 (5m 600, 1h 0) = 2800 in, 90 out
+    carol 0       openai     5000 in (4000 cached), 100 out: claude-sonnet-5 behind a gateway
 
 The examples: ``b`` (billing: supervisor 0, billing 0, billing 1, supervisor 1), ``t``
 (tech: supervisor 0, tech 0, tech 1, supervisor 1), ``r`` (for bob: supervisor 1 alone in
-the supervisor; alice 0 then bob in the swarm); the swarm's alice answers ``b`` and ``t``
-herself (alice 1).
+the supervisor; alice 0 then bob in the swarm), ``c`` (for carol: supervisor 1; alice 0 then
+carol in the gateway swarm); alice answers what she cannot hand off herself (alice 1).
 """
 
 from __future__ import annotations
@@ -70,13 +71,16 @@ BOB_0 = (
     {"cache_write_5m_tokens": 600, "cache_write_1h_tokens": 0},
     ANT,
 )
+CAROL_0 = ("carol", 5000, 100, 4000, None, None, {"input_audio_tokens": 0}, OAI)
 CALLS = {
     "supervisor": {
         "b": [SUPERVISOR_0, BILLING_0, BILLING_1, SUPERVISOR_1],
         "t": [SUPERVISOR_0, TECH_0, TECH_1, SUPERVISOR_1],
         "r": [SUPERVISOR_1],
+        "c": [SUPERVISOR_1],
     },
-    "swarm": {"b": [ALICE_1], "t": [ALICE_1], "r": [ALICE_0, BOB_0]},
+    "swarm": {"b": [ALICE_1], "t": [ALICE_1], "r": [ALICE_0, BOB_0], "c": [ALICE_1]},
+    "gateway": {"b": [ALICE_1], "t": [ALICE_1], "r": [ALICE_1], "c": [ALICE_0, CAROL_0]},
 }
 FIELDS = (
     "agent",
@@ -88,33 +92,36 @@ FIELDS = (
     "token_details",
     "provider",
 )
-MODEL = {ANT: provider_graphs.CLAUDE, OAI: provider_graphs.GPT}
+TARGETS = {
+    "supervisor": "provider_graphs:supervisor",
+    "swarm": "provider_graphs:swarm",
+    "silent": "provider_graphs:swarm_silent",
+    "gateway": "provider_graphs:gateway",
+}
+
+
+def model_of(call: tuple[Any, ...]) -> str:
+    """The model each agent runs: carol's claude-sonnet-5 is served by an OpenAI gateway."""
+    anthropic = call[-1] == ANT or call[0] == "carol"
+    return provider_graphs.CLAUDE if anthropic else provider_graphs.GPT
 
 
 @pytest.fixture(scope="module")
 def providers(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
-    return run_providers(
-        tmp_path_factory.mktemp("providers"),
-        invoke,
-        {
-            "supervisor": "provider_graphs:supervisor",
-            "swarm": "provider_graphs:swarm",
-            "silent": "provider_graphs:swarm_silent",
-        },
-    )
+    return run_providers(tmp_path_factory.mktemp("providers"), invoke, TARGETS)
 
 
 def results(providers: dict[str, Any], target: str) -> dict[str, Any]:
     return {r["example_id"]: r for r in providers["experiments"][target]["results"]}
 
 
-@pytest.mark.parametrize("target", ["supervisor", "swarm"])
+@pytest.mark.parametrize("target", ["supervisor", "swarm", "gateway"])
 def test_every_model_call_keeps_the_usage_its_provider_sent(providers, target):
     for example, expected in CALLS[target].items():
         calls = results(providers, target)[example]["trace"]["model_calls"]
         got = [tuple(call[f] for f in FIELDS) for call in calls]
         assert got == expected, example
-        assert [c["model"] for c in calls] == [MODEL[e[-1]] for e in expected]
+        assert [c["model"] for c in calls] == [model_of(e) for e in expected]
 
 
 def test_the_servers_were_asked_as_each_client_asks(providers):
@@ -131,6 +138,10 @@ def test_the_servers_were_asked_as_each_client_asks(providers):
     assert by_agent["billing"] == {(False, None)}
     assert by_agent["tech"] == {(True, None)}  # Anthropic streams always carry usage
     assert by_agent["bob"] == {(False, None)}
+    assert by_agent["carol"] == {(False, None)}
+    carol = [e for e in providers["exchanges"] if provider_graphs.agent_of(e) == "carol"]
+    asked = {e.body["model"] for e in carol}
+    assert asked == {provider_graphs.CLAUDE}  # the gateway was asked for claude-sonnet-5
     # the swarm with stream_usage=True, and the one without
     assert by_agent["alice"] == {(True, '{"include_usage": true}'), (True, None)}
 
@@ -141,9 +152,12 @@ def test_the_servers_were_asked_as_each_client_asks(providers):
         ("supervisor", "b", (4700 + 2000 + 2300 + 4500, 40 + 120 + 80 + 60)),
         ("supervisor", "t", (4700 + 2000 + 2150 + 4500, 40 + 50 + 70 + 60)),
         ("supervisor", "r", (4500, 60)),
+        ("supervisor", "c", (4500, 60)),
         ("swarm", "b", (1600, 45)),
         ("swarm", "t", (1600, 45)),
         ("swarm", "r", (1500 + 2800, 30 + 90)),
+        ("swarm", "c", (1600, 45)),
+        ("gateway", "c", (1500 + 5000, 30 + 100)),
     ],
 )
 def test_each_request_sums_its_calls(providers, target, example, tokens):
@@ -162,25 +176,27 @@ def _per_agent(calls: list[dict[str, Any]], field: str) -> dict[str, int | None]
 
 
 def test_each_agent_sums_its_calls(providers):
-    """The --by-agent figures per agent, over the three examples, and the cache and
-    reasoning parts of each agent's calls."""
+    """The --by-agent figures per agent, over the four examples, and the cache and
+    reasoning parts of each agent's calls (supervisor and swarm)."""
     agents = providers["experiments"]["supervisor"]["agents"]
     got = {
         name: (a["model_calls"], a["input_tokens"], a["output_tokens"])
         for name, a in agents.items()
     }
     assert got == {
-        "supervisor": (5, 4700 * 2 + 4500 * 3, 40 * 2 + 60 * 3),
+        "supervisor": (6, 4700 * 2 + 4500 * 4, 40 * 2 + 60 * 4),
         "billing": (2, 2000 + 2300, 120 + 80),
         "tech": (2, 2000 + 2150, 50 + 70),
     }
-    swarm = providers["experiments"]["swarm"]["agents"]
-    assert {
-        n: (a["model_calls"], a["input_tokens"], a["output_tokens"]) for n, a in swarm.items()
-    } == {
-        "alice": (3, 1500 + 1600 * 2, 30 + 45 * 2),
-        "bob": (1, 2800, 90),
-    }
+    for target, want in {
+        "swarm": {"alice": (4, 1500 + 1600 * 3, 30 + 45 * 3), "bob": (1, 2800, 90)},
+        "gateway": {"alice": (4, 1600 * 3 + 1500, 45 * 3 + 30), "carol": (1, 5000, 100)},
+    }.items():
+        agents = providers["experiments"][target]["agents"]
+        sums = {
+            n: (a["model_calls"], a["input_tokens"], a["output_tokens"]) for n, a in agents.items()
+        }
+        assert sums == want, target
     calls = [
         call
         for target in ("supervisor", "swarm")
@@ -188,15 +204,15 @@ def test_each_agent_sums_its_calls(providers):
         for call in result["trace"]["model_calls"]
     ]
     assert _per_agent(calls, "cache_read_tokens") == {
-        "supervisor": 3000 * 2 + 3500 * 3,
+        "supervisor": 3000 * 2 + 3500 * 4,
         "billing": 1536 + 2048,
         "tech": 0 + 2000,
-        "alice": 1024 * 3,
+        "alice": 1024 * 4,
         "bob": 1800,
     }
     writes = _per_agent(calls, "cache_write_tokens")
     assert writes == {
-        "supervisor": 500 * 2 + 700 * 3,
+        "supervisor": 500 * 2 + 700 * 4,
         "billing": None,  # OpenAI's chat completions report no cache writes
         "tech": 1100 + 0,
         "alice": None,
@@ -216,7 +232,7 @@ def test_a_chatopenai_stream_without_usage_says_to_set_stream_usage(providers):
     """With a custom base_url, ChatOpenAI asks for no usage on a stream unless
     stream_usage=True: the tokens are unknown, and the note says how to get them."""
     silent = results(providers, "silent")
-    for example in ("b", "t", "r"):
+    for example in ("b", "t", "r", "c"):
         result = silent[example]
         alice = result["trace"]["model_calls"][0]
         assert (alice["agent"], alice["input_tokens"], alice["output_tokens"]) == (
