@@ -19,7 +19,7 @@ from typing import Any
 
 from agenteval_cli.core.records import ModelCall
 
-__all__ = ["count", "read_token_usage", "read_usage"]
+__all__ = ["read_token_usage", "read_usage"]
 
 # LangChain detail key -> the price database's usage name, for parts kept in token_details
 _INPUT_PARTS = {
@@ -31,7 +31,7 @@ _OUTPUT_PARTS = {"audio": "output_audio_tokens"}
 _WRITE_PARTS = frozenset(("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"))
 
 
-def count(value: Any) -> int | None:
+def _count(value: Any) -> int | None:
     """A token count as reported, or ``None`` for anything that is not a number."""
     if type(value) is int:  # the usual case, first
         return value
@@ -41,8 +41,9 @@ def count(value: Any) -> int | None:
 def read_usage(call: ModelCall, usage: Mapping[str, Any]) -> None:
     """Set ``call``'s tokens from a LangChain ``UsageMetadata`` (a message's
     ``usage_metadata``). One pass over each details mapping: it runs for every model call."""
-    call.input_tokens = count(usage.get("input_tokens"))
-    call.output_tokens = count(usage.get("output_tokens"))
+    call.input_tokens = _count(usage.get("input_tokens"))
+    call.output_tokens = _count(usage.get("output_tokens"))
+    call.cache_read_tokens = call.cache_write_tokens = call.reasoning_tokens = None
     details: dict[str, int] = {}
     inputs = usage.get("input_token_details")
     if inputs and isinstance(inputs, Mapping):
@@ -51,7 +52,7 @@ def read_usage(call: ModelCall, usage: Mapping[str, Any]) -> None:
     if outputs and isinstance(outputs, Mapping):
         reasoning: int | None = None
         for key, value in outputs.items():
-            tokens = count(value)
+            tokens = _count(value)
             if tokens is None:
                 continue
             if key == "reasoning" or key.endswith("_reasoning"):  # priority_reasoning too
@@ -98,7 +99,7 @@ def _read_inputs(call: ModelCall, inputs: Mapping[str, Any], details: dict[str, 
     generic: int | None = None
     parts: int | None = None
     for key, value in inputs.items():
-        tokens = count(value)
+        tokens = _count(value)
         if tokens is None:
             continue
         if key == "cache_read" or key.endswith("_cache_read"):
