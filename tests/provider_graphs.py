@@ -12,6 +12,7 @@ answer by one script: an agent calls its tool (or hands off) first, then answers
     swarm       alice: ChatOpenAI gpt-5-mini, streamed with stream_usage=True, hands off to bob
                 bob:   ChatAnthropic claude-sonnet-5, not streamed
     swarm_silent  the swarm with alice streamed without stream_usage (no usage comes back)
+    failing     the supervisor on servers of its own where billing's provider answers 500
     gateway     alice as in swarm, hands off to carol: ChatOpenAI claude-sonnet-5 behind an
                 OpenAI-compatible gateway (its own server), not streamed
 
@@ -129,9 +130,9 @@ def clear() -> None:
             server.exchanges.clear()
 
 
-def claude(**options: Any) -> ChatAnthropic:
+def claude(server: AnthropicServer = ANTHROPIC, **options: Any) -> ChatAnthropic:
     return ChatAnthropic(
-        model=CLAUDE, base_url=ANTHROPIC.base_url, api_key="test", max_retries=0, **options
+        model=CLAUDE, base_url=server.base_url, api_key="test", max_retries=0, **options
     )
 
 
@@ -153,15 +154,34 @@ def check_status(ref: str) -> str:
     return f"service {ref}: degraded"
 
 
-billing = create_agent(gpt(), [lookup_invoice], system_prompt=PROMPTS["billing"], name="billing")
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    tech = create_react_agent(
-        claude(streaming=True), [check_status], prompt=PROMPTS["tech"], name="tech"
+def build_supervisor(anthropic: AnthropicServer, openai: OpenAIChatServer) -> Any:
+    billing = create_agent(
+        gpt(server=openai), [lookup_invoice], system_prompt=PROMPTS["billing"], name="billing"
     )
-supervisor = create_supervisor(
-    [billing, tech], model=claude(), prompt=PROMPTS["supervisor"]
-).compile()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tech = create_react_agent(
+            claude(anthropic, streaming=True), [check_status], prompt=PROMPTS["tech"], name="tech"
+        )
+    return create_supervisor(
+        [billing, tech], model=claude(anthropic), prompt=PROMPTS["supervisor"]
+    ).compile()
+
+
+def failing_script(exchange: Exchange) -> Reply:
+    """The script, but billing's provider answers 500: the request fails after the
+    supervisor's first call, which was made and billed."""
+    if agent_of(exchange) == "billing":
+        return Reply(None, status=500)
+    return script(exchange)
+
+
+FAILING_OPENAI = OpenAIChatServer(failing_script, model=GPT).start()
+FAILING_ANTHROPIC = AnthropicServer(failing_script, model=CLAUDE).start()
+SERVERS += (FAILING_OPENAI, FAILING_ANTHROPIC)
+
+supervisor = build_supervisor(ANTHROPIC, OPENAI)
+failing = build_supervisor(FAILING_ANTHROPIC, FAILING_OPENAI)
 
 
 def build_swarm(**alice_model: Any) -> Any:
@@ -216,7 +236,9 @@ ROWS = [
 _RUNS: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
 
 
-def run_providers(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
+def run_providers(
+    folder: Path, invoke: Any, targets: dict[str, str], *, exit_code: int = 0, **spec: Any
+) -> dict[str, Any]:
     """``agenteval run spec.yaml --json out.json --by-agent`` over the three examples, no
     ``pricing:`` table; the experiments of out.json by target, and the servers' exchanges.
 
@@ -226,17 +248,20 @@ def run_providers(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[st
     that calls ``asyncio.run`` twice around the same ``ChatOpenAI``."""
     key = tuple(sorted(targets.items()))
     if key not in _RUNS:
-        _RUNS[key] = _run(folder, invoke, targets)
+        _RUNS[key] = _run(folder, invoke, targets, exit_code, spec)
     return _RUNS[key]
 
 
-def _run(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
+def _run(
+    folder: Path, invoke: Any, targets: dict[str, str], exit_code: int, options: dict[str, Any]
+) -> dict[str, Any]:
     spec = {
         "experiment_prefix": "providers",
         "dataset": "data.jsonl",
         "targets": targets,
         "evaluators": ["token_cost"],
         "concurrency": 1,
+        **options,
     }
     (folder / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
@@ -251,7 +276,7 @@ def _run(folder: Path, invoke: Any, targets: dict[str, str]) -> dict[str, Any]:
         "--store",
         folder / "a.db",
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     experiments = {e["target"]: e for e in json.loads(out.read_text())["experiments"]}
     exchanges = [exchange for server in SERVERS for exchange in server.answered()]
     return {"experiments": experiments, "output": result.text, "exchanges": exchanges}

@@ -34,6 +34,7 @@ class Reply:
     args: dict[str, Any] = field(default_factory=dict)
     text: str = "done"
     extra: dict[str, Any] = field(default_factory=dict)  # more top-level response fields
+    status: int = 200  # another: the provider's error answer with that HTTP status
 
 
 @dataclass
@@ -205,6 +206,9 @@ class ProviderServer:
     def body(self, exchange: Exchange, reply: Reply, number: int) -> dict[str, Any]:
         raise NotImplementedError
 
+    def error(self, status: int) -> dict[str, Any]:
+        raise NotImplementedError
+
     def events(self, exchange: Exchange, reply: Reply, number: int) -> Iterator[bytes]:
         raise NotImplementedError
 
@@ -224,6 +228,8 @@ class ProviderServer:
                     return self._json(404, {"error": {"message": f"no route {self.path}"}})
                 exchange, reply = server._answer(self.path, body)
                 number = len(server.exchanges)
+                if reply.status != 200:
+                    return self._json(reply.status, server.error(reply.status))
                 if not exchange.streamed:
                     return self._json(200, server.body(exchange, reply, number))
                 data = b"".join(server.events(exchange, reply, number))
@@ -252,6 +258,9 @@ class OpenAIChatServer(ProviderServer):
     @property
     def base_url(self) -> str:
         return self.url + "/v1"
+
+    def error(self, status: int) -> dict[str, Any]:
+        return {"error": {"message": "scripted failure", "type": "server_error", "code": status}}
 
     def _message(self, reply: Reply, number: int) -> tuple[dict[str, Any], str]:
         if reply.tool is None:
@@ -315,6 +324,9 @@ class AnthropicServer(ProviderServer):
     @property
     def base_url(self) -> str:
         return self.url
+
+    def error(self, status: int) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}
 
     def _content(self, reply: Reply, number: int) -> tuple[list[dict[str, Any]], str]:
         if reply.tool is None:

@@ -190,3 +190,31 @@ def test_a_call_without_usage_has_no_price(providers):
         assert result["trace"]["model_calls"][0]["cost_usd"] is None
         assert result["scores"]["cost_usd"] is None
     assert close(silent["r"]["trace"]["model_calls"][1]["cost_usd"], BY_HAND[("bob", 0)])
+
+
+@pytest.fixture(scope="module")
+def failed(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
+    """The supervisor whose billing provider answers 500 (as in test_provider_usage)."""
+    return run_providers(
+        tmp_path_factory.mktemp("failed-cost"),
+        invoke,
+        {"failing": "provider_graphs:failing"},
+        max_error_rate=1,
+    )
+
+
+def test_a_failed_request_costs_the_calls_it_made(failed):
+    """The billing request failed after the supervisor's first call: that call was billed,
+    and the request, the agent and the run count it."""
+    by_example = results(failed, "failing")
+    result = by_example["b"]
+    assert result["status"] == "error"
+    supervisor, billing = result["trace"]["model_calls"]
+    assert close(supervisor["cost_usd"], BY_HAND[("supervisor", 0)])
+    assert billing["failed"]  # it answered nothing: its usage is not the request's
+    assert close(result["scores"]["cost_usd"], BY_HAND[("supervisor", 0)])
+    agents = failed["experiments"]["failing"]["agents"]
+    want = (  # b: supervisor 0; t: supervisor 0 and 1; r, c: supervisor 1
+        BY_HAND[("supervisor", 0)] * 2 + BY_HAND[("supervisor", 1)] * 3
+    )
+    assert close(agents["supervisor"]["cost_usd"], want)

@@ -253,3 +253,31 @@ def test_a_chatopenai_stream_without_usage_says_to_set_stream_usage(providers):
         "stream_usage" not in (r["comments"].get("input_tokens") or "")
         for r in results(providers, "swarm").values()
     )
+
+
+@pytest.fixture(scope="module")
+def failed(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
+    """The supervisor on servers where billing's provider answers 500 (``max_retries=0``):
+    the request for billing fails after the supervisor's first call."""
+    return run_providers(
+        tmp_path_factory.mktemp("failed"),
+        invoke,
+        {"failing": "provider_graphs:failing"},
+        max_error_rate=1,
+    )
+
+
+def test_a_failed_request_keeps_the_usage_of_the_calls_it_made(failed):
+    result = results(failed, "failing")["b"]
+    assert result["status"] == "error"
+    assert "500" in result["error"]
+    supervisor, billing = result["trace"]["model_calls"]
+    assert tuple(supervisor[f] for f in FIELDS) == SUPERVISOR_0  # made and billed
+    assert (billing["agent"], billing["failed"]) == ("billing", True)
+    assert (billing["input_tokens"], billing["output_tokens"]) == (None, None)
+    assert (billing["cache_read_tokens"], billing["reasoning_tokens"]) == (None, None)
+    # the request's tokens are the calls that answered: the supervisor's
+    assert (result["scores"]["input_tokens"], result["scores"]["output_tokens"]) == (4700, 40)
+    agents = failed["experiments"]["failing"]["agents"]
+    # b (failed): supervisor 0 alone; t: supervisor 0 and 1; r, c: supervisor 1
+    assert agents["supervisor"]["input_tokens"] == 4700 + (4700 + 4500) + 4500 + 4500
