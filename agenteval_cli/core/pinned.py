@@ -21,7 +21,7 @@ from typing import TextIO
 from agenteval_cli.core.children import descendants, end_leftovers
 from agenteval_cli.core.redact import remember_environment
 
-__all__ = ["Pin", "pinned_process"]
+__all__ = ["Pin", "pinned_process", "reopened"]
 
 
 class Pin:
@@ -107,8 +107,15 @@ def _closed(stream: TextIO) -> bool:
     return bool(getattr(stream, "closed", False))
 
 
+def reopened(stream: TextIO) -> TextIO | None:
+    """A fresh stream on the descriptor of ``stream``, a standard stream a target closed
+    while the run still writes to it (its progress, its warnings); None when it has none."""
+    return _reopen(stream)
+
+
 def _reopen(stream: TextIO) -> TextIO | None:
-    descriptor = {"<stdout>": 1, "<stderr>": 2}.get(str(getattr(stream, "name", "")))
+    name = getattr(stream, "name", "")
+    descriptor = name if type(name) is int else {"<stdout>": 1, "<stderr>": 2}.get(str(name))
     if descriptor is None:
         return None
     try:
