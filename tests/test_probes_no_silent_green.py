@@ -415,36 +415,74 @@ def test_an_evaluator_changing_inputs_and_example_changes_nothing_else(tmp_path,
         assert found["scores"] == {"mutates_inputs": 1.0, "sees_inputs": True}
 
 
-NUMPY = """
-import numpy as np
+NUMBERS = """
+import decimal
+from fractions import Fraction
 
-def np_scores(outputs):
+
+class Float32:
+    \"\"\"What numpy's scalars are to a caller: a number that is no float.\"\"\"
+
+    def __init__(self, value):
+        self.value = value
+
+    def __float__(self):
+        return float(self.value)
+
+
+import numbers
+
+numbers.Real.register(Float32)  # as numpy registers its floating types
+
+
+def odd_numbers(outputs):
     return [
-        {"key": "np_float32", "score": np.float32(0.5)},
-        {"key": "np_int64", "score": np.int64(1)},
-        {"key": "np_bool", "score": np.bool_(True)},
-        {"key": "np_float64", "score": np.float64(0.25)},
+        {"key": "fraction", "score": Fraction(1, 2)},
+        {"key": "float32", "score": Float32(0.25)},
+        {"key": "float32_alone", "score": 1.0},
     ]
 
-def np_nan(outputs):
-    return np.float32("nan")
+
+def float32_nan(outputs):
+    return Float32(float("nan"))
+
+
+def decimal_score(outputs):
+    return {"key": "decimal_score", "score": decimal.Decimal("0.5")}
 """
 
 
-def test_numpy_scores_are_their_values_and_a_numpy_nan_is_null(tmp_path, invoke):
-    pytest.importorskip("numpy")
-    spec = project(tmp_path, evals_code=NUMPY, evaluators=custom("np_scores", "np_nan"))
+def test_number_types_that_are_no_float_are_their_values_and_their_nan_is_null(tmp_path, invoke):
+    spec = project(
+        tmp_path,
+        evals_code=NUMBERS,
+        evaluators=custom("odd_numbers", "float32_nan", "decimal_score"),
+    )
     result, data = run_json(invoke, tmp_path, spec)
-    assert result.exit_code == 3, result.output  # np_nan fails on every result
+    assert result.exit_code == 3, result.output  # float32_nan and decimal_score fail everywhere
     for found in results_of(data).values():
         assert found["scores"] == {
-            "np_float32": 0.5,
-            "np_int64": 1.0,
-            "np_bool": True,
-            "np_float64": 0.25,
-            "np_nan": None,
+            "fraction": 0.5,
+            "float32": 0.25,
+            "float32_alone": 1.0,
+            "float32_nan": None,
+            "decimal_score": None,
         }
-        assert "not a finite number" in found["comments"]["np_nan"]
+        assert "it returned nan, not a finite number" in found["comments"]["float32_nan"]
+        assert "got Decimal" in found["comments"]["decimal_score"]  # loud, never a silent 0
+
+
+def test_numpy_scores_are_their_values(tmp_path, invoke):
+    pytest.importorskip("numpy")
+    code = (
+        "import numpy as np\n\ndef np_scores(outputs):\n"
+        "    return [{'key': 'f32', 'score': np.float32(0.5)},\n"
+        "            {'key': 'i64', 'score': np.int64(1)}]\n"
+    )
+    spec = project(tmp_path, evals_code=code, evaluators=custom("np_scores"))
+    result, data = run_json(invoke, tmp_path, spec)
+    assert result.exit_code == 0, result.output
+    assert {k: r["scores"] for k, r in results_of(data).items()}["e0"] == {"f32": 0.5, "i64": 1.0}
 
 
 def test_an_openevals_evaluator_named_as_a_custom_target_is_scored(tmp_path, invoke):
