@@ -1254,3 +1254,152 @@ def test_an_evaluator_that_prints_keeps_json_on_stdout_valid(tmp_path):
     assert process.returncode == 0, err
     assert len(strict_json(out)["experiments"][0]["results"]) == 3
     assert "evaluator says hi" in err
+
+
+@pytest.mark.slow
+def test_a_reader_closing_the_pipe_mid_document_is_exit_4_with_one_line(tmp_path):
+    spec = body_target(tmp_path, "inputs = {'question': inputs['question'] * 50000}")
+    process = agenteval(tmp_path, "run", spec.name, "--store", "db", "--json", "-")
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.read(100)  # `| head -c 100`
+    process.stdout.close()
+    err = process.stderr.read()
+    assert process.wait(timeout=120) == 4, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert sum(line.startswith("error:") for line in err.splitlines()) == 1, err
+    assert stored_count(tmp_path / "db") == 3
+
+
+def test_a_corrupt_store_is_one_line_on_every_reading_command(tmp_path, invoke):
+    db = tmp_path / "db"
+    db.write_bytes(b"this is not a database" * 100)
+    for args in (
+        ["experiments"],
+        ["experiments", "--json"],
+        ["cache", "info"],
+        ["compare", "a", "b"],
+    ):
+        result = invoke(*args, "--store", db, catch_exceptions=True)
+        assert result.exit_code in (2, 4), (args, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit), args
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:"), (args, result.output)
+
+
+def test_cache_info_after_the_target_file_is_gone_is_no_traceback(tmp_path, invoke):
+    spec = cached_project(tmp_path, LAZY_TARGET)
+    fresh = invoke("run", spec, "--store", tmp_path / "db")
+    assert fresh.exit_code == 0, fresh.output
+    (tmp_path / "lazy_wording.py").unlink()
+    (tmp_path / "target.py").unlink()
+    info = invoke("cache", "info", "--store", tmp_path / "db")
+    assert info.exit_code == 0, info.output
+    assert "3" in info.text and "no longer match" in info.text, info.output
+
+
+def test_a_lone_surrogate_in_a_later_row_is_named(tmp_path, invoke):
+    spec = project(tmp_path)
+    (tmp_path / "data.jsonl").write_text(
+        '{"id": "a", "inputs": {"question": "x"}}\n'
+        '{"id": "b", "inputs": {"question": "y \\ud800 z"}}\n'
+    )
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "data.jsonl:2" in lines[0], result.output
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # "coroutine ... was never awaited"
+def test_a_sync_target_returning_a_coroutine_is_awaited_or_refused(tmp_path, invoke):
+    spec = body_target(
+        tmp_path,
+        "async def later():\n    return {'final_response': 'awaited ' + inputs['question']}\n"
+        "return later()",
+    )
+    result, data = run_json(invoke, tmp_path, spec)
+    found = results_of(data)
+    if result.exit_code == 0:
+        assert {k: r["outputs"] for k, r in found.items()}["e0"] == {"final_response": "awaited q0"}
+    else:
+        assert result.exit_code == 3, result.output
+        assert all("coroutine" in (r["error"] or "") for r in found.values())
+
+
+@pytest.mark.parametrize("returned", ["None", "42", "['a', 'b']"])
+def test_a_target_returning_no_answer_never_scores_as_answered(tmp_path, invoke, returned):
+    spec = body_target(tmp_path, f"return {returned}")
+    spec.write_text(spec.read_text() + "evaluators: [resolution_coverage]\n")
+    rows = "".join(
+        json.dumps(
+            {"id": f"e{i}", "inputs": {"question": f"q{i}"}, "outputs": {"must_mention": []}}
+        )
+        + "\n"
+        for i in range(3)
+    )
+    (tmp_path / "rows.jsonl").write_text(rows)  # nothing to mention: 1.0 for any answer
+    result, data = run_json(invoke, tmp_path, spec)
+    assert "Traceback" not in result.output
+    for found in results_of(data).values():
+        if found["error"] is None:  # taken as an answer: it is what the target returned
+            assert found["outputs"] not in ({}, None)
+        else:
+            assert found["scores"]["resolution_coverage"] is None
+
+
+class RawServer:
+    """Answers every request with the same status, content type and body."""
+
+    def __init__(self, status: int, body: bytes, content_type: str) -> None:
+        self.requests = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                outer.requests += 1
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.handle_error = quiet  # type: ignore[method-assign]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "content_type"),
+    [
+        (200, b"<html><body>502 Bad Gateway (proxy)</body></html>", "text/html"),
+        (200, b'{"id": "x", "object": "chat.completion"}', "application/json"),  # no choices
+        (200, b'{"choices": [{"index": 0, "message": {"role": "assistant"}}]}', "application/json"),
+        (502, b"<html>Bad Gateway</html>", "text/html"),
+    ],
+)
+def test_a_judge_behind_a_broken_proxy_fails_the_run(
+    tmp_path, invoke, monkeypatch, status, body, content_type
+):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = RawServer(status, body, content_type)
+    try:
+        spec = project(tmp_path, evaluators=custom("fine") + judge(server.base_url))
+        result, data = run_json(invoke, tmp_path, spec)
+    finally:
+        server.stop()
+    assert result.exit_code == 3, result.output
+    assert "quality failed on every result" in result.text
+    for found in results_of(data).values():
+        assert found["scores"] == {"fine": 1.0, "quality": None}
+        assert found["comments"]["quality"].startswith("evaluator 'quality' failed: ")
