@@ -1403,3 +1403,30 @@ def test_a_judge_behind_a_broken_proxy_fails_the_run(
     for found in results_of(data).values():
         assert found["scores"] == {"fine": 1.0, "quality": None}
         assert found["comments"]["quality"].startswith("evaluator 'quality' failed: ")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["evals/target.py:answer", "evalpkg.target:answer"])
+def test_editing_the_project_package_a_target_wraps_is_a_miss(tmp_path, target):
+    """The usual layout: an eval folder (or package) wrapping the project's own package,
+    importable from the project's folder (on the path, or an editable install)."""
+    (tmp_path / "myapp").mkdir()
+    (tmp_path / "myapp" / "__init__.py").write_text("")
+    (tmp_path / "myapp" / "graph.py").write_text("WORD = 'old'\n")
+    for folder in ("evals", "evalpkg"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+        (tmp_path / folder / "target.py").write_text(
+            "from myapp.graph import WORD\n\n"
+            "def answer(inputs):\n    return {'final_response': inputs['question'] + ' ' + WORD}\n"
+        )
+    (tmp_path / "rows.jsonl").write_text(ROWS3)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"dataset: rows.jsonl\ntargets: {{t: '{target}'}}\ncache: true\n"
+        "evaluators: [resolution_coverage]\n"
+    )
+    assert answers(tmp_path, spec) == (OLD, [False] * 3)
+    assert answers(tmp_path, spec) == (OLD, [True] * 3)
+    (tmp_path / "myapp" / "graph.py").write_text("WORD = 'new'\n")
+    assert answers(tmp_path, spec) == (NEW, [False] * 3)
