@@ -1430,3 +1430,55 @@ def test_editing_the_project_package_a_target_wraps_is_a_miss(tmp_path, target):
     assert answers(tmp_path, spec) == (OLD, [True] * 3)
     (tmp_path / "myapp" / "graph.py").write_text("WORD = 'new'\n")
     assert answers(tmp_path, spec) == (NEW, [False] * 3)
+
+
+LANGSMITH_STYLE = """
+from langsmith.evaluation import EvaluationResult, EvaluationResults
+
+
+class RunExample:
+    def __call__(self, run, example):
+        return EvaluationResult(key="run_example", score=1, comment=run.outputs["final_response"])
+
+
+run_example = RunExample()
+
+
+def several(run, example):
+    return EvaluationResults(results=[EvaluationResult(key="a", score=0.5),
+                                      EvaluationResult(key="b", score=None, comment="n/a")])
+"""
+
+
+def test_langsmith_style_evaluators_returning_evaluation_results_are_scored(tmp_path, invoke):
+    spec = project(
+        tmp_path, evals_code=LANGSMITH_STYLE, evaluators=custom("run_example", "several")
+    )
+    result, data = run_json(invoke, tmp_path, spec)
+    assert result.exit_code == 0, result.output
+    found = results_of(data)["e1"]
+    assert found["scores"] == {"run_example": 1.0, "a": 0.5, "b": None}
+    assert found["comments"]["run_example"] == "about q1"
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_dataset_push_is_one_line_and_exit_130(tmp_path, monkeypatch):
+    from langsmith_stub import serving
+
+    with serving(monkeypatch) as server:
+        assert server._httpd is not None
+        server._httpd.handle_error = quiet  # type: ignore[method-assign]  # the killed push
+        spec = project(tmp_path, rows=50)
+        server.latency_s = 0.5
+        env = {k: v for k, v in os.environ.items() if k.startswith(("LANGSMITH", "AGENTEVAL_L"))}
+        process = agenteval(tmp_path, "dataset", "push", "--config", spec.name, env=env)
+        deadline = time.monotonic() + 60
+        while not server.requests:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        _, err = finish(process, timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and server.api_key not in err
+    assert err.strip().splitlines()[-1].startswith("interrupted (SIGTERM)"), err
