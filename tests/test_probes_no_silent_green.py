@@ -1482,10 +1482,6 @@ def test_sigterm_during_a_dataset_push_is_one_line_and_exit_130(tmp_path, monkey
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="a resumed run does not yet compare the target's source with the one it started with",
-)
 def test_resuming_after_the_target_was_edited_says_the_answers_mix_two_versions(tmp_path):
     spec = body_target(
         tmp_path,
