@@ -12,7 +12,9 @@ from agenteval_cli.cli.common import (
     DebugOption,
     OutputFailures,
     StoreOption,
+    UpdatePricesOption,
     app,
+    fetch_prices,
     is_stdout,
     json_on_stdout,
     print_comparison,
@@ -171,6 +173,7 @@ def run(
     junit_path: JunitOption = None,
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
+    update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
@@ -212,6 +215,7 @@ def run(
             ray_address=ray_address,
             store_path=store_path,
             debug=debug,
+            update_prices=update_prices,
         )
 
 
@@ -237,6 +241,7 @@ def _run_command(
     shard: str | None = None,
     executor: str | None = None,
     ray_address: str | None = None,
+    update_prices: bool = False,
 ) -> None:
     from agenteval_cli import api
     from agenteval_cli.store.db import Store
@@ -255,6 +260,8 @@ def _run_command(
                 hint="leave out --executor and --ray-address",
             )
         spec = api.load(spec_path)
+        if update_prices:
+            fetch_prices(quiet)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
 
