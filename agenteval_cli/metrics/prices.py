@@ -221,15 +221,16 @@ def _usage(call: ModelCall) -> Usage:
 
 def _borrowed_rates(model: str, given: Mapping[str, float], usage: Usage) -> tuple[str, ...]:
     """Parts the call reported that the spec entry gives no rate for, each priced at the
-    rate of the nearest part that holds it (reasoning at the output rate is how providers
-    bill it, so it is not noted)."""
+    rate of the nearest part that holds it."""
     from genai_prices.data_units import unit_data
 
     priced = {key.removesuffix("_tokens"): unit_data[key]["dimensions"] for key in unit_data}
     notes = []
     for key, raw in unit_data.items():
         part = key.removesuffix("_tokens")
-        if part in given or part in ("input", "output", "output_reasoning"):
+        # reasoning at the output rate is how providers bill it; the write rate is the
+        # 5-minute one (genai-prices prices those writes at cache_write)
+        if part in given or part in ("input", "output", "output_reasoning", "cache_write_5m"):
             continue
         if not key.endswith("_tokens") or not usage.reported_value(key):
             continue

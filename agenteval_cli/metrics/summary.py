@@ -178,8 +178,11 @@ class Summary:
         if consistency is not None:
             run["consistency"] = consistency
         for key, declared in METRICS.items():
-            if declared.aggregation == "sum" and any(k in self.sums for k in declared.of):
-                if declared.complete and any(self.nulls.get(k) for k in declared.of):
+            if declared.aggregation != "sum":
+                continue
+            unknown = declared.complete and any(self.nulls.get(k) for k in declared.of)
+            if unknown or any(k in self.sums for k in declared.of):
+                if unknown:
                     run[key] = None
                     continue
                 together = ExactSum()
