@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import agenteval_cli.evaluators  # noqa: F401  (declares the evaluators' keys and totals)
 from agenteval_cli.core.records import Result, Score, Trace
 from agenteval_cli.metrics.summary import percentile, summarize
 
