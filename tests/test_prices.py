@@ -359,7 +359,8 @@ def test_without_pricing_the_run_prices_every_request_from_the_database_errored_
     result = invoke("run", spec, "--store", tmp_path / "db", "--json", out)
     assert result.exit_code == 0, result.output
     (experiment,) = json.loads(out.read_text())["experiments"]
-    fine, boom = experiment["results"]
+    by_id = {r["example_id"]: r for r in experiment["results"]}
+    fine, boom = by_id["fine"], by_id["boom"]
     # fine: 1,000 in + 100 out at $2 / $10; boom: that call and 2,000 + 50 before it raised
     assert fine["scores"]["cost_usd"] == pytest.approx(0.003, abs=1e-15)
     assert boom["status"] == "error"

@@ -30,8 +30,9 @@ def _known(value: int | None) -> float | None:
 @register(
     "token_cost",
     family="cost",
-    reads="trace model calls (usage_metadata); spec pricing",
-    description="input/output/total tokens per request and USD from the pricing table",
+    reads="trace model calls (usage_metadata); spec pricing, else the genai-prices database",
+    description="input/output/total tokens per request, its USD (each call priced by its "
+    "parts: cache reads, cache writes, reasoning) and the share of input read from cache",
     metrics=[  # tokens and cost change with a reply's wording: consistency ignores them
         metric(
             "input_tokens",
@@ -99,7 +100,8 @@ def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
         input_tokens = _total(u["input"] for u in by_model.values())
         output_tokens = _total(u["output"] for u in by_model.values())
         breakdown = ", ".join(
-            f"{m}: {_text(u['input'])}+{_text(u['output'])}" for m, u in by_model.items()
+            f"{m}: {_text(u['input'])}+{_text(u['output'])}{_parts(trace, m)}"
+            for m, u in by_model.items()
         )
         unknown_note = _unknown_note(trace, unknown)
         tokens_comment = unknown_note or breakdown
@@ -137,6 +139,24 @@ def _cache_share(trace: Trace) -> dict[str, Any]:
         return {"key": "cache_share", "score": None, "comment": "no model reported cache reads"}
     reads = sum(c.cache_read_tokens or 0 for c in calls)
     return {"key": "cache_share", "score": reads / inputs, "comment": f"{reads} of {inputs}"}
+
+
+PARTS = (
+    ("cache_read_tokens", "cache read"),
+    ("cache_write_tokens", "cache write"),
+    ("reasoning_tokens", "reasoning"),
+)
+
+
+def _parts(trace: Trace, model: str) -> str:
+    """`` (54000 cache read, 200 reasoning)``: the parts a model's calls reported, if any."""
+    calls = [c for c in trace.model_calls if c.model == model and not c.failed]
+    shown = []
+    for field, name in PARTS:
+        values = [getattr(c, field) for c in calls if getattr(c, field) is not None]
+        if values:
+            shown.append(f"{sum(values)} {name}")
+    return f" ({', '.join(shown)})" if shown else ""
 
 
 def _unknown_note(trace: Trace, unknown: list[str]) -> str | None:

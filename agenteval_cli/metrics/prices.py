@@ -188,7 +188,7 @@ def _database_match(model: str, provider: str | None) -> tuple[str, str] | None:
 
 
 def _unpriced_reason(model: str, provider: str | None) -> str:
-    where = f"spec pricing: or {database_source()}"
+    where = f"the spec's pricing: or in {database_source()}"
     if provider is not None and provider.lower() in LOCAL_PROVIDERS:
         return (
             f"no price for model {model!r}: served locally by {provider}, which the price "
