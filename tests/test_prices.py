@@ -118,6 +118,53 @@ def test_an_openai_reasoning_call_bills_reasoning_as_output_and_cache_reads_chea
     assert price_call(call, {}).usd == library == by_hand == Decimal("0.037")
 
 
+@pytest.mark.parametrize(
+    ("model", "provider"),
+    [
+        ("claude-sonnet-5", "anthropic"),
+        ("gpt-5", "openai"),
+        ("gemini-2.5-pro", "google_genai"),  # tiered by the input tokens
+        ("sonar-deep-research", "perplexity"),  # reasoning at a rate of its own
+        ("sonar", "perplexity"),  # a fee per request
+        ("gemini-2.5-flash", None),
+    ],
+)
+def test_every_call_costs_what_genai_prices_calc_price_says(model, provider):
+    import random
+
+    draw = random.Random(f"{model}/{provider}")
+    provider_id = {"google_genai": "google"}.get(provider or "", provider)
+    for _ in range(200):
+        inp = draw.randint(0, 400_000)
+        read = draw.randint(0, inp)
+        write = draw.randint(0, inp - read)
+        hour = draw.randint(0, write)
+        out = draw.randint(0, 20_000)
+        thought = draw.randint(0, out)
+        call = ModelCall(
+            "a",
+            model,
+            inp,
+            out,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            reasoning_tokens=thought,
+            token_details={"cache_write_5m_tokens": write - hour, "cache_write_1h_tokens": hour},
+            provider=provider,
+        )
+        usage = Usage(
+            input_tokens=inp,
+            output_tokens=out,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            cache_write_5m_tokens=write - hour,
+            cache_write_1h_tokens=hour,
+            output_reasoning_tokens=thought,
+        )
+        expected = calc_price(usage, model, provider_id=provider_id).total_price
+        assert price_call(call, {}).usd == expected, (inp, read, write, hour, out, thought)
+
+
 def test_a_gateway_that_names_no_provider_is_matched_by_the_model_name():
     # ChatOpenAI(base_url=gateway, model="claude-sonnet-5") says ls_provider "openai"
     call = sonnet(cache_read_tokens=54_000, provider="openai")
