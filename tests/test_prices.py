@@ -438,3 +438,19 @@ def test_an_unknown_model_reads_na_in_the_table_and_is_named(invoke, tmp_path):
     assert re.search(r"cost / request +│ +n/a │", result.output)
     assert re.search(r"cost \(total\) +│ +n/a │", result.output)
     assert "no price for model(s) acme-llm-9 in the spec or the price database" in result.text
+
+
+def test_the_langsmith_upload_carries_the_token_parts():
+    from agenteval_cli.langsmith.upload import usage_metadata
+
+    usage = usage_metadata(supervisor_trace().model_calls)  # the failed call left out
+    assert usage == {
+        "input_tokens": 80_000,
+        "output_tokens": 4_500,
+        "cache_read_tokens": 70_000,
+        "cache_write_tokens": None,  # gpt-5 reported no cache writes
+        "reasoning_tokens": None,  # claude reported no reasoning
+        "token_details": {},
+        "providers": ["anthropic", "openai"],
+    }
+

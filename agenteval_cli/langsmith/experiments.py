@@ -332,7 +332,9 @@ def _legacy_trace(runs: list[Any]) -> Trace:
             model = _model_name(run, metadata, extra.get("invocation_params") or {})
             tokens_in, tokens_out = _usage(run)
             agent = agent_from_metadata(metadata) or model
-            model_calls.append(ModelCall(agent, model, tokens_in, tokens_out, latency))
+            made = ModelCall(agent, model, tokens_in, tokens_out, latency)
+            _add_parts(made, run, metadata)
+            model_calls.append(made)
         elif run.run_type == "tool":
             inputs = run.inputs if isinstance(run.inputs, dict) else {}
             output = (run.outputs or {}).get("output") if isinstance(run.outputs, dict) else None
@@ -405,8 +407,28 @@ def _usage(run: Any) -> tuple[int | None, int | None]:
     return None, None  # the model reported no usage: unknown, not zero
 
 
+def _add_parts(call: ModelCall, run: Any, metadata: dict[str, Any]) -> None:
+    """The cache, reasoning and further token parts a model run's ``usage_metadata``
+    reported, and its provider (``ls_provider``): what prices the call by its parts."""
+    from agenteval_cli.core.usage import call_fields
+
+    provider = metadata.get("ls_provider")
+    call.provider = provider if isinstance(provider, str) and provider else None
+    for message in _messages(run):
+        usage = message.get("usage_metadata")
+        if isinstance(usage, dict):
+            fields = call_fields(usage)
+            call.cache_read_tokens = fields["cache_read_tokens"]
+            call.cache_write_tokens = fields["cache_write_tokens"]
+            call.reasoning_tokens = fields["reasoning_tokens"]
+            call.token_details = fields["token_details"]
+            return
+
+
 def _add_derived(result: Result, trace: Trace, pricing: dict[str, Any] | None) -> None:
-    """Handoff and token scores from the rebuilt trace, for keys the feedback lacks."""
+    """Handoff, token and cost scores from the rebuilt trace, for keys the feedback lacks
+    (the cost priced from ``pricing``, else the price database: null naming a model
+    neither knows)."""
     from agenteval_cli.evaluators.cost import token_cost
     from agenteval_cli.evaluators.handoffs import handoff_chain_length
 
@@ -414,7 +436,7 @@ def _add_derived(result: Result, trace: Trace, pricing: dict[str, Any] | None) -
     derived = [*handoff_chain_length()(trace), *token_cost(pricing=pricing or {})(trace)]
     for item in derived:
         key = item["key"]
-        if key in have or (key == "cost_usd" and not pricing):
+        if key in have:
             continue
         if key in _DERIVED or key == "cost_usd":
             score = item["score"]
