@@ -454,3 +454,44 @@ def test_the_langsmith_upload_carries_the_token_parts():
         "providers": ["anthropic", "openai"],
     }
 
+
+def test_by_agent_html_and_the_run_table_show_the_token_parts_where_reported():
+    import io
+
+    from rich.console import Console
+
+    from agenteval_cli.metrics.summary import Summary
+    from agenteval_cli.report import comparison
+    from agenteval_cli.report.html import render_html
+    from agenteval_cli.report.table import agent_table, comparison_table
+    from agenteval_cli.results import sources
+
+    trace = supervisor_trace()
+    result = Result("ex-1", 0, {}, trace, [Score(k, i["score"]) for k, i in scores(trace).items()])
+    side = sources.ExperimentData("s-1", "s", [sources.run_from_result({}, {}, result)])
+    page = render_html(comparison.build([side]), title="t")
+    section = page.split("<h2>Agents</h2>", 1)[1]
+    assert "<th>cache read</th><th>cache write</th><th>reasoning</th>" in section
+    billing = re.search(r'data-agent="team › billing">(.*?)</tr>', section, re.S)
+    assert billing is not None
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", billing.group(1))
+    assert cells[3:9] == ["20,000", "3,000", "16,000", "n/a", "2,000", "$0.0370"]
+    assert f'title="prices: {DB}"' in billing.group(1)
+
+    console = Console(file=io.StringIO(), width=200)
+    console.print(agent_table([("s", aggregate([trace.model_calls], {}))]))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert re.search(
+        r"billing +│ +1 │ +1 │ +20,000 / 3,000 │ +16,000 / n/a │ +2,000 │ +\$0\.0370 ", text
+    )
+
+    summary = Summary(keys=("cost_usd", "cache_share"))
+    summary.add(result)
+    console = Console(file=io.StringIO(), width=200)
+    console.print(comparison_table([("s", summary)]))
+    assert re.search(r"cache share of input +│ +87\.5% │", console.file.getvalue())  # type: ignore[attr-defined]
+    plain = Summary(keys=("cost_usd", "cache_share"))
+    plain.add(Result("ex-1", 0, {}, Trace(), [Score("cost_usd", 0.1), Score("cache_share", None)]))
+    console = Console(file=io.StringIO(), width=200)
+    console.print(comparison_table([("s", plain)]))
+    assert "cache share" not in console.file.getvalue()  # type: ignore[attr-defined]
