@@ -18,7 +18,7 @@ from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Score
 from agenteval_cli.core.usage import call_fields
-from agenteval_cli.metrics.prices import CallPrice, price_call, sources
+from agenteval_cli.metrics.prices import CallPrice, price_call, sources, total
 from agenteval_cli.metrics.registry import declare, metric
 
 # A judge's own spend, per result: kept apart from the target's tokens and cost, shown in
@@ -224,8 +224,8 @@ def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
         comment = "; ".join(filter(None, reasons)) or f"no price for judge model(s) {unpriced}"
         cost = Score("judge_cost_usd", None, comment)
     else:
-        usd = sum(u.cost_usd or 0.0 for u in usages)
-        cost = Score("judge_cost_usd", usd, f"{models}; prices: {sources(prices)}")
+        usd = total(prices)  # exact: every price is known here
+        cost = Score("judge_cost_usd", float(usd or 0), f"{models}; prices: {sources(prices)}")
     return [
         Score("judge_input_tokens", float(inp), models),
         Score("judge_output_tokens", float(out), models),
