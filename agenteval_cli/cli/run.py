@@ -185,7 +185,8 @@ def run(
     interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
     LangSmith failure (fetch or upload), a Ray cluster lost, a price fetch (--update-prices)
     that failed, a store's disk failure (read-only, full, locked), or an output that cannot
-    be written after the run; 130 interrupted (the run stopped by Ctrl-C). When several apply: 3, then 1, then 4.
+    be written after the run; 130 interrupted (the run stopped by Ctrl-C). When several
+    apply: 3, then 1, then 4.
 
     With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
     errors (the run's, the gate's failures), the files written and, last, one line on

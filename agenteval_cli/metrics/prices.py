@@ -25,8 +25,7 @@ from typing import Any
 
 from agenteval_cli.core.records import ModelCall
 
-SPEC = "spec"  # the source of a price from the spec's pricing: table
-PER_TOKENS = 1_000_000  # spec prices are USD per 1M tokens, as genai-prices' ``*_mtok``
+SPEC = "spec"  # the source of a price from the spec's pricing: table (USD per 1M tokens)
 
 # LangChain's ``ls_provider`` where genai-prices names the provider otherwise (the others,
 # "openai", "anthropic", "groq", "mistral"..., are matched by genai-prices itself).
@@ -104,8 +103,8 @@ def update_database(url: str | None = None, timeout_s: float = 30.0) -> str:
     from genai_prices import UpdatePrices, data_snapshot
     from genai_prices.update_prices import DEFAULT_UPDATE_URL
 
-    updater = UpdatePrices(url=url or DEFAULT_UPDATE_URL)
-    updater.request_timeout = httpx2.Timeout(timeout=timeout_s, connect=min(timeout_s, 10.0))
+    timeout = httpx2.Timeout(timeout=timeout_s, connect=min(timeout_s, 10.0))
+    updater = UpdatePrices(url=url or DEFAULT_UPDATE_URL, request_timeout=timeout)
     try:
         snapshot = updater.fetch()
     except Exception as exc:  # httpx2's errors, a payload that is not price data
