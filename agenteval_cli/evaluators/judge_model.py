@@ -203,9 +203,13 @@ def _usage(model: str, usage: Any, configured: str, pricing: Mapping[str, Any]) 
     fields["input_tokens"] = fields["input_tokens"] or 0
     fields["output_tokens"] = fields["output_tokens"] or 0
     bare = configured.split(":", 1)[-1]
-    named = model if model in pricing or bare not in pricing else bare
-    call = ModelCall(agent="judge", model=named, provider=provider_of(configured), **fields)
-    price = price_call(call, pricing)
+    first = model if model in pricing or bare not in pricing else bare
+    price = CallPrice(None)
+    for named in dict.fromkeys((first, model, bare)):  # the reported name, else the configured
+        call = ModelCall(agent="judge", model=named, provider=provider_of(configured), **fields)
+        price = price_call(call, pricing)
+        if price.usd is not None:
+            break
     cost = None if price.usd is None else float(price.usd)
     return JudgeUsage(model, fields["input_tokens"], fields["output_tokens"], cost, price)
 
