@@ -495,3 +495,11 @@ def test_by_agent_html_and_the_run_table_show_the_token_parts_where_reported():
     console = Console(file=io.StringIO(), width=200)
     console.print(comparison_table([("s", plain)]))
     assert "cache share" not in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_the_gate_holds_the_run_spend(invoke, tmp_path):
+    spec = write_spend_spec(tmp_path)
+    spec.write_text(spec.read_text() + 'thresholds: {cost_usd_total: "<= 0.01"}\n')
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 1, result.output
+    assert "cost (total) = $0.0105, threshold <= 0.01 (off by +$0.0005)" in result.text

@@ -14,11 +14,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Score
 from agenteval_cli.core.usage import call_fields
-from agenteval_cli.metrics.prices import CallPrice, price_call, sources, total
+from agenteval_cli.metrics.prices import CallPrice, price_call, sources
 from agenteval_cli.metrics.registry import declare, metric
 
 # A judge's own spend, per result: kept apart from the target's tokens and cost, shown in
@@ -203,13 +204,11 @@ def _usage(model: str, usage: Any, configured: str, pricing: Mapping[str, Any]) 
     fields["input_tokens"] = fields["input_tokens"] or 0
     fields["output_tokens"] = fields["output_tokens"] or 0
     bare = configured.split(":", 1)[-1]
-    first = model if model in pricing or bare not in pricing else bare
-    price = CallPrice(None)
-    for named in dict.fromkeys((first, model, bare)):  # the reported name, else the configured
-        call = ModelCall(agent="judge", model=named, provider=provider_of(configured), **fields)
-        price = price_call(call, pricing)
-        if price.usd is not None:
-            break
+    # the configured name only through a spec entry: a server of the judge's own (base_url)
+    # may serve another model under it, which the database would price as the named one
+    named = model if model in pricing or bare not in pricing else bare
+    call = ModelCall(agent="judge", model=named, provider=provider_of(configured), **fields)
+    price = price_call(call, pricing)
     cost = None if price.usd is None else float(price.usd)
     return JudgeUsage(model, fields["input_tokens"], fields["output_tokens"], cost, price)
 
@@ -228,8 +227,8 @@ def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
         comment = "; ".join(filter(None, reasons)) or f"no price for judge model(s) {unpriced}"
         cost = Score("judge_cost_usd", None, comment)
     else:
-        usd = total(prices)  # exact: every price is known here
-        cost = Score("judge_cost_usd", float(usd or 0), f"{models}; prices: {sources(prices)}")
+        usd = sum((Decimal(repr(u.cost_usd or 0.0)) for u in usages), Decimal(0))
+        cost = Score("judge_cost_usd", float(usd), f"{models}; prices: {sources(prices)}")
     return [
         Score("judge_input_tokens", float(inp), models),
         Score("judge_output_tokens", float(out), models),
