@@ -321,6 +321,7 @@ def test_update_prices_fetches_with_genai_prices_updater_and_a_failure_is_exit_4
             "id": "anthropic",
             "name": "Anthropic",
             "api_pattern": "https://api\\.anthropic\\.com",
+            "model_match": {"starts_with": "claude"},
             "models": [
                 {
                     "id": "claude-sonnet-5",
@@ -352,7 +353,18 @@ def test_update_prices_fetches_with_genai_prices_updater_and_a_failure_is_exit_4
         prices.use_bundled_database()
         assert price_call(sonnet(), {}).usd == Decimal("0.135")
         spec = write_spend_spec(tmp_path)
-        monkeypatch.setenv("AGENTEVAL_PRICES_URL", f"http://127.0.0.1:{server.server_port}/gone")
+        base = f"http://127.0.0.1:{server.server_port}"
+        monkeypatch.setenv("AGENTEVAL_PRICES_URL", f"{base}/data.json")
+        out = tmp_path / "r.json"
+        fresh = invoke("run", spec, "--store", tmp_path / "a.db", "--update-prices", "--json", out)
+        assert fresh.exit_code == 0, fresh.output
+        assert f"prices: {DB}, data fetched " in fresh.output
+        (experiment,) = json.loads(out.read_text())["experiments"]
+        # at the fetched $1 / $5: 1,000 + 100, then that and 2,000 + 50 for the errored one
+        assert experiment["metrics"]["cost_usd_total"] == pytest.approx(0.00525, abs=1e-15)
+        assert experiment["results"][0]["price_source"].startswith(f"{DB}, data fetched ")
+        prices.use_bundled_database()
+        monkeypatch.setenv("AGENTEVAL_PRICES_URL", f"{base}/gone")
         result = invoke("run", spec, "--store", tmp_path / "db", "--update-prices")
         assert result.exit_code == 4
         assert "error: --update-prices: could not fetch the price data" in result.text
