@@ -22,7 +22,6 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from agenteval_cli.core.records import ModelCall, Result, Score, Trace
-from agenteval_cli.core.usage import call_fields
 from agenteval_cli.evaluators.cost import token_cost
 from agenteval_cli.evaluators.judge_model import _usage as judge_usage
 from agenteval_cli.evaluators.judge_model import usage_scores
@@ -31,6 +30,7 @@ from agenteval_cli.metrics.info import fmt, money
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report.agents import aggregate
+from agenteval_cli.trace.usage import read_usage
 
 DB = f"genai-prices {__import__('genai_prices').__version__}"
 
@@ -62,7 +62,9 @@ def test_a_cache_heavy_claude_call_costs_what_the_provider_bills():
 
 def test_anthropic_one_hour_cache_writes_are_priced_apart_from_five_minute_ones():
     # writes split by lifetime, as langchain-anthropic reports them: cache_creation 0
-    fields = call_fields(
+    call = ModelCall(agent="a", model="claude-sonnet-5", provider="anthropic")
+    read_usage(
+        call,
         {
             "input_tokens": 10_000,
             "output_tokens": 100,
@@ -72,10 +74,9 @@ def test_anthropic_one_hour_cache_writes_are_priced_apart_from_five_minute_ones(
                 "ephemeral_5m_input_tokens": 2_000,
                 "ephemeral_1h_input_tokens": 3_000,
             },
-        }
+        },
     )
-    assert fields["cache_write_tokens"] == 5_000
-    call = ModelCall(agent="a", model="claude-sonnet-5", provider="anthropic", **fields)
+    assert call.cache_write_tokens == 5_000
     by_hand = Decimal(5_000 * 2 + 2_000 * 2.5 + 3_000 * 4 + 100 * 10) / 1_000_000
     library = calc_price(
         Usage(

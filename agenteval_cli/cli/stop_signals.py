@@ -2,7 +2,7 @@
 
 A command stopped by a signal ends with exit 130, never a traceback nor the shell's bare
 143 or 129: ``run`` has its own handlers while it runs (saving what finished,
-:mod:`agenteval_cli.execution.watchdog`); the others write as they go, so stopping them
+:mod:`agenteval_cli.execution.guards.watchdog`); the others write as they go, so stopping them
 loses nothing already written, and SIGTERM or SIGHUP say so in one line. Importing the
 commands takes a while (Typer, Rich): a signal then exits at once with one line.
 

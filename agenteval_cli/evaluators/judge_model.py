@@ -18,7 +18,6 @@ from decimal import Decimal
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Score
-from agenteval_cli.core.usage import call_fields
 from agenteval_cli.metrics.prices import CallPrice, price_call, sources
 from agenteval_cli.metrics.registry import declare, metric
 
@@ -198,19 +197,20 @@ def measure(configured_model: str, pricing: Mapping[str, Any] | None) -> Iterato
 
 
 def _usage(model: str, usage: Any, configured: str, pricing: Mapping[str, Any]) -> JudgeUsage:
-    """One judge model's usage, priced as a target's call is (the spec entry for the model,
-    or for the configured name, else the price database with the configured provider)."""
-    fields = call_fields(usage)
-    fields["input_tokens"] = fields["input_tokens"] or 0
-    fields["output_tokens"] = fields["output_tokens"] or 0
+    """One judge model's usage, priced as a target's call is: its parts read as the
+    recorder reads them, the spec entry for the model (or for the configured name), else
+    the price database for the reported name with the configured provider (a judge's own
+    server, ``base_url``, may serve another model under the configured name)."""
+    from agenteval_cli.trace.usage import read_usage
+
     bare = configured.split(":", 1)[-1]
-    # the configured name only through a spec entry: a server of the judge's own (base_url)
-    # may serve another model under it, which the database would price as the named one
     named = model if model in pricing or bare not in pricing else bare
-    call = ModelCall(agent="judge", model=named, provider=provider_of(configured), **fields)
+    call = ModelCall(agent="judge", model=named, provider=provider_of(configured))
+    read_usage(call, usage)
+    call.input_tokens, call.output_tokens = call.input_tokens or 0, call.output_tokens or 0
     price = price_call(call, pricing)
     cost = None if price.usd is None else float(price.usd)
-    return JudgeUsage(model, fields["input_tokens"], fields["output_tokens"], cost, price)
+    return JudgeUsage(model, call.input_tokens, call.output_tokens, cost, price)
 
 
 def usage_scores(usages: list[JudgeUsage]) -> list[Score]:

@@ -332,9 +332,9 @@ def _legacy_trace(runs: list[Any]) -> Trace:
             model = _model_name(run, metadata, extra.get("invocation_params") or {})
             tokens_in, tokens_out = _usage(run)
             agent = agent_from_metadata(metadata) or model
-            made = ModelCall(agent, model, tokens_in, tokens_out, latency)
-            _add_parts(made, run, metadata)
-            model_calls.append(made)
+            model_call = ModelCall(agent, model, tokens_in, tokens_out, latency)
+            _usage_details(run, metadata, model_call)
+            model_calls.append(model_call)
         elif run.run_type == "tool":
             inputs = run.inputs if isinstance(run.inputs, dict) else {}
             output = (run.outputs or {}).get("output") if isinstance(run.outputs, dict) else None
@@ -407,21 +407,19 @@ def _usage(run: Any) -> tuple[int | None, int | None]:
     return None, None  # the model reported no usage: unknown, not zero
 
 
-def _add_parts(call: ModelCall, run: Any, metadata: dict[str, Any]) -> None:
-    """The cache, reasoning and further token parts a model run's ``usage_metadata``
-    reported, and its provider (``ls_provider``): what prices the call by its parts."""
-    from agenteval_cli.core.usage import call_fields
+def _usage_details(run: Any, metadata: dict[str, Any], call: ModelCall) -> None:
+    """Cache, reasoning and other parts from the usage on the run's message, and the
+    provider; the input and output counts stay LangSmith's (:func:`_usage`)."""
+    from agenteval_cli.trace.usage import read_usage
 
     provider = metadata.get("ls_provider")
     call.provider = provider if isinstance(provider, str) and provider else None
     for message in _messages(run):
         usage = message.get("usage_metadata")
-        if isinstance(usage, dict):
-            fields = call_fields(usage)
-            call.cache_read_tokens = fields["cache_read_tokens"]
-            call.cache_write_tokens = fields["cache_write_tokens"]
-            call.reasoning_tokens = fields["reasoning_tokens"]
-            call.token_details = fields["token_details"]
+        if isinstance(usage, dict) and usage:
+            tokens = call.input_tokens, call.output_tokens
+            read_usage(call, usage)
+            call.input_tokens, call.output_tokens = tokens
             return
 
 
@@ -456,7 +454,7 @@ def import_experiment(
 ) -> ExperimentRecord:
     """Keep a LangSmith experiment in the store under its own name, so later commands
     work offline; importing it again refreshes its results in place."""
-    from agenteval_cli.langsmith.state import LangSmithState, store_db
+    from agenteval_cli.store.langsmith_state import LangSmithState, store_db
 
     existing = _stored(store, remote.name)
     if existing is not None and not existing.spec.get("langsmith_import"):
