@@ -12,7 +12,9 @@ from agenteval_cli.cli.common import (
     DebugOption,
     OutputFailures,
     StoreOption,
+    UpdatePricesOption,
     app,
+    fetch_prices,
     is_stdout,
     json_on_stdout,
     print_comparison,
@@ -171,6 +173,7 @@ def run(
     junit_path: JunitOption = None,
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
+    update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
@@ -180,9 +183,10 @@ def run(
     significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, its requests stopped at
     interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
-    LangSmith failure (fetch or upload), a Ray cluster lost, a store's disk failure
-    (read-only, full, locked), or an output that cannot be written after the run; 130
-    interrupted (the run stopped by Ctrl-C). When several apply: 3, then 1, then 4.
+    LangSmith failure (fetch or upload), a Ray cluster lost, a price fetch (--update-prices)
+    that failed, a store's disk failure (read-only, full, locked), or an output that cannot
+    be written after the run; 130 interrupted (the run stopped by Ctrl-C). When several
+    apply: 3, then 1, then 4.
 
     With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
     errors (the run's, the gate's failures), the files written and, last, one line on
@@ -212,6 +216,7 @@ def run(
             ray_address=ray_address,
             store_path=store_path,
             debug=debug,
+            update_prices=update_prices,
         )
 
 
@@ -237,6 +242,7 @@ def _run_command(
     shard: str | None = None,
     executor: str | None = None,
     ray_address: str | None = None,
+    update_prices: bool = False,
 ) -> None:
     from agenteval_cli import api
     from agenteval_cli.store.db import Store
@@ -255,6 +261,8 @@ def _run_command(
                 hint="leave out --executor and --ray-address",
             )
         spec = api.load(spec_path)
+        if update_prices:
+            fetch_prices(quiet)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
 
