@@ -270,10 +270,10 @@ def _first_experiment(store: Path) -> str:
 
 
 def _rescore_row(work: workload.Workload, store: Path, first: Any, runs: Runs) -> Row:
-    """``agenteval run SPEC --rescore FIRST``: new scores over stored outputs, no target call."""
+    """``agenteval rescore SPEC FIRST``: new scores over stored outputs, no target call."""
     measure_name = "rescore / first run, whole process"
-    command = [*agenteval_command(), "run", str(work.spec_path), "--store", str(store)]
-    command += ["--rescore", _first_experiment(store)]
+    command = [*agenteval_command(), "rescore", str(work.spec_path), _first_experiment(store)]
+    command += ["--store", str(store)]
     try:
         rescore, _ = measure("rescore", command, env=child_env(work.latency_s), cwd=Path(work.dir))
     except RuntimeError as exc:

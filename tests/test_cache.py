@@ -123,7 +123,7 @@ def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path
         )
     )
     out = tmp_path / "r.json"
-    rescored = invoke("run", spec, "--rescore", "a", "--store", db, "--json", out)
+    rescored = invoke("rescore", spec, "a", "--store", db, "--json", out)
     assert rescored.exit_code == 0, rescored.output
     assert len(target_calls(spec)) == calls
     [experiment] = json.loads(out.read_text())["experiments"]
@@ -145,8 +145,13 @@ def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path
         "no answer: the target raised (RuntimeError: no answer for q 3)"
     )
     assert results["e3"]["comments"]["ping_pong"].startswith("untraced: ")
-    unknown = invoke("run", spec, "--rescore", "nobody", "--store", db)
-    assert unknown.exit_code == 2 and "--rescore 'nobody'" in unknown.text
+    unknown = invoke("rescore", spec, "nobody", "--store", db)
+    assert unknown.exit_code == 2 and "rescore 'nobody': no target or experiment" in unknown.text
+    # the option of a run that did it before this release: forwarded, with a note
+    old = invoke("run", spec, "--rescore", "a", "--store", db, "-q")
+    assert old.exit_code == 0, old.output
+    said = " ".join(old.text.split())
+    assert f"note: 'run --rescore' is now 'agenteval rescore {spec} a'" in said
 
 
 def wording_project(folder: Path, target_options: str = "") -> Path:

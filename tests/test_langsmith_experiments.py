@@ -269,14 +269,14 @@ def test_child_runs_give_the_same_tokens_and_handoffs_as_a_local_run(server, tmp
     assert {r.example_id: r.agent_path for r in remote.runs} == local_paths
     assert any(r.handoffs for r in remote.runs)
 
-    # run SPEC --from-langsmith: imported under its own name, priced and gated by the spec
-    imported = invoke("run", spec, "--from-langsmith", name, "--store", store)
+    # import SPEC NAME: imported under its own name, priced and gated by the spec
+    imported = invoke("import", spec, name, "--store", store)
     assert imported.exit_code == 1, imported.output  # the spec's gate applies to it
     assert "swarm-graph: routing accuracy has no value (threshold >= 0.9)" in imported.output
     assert "from LangSmith · 3 examples" in imported.output
     assert f"swarm-graph: {name} (imported)" in imported.output
     assert "$" in imported.output  # cost from the spec's prices
-    again = invoke("run", spec, "--from-langsmith", name, "--store", store)
+    again = invoke("import", spec, name, "--store", store)
     assert again.exit_code == 1
     db = sqlite3.connect(store)
     rows = db.execute(
@@ -300,8 +300,9 @@ def test_run_from_langsmith_imports_so_compare_and_report_work_offline(
     store = tmp_path / "db"
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.format(data=ROOT / "datasets" / "routing.jsonl"))
-    both = ("--from-langsmith", supervisor, "--from-langsmith", swarm)
-    result = invoke("run", spec, *both, "--store", store, "--json", tmp_path / "out.json")
+    result = invoke(
+        "import", spec, supervisor, swarm, "--store", store, "--json", tmp_path / "out.json"
+    )
     assert result.exit_code == 1, result.output
     assert "swarm: routing accuracy = 62.5%, threshold >= 0.9" in result.output.replace(
         "swarm-v1", "swarm"
@@ -310,6 +311,8 @@ def test_run_from_langsmith_imports_so_compare_and_report_work_offline(
     assert "langsmith: swarm-v1: http://localhost/o/" in result.output
     exported = json.loads((tmp_path / "out.json").read_text())
     assert [e["name"] for e in exported["experiments"]] == [supervisor, swarm]
+    # the option of a run that did it before this release: refused with what a run calls
+    both = ("--from-langsmith", supervisor, "--from-langsmith", swarm)
     conflicting = invoke("run", spec, *both, "--limit", "2", "--store", store)
     assert conflicting.exit_code == 2 and "cannot be combined with --limit" in conflicting.output
 
@@ -575,7 +578,7 @@ def test_langsmith_traces_of_multi_agent_graphs_are_attributed_like_local_ones(
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.split("thresholds:")[0].format(data=ROOT / "datasets" / "routing.jsonl"))
     store = tmp_path / "db"
-    imported = invoke("run", spec, "--from-langsmith", name, "--store", store)
+    imported = invoke("import", spec, name, "--store", store)
     assert imported.exit_code == 0, imported.output
     assert {f"{r.method} {r.path}" for r in server.requests if r.method != "GET"} == {
         "POST /runs/query"  # one query for the roots, one for every run under them
@@ -667,7 +670,7 @@ def test_uploaded_run_trees_read_back_like_the_local_run(server, tmp_path, invok
     assert ran.exit_code == 0, ran.output
     with Store(local_store) as opened:
         (experiment,) = opened.experiments()
-    imported = invoke("run", spec, "--from-langsmith", experiment.name, "--store", other_store)
+    imported = invoke("import", spec, experiment.name, "--store", other_store)
     assert imported.exit_code == 0, imported.output
     local = stored_traces(local_store, experiment.name)
     back = stored_traces(other_store, experiment.name)
@@ -758,7 +761,7 @@ def test_model_and_tool_runs_alone_keep_the_older_rule(server, tmp_path, invoke)
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.split("thresholds:")[0].format(data=ROOT / "datasets" / "routing.jsonl"))
     store = tmp_path / "db"
-    imported = invoke("run", spec, "--from-langsmith", "legacy-traces", "--store", store)
+    imported = invoke("import", spec, "legacy-traces", "--store", store)
     assert imported.exit_code == 0, imported.output
     (trace, scores) = stored_traces(store, "legacy-traces")["Refund INV-42."]
     assert trace.schema == 1  # the evaluators read it by the older rule
@@ -838,7 +841,7 @@ def test_model_runs_alone_keep_their_cache_and_reasoning_tokens(server, tmp_path
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.split("thresholds:")[0].format(data=ROOT / "datasets" / "routing.jsonl"))
     store = tmp_path / "db"
-    imported = invoke("run", spec, "--from-langsmith", "legacy-details", "--store", store)
+    imported = invoke("import", spec, "legacy-details", "--store", store)
     assert imported.exit_code == 0, imported.output
     (trace, _) = stored_traces(store, "legacy-details")["Refund INV-42."]
     assert trace.schema == 1

@@ -458,6 +458,6 @@ def test_executor_options_that_cannot_apply_are_one_line(tmp_path, invoke, demo_
     out = invoke("run", demo_spec, "--rescore", "x", "--ray-address", "h:6379")
     assert out.exit_code == 2
     assert out.output.strip() == (
-        "error: --rescore calls no target, so there is nothing to run on Ray "
-        "(leave out --executor and --ray-address)"
+        "error: --rescore calls no target; it cannot be combined with --ray-address "
+        f"(leave them out: agenteval rescore {demo_spec} x)"
     )

@@ -24,6 +24,7 @@ __all__ = ["app", "main"]
 COMMAND_MODULES = (
     "init",
     "run",
+    "stored",
     "merge",
     "experiments",
     "report",

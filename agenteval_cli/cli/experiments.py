@@ -171,27 +171,17 @@ def run_from_langsmith(
     store_path: Path,
     json_path: Path | None,
     outputs: RunOutputs,
-    others: dict[str, Any],
     *,
     by_agent: bool = False,
 ) -> bool:
-    """``agenteval run SPEC --from-langsmith NAME``: no target is called. Each LangSmith
-    experiment is imported into the store (under its own name; again refreshes it), then the
-    run's table, ``--json``, reports, baseline and gate follow as after a local run, with the
-    spec's pricing and thresholds. False when the gate failed."""
+    """``agenteval import SPEC NAME...``: no target is called. Each LangSmith experiment is
+    imported into the store (under its own name; again refreshes it), then the run's table,
+    ``--json``, reports, baseline and gate follow as after a local run, with the spec's
+    pricing and thresholds. False when the gate failed."""
     from agenteval_cli import api
     from agenteval_cli.cli.common import print_comparison
     from agenteval_cli.cli.outputs import finish_run
-    from agenteval_cli.core.errors import UserError
     from agenteval_cli.report.compare_console import print_langsmith_urls
-
-    given = [option for option, value in others.items() if value]
-    if given:
-        raise UserError(
-            f"--from-langsmith reads finished experiments; it cannot be combined with "
-            f"{', '.join(given)}",
-            hint=f"leave out {', '.join(given)}",
-        )
     from agenteval_cli.store.db import Store
 
     err = stderr()

@@ -58,6 +58,16 @@ class RunOutputs:
     baseline: str | None = None
     save_baseline: Path | None = None
 
+    def named(self) -> list[tuple[str, object]]:
+        """Each output with the option that asks for it: ``("--html", path)``."""
+        return [
+            ("--html", self.html),
+            ("--markdown", self.markdown),
+            ("--junit", self.junit),
+            ("--baseline", self.baseline),
+            ("--save-baseline", self.save_baseline),
+        ]
+
 
 def write_reports(
     experiments: Any,

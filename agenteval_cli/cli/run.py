@@ -249,35 +249,44 @@ def _run_command(
     resume, upload, cache = resumes(options), bool(options.get("upload")), options.get("cache")
     executor, ray_address = options.get("executor"), options.get("ray_address")
     with user_errors(debug):
-        _check_resume_options(experiment_name, resume, rescore, target, limit)
-        options["shard"] = _shard_option(
-            shard, resume=resume, rescore=rescore, imported=from_langsmith
-        )
-        _check_quiet(quiet, by_agent)
+        if rescore or from_langsmith:
+            given = {
+                "--resume/--retry-errors": resume,
+                "--target": target,
+                "--limit": limit is not None,
+                "--cache/--no-cache": cache is not None,
+                "--upload": upload,
+                "--shard": shard is not None,
+                "--executor": executor is not None,
+                "--ray-address": ray_address is not None,
+                "--max-error-rate": max_error_rate is not None,
+                "--rescore": bool(rescore and from_langsmith),
+            }
+            if rescore:  # the reports and the gate follow an import, not a rescore
+                given |= {"--quiet": False} | {name: bool(path) for name, path in outputs.named()}
+            else:
+                given["--quiet"] = quiet
+            _stored_experiments(
+                spec_path, rescore, from_langsmith, [name for name, on in given.items() if on]
+            )
+        _check_resume_options(experiment_name, resume, target, limit)
+        options["shard"] = _shard_option(shard, resume=resume)
+        check_quiet(quiet, by_agent)
         if executor not in (None, "local", "ray"):
             raise UserError(f"--executor {executor!r} is not local or ray", hint="--executor ray")
-        if (executor == "ray" or ray_address) and (rescore or from_langsmith):
-            other = "--rescore" if rescore else "--from-langsmith"
-            raise UserError(
-                f"{other} calls no target, so there is nothing to run on Ray",
-                hint="leave out --executor and --ray-address",
-            )
         spec = api.load(spec_path)
         if update_prices:
             fetch_prices(quiet)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
 
-            others: dict[str, Any] = {"--rescore": rescore, "--upload": upload, "--target": target}
-            others |= {"--limit": limit, "--cache/--no-cache": cache is not None}
-            others |= {"--resume": resume, "--quiet": quiet}
             if not run_from_langsmith(
-                spec, from_langsmith, store_path, json_path, outputs, others, by_agent=by_agent
+                spec, from_langsmith, store_path, json_path, outputs, by_agent=by_agent
             ):
                 raise typer.Exit(ExitCode.GATE_FAILED)
             return
         if rescore:
-            _rescore(spec, rescore, store_path, json_path, by_agent, quiet=quiet)
+            rescore_stored(spec, rescore, store_path, json_path, by_agent, quiet=quiet)
             return
     failures = OutputFailures(debug)
     with user_errors(debug), Store(store_path) as store:
@@ -318,11 +327,9 @@ def _run_command(
         raise typer.Exit(ExitCode.SERVICE_FAILED)
 
 
-def _shard_option(
-    text: str | None, *, resume: bool, rescore: list[str] | None, imported: list[str] | None
-) -> tuple[int, int] | None:
-    """``--shard i/N`` as ``(i, N)``; a bad value, or one with an option that runs no new
-    examples, is a usage error."""
+def _shard_option(text: str | None, *, resume: bool) -> tuple[int, int] | None:
+    """``--shard i/N`` as ``(i, N)``; a bad value, or one with --resume (which keeps its
+    run's shard), is a usage error."""
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.data.examples import parse_shard
 
@@ -332,20 +339,35 @@ def _shard_option(
         shard = parse_shard(text)
     except ValueError as exc:
         raise UserError(str(exc), hint="i from 1 to N, such as --shard 1/4") from None
-    for name, given in (
-        ("--resume", resume),
-        ("--rescore", rescore),
-        ("--from-langsmith", imported),
-    ):
-        if given:
-            raise UserError(
-                f"--shard and {name} cannot be combined",
-                hint="a resumed run keeps its own shard" if name == "--resume" else "use one",
-            )
+    if resume:
+        raise UserError(
+            "--shard and --resume cannot be combined", hint="a resumed run keeps its own shard"
+        )
     return shard
 
 
-def _check_quiet(quiet: bool, by_agent: bool) -> None:
+def _stored_experiments(
+    spec_path: Path, rescore: list[str] | None, imported: list[str] | None, given: list[str]
+) -> None:
+    """``run --rescore`` and ``run --from-langsmith``, kept for this release: the commands
+    ``agenteval rescore`` and ``agenteval import`` do it now, and take no option of a run that
+    calls targets (one given is refused, naming it). Says so on stderr."""
+    flag, command = ("--rescore", "rescore") if rescore else ("--from-langsmith", "import")
+    names = " ".join(rescore or imported or [])
+    if given:
+        raise UserError(
+            f"{flag} calls no target; it cannot be combined with {', '.join(given)}",
+            hint=f"leave them out: agenteval {command} {spec_path} {names}",
+        )
+    stderr().print(
+        f"note: 'run {flag}' is now 'agenteval {command} {spec_path} {names}'; the option "
+        "goes in the next release",
+        highlight=False,
+        markup=False,
+    )
+
+
+def check_quiet(quiet: bool, by_agent: bool) -> None:
     from agenteval_cli.core.errors import UserError
 
     if quiet and by_agent:
@@ -530,7 +552,6 @@ def _has_gate_or_reports(spec, outputs: RunOutputs) -> bool:
 def _check_resume_options(
     name: str | None,
     resume: bool,
-    rescore: list[str] | None,
     target: Sequence[str] | None,
     limit: int | None,
 ) -> None:
@@ -544,8 +565,6 @@ def _check_resume_options(
         raise UserError(
             f"unexpected argument {name!r}", hint="an EXPERIMENT is read only after --resume"
         )
-    if resume and rescore:
-        raise UserError("--resume and --rescore cannot be combined", hint="use one of them")
     if resume and (target or limit is not None):
         raise UserError(
             "--resume continues a run with its own targets and examples",
@@ -576,7 +595,7 @@ def _resume_command(spec_path: Path, report) -> str:
     return command
 
 
-def _rescore(
+def rescore_stored(
     spec,
     names: list[str],
     store_path: Path,

@@ -25,7 +25,7 @@ def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord
     from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.store.lookup import resolve_experiment
 
-    sources = [resolve_experiment(store, name, option="--rescore") for name in names]
+    sources = [resolve_experiment(store, name, option="rescore") for name in names]
     evaluators = load_evaluators(spec)
     settings = run_settings(spec)
     run_id = uuid.uuid4().hex

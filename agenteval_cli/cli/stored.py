@@ -1,0 +1,122 @@
+"""``agenteval rescore`` and ``agenteval import``: a spec's evaluators, pricing and gate over
+experiments that already ran, calling no target (stored ones scored again, LangSmith ones
+brought into the store)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agenteval_cli.cli.common import (
+    DEFAULT_STORE,
+    DebugOption,
+    StoreOption,
+    UpdatePricesOption,
+    app,
+    fetch_prices,
+    is_stdout,
+    json_on_stdout,
+    user_errors,
+)
+from agenteval_cli.cli.outputs import (
+    BaselineOption,
+    HtmlOption,
+    JunitOption,
+    MarkdownOption,
+    RunOutputs,
+    SaveBaselineOption,
+)
+from agenteval_cli.core.errors import ExitCode
+
+SpecArgument = Annotated[Path, typer.Argument(metavar="SPEC", help="The experiment YAML file.")]
+JsonOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--json",
+        metavar="PATH",
+        help="Also write every result as JSON here; '-' writes it to stdout.",
+    ),
+]
+ByAgentOption = Annotated[
+    bool,
+    typer.Option(
+        "--by-agent",
+        help="Also print each target's model calls, tokens, cost and model time per agent.",
+    ),
+]
+
+
+@app.command()
+def rescore(
+    spec_path: SpecArgument,
+    experiments: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="EXPERIMENT...",
+            help="Stored experiments (a name, id or unique prefix, or a target name for its "
+            "latest experiment).",
+        ),
+    ],
+    json_path: JsonOption = None,
+    by_agent: ByAgentOption = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No table: a one-line verdict at the end.")
+    ] = False,
+    store_path: StoreOption = DEFAULT_STORE,
+    debug: DebugOption = False,
+) -> None:
+    """Score stored experiments again with SPEC's evaluators, calling no target: one new
+    experiment each, over the stored outputs and traces.
+
+    Exit codes: 0 success; 2 bad input; 3 an evaluator failed on every result.
+
+    Example: agenteval rescore configs/routing.yaml supervisor swarm"""
+    from agenteval_cli import api
+    from agenteval_cli.cli.run import check_quiet, rescore_stored
+
+    with json_on_stdout(is_stdout(json_path)), user_errors(debug):
+        check_quiet(quiet, by_agent)
+        spec = api.load(spec_path)
+        rescore_stored(spec, experiments, store_path, json_path, by_agent, quiet=quiet)
+
+
+@app.command("import")
+def import_experiments(
+    spec_path: SpecArgument,
+    experiments: Annotated[
+        list[str],
+        typer.Argument(metavar="EXPERIMENT...", help="LangSmith experiments (a unique prefix)."),
+    ],
+    json_path: JsonOption = None,
+    by_agent: ByAgentOption = False,
+    html_path: HtmlOption = None,
+    markdown_path: MarkdownOption = None,
+    junit_path: JunitOption = None,
+    baseline: BaselineOption = None,
+    save_baseline: SaveBaselineOption = None,
+    update_prices: UpdatePricesOption = False,
+    store_path: StoreOption = DEFAULT_STORE,
+    debug: DebugOption = False,
+) -> None:
+    """Import LangSmith experiments into the store, calling no target, then report and gate
+    on them with SPEC's evaluators' metrics, pricing and thresholds, as after a run.
+
+    Importing again refreshes an experiment. Needs LANGSMITH_API_KEY.
+
+    Exit codes: 0 success; 1 gate failed; 2 bad input; 4 LangSmith failed.
+
+    Example: agenteval import configs/routing.yaml supervisor-v1-1a2b3c4d swarm-v1-5e6f7a8b"""
+    from agenteval_cli import api
+    from agenteval_cli.cli.experiments import run_from_langsmith
+
+    outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
+    with json_on_stdout(is_stdout(json_path)), user_errors(debug):
+        spec = api.load(spec_path)
+        if update_prices:
+            fetch_prices(False)
+        if not run_from_langsmith(
+            spec, experiments, store_path, json_path, outputs, by_agent=by_agent
+        ):
+            raise typer.Exit(ExitCode.GATE_FAILED)
