@@ -5,7 +5,7 @@ Kept free of heavy imports so every stage (and ``agenteval --help``) can use the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -306,7 +306,6 @@ class Trace:
 
 
 def _model_call_fields(data: dict[str, Any]) -> dict[str, Any]:
-    from dataclasses import fields
 
     names = {f.name for f in fields(ModelCall)}
     return {k: v for k, v in data.items() if k in names}
@@ -373,7 +372,6 @@ def no_answer_reason(error: str | None, interrupt: str | None) -> str | None:
 
 def _known_fields(cls: type, data: Any) -> Any:
     """``cls`` from a mapping (fields it does not know are left out); None if it cannot be."""
-    from dataclasses import fields
 
     if not isinstance(data, dict):
         return None

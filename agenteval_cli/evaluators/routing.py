@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from agenteval_cli.core.records import Trace
-from agenteval_cli.evaluators.registry import register
+from agenteval_cli.evaluators.registry import entry_parts, register
 from agenteval_cli.metrics.registry import metric
 
 
@@ -236,7 +236,6 @@ def confusion_matrix(
 def confusion_ignore(evaluators: list[Any]) -> list[str] | None:
     """The ``ignore_agents`` of a spec's ``routing_confusion`` item (None: the default), so
     the matrix every report shows is the one the evaluator scored."""
-    from agenteval_cli.evaluators.registry import entry_parts
 
     for item in evaluators:
         name, options = entry_parts(item)

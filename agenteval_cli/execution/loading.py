@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.imports import import_object
 from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.scoring import BoundEvaluator
@@ -25,8 +25,6 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
     names = [t.name for t in spec.targets]
     for name in only or []:
         if name not in names:
-            from agenteval_cli.core.errors import did_you_mean
-
             raise UserError(
                 f"--target {name!r} is not a target of this spec",
                 file=spec.source,

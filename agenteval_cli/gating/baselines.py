@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from agenteval_cli.gating.thresholds import experiment_metrics
 from agenteval_cli.metrics import info as metricinfo
-from agenteval_cli.results.sources import BASELINE_FORMAT, ExperimentData
+from agenteval_cli.results.sources import BASELINE_FORMAT, ExperimentData, from_json_file
 from agenteval_cli.store.results import strict_json
 
 if TYPE_CHECKING:
@@ -95,7 +95,6 @@ def read_baseline_file(path: Path) -> list[ExperimentData]:
     gate can compare: a UserError naming the file and what is wrong for an experiment with
     no scores (it would pass having compared nothing), or a score that is not a finite
     number of a size the comparison can represent (NaN would pass every test)."""
-    from agenteval_cli.results.sources import from_json_file
 
     found = from_json_file(path)
     for experiment in found:

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example
-from agenteval_cli.langsmith.client import Connection, LangSmithFailure, failures
+from agenteval_cli.langsmith.client import (
+    Connection,
+    LangSmithFailure,
+    UnexpectedAnswer,
+    failures,
+    unexpected_answer,
+)
 
 if TYPE_CHECKING:
     from agenteval_cli.store.langsmith_state import LangSmithState
@@ -246,7 +252,6 @@ def _apply(conn: Connection, plan: PushPlan, *, prune: bool) -> None:
 def _check_count(conn: Connection, what: str, count: Any, sent: int) -> None:
     """A write LangSmith answered without counting every example sent (``{}`` from a proxy
     counts none) is a failure: the push would report rows the dataset does not have."""
-    from agenteval_cli.langsmith.client import UnexpectedAnswer, unexpected_answer
 
     if count != sent:
         raise unexpected_answer(

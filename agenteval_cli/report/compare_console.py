@@ -13,7 +13,7 @@ from rich.text import Text
 from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
-from agenteval_cli.report.table import plain
+from agenteval_cli.report.table import plain, print_agent_table
 from agenteval_cli.results.errors import SHOWN_REASONS
 from agenteval_cli.results.sources import ExperimentData
 
@@ -198,7 +198,6 @@ def print_langsmith_urls(console: Console, sides: list[ExperimentData]) -> None:
 
 def print_agents(console: Console, comparison: Comparison) -> None:
     """``compare --by-agent``: the sides' agents side by side, over the shared examples."""
-    from agenteval_cli.report.table import print_agent_table
 
     columns = list(zip(comparison.names, agent_usage(comparison.sides), strict=True))
     title = f"per agent · totals over the {comparison.common_examples} examples every side ran"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace
 from agenteval_cli.core.redact import redact
-from agenteval_cli.core.safe_text import storable
+from agenteval_cli.core.safe_text import exception_text, storable
 from agenteval_cli.store.tx import is_storage_failure, write_transaction
 
 if TYPE_CHECKING:
@@ -188,7 +188,6 @@ def encode(
 def unstorable(result: Result, exc: BaseException) -> Result:
     """``result`` made its example's error, for outputs (or a trace) that :func:`encode`
     could not write: nothing of them is kept."""
-    from agenteval_cli.core.safe_text import exception_text
 
     result.outputs, result.scores = None, []
     result.trace = Trace(latency_s=result.latency_s)
