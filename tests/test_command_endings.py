@@ -47,6 +47,7 @@ COMMANDS = [
     ["evaluators", "show", "routing_accuracy"],
     ["dataset", "validate", "rows.jsonl"],
     ["experiments", "--store", "s.db"],
+    ["experiments", "--json", "--store", "s.db"],
     ["compare", "t", "u", "--store", "s.db"],
     ["cache", "info", "--store", "s.db"],
     ["view", "--no-open", "--store", "s.db"],
