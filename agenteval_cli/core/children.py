@@ -5,8 +5,11 @@ process that inherited this one's stdout and stderr: a pipe reader (``agenteval 
 tee log``, a CI step) then waits for it long after ``agenteval`` has exited. At the end of a
 run every process started during it that is still running below this one is ended (SIGTERM,
 then SIGKILL after :data:`GRACE_S`) and named in a warning. What is seen: this process's
-descendants, from ``/proc`` (Linux) or ``ps`` (elsewhere); a process that detached itself
-from them (a double fork, a daemon) is not, and keeps running.
+descendants, from ``/proc`` (Linux) or ``ps`` (elsewhere). A process that detaches itself
+(a double fork: ``sh -c "sleep 25 &"``, ``setsid``, a daemon) leaves them when its parent
+exits, and is re-parented to the nearest "child subreaper" above it: on Linux the run makes
+this process one (:func:`adopt_orphans`), so such a process stays below it, is seen and
+ended too. Elsewhere it goes to init, unseen, and keeps running.
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GRACE_S", "Child", "descendants", "end_leftovers", "proc_stat"]
+__all__ = ["GRACE_S", "Child", "adopt_orphans", "descendants", "end_leftovers", "proc_stat"]
 
 GRACE_S = 2.0  # from SIGTERM to SIGKILL
 _SHOWN_COMMAND = 80  # characters of a command line in a warning
@@ -72,6 +76,31 @@ def end_leftovers(before: set[int]) -> list[str]:
         "so that nothing holds the output open (a process a target starts should end before "
         "the target returns)"
     ]
+
+
+# prctl(2) options (linux/prctl.h)
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+def adopt_orphans(adopt: bool = True) -> bool | None:
+    """Linux: whether processes orphaned below this one are re-parented to it (it is a
+    "child subreaper", prctl(2)) rather than to init, set to ``adopt``. Returns what it was
+    before, to set back; None where it cannot be set (not Linux, no prctl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        was = ctypes.c_int(0)
+        if prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0) != 0:
+            return None
+        if prctl(_PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return bool(was.value)
 
 
 def _signal(pid: int, number: signal.Signals) -> None:

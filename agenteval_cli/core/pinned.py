@@ -7,7 +7,9 @@ they were asked for, the table still prints, and the secret is still redacted:
 :func:`pinned_process` puts the working directory and the standard streams back when the
 calls end (with a warning saying what the target changed), and the secrets' values present
 at the start stay redacted (:func:`agenteval_cli.core.redact.remember_environment`). The
-processes a target started and left running are ended (:mod:`agenteval_cli.core.children`).
+processes a target started and left running are ended (:mod:`agenteval_cli.core.children`),
+those that detached themselves by a double fork too: for the run, orphans are re-parented
+to this process (Linux), where the sweep finds them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from agenteval_cli.core.children import descendants, end_leftovers
+from agenteval_cli.core.children import adopt_orphans, descendants, end_leftovers
 from agenteval_cli.core.redact import remember_environment
 
 __all__ = ["Pin", "pinned_process"]
@@ -32,6 +34,7 @@ class Pin:
         self.cwd = _cwd()
         self.streams = {"stdout": sys.stdout, "stderr": sys.stderr}
         self.children = set(descendants())
+        self.adopted = adopt_orphans()  # what it was; None: orphans go to init, unseen
         self.restored = False
 
     def restore(self, *, end_children: bool = True) -> list[str]:
@@ -42,6 +45,8 @@ class Pin:
             return []
         self.restored = True
         changes: list[str] = end_leftovers(self.children) if end_children else []
+        if self.adopted is not None:
+            adopt_orphans(self.adopted)
         _restore_cwd(self.cwd, changes)
         for name, stream in self.streams.items():
             _restore_stream(name, stream, changes)
