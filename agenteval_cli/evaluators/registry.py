@@ -212,7 +212,8 @@ def entry_parts(item: Any) -> tuple[str, dict[str, Any]]:
 def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
     """The metrics a spec's evaluator item scores: a registry entry's own; for an item
     with a ``type:`` (a judge, your function), what the function declares (:func:`declares`,
-    else ``fn.score_keys``), else one key, its name (or the judge's ``feedback_key``).
+    else ``fn.score_keys``), else one key, its name (or the judge's ``feedback_key``), but
+    a built-in scoring several keys keeps its own.
     The item's ``label``, ``direction`` / ``lower_is_better`` and ``format`` apply to its
     one key; ``metrics: {key: {label, direction, format}}`` to any key. ValueError for a
     value that is none of the allowed ones."""
@@ -221,7 +222,7 @@ def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
     info = REGISTRY.get(kind) if isinstance(kind, str) else None
     found = function_metrics(fn)
     if not found:
-        if info is not None and kind == name:
+        if info is not None and (kind == name or len(info.metrics) > 1):  # its own keys
             found = list(info.metrics)
         else:
             found = [known(str(options.get("feedback_key") or name))]
