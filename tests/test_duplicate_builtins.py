@@ -128,3 +128,20 @@ def test_the_fix_a_builtin_with_one_key_writes_it_under_its_name(tmp_path, invok
     assert any(  # the options differ where it shows: the two are not one figure twice
         s["routing_precision"] != s["precision_no_billing"] for s in both.values()
     )
+
+
+def test_a_builtin_under_a_name_of_its_own_reads_as_the_builtin():
+    """Its one key keeps the built-in's direction and format: a regression gate and the
+    table read ``steps2`` as they read ``unnecessary_steps`` (lower is better, a count)."""
+    from agenteval_cli.evaluators.registry import REGISTRY, entry_metrics
+
+    (steps,) = entry_metrics({"name": "steps2", "type": "unnecessary_steps"})
+    builtin = REGISTRY["unnecessary_steps"].metrics[0]
+    assert (steps.key, steps.label) == ("steps2", "steps2")
+    assert (
+        (steps.direction, steps.format) == (builtin.direction, builtin.format) == ("lower", "count")
+    )
+    assert [m.key for m in entry_metrics({"name": "h2", "type": "handoff_chain_length"})] == [
+        "handoff_chain_length",
+        "ping_pong",
+    ]

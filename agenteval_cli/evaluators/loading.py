@@ -99,11 +99,11 @@ def bind_evaluators(
             metrics = entry_metrics({"name": item.name, "type": kind, **options, **declared}, fn)
         except ValueError as exc:
             raise UserError(f"evaluator {item.name!r}: {exc}", file=file, line=line) from None
-        if kind != item.name and not _takes_name(info):  # a built-in under a name of its own
+        if kind != item.name and not info.names_its_score:  # a built-in under a name of its own
             fn, metrics = _under_its_name(fn, info, item.name, metrics)
         keys = [m.key for m in metrics]
         summary = info.summary or bool(getattr(fn, "is_summary", False))
-        renamable = _takes_name(info) or len(function_metrics(fn) or info.metrics) == 1
+        renamable = info.names_its_score or len(function_metrics(fn) or info.metrics) == 1
         writer = _Writer(item.name, line, info if kind == item.name else None, summary, renamable)
         for key in keys:
             _claim(writers, key, writer, file)
@@ -184,12 +184,6 @@ def _apart(first: _Writer, second: _Writer, key: str) -> str:
         f"{key!r} is one of several keys that {second.name!r} writes, which a name does not "
         "change: leave one of them out"
     )
-
-
-def _takes_name(info: EvaluatorInfo) -> bool:
-    """Whether the built-in writes its score under the item's name itself (a judge,
-    ``trajectory_match``, ``required_tools``, your function): its factory takes ``name``."""
-    return "name" in inspect.signature(info.factory).parameters
 
 
 def _under_its_name(

@@ -59,6 +59,12 @@ class EvaluatorInfo:
         """Whether a key it scores needs a final answer (null for a result without one)."""
         return any(m.needs_answer for m in self.metrics)
 
+    @property
+    def names_its_score(self) -> bool:
+        """Whether it writes its score under the item's name itself (a judge,
+        ``trajectory_match``, your function): its factory takes ``name``."""
+        return "name" in inspect.signature(self.factory).parameters
+
     def options(self) -> list[tuple[str, Any]]:
         """``(option, default)`` pairs a spec may set; ``inspect.Parameter.empty`` if required."""
         params = inspect.signature(self.factory).parameters.values()
@@ -224,6 +230,8 @@ def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
     if not found:
         if info is not None and (kind == name or len(info.metrics) > 1):  # its own keys
             found = list(info.metrics)
+        elif info is not None and not info.names_its_score:  # its one key, under the name
+            found = [replace(info.metrics[0], key=name, label=name)]
         else:
             found = [known(str(options.get("feedback_key") or name))]
             if info is not None and not info.needs_answer:  # a built-in under a name of its own
