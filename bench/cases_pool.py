@@ -1,5 +1,6 @@
 """W8: slow evaluators off the target's slots: a 200 ms target scored by three 300 ms
-async evaluators, concurrency 16, against the target-bound ideal."""
+async evaluators, concurrency 16, against the target-bound ideal, with a pool sized by hand
+and with the default one, which sizes itself from the run."""
 
 from __future__ import annotations
 
@@ -52,10 +53,9 @@ def w8(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
     ideal = EXAMPLES / CONCURRENCY * TARGET_S
     best = (ideal + JUDGE_S) / ideal  # the last results' scoring cannot overlap any target
     rows, runs = [], {}
-    for pool, label in ((KEEPS_UP, f"{KEEPS_UP}"), (None, f"default {2 * CONCURRENCY}")):
-        measured = run_child("agenteval", _work(tmp / f"w8-{label.split()[-1]}", pool))
+    for pool, label in ((KEEPS_UP, f"{KEEPS_UP}"), (None, "default (sized by the run)")):
+        measured = run_child("agenteval", _work(tmp / f"w8-{pool or 'default'}", pool))
         ratio = (measured.in_loop_s or 0) / ideal
-        goal = pool is not None
         rows.append(
             Row(
                 "W8",
@@ -65,14 +65,14 @@ def w8(tmp: Path, full: bool) -> tuple[list[Row], Runs]:
                 best,
                 ratio,
                 None,
-                goal="≤ 1.30" if goal else "",
-                met=ratio <= 1.30 if goal else None,
+                goal="≤ 1.30",  # the default pool keeps up by itself, as one sized by hand
+                met=ratio <= 1.30,
                 notes=[
                     f"{EXAMPLES} examples, a {TARGET_S * 1000:.0f} ms target at concurrency "
                     f"{CONCURRENCY}, three {JUDGE_S * 1000:.0f} ms async evaluators; limit = "
                     "(ideal + one scoring tail) / ideal"
                 ]
-                if goal
+                if pool is not None
                 else [],
             )
         )

@@ -210,8 +210,8 @@ def test_broken_spec_as_a_subprocess_has_no_traceback(tmp_path):
 
 @pytest.mark.slow
 def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tmp_path):
-    """In a fresh process LangChain is not loaded until the target's first call imports it;
-    calls already in flight then went untraced, so they are made again, traced."""
+    """In a fresh process the target's module loads LangChain only inside its first call;
+    tracing is ready before that call, so every call is traced, the first one too."""
     out = tmp_path / "lazy.json"
     proc = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.cli", "run", str(EXTERNAL.parent / "lazy.yaml"),
@@ -225,6 +225,34 @@ def test_a_target_that_imports_its_graph_lazily_is_traced_from_the_first_call(tm
         assert results[example_id]["error"] is None
         assert results[example_id]["trace"]["agent_path"] == path
         assert results[example_id]["scores"]["total_tokens"] == tokens
+
+
+def test_a_target_that_loads_langchain_on_its_first_call_is_called_once_per_example(tmp_path):
+    """Nothing of LangChain is loaded when the run starts; the target imports it inside its
+    first call. That call is traced as it is, never made a second time to trace it."""
+    (tmp_path / "lazy_runnable.py").write_text(
+        "from pathlib import Path\n"
+        "def target(inputs):\n"
+        "    from langchain_core.runnables import RunnableLambda\n"
+        "    with (Path(__file__).parent / 'calls.txt').open('a') as calls:\n"
+        "        calls.write(inputs['question'] + '\\n')\n"
+        "    return {'final_response': RunnableLambda(str.upper).invoke(inputs['question'])}\n"
+    )
+    rows = [{"inputs": {"question": f"q{i}"}, "outputs": {}} for i in range(3)]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(
+        "dataset: rows.jsonl\ntargets: {lazy: lazy_runnable.py:target}\n"
+        "evaluators: [token_cost]\nconcurrency: 1\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "agenteval_cli.cli", "run", "spec.yaml", "--store", "db",
+         "--json", "out.json"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode in (0, 3), proc.stderr  # 3: the model-less calls have no tokens
+    assert (tmp_path / "calls.txt").read_text().split() == ["q0", "q1", "q2"]
+    [experiment] = json.loads((tmp_path / "out.json").read_text())["experiments"]
+    assert [r["outputs"]["final_response"] for r in experiment["results"]] == ["Q0", "Q1", "Q2"]
 
 
 def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path, invoke):

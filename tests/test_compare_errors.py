@@ -265,9 +265,9 @@ def test_the_conversation_view_holds_tool_calls_results_and_agents(demo_run, inv
 def test_an_uploaded_result_links_to_its_langsmith_run(tmp_path, demo_run):
     import shutil
 
-    from agenteval_cli.langsmith.state import LangSmithState
     from agenteval_cli.langsmith.upload import root_run_id
     from agenteval_cli.store.db import Store
+    from agenteval_cli.store.langsmith_state import LangSmithState
     from agenteval_cli.store.lookup import resolve_experiment
 
     db = tmp_path / "db"

@@ -14,7 +14,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agenteval_cli.demo import rules, supervisor, swarm
-from agenteval_cli.demo.model import MODEL_ENV_VAR, ScriptedChatModel, model_for
+from agenteval_cli.demo.model import MODEL_ENV_VAR, RuleBasedChatModel, model_for
 from agenteval_cli.demo.tools import TOOLS
 
 DATASET = Path(__file__).resolve().parents[1] / "datasets" / "routing.jsonl"
@@ -231,7 +231,7 @@ def test_model_calls_run_under_top_level_agent_nodes(
 
 
 def test_scripted_model_sees_bound_tools_and_reports_its_name() -> None:
-    model = ScriptedChatModel(role="billing")
+    model = RuleBasedChatModel(role="billing")
     bound = model.bind_tools(TOOLS["billing"])
     reply = bound.invoke([HumanMessage("Please refund $12 on invoice INV-9.")])
 
@@ -239,12 +239,12 @@ def test_scripted_model_sees_bound_tools_and_reports_its_name() -> None:
     assert reply.tool_calls[0]["args"] == {"invoice_id": "INV-9", "amount": 12.0}
     assert model.model_name == "scripted-small"
     assert model._get_ls_params()["ls_model_name"] == "scripted-small"
-    assert ScriptedChatModel(role="supervisor")._identifying_params == {
+    assert RuleBasedChatModel(role="supervisor")._identifying_params == {
         "model_name": "scripted-large",
         "role": "supervisor",
     }
     with pytest.raises(ValueError, match="unknown role"):
-        ScriptedChatModel(role="sales")
+        RuleBasedChatModel(role="sales")
 
 
 def test_env_var_switches_every_agent_to_init_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -252,9 +252,9 @@ def test_env_var_switches_every_agent_to_init_chat_model(monkeypatch: pytest.Mon
 
     requested: list[str] = []
 
-    def fake_init(model: str, **kwargs: Any) -> ScriptedChatModel:
+    def fake_init(model: str, **kwargs: Any) -> RuleBasedChatModel:
         requested.append(model)
-        return ScriptedChatModel(role="account", model_name=model)
+        return RuleBasedChatModel(role="account", model_name=model)
 
     monkeypatch.setattr(langchain.chat_models, "init_chat_model", fake_init)
     monkeypatch.setenv(MODEL_ENV_VAR, "openai:gpt-4o-mini")

@@ -77,15 +77,39 @@ def test_scoring_leaves_the_target_slots_to_the_targets():
         assert [(s.key, s.score) for s in result.scores] == [("a", 1.0), ("b", 1.0), ("c", 1.0)]
 
 
-def test_the_default_pool_is_twice_the_concurrency():
-    # 8 evaluator slots for 24 calls of 0.3 s, the first 12 due at 0.2 s, the rest at 0.4 s:
-    # three waves of 8, from 0.2 s, end at 1.1 s
-    assert RunSettings(concurrency=4).evaluator_slots() == 8
+def test_the_default_pool_grows_to_keep_up_with_slow_judges():
+    """Three 0.3 s judges behind a 0.2 s target at concurrency 4: 20 results a second ask
+    for 60 judge calls a second, 18 busy at once (Little's law), more than the 8 slots the
+    pool starts with. At 8 the 120 calls would take 120 / 8 × 0.3 = 4.5 s; the pool grows,
+    so the run takes the targets' 2.0 s and one scoring tail, within 1.3 × 2.0 s."""
+    settings = RunSettings(concurrency=4)
+    assert (settings.evaluator_slots(), settings.evaluator_cap()) == (8, 64)
     flight = [0, 0]
     evaluators = [judge(name, flight=flight) for name in "abc"]
-    _, took = run_all(runner_for(evaluators, RunSettings(concurrency=4)), examples(8))
-    assert flight[1] == 8
-    assert 1.05 <= took < 1.6, took
+    results, took = run_all(runner_for(evaluators, settings), examples(40))
+    assert len(results) == 40 and all(len(r.scores) == 3 for _, r in results)
+    assert 8 < flight[1] <= 64
+    assert 2.0 + JUDGE_S - 0.05 <= took <= 1.3 * 2.0, took
+
+
+def test_the_default_pool_stays_small_when_judges_keep_up():
+    """Judges of 10 ms behind a 0.2 s target need one or two calls in flight: the pool
+    never grows past where it starts (twice the concurrency)."""
+    flight = [0, 0]
+    evaluators = [judge(name, 0.01, flight) for name in "abc"]
+    run_all(runner_for(evaluators, RunSettings(concurrency=4)), examples(40))
+    assert flight[1] <= 8
+
+
+def test_a_rate_limit_bounds_the_pool_it_sizes():
+    from agenteval_cli.evaluators.slots import AdaptiveSlots
+
+    slots = AdaptiveSlots(2, 100, per_second=10.0)
+    slots.observe(0.5)
+    slots._arrivals.extend([0.0, 0.01, 0.02])  # a burst: 100 calls a second asked for
+    # 10 a second let through × 0.5 s × 1.25 headroom = 6.25: 7, plus one
+    assert slots.needed() == 8
+    assert AdaptiveSlots(2, 5).needed() == 2  # nothing seen yet: where it starts
 
 
 def test_evaluator_concurrency_1_scores_one_evaluator_at_a_time():

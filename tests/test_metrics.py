@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agenteval_cli.core.records import Result, Score, Trace
-from agenteval_cli.metrics.summary import percentile, summarize
+from agenteval_cli.metrics.stats import percentile, stdev
+from agenteval_cli.metrics.summary import summarize
 
 
 def result(latency: float, scores: dict | None = None, error: str | None = None) -> Result:
@@ -22,9 +23,9 @@ def result(latency: float, scores: dict | None = None, error: str | None = None)
 
 def test_percentile_matches_linear_interpolation():
     values = [0.1, 0.2, 0.3, 0.4, 1.0]
-    assert percentile(values, 50) == pytest.approx(0.3)
-    assert percentile(values, 95) == pytest.approx(0.88)  # 0.4 + 0.8 * 0.6
-    assert percentile([], 50) is None
+    assert percentile(values, 0.50) == pytest.approx(0.3)
+    assert percentile(values, 0.95) == pytest.approx(0.88)  # 0.4 + 0.8 * 0.6
+    assert percentile([], 0.5) is None
 
 
 def test_means_skip_errors_and_null_scores():
@@ -115,11 +116,27 @@ def test_a_metric_is_the_same_to_the_last_bit_whatever_order_its_results_came_in
 def test_exact_sums_keep_infinities_and_nan_as_float_sums_do():
     import math
 
-    from agenteval_cli.metrics.exact_sum import exact_sum
+    from agenteval_cli.metrics.exact_sum import ExactSum
 
-    assert exact_sum([1.0, math.inf, 2.0]) == math.inf
-    assert exact_sum([-1e308, -1e308, 5.0]) == -math.inf  # beyond the largest float
-    assert math.isnan(exact_sum([math.inf, -math.inf]))
-    assert math.isnan(exact_sum([math.nan, 1.0]))
-    assert exact_sum([1e16, 1.0, -1e16]) == 1.0  # float addition left to right gives 0.0
-    assert exact_sum([]) == 0.0
+    def exact(values):
+        total = ExactSum()
+        for value in values:
+            total.add(value)
+        return total.total()
+
+    assert exact([1.0, math.inf, 2.0]) == math.inf
+    assert exact([-1e308, -1e308, 5.0]) == -math.inf  # beyond the largest float
+    assert math.isnan(exact([math.inf, -math.inf]))
+    assert math.isnan(exact([math.nan, 1.0]))
+    assert exact([1e16, 1.0, -1e16]) == 1.0  # float addition left to right gives 0.0
+    assert exact([]) == 0.0
+
+
+def test_the_standard_deviation_is_the_samples_and_unknown_with_a_non_finite_value():
+    import math
+    import statistics
+
+    values = [0.1, 0.7, 0.25, 0.9]
+    assert stdev(values) == pytest.approx(statistics.stdev(values), rel=1e-15)
+    assert stdev([0.1]) is None
+    assert math.isnan(stdev([1.0, math.inf]))

@@ -17,7 +17,7 @@ from langchain_core.messages import (
     convert_to_openai_messages,
 )
 
-from agenteval_cli.targets import stored_messages
+from agenteval_cli.targets.outputs import stored_messages
 from agenteval_cli.trace.conversation import Conversation
 
 CALL = {"name": "lookup_invoice", "args": {"invoice_id": "INV-7", "note": "café ✓"}, "id": "c1"}

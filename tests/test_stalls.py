@@ -1,5 +1,5 @@
 """An async target that blocks the event loop is timed out and named; the calls it starved
-keep their time (agenteval_cli.execution.stalls)."""
+keep their time (agenteval_cli.execution.guards.stalls)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
 from agenteval_cli.core.records import Example
+from agenteval_cli.execution.guards.stalls import LoopStalls
 from agenteval_cli.execution.runner import Runner, RunSettings
-from agenteval_cli.execution.stalls import LoopStalls
 from agenteval_cli.targets import adapt
 
 

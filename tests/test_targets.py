@@ -13,17 +13,10 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.targets import (
-    MissingInputField,
-    MissingOutput,
-    TargetOptionError,
-    adapt,
-    as_outputs,
-    graph_input_keys,
-    graph_outputs,
-    import_object,
-    input_builder,
-)
+from agenteval_cli.core.imports import import_object
+from agenteval_cli.targets import MissingInputField, MissingOutput, TargetOptionError, adapt
+from agenteval_cli.targets.inputs import graph_input_keys, input_builder
+from agenteval_cli.targets.outputs import as_outputs, graph_outputs
 
 
 class State(TypedDict):
@@ -37,7 +30,7 @@ def call(target, inputs):
 
 class TestImportObject:
     def test_module_attribute(self, tmp_path):
-        obj = import_object("agenteval_cli.targets:message_text", base_dir=tmp_path)
+        obj = import_object("agenteval_cli.targets.outputs:message_text", base_dir=tmp_path)
         assert obj("hi") == "hi"
 
     def test_file_relative_to_the_spec(self, tmp_path):
@@ -706,7 +699,7 @@ class TestWhereTheAnswerIs:
 
 
 def test_an_active_agent_key_no_state_has_is_refused(tmp_path):
-    from agenteval_cli.targets import check_active_agent
+    from agenteval_cli.targets.inputs import check_active_agent
 
     graph, _ = memory_graph()
     check_active_agent(graph, "messages")

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
 from agenteval_cli.core.records import Example, Trace
-from agenteval_cli.execution.daemon_pool import DaemonThreadPool
-from agenteval_cli.execution.runner import UNTRACED_NO_LANGCHAIN, UNTRACED_NO_RUN, Runner
+from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
+from agenteval_cli.execution.runner import UNTRACED_NO_RUN, Runner
 from agenteval_cli.targets import Target
 from agenteval_cli.trace.threads import follow_threads
 
@@ -287,19 +287,6 @@ def test_concurrent_calls_on_thread_pools_each_keep_their_own_trace(tmp_path):
 
 
 # -- the runner, without the CLI --------------------------------------------------------
-
-
-def test_a_run_without_langchain_loaded_names_that(monkeypatch):
-    import sys
-
-    monkeypatch.delitem(sys.modules, "langchain_core")  # as in a process that never loaded it
-
-    async def call(inputs, callbacks):
-        return {"final_response": "x"}
-
-    [(_, result)] = _run(Runner([Target("t", "x:t", "function", call)], []))
-    assert result.error is None
-    assert result.trace.untraced == UNTRACED_NO_LANGCHAIN
 
 
 def test_a_failed_call_that_ran_nothing_traceable_is_untraced_but_not_warned_about():

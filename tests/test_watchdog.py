@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agenteval_cli.execution import watchdog
+from agenteval_cli.execution.guards import watchdog
 from agenteval_cli.store import results
 
-PACKAGE = Path(watchdog.__file__).resolve().parent.parent
+PACKAGE = Path(watchdog.__file__).resolve().parents[2]  # agenteval_cli
 
 
 def test_the_store_files_it_waits_for_exist():

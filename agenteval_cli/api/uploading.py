@@ -103,8 +103,8 @@ def _compare_url(
     store: Store, records: list[ExperimentRecord], uploads: list[Upload]
 ) -> str | None:
     """LangSmith's comparison of the experiments uploaded, when there are several."""
-    from agenteval_cli.langsmith.state import LangSmithState
     from agenteval_cli.langsmith.upload import compare_url
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
     projects, dataset_url = [], None
     for record, done in zip(records, uploads, strict=True):

@@ -367,7 +367,7 @@ def command_endings() -> Iterator[None]:
     from agenteval_cli.cli.stop_signals import INTERRUPTED, interrupted_line
     from agenteval_cli.core.errors import ExitCode
 
-    exit_code = ExitCode.SERVICE_FAILED
+    exit_code: int = ExitCode.SERVICE_FAILED
     try:
         try:
             yield

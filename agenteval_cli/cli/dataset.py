@@ -143,8 +143,8 @@ def dataset_push(
     from agenteval_cli.data.examples import dataset_hash, load_examples
     from agenteval_cli.langsmith import datasets as lsd
     from agenteval_cli.langsmith.client import connect, credentials
-    from agenteval_cli.langsmith.state import LangSmithState
     from agenteval_cli.store.db import Store
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
     out = stdout()
 

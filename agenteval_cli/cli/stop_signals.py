@@ -2,9 +2,9 @@
 
 A command stopped by a signal ends with exit 130, never a traceback nor the shell's bare
 143 or 129: ``run`` has its own handlers while it runs (saving what finished,
-:mod:`agenteval_cli.execution.watchdog`); the others write as they go, so stopping them
-loses nothing already written. SIGTERM and SIGHUP raise the KeyboardInterrupt that Ctrl-C
-raises, and each ends the command where every command ends
+:mod:`agenteval_cli.execution.guards.watchdog`); the others write as they go, so
+stopping them loses nothing already written. SIGTERM and SIGHUP raise the KeyboardInterrupt
+that Ctrl-C raises, and each ends the command where every command ends
 (:class:`agenteval_cli.cli.common.RootGroup`) with one line saying so, and what the
 command did (:func:`set_stop_note`). Importing the commands takes a while (Typer, Rich): a
 signal then exits at once with one line.

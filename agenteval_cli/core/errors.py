@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from enum import IntEnum
 from pathlib import Path
 
 from agenteval_cli.core.redact import redact
@@ -57,7 +58,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return f"did you mean {close[0]!r}?" if close else None
 
 
-class ExitCode:
+class ExitCode(IntEnum):
     """What ``agenteval`` exits with; listed in docs/troubleshooting.md ("Exit codes") and
     in ``agenteval run --help``."""
 

@@ -1,6 +1,6 @@
 """A deterministic chat model that plays one agent of the demo graphs, plus the model switch.
 
-``ScriptedChatModel`` is a real LangChain ``BaseChatModel``: it binds tools, runs through
+``RuleBasedChatModel`` is a real LangChain ``BaseChatModel``: it binds tools, runs through
 callbacks like any provider, reports ``usage_metadata`` and a model name, and decides its
 reply with the keyword rules in ``policy``. Same input, same output: no randomness, no
 network, so the demo runs offline and its scores are reproducible.
@@ -36,7 +36,7 @@ ModelChoice = BaseChatModel | str | Callable[[str], BaseChatModel]
 """A chat model for every agent, an ``init_chat_model`` id, or a factory called per role."""
 
 
-class ScriptedChatModel(BaseChatModel):
+class RuleBasedChatModel(BaseChatModel):
     """Plays ``role`` ("supervisor" or a specialist name) by keyword rules over the messages.
 
     Token usage is estimated as ceil(characters / 4): the input counts every message
@@ -154,7 +154,7 @@ def model_for(role: str, choice: ModelChoice | None = None) -> BaseChatModel:
     if choice is None:
         choice = os.environ.get(MODEL_ENV_VAR) or None
     if choice is None:
-        return ScriptedChatModel(role=role)
+        return RuleBasedChatModel(role=role)
     if isinstance(choice, str):
         from langchain.chat_models import init_chat_model
 

@@ -36,7 +36,7 @@ def custom(
     spec_line: int | None = None,
 ) -> Any:
     """Import ``target`` relative to the spec; its required parameters must be known names."""
-    from agenteval_cli.targets import import_object
+    from agenteval_cli.core.imports import import_object
 
     fn = import_object(target, base_dir=base_dir or Path.cwd(), file=spec_file, line=spec_line)
     if not callable(fn):

@@ -25,6 +25,7 @@ import copy
 import hashlib
 import inspect
 import pickle
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from agenteval_cli.evaluators.invoke import (
     planned_arguments,
 )
 from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
+from agenteval_cli.evaluators.slots import AdaptiveSlots
 from agenteval_cli.metrics.registry import needs_answer
 
 
@@ -99,6 +101,9 @@ def apply_sampling(evaluators: Sequence[BoundEvaluator], examples: Sequence[Exam
         evaluator.example_ids = choose_sample(ids, share, seed=evaluator.seed, name=evaluator.name)
 
 
+# What the comment of an evaluator's failure looks like, as an SQL LIKE pattern.
+FAILED_LIKE = "evaluator %failed: %"
+
 # How long one evaluator call (one attempt) may take when the spec sets no
 # ``evaluator_timeout_s``: room for a slow LLM judge, not for one that never answers.
 EVALUATOR_TIMEOUT_S = 120.0
@@ -106,11 +111,13 @@ EVALUATOR_TIMEOUT_S = 120.0
 
 @dataclass
 class EvaluatorPool:
-    """What every evaluator call of a run shares: at most ``concurrency`` in flight, retried
-    by ``retry`` (no retries by default), spaced by ``limiter`` when there is one, each
-    attempt given ``timeout_s`` seconds (None: no limit). Sync evaluators of the user's run
-    on ``executor`` (None: the loop's default one). ``owns_signals``: the run handles Ctrl-C
-    itself, so a ``KeyboardInterrupt`` inside an evaluator is the evaluator's own."""
+    """What every evaluator call of a run shares: at most ``concurrency`` in flight (with a
+    ``cap``, that many at first, then as many as the run's demand needs, up to ``cap``: see
+    :mod:`agenteval_cli.evaluators.slots`), retried by ``retry`` (no retries by default),
+    spaced by ``limiter`` when there is one (``per_second`` its rate), each attempt given
+    ``timeout_s`` seconds (None: no limit). Sync evaluators of the user's run on ``executor``
+    (None: the loop's default one). ``owns_signals``: the run handles Ctrl-C itself, so a
+    ``KeyboardInterrupt`` inside an evaluator is the evaluator's own."""
 
     concurrency: int
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -118,12 +125,23 @@ class EvaluatorPool:
     timeout_s: float | None = EVALUATOR_TIMEOUT_S
     executor: Executor | None = None
     owns_signals: bool = False
-    _slots: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    cap: int | None = None
+    per_second: float | None = None
+    _slots: asyncio.Semaphore | AdaptiveSlots | None = field(default=None, init=False, repr=False)
 
-    def slots(self) -> asyncio.Semaphore:
+    def slots(self) -> asyncio.Semaphore | AdaptiveSlots:
         if self._slots is None:  # made lazily, inside the running event loop
-            self._slots = asyncio.Semaphore(self.concurrency)
+            self._slots = (
+                asyncio.Semaphore(self.concurrency)
+                if self.cap is None
+                else AdaptiveSlots(self.concurrency, self.cap, per_second=self.per_second)
+            )
         return self._slots
+
+    def observe(self, seconds: float) -> None:
+        """One evaluator attempt took ``seconds``: what an adaptive pool sizes itself by."""
+        if isinstance(self._slots, AdaptiveSlots):
+            self._slots.observe(seconds)
 
 
 class EvaluatorTimeout(TimeoutError):
@@ -230,7 +248,12 @@ async def call_evaluator(
         own = is_own(evaluator.fn)
 
         async def attempt() -> Any:
-            return await bounded_call(evaluator.fn, arguments, pool, own)
+            started = time.perf_counter()
+            try:
+                return await bounded_call(evaluator.fn, arguments, pool, own)
+            finally:
+                if pool is not None:
+                    pool.observe(time.perf_counter() - started)
 
         if pool is None:
             raw = await attempt()

@@ -5,28 +5,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import gc
-import os
 import subprocess
-import sys
 import uuid
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
+from agenteval_cli.execution.guards.heap import heap_frozen
+from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
-from agenteval_cli.langsmith.offline import TRACING_VARS, no_langsmith_tracing
+from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode, unstorable
-from agenteval_cli.targets import Target, cannot_take, cannot_take_hint, uncovered_fields
+from agenteval_cli.targets import Target
+from agenteval_cli.targets.inputs import cannot_take, cannot_take_hint, uncovered_fields
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.ray_executor.cluster import RayOptions
@@ -37,8 +36,6 @@ NoteHook = Callable[[str], None]  # one line of information: the caller decides 
 Status = Literal["finished", "interrupted"]  # how a run ends; "running" while it goes on
 FINISHED: Status = "finished"
 INTERRUPTED: Status = "interrupted"
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -358,7 +355,7 @@ def execute(
 
     Ctrl-C (or SIGTERM) stops dispatching and lets calls in flight finish for a few seconds;
     what finished is saved and the run ends ``"interrupted"``. A run that does not stop by
-    then is ended by force (agenteval_cli.execution.watchdog): what finished is saved,
+    then is ended by force (agenteval_cli.execution.guards.watchdog): what finished is saved,
     ``on_forced_exit(reason)`` reports it, and the process exits with 130."""
     execution = Execution(run, store, on_result, on_forced_exit)
     completed = False
@@ -428,7 +425,7 @@ class Execution:
         items = _until_dataset_changes(pending_items(self.run, self.runner), self.changed)
         if self.run.keep_run_trees:  # keep each call's run tree for the upload (child runs)
             items = _with_run_trees(self.run, self.store, items)
-        with _offline(), _heap_frozen():  # a local run never reaches LangSmith
+        with no_langsmith_tracing(), heap_frozen():  # a local run never reaches LangSmith
             try:
                 return await self.engine.run(items, self._persist, handle_signals=handle_signals)
             finally:
@@ -493,40 +490,6 @@ class Execution:
                 self.engine.stop()
 
 
-def run_loop(
-    main: Coroutine[Any, Any, T],
-    abandoned: Callable[[], Sequence[asyncio.Task[Any]]] = lambda: (),
-) -> T:
-    """``asyncio.run(main)``, except that closing the loop never waits forever.
-
-    ``asyncio.run`` cancels the tasks still pending and waits for every one of them: a task
-    that swallows its ``CancelledError`` would keep the process alive after the run. Here
-    the tasks ``abandoned()`` names once ``main`` ended (the runner already cancelled them
-    and gave them their time) are left as they are, and any other task left gets
-    ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
-    from agenteval_cli.execution.runner import SETTLE_S
-
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        return loop.run_until_complete(main)
-    finally:
-        try:
-            given_up = set(abandoned())
-            left = [t for t in asyncio.all_tasks(loop) if not t.done() and t not in given_up]
-            for task in left:
-                task.cancel()
-            if left:
-                loop.run_until_complete(asyncio.wait(left, timeout=SETTLE_S))
-            for task in asyncio.all_tasks(loop):  # never ending: no "destroyed but pending"
-                task._log_destroy_pending = False  # type: ignore[attr-defined]
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
-
-
 def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) -> Iterator:
     """``items``, ending early (no new call starts, the calls in flight finish and are
     kept) when the dataset's rows changed after they were checked, or the file can no longer
@@ -550,51 +513,9 @@ def _grown_note(examples: Sequence[Example]) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _heap_frozen() -> Iterator[None]:
-    """What is loaded before the run (LangChain, LangGraph, the targets) outlives it: the
-    cyclic collector leaves it alone while the run goes (every full collection would walk it
-    again, about a tenth of a CPU-bound graph's time) and gets it back after, so a notebook
-    that runs a suite loses nothing."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def _offline() -> contextlib.AbstractContextManager[None]:
-    """LangSmith tracing off for the run. While langsmith is not imported, its environment
-    variables are all there is to switch off (a langsmith imported during the run reads
-    them), so langsmith is not imported just for that."""
-    if "langsmith" in sys.modules:
-        return no_langsmith_tracing()
-    return _tracing_env_off()
-
-
-@contextlib.contextmanager
-def _tracing_env_off() -> Iterator[None]:
-    saved = {var: os.environ.get(var) for var in TRACING_VARS}
-    os.environ.update(dict.fromkeys(TRACING_VARS, "false"))
-    try:
-        yield
-    finally:
-        for var, value in saved.items():
-            if value is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = value
-        if "langsmith" in sys.modules:  # imported during the run: drop its cached "false"
-            from langsmith import utils as ls_utils
-
-            # an lru_cache under its overloads, which hide cache_clear from the checker
-            get_env_var = cast("functools._lru_cache_wrapper[str | None]", ls_utils.get_env_var)
-            get_env_var.cache_clear()
-
-
 def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -> Iterator:
     from agenteval_cli.langsmith.capture import wrap_items
-    from agenteval_cli.langsmith.state import LangSmithState
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
     state = LangSmithState(store.db)
     ids = {name: e.id for name, e in run.experiments.items()}
@@ -634,7 +555,7 @@ async def score_summaries_async(run: PreparedRun, store: Store) -> None:
 def summary_pool(spec: Spec) -> Iterator[EvaluatorPool]:
     """The summary evaluators' limits: the spec's ``evaluator_timeout_s``, a sync one in a
     daemon thread (one stuck past its limit does not hold the process at exit)."""
-    from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+    from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 
     settings = run_settings(spec)
     threads = DaemonThreadPool("agenteval-summary", max_threads=settings.evaluator_slots())

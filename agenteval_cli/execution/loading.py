@@ -8,10 +8,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.imports import import_object
 from agenteval_cli.core.records import Example
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.spec.model import Spec
-from agenteval_cli.targets import Target, adapt, check_active_agent, import_object
+from agenteval_cli.targets import Target, TargetOptionError, adapt
+from agenteval_cli.targets.inputs import check_active_agent
 from agenteval_cli.trace.declarations import ActiveAgent
 
 
@@ -19,7 +21,6 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
     """Import and adapt every target (or those named in ``only``). A graph is checked
     against its input schema here, so a target no example can reach fails before any call."""
     from agenteval_cli.core.yamlsource import format_key_path
-    from agenteval_cli.targets import TargetOptionError
 
     names = [t.name for t in spec.targets]
     for name in only or []:

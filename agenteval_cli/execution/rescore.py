@@ -63,14 +63,12 @@ async def _rescore_into(
     evaluators: list[BoundEvaluator],
     settings: RunSettings,
 ) -> None:
-    from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+    from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 
     stored = list(store.results(source.id))  # read fully before writing to the same tables
     # the run's limits: each call within evaluator_timeout_s, a sync one in a daemon thread
-    threads = DaemonThreadPool("agenteval-evaluator", max_threads=settings.evaluator_slots())
-    pool = EvaluatorPool(
-        settings.evaluator_slots(), timeout_s=settings.evaluator_timeout_s, executor=threads
-    )
+    threads = DaemonThreadPool("agenteval-evaluator", max_threads=settings.evaluator_cap())
+    pool = settings.evaluator_pool(executor=threads)
     try:
         await _score_each(store, stored, new, evaluators, pool)
     finally:

@@ -12,9 +12,9 @@ its rate limit, and a cached answer (:mod:`agenteval_cli.execution.cache`) repla
 flight, and the scoring of those that finished, get ``grace_s`` seconds to finish and be
 saved; calls still running then are cancelled and left for ``--resume``, results still being
 scored are saved with null scores saying why. A run that will not stop is ended by force
-(:mod:`agenteval_cli.execution.watchdog`), the same results saved first.
+(:mod:`agenteval_cli.execution.guards.watchdog`), the same results saved first.
 Each step of a call is timed: a target that blocks the event loop is timed out and named, and
-the calls it starved get that time back (:mod:`agenteval_cli.execution.stalls`).
+the calls it starved get that time back (:mod:`agenteval_cli.execution.guards.stalls`).
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ import asyncio
 import contextlib
 import contextvars
 import itertools
-import sys
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from time import perf_counter
+from importlib import import_module
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,15 @@ from agenteval_cli.evaluators.scoring import (
     score,
     unscored,
 )
-from agenteval_cli.execution.stalls import BLOCKING_S, LoopStalls, blocked_text
+from agenteval_cli.execution.guards.deadline import (
+    OWN_FILES,
+    Call,
+    call_on_stack,
+    calls_in_flight,
+    within,
+)
+from agenteval_cli.execution.guards.leftovers import SETTLE_S, abandoned_warnings, settle
+from agenteval_cli.execution.guards.stalls import LoopStalls, blocked_text
 from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
@@ -58,14 +65,34 @@ class RunSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     requests_per_minute: float | None = None
     grace_s: float = 5.0  # after stop(), how long calls in flight may finish
-    # evaluator calls in flight across the run; None: twice ``concurrency``
+    # evaluator calls in flight across the run; None: sized from what the run observes,
+    # from twice ``concurrency`` up to evaluator_cap()
     evaluator_concurrency: int | None = None
     evaluator_retry: RetryPolicy = field(default_factory=RetryPolicy)  # no retries
     evaluator_requests_per_minute: float | None = None
     evaluator_timeout_s: float | None = EVALUATOR_TIMEOUT_S  # per evaluator call; None: none
 
     def evaluator_slots(self) -> int:
+        """Evaluator calls in flight at the start (and throughout, when set by the user)."""
         return self.evaluator_concurrency or 2 * self.concurrency
+
+    def evaluator_cap(self) -> int:
+        """The most evaluator calls in flight: the user's figure, else room for judges up
+        to eight times slower than the target, two per result (within MAX_EVALUATOR_SLOTS)."""
+        if self.evaluator_concurrency:
+            return self.evaluator_concurrency
+        return max(self.evaluator_slots(), min(MAX_EVALUATOR_SLOTS, 16 * self.concurrency))
+
+    def evaluator_pool(self, **more: Any) -> EvaluatorPool:
+        """The evaluators' pool these settings describe (``more``: its other fields)."""
+        erpm = self.evaluator_requests_per_minute
+        return EvaluatorPool(
+            self.evaluator_slots(),
+            cap=None if self.evaluator_concurrency else self.evaluator_cap(),
+            per_second=erpm / 60 if erpm else None,
+            timeout_s=self.evaluator_timeout_s,
+            **more,
+        )
 
 
 @dataclass
@@ -117,10 +144,8 @@ class Feed:
 YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 # Threads a sync target may leave behind, stuck past their time-out, before its further
 # calls wait for a thread to free up instead of starting another one.
+MAX_EVALUATOR_SLOTS = 512  # the default pool's ceiling, however slow the evaluators
 ABANDONED_THREADS = 32
-# How long the tasks a run's calls left behind get to end once cancelled, when the run is
-# over; those still running then (one that swallows its cancellation) are abandoned.
-SETTLE_S = 1.0
 # The thread requests of the target call running in this context that found every thread
 # busy and had to wait: set per attempt, filled by the worker pool.
 _WAITING: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
@@ -160,10 +185,10 @@ class Runner:
     # the run handles Ctrl-C itself: a KeyboardInterrupt inside a call is the target's own
     _owns_signals: bool = field(default=False, init=False, repr=False)
     # Called (in the main thread) before the process is ended by force, when a stopped run
-    # would not end: it saves what finished and says why (see agenteval_cli.execution.watchdog).
+    # would not end: it saves what finished and says why (see execution.guards.watchdog).
     on_forced_exit: Callable[[str], None] | None = field(default=None, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
-    # tasks the calls left behind that did not end when cancelled (see _settle)
+    # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
 
     def work(self, examples: Iterable[Example]) -> Iterator[WorkItem]:
@@ -211,8 +236,12 @@ class Runner:
         ``items`` is an iterable, or a :class:`Feed` that items keep arriving on until it is
         closed. Returns True when every item ran, False when stopped early.
         """
-        from agenteval_cli.execution.daemon_pool import DaemonThreadPool
+        from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
         from agenteval_cli.trace.threads import follow_threads
+
+        # Tracing is ready (LangChain's callbacks loaded) before the first call, so a target
+        # that imports its graph lazily is traced on its first call: called once, billed once.
+        import_module("agenteval_cli.trace.recorder")
 
         loop = asyncio.get_running_loop()
         pool = DaemonThreadPool(
@@ -226,13 +255,11 @@ class Runner:
         # sync evaluators of the user's run here, apart from the targets' threads: one stuck
         # past its time limit holds none of theirs
         evaluator_threads = DaemonThreadPool(
-            "agenteval-evaluator", max_threads=self.settings.evaluator_slots() + ABANDONED_THREADS
+            "agenteval-evaluator", max_threads=self.settings.evaluator_cap() + ABANDONED_THREADS
         )
-        self._pool = EvaluatorPool(
-            self.settings.evaluator_slots(),
-            self.settings.evaluator_retry,
-            self.evaluator_limiter or (RateLimiter(erpm) if erpm else None),
-            timeout_s=self.settings.evaluator_timeout_s,
+        self._pool = self.settings.evaluator_pool(
+            retry=self.settings.evaluator_retry,
+            limiter=self.evaluator_limiter or (RateLimiter(erpm) if erpm else None),
             executor=evaluator_threads,
             owns_signals=handle_signals,
         )
@@ -288,7 +315,7 @@ class Runner:
         # there too: those threads get the context of the call that starts them.
         # No more workers than work items: a large concurrency on a small dataset costs
         # nothing. Only the first ``concurrency`` items are taken ahead to count them.
-        many = self.settings.evaluator_slots()
+        many = self.settings.evaluator_cap()  # results scored at once; idle ones cost nothing
         slots = self.settings.concurrency  # a feed's items arrive later: every worker starts
         if feed is None:
             head = list(itertools.islice(queue, max(1, slots)))
@@ -317,7 +344,7 @@ class Runner:
                             task.cancel()
                         raise
                     if handle_signals:  # the process is ours: so is every task
-                        self.abandoned = await _settle(before, self._settle_s())
+                        self.abandoned = await settle(before, self._settle_s())
             finally:
                 self._stalls.close()
                 evaluator_threads.shutdown(wait=False)
@@ -333,7 +360,7 @@ class Runner:
         of the two happens to come first."""
         if not self.stopped:
             return SETTLE_S
-        from agenteval_cli.execution.watchdog import CANCEL_S
+        from agenteval_cli.execution.guards.watchdog import CANCEL_S
 
         return SETTLE_S + CANCEL_S
 
@@ -350,10 +377,11 @@ class Runner:
         self, loop: asyncio.AbstractEventLoop, *, enabled: bool
     ) -> contextlib.AbstractContextManager[Any]:
         """Ctrl-C and SIGTERM stop the run; one that will not stop ends the process (see
-        :mod:`agenteval_cli.execution.watchdog`): ``on_forced_exit`` saves what finished first."""
+        :mod:`agenteval_cli.execution.guards.watchdog`): ``on_forced_exit`` saves what
+        finished first."""
         if not enabled:
             return contextlib.nullcontext()
-        from agenteval_cli.execution.watchdog import Interrupts
+        from agenteval_cli.execution.guards.watchdog import Interrupts
 
         return Interrupts(loop, self.stop, self.settings.grace_s, self._forced_exit, self._stuck)
 
@@ -376,21 +404,18 @@ class Runner:
     def _stuck(self, frame: FrameType | None) -> str:
         """Which calls kept a stopped run going: the one holding the event loop (``frame``
         is where the main thread was), else those that did not end when cancelled."""
-        from agenteval_cli.execution.watchdog import where
+        from agenteval_cli.execution.guards.watchdog import where
 
-        holder = _item_on_stack(frame)
+        holder = call_on_stack(frame)
         if holder is not None:
-            at = where(frame, _OWN_FILES)
+            at = where(frame, OWN_FILES)
             return (
-                f"target {holder.target.name!r} (example {holder.example.id!r}) held the "
+                f"target {holder.target!r} (example {holder.example!r}) held the "
                 "event loop and never gave it back"
                 + (f", at {at}" if at else "")
                 + " (blocking code or a busy loop in an async target)"
             )
-        calls = [
-            f"target {item.target.name!r} (example {item.example.id!r})"
-            for item in _items_in_flight()
-        ]
+        calls = [f"target {c.target!r} (example {c.example!r})" for c in calls_in_flight()]
         if not calls:
             return ""
         return (
@@ -400,20 +425,11 @@ class Runner:
 
     def abandoned_warnings(self) -> list[str]:
         """One line when tasks the calls left behind would not end when cancelled."""
-        left = [task for task in self.abandoned if not task.done()]
-        if not left:
-            return []
-        names = sorted({_coroutine_name(task) for task in left})
-        return [
-            f"{len(left)} background task(s) started by the targets ignored cancellation "
-            f"and were abandoned {SETTLE_S:g} s after the run ended ({', '.join(names[:5])}"
-            + (", ..." if len(names) > 5 else "")
-            + "); every result was saved, but a target should not leave tasks running"
-        ]
+        return abandoned_warnings(self.abandoned)
 
     def stall_warnings(self) -> list[str]:
         """One line per target that blocked the event loop (see
-        :mod:`agenteval_cli.execution.stalls`)."""
+        :mod:`agenteval_cli.execution.guards.stalls`)."""
         if self._stalls is None:
             return []
         return self._stalls.warnings(self.settings.timeout_s)
@@ -492,34 +508,31 @@ class Runner:
             nonlocal recorder, started
             if recorder is not None:  # an earlier attempt failed: its calls were still made
                 retried.extend(_retried_calls(recorder))
-            while True:
-                untraced = "langchain_core" not in sys.modules
-                waited.clear()
-                _WAITING.set(waited)
-                # a fresh trace per attempt: failed ones don't count
-                with _capture(target) as recorder:
-                    started = time.perf_counter()
-                    try:
-                        outputs = await _within(
-                            target(item.example.inputs, [recorder]), timeout, self._stalls, item
-                        )
-                    except TimeoutError:
-                        if any(_never_ran(request) for request in waited):
-                            threads = self.settings.concurrency + ABANDONED_THREADS
-                            raise ThreadsExhausted(
-                                f"no worker thread came free within {timeout:g} s: all "
-                                f"{threads} are held by sync calls stuck past their time-out"
-                            ) from None
+            waited.clear()
+            _WAITING.set(waited)
+            # a fresh trace per attempt: failed ones don't count
+            with _capture(target) as recorder:
+                started = time.perf_counter()
+                try:
+                    outputs = await within(
+                        target(item.example.inputs, [recorder]),
+                        timeout,
+                        self._stalls,
+                        Call(target.name, item.example.id),
+                    )
+                except TimeoutError:
+                    if any(_never_ran(request) for request in waited):
+                        threads = self.settings.concurrency + ABANDONED_THREADS
+                        raise ThreadsExhausted(
+                            f"no worker thread came free within {timeout:g} s: all "
+                            f"{threads} are held by sync calls stuck past their time-out"
+                        ) from None
+                    raise
+                except Exception as exc:  # a GraphInterrupt no graph caught: a result
+                    pending = raised_interrupts(exc)
+                    if pending is None:
                         raise
-                    except Exception as exc:  # a GraphInterrupt no graph caught: a result
-                        pending = raised_interrupts(exc)
-                        if pending is None:
-                            raise
-                        outputs = {INTERRUPT_KEY: pending}
-                # LangChain was first imported while this call ran untraced (a target that
-                # imports its graph lazily): its runs went unseen, so call again, traced.
-                if not (untraced and "langchain_core" in sys.modules):
-                    break
+                    outputs = {INTERRUPT_KEY: pending}
             _check_outputs(outputs)
             return outputs
 
@@ -556,7 +569,7 @@ class Runner:
             attempts = getattr(exc, "attempts", 1)
             error = exception_text(exc)
         latency = 0.0 if started is None else time.perf_counter() - started
-        trace = (recorder or _PLAIN).trace()
+        trace = recorder.trace() if recorder is not None else Trace()
         trace.latency_s = latency
         trace.error = error
         if not trace.model_calls:  # an errored call is measured too: it needs a trace
@@ -605,139 +618,6 @@ def _cancelled_from_outside() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-async def _within(
-    call: Awaitable[Any],
-    timeout: float | None,
-    stalls: LoopStalls | None = None,
-    item: WorkItem | None = None,
-) -> Any:
-    """``await call`` under a time-out of ``timeout`` seconds of its own time: the time the
-    loop was held by others (``stalls``) does not count, and a call that held the loop
-    itself past ``timeout`` (blocking code in an async target) is timed out when it comes
-    back, since nothing could interrupt it (:mod:`agenteval_cli.execution.stalls`). Each
-    step of the call is timed; ``item`` names whom a blocking step is blamed on."""
-    steps = _TimedSteps(call, stalls, item)
-    if timeout is None:
-        return await steps
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    stalled = 0.0 if stalls is None else stalls.stalled()
-
-    def starved() -> float:
-        """Seconds the loop was held by others since the call started."""
-        if stalls is None:
-            return 0.0
-        return max(0.0, stalls.stalled() - stalled - steps.blocked)
-
-    try:
-        async with asyncio.timeout(None) as cm:
-            deadline = _Deadline(cm, start + timeout, starved)
-            try:
-                value = await steps
-            finally:
-                deadline.cancel()
-    except TimeoutError as exc:
-        if steps.blocked:
-            exc.blocked_s = steps.blocked  # type: ignore[attr-defined]
-        raise
-    if steps.blocked and loop.time() - start - starved() > timeout:
-        # it held the loop past its time-out: timed out like any other call
-        error = TimeoutError(blocked_text(steps.blocked))
-        error.blocked_s = steps.blocked  # type: ignore[attr-defined]
-        raise error
-    return value
-
-
-class _TimedSteps:
-    """Awaits ``call`` as ``await`` would, timing each step (the stretch between two of its
-    awaits): a step of ``BLOCKING_S`` or more held the event loop, and is blamed on the
-    call's target."""
-
-    def __init__(
-        self, call: Awaitable[Any], stalls: LoopStalls | None, item: WorkItem | None
-    ) -> None:
-        self.call, self.stalls, self.item = call, stalls, item
-        self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
-
-    def _held(self, seconds: float) -> None:
-        self.blocked += seconds
-        if self.stalls is not None and self.item is not None:
-            self.stalls.blame(self.item.target.name, self.item.example.id, seconds)
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        steps = self.call.__await__()
-        sent: Any = None
-        thrown: BaseException | None = None
-        while True:
-            began = perf_counter()
-            try:
-                waiting_on = steps.send(sent) if thrown is None else steps.throw(thrown)
-            except StopIteration as done:
-                return done.value
-            finally:
-                took = perf_counter() - began
-                if took >= BLOCKING_S:
-                    self._held(took)
-            try:
-                sent, thrown = (yield waiting_on), None
-            except GeneratorExit:
-                steps.close()
-                raise
-            except BaseException as exc:  # thrown into the task: passed on to the call
-                sent, thrown = None, exc
-
-
-class _Deadline:
-    """The call's deadline in ``cm`` (an ``asyncio.timeout``): when it falls due, the time
-    the loop was held by others since the start (``starved``) is given back first."""
-
-    def __init__(self, cm: asyncio.Timeout, due: float, starved: Callable[[], float]) -> None:
-        self.cm, self.due, self.starved = cm, due, starved
-        self.handle: asyncio.TimerHandle | None = asyncio.get_running_loop().call_at(
-            due, self._check
-        )
-
-    def _check(self) -> None:
-        loop = asyncio.get_running_loop()
-        end = self.due + self.starved()
-        if end - loop.time() > 0.001:  # starved meanwhile: the deadline moves by that
-            self.handle = loop.call_at(end, self._check)
-        else:
-            self.handle = None
-            self.cm.reschedule(loop.time())  # expires now: cancels the call, TimeoutError
-
-    def cancel(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
-            self.handle = None
-
-
-class PlainRecorder:
-    """The trace of a call made while LangChain is not loaded: no LangChain run can happen
-    in it, so there are no events to record, only the call's time and error."""
-
-    def start(self) -> None:
-        pass
-
-    def finish(self, error: BaseException | str | None = None) -> None:
-        pass
-
-    def trace(self) -> Trace:
-        return Trace()
-
-    def __enter__(self) -> PlainRecorder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-_PLAIN = PlainRecorder()  # it keeps nothing, so one serves every call
-
-UNTRACED_NO_LANGCHAIN = (
-    "no LangChain run was seen during the call: LangChain was not even loaded, so no "
-    "LangChain model or graph ran"
-)
 UNTRACED_NEVER_STARTED = "no LangChain run was seen: the call failed before it started"
 UNTRACED_NO_RUN = (
     "no LangChain run was seen during the call: a graph run on a thread agenteval cannot "
@@ -753,8 +633,6 @@ def _untraced(recorder: Any, trace: Trace) -> str | None:
     """
     if recorder is None:  # it failed before its first attempt began
         return UNTRACED_NEVER_STARTED
-    if recorder is _PLAIN:
-        return UNTRACED_NO_LANGCHAIN
     if trace.tool_calls or trace.messages or trace.agent_path or _saw_runs(recorder):
         return None
     return UNTRACED_NO_RUN
@@ -766,78 +644,20 @@ def _saw_runs(recorder: Any) -> bool:
 
 
 def _capture(target: Target) -> contextlib.AbstractContextManager[Any]:
-    """A callback recorder for a call of ``target``: LangChain's when LangChain is loaded (a
-    graph, a Runnable, or a function whose module uses them), else a plain one. It reads the
-    trace as the target declares: its coordinators, its name (its agent's, where the graph
-    names none), the state key of its active agent and its skill tools (none: skills
-    unknown)."""
-    if "langchain_core" in sys.modules:
-        from agenteval_cli.trace.recorder import capture
+    """A callback recorder for a call of ``target``, which reads the trace as the target
+    declares: its coordinators, its name (its agent's, where the graph names none), the state
+    key of its active agent and its skill tools (none: skills unknown)."""
+    from agenteval_cli.trace.recorder import capture
 
-        return capture(
-            coordinators=target.coordinators,
-            own_agent=target.name,
-            active_agent=target.active_agent,
-            skill_tools=target.skill_tools or None,
-        )
-    return _PLAIN
+    return capture(
+        coordinators=target.coordinators,
+        own_agent=target.name,
+        active_agent=target.active_agent,
+        skill_tools=target.skill_tools or None,
+    )
 
 
 def _check_outputs(outputs: Any) -> None:
     """Outputs must survive the store's JSON; a value that cannot is the target's error."""
     if not isinstance(outputs, dict):
         raise TypeError(f"target returned {type(outputs).__name__}; return a dict")
-
-
-async def _settle(
-    before: set[asyncio.Task[Any]], timeout: float = SETTLE_S
-) -> list[asyncio.Task[Any]]:
-    """Cancel the tasks the calls left behind (started since ``before``) and give them
-    ``timeout`` seconds to end; those still running then (one that catches its
-    ``CancelledError`` and goes on) are returned, to be abandoned with the loop
-    (see :func:`agenteval_cli.execution.experiment.run_loop`) rather than waited for forever."""
-    current = asyncio.current_task()
-    left = [task for task in asyncio.all_tasks() if task is not current and task not in before]
-    for task in left:
-        task.cancel()
-    if not left:
-        return []
-    _, pending = await asyncio.wait(left, timeout=timeout)
-    return [task for task in left if task in pending]
-
-
-def _coroutine_name(task: asyncio.Task[Any]) -> str:
-    """The name of the coroutine a task runs (``stubborn``), else the task's own name."""
-    coro = task.get_coro()
-    name = getattr(coro, "__qualname__", None) or getattr(coro, "__name__", None)
-    return str(name or task.get_name())
-
-
-_OWN_FILES = ("runner.py", "watchdog.py")
-
-
-def _item_on_stack(frame: FrameType | None) -> WorkItem | None:
-    """The work item of the call whose code ``frame`` (or a frame that called it) runs."""
-    while frame is not None:
-        if frame.f_code in (_within.__code__, _TimedSteps.__await__.__code__):
-            holder = frame.f_locals.get("item") or getattr(frame.f_locals.get("self"), "item", None)
-            if isinstance(holder, WorkItem):
-                return holder
-        frame = frame.f_back
-    return None
-
-
-def _items_in_flight() -> list[WorkItem]:
-    """The work items of the calls still running on the loop, found in the tasks' awaits."""
-    items: list[WorkItem] = []
-    for task in asyncio.all_tasks():
-        awaited: Any = task.get_coro()
-        while awaited is not None:
-            frame = getattr(awaited, "cr_frame", None)
-            if frame is not None and frame.f_code is Runner._call.__code__:
-                item = frame.f_locals.get("item")
-                if isinstance(item, WorkItem):
-                    items.append(item)
-                break
-            awaited = getattr(awaited, "cr_await", None)
-    return items

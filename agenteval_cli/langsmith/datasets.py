@@ -16,7 +16,7 @@ from agenteval_cli.core.records import Example
 from agenteval_cli.langsmith.client import Connection, LangSmithFailure, failures
 
 if TYPE_CHECKING:
-    from agenteval_cli.langsmith.state import LangSmithState
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
 ID_KEY = "agenteval_id"  # metadata key holding the stable example id
 SERVER_KEYS = ("dataset_split",)  # metadata LangSmith manages itself

@@ -434,7 +434,7 @@ def import_experiment(
 ) -> ExperimentRecord:
     """Keep a LangSmith experiment in the store under its own name, so later commands
     work offline; importing it again refreshes its results in place."""
-    from agenteval_cli.langsmith.state import LangSmithState, store_db
+    from agenteval_cli.store.langsmith_state import LangSmithState, store_db
 
     existing = _stored(store, remote.name)
     if existing is not None and not existing.spec.get("langsmith_import"):

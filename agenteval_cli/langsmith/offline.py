@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, cast
 
 TRACING_VARS = (
@@ -25,20 +26,16 @@ TRACING_VARS = (
 
 @contextmanager
 def no_langsmith_tracing() -> Iterator[None]:
-    """Within the block nothing is traced to LangSmith by LangChain or ``@traceable``."""
-    import langsmith
-    from langsmith._internal import _context
-    from langsmith.run_helpers import tracing_context
+    """Within the block nothing is traced to LangSmith by LangChain or ``@traceable``.
 
+    While langsmith is not imported its environment variables are all there is to switch
+    off (a langsmith imported during the block reads them), so it is not imported for that.
+    """
     saved_env = {var: os.environ.get(var) for var in TRACING_VARS}
-    saved_global = _context._GLOBAL_TRACING_ENABLED
-    saved_context = _context._TRACING_ENABLED.get()
-    for var in TRACING_VARS:
-        os.environ[var] = "false"
-    _clear_env_cache()
-    langsmith.configure(enabled=False)
+    os.environ.update(dict.fromkeys(TRACING_VARS, "false"))
+    switches = _switched_off() if "langsmith" in sys.modules else nullcontext()
     try:
-        with tracing_context(enabled=False):
+        with switches:
             yield
     finally:
         for var, value in saved_env.items():
@@ -46,7 +43,26 @@ def no_langsmith_tracing() -> Iterator[None]:
                 os.environ.pop(var, None)
             else:
                 os.environ[var] = value
-        _clear_env_cache()
+        if "langsmith" in sys.modules:  # imported before or during the block
+            _clear_env_cache()
+
+
+@contextmanager
+def _switched_off() -> Iterator[None]:
+    """LangSmith's global switch (threads the run starts too) and its context switch off,
+    its cached reading of the environment forgotten."""
+    import langsmith
+    from langsmith._internal import _context
+    from langsmith.run_helpers import tracing_context
+
+    saved_global = _context._GLOBAL_TRACING_ENABLED
+    saved_context = _context._TRACING_ENABLED.get()
+    _clear_env_cache()
+    langsmith.configure(enabled=False)
+    try:
+        with tracing_context(enabled=False):
+            yield
+    finally:
         _context._GLOBAL_TRACING_ENABLED = saved_global
         _context._TRACING_ENABLED.set(saved_context)
 

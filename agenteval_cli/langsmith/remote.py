@@ -29,7 +29,7 @@ def load_langsmith_examples(
     say: Say = lambda _: None,
 ) -> list[Example]:
     from agenteval_cli.langsmith.client import LangSmithFailure, connect, credentials
-    from agenteval_cli.langsmith.state import LangSmithState, store_db
+    from agenteval_cli.store.langsmith_state import LangSmithState, store_db
 
     state = LangSmithState(store_db(store))
     version_key = version or "latest"

@@ -23,8 +23,8 @@ from agenteval_cli.langsmith.client import (
     failures,
     unexpected_answer,
 )
-from agenteval_cli.langsmith.state import LangSmithState, store_db
 from agenteval_cli.store.db import ExperimentRecord, Store
+from agenteval_cli.store.langsmith_state import LangSmithState, store_db
 from agenteval_cli.store.results import StoredResult
 
 NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")

@@ -46,11 +46,3 @@ class ExactSum:
 
     def mean(self) -> float | None:
         return self.total() / self.count if self.count else None
-
-
-def exact_sum(values: list[float]) -> float:
-    """The correctly rounded sum of ``values``, the same in any order."""
-    total = ExactSum()
-    for value in values:
-        total.add(value)
-    return total.total()

@@ -51,8 +51,12 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def _percentile(ordered: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile of sorted values, ``q`` in [0, 1]."""
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default) of ``values``, ``q`` in [0, 1];
+    None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
     position = (len(ordered) - 1) * q
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
@@ -75,7 +79,9 @@ def bootstrap_ci(
     rng = random.Random(seed)
     means = sorted(math.fsum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
     alpha = (1 - confidence) / 2
-    return (_percentile(means, alpha), _percentile(means, 1 - alpha))
+    low, high = percentile(means, alpha), percentile(means, 1 - alpha)
+    assert low is not None and high is not None  # means is never empty here
+    return low, high
 
 
 def permutation_test(
@@ -147,8 +153,11 @@ def compare_examples(
 
 
 def stdev(values: Sequence[float]) -> float | None:
-    """Sample standard deviation; None for fewer than two values."""
+    """Sample standard deviation, the same in any order (``math.fsum``); None for fewer than
+    two values, NaN when one is infinite or NaN."""
     if len(values) < 2:
         return None
+    if not all(math.isfinite(v) for v in values):
+        return math.nan
     mean = _mean(values)
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Result
-from agenteval_cli.metrics.exact_sum import ExactSum, exact_sum
+from agenteval_cli.metrics.exact_sum import ExactSum
 from agenteval_cli.metrics.registry import METRICS, ordered
+from agenteval_cli.metrics.stats import percentile, stdev
 
 
 def outcome(
@@ -39,17 +40,6 @@ def consistent_share(outcomes: dict[str, list[tuple]]) -> float | None:
     if not repeated:
         return None
     return sum(1 for o in repeated if len(set(o)) == 1) / len(repeated)
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Linear-interpolated percentile (numpy's default), ``q`` in [0, 100]."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q / 100
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 @dataclass
@@ -145,11 +135,7 @@ class Summary:
 
     def spread(self, key: str) -> float | None:
         """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
-        means = [t.total() / t.count for (k, _), t in self.by_repetition.items() if k == key]
-        if len(means) < 2:
-            return None
-        mean = exact_sum(means) / len(means)
-        return (exact_sum([(m - mean) ** 2 for m in means]) / (len(means) - 1)) ** 0.5
+        return stdev([t.total() / t.count for (k, _), t in self.by_repetition.items() if k == key])
 
     def consistency(self) -> float | None:
         """Share of examples with the same outcome in every repetition; None without repeats."""
@@ -165,8 +151,8 @@ class Summary:
         run["error_rate"] = self.errors / self.count if self.count else None
         run["interrupt_rate"] = self.interrupts / self.count if self.count else None
         if self.has_latency:
-            run["latency_p50_s"] = percentile(self.latencies, 50)
-            run["latency_p95_s"] = percentile(self.latencies, 95)
+            run["latency_p50_s"] = percentile(self.latencies, 0.50)
+            run["latency_p95_s"] = percentile(self.latencies, 0.95)
         consistency = self.consistency()
         if consistency is not None:
             run["consistency"] = consistency

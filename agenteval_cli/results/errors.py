@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from agenteval_cli.core.records import INTERRUPTED
 from agenteval_cli.evaluators.judge import NUMBER_FOR_BOOLEAN
+from agenteval_cli.evaluators.scoring import FAILED_LIKE
+from agenteval_cli.store import diagnostics
 from agenteval_cli.store.db import Store
 
 
@@ -102,38 +104,12 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
     """The errored calls of an experiment grouped by exception, and its evaluators' failures,
     read with a few grouped queries (no result is loaded whole)."""
     db = store.db
-    calls, errored = db.execute(
-        "SELECT COUNT(*), COUNT(error) FROM results WHERE experiment_id = ?", (experiment_id,)
-    ).fetchone()
-    rows = db.execute(
-        "SELECT error, COUNT(*), MIN(id) FROM results WHERE experiment_id = ? AND error IS NOT"
-        " NULL GROUP BY error",
-        (experiment_id,),
-    )
-    reasons = group_errors(rows)
-    evaluators: dict[str, tuple[int, int, str]] = {}
-    scored = db.execute(
-        "SELECT json_extract(s.value, '$[0]'), COUNT(*),"
-        " SUM(json_extract(s.value, '$[1]') IS NULL"
-        "     AND json_extract(s.value, '$[2]') LIKE 'evaluator %failed: %'),"
-        " MIN(CASE WHEN json_extract(s.value, '$[1]') IS NULL"
-        "     AND json_extract(s.value, '$[2]') LIKE 'evaluator %failed: %' THEN r.id END)"
-        " FROM results r, json_each(r.scores_json) s"
-        " WHERE r.experiment_id = ? AND r.error IS NULL AND r.scores_json IS NOT NULL"
-        " GROUP BY 1 ORDER BY 1",
-        (experiment_id,),
-    )
-    for key, count, failed, first_id in scored:
-        if not failed:
-            continue
-        (comment,) = db.execute(
-            "SELECT json_extract(s.value, '$[2]') FROM results r, json_each(r.scores_json) s"
-            " WHERE r.id = ? AND json_extract(s.value, '$[0]') = ?",
-            (first_id, key),
-        ).fetchone()
-        evaluators[key] = (count, failed, comment)
+    calls, errored = diagnostics.call_counts(db, experiment_id)
+    reasons = group_errors(diagnostics.error_messages(db, experiment_id))
+    evaluators = diagnostics.evaluator_failures(db, experiment_id, FAILED_LIKE)
     interrupted = store.status_counts(experiment_id).get(INTERRUPTED, 0)
-    numbers = _numbers_for_booleans(store, experiment_id)
+    # the true/false judges that got numbers back: the spec lacks ``continuous: true``
+    numbers = diagnostics.null_scores_saying(db, experiment_id, NUMBER_FOR_BOOLEAN)
     summaries = _failed_summaries(store, experiment_id)
     return TargetErrors(
         target, calls, errored, reasons, evaluators, interrupted, numbers, summaries
@@ -153,20 +129,6 @@ def _failed_summaries(store: Store, experiment_id: str) -> dict[str, str]:
         and s.comment.startswith((SUMMARY_FAILED, "evaluator "))
         and " failed: " in s.comment
     }
-
-
-def _numbers_for_booleans(store: Store, experiment_id: str) -> dict[str, tuple[int, int]]:
-    """The true/false judges that got numbers back: the spec lacks ``continuous: true``."""
-    rows = store.db.execute(
-        "SELECT json_extract(s.value, '$[0]'), COUNT(*),"
-        " SUM(json_extract(s.value, '$[1]') IS NULL"
-        "     AND instr(json_extract(s.value, '$[2]'), ?) > 0)"
-        " FROM results r, json_each(r.scores_json) s"
-        " WHERE r.experiment_id = ? AND r.error IS NULL AND r.scores_json IS NOT NULL"
-        " GROUP BY 1 ORDER BY 1",
-        (NUMBER_FOR_BOOLEAN, experiment_id),
-    )
-    return {key: (count, numbers) for key, count, numbers in rows if numbers}
 
 
 def run_errors(store: Store, experiment_ids: list[str]) -> list[TargetErrors]:

@@ -137,7 +137,7 @@ def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: R
 
 
 def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
-    from agenteval_cli.langsmith.state import recorded_upload
+    from agenteval_cli.store.langsmith_state import recorded_upload
 
     runs = []
     conversations: dict[str, list[dict[str, Any]]] = {}
@@ -174,18 +174,15 @@ def uploaded_runs(
     """The LangSmith run of each result of the experiment that was sent (its root run's id
     is derived from the result, see :func:`agenteval_cli.langsmith.upload.root_run_id`)."""
     from agenteval_cli.langsmith.upload import root_run_id
-    from agenteval_cli.store.tx import has_table
+    from agenteval_cli.store.langsmith_state import sent_results
 
     url, project = upload.get("url"), upload.get("project_id")
-    if not url or not project or not has_table(store.db, "langsmith_sent"):
+    if not url or not project:
         return {}
     base = url.partition("/datasets/")[0]
-    rows = store.db.execute(
-        "SELECT example_id, repetition FROM langsmith_sent WHERE experiment_id = ?", (record.id,)
-    )
     return {
         (eid, rep): f"{base}/projects/p/{project}/r/{root_run_id(record, eid, rep)}"
-        for eid, rep in rows
+        for eid, rep in sorted(sent_results(store.db, record.id))
     }
 
 

@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.core.imports import IMPORT_PATH_FORMS
 from agenteval_cli.core.safe_text import lone_surrogate_at
 from agenteval_cli.core.yamlsource import (
     KeyPath,
@@ -43,8 +44,7 @@ from agenteval_cli.core.yamlsource import (
     load_yaml,
 )
 from agenteval_cli.spec.errors import SpecValueError, error_at, user_error
-from agenteval_cli.spec.sections import (
-    IMPORT_PATH_FORMS,
+from agenteval_cli.spec.fields import (
     Concurrency,
     Fraction,
     NonEmptyStr,
@@ -458,7 +458,7 @@ class Spec(SpecModel):
     cache: bool = False
     retries: RetrySpec = Field(default_factory=RetrySpec)
     rate_limit: RateLimitSpec | None = None
-    # The evaluators' own pool: calls in flight across the run (None: twice concurrency),
+    # The evaluators' own pool: calls in flight across the run (None: sized by the run),
     # their retries (None: none) and their rate limit, apart from the targets'.
     evaluator_concurrency: Concurrency | None = None
     evaluator_retries: RetrySpec | None = None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.children import proc_stat
 from agenteval_cli.core.records import Example, Result
-from agenteval_cli.store import migrations
+from agenteval_cli.store import DEFAULT_STORE, migrations
 from agenteval_cli.store.results import (
     ResultWriter,
     StoredResult,
@@ -33,7 +33,6 @@ from agenteval_cli.store.results import (
     write,
 )
 from agenteval_cli.store.tx import (
-    SQLITE_CANTOPEN,
     STORAGE_FAILURE_EXIT,
     StoreError,
     has_table,
@@ -43,8 +42,6 @@ from agenteval_cli.store.tx import (
 
 if TYPE_CHECKING:
     from agenteval_cli.metrics.summary import Summary
-
-DEFAULT_PATH = Path(".agenteval") / "agenteval.db"
 
 
 @dataclass
@@ -80,7 +77,7 @@ class Store:
     of the file (not a database, damaged, read-only, full...) is a :class:`StoreError`
     naming it, raised on opening or by the ``with`` block's end."""
 
-    def __init__(self, path: str | Path = DEFAULT_PATH, *, readonly: bool = False) -> None:
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.readonly = readonly
         self._token = uuid.uuid4().hex  # tells this Store's run locks from any other's
@@ -453,7 +450,8 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
             # A WAL store in a folder where its -shm file cannot be made (a read-only
             # medium, an archive): with no -wal file, no one can be writing it.
             code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-            if code != SQLITE_CANTOPEN or Path(f"{path}-wal").exists() or not path.is_file():
+            unwritable = code == sqlite3.SQLITE_CANTOPEN and path.is_file()
+            if not unwritable or Path(f"{path}-wal").exists():
                 raise
             db.close()
             uri += "&immutable=1"

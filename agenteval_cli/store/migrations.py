@@ -249,7 +249,7 @@ LANGSMITH_TABLES = (
 
 @migration(readable=lambda db: True)
 def create_langsmith_tables(db: sqlite3.Connection) -> None:
-    """What agenteval remembers about LangSmith (see :mod:`agenteval_cli.langsmith.state`):
+    """What agenteval remembers about LangSmith (see :mod:`agenteval_cli.store.langsmith_state`):
     example ids, pushes, dataset snapshots, run trees and uploads, keyed by endpoint;
     earlier builds made them on first use."""
     for statement in LANGSMITH_TABLES:

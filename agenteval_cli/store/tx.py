@@ -52,31 +52,19 @@ def has_table(db: sqlite3.Connection, name: str) -> bool:
     return found is not None
 
 
-# SQLite's primary result codes (an extended code's low byte)
-SQLITE_PERM = 3
-SQLITE_BUSY = 5
-SQLITE_LOCKED = 6
-SQLITE_NOMEM = 7
-SQLITE_READONLY = 8
-SQLITE_IOERR = 10
-SQLITE_CORRUPT = 11
-SQLITE_FULL = 13
-SQLITE_CANTOPEN = 14
-SQLITE_NOTADB = 26
-
-
+# SQLite's primary result codes (an extended code's low byte) that say the storage failed
 STORAGE_CODES = frozenset(
     (
-        SQLITE_PERM,
-        SQLITE_BUSY,
-        SQLITE_LOCKED,
-        SQLITE_NOMEM,
-        SQLITE_READONLY,
-        SQLITE_IOERR,
-        SQLITE_CORRUPT,
-        SQLITE_FULL,
-        SQLITE_CANTOPEN,
-        SQLITE_NOTADB,
+        sqlite3.SQLITE_PERM,
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_NOTADB,
     )
 )
 
@@ -96,51 +84,51 @@ def store_error(exc: sqlite3.Error, path: str | Path) -> StoreError:
     text = str(exc)
     said = f"[{name}: {text[:200]}{'...' if len(text) > 200 else ''}]"
     storage = STORAGE_FAILURE_EXIT
-    if primary == SQLITE_READONLY:
+    if primary == sqlite3.SQLITE_READONLY:
         return StoreError(
             f"cannot write to the store {path}: the file, its folder or the file system "
             f"is read-only {said}",
             hint="make them writable, or pass --store with a writable path",
             exit_code=storage,
         )
-    if primary == SQLITE_FULL:
+    if primary == sqlite3.SQLITE_FULL:
         return StoreError(
             f"cannot write to the store {path}: the disk is full {said}; what was "
             "committed before is kept",
             hint="free some space and run the command again (a run continues with --resume)",
             exit_code=storage,
         )
-    if primary == SQLITE_NOTADB:
+    if primary == sqlite3.SQLITE_NOTADB:
         return StoreError(
             f"{path} is not an agenteval store: the file is not a SQLite database {said}",
             hint="pass --store with the right file, or move this one away",
         )
-    if primary == SQLITE_CORRUPT or text.startswith("Could not decode to UTF-8"):
+    if primary == sqlite3.SQLITE_CORRUPT or text.startswith("Could not decode to UTF-8"):
         return StoreError(
             f"the store {path} is damaged {said}",
             hint=f"salvage it with 'sqlite3 {path} .recover', or move it away and start a "
             "new store",
         )
-    if primary in (SQLITE_CANTOPEN, SQLITE_PERM):
+    if primary in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
         return StoreError(
             f"cannot open the store {path} {said}",
             hint="check that the file and its folder exist and are readable and writable, "
             "or pass --store with another path",
             exit_code=storage,
         )
-    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreError(
             f"the store {path} is locked by another process {said}",
             hint="wait for the other agenteval or sqlite3 session to finish, then run the "
             "command again",
             exit_code=storage,
         )
-    if primary == SQLITE_IOERR:
+    if primary == sqlite3.SQLITE_IOERR:
         return StoreError(
             f"cannot read or write the store {path}: the file system reported an error {said}",
             hint="check the disk: is it full, read-only, unmounted or failing?",
             exit_code=storage,
         )
-    if primary == SQLITE_NOMEM:
+    if primary == sqlite3.SQLITE_NOMEM:
         return StoreError(f"out of memory using the store {path} {said}", exit_code=storage)
     return StoreError(f"the store {path} failed: {said}", exit_code=storage)

@@ -6,7 +6,7 @@ tasks and ``asyncio.to_thread`` copy the context; a bare ``threading.Thread``, a
 would go unrecorded. While :func:`follow_threads` is active:
 
 - work submitted to any ``ThreadPoolExecutor`` (every subclass with a ``submit`` of its own
-  included: the runner's :class:`~agenteval_cli.execution.daemon_pool.DaemonThreadPool`,
+  included: the runner's :class:`~agenteval_cli.execution.guards.daemon_pool.DaemonThreadPool`,
   which asyncio uses as its default executor, and pools a target makes) runs in a copy of
   the submitter's context, as ``asyncio.to_thread`` does;
 - a ``threading.Thread`` runs in a copy of the context of the thread that started it

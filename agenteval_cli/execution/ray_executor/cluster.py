@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 from agenteval_cli.core.errors import ExitCode, UserError
+from agenteval_cli.spec.fields import split_import_path
 from agenteval_cli.spec.model import Spec
-from agenteval_cli.spec.sections import split_import_path
 
 INSTALL_HINT = "install it with: pip install 'agenteval-cli[ray]'"
 # Never shipped with the spec's folder: stores, environments, caches, version control.

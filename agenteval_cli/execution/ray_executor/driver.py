@@ -399,7 +399,7 @@ class RayEngine:
     def _interrupts(self, *, enabled: bool) -> contextlib.AbstractContextManager[Any]:
         if not enabled:
             return contextlib.nullcontext()
-        from agenteval_cli.execution.watchdog import Interrupts
+        from agenteval_cli.execution.guards.watchdog import Interrupts
 
         loop = asyncio.get_running_loop()
         return Interrupts(loop, self.stop, self.local.settings.grace_s + STOP_S, self._forced)
@@ -428,17 +428,19 @@ def _crashed(item: WorkItem, deaths: int, reason: str) -> Result:
 
 
 def _split(settings: RunSettings, count: int) -> list[RunSettings]:
-    """Each worker's share of the run's concurrency and evaluator slots (spread as evenly
-    as they divide); every other setting is the run's."""
+    """Each worker's share of the run's concurrency and of the evaluator slots the user set
+    (spread as evenly as they divide; unset, each worker sizes its own pool from its share
+    of the work); every other setting is the run's."""
 
     def share(total: int, index: int) -> int:
         return max(1, total // count + (1 if index < total % count else 0))
 
+    given = settings.evaluator_concurrency
     return [
         replace(
             settings,
             concurrency=share(settings.concurrency, index),
-            evaluator_concurrency=share(settings.evaluator_slots(), index),
+            evaluator_concurrency=share(given, index) if given else None,
         )
         for index in range(count)
     ]

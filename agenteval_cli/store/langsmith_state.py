@@ -161,11 +161,7 @@ class LangSmithState:
         return recorded_upload(self.db, experiment_id)
 
     def sent(self, experiment_id: str) -> set[tuple[str, int]]:
-        rows = self.db.execute(
-            "SELECT example_id, repetition FROM langsmith_sent WHERE experiment_id = ?",
-            (experiment_id,),
-        )
-        return {(e, r) for e, r in rows.fetchall()}
+        return sent_results(self.db, experiment_id)
 
     def mark_sent(self, experiment_id: str, keys: list[tuple[str, int]]) -> None:
         with write_transaction(self.db):
@@ -184,3 +180,15 @@ def recorded_upload(db: sqlite3.Connection, experiment_id: str) -> dict[str, Any
     if row is None:
         return None
     return dict(zip([c[0] for c in cursor.description], row, strict=True))
+
+
+def sent_results(db: sqlite3.Connection, experiment_id: str) -> set[tuple[str, int]]:
+    """``(example_id, repetition)`` of each result of the experiment sent to LangSmith, read
+    without creating the tables (none in a store that never uploaded)."""
+    if not has_table(db, "langsmith_sent"):
+        return set()
+    rows = db.execute(
+        "SELECT example_id, repetition FROM langsmith_sent WHERE experiment_id = ?",
+        (experiment_id,),
+    )
+    return {(e, r) for e, r in rows.fetchall()}

@@ -1,5 +1,5 @@
-"""The building blocks of spec sections: the base model that checks keys first, numeric
-types whose errors read "expected an integer >= 1, got 'four'", and import-path syntax."""
+"""The building blocks of spec models: the base model that checks keys first, field types
+whose errors read "expected an integer >= 1, got 'four'", and import-path syntax."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from agenteval_cli.core import imports
 from agenteval_cli.core.errors import did_you_mean
 from agenteval_cli.core.yamlsource import describe
 from agenteval_cli.spec.errors import SpecValueError
@@ -77,22 +78,12 @@ Repetitions = Annotated[int, _number_check(int, 1, strict=False, maximum=MAX_REP
 Fraction = Annotated[float, _number_check(float, 0, strict=False, maximum=1)]
 
 
-_IDENTIFIERS = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-IMPORT_PATH_FORMS = "'package.module:attr' or 'path/to/file.py:attr'"
-
-
 def split_import_path(text: str) -> tuple[str, str]:
-    """``"pkg.mod:graph"`` -> ``("pkg.mod", "graph")``; the left part may be a .py file path."""
-    source, colon, attr = text.rpartition(":")
-    if not colon:
-        raise SpecValueError(
-            f"malformed import path {text!r}: no ':attr'",
-            hint=f"write {IMPORT_PATH_FORMS}",
-        )
-    source_ok = (source.endswith(".py") and len(source) > 3) or _IDENTIFIERS.fullmatch(source)
-    if not source_ok or not _IDENTIFIERS.fullmatch(attr):
-        raise SpecValueError(f"malformed import path {text!r}", hint=f"write {IMPORT_PATH_FORMS}")
-    return source, attr
+    """:func:`agenteval_cli.core.imports.split_import_path`, failing as a spec value does."""
+    try:
+        return imports.split_import_path(text)
+    except imports.ImportPathError as exc:
+        raise SpecValueError(str(exc), hint=exc.hint) from None
 
 
 @contextmanager

@@ -1,0 +1,161 @@
+"""A call's time-out counted in its own time, and who holds the event loop.
+
+A call of an async target is awaited step by step (the stretch between two of its awaits),
+each step timed: one of ``BLOCKING_S`` or more held the loop and is blamed on the call
+(:mod:`agenteval_cli.execution.guards.stalls`). Its deadline gives back the time the loop was
+held by others before it fires, and a call that held the loop itself past its time-out is
+timed out when it comes back, since nothing could interrupt it. The same bookkeeping tells
+a stopped run's watchdog which call holds the loop, or which calls would not end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Generator
+from time import perf_counter
+from types import FrameType
+from typing import Any, NamedTuple
+
+from agenteval_cli.execution.guards.stalls import BLOCKING_S, LoopStalls, blocked_text
+
+# The files of the run's own machinery: where the loop was held is named outside them.
+OWN_FILES = ("runner.py", "deadline.py", "watchdog.py")
+
+
+class Call(NamedTuple):
+    """Whose call it is: the target's name and the example's id."""
+
+    target: str
+    example: str
+
+
+async def within(
+    call: Awaitable[Any],
+    timeout: float | None,
+    stalls: LoopStalls | None = None,
+    who: Call | None = None,
+) -> Any:
+    """``await call`` under a time-out of ``timeout`` seconds of its own time: the time the
+    loop was held by others (``stalls``) does not count, and a call that held the loop
+    itself past ``timeout`` (blocking code in an async target) is timed out when it comes
+    back, since nothing could interrupt it (:mod:`agenteval_cli.execution.guards.stalls`). Each
+    step of the call is timed; ``who`` names whom a blocking step is blamed on."""
+    steps = _TimedSteps(call, stalls, who)
+    if timeout is None:
+        return await steps
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    stalled = 0.0 if stalls is None else stalls.stalled()
+
+    def starved() -> float:
+        """Seconds the loop was held by others since the call started."""
+        if stalls is None:
+            return 0.0
+        return max(0.0, stalls.stalled() - stalled - steps.blocked)
+
+    try:
+        async with asyncio.timeout(None) as cm:
+            deadline = _Deadline(cm, start + timeout, starved)
+            try:
+                value = await steps
+            finally:
+                deadline.cancel()
+    except TimeoutError as exc:
+        if steps.blocked:
+            exc.blocked_s = steps.blocked  # type: ignore[attr-defined]
+        raise
+    if steps.blocked and loop.time() - start - starved() > timeout:
+        # it held the loop past its time-out: timed out like any other call
+        error = TimeoutError(blocked_text(steps.blocked))
+        error.blocked_s = steps.blocked  # type: ignore[attr-defined]
+        raise error
+    return value
+
+
+class _TimedSteps:
+    """Awaits ``call`` as ``await`` would, timing each step (the stretch between two of its
+    awaits): a step of ``BLOCKING_S`` or more held the event loop, and is blamed on the
+    call's target."""
+
+    def __init__(self, call: Awaitable[Any], stalls: LoopStalls | None, who: Call | None) -> None:
+        self.call, self.stalls, self.who = call, stalls, who
+        self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
+
+    def _held(self, seconds: float) -> None:
+        self.blocked += seconds
+        if self.stalls is not None and self.who is not None:
+            self.stalls.blame(self.who.target, self.who.example, seconds)
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        steps = self.call.__await__()
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            began = perf_counter()
+            try:
+                waiting_on = steps.send(sent) if thrown is None else steps.throw(thrown)
+            except StopIteration as done:
+                return done.value
+            finally:
+                took = perf_counter() - began
+                if took >= BLOCKING_S:
+                    self._held(took)
+            try:
+                sent, thrown = (yield waiting_on), None
+            except GeneratorExit:
+                steps.close()
+                raise
+            except BaseException as exc:  # thrown into the task: passed on to the call
+                sent, thrown = None, exc
+
+
+class _Deadline:
+    """The call's deadline in ``cm`` (an ``asyncio.timeout``): when it falls due, the time
+    the loop was held by others since the start (``starved``) is given back first."""
+
+    def __init__(self, cm: asyncio.Timeout, due: float, starved: Callable[[], float]) -> None:
+        self.cm, self.due, self.starved = cm, due, starved
+        self.handle: asyncio.TimerHandle | None = asyncio.get_running_loop().call_at(
+            due, self._check
+        )
+
+    def _check(self) -> None:
+        loop = asyncio.get_running_loop()
+        end = self.due + self.starved()
+        if end - loop.time() > 0.001:  # starved meanwhile: the deadline moves by that
+            self.handle = loop.call_at(end, self._check)
+        else:
+            self.handle = None
+            self.cm.reschedule(loop.time())  # expires now: cancels the call, TimeoutError
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+
+def call_on_stack(frame: FrameType | None) -> Call | None:
+    """The call whose code ``frame`` (or a frame that called it) runs."""
+    while frame is not None:
+        if frame.f_code in (within.__code__, _TimedSteps.__await__.__code__):
+            holder = frame.f_locals.get("who") or getattr(frame.f_locals.get("self"), "who", None)
+            if isinstance(holder, Call):
+                return holder
+        frame = frame.f_back
+    return None
+
+
+def calls_in_flight() -> list[Call]:
+    """The calls still running on the loop, found in the tasks' chains of awaits."""
+    calls: list[Call] = []
+    for task in asyncio.all_tasks():
+        awaited: Any = task.get_coro()
+        while awaited is not None:
+            frame = getattr(awaited, "cr_frame", None)
+            if frame is not None and frame.f_code is within.__code__:
+                who = frame.f_locals.get("who")
+                if isinstance(who, Call):
+                    calls.append(who)
+                break
+            awaited = getattr(awaited, "cr_await", None)
+    return calls
