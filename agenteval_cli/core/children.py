@@ -36,34 +36,49 @@ class Child:
 
 
 def descendants() -> dict[int, Child]:
-    """This process's running descendants (zombies left out), by pid."""
+    """This process's running descendants (zombies left out), by pid. A zombie's children
+    are still its descendants: a double fork's middle process that exited (and that no one
+    reaped yet) does not hide the process it started."""
     below: dict[int, list[int]] = {}
     table = _process_table()
-    for pid, (ppid, _) in table.items():
+    for pid, (ppid, _, _) in table.items():
         below.setdefault(ppid, []).append(pid)
     found: dict[int, Child] = {}
+    seen: set[int] = set()
     parents = [os.getpid()]
     while parents:
         for pid in below.get(parents.pop(), []):
-            if pid not in found:
-                found[pid] = Child(pid, table[pid][1])
+            if pid not in seen:
+                seen.add(pid)
+                _, command, running = table[pid]
+                if running:
+                    found[pid] = Child(pid, command)
                 parents.append(pid)
     return found
 
 
 def end_leftovers(before: set[int]) -> list[str]:
-    """End the descendants that are not in ``before`` (those running when the run started);
-    a warning line naming them, or none."""
-    left = {pid: child for pid, child in descendants().items() if pid not in before}
+    """End the descendants that are not in ``before`` (those running when the run started),
+    and those they start meanwhile (a double fork under way); a warning line naming them,
+    or none."""
+    left: dict[int, Child] = {}
+
+    def sweep() -> set[int]:
+        """SIGTERM to the descendants not seen yet; the ones still running."""
+        now = descendants()
+        for pid, child in now.items():
+            if pid not in before and pid not in left:
+                left[pid] = child
+                _signal(pid, signal.SIGTERM)
+        return set(left) & set(now)
+
+    running = sweep()
     if not left:
         return []
-    for pid in left:
-        _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + GRACE_S
-    running = set(left)
     while running and time.monotonic() < deadline:
         time.sleep(0.05)
-        running &= set(descendants())
+        running = sweep()
     for pid in running:
         _signal(pid, signal.SIGKILL)
     named = [f"{pid} ({child.command})" for pid, child in sorted(left.items())]
@@ -108,8 +123,9 @@ def _signal(pid: int, number: signal.Signals) -> None:
         os.kill(pid, number)
 
 
-def _process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, command line) of every running process that can be seen."""
+def _process_table() -> dict[int, tuple[int, str, bool]]:
+    """pid -> (parent pid, command line, running: not a zombie) of every process that can
+    be seen."""
     proc = Path("/proc")
     if (proc / "self" / "stat").exists():
         return _from_proc(proc)
@@ -128,25 +144,28 @@ def proc_stat(pid: int | str, proc: Path = Path("/proc")) -> tuple[str, list[str
     return name, stat[stat.rindex(")") + 1 :].split()
 
 
-def _from_proc(proc: Path) -> dict[int, tuple[int, str]]:
-    table: dict[int, tuple[int, str]] = {}
+def _from_proc(proc: Path) -> dict[int, tuple[int, str, bool]]:
+    table: dict[int, tuple[int, str, bool]] = {}
     for entry in os.scandir(proc):
         if not entry.name.isdigit():
             continue
         stat = proc_stat(entry.name, proc)
-        if stat is None or len(stat[1]) < 2 or stat[1][0] in ("Z", "X"):  # exited, unreaped
+        if stat is None or len(stat[1]) < 2:
             continue
         name, fields = stat
+        if fields[0] in ("Z", "X"):  # exited, unreaped: no command line left
+            table[int(entry.name)] = (int(fields[1]), name, False)
+            continue
         try:
             raw = (proc / entry.name / "cmdline").read_bytes()
         except OSError:
             continue  # ended meanwhile
         command = raw.replace(b"\0", b" ").decode(errors="replace").strip() or name
-        table[int(entry.name)] = (int(fields[1]), _short(command))
+        table[int(entry.name)] = (int(fields[1]), _short(command), True)
     return table
 
 
-def _from_ps() -> dict[int, tuple[int, str]]:
+def _from_ps() -> dict[int, tuple[int, str, bool]]:
     import subprocess  # only where there is no /proc
 
     try:
@@ -159,12 +178,13 @@ def _from_ps() -> dict[int, tuple[int, str]]:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    table: dict[int, tuple[int, str]] = {}
+    table: dict[int, tuple[int, str, bool]] = {}
     for line in listing.splitlines():
         parts = line.split(None, 3)
-        if len(parts) < 3 or not parts[0].isdigit() or parts[2].startswith("Z"):
+        if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit():
             continue
-        table[int(parts[0])] = (int(parts[1]), _short(parts[3] if len(parts) > 3 else ""))
+        command = _short(parts[3] if len(parts) > 3 else "")
+        table[int(parts[0])] = (int(parts[1]), command, not parts[2].startswith("Z"))
     return table
 
 
