@@ -362,16 +362,14 @@ def command_endings() -> Iterator[None]:
     import errno
     import sys
 
-    import click
-
-    from agenteval_cli.cli.stop_signals import INTERRUPTED, interrupted_line
+    from agenteval_cli.cli.stop_signals import INTERRUPTED, interrupted_line, set_stop_note
     from agenteval_cli.core.errors import ExitCode
 
     exit_code: int = ExitCode.SERVICE_FAILED
     try:
         try:
             yield
-        except click.exceptions.Exit as exc:
+        except typer.Exit as exc:  # Typer's (its own Click's), as ctx.exit() raises too
             if exc.exit_code:
                 exit_code = exc.exit_code
             sys.stdout.flush()
@@ -380,6 +378,7 @@ def command_endings() -> Iterator[None]:
     except KeyboardInterrupt as exc:
         with suppress(OSError):
             stderr().print(interrupted_line(exc), highlight=False, markup=False)
+        set_stop_note(None)  # said: the next command stopped in this process says its own
         raise typer.Exit(INTERRUPTED) from None
     except (OSError, SystemExit) as exc:
         # a Rich console's own way (Typer's help too): SystemExit(1) on a BrokenPipeError
