@@ -360,3 +360,61 @@ def test_upload_sends_a_run_kept_for_it_and_prints_nothing(tmp_path, monkeypatch
         again = agenteval.upload([e.name for e in report.experiments], store=tmp_path / "db")
         assert [u.sent.already_sent for u in again.uploads if u.sent] == [2, 2]
     assert capfd.readouterr() == ("", "")
+
+
+KEPT_CLIENT = """
+import httpx
+
+client = httpx.AsyncClient()  # kept between calls, as LangChain's chat models keep theirs
+
+
+async def target(inputs):
+    answer = await client.get(inputs["url"])
+    return {"final_response": answer.text}
+"""
+
+
+def test_a_second_run_in_one_process_can_use_a_client_the_first_left_open(tmp_path):
+    """A client kept between calls holds keep-alive connections bound to the event loop it
+    first ran on: runs in one process share that loop, so the second run's calls work too."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    class Answer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: the connection outlives the first run
+
+        def do_GET(self) -> None:
+            body = b"pong"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        (tmp_path / "kept.py").write_text(KEPT_CLIENT)
+        (tmp_path / "rows.jsonl").write_text(
+            "".join(json.dumps({"inputs": {"url": url, "n": i}}) + "\n" for i in range(3))
+        )
+        (tmp_path / "spec.yaml").write_text(
+            "dataset: rows.jsonl\ntargets: {kept: kept.py:target}\nevaluators: []\n"
+        )
+        script = (
+            "import agenteval_cli as agenteval\n"
+            "for _ in range(2):\n"
+            "    report = agenteval.run('spec.yaml', store='db')\n"
+            "    print([e.errored for e in report.errors])\n"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+            cwd=tmp_path,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[0]", "[0]"], proc.stdout + proc.stderr

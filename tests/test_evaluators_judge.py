@@ -86,7 +86,9 @@ def test_choices_and_a_score_outside_them(server):
     assert verdict(fn).score == 0.5
     off = verdict(fn)
     assert off.score is None
-    assert off.comment == "judge returned 0.3, not one of [0.0, 0.5, 1.0]"
+    assert off.comment == (
+        "evaluator 'routing_quality' failed: judge returned 0.3, not one of [0.0, 0.5, 1.0]"
+    )
 
 
 @pytest.mark.parametrize(
@@ -102,9 +104,13 @@ def test_malformed_reply_is_none_with_the_reason_never_zero(server, reply, reaso
     result = verdict(judge(server, prompt="routing_quality", continuous=True))
     assert result.score is None
     if reason is None:
-        assert result.comment == "judge returned 'high', not a number from 0 to 1"
+        assert result.comment == (
+            "evaluator 'routing_quality' failed: judge returned 'high', not a number from 0 to 1"
+        )
     else:
-        assert result.comment.startswith(f"judge reply could not be parsed: {reason}")
+        assert result.comment.startswith(
+            f"evaluator 'routing_quality' failed: judge reply could not be parsed: {reason}"
+        )
 
 
 def test_server_error_is_none_with_the_reason(server):

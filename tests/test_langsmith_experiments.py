@@ -806,3 +806,59 @@ def test_models_traced_outside_langchain_keep_their_usage(server, tmp_path):
         (c.path, c.model, c.input_tokens, c.output_tokens) for c in result.trace.model_calls
     ] == [(["gpt-4o-mini"], "gpt-4o-mini", 12, 3)]
     assert [m["role"] for m in result.trace.messages] == ["user", "assistant"]
+
+
+def test_model_runs_alone_keep_their_cache_and_reasoning_tokens(server, tmp_path, invoke):
+    """Read back by the older rule too, a model run's usage keeps its cache reads, cache
+    writes (Anthropic's 5-minute and 1-hour parts apart) and reasoning, and its provider."""
+    client = Client(api_url=server.url, api_key=server.api_key)
+    dataset = client.create_dataset(dataset_name="legacy-details")
+    (example,) = client.create_examples(
+        dataset_id=dataset.id, inputs=[{"question": "Refund INV-42."}], outputs=[{}]
+    )["example_ids"]
+    project = client.create_project("legacy-details", reference_dataset_id=dataset.id)
+    runs = _legacy_runs(str(project.id), str(example))
+    models = [run for run in runs if run["run_type"] == "llm"]
+    details = [  # (input_token_details, output_token_details, ls_provider) per model run
+        ({"cache_read": 4, "cache_creation": 0, FIVE_M: 1, ONE_H: 2}, None, "anthropic"),
+        ({"cache_read": 8}, {"reasoning": 2}, "openai"),
+        (None, None, None),
+    ]
+    for run, (inputs, outputs, provider) in zip(models, details, strict=True):
+        usage = run["outputs"]["generations"][0][0]["message"]["usage_metadata"]
+        if inputs is not None:
+            usage["input_token_details"] = inputs
+        if outputs is not None:
+            usage["output_token_details"] = outputs
+        if provider is not None:
+            run["extra"]["metadata"]["ls_provider"] = provider
+    client.multipart_ingest(create=runs)
+    client.flush()
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.split("thresholds:")[0].format(data=ROOT / "datasets" / "routing.jsonl"))
+    store = tmp_path / "db"
+    imported = invoke("run", spec, "--from-langsmith", "legacy-details", "--store", store)
+    assert imported.exit_code == 0, imported.output
+    (trace, _) = stored_traces(store, "legacy-details")["Refund INV-42."]
+    assert trace.schema == 1
+    got = [
+        (
+            c.input_tokens,
+            c.output_tokens,
+            c.cache_read_tokens,
+            c.cache_write_tokens,
+            c.reasoning_tokens,
+            c.token_details,
+            c.provider,
+        )
+        for c in trace.model_calls
+    ]
+    assert got == [
+        (7, 2, 4, 3, None, {"cache_write_5m_tokens": 1, "cache_write_1h_tokens": 2}, "anthropic"),
+        (11, 3, 8, None, 2, {}, "openai"),
+        (13, 4, None, None, None, {}, None),
+    ]
+
+
+FIVE_M, ONE_H = "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"

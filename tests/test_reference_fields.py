@@ -66,7 +66,7 @@ def test_the_registry_declares_what_each_evaluator_needs():
 
 def test_no_warning_when_one_row_has_the_field_or_every_field_is_read():
     reads = spec_reads([EvaluatorSpec(name="routing_accuracy")])
-    some = _rows({"expected_agent": ["a"]}, {"expected_agents": ["b"]})
+    some = _rows({"notes": "none expected"}, {"expected_agents": ["b"]})
     assert reference_warnings(reads, some, "d.jsonl") == []  # one row has it: a real dataset
     known = _rows({"must_mention": ["x"]})  # an evaluator not in the spec reads it
     assert reference_warnings(reads, known, "d.jsonl") == []
@@ -97,3 +97,24 @@ def test_a_users_evaluator_declares_the_fields_it_reads():
     (line,) = reference_warnings(reads, rows, "d.jsonl")
     assert "rows have 'expected_rout'" in line and "did you mean 'expected_route'?" in line
     assert reference_warnings(reads, _rows({"expected_route": "b"}), "d.jsonl") == []
+
+
+def test_a_field_misspelt_in_some_rows_only_is_named_with_those_rows():
+    reads = spec_reads([EvaluatorSpec(name="routing_accuracy")])
+    rows = _rows(
+        {"expected_agents": ["a"]},
+        {"expected_agent": ["b"]},  # a typo: scored as if nothing were expected
+        {"notes": "a negative example: nothing expected"},
+        {"Expected_Agents": ["c"]},
+        {"expected_agent": ["d"]},
+    )
+    assert reference_warnings(reads, rows, "d.jsonl") == [
+        "d.jsonl: 2 row(s) (first: 'e1') have the reference field 'expected_agent', which no "
+        "evaluator reads, and not 'expected_agents' that routing_accuracy reads: did you mean "
+        "'expected_agents'? (without it routing_accuracy scores those rows as if nothing were "
+        "expected)",
+        "d.jsonl: 1 row(s) (first: 'e3') have the reference field 'Expected_Agents', which no "
+        "evaluator reads, and not 'expected_agents' that routing_accuracy reads: did you mean "
+        "'expected_agents'? (without it routing_accuracy scores those rows as if nothing were "
+        "expected)",
+    ]

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import IO, TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperGroup
@@ -139,6 +139,24 @@ def _console_class() -> type[Console]:
     from rich.console import Console
 
     class PipeConsole(Console):
+        @property  # type: ignore[override]
+        def file(self) -> IO[str]:
+            """Where Rich writes; a fresh stream on the same descriptor when a target closed
+            the standard stream mid-run (the progress and warnings go on, not a traceback)."""
+            found = Console.file.fget(self)  # type: ignore[attr-defined]
+            if getattr(found, "closed", False):
+                from agenteval_cli.core.pinned import reopened
+
+                fresh = reopened(found)
+                if fresh is not None:
+                    self._file = fresh
+                    return fresh
+            return found
+
+        @file.setter
+        def file(self, new_file: IO[str]) -> None:
+            self._file = new_file
+
         def on_broken_pipe(self) -> None:
             import errno
 

@@ -8,22 +8,24 @@ they were asked for, the table still prints, and the secret is still redacted:
 calls end (with a warning saying what the target changed), and the secrets' values present
 at the start stay redacted (:func:`agenteval_cli.core.redact.remember_environment`). The
 processes a target started and left running are ended (:mod:`agenteval_cli.core.children`),
-those that detached themselves by a double fork too: for the run, orphans are re-parented
-to this process (Linux), where the sweep finds them.
+those that detached themselves by a double fork too (for the run, orphans are
+re-parented to this process on Linux, where the sweep finds them), and a target
+calling ``os._exit(0)`` cannot end the process with a success.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TextIO
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import NoReturn, TextIO
 
 from agenteval_cli.core.children import adopt_orphans, descendants, end_leftovers
+from agenteval_cli.core.errors import ExitCode
 from agenteval_cli.core.redact import remember_environment
 
-__all__ = ["Pin", "pinned_process"]
+__all__ = ["Pin", "pinned_process", "reopened"]
 
 
 class Pin:
@@ -36,6 +38,7 @@ class Pin:
         self.children = set(descendants())
         self.adopted = adopt_orphans()  # what it was; None: orphans go to init, unseen
         self.restored = False
+        self.real_exit = _guard_exit()
 
     def restore(self, *, end_children: bool = True) -> list[str]:
         """Undo what changed since the start (once): the working directory, the standard
@@ -44,6 +47,7 @@ class Pin:
         if self.restored:
             return []
         self.restored = True
+        os._exit = self.real_exit  # type: ignore[assignment]
         changes: list[str] = end_leftovers(self.children) if end_children else []
         if self.adopted is not None:
             adopt_orphans(self.adopted)
@@ -63,6 +67,33 @@ def pinned_process() -> Iterator[Pin]:
         yield pin
     finally:
         pin.restore()
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _guard_exit() -> Callable[[int], NoReturn]:
+    """Replace ``os._exit`` while the run goes: a target calling it (from any thread) ends
+    the process as it asked, but with a line on stderr, and never with exit 0, which would
+    read as a run that finished and passed. agenteval's own forced exits and forked child
+    processes exit as they ask. Returns the real one, to put back."""
+    real = os._exit
+    pid = os.getpid()
+
+    def guarded(code: int) -> NoReturn:
+        caller = sys._getframe(1).f_code.co_filename
+        if os.getpid() != pid or caller.startswith(_PACKAGE + os.sep):
+            real(code)
+        with suppress(OSError):
+            os.write(
+                2,
+                f"error: a target called os._exit({code}) during the run; the results that "
+                "finished are saved in the store, and --resume continues the run\n".encode(),
+            )
+        real(code or ExitCode.RUN_ERRORS)
+
+    os._exit = guarded  # type: ignore[assignment]
+    return real
 
 
 def _cwd() -> str | None:
@@ -112,8 +143,15 @@ def _closed(stream: TextIO) -> bool:
     return bool(getattr(stream, "closed", False))
 
 
+def reopened(stream: TextIO) -> TextIO | None:
+    """A fresh stream on the descriptor of ``stream``, a standard stream a target closed
+    while the run still writes to it (its progress, its warnings); None when it has none."""
+    return _reopen(stream)
+
+
 def _reopen(stream: TextIO) -> TextIO | None:
-    descriptor = {"<stdout>": 1, "<stderr>": 2}.get(str(getattr(stream, "name", "")))
+    name = getattr(stream, "name", "")
+    descriptor = name if type(name) is int else {"<stdout>": 1, "<stderr>": 2}.get(str(name))
     if descriptor is None:
         return None
     try:

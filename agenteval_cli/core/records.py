@@ -42,6 +42,9 @@ class ModelCall:
     # Still running when the request stopped (a timeout, an error elsewhere): it may have
     # been billed, so its tokens are unknown, not zero.
     cut_off: bool = False
+    # Why the model reported no usage, when the recorder can tell (a ChatOpenAI stream
+    # without ``stream_usage=True``); None otherwise.
+    no_usage_reason: str | None = None
     # What the usage said beyond input and output, by LangChain's ``UsageMetadata``
     # convention: cache reads and writes are part of ``input_tokens``, reasoning part of
     # ``output_tokens``. ``None``: the model did not report it (unknown, not zero).
@@ -263,6 +266,7 @@ class Trace:
                     "failed": m.failed,
                     "retried": m.retried,
                     "cut_off": m.cut_off,
+                    "no_usage_reason": m.no_usage_reason,
                     "cache_read_tokens": m.cache_read_tokens,
                     "cache_write_tokens": m.cache_write_tokens,
                     "reasoning_tokens": m.reasoning_tokens,

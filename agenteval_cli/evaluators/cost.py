@@ -154,6 +154,8 @@ def _unknown_note(trace: Trace, unknown: list[str]) -> str | None:
         )
     if silent:
         notes.append(f"model(s) {[m for m in unknown if m in silent]} reported no token usage")
+        reasons = {c.no_usage_reason: None for c in trace.model_calls if c.no_usage_reason}
+        notes.extend(r for r in reasons if r)  # why, where the recorder could tell
     return "; ".join(notes)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -98,7 +99,7 @@ def normalize(raw: Any, default_key: str) -> list[Score]:
         return [score for item in raw for score in normalize(item, default_key)]
     if isinstance(raw, dict) and "results" in raw and isinstance(raw["results"], list):
         return normalize(raw["results"], default_key)
-    if isinstance(raw, bool | int | float):
+    if isinstance(raw, bool | numbers.Real):  # numpy's and Fraction's numbers too
         return [_score(default_key, raw, None, default_key)]
     if not isinstance(raw, dict):
         raw = getattr(raw, "__dict__", None) or _not_a_result(raw)
@@ -120,7 +121,7 @@ def _score(key: str, value: Any, comment: str | None, evaluator: str) -> Score:
     evaluator failed (so one that does so on every result fails the run, as any other)."""
     if value is None or isinstance(value, bool):
         return Score(key, value, comment)
-    if isinstance(value, int | float):
+    if isinstance(value, numbers.Real):  # numpy's float32 and int64, a Fraction: their value
         number = float(value)
         if math.isfinite(number):
             return Score(key, number, comment)

@@ -179,15 +179,20 @@ def _failure(exc: BaseException, name: str) -> str:
     text = " ".join((str(exc).splitlines() or [""])[0].split())[:300]
     if isinstance(exc, PromptError):
         return f"prompt could not be filled: {text}"
-    if isinstance(exc, (OutputParserException, *PARSE_ERRORS)):
-        return f"judge reply could not be parsed: {type(exc).__name__}: {text}"
+    if isinstance(exc, (OutputParserException, *PARSE_ERRORS)):  # no verdict: its failure
+        kind = type(exc).__name__
+        return f"evaluator {name!r} failed: judge reply could not be parsed: {kind}: {text}"
     if isinstance(exc, KeyRefused):  # the provider's own text may show the key: left out
         return f"evaluator {name!r} failed: judge call failed: {text}"
     return f"evaluator {name!r} failed: judge call failed: {type(exc).__name__}: {text}"
 
 
-def _checked(raw: Any, key: str, continuous: bool, choices: list[float] | None) -> dict:
-    """openevals' result, with a score of the wrong type or range turned into None."""
+def _checked(
+    raw: Any, key: str, continuous: bool, choices: list[float] | None, name: str = ""
+) -> dict:
+    """openevals' result, with a score of the wrong type or range turned into None: the
+    judge's failure (a judge doing so on every result fails the run), except a number from
+    a true/false judge, which its own line after the table explains (``continuous: true``)."""
     score, comment = raw.get("score"), raw.get("comment")
     if choices:
         ok = isinstance(score, int | float) and not isinstance(score, bool) and score in choices
@@ -201,7 +206,10 @@ def _checked(raw: Any, key: str, continuous: bool, choices: list[float] | None) 
         if isinstance(score, int | float) and not ok:
             expected += f" ({NUMBER_FOR_BOOLEAN})"
     if not ok:
-        return {"key": key, "score": None, "comment": f"judge returned {score!r}, not {expected}"}
+        comment = f"judge returned {score!r}, not {expected}"
+        if NUMBER_FOR_BOOLEAN not in expected:
+            comment = f"evaluator {name or key!r} failed: {comment}"
+        return {"key": key, "score": None, "comment": comment}
     return {"key": key, "score": score, "comment": comment}
 
 
@@ -221,7 +229,7 @@ async def run_judge(
             raw = await calls.call(judge, **kwargs)
         except Exception as exc:
             return {"key": key, "score": None, "comment": _failure(exc, calls.name)}
-    return _checked(raw, key, continuous, choices)
+    return _checked(raw, key, continuous, choices, calls.name)
 
 
 @register(

@@ -48,15 +48,26 @@ def reference_warnings(
 ) -> list[str]:
     """One line for each evaluator whose needed reference fields are in no row while rows
     have a field no evaluator reads: naming that field (the nearest, when several) and the
-    nearest needed one. Evaluators missing the same field share their line."""
+    nearest needed one; and one for the rows that lack a field other rows give while
+    having an unread one close to it (a typo in some rows). Evaluators missing the same field
+    share their line."""
     if not any(r.needed for r in reads):
         return []
+    rows = list(islice(examples, CHECKED_ROWS))
     present: set[str] = set()
-    for example in islice(examples, CHECKED_ROWS):
+    for example in rows:
         present.update(str(k) for k in example.outputs)
-    unknown = sorted(present - _known_fields(reads))
+    known = _known_fields(reads)
+    unknown = sorted(present - known)
     if not unknown:
         return []
+    return _in_no_row(reads, present, unknown, source) + _in_some_rows(reads, rows, known, source)
+
+
+def _in_no_row(
+    reads: Sequence[Reads], present: set[str], unknown: list[str], source: str
+) -> list[str]:
+    """The evaluators none of whose needed fields is in any row."""
     pairs: dict[tuple[str, str], list[str]] = {}
     for r in reads:
         if r.needed and not set(r.needed) & present:
@@ -81,6 +92,42 @@ def reference_warnings(
 
 
 SIMILAR = 0.6  # as close as a typo: "did you mean" is said
+
+
+def _in_some_rows(
+    reads: Sequence[Reads], rows: Sequence[Example], known: set[str], source: str
+) -> list[str]:
+    """Rows without an evaluator's needed field but with an unread one as close to it as a
+    typo, for an evaluator other rows do give its field (a row with no such field is one
+    that expects nothing, as a negative example does)."""
+    found: dict[tuple[str, str], tuple[list[str], list[str]]] = {}  # -> (readers, row ids)
+    given = {r.name for r in reads if any(f in e.outputs for e in rows for f in r.needed)}
+    for example in rows:
+        fields = {str(k) for k in example.outputs}
+        for r in reads:
+            if r.name not in given or set(r.needed) & fields:
+                continue
+            close = [
+                (u, f) for u in fields - known for f in r.needed if _similarity(u, f) >= SIMILAR
+            ]
+            if not close:
+                continue
+            pair = max(close, key=lambda p: _similarity(*p))
+            readers, ids = found.setdefault(pair, ([], []))
+            if r.name not in readers:
+                readers.append(r.name)
+            if example.id not in ids:
+                ids.append(example.id)
+    lines = []
+    for (field, nearest), (readers, ids) in found.items():
+        names = ", ".join(readers)
+        lines.append(
+            f"{source}: {len(ids)} row(s) (first: {ids[0]!r}) have the reference field "
+            f"{field!r}, which no evaluator reads, and not {nearest!r} that {names} reads: "
+            f"did you mean {nearest!r}? (without it {names} scores those rows as if nothing "
+            "were expected)"
+        )
+    return lines
 
 
 def _known_fields(reads: Sequence[Reads]) -> set[str]:

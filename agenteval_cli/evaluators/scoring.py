@@ -264,7 +264,13 @@ async def call_evaluator(
                     raw, _ = await call_with_retries(attempt, pool.retry, before_attempt=acquire)
                 else:
                     raw = await attempt()
-        return normalize(raw, evaluator.name)
+        scores = normalize(raw, evaluator.name)
+        if not scores:  # it said nothing: no pass, and its row would stay n/a in silence
+            raise ValueError(
+                f"it returned {raw!r}, no score; return a number, a bool or "
+                "{'key', 'score', 'comment'}"
+            )
+        return scores
     except BaseException as exc:
         if not _evaluators_own(exc, pool is not None and pool.owns_signals):
             raise

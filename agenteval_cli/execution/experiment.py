@@ -28,6 +28,7 @@ from agenteval_cli.targets import Target
 from agenteval_cli.targets.inputs import cannot_take, cannot_take_hint, uncovered_fields
 
 if TYPE_CHECKING:
+    from agenteval_cli.execution.fingerprint import Fingerprint
     from agenteval_cli.execution.ray_executor.cluster import RayOptions
     from agenteval_cli.execution.ray_executor.driver import RayEngine
 
@@ -56,10 +57,23 @@ class PreparedRun:
     shard: tuple[int, int] | None = None  # (i, N) of a --shard run: only shard i's examples
     dataset_examples: int | None = None  # a shard's whole dataset (before the split)
     ray: RayOptions | None = None  # set when the calls run on Ray workers (executor: ray)
+    _fingerprints: dict[str, Fingerprint] = field(default_factory=dict, repr=False)
 
     @property
     def total_per_target(self) -> int:
         return len(self.examples) * self.spec.repetitions
+
+    def fingerprint(self, target: str) -> Fingerprint:
+        """What ``target``'s answers depend on now (its project files, its ``cache_env``),
+        taken once per run: kept with its experiment and in its cache entries."""
+        taken = self._fingerprints.get(target)
+        if taken is None:
+            from agenteval_cli.execution import fingerprint
+
+            declared = next(t for t in self.spec.targets if t.name == target)
+            taken = fingerprint.take(declared.target, self.spec.base_dir, declared.cache_env)
+            self._fingerprints[target] = taken
+        return taken
 
 
 def prepare(
@@ -262,6 +276,7 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
             run_id=run_id,
             shard=run.shard,
             dataset_examples=run.dataset_examples,
+            target_fingerprint=run.fingerprint(target.name).to_json(),
         )
 
 
@@ -305,7 +320,6 @@ def _per_minute(rate_limit: Any) -> float | None:
 
 
 def make_runner(run: PreparedRun, store: Store) -> Runner:
-    from agenteval_cli.execution import fingerprint
     from agenteval_cli.execution.cache import (
         ResponseCache,
         absolute_import_path,
@@ -319,7 +333,7 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
         for target in run.spec.targets:
             path = absolute_import_path(target.target, run.spec.base_dir)
             runner.cache_paths[target.name] = path
-            taken = fingerprint.take(target.target, run.spec.base_dir, target.cache_env)
+            taken = run.fingerprint(target.name)
             runner.cache_fingerprints[target.name] = taken.to_json()
             runner.identities[target.name] = target_identity(
                 path,

@@ -3,7 +3,8 @@
 A cached answer is stale once the target's file is edited or an environment variable it
 reads changes. The fingerprint holds a hash of every project file the target's module
 imports, followed as far as can be known cheaply (the ``import`` statements of the files
-under the module's top-level package, or under a ``file.py`` target's folder), and a hash of
+under the module's top-level package, or under a ``file.py`` target's folder, and of the
+project's other packages they import: see :class:`_ProjectPackages`), and a hash of
 each variable the target declares with ``cache_env:`` (values are never stored, only their
 hashes). It is part of the cache key, and kept with each entry so that ``agenteval cache
 info`` can say which file or variable changed since the entry was written.
@@ -96,15 +97,61 @@ def project_files(import_path: str, base_dir: Path) -> list[Path]:
     # is the package's public names, which the module does not need unless it imports them.
     inits: set[Path] = set()
     followed: set[Path] = set()
-    todo = [start]
+    todo: list[tuple[Path, Path, str | None]] = [(start, root, package)]
+    elsewhere = _ProjectPackages()
     while todo and len(followed) < MAX_FILES:
-        path = todo.pop()
+        path, root, package = todo.pop()
         if path in followed or not path.is_file():
             continue
         followed.add(path)
         inits.update(init for init in _parent_inits(path, root, package) if init.is_file())
-        todo.extend(_imported_files(path, root, package))
+        for name in _imported_names(path, root):
+            files = [p for p in _module_paths(name, root, package) if p.is_file()]
+            if files:
+                todo.extend((p, root, package) for p in files)
+                continue
+            other = elsewhere.root_of(name.split(".")[0])  # another of the project's packages
+            if other is not None:
+                top = name.split(".")[0]
+                todo.extend((p, other, top) for p in _module_paths(name, other, top))
     return sorted(inits | followed)
+
+
+class _ProjectPackages:
+    """The project's own top-level packages outside the target's root: those importable
+    from a folder on ``sys.path`` that holds no installed library or standard module (the
+    project's folder, ``PYTHONPATH``, an editable install's source folder). A file target
+    wrapping the project's package (``evals/target.py`` importing ``myapp``) depends on it."""
+
+    def __init__(self) -> None:
+        self.folders = _path_folders()
+        self.found: dict[str, Path | None] = {}
+
+    def root_of(self, top: str) -> Path | None:
+        if top not in self.found:
+            self.found[top] = next(
+                (
+                    folder
+                    for folder in self.folders
+                    if (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()
+                ),
+                None,
+            )
+        return self.found[top]
+
+
+def _path_folders() -> list[Path]:
+    installed = {Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}}
+    folders = []
+    for entry in sys.path:
+        folder = Path(entry or ".").resolve()
+        if any(part in ("site-packages", "dist-packages") for part in folder.parts):
+            continue
+        if any(folder == prefix or prefix in folder.parents for prefix in installed):
+            continue
+        if folder.is_dir() and folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def _module_file(module: str) -> Path | None:
@@ -140,7 +187,9 @@ def _parent_inits(file: Path, root: Path, package: str | None) -> Iterator[Path]
         folder = folder.parent
 
 
-def _imported_files(file: Path, root: Path, package: str | None) -> Iterator[Path]:
+def _imported_names(file: Path, root: Path) -> Iterator[str]:
+    """The modules ``file`` imports, by absolute name (``from pkg import submodule`` gives
+    ``pkg`` and ``pkg.submodule``)."""
     try:
         tree = ast.parse(file.read_bytes(), filename=str(file))
     except (OSError, SyntaxError, ValueError):
@@ -148,14 +197,14 @@ def _imported_files(file: Path, root: Path, package: str | None) -> Iterator[Pat
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield from _module_paths(alias.name, root, package)
+                yield alias.name
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(node, file, root) if node.level else node.module
             if base is None:
                 continue
-            yield from _module_paths(base, root, package)
-            for alias in node.names:  # ``from pkg import submodule``
-                yield from _module_paths(f"{base}.{alias.name}", root, package)
+            yield base
+            for alias in node.names:
+                yield f"{base}.{alias.name}"
 
 
 def _absolute(node: ast.ImportFrom, file: Path, root: Path) -> str | None:

@@ -62,6 +62,11 @@ def resume_run(
             hint="run without --resume to start a new experiment",
         )
     run.experiments = {e.target: e for e in group}
+    for e in group:
+        for line in _target_changes(e):
+            run.warnings.append(line)
+            if on_note is not None:
+                on_note(line)
     run.done = {e.target: store.result_keys(e.id) for e in group}
     run.retry_errors = retry_errors
     for e in group:
@@ -123,3 +128,21 @@ def remaining(run: PreparedRun) -> dict[str, int]:
         kept = sum(1 for errored in done.values() if not (errored and run.retry_errors))
         left[target.name] = run.total_per_target - kept
     return left
+
+
+def _target_changes(experiment: ExperimentRecord) -> list[str]:
+    """One line when the target's files or declared variables changed since the experiment
+    started: its results will mix the answers of two versions (experiments started before
+    fingerprints were kept say nothing)."""
+    if not experiment.target_fingerprint:
+        return []
+    from agenteval_cli.execution.fingerprint import Fingerprint
+
+    changed = Fingerprint.from_json(experiment.target_fingerprint).changes()
+    if not changed:
+        return []
+    return [
+        f"target {experiment.target!r}: {', '.join(changed)} since {experiment.name} started; "
+        "its results will mix answers of two versions of the target (run without --resume "
+        "to start a new experiment)"
+    ]

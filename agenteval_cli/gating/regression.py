@@ -29,10 +29,12 @@ def check_baseline(
     keys = list(allowed) or metricinfo.ordered(side.score_keys() & baseline.score_keys())
     failures = []
     extra = {} if seed is None else {"seed": seed}
+    compared = 0
     for key in keys:
         paired = compare_examples(baseline.per_example(key), side.per_example(key), **extra)
         if paired is None or paired.diff is None:  # no example shared
             continue
+        compared += 1
         diff = paired.diff
         worse = -diff if metricinfo.higher_is_better(key) else diff
         if paired.significant and worse > allowed.get(key, 0.0) + 1e-12:
@@ -43,4 +45,21 @@ def check_baseline(
                 f"{metricinfo.fmt_diff(key, paired.ci_high)}], p = {paired.p_value:.3g}; "
                 f"allowed drop {metricinfo.fmt(key, allowed.get(key, 0.0))})"
             )
+    if not compared:  # a gate that compared nothing would pass whatever the run did
+        failures.append(_nothing_compared(side, baseline, keys))
     return failures
+
+
+def _nothing_compared(side: ExperimentData, baseline: ExperimentData, keys: list[str]) -> str:
+    """Why no score of ``side`` could be paired with ``baseline``'s, for the gate's line."""
+    if not keys:
+        shared = sorted(baseline.score_keys())[:5]
+        why = f"no score key in common (the baseline has {', '.join(shared) or 'none'})"
+    elif not set(side.example_ids()) & set(baseline.example_ids()):
+        why = "no example id in common (another dataset, or ids that changed)"
+    else:
+        why = f"no example scored for {', '.join(keys)} on both sides"
+    return (
+        f"compared nothing with the baseline {baseline.name!r}: {why}; write it again with "
+        "'agenteval run SPEC --save-baseline FILE'"
+    )

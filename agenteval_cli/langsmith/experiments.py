@@ -332,7 +332,9 @@ def _legacy_trace(runs: list[Any]) -> Trace:
             model = _model_name(run, metadata, extra.get("invocation_params") or {})
             tokens_in, tokens_out = _usage(run)
             agent = agent_from_metadata(metadata) or model
-            model_calls.append(ModelCall(agent, model, tokens_in, tokens_out, latency))
+            model_call = ModelCall(agent, model, tokens_in, tokens_out, latency)
+            _usage_details(run, metadata, model_call)
+            model_calls.append(model_call)
         elif run.run_type == "tool":
             inputs = run.inputs if isinstance(run.inputs, dict) else {}
             output = (run.outputs or {}).get("output") if isinstance(run.outputs, dict) else None
@@ -403,6 +405,22 @@ def _usage(run: Any) -> tuple[int | None, int | None]:
         tokens_out = usage.get("output_tokens", usage.get("completion_tokens"))
         return int(tokens_in or 0), int(tokens_out or 0)
     return None, None  # the model reported no usage: unknown, not zero
+
+
+def _usage_details(run: Any, metadata: dict[str, Any], call: ModelCall) -> None:
+    """Cache, reasoning and other parts from the usage on the run's message, and the
+    provider; the input and output counts stay LangSmith's (:func:`_usage`)."""
+    from agenteval_cli.trace.usage import read_usage
+
+    provider = metadata.get("ls_provider")
+    call.provider = provider if isinstance(provider, str) and provider else None
+    for message in _messages(run):
+        usage = message.get("usage_metadata")
+        if isinstance(usage, dict) and usage:
+            tokens = call.input_tokens, call.output_tokens
+            read_usage(call, usage)
+            call.input_tokens, call.output_tokens = tokens
+            return
 
 
 def _add_derived(result: Result, trace: Trace, pricing: dict[str, Any] | None) -> None:

@@ -249,6 +249,7 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         failed=bool(data.get("failed")),
         retried=bool(data.get("retried")),
         cut_off=bool(data.get("cut_off")),
+        no_usage_reason=_optional_text(data.get("no_usage_reason")),
         cache_read_tokens=_tokens(data.get("cache_read_tokens")),
         cache_write_tokens=_tokens(data.get("cache_write_tokens")),
         reasoning_tokens=_tokens(data.get("reasoning_tokens")),
@@ -259,6 +260,10 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
 
 def _tokens(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def from_json_file(path: Path) -> list[ExperimentData]:

@@ -67,6 +67,8 @@ class ExperimentRecord:
     shard_index: int | None = None  # the shard i/N of a run with --shard
     shard_count: int | None = None
     dataset_examples: int | None = None  # a shard's whole dataset's examples
+    # what the target's answers depended on when it started (execution.fingerprint), JSON
+    target_fingerprint: str | None = None
 
 
 class Store:
@@ -215,6 +217,7 @@ class Store:
         run_id: str | None = None,
         shard: tuple[int, int] | None = None,
         dataset_examples: int | None = None,
+        target_fingerprint: str | None = None,
     ) -> ExperimentRecord:
         """Start an experiment named ``<prefix>-<target>-<short id>``; ``shard`` is the
         ``(i, N)`` of a sharded run, ``dataset_examples`` then its whole dataset's count."""
@@ -226,7 +229,8 @@ class Store:
             "INSERT INTO experiments (id, name, prefix, target, target_path, spec_path, spec_json,"
             " spec_hash, dataset_path, dataset_name, dataset_hash, git_commit, repetitions,"
             " example_count, status, started_at, run_id, shard_index, shard_count,"
-            " dataset_examples) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?)",
+            " dataset_examples, target_fingerprint)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?,?)",
             (
                 experiment_id,
                 name,
@@ -247,6 +251,7 @@ class Store:
                 shard[0] if shard else None,
                 shard[1] if shard else None,
                 dataset_examples,
+                target_fingerprint,
             ),
         )
         return self.experiment(experiment_id)

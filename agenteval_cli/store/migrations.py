@@ -285,6 +285,14 @@ def add_cache_fingerprint(db: sqlite3.Connection) -> None:
     _add_column(db, "cache", "fingerprint_json", "TEXT")
 
 
+# A store without it holds experiments started before fingerprints were kept: read as such.
+@migration(readable=lambda db: True)
+def add_experiment_fingerprint(db: sqlite3.Connection) -> None:
+    """What each experiment's target depended on when it started (its project files and
+    declared variables), so a resumed run can say its answers mix two versions."""
+    _add_column(db, "experiments", "target_fingerprint", "TEXT")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
@@ -362,7 +370,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 # Columns read when present: a store that has not had their migration holds no sharded
 # run, and read-only commands read it as it is (a writing open adds them).
 OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
-    "experiments": ("shard_index", "shard_count", "dataset_examples"),
+    "experiments": ("shard_index", "shard_count", "dataset_examples", "target_fingerprint"),
     "results": ("status", "interrupt"),
     "cache": ("fingerprint_json",),
 }

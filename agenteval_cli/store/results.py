@@ -167,7 +167,7 @@ def encode(
         finished,
         result.attempts,
         1 if result.cached else 0,
-        None if scores_json is None else storable(scores_json),
+        None if scores_json is None else storable(redact(scores_json)),  # comments: text too
         result.status,
         None if result.interrupt is None else storable(redact(result.interrupt)),
     )

@@ -211,7 +211,10 @@ def _function_call(
         value = inputs if build is None else await built_input(build, inputs)
         if is_async:
             return as_outputs(await fn(value), output)
-        return as_outputs(await asyncio.to_thread(fn, value), output)
+        answer = await asyncio.to_thread(fn, value)
+        if inspect.isawaitable(answer):  # ``def target(inputs): return graph.ainvoke(...)``
+            answer = await answer
+        return as_outputs(answer, output)
 
     return call
 

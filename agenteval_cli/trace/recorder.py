@@ -41,11 +41,18 @@ from agenteval_cli.trace.unran import (
     unran_verdict,
 )
 from agenteval_cli.trace.unran import named_agent as _named_agent
+from agenteval_cli.trace.usage import read_token_usage, read_usage
 
 __all__ = ["TraceRecorder", "agent_from_metadata", "capture", "error_text"]
 
 _Record = TypeVar("_Record", ModelCall, ToolCall)
 _DESTINATION_KEY = "__handoff_destination"  # metadata of langgraph-supervisor/swarm handoff tools
+# ChatOpenAI's providers (AzureChatOpenAI's too): a stream reports usage only when asked
+_STREAM_USAGE_OFF = frozenset({"openai", "azure"})
+_STREAM_USAGE_HINT = (
+    "streamed without usage: set stream_usage=True on ChatOpenAI "
+    "(off by default with a custom base_url)"
+)
 
 _current: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", default=None)
 # Registered once, at import: every callback manager configured while the variable is set
@@ -252,7 +259,8 @@ class TraceRecorder(BaseCallbackHandler):
             named = model is not None
             model = model or _class_name(serialized, name)
             node = self._register(run_id.int, parent_run_id, metadata, "model", model)
-            run = _ModelRun(ModelCall(agent=model, model=model), time.perf_counter(), named, node)
+            call = ModelCall(agent=model, model=model, provider=_provider(metadata))
+            run = _ModelRun(call, time.perf_counter(), named, node)
             run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
             self._open_models[run_id.int] = run
             self._models.append(run)
@@ -269,7 +277,7 @@ class TraceRecorder(BaseCallbackHandler):
                 return
             run.call.latency_s = time.perf_counter() - run.started
             message = _output_message(response)
-            run.call.input_tokens, run.call.output_tokens = _usage(message, response)
+            _read_usage(run.call, message, response)
             if message is None:
                 return
             reported = message.response_metadata.get("model_name")
@@ -565,19 +573,27 @@ def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> No
                 break
 
 
-def _usage(message: AIMessage | None, response: LLMResult) -> tuple[int | None, int | None]:
-    """Input and output tokens the model reported, or ``None`` for what it did not report."""
+def _read_usage(call: ModelCall, message: AIMessage | None, response: LLMResult) -> None:
+    """The tokens the model reported, each part ``None`` where it reported none."""
     usage = getattr(message, "usage_metadata", None)
     if usage:
-        return _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+        read_usage(call, usage)
+        return
     legacy = (response.llm_output or {}).get("token_usage") or {}  # older OpenAI-style
     if isinstance(legacy, dict) and legacy:
-        return _count(legacy.get("prompt_tokens")), _count(legacy.get("completion_tokens"))
-    return None, None
+        read_token_usage(call, legacy)
+        return
+    call.input_tokens = call.output_tokens = None
+    if call.provider in _STREAM_USAGE_OFF and response.llm_output is None:
+        # LangChain assembles a streamed reply without llm_output; ChatOpenAI sends
+        # stream_options.include_usage only with stream_usage=True (off for a custom base_url)
+        call.no_usage_reason = _STREAM_USAGE_HINT
 
 
-def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _provider(metadata: dict[str, Any] | None) -> str | None:
+    """Who serves the model, as the chat model says (``ls_provider``), or None."""
+    provider = metadata.get("ls_provider") if metadata else None
+    return provider if isinstance(provider, str) and provider else None
 
 
 def _copy(record: _Record, **changes: Any) -> _Record:

@@ -5,6 +5,7 @@ named, rather than waited for forever."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
@@ -57,17 +58,28 @@ def run_loop(
     main: Coroutine[Any, Any, T],
     abandoned: Callable[[], Sequence[asyncio.Task[Any]]] = lambda: (),
 ) -> T:
-    """``asyncio.run(main)``, except that closing the loop never waits forever.
+    """``asyncio.run(main)``, except that the loop outlives the run and closing it never
+    waits forever.
 
-    ``asyncio.run`` cancels the tasks still pending and waits for every one of them: a task
-    that swallows its ``CancelledError`` would keep the process alive after the run. Here
-    the tasks ``abandoned()`` names once ``main`` ended (the runner already cancelled them
-    and gave them their time) are left as they are, and any other task left gets
-    ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
-    loop = asyncio.new_event_loop()
+    The loop is this thread's and the next run gets it again: clients a target keeps between
+    calls (LangChain's chat models cache their ``httpx`` connection pools) are bound to the
+    loop they first ran on, and fail with "Event loop is closed" on a new one, so a second
+    run in one process (a notebook, a test session) would error on every call. A run that
+    raised, or left a task that would not end, gets its loop closed instead, as ``asyncio.run``
+    would: ``asyncio.run`` cancels the tasks still pending and waits for every one of them,
+    and a task that swallows its ``CancelledError`` would keep the process alive after the
+    run. Here the tasks ``abandoned()`` names once ``main`` ended (the runner already
+    cancelled them and gave them their time) are left as they are, and any other task left
+    gets ``SETTLE_S`` to end once cancelled; what still runs is dropped with the loop."""
+    loop = _LOOPS.loop
+    if loop is None or loop.is_closed():
+        loop = _LOOPS.loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    keep = False
     try:
-        return loop.run_until_complete(main)
+        value = loop.run_until_complete(main)
+        keep = True
+        return value
     finally:
         try:
             given_up = set(abandoned())
@@ -76,10 +88,32 @@ def run_loop(
                 task.cancel()
             if left:
                 loop.run_until_complete(asyncio.wait(left, timeout=SETTLE_S))
-            for task in asyncio.all_tasks(loop):  # never ending: no "destroyed but pending"
-                task._log_destroy_pending = False  # type: ignore[attr-defined]
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
+            keep = keep and not any(not t.done() for t in asyncio.all_tasks(loop))
+            if keep:
+                _release_executor(loop)
+            else:
+                for task in asyncio.all_tasks(loop):  # never ending: no "destroyed but pending"
+                    task._log_destroy_pending = False  # type: ignore[attr-defined]
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
         finally:
             asyncio.set_event_loop(None)
-            loop.close()
+            if not keep:
+                _LOOPS.loop = None
+                loop.close()
+
+
+class _ThreadLoop(threading.local):
+    loop: asyncio.AbstractEventLoop | None = None
+
+
+_LOOPS = _ThreadLoop()  # the event loop each thread's runs share
+
+
+def _release_executor(loop: asyncio.AbstractEventLoop) -> None:
+    """The run's default executor (its targets' threads) lets its threads end once idle; the
+    loop kept for the next run gets a fresh one when it needs one."""
+    executor = getattr(loop, "_default_executor", None)
+    loop._default_executor = None  # type: ignore[attr-defined]
+    if executor is not None:
+        executor.shutdown(wait=False)

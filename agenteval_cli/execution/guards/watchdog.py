@@ -83,6 +83,7 @@ class Interrupts:
         for sig in STOP_SIGNALS:
             with contextlib.suppress(ValueError, OSError):
                 self._previous[sig] = signal.signal(sig, self._handle)
+        self._keep_handlers()
         self._thread = threading.Thread(target=self._watch, name="agenteval-watchdog", daemon=True)
         self._thread.start()
         return self
@@ -92,6 +93,7 @@ class Interrupts:
             return
         with self._lock:  # the watchdog pokes the main thread only while this is open
             self.closed = True
+            signal.signal = self._real_signal  # type: ignore[assignment]
             for sig, previous in self._previous.items():
                 with contextlib.suppress(ValueError, OSError, TypeError):
                     signal.signal(sig, previous)
@@ -100,6 +102,30 @@ class Interrupts:
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def _keep_handlers(self) -> None:
+        """While the run goes, a target setting a handler for a stop signal (an async target
+        runs in the main thread, where it may) does not replace the run's: SIG_DFL would kill
+        the run unsaved, SIG_IGN make it unstoppable. It is told so, once per signal."""
+        real = self._real_signal = signal.signal
+        told: set[int] = set()
+
+        def kept(signalnum: int, handler: Any) -> Any:
+            if signalnum not in self._previous or self.closed:
+                return real(signalnum, handler)
+            if signalnum not in told:
+                told.add(signalnum)
+                name = signal.Signals(signalnum).name
+                with contextlib.suppress(OSError):
+                    os.write(
+                        2,
+                        f"warning: a target set a handler for {name} during the run; the run "
+                        "keeps its own until it ends, so Ctrl-C, SIGTERM and SIGHUP still stop "
+                        "it and save what finished\n".encode(),
+                    )
+            return signal.getsignal(signalnum)
+
+        signal.signal = kept  # type: ignore[assignment]
 
     # -- in the main thread, between two bytecodes of whatever it runs ----------------------
 
