@@ -144,6 +144,7 @@ def truth(
         "output_tokens": tokens_out,
         "total_tokens": None if tokens_in is None or tokens_out is None else tokens_in + tokens_out,
         "cost_usd": _cost(tokens_in, tokens_out),
+        "cache_share": None,  # the scripted models report no cache reads
         "per_agent": per_agent,
     }
 

@@ -353,7 +353,7 @@ def test_html_has_an_agents_section_and_nested_paths_with_parallel_handoffs():
     ]
     # over the shared ex-1 and ex-2: boss 3 calls 350/25 $0.00095 1.5 s
     assert rows[0][2] == ["boss", "2", "3", "350", "25", "$0.00095", "1.50 s"]
-    assert rows[5][2] == ["tech_support", "1", "1", "50", "5", "$3e-05", "250 ms"]
+    assert rows[5][2] == ["tech_support", "1", "1", "50", "5", "$0.00003", "250 ms"]
     # 350+200+50+300 / 25+20+5+30; $(950 + 120 + 30 + 180) / 1M; 1.5 + 3 x 0.25 s
     assert rows[6][2] == ["all agents", "2", "6", "900", "80", "$0.00128", "2.25 s"]
     assert 'data-agent="solo"><td class="name" style="padding-left: 10px"' in flat

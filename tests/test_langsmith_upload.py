@@ -90,6 +90,11 @@ def test_run_upload_sends_runs_linked_to_examples_with_feedback(server, spec, tm
                 f["key"]: f for f in server.state.feedback.values() if f["run_id"] == root["id"]
             }
             assert set(feedback) == set(scores) and len(scores) >= 6
+            # the tokens and their parts go up as the root run's metadata
+            usage = root["extra"]["metadata"]["agenteval_usage"]
+            assert usage["input_tokens"] == scores["input_tokens"]
+            assert usage["output_tokens"] == scores["output_tokens"]
+            assert usage["cache_read_tokens"] is None  # the scripted models report none
             assert feedback["routing_accuracy"]["score"] == pytest.approx(
                 scores["routing_accuracy"]
             )

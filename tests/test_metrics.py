@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import agenteval_cli.evaluators  # noqa: F401  (declares the evaluators' keys and totals)
 from agenteval_cli.core.records import Result, Score, Trace
 from agenteval_cli.metrics.stats import percentile, stdev
 from agenteval_cli.metrics.summary import summarize
@@ -41,8 +42,10 @@ def test_means_skip_errors_and_null_scores():
     assert list(metrics) == [  # the experiment's keys, in its order; then the others
         "routing_accuracy", "ping_pong", "cost_usd", "resolution_coverage", "custom",
         "error_rate", "interrupt_rate", "latency_p50_s", "latency_p95_s", "consistency",
+        "cost_usd_total",
     ]  # fmt: skip
     assert metrics["resolution_coverage"] is None  # configured, never scored
+    assert metrics["cost_usd_total"] is None  # one request's cost unknown: so is the spend
     assert metrics["routing_accuracy"] == 0.75
     assert metrics["ping_pong"] == 0.5
     assert metrics["cost_usd"] is None

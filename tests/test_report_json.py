@@ -85,7 +85,7 @@ def test_a_failed_export_leaves_the_previous_file(odd_store, tmp_path, monkeypat
     path = tmp_path / "r.json"
     path.write_text("previous\n")
 
-    def broken(_stored):
+    def broken(_stored, *_pricing):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr("agenteval_cli.report.json_report.result_json", broken)

@@ -13,16 +13,17 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from agenteval_cli.core.pinned import pinned_process
+from agenteval_cli.execution.options import RunOptions, resumes
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
     from agenteval_cli.results.errors import TargetErrors
-    from agenteval_cli.spec.model import Executor, Spec
+    from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
 
 ResultHook = Callable[[str, "Result"], None]
@@ -135,19 +136,11 @@ def run(
     spec: str | Path | Spec,
     *,
     store: str | Path | Store | None = None,
-    targets: Sequence[str] | None = None,
-    limit: int | None = None,
-    resume: bool | str = False,
-    retry_errors: bool = False,
-    cache: bool | None = None,
-    upload: bool | None = None,
-    shard: tuple[int, int] | None = None,
-    executor: Executor | None = None,
-    ray_address: str | None = None,
     on_result: ResultHook | None = None,
     on_start: Callable[[RunStart], None] | None = None,
     on_note: NoteHook | None = None,
     on_forced_exit: Callable[[RunReport, str], None] | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunReport:
     """Run every target of ``spec`` on every example, in an event loop of its own.
 
@@ -167,9 +160,7 @@ def run(
 
     _no_running_loop()
     with pinned_process() as pin, _session(spec, store, on_note) as session:
-        prepared = session.prepare(
-            targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
-        )
+        prepared = session.prepare(options)
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
@@ -182,20 +173,12 @@ async def arun(
     spec: str | Path | Spec,
     *,
     store: str | Path | Store | None = None,
-    targets: Sequence[str] | None = None,
-    limit: int | None = None,
-    resume: bool | str = False,
-    retry_errors: bool = False,
-    cache: bool | None = None,
-    upload: bool | None = None,
-    shard: tuple[int, int] | None = None,
-    executor: Executor | None = None,
-    ray_address: str | None = None,
     on_result: ResultHook | None = None,
     on_start: Callable[[RunStart], None] | None = None,
     on_note: NoteHook | None = None,
     handle_signals: bool = False,
     on_forced_exit: Callable[[RunReport, str], None] | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunReport:
     """:func:`run` in the running event loop (a notebook's, a server's, an async test's).
 
@@ -204,9 +187,7 @@ async def arun(
     from agenteval_cli.execution import experiment
 
     with pinned_process() as pin, _session(spec, store, on_note) as session:
-        prepared = session.prepare(
-            targets, limit, resume, retry_errors, cache, upload, shard, executor, ray_address
-        )
+        prepared = session.prepare(options)
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
         status = await experiment.execute_async(
@@ -366,51 +347,29 @@ class _Session:
         if self._on_note is not None:
             self._on_note(text)
 
-    def prepare(
-        self,
-        targets: Sequence[str] | None,
-        limit: int | None,
-        resume: bool | str,
-        retry_errors: bool,
-        cache: bool | None,
-        upload: bool | None,
-        shard: tuple[int, int] | None = None,
-        executor: Executor | None = None,
-        ray_address: str | None = None,
-    ) -> PreparedRun:
+    def prepare(self, options: RunOptions) -> PreparedRun:
         """The run to make or continue; bad input fails here, before any target is called."""
         from agenteval_cli.execution import experiment
 
+        options = RunOptions(**options)  # a copy: the checked values replace the given
+        shard = options.get("shard")
         if shard is not None:
             from agenteval_cli.data.examples import check_shard
 
-            shard = check_shard(shard)
-
-        uploading = bool(self.spec.upload) if upload is None else upload
+            options["shard"] = check_shard(shard)
+        uploading = bool(self.spec.upload) if options.get("upload") is None else options["upload"]
+        options["upload"] = uploading
         if uploading:  # no key: one line naming the variable, before any target runs
             from agenteval_cli.langsmith.client import credentials
 
             credentials()
-        options: dict[str, Any] = {
-            "cache": cache,
-            "upload": uploading,
-            "on_note": self.note,
-            "executor": executor,
-            "ray_address": ray_address,
-        }
-        if resume or retry_errors:
-            if targets or limit is not None or shard is not None:
+        if resumes(options):
+            if options.get("targets") or options.get("limit") is not None or options.get("shard"):
                 raise ValueError("a resumed run keeps its own targets, examples and shard")
             from agenteval_cli.execution.resume import resume_run
 
-            name = resume if isinstance(resume, str) else None
-            return resume_run(
-                self.spec, self.store, experiment=name, retry_errors=retry_errors, **options
-            )
-        only = list(targets) if targets else None
-        prepared = experiment.prepare(
-            self.spec, only_targets=only, limit=limit, store=self.store, shard=shard, **options
-        )
+            return resume_run(self.spec, self.store, options, on_note=self.note)
+        prepared = experiment.prepare(self.spec, options, store=self.store, on_note=self.note)
         experiment.start_experiments(prepared, self.store)
         return prepared
 

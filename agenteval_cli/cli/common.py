@@ -118,6 +118,41 @@ StoreOption = Annotated[
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+UpdatePricesOption = Annotated[
+    bool,
+    typer.Option(
+        "--update-prices",
+        help="Fetch the newest genai-prices data (the only network use of pricing; "
+        "AGENTEVAL_PRICES_URL overrides where from) and price this command's models with "
+        "it; without it, the prices bundled with genai-prices.",
+    ),
+]
+
+
+def fetch_prices(quiet: bool = False) -> None:
+    """``--update-prices``: fetch genai-prices' newest data before anything is priced; a
+    fetch that fails is one line and exit 4, before anything ran."""
+    import os
+
+    from rich.markup import escape
+
+    from agenteval_cli.core.errors import ExitCode
+    from agenteval_cli.core.redact import console_text
+    from agenteval_cli.metrics.prices import update_database
+
+    url = os.environ.get("AGENTEVAL_PRICES_URL") or None
+    try:
+        source = update_database(url)
+    except OSError as exc:
+        stderr().print(
+            f"[bold red]error:[/] --update-prices: could not fetch the price data "
+            f"({escape(console_text(str(exc)))}); run without --update-prices to use the "
+            "prices bundled with genai-prices",
+            highlight=False,
+        )
+        raise typer.Exit(ExitCode.SERVICE_FAILED) from None
+    if not quiet:
+        stderr().print(f"prices: {escape(console_text(source))}", highlight=False)
 
 
 # emoji=False: a name such as "agent:ok:" in a dataset or trace prints as written, not as
@@ -314,8 +349,9 @@ def print_comparison(
         if missing:
             models = escape(console_text(", ".join(missing)))
             out.print(
-                f"  [yellow]no price for model(s) {models}[/]: cost excludes them; "
-                "add them under 'pricing:' in the spec",
+                f"  [yellow]no price for model(s) {models}[/] in the spec or the price "
+                "database: the cost of their requests is n/a; add them under 'pricing:' "
+                "in the spec",
                 highlight=False,
             )
     out.print(f"  store: {store.path}", highlight=False)

@@ -78,7 +78,7 @@ def add_failures(
             if (not failed and not errors) or example_id in existing:
                 continue
             reasons = errors or [
-                f"{c.key} = {c.value:.3g} (expected {c.threshold})"
+                f"{c.key} = {_shown(c.key, c.value)} (expected {c.threshold})"
                 + (f": {c.comment}" if c.comment else "")
                 for c in failed
             ]
@@ -112,3 +112,12 @@ def add_failures(
     skipped = f", {len(existing)} already there" if existing else ""
     line = f"{to}: appended {len(rows)} failed example(s) of {side.name}{skipped}"
     stdout().print(console_text(line), highlight=False, markup=False)
+
+
+def _shown(key: str, value: float | None) -> str:
+    """A failing example's value: dollars as money (never ``9.3e-05``), others to 3 digits."""
+    from agenteval_cli.metrics import info
+
+    if value is None:
+        return "n/a"
+    return info.fmt(key, value) if info.info(key).format == "money" else f"{value:.3g}"

@@ -11,7 +11,9 @@ from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     DebugOption,
     StoreOption,
+    UpdatePricesOption,
     app,
+    fetch_prices,
     open_store,
     stderr,
     stdout,
@@ -74,6 +76,7 @@ def compare(
             "side, over the examples every side ran.",
         ),
     ] = False,
+    update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
@@ -83,6 +86,8 @@ def compare(
     from agenteval_cli import api
     from agenteval_cli.report.compare_console import print_comparison
 
+    if update_prices:
+        fetch_prices()
     with user_errors(debug):
         result = api.compare(
             *names,

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from agenteval_cli.cli.common import DEFAULT_STORE, DebugOption, StoreOption, app, user_errors
+from agenteval_cli.cli.common import (
+    DEFAULT_STORE,
+    DebugOption,
+    StoreOption,
+    UpdatePricesOption,
+    app,
+    fetch_prices,
+    user_errors,
+)
 from agenteval_cli.cli.experiments import AllowDifferentData
 from agenteval_cli.cli.outputs import JunitOption, MarkdownOption, write_reports
 
@@ -29,12 +37,15 @@ def report(
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
     allow_different_data: AllowDifferentData = False,
+    update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
     """Write a self-contained HTML report (and Markdown / JUnit) of stored experiments.
 
     Example: agenteval report supervisor swarm -o report.html"""
+    if update_prices:
+        fetch_prices()
     with user_errors(debug):
         write_reports(
             names,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +13,9 @@ from agenteval_cli.cli.common import (
     DebugOption,
     OutputFailures,
     StoreOption,
+    UpdatePricesOption,
     app,
+    fetch_prices,
     is_stdout,
     json_on_stdout,
     print_comparison,
@@ -31,6 +34,7 @@ from agenteval_cli.cli.outputs import (
     write_json_output,
 )
 from agenteval_cli.core.errors import ExitCode, UserError
+from agenteval_cli.execution.options import RunOptions, resumes
 
 
 @app.command()
@@ -171,6 +175,7 @@ def run(
     junit_path: JunitOption = None,
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
+    update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
@@ -180,9 +185,10 @@ def run(
     significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, its requests stopped at
     interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
-    LangSmith failure (fetch or upload), a Ray cluster lost, a store's disk failure
-    (read-only, full, locked), or an output that cannot be written after the run; 130
-    interrupted (the run stopped by Ctrl-C). When several apply: 3, then 1, then 4.
+    LangSmith failure (fetch or upload), a Ray cluster lost, a price fetch (--update-prices)
+    that failed, a store's disk failure (read-only, full, locked), or an output that cannot
+    be written after the run; 130 interrupted (the run stopped by Ctrl-C). When several
+    apply: 3, then 1, then 4.
 
     With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
     errors (the run's, the gate's failures), the files written and, last, one line on
@@ -196,22 +202,25 @@ def run(
             experiment_name,
             json_path,
             RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline),
-            target=target,
-            limit=limit,
-            resume=resume or retry_errors,
-            retry_errors=retry_errors,
-            cache=cache,
+            RunOptions(
+                targets=target,
+                limit=limit,
+                resume=(experiment_name or True) if resume or retry_errors else False,
+                retry_errors=retry_errors,
+                cache=cache,
+                upload=upload or None,
+                executor=executor,  # type: ignore[typeddict-item]  # checked before use
+                ray_address=ray_address,
+            ),
+            shard=shard,
             rescore=rescore,
-            upload=upload,
             from_langsmith=from_langsmith,
             max_error_rate=max_error_rate,
             by_agent=by_agent,
             quiet=quiet,
-            shard=shard,
-            executor=executor,
-            ray_address=ray_address,
             store_path=store_path,
             debug=debug,
+            update_prices=update_prices,
         )
 
 
@@ -220,31 +229,30 @@ def _run_command(
     experiment_name: str | None,
     json_path: Path | None,
     outputs: RunOutputs,
+    options: RunOptions,
     *,
-    target: list[str] | None,
-    limit: int | None,
-    resume: bool,
-    retry_errors: bool,
-    cache: bool | None,
+    shard: str | None,
     rescore: list[str] | None,
-    upload: bool,
     from_langsmith: list[str] | None,
     max_error_rate: float | None,
     by_agent: bool,
     quiet: bool,
     store_path: Path,
     debug: bool,
-    shard: str | None = None,
-    executor: str | None = None,
-    ray_address: str | None = None,
+    update_prices: bool = False,
 ) -> None:
     from agenteval_cli import api
     from agenteval_cli.store.db import Store
 
     err = stderr()
+    target, limit = options.get("targets"), options.get("limit")
+    resume, upload, cache = resumes(options), bool(options.get("upload")), options.get("cache")
+    executor, ray_address = options.get("executor"), options.get("ray_address")
     with user_errors(debug):
         _check_resume_options(experiment_name, resume, rescore, target, limit)
-        shard_of_run = _shard_option(shard, resume=resume, rescore=rescore, imported=from_langsmith)
+        options["shard"] = _shard_option(
+            shard, resume=resume, rescore=rescore, imported=from_langsmith
+        )
         _check_quiet(quiet, by_agent)
         if executor not in (None, "local", "ray"):
             raise UserError(f"--executor {executor!r} is not local or ray", hint="--executor ray")
@@ -255,6 +263,8 @@ def _run_command(
                 hint="leave out --executor and --ray-address",
             )
         spec = api.load(spec_path)
+        if update_prices:
+            fetch_prices(quiet)
         if from_langsmith:
             from agenteval_cli.cli.experiments import run_from_langsmith
 
@@ -272,22 +282,7 @@ def _run_command(
     failures = OutputFailures(debug)
     with user_errors(debug), Store(store_path) as store:
         outputs = _preflight(outputs, json_path, store, spec_baseline=spec.baseline)
-        report = _run(
-            spec_path,
-            spec,
-            store,
-            err,
-            quiet=quiet,
-            resume=experiment_name or resume,
-            retry_errors=retry_errors,
-            targets=target,
-            limit=limit,
-            cache=cache,
-            upload=upload or None,
-            shard=shard_of_run,
-            executor=executor,
-            ray_address=ray_address,
-        )
+        report = _run(spec_path, spec, store, err, options, quiet=quiet)
         failures.saved = f"{report.saved} results are saved in {report.store}"
         with failures:
             if report.status == "interrupted":
@@ -427,7 +422,7 @@ def _preflight(
     return replace(outputs, baseline=pinned.name)
 
 
-def _run(spec_path: Path, spec, store, err, *, quiet: bool = False, **options: Any):
+def _run(spec_path: Path, spec, store, err, options: RunOptions, *, quiet: bool = False):
     """``api.run`` with the progress bars, the start lines and the notes on stderr (none of
     them when ``quiet``); a run that is ended by force says so before the process exits."""
     from contextlib import ExitStack
@@ -536,10 +531,9 @@ def _check_resume_options(
     name: str | None,
     resume: bool,
     rescore: list[str] | None,
-    target: list[str] | None,
+    target: Sequence[str] | None,
     limit: int | None,
 ) -> None:
-    from agenteval_cli.core.errors import UserError
 
     if name is not None and not resume:
         if name.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):

@@ -293,7 +293,8 @@ class Trace:
             agent_path=list(data.get("agent_path", [])),
             handoffs=[Handoff(**h) for h in data.get("handoffs", [])],
             tool_calls=[ToolCall(**t) for t in data.get("tool_calls", [])],
-            model_calls=[ModelCall(**m) for m in data.get("model_calls", [])],
+            # a --json export's calls also carry their price (cost_usd, price_source...)
+            model_calls=[ModelCall(**_model_call_fields(m)) for m in data.get("model_calls", [])],
             messages=list(data.get("messages", [])),
             latency_s=float(data.get("latency_s", 0.0)),
             error=data.get("error"),
@@ -302,6 +303,13 @@ class Trace:
             skills=None if data.get("skills") is None else list(data["skills"]),
             schema=int(data.get("schema", 1)),
         )
+
+
+def _model_call_fields(data: dict[str, Any]) -> dict[str, Any]:
+    from dataclasses import fields
+
+    names = {f.name for f in fields(ModelCall)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def _add(total: int | None, value: int | None) -> int | None:

@@ -1,7 +1,9 @@
-"""Token cost: tokens summed over every model call of the request, and USD by price table.
+"""Token cost: tokens summed over every model call of the request, and its USD, each call
+priced by :mod:`agenteval_cli.metrics.prices` (the spec's ``pricing:``, else genai-prices).
 
 Tokens a model did not report are unknown: the sums are then null, with a note naming the
-model, never 0 or $0.
+model, never 0 or $0; so is the cost of a model neither the spec nor the database prices.
+The cost's comment says where its prices came from.
 """
 
 from __future__ import annotations
@@ -11,28 +13,14 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.metrics.registry import metric
-
-PER_TOKENS = 1_000_000  # prices in the spec are USD per 1M tokens
-
-
-def model_price(pricing: Mapping[str, Any], model: str) -> tuple[float, float] | None:
-    entry = pricing.get(model)
-    if entry is None:
-        return None
-    if isinstance(entry, Mapping):
-        return float(entry["input"]), float(entry["output"])
-    return float(entry.input), float(entry.output)
+from agenteval_cli.metrics.prices import CallPrice, price_call, sources, total
+from agenteval_cli.metrics.registry import declare, metric
 
 
-def price_usd(
-    pricing: Mapping[str, Any], model: str, input_tokens: int | None, output_tokens: int | None
-) -> float | None:
-    """USD for one model's tokens; None when the tokens are unknown or the model unpriced."""
-    price = model_price(pricing, model)
-    if price is None or input_tokens is None or output_tokens is None:
-        return None
-    return (input_tokens * price[0] + output_tokens * price[1]) / PER_TOKENS
+def request_prices(trace: Trace, pricing: Mapping[str, Any] | None) -> list[CallPrice]:
+    """The price of every call the request made (retried attempts' too; a call that raised
+    answered nothing and is left out)."""
+    return [price_call(call, pricing) for call in trace.model_calls if not call.failed]
 
 
 def _known(value: int | None) -> float | None:
@@ -42,8 +30,9 @@ def _known(value: int | None) -> float | None:
 @register(
     "token_cost",
     family="cost",
-    reads="trace model calls (usage_metadata); spec pricing",
-    description="input/output/total tokens per request and USD from the pricing table",
+    reads="trace model calls (usage_metadata); spec pricing, else the genai-prices database",
+    description="input/output/total tokens per request, its USD (each call priced by its "
+    "parts: cache reads, cache writes, reasoning) and the share of input read from cache",
     metrics=[  # tokens and cost change with a reply's wording: consistency ignores them
         metric(
             "input_tokens",
@@ -85,53 +74,89 @@ def _known(value: int | None) -> float | None:
             short="cost",
             volatile=True,
         ),
+        metric(  # shown only where some model reported its cache reads
+            "cache_share",
+            "cache share of input",
+            fmt="percent",
+            quantity=True,
+            short="cache share",
+            volatile=True,
+            reported=True,
+        ),
     ],
     headline="cost_usd",
     needs_answer=False,  # every call made, up to a failure or an interrupt
 )
 def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
     """Tokens from the callbacks (the final state drops turns); unpriced models are named."""
-    pricing = pricing or {}
 
     def evaluate(trace: Trace) -> list[dict]:
         if trace.untraced:
             reason = f"untraced: {trace.untraced}"
-            keys = ("input_tokens", "output_tokens", "total_tokens", "cost_usd")
+            keys = ("input_tokens", "output_tokens", "total_tokens", "cost_usd", "cache_share")
             return [{"key": key, "score": None, "comment": reason} for key in keys]
         by_model = trace.tokens
         unknown = [m for m, u in by_model.items() if u["input"] is None or u["output"] is None]
         input_tokens = _total(u["input"] for u in by_model.values())
         output_tokens = _total(u["output"] for u in by_model.values())
         breakdown = ", ".join(
-            f"{m}: {_text(u['input'])}+{_text(u['output'])}" for m, u in by_model.items()
+            f"{m}: {_text(u['input'])}+{_text(u['output'])}{_parts(trace, m)}"
+            for m, u in by_model.items()
         )
         unknown_note = _unknown_note(trace, unknown)
         tokens_comment = unknown_note or breakdown
-        unpriced = [m for m in by_model if model_price(pricing, m) is None]
+        prices = request_prices(trace, pricing)
+        usd = total(prices)
         if unknown:
             cost: dict[str, Any] = {"key": "cost_usd", "score": None, "comment": unknown_note}
-        elif unpriced:
-            cost = {
-                "key": "cost_usd",
-                "score": None,
-                "comment": f"no price for model(s) {unpriced}; add them under 'pricing:'",
-            }
+        elif usd is None:
+            reasons = dict.fromkeys(p.reason for p in prices if p.reason)
+            cost = {"key": "cost_usd", "score": None, "comment": "; ".join(filter(None, reasons))}
         else:
-            usd = sum(
-                price_usd(pricing, m, u["input"], u["output"]) or 0.0 for m, u in by_model.items()
-            )
-            cost = {"key": "cost_usd", "score": usd, "comment": breakdown}
-        total = (
+            notes = dict.fromkeys(note for p in prices for note in p.notes)
+            comment = f"{breakdown}; prices: {sources(prices)}"
+            cost = {"key": "cost_usd", "score": float(usd), "comment": "; ".join([comment, *notes])}
+        total_tokens = (
             None if input_tokens is None or output_tokens is None else input_tokens + output_tokens
         )
         return [
             {"key": "input_tokens", "score": _known(input_tokens), "comment": tokens_comment},
             {"key": "output_tokens", "score": _known(output_tokens), "comment": unknown_note},
-            {"key": "total_tokens", "score": _known(total), "comment": unknown_note},
+            {"key": "total_tokens", "score": _known(total_tokens), "comment": unknown_note},
             cost,
+            _cache_share(trace),
         ]
 
     return evaluate
+
+
+def _cache_share(trace: Trace) -> dict[str, Any]:
+    """Cache-read tokens over input tokens, over the calls that reported their cache reads
+    (None when none did: a share nobody reported is unknown, not 0%)."""
+    calls = [c for c in trace.model_calls if not c.failed and c.cache_read_tokens is not None]
+    inputs = sum(c.input_tokens or 0 for c in calls)
+    if not calls or not inputs:
+        return {"key": "cache_share", "score": None, "comment": "no model reported cache reads"}
+    reads = sum(c.cache_read_tokens or 0 for c in calls)
+    return {"key": "cache_share", "score": reads / inputs, "comment": f"{reads} of {inputs}"}
+
+
+PARTS = (
+    ("cache_read_tokens", "cache read"),
+    ("cache_write_tokens", "cache write"),
+    ("reasoning_tokens", "reasoning"),
+)
+
+
+def _parts(trace: Trace, model: str) -> str:
+    """`` (54000 cache read, 200 reasoning)``: the parts a model's calls reported, if any."""
+    calls = [c for c in trace.model_calls if c.model == model and not c.failed]
+    shown = []
+    for field, name in PARTS:
+        values = [getattr(c, field) for c in calls if getattr(c, field) is not None]
+        if values:
+            shown.append(f"{sum(values)} {name}")
+    return f" ({', '.join(shown)})" if shown else ""
 
 
 def _unknown_note(trace: Trace, unknown: list[str]) -> str | None:
@@ -170,3 +195,22 @@ def _total(values: Any) -> int | None:
 
 def _text(value: int | None) -> str:
     return "n/a" if value is None else str(value)
+
+
+# The whole run's spend, next to the mean per request: every request's calls, those of
+# requests that errored, stopped at an interrupt or were retried included; unknown as soon
+# as one request's cost is.
+declare(
+    metric(
+        "cost_usd_total",
+        "cost (total)",
+        lower=True,
+        fmt="money",
+        quantity=True,
+        scope="run",
+        aggregation="sum",
+        of=("cost_usd",),
+        complete=True,
+        compared=True,
+    )
+)

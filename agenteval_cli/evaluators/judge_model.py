@@ -14,10 +14,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from agenteval_cli.core.records import Score
-from agenteval_cli.evaluators.cost import PER_TOKENS, model_price
+from agenteval_cli.core.records import ModelCall, Score
+from agenteval_cli.metrics.prices import CallPrice, price_call, sources
 from agenteval_cli.metrics.registry import declare, metric
 
 # A judge's own spend, per result: kept apart from the target's tokens and cost, shown in
@@ -53,6 +54,8 @@ declare(
         scope="run",
         aggregation="sum",
         of=("judge_cost_usd",),
+        complete=True,
+        compared=True,
     ),
     metric(
         "judge_tokens_total",
@@ -160,7 +163,8 @@ class JudgeUsage:
     model: str
     input_tokens: int
     output_tokens: int
-    cost_usd: float | None  # None: the model has no price in the spec
+    cost_usd: float | None  # None: neither the spec nor the price database prices it
+    price: CallPrice | None = None
 
 
 _SINK: ContextVar[list[JudgeUsage] | None] = ContextVar("agenteval_judge_usage", default=None)
@@ -193,10 +197,20 @@ def measure(configured_model: str, pricing: Mapping[str, Any] | None) -> Iterato
 
 
 def _usage(model: str, usage: Any, configured: str, pricing: Mapping[str, Any]) -> JudgeUsage:
-    inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
-    price = model_price(pricing, model) or model_price(pricing, configured.split(":", 1)[-1])
-    cost = None if price is None else (inp * price[0] + out * price[1]) / PER_TOKENS
-    return JudgeUsage(model=model, input_tokens=inp, output_tokens=out, cost_usd=cost)
+    """One judge model's usage, priced as a target's call is: its parts read as the
+    recorder reads them, the spec entry for the model (or for the configured name), else
+    the price database for the reported name with the configured provider (a judge's own
+    server, ``base_url``, may serve another model under the configured name)."""
+    from agenteval_cli.trace.usage import read_usage
+
+    bare = configured.split(":", 1)[-1]
+    named = model if model in pricing or bare not in pricing else bare
+    call = ModelCall(agent="judge", model=named, provider=provider_of(configured))
+    read_usage(call, usage)
+    call.input_tokens, call.output_tokens = call.input_tokens or 0, call.output_tokens or 0
+    price = price_call(call, pricing)
+    cost = None if price.usd is None else float(price.usd)
+    return JudgeUsage(model, call.input_tokens, call.output_tokens, cost, price)
 
 
 def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
@@ -207,12 +221,14 @@ def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
     out = sum(u.output_tokens for u in usages)
     models = ", ".join(dict.fromkeys(u.model for u in usages))
     unpriced = sorted({u.model for u in usages if u.cost_usd is None})
+    prices = [u.price for u in usages if u.price is not None]
     if unpriced:
-        cost = Score(
-            "judge_cost_usd", None, f"no price for judge model(s) {unpriced}; add under 'pricing:'"
-        )
+        reasons = dict.fromkeys(p.reason for p in prices if p.reason)
+        comment = "; ".join(filter(None, reasons)) or f"no price for judge model(s) {unpriced}"
+        cost = Score("judge_cost_usd", None, comment)
     else:
-        cost = Score("judge_cost_usd", sum(u.cost_usd or 0.0 for u in usages), models)
+        usd = sum((Decimal(repr(u.cost_usd or 0.0)) for u in usages), Decimal(0))
+        cost = Score("judge_cost_usd", float(usd), f"{models}; prices: {sources(prices)}")
     return [
         Score("judge_input_tokens", float(inp), models),
         Score("judge_output_tokens", float(out), models),

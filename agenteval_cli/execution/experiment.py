@@ -29,6 +29,7 @@ from agenteval_cli.targets.inputs import cannot_take, cannot_take_hint, uncovere
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.fingerprint import Fingerprint
+    from agenteval_cli.execution.options import RunOptions
     from agenteval_cli.execution.ray_executor.cluster import RayOptions
     from agenteval_cli.execution.ray_executor.driver import RayEngine
 
@@ -78,27 +79,24 @@ class PreparedRun:
 
 def prepare(
     spec: Spec,
+    options: RunOptions | None = None,
     *,
-    only_targets: list[str] | None = None,
-    limit: int | None = None,
     store: Store | None = None,
-    cache: bool | None = None,
-    upload: bool | None = None,
     on_note: NoteHook | None = None,
-    shard: tuple[int, int] | None = None,
-    executor: Executor | None = None,
-    ray_address: str | None = None,
 ) -> PreparedRun:
     """Everything that can fail on bad input fails here, before any target is called.
 
-    ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``).
-    ``cache`` and ``upload`` override the spec's when not None; ``on_note`` gets the
-    notes of the preparation and of the run. ``shard`` ``(i, N)`` keeps only the examples
-    of shard i (:func:`agenteval_cli.data.examples.shard_of`), of the first ``limit``.
-    ``executor`` (the spec's unless given) ``"ray"`` runs the calls on Ray workers, at
-    ``ray_address`` (the spec's ``ray.address`` unless given)."""
+    ``store`` caches the examples of a LangSmith dataset (``dataset: {langsmith: ...}``);
+    ``on_note`` gets the notes of the preparation and of the run. Of the ``options``:
+    ``cache`` and ``upload`` override the spec's when not None; ``shard`` ``(i, N)`` keeps
+    only the examples of shard i (:func:`agenteval_cli.data.examples.shard_of`), of the
+    first ``limit``; ``executor`` (the spec's unless given) ``"ray"`` runs the calls on Ray
+    workers, at ``ray_address`` (the spec's ``ray.address`` unless given)."""
     from agenteval_cli.data.examples import open_examples, shard_examples
 
+    options = options or {}
+    limit, shard = options.get("limit"), options.get("shard")
+    cache, upload = options.get("cache"), options.get("upload")
     examples: Sequence[Example]
     if spec.dataset.langsmith is not None:
         examples = _langsmith_examples(spec, store, on_note)
@@ -112,7 +110,8 @@ def prepare(
     if shard is not None:
         dataset_examples = len(examples)
         examples = shard_examples(examples, shard)
-    targets = load_targets(spec, only_targets)
+    only = options.get("targets")
+    targets = load_targets(spec, list(only) if only else None)
     check_target_inputs(spec, targets, examples)
     for target in targets:
         if target.no_answer is not None and on_note is not None:
@@ -123,7 +122,7 @@ def prepare(
             f"{spec.source}: no evaluators: only error rate and latency are measured "
             "(name some under 'evaluators:', see 'agenteval evaluators list')"
         )
-    ray = _ray_options(spec, executor, ray_address)
+    ray = _ray_options(spec, options.get("executor"), options.get("ray_address"))
     keep_run_trees = bool(spec.upload) if upload is None else upload
     if ray is not None and keep_run_trees:
         keep_run_trees = False

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.execution.experiment import NoteHook, PreparedRun, prepare
-from agenteval_cli.spec.model import Executor, Spec
+from agenteval_cli.execution.options import RunOptions
+from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.lookup import latest_run, resolve_experiment, run_of
 
@@ -21,19 +22,22 @@ UNFINISHED = ("running", "interrupted")
 def resume_run(
     spec: Spec,
     store: Store,
+    options: RunOptions,
     *,
-    experiment: str | None = None,
-    retry_errors: bool = False,
-    cache: bool | None = None,
-    upload: bool | None = None,
     on_note: NoteHook | None = None,
-    executor: Executor | None = None,
-    ray_address: str | None = None,
 ) -> PreparedRun:
-    """The run to continue, prepared with the pairs it already has (``PreparedRun.done``);
-    ``cache``, ``upload``, ``on_note``, ``executor`` and ``ray_address`` as :func:`prepare`
-    takes them (a run may go on where it did not start)."""
-    group = _named_run(store, experiment) if experiment else _latest_run(spec, store, retry_errors)
+    """The run to continue, prepared with the pairs it already has (``PreparedRun.done``):
+    the latest unfinished run of the spec, or the one ``options["resume"]`` names; with
+    ``retry_errors`` its errored pairs are called again. ``cache``, ``upload``, ``executor``
+    and ``ray_address`` as :func:`prepare` reads them (a run may go on where it did not
+    start); it keeps its own targets, examples and shard."""
+    named = options.get("resume")
+    retry_errors = bool(options.get("retry_errors"))
+    group = (
+        _named_run(store, named)
+        if isinstance(named, str)
+        else _latest_run(spec, store, retry_errors)
+    )
     first = group[0]
     # Held until the store closes: a second --resume of this run (or one while the run
     # itself still goes on) is refused here, before it calls anything.
@@ -42,18 +46,12 @@ def resume_run(
     shard = None
     if first.shard_index is not None and first.shard_count is not None:
         shard = (first.shard_index, first.shard_count)
-    run = prepare(
-        spec,
-        only_targets=[e.target for e in group],
-        limit=first.dataset_examples if shard else first.example_count,
-        store=store,
-        cache=cache,
-        upload=upload,
-        on_note=on_note,
-        shard=shard,
-        executor=executor,
-        ray_address=ray_address,
-    )
+    kept: RunOptions = {
+        "targets": [e.target for e in group],
+        "limit": first.dataset_examples if shard else first.example_count,
+        "shard": shard,
+    }
+    run = prepare(spec, {**options, **kept}, store=store, on_note=on_note)
     if first.example_count is not None and len(run.examples) != first.example_count:
         raise UserError(
             f"the dataset now has {len(run.examples)} examples, {first.name} started with "

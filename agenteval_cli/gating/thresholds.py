@@ -8,8 +8,10 @@ lower is better.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import did_you_mean
@@ -32,7 +34,10 @@ class Threshold:
         return OPS[self.op](value, self.bound)
 
     def __str__(self) -> str:
-        return f"{self.op} {self.bound:g}"
+        shown = f"{self.bound:g}"
+        if "e" in shown and math.isfinite(self.bound):  # never 5e-05 for a dollar bound
+            shown = format(Decimal(repr(self.bound)), "f")
+        return f"{self.op} {shown}"
 
 
 def metric_key(name: str) -> str:

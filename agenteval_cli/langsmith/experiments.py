@@ -424,7 +424,9 @@ def _usage_details(run: Any, metadata: dict[str, Any], call: ModelCall) -> None:
 
 
 def _add_derived(result: Result, trace: Trace, pricing: dict[str, Any] | None) -> None:
-    """Handoff and token scores from the rebuilt trace, for keys the feedback lacks."""
+    """Handoff, token and cost scores from the rebuilt trace, for keys the feedback lacks
+    (the cost priced from ``pricing``, else the price database: null naming a model
+    neither knows)."""
     from agenteval_cli.evaluators.cost import token_cost
     from agenteval_cli.evaluators.handoffs import handoff_chain_length
 
@@ -432,7 +434,7 @@ def _add_derived(result: Result, trace: Trace, pricing: dict[str, Any] | None) -
     derived = [*handoff_chain_length()(trace), *token_cost(pricing=pricing or {})(trace)]
     for item in derived:
         key = item["key"]
-        if key in have or (key == "cost_usd" and not pricing):
+        if key in have:
             continue
         if key in _DERIVED or key == "cost_usd":
             score = item["score"]

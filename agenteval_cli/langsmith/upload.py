@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import ModelCall
 from agenteval_cli.langsmith.client import (
     Connection,
     LangSmithFailure,
@@ -225,6 +226,7 @@ def _runs(
                 "repetition": result.repetition,
                 # ok, error, or interrupted (stopped at interrupt(): no error, no answer)
                 "agenteval_status": result.status,
+                "agenteval_usage": usage_metadata(result.trace.model_calls),
             }
         },
     }
@@ -257,6 +259,31 @@ def _runs(
             }
         )
     return root, children
+
+
+def usage_metadata(calls: list[ModelCall]) -> dict[str, Any]:
+    """The tokens of every call the result made (a failed one answered nothing), and their
+    parts by LangChain's convention (cache reads and writes are part of the input, reasoning
+    of the output); a figure is None once one call did not report it."""
+    made = [c for c in calls if not c.failed]
+    fields = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+    )
+    usage: dict[str, Any] = {}
+    for name in fields:
+        values = [getattr(c, name) for c in made]
+        usage[name] = None if any(v is None for v in values) else sum(values)
+    details: dict[str, int] = {}
+    for call in made:
+        for key, value in call.token_details.items():
+            details[key] = details.get(key, 0) + value
+    usage["token_details"] = details
+    usage["providers"] = sorted({c.provider for c in made if c.provider})
+    return usage
 
 
 def _feedback(project: Any, run_id: str, stored: StoredResult) -> list[dict[str, Any]]:

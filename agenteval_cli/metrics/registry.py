@@ -66,6 +66,10 @@ class MetricInfo:
     # computed from a missing answer.
     needs_answer: bool = True
     quiet: bool = False  # a run figure the run table leaves out while it is 0 everywhere
+    reported: bool = False  # the run table leaves it out while no result has a value
+    # A sum that is unknown (None) as soon as one result's part is null: a total that left
+    # out the requests it could not price would read as the whole spend.
+    complete: bool = False
 
     def __post_init__(self) -> None:
         for name, value, allowed in (

@@ -62,6 +62,9 @@ class Summary:
     # when no result gave it a value.
     keys: tuple[str, ...] = ()
     has_latency: bool = True  # False for results read without their timing (a baseline)
+    nulls: dict[str, int] = field(default_factory=dict)  # key -> results that scored it null
+    # (model, provider) of every call made: what the pricing gaps are checked against
+    model_providers: set[tuple[str, str | None]] = field(default_factory=set)
 
     def add(self, result: Result) -> None:
         self.add_row(
@@ -73,6 +76,7 @@ class Summary:
             [call.model for call in result.trace.model_calls],
             cached=result.cached,
             interrupted=result.interrupt is not None,
+            providers=[(call.model, call.provider) for call in result.trace.model_calls],
         )
 
     def add_row(
@@ -86,6 +90,7 @@ class Summary:
         *,
         cached: bool = False,
         interrupted: bool = False,
+        providers: Iterable[tuple[str, str | None]] = (),
     ) -> None:
         """One result, as its parts: what the store's rows give without building a Result.
         A ``cached`` result's latency is the stored one of an earlier call, not a
@@ -104,6 +109,7 @@ class Summary:
         else:
             self.latencies.append(latency_s)
         self.models.update(models)
+        self.model_providers.update(providers)
         if error is not None:
             self.errors += 1
         elif interrupted:
@@ -111,6 +117,7 @@ class Summary:
         sums, by_repetition = self.sums, self.by_repetition
         for key, score in scores:
             if score is None:
+                self.nulls[key] = self.nulls.get(key, 0) + 1
                 continue
             value = float(score)
             total = sums.get(key)
@@ -157,7 +164,13 @@ class Summary:
         if consistency is not None:
             run["consistency"] = consistency
         for key, declared in METRICS.items():
-            if declared.aggregation == "sum" and any(k in self.sums for k in declared.of):
+            if declared.aggregation != "sum":
+                continue
+            unknown = declared.complete and any(self.nulls.get(k) for k in declared.of)
+            if unknown or any(k in self.sums for k in declared.of):
+                if unknown:
+                    run[key] = None
+                    continue
                 together = ExactSum()
                 for part in declared.of:
                     if part in self.sums:

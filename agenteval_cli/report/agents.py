@@ -5,19 +5,20 @@ A row is one path: leaf agents, and the teams above them as the sum of their mem
 team that also made calls of its own includes those). Over a target's successful results a
 row counts the results in which it made a model call, its calls, tokens, USD and model
 time. Tokens are unknown (``None``) as soon as one call reported no usage: never counted as
-zero. A call's cost is its tokens times its model's price per 1M tokens, from the spec's
-``pricing``, priced exactly as the ``token_cost`` evaluator does; unknown tokens or an
-unpriced model leave the cost of that call, and of every row holding it, unknown.
+zero; so are cache reads, cache writes and reasoning tokens once one call did not report
+them. A call's cost comes from :mod:`agenteval_cli.metrics.prices` (the spec's ``pricing``,
+else the price database), exactly as the ``token_cost`` evaluator prices it; unknown tokens
+or an unpriced model leave the cost of that call, and of every row holding it, unknown.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import ModelCall, Trace
+from agenteval_cli.metrics.prices import CallPrice, price_call, total
 
 if TYPE_CHECKING:
     from agenteval_cli.store.db import Store
@@ -40,6 +41,11 @@ class AgentRow:
     latency_s: float = 0.0
     models: list[str] = field(default_factory=list)
     calls_without_usage: int = 0
+    # parts of the input and output tokens, None once a call did not report them
+    cache_read_tokens: int | None = 0
+    cache_write_tokens: int | None = 0
+    reasoning_tokens: int | None = 0
+    price_sources: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -73,7 +79,19 @@ class AgentRow:
             "latency_mean_s": self.latency_mean_s,
             "models": list(self.models),
             "calls_without_usage": self.calls_without_usage,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "price_source": " + ".join(self.price_sources) or None,
         }
+
+    def add_parts(self, call: ModelCall, source: str | None) -> None:
+        """Count ``call``'s cache and reasoning tokens and where its price came from."""
+        self.cache_read_tokens = _add(self.cache_read_tokens, call.cache_read_tokens)
+        self.cache_write_tokens = _add(self.cache_write_tokens, call.cache_write_tokens)
+        self.reasoning_tokens = _add(self.reasoning_tokens, call.reasoning_tokens)
+        if source and source not in self.price_sources:
+            self.price_sources.append(source)
 
 
 @dataclass
@@ -93,23 +111,6 @@ class AgentUsage:
         return {row.key: row.to_json() for row in self.rows}
 
 
-def call_cost(call: ModelCall, pricing: Mapping[str, Any]) -> float | None:
-    """USD of one model call; None when its tokens are unknown or its model has no price."""
-    # The token_cost evaluator's own price lookup (private to it, shared on purpose), so a
-    # call is priced the same in the per-agent figures as in cost_usd.
-    from agenteval_cli.evaluators.cost import PER_TOKENS, model_price
-
-    if call.input_tokens is None or call.output_tokens is None:
-        return None
-    try:
-        price = model_price(pricing, call.model)
-    except (AttributeError, KeyError, TypeError, ValueError):  # a malformed entry in a file
-        return None
-    if price is None:
-        return None
-    return (call.input_tokens * price[0] + call.output_tokens * price[1]) / PER_TOKENS
-
-
 def aggregate(
     calls_per_result: Iterable[Sequence[ModelCall]], pricing: Mapping[str, Any] | None = None
 ) -> AgentUsage:
@@ -118,7 +119,7 @@ def aggregate(
     pricing = pricing or {}
     rows: dict[str, AgentRow] = {}
     total = AgentRow(path=())
-    costs: dict[str, list[float | None]] = {}
+    costs: dict[str, list[CallPrice]] = {}
     results = 0
     unpriced: dict[str, None] = {}
     for calls in calls_per_result:
@@ -136,15 +137,17 @@ def aggregate(
             row.latency_s += usage["latency_s"]
             row.models.extend(m for m in usage["models"] if m not in row.models)
         for call in calls:
-            cost = call_cost(call, pricing)
+            cost = price_call(call, pricing)
             unknown = call.input_tokens is None or call.output_tokens is None
-            if not unknown and cost is None:
+            if not unknown and cost.usd is None:
                 unpriced.setdefault(call.model, None)
             for depth in range(1, len(call.path) + 1):
                 key = SEPARATOR.join(call.path[:depth])
                 costs.setdefault(key, []).append(cost)
                 rows[key].calls_without_usage += unknown
+                rows[key].add_parts(call, cost.source)
             costs.setdefault("", []).append(cost)
+            total.add_parts(call, cost.source)
             total.model_calls += 1
             total.calls_without_usage += unknown
             total.input_tokens = _add(total.input_tokens, call.input_tokens)
@@ -153,8 +156,8 @@ def aggregate(
             if call.model not in total.models:
                 total.models.append(call.model)
     for key, row in rows.items():
-        row.cost_usd = _fsum(costs.get(key, []))
-    total.cost_usd = _fsum(costs.get("", []))
+        row.cost_usd = _usd(costs.get(key, []))
+    total.cost_usd = _usd(costs.get("", []))
     return AgentUsage(results, tree_order(rows.values()), total, list(unpriced))
 
 
@@ -219,7 +222,7 @@ def _add(total: int | None, value: int | None) -> int | None:
     return None if total is None or value is None else total + value
 
 
-def _fsum(values: list[float | None]) -> float | None:
-    if any(v is None for v in values):
-        return None
-    return math.fsum(v for v in values if v is not None)
+def _usd(prices: list[CallPrice]) -> float | None:
+    """The exact sum of the calls' prices, as a float; None once one is unknown."""
+    usd = total(prices)
+    return None if usd is None else float(usd)

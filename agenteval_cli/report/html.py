@@ -187,7 +187,16 @@ def _agent_cells(row: AgentRow, title: str, depth: int, *, total: bool = False) 
         "calls": f"{row.model_calls:,}",
         "input": NA if row.input_tokens is None else f"{row.input_tokens:,}",
         "output": NA if row.output_tokens is None else f"{row.output_tokens:,}",
+        "cache_read": NA if row.cache_read_tokens is None else f"{row.cache_read_tokens:,}",
+        "cache_write": NA if row.cache_write_tokens is None else f"{row.cache_write_tokens:,}",
+        "reasoning": NA if row.reasoning_tokens is None else f"{row.reasoning_tokens:,}",
         "cost": NA if row.cost_usd is None else metricinfo.format_value("money", row.cost_usd),
+        "price_source": " + ".join(row.price_sources),
+        # whether the table shows cache and reasoning columns (read from its total row)
+        "parts": any(
+            n is not None
+            for n in (row.cache_read_tokens, row.cache_write_tokens, row.reasoning_tokens)
+        ),
         "time": metricinfo.format_value("duration", row.latency_s),
         "models": ", ".join(row.models),
     }
@@ -265,6 +274,7 @@ def _run_view(
         "cost": NA
         if usage is None or usage.total.cost_usd is None
         else metricinfo.format_value("money", usage.total.cost_usd),
+        "price_source": "" if usage is None else " + ".join(usage.total.price_sources),
         "latency": metricinfo.format_value("duration", run.latency_s),
         "scores": scores,
     }

@@ -9,11 +9,13 @@ so its memory does not grow with the experiment.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agenteval_cli.core.records import ModelCall
 from agenteval_cli.evaluators.summaries import summary_scores
+from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
 from agenteval_cli.results.sources import metric_keys
@@ -24,9 +26,10 @@ from agenteval_cli.store.results import StoredResult, strict_json
 def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
     """One experiment of the export as a dict, all of its results in memory (for a small
     experiment; :func:`write_json` streams them)."""
+    pricing = store.experiment(experiment_id).spec.get("pricing") or {}
     return {
         **experiment_header(store, experiment_id),
-        "results": [result_json(s) for s in store.results(experiment_id)],
+        "results": [result_json(s, pricing) for s in store.results(experiment_id)],
     }
 
 
@@ -92,8 +95,12 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
     }
 
 
-def result_json(stored: StoredResult) -> dict[str, Any]:
+def result_json(stored: StoredResult, pricing: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One result; each model call with its ``cost_usd`` and ``price_source`` (``spec`` or
+    the price database's version; null with ``price_note`` naming the model when neither
+    prices it), and the result's ``price_source``."""
     r = stored.result
+    calls = [_priced_call(m, pricing) for m in r.trace.model_calls]
     return {
         "example_id": r.example_id,
         "repetition": r.repetition,
@@ -105,7 +112,7 @@ def result_json(stored: StoredResult) -> dict[str, Any]:
             "agent_path": r.trace.agent_path,
             "handoffs": [h.__dict__ for h in r.trace.handoffs],
             "tool_calls": [t.__dict__ for t in r.trace.tool_calls],
-            "model_calls": [m.__dict__ for m in r.trace.model_calls],
+            "model_calls": calls,
             "coordinators": r.trace.coordinators,
             "tokens": r.trace.tokens,
             "untraced": r.trace.untraced,  # why nothing was recorded, if so
@@ -117,6 +124,20 @@ def result_json(stored: StoredResult) -> dict[str, Any]:
         "status": r.status,  # ok, error, or interrupted (stopped at interrupt())
         "error": r.error,
         "interrupt": r.interrupt,  # what an interrupted graph waits for
+        "price_source": " + ".join(
+            dict.fromkeys(c["price_source"] for c in calls if c["price_source"])
+        )
+        or None,
+    }
+
+
+def _priced_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> dict[str, Any]:
+    price = price_call(call, pricing)
+    return {
+        **call.__dict__,
+        "cost_usd": None if price.usd is None else float(price.usd),
+        "price_source": price.source,
+        "price_note": price.reason or "; ".join(price.notes) or None,
     }
 
 
@@ -134,12 +155,13 @@ def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
         return
     yield '{\n  "experiments": ['
     for index, experiment_id in enumerate(experiment_ids):
+        pricing = store.experiment(experiment_id).spec.get("pricing") or {}
         header = strict_json(experiment_header(store, experiment_id), indent=2)
         yield ("," if index else "") + "\n    " + _indented(header[: -len("\n}")], 2)
         yield ',\n      "results": ['
         empty = True
         for stored in store.results(experiment_id):
-            text = strict_json(result_json(stored), indent=2)
+            text = strict_json(result_json(stored, pricing), indent=2)
             yield ("\n" if empty else ",\n") + "        " + _indented(text, 4)
             empty = False
         yield "]" if empty else "\n      ]"

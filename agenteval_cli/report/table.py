@@ -78,6 +78,8 @@ def comparison_table(
             continue
         if declared.quiet and not any(m.get(key) for m in metrics):
             continue  # a figure shown only when some target has it (interrupt rate)
+        if declared.reported and all(m.get(key) is None for m in metrics):
+            continue  # a figure no model reported (cache share)
         if all(m.get(key) is None for m in metrics):
             table.add_row(plain(label(key)), *(Text(NA) for _ in metrics))
         else:
@@ -157,12 +159,18 @@ def _cells(
 
 
 def unpriced_models(summary: Summary, pricing: dict[str, object]) -> list[str]:
-    """Models that made calls but have no entry in the spec's pricing table."""
-    return sorted(m for m in summary.models if m not in pricing)
+    """Models that made calls but have a price neither in the spec's pricing table nor in
+    the price database (for the provider that served them, or by their name alone)."""
+    from agenteval_cli.metrics.prices import is_priced
+
+    pairs = summary.model_providers or {(m, None) for m in summary.models}
+    return sorted({m for m, provider in pairs if not is_priced(m, provider, pricing)})
 
 
 # Two-line headings: the first line of a target's first column is the target's name.
 AGENT_COLUMNS = ("\nruns", "model\ncalls", "tokens\nin / out", "\ncost", "model\ntime")
+# Shown after "tokens" when some model reported its cache or reasoning tokens.
+PART_COLUMNS = ("cache\nread / write", "\nreasoning")
 
 
 def agent_table(
@@ -175,38 +183,56 @@ def agent_table(
 
     table = Table(title=_title(title), title_justify="left", header_style="bold")
     table.add_column("agent", style="cyan", no_wrap=True)
+    usages = [usage for _, usage in columns]
+    parts = any(u is not None and _reports_parts(u.total) for u in usages)
+    headings = _agent_headings(parts)
     for name, _ in columns:
-        for index, heading in enumerate(AGENT_COLUMNS):
+        for index, heading in enumerate(headings):
             header = plain(name) + heading if index == 0 else Text(heading)
             table.add_column(header, justify="right", no_wrap=True)
-    usages = [usage for _, usage in columns]
     for path in merged_paths(usages):
         cells: list[Text] = []
         team = False
         for usage in usages:
             row = None if usage is None else usage.get(SEPARATOR.join(path))
             team = team or (row is not None and not row.leaf)
-            cells += _agent_cells(row, missing=usage is not None)
+            cells += _agent_cells(row, missing=usage is not None, parts=parts)
         table.add_row(plain(shown_name(path), "bold" if team else ""), *cells)
     totals: list[Text] = []
     for usage in usages:
-        totals += _agent_cells(None if usage is None else usage.total, missing=False)
+        totals += _agent_cells(None if usage is None else usage.total, missing=False, parts=parts)
     table.add_section()
     table.add_row(Text("all agents", style="bold"), *totals)
     return table
 
 
-def _agent_cells(row: AgentRow | None, *, missing: bool) -> list[Text]:
+def _agent_headings(parts: bool) -> tuple[str, ...]:
+    return AGENT_COLUMNS[:3] + PART_COLUMNS + AGENT_COLUMNS[3:] if parts else AGENT_COLUMNS
+
+
+def _reports_parts(row: AgentRow) -> bool:
+    """Whether some call of the row reported its cache reads, cache writes or reasoning."""
+    return any(
+        n is not None for n in (row.cache_read_tokens, row.cache_write_tokens, row.reasoning_tokens)
+    )
+
+
+def _agent_cells(row: AgentRow | None, *, missing: bool, parts: bool = False) -> list[Text]:
     """One target's cells of a row: "–" where the agent did not run, n/a where unknown."""
     if row is None:
-        return [Text("–" if missing else NA, style="dim") for _ in AGENT_COLUMNS]
-    values = (
+        return [Text("–" if missing else NA, style="dim") for _ in _agent_headings(parts)]
+    values = [
         f"{row.results:,}",
         f"{row.model_calls:,}",
         _in_out(row.input_tokens, row.output_tokens),
         NA if row.cost_usd is None else format_value("money", row.cost_usd),
         format_value("duration", row.latency_s),
-    )
+    ]
+    if parts:
+        values[3:3] = [
+            _in_out(row.cache_read_tokens, row.cache_write_tokens),
+            NA if row.reasoning_tokens is None else f"{row.reasoning_tokens:,}",
+        ]
     return [Text(v, style="dim" if v == NA else "") for v in values]
 
 

@@ -90,6 +90,7 @@ class ExperimentData:
                 (call.model for call in run.model_calls),
                 cached=run.cached,
                 interrupted=run.interrupt is not None,
+                providers=[(call.model, call.provider) for call in run.model_calls],
             )
         return summary
 

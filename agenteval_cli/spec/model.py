@@ -364,6 +364,18 @@ class Price(SpecModel):
 
     input: NonNegativeFloat = Field(description="give the USD price per 1M input tokens")
     output: NonNegativeFloat = Field(description="give the USD price per 1M output tokens")
+    # The parts providers bill apart, each named as genai-prices names its rate without
+    # ``_mtok``; a part without a rate here is priced at the rate of the part holding it.
+    cache_read: NonNegativeFloat | None = None  # cache hits (part of the input)
+    cache_write: NonNegativeFloat | None = None  # cache writes (Anthropic's 5-minute ones)
+    cache_write_1h: NonNegativeFloat | None = None  # Anthropic's 1-hour cache writes
+    input_audio: NonNegativeFloat | None = None
+    output_audio: NonNegativeFloat | None = None
+    cache_audio_read: NonNegativeFloat | None = None
+    input_image: NonNegativeFloat | None = None
+    output_image: NonNegativeFloat | None = None
+    cache_image_read: NonNegativeFloat | None = None
+    output_reasoning: NonNegativeFloat | None = None  # the rare model billing it apart
 
 
 class RetrySpec(SpecModel):

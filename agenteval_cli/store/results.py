@@ -395,7 +395,8 @@ def stored_summary(
             if len(decoded) >= 4096:  # bounded: distinct comments make distinct texts
                 decoded.clear()
             scores = decoded[scores_json] = [(k, score) for k, score, _ in json.loads(scores_json)]
-        models = [call["model"] for call in json.loads(model_calls)] if model_calls else ()
+        calls = json.loads(model_calls) if model_calls else ()
+        models = [call["model"] for call in calls]
         add(
             example_id,
             rep,
@@ -405,6 +406,7 @@ def stored_summary(
             models,
             cached=bool(cached),
             interrupted=status == INTERRUPTED,
+            providers=[(call["model"], call.get("provider")) for call in calls],
         )
     return summary
 

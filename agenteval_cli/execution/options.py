@@ -1,0 +1,34 @@
+"""What one run is asked to do beyond its spec, spelt once.
+
+The CLI builds a :class:`RunOptions` from its flags, the API takes its keys as keyword
+arguments (``agenteval.run(spec, limit=5, shard=(0, 4))``), and execution reads it: a new
+option is a key here and the code that reads it, not an argument threaded through every
+signature on the way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from agenteval_cli.spec.model import Executor
+
+
+class RunOptions(TypedDict, total=False):
+    """Each key left out (or None) means the spec's own setting, or none."""
+
+    targets: Sequence[str] | None  # only these of the spec's targets
+    limit: int | None  # only the first examples
+    resume: bool | str  # continue the latest unfinished run, or the one named
+    retry_errors: bool  # resume, and call again what ended in error
+    cache: bool | None  # answer from the response cache (the spec's ``cache`` unless given)
+    upload: bool | None  # keep each call's run tree for a LangSmith upload
+    shard: tuple[int, int] | None  # ``(i, N)``: only shard i of N of the examples
+    executor: Executor | None  # "local" or "ray" (the spec's ``executor`` unless given)
+    ray_address: str | None  # the Ray cluster (the spec's ``ray.address`` unless given)
+
+
+def resumes(options: RunOptions) -> bool:
+    """Whether the run continues one already started."""
+    return bool(options.get("resume") or options.get("retry_errors"))

@@ -1,0 +1,309 @@
+"""What one model call cost, in USD: the spec's ``pricing:`` entry for its model first, else
+the genai-prices database bundled with the package (offline; ``--update-prices`` fetches its
+newest data, and only then is the network used).
+
+The one place a call is priced: the per-request cost, the per-agent rows, the judge's spend
+and the pricing gaps all ask here, so a call costs the same wherever it is shown. A call is
+priced by its parts as the model reported them (LangChain's ``UsageMetadata`` convention:
+input includes cache reads and writes, output includes reasoning), each at its own rate, as
+``genai_prices.calc_price`` prices them (a spec entry is a genai-prices ``ModelPrice`` too).
+A part a spec entry gives no rate for is priced at the rate of the part that holds it
+(cache reads at the input rate...), and the result says so.
+
+genai_prices is imported by the first call priced: ``agenteval --help`` and the commands
+that show no dollars never load it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import cache
+from typing import Any
+
+from agenteval_cli.core.records import ModelCall
+
+SPEC = "spec"  # the source of a price from the spec's pricing: table (USD per 1M tokens)
+
+# LangChain's ``ls_provider`` where genai-prices names the provider otherwise (the others,
+# "openai", "anthropic", "groq", "mistral"..., are matched by genai-prices itself).
+PROVIDER_IDS = {
+    "google_genai": "google",
+    "google_vertexai": "google",
+    "google_anthropic_vertex": "google",
+    "amazon_bedrock": "aws",
+    "bedrock": "aws",
+    "bedrock_converse": "aws",
+    "azure": "azure",
+    "azure_openai": "azure",
+    "xai": "x-ai",
+    "together": "together",
+    "mistralai": "mistral",
+}
+# Servers that run a model on the user's own machine: a cloud price for the model's name
+# would be a bill nobody sends, so only a spec entry prices them.
+LOCAL_PROVIDERS = frozenset({"ollama", "llamacpp", "llama_cpp", "vllm", "lmstudio"})
+
+
+@dataclass(frozen=True)
+class CallPrice:
+    """One call's USD (exact, as genai-prices computes it), where the price came from
+    (``spec`` or ``genai-prices 0.2.3``), and, when ``usd`` is None, why (naming the model).
+    ``notes`` say which parts were priced at another part's rate."""
+
+    usd: Decimal | None
+    source: str | None = None
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    matched: str | None = None  # the database's provider and model ids, ``anthropic/x``
+
+
+def price_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> CallPrice:
+    """The price of ``call``; a failed call answered nothing and costs nothing."""
+    if call.failed:
+        return CallPrice(Decimal(0))
+    if call.input_tokens is None or call.output_tokens is None:
+        return CallPrice(None, reason=f"model {call.model!r} reported no token usage")
+    entry = (pricing or {}).get(call.model)
+    try:
+        usage = _usage(call)
+        if entry is not None:
+            return _spec_price(call.model, entry, usage)
+        return _database_price(call, usage)
+    except ValueError as exc:  # parts that do not add up (cache reads above the input...)
+        return CallPrice(None, reason=f"the usage model {call.model!r} reported: {exc}")
+
+
+def is_priced(model: str, provider: str | None, pricing: Mapping[str, Any] | None) -> bool:
+    """Whether the spec or the database has a price for ``model`` served by ``provider``."""
+    if (pricing or {}).get(model) is not None:
+        return True
+    return _database_match(model, provider) is not None
+
+
+def database_source() -> str:
+    """``genai-prices 0.2.3``, and when its data was fetched if ``--update-prices`` did."""
+    import genai_prices
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    source = f"genai-prices {genai_prices.__version__}"
+    if snapshot.from_auto_update:
+        source += f", data fetched {snapshot.timestamp:%Y-%m-%d %H:%M}"
+    return source
+
+
+def update_database(url: str | None = None, timeout_s: float = 30.0) -> str:
+    """Fetch genai-prices' newest data with its own updater's fetch (the only network use)
+    and price with it for the rest of this process. Returns the source now in use; raises
+    OSError with the cause when the fetch failed (the bundled data stays in use)."""
+    import httpx2
+    from genai_prices import UpdatePrices, data_snapshot
+    from genai_prices.update_prices import DEFAULT_UPDATE_URL
+
+    timeout = httpx2.Timeout(timeout=timeout_s, connect=min(timeout_s, 10.0))
+    updater = UpdatePrices(url=url or DEFAULT_UPDATE_URL, request_timeout=timeout)
+    try:
+        snapshot = updater.fetch()
+    except Exception as exc:  # httpx2's errors, a payload that is not price data
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise OSError(f"{updater.url}: {type(exc).__name__}: {first}") from None
+    data_snapshot.set_custom_snapshot(snapshot)
+    _database_model.cache_clear()
+    return database_source()
+
+
+def use_bundled_database() -> None:
+    """Back to the data bundled with genai-prices (after :func:`update_database`)."""
+    from genai_prices import data_snapshot
+
+    data_snapshot.set_custom_snapshot(None)
+    _database_model.cache_clear()
+
+
+def rates(entry: Any) -> dict[str, float]:
+    """A spec entry's rates by key (``input``, ``cache_read``...), USD per 1M tokens: a
+    :class:`~agenteval_cli.spec.model.Price` or the mapping a stored spec keeps."""
+    items = entry.items() if isinstance(entry, Mapping) else entry.model_dump().items()
+    return {str(key): float(value) for key, value in items if value is not None}
+
+
+def total(prices: list[CallPrice]) -> Decimal | None:
+    """The exact sum; unknown as soon as one part is."""
+    if any(p.usd is None for p in prices):
+        return None
+    return sum((p.usd for p in prices if p.usd is not None), Decimal(0))
+
+
+def sources(prices: list[CallPrice]) -> str:
+    """Where the prices came from, each source once: ``spec`` / ``genai-prices 0.2.3``."""
+    return " + ".join(dict.fromkeys(p.source for p in prices if p.source)) or "no model call"
+
+
+def _spec_price(model: str, entry: Any, usage: dict[str, int]) -> CallPrice:
+    given = rates(entry)
+    usd = _plan(_spec_model_price(tuple(sorted(given.items())))).price(usage)
+    return CallPrice(usd, SPEC, notes=_borrowed_rates(model, given, usage))
+
+
+def _database_price(call: ModelCall, usage: dict[str, int]) -> CallPrice:
+    found = _database_model(call.model, call.provider)
+    if found is None:
+        return CallPrice(None, reason=_unpriced_reason(call.model, call.provider))
+    provider_id, info = found
+    usd = _plan(info.get_prices(datetime.now(tz=UTC))).price(usage)
+    return CallPrice(usd, database_source(), matched=f"{provider_id}/{info.id}")
+
+
+@cache
+def _spec_model_price(given: tuple[tuple[str, float], ...]) -> Any:
+    """A spec entry as genai-prices' ``ModelPrice`` (its rate ``x`` is ``x_mtok``)."""
+    from genai_prices.types import ModelPrice
+
+    return ModelPrice(**{f"{key}_mtok": Decimal(repr(value)) for key, value in given})
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one ``ModelPrice`` prices a usage, worked out once: its priced units, most
+    specific first, each with the priced units it holds. A call's price is then
+    genai-prices' own sum (``ModelPrice.calc_price``: each unit's count less what its
+    priced sub-units took, at its rate, tiers by the input tokens), without re-deriving
+    the units for every call: that takes about half a millisecond a call."""
+
+    units: tuple[tuple[str, Any, int, tuple[str, ...]], ...]  # key, price, per, held keys
+    tiered: bool
+
+    def price(self, usage: Mapping[str, int]) -> Decimal:
+        from genai_prices.types import calc_unit_price
+
+        leaves: dict[str, int] = {}
+        total = Decimal(0)
+        input_tokens = usage.get("input_tokens", 0) if self.tiered else 0
+        for key, price, per, held in self.units:
+            count = 1 if key == "requests" else usage.get(key, 0) - sum(leaves[h] for h in held)
+            if count < 0:
+                raise ValueError(f"the parts of {key} add up to more than {usage.get(key, 0)}")
+            leaves[key] = count
+            total += calc_unit_price(price, count, input_tokens, per)
+        return total
+
+
+_PLANS: dict[int, tuple[Any, _Plan]] = {}  # id(ModelPrice) -> (the object, its plan)
+
+
+def _plan(model_price: Any) -> _Plan:
+    known = _PLANS.get(id(model_price))
+    if known is not None and known[0] is model_price:
+        return known[1]
+    from genai_prices.data_units import unit_data
+    from genai_prices.types import TieredPrices
+
+    priced = [
+        (key, price, int(raw["per"]), raw["dimensions"])
+        for key, raw in unit_data.items()
+        if (price := getattr(model_price, raw["price_key"], None)) is not None
+    ]
+    priced.sort(key=lambda unit: (-len(unit[3]), unit[0]))  # most specific first
+    units = tuple(
+        (
+            key,
+            price,
+            per,
+            tuple(
+                other
+                for other, _, _, inner in priced
+                if other != key and dims.items() <= inner.items()
+            ),
+        )
+        for key, price, per, dims in priced
+    )
+    plan = _Plan(units, any(isinstance(unit[1], TieredPrices) for unit in units))
+    _PLANS[id(model_price)] = (model_price, plan)
+    return plan
+
+
+def _database_match(model: str, provider: str | None) -> tuple[str, str] | None:
+    """The database's (provider id, model id) for a call, or None."""
+    found = _database_model(model, provider)
+    return None if found is None else (found[0], found[1].id)
+
+
+@cache
+def _database_model(model: str, provider: str | None) -> tuple[str, Any] | None:
+    """The database's provider id and model for a call: with the call's provider first,
+    then by the model's name alone (a gateway's base URL names no provider: a ChatOpenAI
+    pointed at one says ``openai`` for any model it serves)."""
+    from genai_prices import data_snapshot
+
+    if provider is not None and provider.lower() in LOCAL_PROVIDERS:
+        return None
+    snapshot = data_snapshot.get_snapshot()
+    provider_id = None if provider is None else PROVIDER_IDS.get(provider.lower(), provider)
+    for by_provider in ([provider_id] if provider_id else []) + [None]:
+        try:
+            found, info = snapshot.find_provider_model(model, None, by_provider, None)
+        except LookupError:
+            continue
+        return found.id, info
+    return None
+
+
+def _unpriced_reason(model: str, provider: str | None) -> str:
+    where = f"the spec's pricing: or in {database_source()}"
+    if provider is not None and provider.lower() in LOCAL_PROVIDERS:
+        return (
+            f"no price for model {model!r}: served locally by {provider}, which the price "
+            f"database does not bill; add it under 'pricing:' (0 if it is free)"
+        )
+    return f"no price for model {model!r} in {where}; add it under 'pricing:'"
+
+
+def _usage(call: ModelCall) -> dict[str, int]:
+    """The call's parts by genai-prices' usage names (unknown parts left out)."""
+    from genai_prices.data_units import unit_data
+
+    details = {k: v for k, v in call.token_details.items() if k in unit_data and v is not None}
+    cache_write = call.cache_write_tokens
+    if cache_write is None:  # only its parts reported: their sum is the whole
+        parts = [details.get(k) for k in ("cache_write_5m_tokens", "cache_write_1h_tokens")]
+        if any(p is not None for p in parts):
+            cache_write = sum(p or 0 for p in parts)
+    values: dict[str, int | None] = {
+        **details,
+        "input_tokens": call.input_tokens,
+        "output_tokens": call.output_tokens,
+        "cache_read_tokens": call.cache_read_tokens,
+        "cache_write_tokens": cache_write,
+        "output_reasoning_tokens": call.reasoning_tokens,
+    }
+    return {k: int(v) for k, v in values.items() if v is not None}
+
+
+def _borrowed_rates(
+    model: str, given: Mapping[str, float], usage: Mapping[str, int]
+) -> tuple[str, ...]:
+    """Parts the call reported that the spec entry gives no rate for, each priced at the
+    rate of the nearest part that holds it."""
+    if not any(v for k, v in usage.items() if k not in ("input_tokens", "output_tokens")):
+        return ()  # no part beyond input and output: nothing priced at another's rate
+    from genai_prices.data_units import unit_data
+
+    priced = {key.removesuffix("_tokens"): unit_data[key]["dimensions"] for key in unit_data}
+    notes = []
+    for key, raw in unit_data.items():
+        part = key.removesuffix("_tokens")
+        # reasoning at the output rate is how providers bill it; the write rate is the
+        # 5-minute one (genai-prices prices those writes at cache_write)
+        if part in given or part in ("input", "output", "output_reasoning", "cache_write_5m"):
+            continue
+        if not key.endswith("_tokens") or not usage.get(key):
+            continue
+        dims = raw["dimensions"].items()
+        holders = [p for p in given if p in priced and priced[p].items() < dims]
+        if holders:
+            holder = max(holders, key=lambda p: len(priced[p]))
+            notes.append(f"{part} tokens of {model!r} priced at its {holder} rate")
+    return tuple(notes)
