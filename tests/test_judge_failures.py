@@ -182,11 +182,16 @@ def test_two_evaluators_writing_one_key_are_refused_before_any_call(tmp_path, in
     result = invoke("run", spec, "--store", tmp_path / "db")
     assert result.exit_code == 2, result.output
     first, second = (6, 7)  # the lines of the two evaluator items in the spec
+    fix = (  # the built-in, second, takes a name of its own as its score key
+        "give one a name of its own, its score key: {name: routing_accuracy_2, type: "
+        "routing_accuracy, ...}; or leave one out"
+        if custom_first
+        else "give one of them another name (its score key), or leave one out"
+    )
     assert result.output.strip().splitlines() == [
         f"error: {spec}:{second}: evaluators 'routing_accuracy' (line {first}) and "
         "'routing_accuracy' both write the score key 'routing_accuracy': one would overwrite "
-        "the other in every result (rename one (a judge may set feedback_key:), or leave one "
-        "out)"
+        f"the other in every result ({fix})"
     ]
     assert not (tmp_path / CALLED).exists()
 

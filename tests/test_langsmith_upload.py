@@ -436,8 +436,9 @@ def test_the_client_log_keeps_other_records_redacted_and_drops_handled_conflicts
     assert "LangSmithError: 500 ***" in shown
 
 
-def test_sigterm_ends_an_upload_with_one_line_and_the_next_one_finishes(
-    server, spec, tmp_path, invoke
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_stop_ends_an_upload_with_one_line_and_the_next_one_finishes(
+    server, spec, tmp_path, invoke, name
 ):
     store = tmp_path / "db"
     assert invoke("run", spec, "--limit", "2", "--store", store).exit_code == 0
@@ -457,11 +458,19 @@ def test_sigterm_ends_an_upload_with_one_line_and_the_next_one_finishes(
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(getattr(signal, name))
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith("interrupted (SIGTERM)"), err
+    db = sqlite3.connect(store)
+    (sent,) = db.execute("SELECT COUNT(*) FROM langsmith_sent").fetchone()
+    db.close()
+    shown = "Ctrl-C" if name == "SIGINT" else name
+    assert err.strip().splitlines()[-1] == (  # what was sent, and how to send the rest
+        f"interrupted ({shown}); {sent} of 4 result(s) were sent to LangSmith and are marked "
+        f"so; 'agenteval upload {names['supervisor']} {names['swarm']} --store {store}' sends "
+        "the rest"
+    ), err
     server.latency_s = 0
     again = invoke("upload", *names.values(), "--store", store)
     assert again.exit_code == 0, again.output

@@ -53,7 +53,7 @@ def upload(
     where = experiments.store if isinstance(experiments, RunReport) and store is None else store
     with opened_store(where, must_exist=True) as opened:
         creds = credentials()  # no key: one line naming the variable, before anything else
-        records = _records(opened, experiments)
+        records = upload_records(opened, experiments)
         conn = connect(creds)
         done = Uploads()
         for record in records:
@@ -64,7 +64,8 @@ def upload(
         return done
 
 
-def _records(store: Store, experiments: Any) -> list[ExperimentRecord]:
+def upload_records(store: Store, experiments: Any) -> list[ExperimentRecord]:
+    """The stored experiments that :func:`upload` is given (names, reports, a run's)."""
     from agenteval_cli.store.lookup import resolve_experiment
 
     items = experiments.experiments if isinstance(experiments, RunReport) else experiments

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from agenteval_cli.cli.stop_signals import quiet_while_importing, restore, stop_like_ctrl_c
+from agenteval_cli.cli.stop_signals import (
+    quiet_while_importing,
+    restore,
+    say_interrupted,
+    stop_like_ctrl_c,
+)
 
 _starting = quiet_while_importing()  # a Ctrl-C from now on is no traceback
 
@@ -51,7 +56,8 @@ def main() -> None:
     stop_like_ctrl_c()  # SIGTERM and SIGHUP end every command as Ctrl-C does
     try:
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # outside a command (those end in common.RootGroup)
+        say_interrupted(exc)
         sys.exit(130)
     finally:
         # The process ends here. Its last garbage collections would walk every object the

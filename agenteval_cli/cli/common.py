@@ -10,7 +10,7 @@ import functools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, TextIO
+from typing import IO, TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperGroup
@@ -27,8 +27,18 @@ if TYPE_CHECKING:
 
 
 class RootGroup(TyperGroup):
-    """The ``agenteval`` group: two start-up savings that change no behaviour, and plain
-    placeholders in every command's help (:mod:`agenteval_cli.cli.placeholders`)."""
+    """The ``agenteval`` group: two start-up savings that change no behaviour, plain
+    placeholders in every command's help (:mod:`agenteval_cli.cli.placeholders`), and
+    how every command ends when stopped or when its reader goes away
+    (:func:`command_endings`), its help included."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Context:
+        with command_endings():  # --help is printed while the context is made
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Context) -> Any:
+        with command_endings():
+            return super().invoke(ctx)
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         # Typer's renderer imports Markdown and Pygments; see root_help.
@@ -382,7 +392,7 @@ class OutputFailures:
 
         if isinstance(exc, BrokenPipeError):
             silence_stdout()
-            problem = "the reader of stdout closed the pipe before the output was written"
+            problem = READER_GONE
         else:
             problem = f"cannot write the run's output: {exc}"
         text = problem + (f"; {self.saved}" if self.saved else "")
@@ -390,6 +400,49 @@ class OutputFailures:
             stderr().print(f"[bold red]error:[/] {escape(console_text(text))}", highlight=False)
         code = ExitCode.SERVICE_FAILED if self.run_clean else ExitCode.RUN_ERRORS
         raise typer.Exit(code) from None
+
+
+READER_GONE = "the reader of stdout closed the pipe before the output was written"
+
+
+@contextmanager
+def command_endings() -> Iterator[None]:
+    """Where every command ends, whichever it is: a KeyboardInterrupt (Ctrl-C, or SIGTERM
+    or SIGHUP, :mod:`agenteval_cli.cli.stop_signals`) is one line saying what stays and
+    exit 130; a reader of stdout gone (``agenteval ... | head``: EPIPE) is one line and
+    exit 4, never Click's silent exit 1, which means the gate failed. What is still
+    buffered for stdout is written here, so that a reader gone shows here too, not in the
+    interpreter's last flush. A command that already chose a failing code keeps it."""
+    import errno
+    import sys
+
+    from agenteval_cli.cli.stop_signals import INTERRUPTED, interrupted_line, set_stop_note
+    from agenteval_cli.core.errors import ExitCode
+
+    exit_code: int = ExitCode.SERVICE_FAILED
+    try:
+        try:
+            yield
+        except typer.Exit as exc:  # Typer's (its own Click's), as ctx.exit() raises too
+            if exc.exit_code:
+                exit_code = exc.exit_code
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+    except KeyboardInterrupt as exc:
+        with suppress(OSError):
+            stderr().print(interrupted_line(exc), highlight=False, markup=False)
+        set_stop_note(None)  # said: the next command stopped in this process says its own
+        raise typer.Exit(INTERRUPTED) from None
+    except (OSError, SystemExit) as exc:
+        # a Rich console's own way (Typer's help too): SystemExit(1) on a BrokenPipeError
+        gone = exc if isinstance(exc, OSError) else exc.__context__
+        if not isinstance(gone, OSError) or gone.errno != errno.EPIPE:
+            raise
+        silence_stdout()
+        with suppress(OSError):  # stderr gone too: the exit code is all that says it
+            stderr().print(f"[bold red]error:[/] {READER_GONE}", highlight=False)
+        raise typer.Exit(exit_code) from None
 
 
 def silence_stdout() -> None:

@@ -59,11 +59,13 @@ def merge(
     Every shard 1 to N must be there once, each run finished, all of one spec and one
     dataset file; otherwise nothing is merged and the exit code is 2. The merged
     experiments' metrics and dataset-level scores are computed over all the shards'
-    results, as an unsharded run's are.
+    results, as an unsharded run's are, and their errors and failed evaluators are
+    reported as a run's (exit 3).
 
     Example: agenteval merge shard-*/agenteval.db --store merged.db --json results.json"""
     from agenteval_cli import api
-    from agenteval_cli.cli.outputs import write_json_output
+    from agenteval_cli.cli.outputs import report_run_errors, write_json_output
+    from agenteval_cli.core.errors import ExitCode
     from agenteval_cli.store.db import Store
 
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
@@ -84,6 +86,7 @@ def merge(
             else:
                 title = report.title
                 print_comparison(store, report.ids, pricing=report.spec.pricing, title=title)
+            clean = report_run_errors(report, max_error_rate=report.spec.max_error_rate)
             if json_path is not None:
                 write_json_output(json_path, store, report.ids)
-    raise typer.Exit(0)
+    raise typer.Exit(ExitCode.OK if clean else ExitCode.RUN_ERRORS)

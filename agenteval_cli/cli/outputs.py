@@ -223,6 +223,12 @@ def report_run_errors(
                 highlight=False,
             )
             err.print(f"    {console_text(comment)}", highlight=False, markup=False)
+        for key, comment in found.summaries.items():  # called once: failed everywhere
+            err.print(
+                f"  [red]evaluator failed[/]: {shown(target)}: {shown(key)} (dataset-level): "
+                f"{shown(comment)}",
+                highlight=False,
+            )
     _numbers_for_booleans(report)
     over_targets = report.over_error_rate(max_error_rate)
     broken = report.broken_evaluators()

@@ -2,9 +2,12 @@
 
 A command stopped by a signal ends with exit 130, never a traceback nor the shell's bare
 143 or 129: ``run`` has its own handlers while it runs (saving what finished,
-:mod:`agenteval_cli.execution.guards.watchdog`); the others write as they go, so stopping them
-loses nothing already written, and SIGTERM or SIGHUP say so in one line. Importing the
-commands takes a while (Typer, Rich): a signal then exits at once with one line.
+:mod:`agenteval_cli.execution.guards.watchdog`); the others write as they go, so
+stopping them loses nothing already written. SIGTERM and SIGHUP raise the KeyboardInterrupt
+that Ctrl-C raises, and each ends the command where every command ends
+(:class:`agenteval_cli.cli.common.RootGroup`) with one line saying so, and what the
+command did (:func:`set_stop_note`). Importing the commands takes a while (Typer, Rich): a
+signal then exits at once with one line.
 
 This module imports only ``os`` and ``signal`` (no ``typing`` even), so that it is in place
 before anything slow loads.
@@ -24,6 +27,7 @@ INTERRUPTED = 130  # agenteval_cli.core.errors.ExitCode.INTERRUPTED, without imp
 STOP_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
+_SIGNAL_NAMES = ("Ctrl-C", "SIGTERM", "SIGHUP")
 
 
 def _name(signum: int) -> str:
@@ -44,9 +48,34 @@ def _exit_now(signum: int, _frame: FrameType | None) -> None:
 
 
 def _interrupt(signum: int, _frame: FrameType | None) -> None:
-    """What Ctrl-C does (Typer turns the KeyboardInterrupt into exit 130), with its line."""
-    _say(f"interrupted ({_name(signum)}); what was written before stays written")
+    """What Ctrl-C does: a KeyboardInterrupt, named after the signal for its line
+    (:func:`interrupted_line`, printed where every command ends)."""
     raise KeyboardInterrupt(_name(signum))
+
+
+# What a command stopped now has done, said after "interrupted (Ctrl-C); " (set_stop_note)
+WRITTEN_STAYS = "what was written before stays written"
+_note: list[str] = []
+
+
+def set_stop_note(note: str | None) -> None:
+    """What the line of a command being stopped says it did and how to go on (an upload:
+    what was sent, and the command that sends the rest); None: the default, that what was
+    written stays written."""
+    _note[:] = [] if note is None else [note]
+
+
+def interrupted_line(exc: BaseException) -> str:
+    """The one line of a command stopped by a KeyboardInterrupt: by Ctrl-C, or by the
+    signal :func:`stop_like_ctrl_c` named in it."""
+    named = exc.args[0] if exc.args else None
+    name = named if named in _SIGNAL_NAMES else "Ctrl-C"
+    return f"interrupted ({name}); {_note[0] if _note else WRITTEN_STAYS}"
+
+
+def say_interrupted(exc: BaseException) -> None:
+    """:func:`interrupted_line` on stderr (nothing if stderr is gone)."""
+    _say(interrupted_line(exc))
 
 
 def quiet_while_importing() -> dict[int, Any]:

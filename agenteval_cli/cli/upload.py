@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -67,13 +68,44 @@ def upload_after_run(store: Store, experiments: Any, debug: bool) -> bool:
             soft_wrap=True,
         )
 
-    with user_errors(debug):
-        uploads = api.upload(
-            experiments, store=store, on_note=say, on_upload=done, raise_errors=debug
-        )
+    try:
+        with user_errors(debug):
+            uploads = api.upload(
+                experiments, store=store, on_note=say, on_upload=done, raise_errors=debug
+            )
+    except KeyboardInterrupt:  # the stop's line says what was sent (the store closes next)
+        from agenteval_cli.cli.stop_signals import set_stop_note
+
+        with suppress(Exception):
+            set_stop_note(_sent_so_far(store, experiments))
+        raise
     if uploads.compare_url is not None:
         out.print(f"  langsmith: compare: {uploads.compare_url}", highlight=False, soft_wrap=True)
     return uploads.ok
+
+
+def _sent_so_far(store: Store, experiments: Any) -> str:
+    """What an upload stopped midway has sent (each result is marked as it is sent), and
+    the command that sends the rest."""
+    from agenteval_cli.api.uploading import upload_records
+    from agenteval_cli.store.langsmith_state import LangSmithState, store_db
+
+    state = LangSmithState(store_db(store))
+    sent = total = 0
+    records = upload_records(store, experiments)
+    rest: list[str] = []
+    for record in records:
+        count = store.result_count(record.id)
+        done = min(len(state.sent(record.id)), count)
+        sent, total = sent + done, total + count
+        if done < count:
+            rest.append(record.name)
+    names = " ".join(rest or [r.name for r in records])  # all sent: the closing steps left
+    where = f" --store {store.path}" if store.path != DEFAULT_STORE else ""
+    return (
+        f"{sent} of {total} result(s) were sent to LangSmith and are marked so; "
+        f"'agenteval upload {names}{where}' sends the rest"
+    )
 
 
 def _failed(err, store: Store, one) -> None:

@@ -5,8 +5,11 @@ process that inherited this one's stdout and stderr: a pipe reader (``agenteval 
 tee log``, a CI step) then waits for it long after ``agenteval`` has exited. At the end of a
 run every process started during it that is still running below this one is ended (SIGTERM,
 then SIGKILL after :data:`GRACE_S`) and named in a warning. What is seen: this process's
-descendants, from ``/proc`` (Linux) or ``ps`` (elsewhere); a process that detached itself
-from them (a double fork, a daemon) is not, and keeps running.
+descendants, from ``/proc`` (Linux) or ``ps`` (elsewhere). A process that detaches itself
+(a double fork: ``sh -c "sleep 25 &"``, ``setsid``, a daemon) leaves them when its parent
+exits, and is re-parented to the nearest "child subreaper" above it: on Linux the run makes
+this process one (:func:`adopt_orphans`), so such a process stays below it, is seen and
+ended too. Elsewhere it goes to init, unseen, and keeps running.
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GRACE_S", "Child", "descendants", "end_leftovers", "proc_stat"]
+__all__ = ["GRACE_S", "Child", "adopt_orphans", "descendants", "end_leftovers", "proc_stat"]
 
 GRACE_S = 2.0  # from SIGTERM to SIGKILL
 _SHOWN_COMMAND = 80  # characters of a command line in a warning
@@ -32,34 +36,49 @@ class Child:
 
 
 def descendants() -> dict[int, Child]:
-    """This process's running descendants (zombies left out), by pid."""
+    """This process's running descendants (zombies left out), by pid. A zombie's children
+    are still its descendants: a double fork's middle process that exited (and that no one
+    reaped yet) does not hide the process it started."""
     below: dict[int, list[int]] = {}
     table = _process_table()
-    for pid, (ppid, _) in table.items():
+    for pid, (ppid, _, _) in table.items():
         below.setdefault(ppid, []).append(pid)
     found: dict[int, Child] = {}
+    seen: set[int] = set()
     parents = [os.getpid()]
     while parents:
         for pid in below.get(parents.pop(), []):
-            if pid not in found:
-                found[pid] = Child(pid, table[pid][1])
+            if pid not in seen:
+                seen.add(pid)
+                _, command, running = table[pid]
+                if running:
+                    found[pid] = Child(pid, command)
                 parents.append(pid)
     return found
 
 
 def end_leftovers(before: set[int]) -> list[str]:
-    """End the descendants that are not in ``before`` (those running when the run started);
-    a warning line naming them, or none."""
-    left = {pid: child for pid, child in descendants().items() if pid not in before}
+    """End the descendants that are not in ``before`` (those running when the run started),
+    and those they start meanwhile (a double fork under way); a warning line naming them,
+    or none."""
+    left: dict[int, Child] = {}
+
+    def sweep() -> set[int]:
+        """SIGTERM to the descendants not seen yet; the ones still running."""
+        now = descendants()
+        for pid, child in now.items():
+            if pid not in before and pid not in left:
+                left[pid] = child
+                _signal(pid, signal.SIGTERM)
+        return set(left) & set(now)
+
+    running = sweep()
     if not left:
         return []
-    for pid in left:
-        _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + GRACE_S
-    running = set(left)
     while running and time.monotonic() < deadline:
         time.sleep(0.05)
-        running &= set(descendants())
+        running = sweep()
     for pid in running:
         _signal(pid, signal.SIGKILL)
     named = [f"{pid} ({child.command})" for pid, child in sorted(left.items())]
@@ -74,13 +93,39 @@ def end_leftovers(before: set[int]) -> list[str]:
     ]
 
 
+# prctl(2) options (linux/prctl.h)
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+def adopt_orphans(adopt: bool = True) -> bool | None:
+    """Linux: whether processes orphaned below this one are re-parented to it (it is a
+    "child subreaper", prctl(2)) rather than to init, set to ``adopt``. Returns what it was
+    before, to set back; None where it cannot be set (not Linux, no prctl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        was = ctypes.c_int(0)
+        if prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0) != 0:
+            return None
+        if prctl(_PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return bool(was.value)
+
+
 def _signal(pid: int, number: signal.Signals) -> None:
     with contextlib.suppress(OSError):  # gone already, or not ours to end
         os.kill(pid, number)
 
 
-def _process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, command line) of every running process that can be seen."""
+def _process_table() -> dict[int, tuple[int, str, bool]]:
+    """pid -> (parent pid, command line, running: not a zombie) of every process that can
+    be seen."""
     proc = Path("/proc")
     if (proc / "self" / "stat").exists():
         return _from_proc(proc)
@@ -99,25 +144,28 @@ def proc_stat(pid: int | str, proc: Path = Path("/proc")) -> tuple[str, list[str
     return name, stat[stat.rindex(")") + 1 :].split()
 
 
-def _from_proc(proc: Path) -> dict[int, tuple[int, str]]:
-    table: dict[int, tuple[int, str]] = {}
+def _from_proc(proc: Path) -> dict[int, tuple[int, str, bool]]:
+    table: dict[int, tuple[int, str, bool]] = {}
     for entry in os.scandir(proc):
         if not entry.name.isdigit():
             continue
         stat = proc_stat(entry.name, proc)
-        if stat is None or len(stat[1]) < 2 or stat[1][0] in ("Z", "X"):  # exited, unreaped
+        if stat is None or len(stat[1]) < 2:
             continue
         name, fields = stat
+        if fields[0] in ("Z", "X"):  # exited, unreaped: no command line left
+            table[int(entry.name)] = (int(fields[1]), name, False)
+            continue
         try:
             raw = (proc / entry.name / "cmdline").read_bytes()
         except OSError:
             continue  # ended meanwhile
         command = raw.replace(b"\0", b" ").decode(errors="replace").strip() or name
-        table[int(entry.name)] = (int(fields[1]), _short(command))
+        table[int(entry.name)] = (int(fields[1]), _short(command), True)
     return table
 
 
-def _from_ps() -> dict[int, tuple[int, str]]:
+def _from_ps() -> dict[int, tuple[int, str, bool]]:
     import subprocess  # only where there is no /proc
 
     try:
@@ -130,12 +178,13 @@ def _from_ps() -> dict[int, tuple[int, str]]:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    table: dict[int, tuple[int, str]] = {}
+    table: dict[int, tuple[int, str, bool]] = {}
     for line in listing.splitlines():
         parts = line.split(None, 3)
-        if len(parts) < 3 or not parts[0].isdigit() or parts[2].startswith("Z"):
+        if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit():
             continue
-        table[int(parts[0])] = (int(parts[1]), _short(parts[3] if len(parts) > 3 else ""))
+        command = _short(parts[3] if len(parts) > 3 else "")
+        table[int(parts[0])] = (int(parts[1]), command, not parts[2].startswith("Z"))
     return table
 
 

@@ -8,7 +8,9 @@ they were asked for, the table still prints, and the secret is still redacted:
 calls end (with a warning saying what the target changed), and the secrets' values present
 at the start stay redacted (:func:`agenteval_cli.core.redact.remember_environment`). The
 processes a target started and left running are ended (:mod:`agenteval_cli.core.children`),
-and a target calling ``os._exit(0)`` cannot end the process with a success.
+those that detached themselves by a double fork too (for the run, orphans are
+re-parented to this process on Linux, where the sweep finds them), and a target
+calling ``os._exit(0)`` cannot end the process with a success.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import NoReturn, TextIO
 
-from agenteval_cli.core.children import descendants, end_leftovers
+from agenteval_cli.core.children import adopt_orphans, descendants, end_leftovers
 from agenteval_cli.core.errors import ExitCode
 from agenteval_cli.core.redact import remember_environment
 
@@ -34,6 +36,7 @@ class Pin:
         self.cwd = _cwd()
         self.streams = {"stdout": sys.stdout, "stderr": sys.stderr}
         self.children = set(descendants())
+        self.adopted = adopt_orphans()  # what it was; None: orphans go to init, unseen
         self.restored = False
         self.real_exit = _guard_exit()
 
@@ -46,6 +49,8 @@ class Pin:
         self.restored = True
         os._exit = self.real_exit  # type: ignore[assignment]
         changes: list[str] = end_leftovers(self.children) if end_children else []
+        if self.adopted is not None:
+            adopt_orphans(self.adopted)
         _restore_cwd(self.cwd, changes)
         for name, stream in self.streams.items():
             _restore_stream(name, stream, changes)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.judge_model import key_source, make_chat_model, measure
@@ -86,9 +86,31 @@ def refused_status(exc: BaseException) -> int | None:
     return None
 
 
+class FirstCalls(Protocol):
+    """The judges' first calls of a run made by several processes (a Ray run's workers), in
+    one place: :meth:`first` says whether the caller makes the judge's first call (``"go"``),
+    or how it went (``"answered"``, or ``"refused"`` with the reason), waiting while another
+    process makes it; :meth:`settle` says how the caller's went (None: it did not end, so
+    another may make it)."""
+
+    async def first(self, name: str) -> tuple[str, str | None]: ...
+
+    async def settle(self, name: str, outcome: str | None, reason: str | None) -> None: ...
+
+
+_shared: list[FirstCalls] = []  # set in each process of a run that has several
+
+
+def share_first_calls(calls: FirstCalls | None) -> None:
+    """Every judge of this process takes its first call from ``calls`` (None: alone)."""
+    _shared[:] = [] if calls is None else [calls]
+
+
 class JudgeCalls:
     """One judge's calls across the run: the first goes alone, so a refused key is found with
-    one request; after a refusal no call is made, and each result gets the same reason."""
+    one request; after a refusal no call is made, and each result gets the same reason. In a
+    run of several processes the first call is the run's, not each process's
+    (:func:`share_first_calls`): a refused key costs one request, however many workers."""
 
     def __init__(self, name: str, key: str) -> None:
         self.name = name
@@ -107,10 +129,26 @@ class JudgeCalls:
         if not self.answered and self.refused is None:
             async with self._lock():
                 if not self.answered and self.refused is None:
-                    return await self._watched(judge, kwargs)
+                    if not _shared:
+                        return await self._watched(judge, kwargs)
+                    verdict, reason = await _shared[0].first(self.name)
+                    if verdict == "go":
+                        return await self._settled(_shared[0], judge, kwargs)
+                    self.refused = reason if verdict == "refused" else None
+                    self.answered = verdict == "answered"
         if self.refused is not None:
             raise KeyRefused(self.refused)
         return await judge(**kwargs)
+
+    async def _settled(
+        self, shared: FirstCalls, judge: Callable[..., Awaitable[Any]], kwargs: dict
+    ) -> Any:
+        """The run's first call of this judge, made here; how it went, told to the others."""
+        try:
+            return await self._watched(judge, kwargs)
+        finally:
+            outcome = "refused" if self.refused else "answered" if self.answered else None
+            await asyncio.shield(shared.settle(self.name, outcome, self.refused))
 
     async def _watched(self, judge: Callable[..., Awaitable[Any]], kwargs: dict) -> Any:
         try:
@@ -272,6 +310,7 @@ def llm_judge(
         )
 
     evaluate.score_keys = (key,)  # type: ignore[attr-defined]
+    evaluate.judge_calls = calls  # type: ignore[attr-defined]  # a judge: see FirstCalls
     return evaluate
 
 
@@ -348,4 +387,5 @@ def trajectory_judge(
             **extra,
         )
 
+    evaluate.judge_calls = calls  # type: ignore[attr-defined]  # a judge: see FirstCalls
     return evaluate

@@ -28,10 +28,11 @@ from agenteval_cli.evaluators.registry import (
     EvaluatorInfo,
     build_evaluator,
     entry_metrics,
+    function_metrics,
     lookup,
 )
 from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
-from agenteval_cli.metrics.registry import declare
+from agenteval_cli.metrics.registry import MetricInfo, declare
 
 Warn = Callable[[str], None]
 
@@ -98,9 +99,12 @@ def bind_evaluators(
             metrics = entry_metrics({"name": item.name, "type": kind, **options, **declared}, fn)
         except ValueError as exc:
             raise UserError(f"evaluator {item.name!r}: {exc}", file=file, line=line) from None
+        if kind != item.name and not info.names_its_score:  # a built-in under a name of its own
+            fn, metrics = _under_its_name(fn, info, item.name, metrics)
         keys = [m.key for m in metrics]
         summary = info.summary or bool(getattr(fn, "is_summary", False))
-        writer = _Writer(item.name, line, info if kind == item.name else None, summary)
+        renamable = info.names_its_score or len(function_metrics(fn) or info.metrics) == 1
+        writer = _Writer(item.name, line, info if kind == item.name else None, summary, renamable)
         for key in keys:
             _claim(writers, key, writer, file)
         declare(*metrics)
@@ -133,6 +137,7 @@ class _Writer:
     line: int | None
     builtin: EvaluatorInfo | None  # the registry entry, when the item is one under its name
     summary: bool  # a summary's keys are the dataset's, apart from the results'
+    renamable: bool = True  # a name of its own is its score key (it writes one key)
 
 
 def _claim(writers: dict[str, _Writer], key: str, writer: _Writer, file: str) -> None:
@@ -155,8 +160,52 @@ def _claim(writers: dict[str, _Writer], key: str, writer: _Writer, file: str) ->
         f"{key!r}: one would overwrite the other in every result",
         file=file,
         line=writer.line,
-        hint="rename one (a judge may set feedback_key:), or leave one out",
+        hint=_apart(first, writer, key),
     )
+
+
+def _apart(first: _Writer, second: _Writer, key: str) -> str:
+    """How to keep two items' scores apart: a name of its own for one (its score key), when
+    one of them writes a single key; else leave one out."""
+    kind = second.builtin.name if second.builtin is not None else None
+    if second.renamable and kind is not None:
+        return (
+            f"give one a name of its own, its score key: {{name: {key}_2, type: {kind}, "
+            "...}; or leave one out"
+        )
+    if second.renamable:
+        return "give one of them another name (its score key), or leave one out"
+    if first.renamable and first.builtin is not None:
+        return (
+            f"give {first.name!r} a name of its own, its score key: {{name: {key}_2, "
+            f"type: {first.builtin.name}, ...}}; or leave one out"
+        )
+    return (
+        f"{key!r} is one of several keys that {second.name!r} writes, which a name does not "
+        "change: leave one of them out"
+    )
+
+
+def _under_its_name(
+    fn: Callable[..., Any], info: EvaluatorInfo, name: str, metrics: list[MetricInfo]
+) -> tuple[Callable[..., Any], list[MetricInfo]]:
+    """A built-in that writes its own keys, given a name of its own
+    (``{name: precision_no_router, type: routing_precision, ...}``): one key is written under
+    that name, so the same built-in with other options sits beside it; several keys (or
+    keys it makes up, ``precision@3``) stay its own, declared so, and a second item writing
+    them is refused (:func:`_claim`)."""
+    own = function_metrics(fn) or list(info.metrics)
+    if len(own) != 1 or len(metrics) != 1:
+        return fn, own
+    key = own[0].key
+
+    def renamed(raw: Any) -> Any:
+        return [
+            {"key": name if s.key == key else s.key, "score": s.score, "comment": s.comment}
+            for s in normalize(raw, key)
+        ]
+
+    return _then(fn, renamed), metrics
 
 
 def _keeping_to_its_keys(fn: Callable[..., Any], name: str, owners: dict[str, str]) -> Any:
@@ -174,6 +223,11 @@ def _keeping_to_its_keys(fn: Callable[..., Any], name: str, owners: dict[str, st
                 )
         return raw
 
+    return _then(fn, checked)
+
+
+def _then(fn: Callable[..., Any], checked: Callable[[Any], Any]) -> Any:
+    """``fn`` whose result (awaited, for an async one) goes through ``checked``."""
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)

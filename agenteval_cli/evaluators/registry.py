@@ -59,6 +59,12 @@ class EvaluatorInfo:
         """Whether a key it scores needs a final answer (null for a result without one)."""
         return any(m.needs_answer for m in self.metrics)
 
+    @property
+    def names_its_score(self) -> bool:
+        """Whether it writes its score under the item's name itself (a judge,
+        ``trajectory_match``, your function): its factory takes ``name``."""
+        return "name" in inspect.signature(self.factory).parameters
+
     def options(self) -> list[tuple[str, Any]]:
         """``(option, default)`` pairs a spec may set; ``inspect.Parameter.empty`` if required."""
         params = inspect.signature(self.factory).parameters.values()
@@ -212,7 +218,8 @@ def entry_parts(item: Any) -> tuple[str, dict[str, Any]]:
 def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
     """The metrics a spec's evaluator item scores: a registry entry's own; for an item
     with a ``type:`` (a judge, your function), what the function declares (:func:`declares`,
-    else ``fn.score_keys``), else one key, its name (or the judge's ``feedback_key``).
+    else ``fn.score_keys``), else one key, its name (or the judge's ``feedback_key``), but
+    a built-in scoring several keys keeps its own.
     The item's ``label``, ``direction`` / ``lower_is_better`` and ``format`` apply to its
     one key; ``metrics: {key: {label, direction, format}}`` to any key. ValueError for a
     value that is none of the allowed ones."""
@@ -221,8 +228,10 @@ def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
     info = REGISTRY.get(kind) if isinstance(kind, str) else None
     found = function_metrics(fn)
     if not found:
-        if info is not None and kind == name:
+        if info is not None and (kind == name or len(info.metrics) > 1):  # its own keys
             found = list(info.metrics)
+        elif info is not None and not info.names_its_score:  # its one key, under the name
+            found = [replace(info.metrics[0], key=name, label=name)]
         else:
             found = [known(str(options.get("feedback_key") or name))]
             if info is not None and not info.needs_answer:  # a built-in under a name of its own

@@ -196,4 +196,7 @@ def retrieval(
         )
         return results
 
+    # the keys it writes, for k as configured (the registry lists only the one fixed key)
+    keys = (*(f"{n}@{x}" for x in ks for n in names), "reciprocal_rank")
+    evaluate.score_keys = keys  # type: ignore[attr-defined]
     return evaluate

@@ -25,6 +25,9 @@ from agenteval_cli.evaluators.scoring import (
 from agenteval_cli.metrics.registry import metric, needs_answer
 from agenteval_cli.store.tx import has_table, write_transaction
 
+# How the comment of a dataset-level evaluator's failed score begins (see run_summaries).
+SUMMARY_FAILED = "summary evaluator "
+
 
 def summary_arguments(stored: Sequence[Any], *, every: bool = False) -> dict[str, Any]:
     """Lists over a target's answered results (``StoredResult`` rows), LangSmith-style;
@@ -70,7 +73,7 @@ async def run_summaries(
         except BaseException as exc:
             if not evaluators_own(exc, pool):
                 raise
-            reason = f"summary evaluator {evaluator.name!r} failed: {failure_text(exc)}"
+            reason = f"{SUMMARY_FAILED}{evaluator.name!r} failed: {failure_text(exc)}"
             scores.extend(Score(k, None, reason) for k in evaluator.keys or (evaluator.name,))
     return scores
 

@@ -538,11 +538,21 @@ def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -
 def score_summaries(run: PreparedRun, store: Store) -> None:
     """Dataset-level evaluators: once per target, over every result the store holds for it,
     each call within ``evaluator_timeout_s``."""
+    ids = [e.id for e in run.experiments.values()]
+    score_stored_summaries(run.spec, run.evaluators, store, ids)
+
+
+def score_stored_summaries(
+    spec: Spec, evaluators: Sequence[BoundEvaluator], store: Store, ids: Sequence[str]
+) -> None:
+    """The dataset-level evaluators of experiments already stored (a run's, a merge's),
+    under the spec's limits (:func:`summary_pool`)."""
     from agenteval_cli.evaluators.summaries import score_experiment_summaries
 
-    ids = [e.id for e in run.experiments.values()]
-    with summary_pool(run.spec) as pool:
-        score_experiment_summaries(run.evaluators, store, ids, pool)
+    if not any(e.summary for e in evaluators):
+        return
+    with summary_pool(spec) as pool:
+        score_experiment_summaries(evaluators, store, ids, pool)
 
 
 async def score_summaries_async(run: PreparedRun, store: Store) -> None:

@@ -164,7 +164,7 @@ def merged_spec(record: ExperimentRecord) -> Spec:
 def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecord]]:
     """Merge the shard stores at ``paths`` into ``out``: one finished experiment per
     target, an earlier merge of the same shards replaced. Returns the spec and them."""
-    from agenteval_cli.evaluators.summaries import score_experiment_summaries
+    from agenteval_cli.execution.experiment import score_stored_summaries
     from agenteval_cli.execution.loading import load_evaluators
 
     out_path = Path(out.path).resolve()
@@ -203,7 +203,7 @@ def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecor
     try:
         _copy_results(out, shards, created)
         ids = [e.id for e in created]
-        score_experiment_summaries(evaluators, out, ids)
+        score_stored_summaries(spec, evaluators, out, ids)  # evaluator_timeout_s
         status = "finished"
     finally:
         for experiment in created:

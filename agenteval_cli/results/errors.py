@@ -40,13 +40,18 @@ class TargetErrors:
     interrupted: int = 0  # calls whose graph stopped at interrupt(): no error, no answer
     # true/false judge key -> (results it scored, replies that were numbers)
     numbers_for_booleans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # dataset-level evaluator key -> its failure (called once, so it failed everywhere)
+    summaries: dict[str, str] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
         return self.errored / self.calls if self.calls else 0.0
 
     def evaluators_failing_everywhere(self) -> list[str]:
-        return [key for key, (n, failed, _) in self.evaluators.items() if n and failed == n]
+        """Per-result evaluator keys that failed on every result they scored, then the
+        dataset-level ones that failed (their one call)."""
+        every = [key for key, (n, failed, _) in self.evaluators.items() if n and failed == n]
+        return every + [key for key in self.summaries if key not in every]
 
     def over(self, max_error_rate: float) -> bool:
         """Whether the calls errored more often than ``max_error_rate`` allows."""
@@ -105,7 +110,25 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
     interrupted = store.status_counts(experiment_id).get(INTERRUPTED, 0)
     # the true/false judges that got numbers back: the spec lacks ``continuous: true``
     numbers = diagnostics.null_scores_saying(db, experiment_id, NUMBER_FOR_BOOLEAN)
-    return TargetErrors(target, calls, errored, reasons, evaluators, interrupted, numbers)
+    summaries = _failed_summaries(store, experiment_id)
+    return TargetErrors(
+        target, calls, errored, reasons, evaluators, interrupted, numbers, summaries
+    )
+
+
+def _failed_summaries(store: Store, experiment_id: str) -> dict[str, str]:
+    """The dataset-level evaluators' keys whose one call failed (it raised, timed out, or
+    returned no finite number), with the failure."""
+    from agenteval_cli.evaluators.summaries import SUMMARY_FAILED, summary_scores
+
+    return {
+        s.key: s.comment
+        for s in summary_scores(store, experiment_id)
+        if s.score is None
+        and s.comment is not None
+        and s.comment.startswith((SUMMARY_FAILED, "evaluator "))
+        and " failed: " in s.comment
+    }
 
 
 def run_errors(store: Store, experiment_ids: list[str]) -> list[TargetErrors]:

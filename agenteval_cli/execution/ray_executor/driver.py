@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agenteval_cli.core.records import Result, Trace
-from agenteval_cli.evaluators.scoring import BoundEvaluator
+from agenteval_cli.evaluators.scoring import EVALUATOR_TIMEOUT_S, BoundEvaluator
 from agenteval_cli.execution.ray_executor.cluster import (
     Connection,
     RayFailure,
@@ -159,6 +159,13 @@ class RayEngine:
                 settings.evaluator_requests_per_minute
             )
             self.limiters.append(self.job.evaluator_limiter)
+        if self.job.judged:  # each judge's first call once for the run, not per worker
+            from agenteval_cli.execution.ray_executor.first_calls import SharedFirstCalls
+
+            first_calls = ray.remote(SharedFirstCalls).options(num_cpus=0)
+            wait_s = settings.evaluator_timeout_s or EVALUATOR_TIMEOUT_S
+            self.job.first_calls = first_calls.remote(wait_s + STOP_S)
+            self.limiters.append(self.job.first_calls)
         cpus = self.connection.cpus
         count = self.options.workers or max(1, int(cpus))
         count = max(1, min(count, settings.concurrency))
@@ -450,4 +457,5 @@ def make_job(spec: Spec, runner: Runner, evaluators: list[BoundEvaluator]) -> Jo
         shipped=False,
         version=agenteval_version(),
         sys_path=[p for p in sys.path if p],
+        judged=any(getattr(e.fn, "judge_calls", None) is not None for e in evaluators),
     )

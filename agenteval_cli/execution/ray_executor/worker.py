@@ -48,6 +48,8 @@ class Job:
     sys_path: list[str] = field(default_factory=list)
     limiter: Any = None  # the shared limiters' actor handles, or None
     evaluator_limiter: Any = None
+    judged: bool = False  # an evaluator is an LLM judge: its first call is the run's
+    first_calls: Any = None  # the judges' SharedFirstCalls actor handle, or None
 
 
 @dataclass
@@ -150,6 +152,11 @@ class Worker:
             runner.limiter = RemoteLimiter(job.limiter)
         if job.evaluator_limiter is not None:
             runner.evaluator_limiter = RemoteLimiter(job.evaluator_limiter)
+        if job.first_calls is not None:  # a refused judge key: one request for the run
+            from agenteval_cli.evaluators.judge import share_first_calls
+            from agenteval_cli.execution.ray_executor.first_calls import RemoteFirstCalls
+
+            share_first_calls(RemoteFirstCalls(job.first_calls))
         return runner
 
     def _back_home(self) -> None:
