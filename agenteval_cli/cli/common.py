@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, redirect_stdout, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperGroup
 
-from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.errors import ExitCode, UserError
 from agenteval_cli.store import DEFAULT_STORE as DEFAULT_STORE  # re-exported: every option
 from agenteval_cli.store import find_store
 
@@ -136,7 +136,6 @@ def fetch_prices(quiet: bool = False) -> None:
 
     from rich.markup import escape
 
-    from agenteval_cli.core.errors import ExitCode
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.metrics.prices import update_database
 
@@ -216,7 +215,6 @@ def json_on_stdout(active: bool) -> Iterator[None]:
         return
     import os
     import sys
-    from contextlib import redirect_stdout
 
     real = sys.stdout
     real.flush()
@@ -387,7 +385,6 @@ class OutputFailures:
             return
         from rich.markup import escape
 
-        from agenteval_cli.core.errors import ExitCode
         from agenteval_cli.core.redact import console_text
 
         if isinstance(exc, BrokenPipeError):
@@ -417,7 +414,6 @@ def command_endings() -> Iterator[None]:
     import sys
 
     from agenteval_cli.cli.stop_signals import INTERRUPTED, interrupted_line, set_stop_note
-    from agenteval_cli.core.errors import ExitCode
 
     exit_code: int = ExitCode.SERVICE_FAILED
     try:

@@ -15,6 +15,7 @@ from agenteval_cli.cli.common import (
     app,
     fetch_prices,
     open_store,
+    print_comparison,
     stderr,
     stdout,
     user_errors,
@@ -179,7 +180,6 @@ def run_from_langsmith(
     ``--json``, reports, baseline and gate follow as after a local run, with the spec's
     pricing and thresholds. False when the gate failed."""
     from agenteval_cli import api
-    from agenteval_cli.cli.common import print_comparison
     from agenteval_cli.cli.outputs import finish_run
     from agenteval_cli.report.compare_console import print_langsmith_urls
     from agenteval_cli.store.db import Store

@@ -13,6 +13,7 @@ from agenteval_cli.cli.common import (
     is_stdout,
     json_on_stdout,
     print_comparison,
+    stdout,
     user_errors,
 )
 
@@ -76,8 +77,6 @@ def merge(
         with Store(store_path) as store:
             report = api.merge(shard_stores, store=store)
             if quiet:
-                from agenteval_cli.cli.common import stdout
-
                 line = (
                     f"{report.spec.experiment_prefix}: merged {len(shard_stores)} shards · "
                     f"{len(report.experiments)} target(s), {report.saved} results"

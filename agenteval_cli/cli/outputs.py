@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agenteval_cli.cli.common import stdout
+from agenteval_cli.cli.common import is_stdout, json_stdout, stderr, stdout
 
 if TYPE_CHECKING:
     from agenteval_cli.api import RunReport
@@ -83,7 +83,6 @@ def write_reports(
 ) -> None:
     """``api.write_report``, each path written echoed on stderr."""
     from agenteval_cli import api
-    from agenteval_cli.cli.common import stderr
 
     written = api.write_report(
         experiments,
@@ -104,7 +103,6 @@ def write_reports(
 def write_json_output(path: Path, store: Store, experiment_ids: list[str]) -> None:
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
     ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``)."""
-    from agenteval_cli.cli.common import is_stdout, json_stdout, stderr
     from agenteval_cli.report.json_report import json_chunks, write_json
 
     if is_stdout(path):
@@ -178,7 +176,6 @@ def report_run_errors(
     interrupt() more often than ``max_interrupt_rate`` (None: the spec's), or an evaluator
     failed on every example it scored."""
     allowed = report.spec.max_interrupt_rate if max_interrupt_rate is None else max_interrupt_rate
-    from agenteval_cli.cli.common import stderr
     from agenteval_cli.cli.progress import shown  # names and messages are data, not markup
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.results.errors import SHOWN_REASONS
@@ -258,7 +255,6 @@ def report_run_errors(
 
 def _numbers_for_booleans(report: RunReport) -> None:
     """One line per true/false judge that got numbers back, over every target, with the fix."""
-    from agenteval_cli.cli.common import stderr
     from agenteval_cli.cli.progress import shown
 
     found: dict[str, list[int]] = {}

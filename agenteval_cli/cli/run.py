@@ -18,8 +18,10 @@ from agenteval_cli.cli.common import (
     fetch_prices,
     is_stdout,
     json_on_stdout,
+    open_store,
     print_comparison,
     stderr,
+    stdout,
     user_errors,
 )
 from agenteval_cli.cli.outputs import (
@@ -330,7 +332,6 @@ def _run_command(
 def _shard_option(text: str | None, *, resume: bool) -> tuple[int, int] | None:
     """``--shard i/N`` as ``(i, N)``; a bad value, or one with --resume (which keeps its
     run's shard), is a usage error."""
-    from agenteval_cli.core.errors import UserError
     from agenteval_cli.data.examples import parse_shard
 
     if text is None:
@@ -368,7 +369,6 @@ def _stored_experiments(
 
 
 def check_quiet(quiet: bool, by_agent: bool) -> None:
-    from agenteval_cli.core.errors import UserError
 
     if quiet and by_agent:
         raise UserError(
@@ -397,7 +397,6 @@ def verdict_line(report, *, clean: bool, passed: bool, uploaded: bool) -> str:
 
 
 def _print_verdict(report, *, clean: bool, passed: bool, uploaded: bool) -> None:
-    from agenteval_cli.cli.common import stdout
     from agenteval_cli.core.redact import console_text
 
     line = verdict_line(report, clean=clean, passed=passed, uploaded=uploaded)
@@ -413,7 +412,6 @@ def _preflight(
     name means now, before this run's own experiments would take the name."""
     from dataclasses import replace
 
-    from agenteval_cli.core.errors import UserError
     from agenteval_cli.gating.baselines import read_baseline_file
     from agenteval_cli.report.output_paths import check_writable
     from agenteval_cli.results.sources import looks_like_file
@@ -605,7 +603,6 @@ def rescore_stored(
     quiet: bool = False,
 ):
     from agenteval_cli import api
-    from agenteval_cli.cli.common import open_store
 
     with open_store(store_path, write=True) as store:
         report = api.rescore(spec, names, store=store)
@@ -627,7 +624,6 @@ def rescore_stored(
 
 
 def _print_agents(store, ids: list[str]) -> None:
-    from agenteval_cli.cli.common import stdout
     from agenteval_cli.report.table import print_stored_agents
 
     print_stored_agents(stdout(), store, ids)

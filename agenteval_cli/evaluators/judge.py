@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.judge_model import key_source, make_chat_model, measure
-from agenteval_cli.evaluators.prompts import Template, load_prompt, template_style
+from agenteval_cli.evaluators.prompts import PromptError, Template, load_prompt, template_style
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.trajectory import actual_messages, expand_expected_tools
 
@@ -173,8 +173,6 @@ class KeyRefused(Exception):
 
 def _failure(exc: BaseException, name: str) -> str:
     from langchain_core.exceptions import OutputParserException
-
-    from agenteval_cli.evaluators.prompts import PromptError
 
     text = " ".join((str(exc).splitlines() or [""])[0].split())[:300]
     if isinstance(exc, PromptError):

@@ -13,7 +13,7 @@ from typing import Any
 from agenteval_cli.core.records import OK, Example, Run, Score, Trace
 from agenteval_cli.evaluators.invoke import arguments_for, normalize
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.evaluators.routing import confusion_matrix
+from agenteval_cli.evaluators.routing import agent_names, confusion_matrix
 from agenteval_cli.evaluators.scoring import (
     BoundEvaluator,
     EvaluatorPool,
@@ -171,6 +171,5 @@ def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:
 
 
 def _expected_count(agent: str, references: list[dict]) -> int:
-    from agenteval_cli.evaluators.routing import agent_names
 
     return sum(1 for r in references if agent in agent_names((r or {}).get("expected_agents")))

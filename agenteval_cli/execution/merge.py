@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.spec.model import Spec
+from agenteval_cli.spec.model import Spec, load_spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import RESULT_COLUMNS, STATUS_OF_OLD_ROWS
-from agenteval_cli.store.tx import write_transaction
+from agenteval_cli.store.tx import has_table, write_transaction
 
 
 @dataclass
@@ -138,7 +138,6 @@ def merge_run_id(shards: Sequence[ShardRun]) -> str:
 def merged_spec(record: ExperimentRecord) -> Spec:
     """The shards' spec, for their dataset-level evaluators: its file when it is the one
     the shards ran (same content hash), else the copy the store kept."""
-    from agenteval_cli.spec.model import load_spec
 
     path = Path(record.spec_path) if record.spec_path else None
     if path is not None and path.is_file():
@@ -269,7 +268,6 @@ OWN_TABLES = ("results", "summary_scores", "langsmith_run_trees", "langsmith_upl
 
 def _drop_merge(out: Store, run_id: str) -> None:
     """Remove an earlier merge of the same shards (its experiments and what they hold)."""
-    from agenteval_cli.store.tx import has_table
 
     earlier = out.run_experiments(run_id)
     if not earlier:
