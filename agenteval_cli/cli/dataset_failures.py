@@ -119,5 +119,5 @@ def _shown(key: str, value: float | None) -> str:
     from agenteval_cli.metrics import info
 
     if value is None:
-        return "n/a"
+        return info.NA
     return info.fmt(key, value) if info.info(key).format == "money" else f"{value:.3g}"

@@ -13,6 +13,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.info import NA
 from agenteval_cli.metrics.prices import CallPrice, price_call, sources, total
 from agenteval_cli.metrics.registry import declare, metric
 
@@ -194,7 +195,7 @@ def _total(values: Any) -> int | None:
 
 
 def _text(value: int | None) -> str:
-    return "n/a" if value is None else str(value)
+    return NA if value is None else str(value)
 
 
 # The whole run's spend, next to the mean per request: every request's calls, those of

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from agenteval_cli.metrics import registry
 from agenteval_cli.metrics.registry import ALIASES, Format, MetricInfo
 
+NA = "n/a"  # a figure no result gave (tokens a model did not report): unknown, not zero
+
 __all__ = [
     "ALIASES",
     "MetricInfo",

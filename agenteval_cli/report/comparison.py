@@ -28,12 +28,11 @@ if TYPE_CHECKING:
     from agenteval_cli.metrics.summary import Summary
 
 NONE = "(none)"
-NA = "n/a"  # a mean no result gave (tokens a model did not report): unknown, not zero
 
 
 def fmt_mean(key: str, value: float | None) -> str:
     """A side's mean as compare and the reports show it; n/a when no result gave one."""
-    return NA if value is None else metricinfo.fmt(key, value)
+    return metricinfo.NA if value is None else metricinfo.fmt(key, value)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from agenteval_cli.core.redact import MIN_SECRET_LENGTH, redact, secret_values
 from agenteval_cli.gating.examples import example_checks, example_thresholds
 from agenteval_cli.gating.thresholds import thresholds_for
 from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.metrics.info import NA
 from agenteval_cli.metrics.stats import bootstrap_ci
 from agenteval_cli.report.agents import (
     TREE_MARK,
@@ -29,7 +30,6 @@ from agenteval_cli.report.agents import (
     merged_paths,
 )
 from agenteval_cli.report.comparison import (
-    NA,
     Comparison,
     agent_usage,
     disagreements,

@@ -18,7 +18,15 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval_cli.core.redact import console_text
-from agenteval_cli.metrics.info import fmt, format_value, higher_is_better, info, label, ordered
+from agenteval_cli.metrics.info import (
+    NA,
+    fmt,
+    format_value,
+    higher_is_better,
+    info,
+    label,
+    ordered,
+)
 from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
@@ -26,8 +34,6 @@ if TYPE_CHECKING:
 
     from agenteval_cli.report.agents import AgentRow, AgentUsage
     from agenteval_cli.store.db import Store
-
-NA = "n/a"  # a figure no result gave: unknown, not zero
 
 
 def comparison_table(
