@@ -365,7 +365,7 @@ def test_reading_experiments_when_a_list_answer_is_empty_is_one_line(
     server.answer_empty(pattern)
     imported = tmp_path / "imported.db"
     for args in (
-        ["run", str(spec), "--from-langsmith", names["supervisor"], "--store", str(imported)],
+        ["import", str(spec), names["supervisor"], "--store", str(imported)],
         ["compare", "--from-langsmith", names["supervisor"], names["swarm"]],
     ):
         result = runner.invoke(app, args)
