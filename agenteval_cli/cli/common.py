@@ -118,6 +118,13 @@ StoreOption = Annotated[
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+ByAgentOption = Annotated[
+    bool,
+    typer.Option(
+        "--by-agent",
+        help="Also print each target's model calls, tokens, cost and model time per agent.",
+    ),
+]
 UpdatePricesOption = Annotated[
     bool,
     typer.Option(

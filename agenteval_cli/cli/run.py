@@ -10,6 +10,7 @@ import typer
 
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
+    ByAgentOption,
     DebugOption,
     OutputFailures,
     StoreOption,
@@ -125,13 +126,7 @@ def run(
             show_default=False,
         ),
     ] = None,
-    by_agent: Annotated[
-        bool,
-        typer.Option(
-            "--by-agent",
-            help="Also print each target's model calls, tokens, cost and model time per agent.",
-        ),
-    ] = False,
+    by_agent: ByAgentOption = False,
     quiet: Annotated[
         bool,
         typer.Option(

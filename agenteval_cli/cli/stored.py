@@ -11,6 +11,7 @@ import typer
 
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
+    ByAgentOption,
     DebugOption,
     StoreOption,
     UpdatePricesOption,
@@ -37,13 +38,6 @@ JsonOption = Annotated[
         "--json",
         metavar="PATH",
         help="Also write every result as JSON here; '-' writes it to stdout.",
-    ),
-]
-ByAgentOption = Annotated[
-    bool,
-    typer.Option(
-        "--by-agent",
-        help="Also print each target's model calls, tokens, cost and model time per agent.",
     ),
 ]
 
