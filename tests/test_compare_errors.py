@@ -11,6 +11,7 @@ from report_fixtures import ROOT, demo_run
 from rich.console import Console
 from test_by_agent import parse
 
+from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import print_comparison
 from agenteval_cli.report.html import render_html
@@ -35,7 +36,7 @@ def side(name: str, errored: set[int], *, baseline: bool = False) -> ExperimentD
         runs,
         has_traces=not baseline,
         records_errors=not baseline,
-        metric_keys=["resolution_coverage"],
+        catalog=Catalog(keys=("resolution_coverage",)),
     )
 
 
@@ -83,8 +84,8 @@ def test_an_errored_result_counts_in_the_trace_figures_and_one_stored_unscored_i
     keys = ["ping_pong", "resolution_coverage"]
     built = comparison.build(
         [
-            ExperimentData("new", "new", measured, metric_keys=keys),
-            ExperimentData("old", "old", older, metric_keys=keys),
+            ExperimentData("new", "new", measured, catalog=Catalog(keys=tuple(keys))),
+            ExperimentData("old", "old", older, catalog=Catalog(keys=tuple(keys))),
         ],
         seed=0,
     )

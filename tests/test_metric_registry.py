@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import random
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -26,8 +27,8 @@ from agenteval_cli.gating.thresholds import (
     parse_condition,
     thresholds_for,
 )
-from agenteval_cli.metrics import info as metricinfo
-from agenteval_cli.metrics.registry import info
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
+from agenteval_cli.metrics.registry import ALIASES
 from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import stats_table
 from agenteval_cli.report.html import _table, render_html
@@ -129,12 +130,14 @@ def test_table_json_html_junit_and_gate_agree_on_one_store(store):
     sides = [from_store(store, rec) for rec in recs]
     for side in sides:
         assert experiment_metrics(side) == pytest.approx(EXPECTED[side.target])
-    failures = check_thresholds(sides[0], thresholds_for(SPEC["thresholds"], "a"))
+    failures = check_thresholds(sides[0], thresholds_for(SPEC["thresholds"], "a", sides[0].catalog))
     assert failures == [
         "routing accuracy = 50.0%, threshold >= 0.9 (off by −40.0 pp)",
         "hops taken = 2.0, threshold <= 1.8 (off by +0.2)",  # a bare number: at most
     ]
-    assert check_thresholds(sides[1], thresholds_for(SPEC["thresholds"], "b")) == []
+    assert (
+        check_thresholds(sides[1], thresholds_for(SPEC["thresholds"], "b", sides[1].catalog)) == []
+    )
     # the run table, streamed from the store's rows
     lines = render(comparison_table([(r.target, stored_summary(store, r)) for r in recs]))
     assert cells(lines, "routing accuracy") == ["50.0%", "★ 100.0%"]
@@ -217,9 +220,9 @@ def test_a_configured_metric_no_result_gave_is_a_null_row(tmp_path):
         assert list(metrics)[:2] == ["resolution_coverage", "routing_accuracy"]
 
 
-def side(name: str, values: list[float], key: str) -> ExperimentData:
+def side(name: str, values: list[float], key: str, catalog: Catalog = BUILT_IN) -> ExperimentData:
     runs = [Run(f"e{i}", scores={key: v}) for i, v in enumerate(values)]
-    return ExperimentData(name, name, runs, metric_keys=[key])
+    return ExperimentData(name, name, runs, catalog=replace(catalog, keys=(key,)))
 
 
 def test_a_user_metric_declared_lower_is_better_reads_that_way_everywhere(tmp_path):
@@ -242,18 +245,22 @@ def test_a_user_metric_declared_lower_is_better_reads_that_way_everywhere(tmp_pa
 
     (bound,) = bind_evaluators(spec)
     assert bound.keys == ("wasted_calls",)
-    declared = info("wasted_calls")
+    catalog = Catalog.of(bound.metrics, bound.keys)  # what its experiment keeps
+    declared = catalog.info("wasted_calls")
     assert (declared.label, declared.direction, declared.format) == (
         "wasted calls",
         "lower",
         "count",
     )
     # the gate: a bare number is a ceiling
-    assert str(parse_condition("wasted_calls", 2)) == "<= 2"
+    assert str(parse_condition("wasted_calls", 2, catalog)) == "<= 2"
     # compare: fewer is better, so the lower side is marked ▲ better
     rng = random.Random(0)
     base = [3 + rng.random() for _ in range(30)]
-    sides = [side("old", base, "wasted_calls"), side("new", [v - 2 for v in base], "wasted_calls")]
+    sides = [
+        side("old", base, "wasted_calls", catalog),
+        side("new", [v - 2 for v in base], "wasted_calls", catalog),
+    ]
     built = comparison.build(sides)
     row, *run = built.rows  # then the run's own figures: error rate, latency
     assert row.key == "wasted_calls" and row.verdict(1) == "better"
@@ -265,7 +272,7 @@ def test_a_user_metric_declared_lower_is_better_reads_that_way_everywhere(tmp_pa
 
     def summary(value: float):
         result = Result("e", 0, {}, Trace(), [Score("wasted_calls", value)])
-        return summarize([result], keys=("wasted_calls",))
+        return summarize([result], catalog=catalog)
 
     lines = render(comparison_table([("x", summary(4.0)), ("y", summary(1.0))]))
     assert cells(lines, "wasted calls") == ["4.0", "★ 1.0"]
@@ -281,7 +288,7 @@ def test_a_function_declares_its_metrics_with_the_decorator():
     found = entry_metrics({"name": "mine", "type": "custom", "target": "x.py:check"}, check)
     assert [m.key for m in found] == ["spent_s", "plain_key"]
     assert found[0].direction == "lower" and found[1].direction == "higher"
-    assert metricinfo.fmt("plain_key", 2.0) == "2"  # undeclared: a plain number
+    assert BUILT_IN.fmt("plain_key", 2.0) == "2"  # undeclared: a plain number
 
 
 def test_a_declared_pass_mark_is_the_default_example_check():
@@ -305,7 +312,7 @@ def test_every_builtin_evaluator_declares_its_keys():
         assert entry.keys and all(k in METRICS for k in entry.keys), entry.name
     assert all(k in METRICS and not METRICS[k].shown for k in JUDGE_KEYS)
     assert METRICS["judge_cost_usd_total"].aggregation == "sum"
-    assert metricinfo.ALIASES["token_cost"] == "cost_usd"
+    assert ALIASES["token_cost"] == "cost_usd"
 
 
 def test_a_spec_declared_lower_is_better_metric_through_run_and_compare(tmp_path):
@@ -341,7 +348,7 @@ def test_a_spec_declared_lower_is_better_metric_through_run_and_compare(tmp_path
     assert not any("routing" in line or "tokens" in line for line in rows)
     assert result.exit_code == 1, result.output
     assert "words used = 3.5, threshold <= 3" in result.output
-    METRICS.pop("words_used")  # as in a new process: compare reads the stored spec
+    assert "words_used" not in METRICS  # declared with its experiment, not process-wide
     result = CliRunner().invoke(
         app, ["compare", "long", "short", "--store", store], env={"COLUMNS": "160"}
     )

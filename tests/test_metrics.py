@@ -6,6 +6,7 @@ import pytest
 
 import agenteval_cli.evaluators  # noqa: F401  (declares the evaluators' keys and totals)
 from agenteval_cli.core.records import Result, Score, Trace
+from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.stats import percentile, stdev
 from agenteval_cli.metrics.summary import summarize
 
@@ -36,7 +37,7 @@ def test_means_skip_errors_and_null_scores():
             result(0.3, {"routing_accuracy": 0.5, "ping_pong": False, "custom": 2.0}),
             result(0.2, error="TimeoutError: slow"),
         ],
-        keys=("routing_accuracy", "ping_pong", "cost_usd", "resolution_coverage"),
+        catalog=Catalog(keys=("routing_accuracy", "ping_pong", "cost_usd", "resolution_coverage")),
     )
     metrics = summary.metrics()
     assert list(metrics) == [  # the experiment's keys, in its order; then the others
@@ -97,7 +98,7 @@ def test_a_metric_is_the_same_to_the_last_bit_whatever_order_its_results_came_in
     metrics = [
         summarize(
             [scored(e, r, {"cost_usd": c, "q": q, "judge_cost_usd": c}) for e, r, c, q in order],
-            keys=("cost_usd", "q", "judge_cost_usd_total"),
+            catalog=Catalog(keys=("cost_usd", "q", "judge_cost_usd_total")),
         )
         for order in orders
     ]

@@ -30,6 +30,7 @@ NAMES = [
     "add_results_status",
     "add_cache_fingerprint",
     "add_experiment_fingerprint",
+    "add_experiment_metrics",
 ]
 CURRENT = len(NAMES)  # the schema version after every migration
 
@@ -124,13 +125,14 @@ def test_a_new_store_has_every_migration_and_the_last_version(tmp_path):
     version, names, columns = schema(current_store(tmp_path / "new.db"))
     assert version == CURRENT
     assert names == NAMES
-    assert columns["experiments"][-6:] == [
+    assert columns["experiments"][-7:] == [
         "ended_at",
         "run_id",
         "shard_index",
         "shard_count",
         "dataset_examples",
         "target_fingerprint",
+        "metrics_json",
     ]
     assert columns["results"][11:] == ["attempts", "cached", "scores_json", "status", "interrupt"]
     assert "scores" not in columns and "run_locks" in columns
@@ -413,7 +415,7 @@ def test_a_store_from_before_the_shard_columns_is_read_as_it_is_and_migrated_on_
         pass
     version, names, columns = schema(path)
     assert (version, names) == (CURRENT, NAMES)
-    assert columns["experiments"][-4:-1] == ["shard_index", "shard_count", "dataset_examples"]
+    assert columns["experiments"][-5:-2] == ["shard_index", "shard_count", "dataset_examples"]
 
 
 def test_a_store_from_before_result_statuses_reads_its_errors_as_errors_and_is_migrated(

@@ -26,7 +26,8 @@ from agenteval_cli.evaluators.cost import token_cost
 from agenteval_cli.evaluators.judge_model import _usage as judge_usage
 from agenteval_cli.evaluators.judge_model import usage_scores
 from agenteval_cli.metrics import prices
-from agenteval_cli.metrics.info import fmt, money
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
+from agenteval_cli.metrics.info import money
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report.agents import aggregate
@@ -298,8 +299,8 @@ def test_judge_spend_is_priced_by_the_database_and_kept_apart():
     ],
 )
 def test_money_reads_as_money_never_in_exponent_form(value, shown):
-    assert money(value) == shown == fmt("cost_usd", value)
-    assert "e" not in fmt("cost_usd_total", value)
+    assert money(value) == shown == BUILT_IN.fmt("cost_usd", value)
+    assert "e" not in BUILT_IN.fmt("cost_usd_total", value)
 
 
 def test_help_and_importing_the_cli_never_load_genai_prices():
@@ -498,12 +499,12 @@ def test_by_agent_html_and_the_run_table_show_the_token_parts_where_reported():
         r"billing +│ +1 │ +1 │ +20,000 / 3,000 │ +16,000 / n/a │ +2,000 │ +\$0\.0370 ", text
     )
 
-    summary = Summary(keys=("cost_usd", "cache_share"))
+    summary = Summary(catalog=Catalog(keys=("cost_usd", "cache_share")))
     summary.add(result)
     console = Console(file=io.StringIO(), width=200)
     console.print(comparison_table([("s", summary)]))
     assert re.search(r"cache share of input +│ +87\.5% │", console.file.getvalue())  # type: ignore[attr-defined]
-    plain = Summary(keys=("cost_usd", "cache_share"))
+    plain = Summary(catalog=Catalog(keys=("cost_usd", "cache_share")))
     plain.add(Result("ex-1", 0, {}, Trace(), [Score("cost_usd", 0.1), Score("cache_share", None)]))
     console = Console(file=io.StringIO(), width=200)
     console.print(comparison_table([("s", plain)]))

@@ -65,9 +65,11 @@ def test_a_figure_no_result_gave_shows_na_not_zero():
 
 def test_true_false_and_rate_evaluators_show_percentages():
     """routing_exact true on 2 of 3 examples: 2/3 = 66.7%; precision@3 of 0.5 and 1.0: 75.0%."""
-    from agenteval_cli.evaluators.registry import lookup
+    from agenteval_cli.evaluators.registry import function_metrics, lookup
+    from agenteval_cli.metrics.catalog import Catalog
 
-    lookup("retrieval").factory(k=3)  # declares the keys k makes
+    # the keys k makes, as the function declares them (its experiment keeps them)
+    catalog = Catalog.of(function_metrics(lookup("retrieval").factory(k=3)))
 
     def scored(example: str, **scores: float | bool) -> Result:
         return Result(example, 0, {}, Trace(), [Score(k, v) for k, v in scores.items()])
@@ -79,7 +81,7 @@ def test_true_false_and_rate_evaluators_show_percentages():
     ]
     results[0].scores += [Score("precision@3", 0.5), Score("required_tools", True)]
     results[1].scores += [Score("precision@3", 1.0), Score("required_tools", True)]
-    lines = render(comparison_table([("t", summarize(results))]))
+    lines = render(comparison_table([("t", summarize(results, catalog=catalog))]))
     assert row(lines, "exact routing").split("│")[2].strip() == "66.7%"
     assert row(lines, "no forbidden agent").split("│")[2].strip() == "66.7%"
     assert row(lines, "trajectory match").split("│")[2].strip() == "33.3%"
@@ -88,7 +90,9 @@ def test_true_false_and_rate_evaluators_show_percentages():
 
 
 def test_soundness_keys_are_percentages_and_unnecessary_steps_a_count():
-    from agenteval_cli.metrics.info import fmt, higher_is_better, label
+    from agenteval_cli.metrics.catalog import BUILT_IN
+
+    fmt, higher_is_better, label = BUILT_IN.fmt, BUILT_IN.higher_is_better, BUILT_IN.label
 
     assert fmt("outcome_correct", 0.5) == "50.0%" and label("outcome_correct") == "outcome correct"
     assert fmt("trajectory_sound", 1.0) == "100.0%"

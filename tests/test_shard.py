@@ -18,6 +18,7 @@ import agenteval_cli as agenteval
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.data.examples import load_examples, parse_shard, shard_of
 from agenteval_cli.evaluators.summaries import summary_scores
+from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.json_report import experiment_metrics, write_json
 from agenteval_cli.store.db import Store
 
@@ -125,10 +126,11 @@ def test_the_merge_stores_what_the_unsharded_run_stores(runs):
             assert per_example(merged, merged_id) == per_example(full, full_id)
             assert merged.result_count(merged_id) == 64
             same_metrics(experiment_metrics(merged, merged_id), experiment_metrics(full, full_id))
-            keys = ("routing_accuracy", "cost_usd")
+            keys = Catalog(keys=("routing_accuracy", "cost_usd"))
+            assert record.catalog == full.experiment(full_id).catalog  # how the metrics read
             same_metrics(
-                merged.summary(merged_id, repetitions=2, keys=keys).metrics(),
-                full.summary(full_id, repetitions=2, keys=keys).metrics(),
+                merged.summary(merged_id, repetitions=2, catalog=keys).metrics(),
+                full.summary(full_id, repetitions=2, catalog=keys).metrics(),
             )
             # the dataset-level score, over all the shards' results, not one shard's
             merged_scores = summary_scores(merged, merged_id)

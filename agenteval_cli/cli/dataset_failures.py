@@ -9,12 +9,16 @@ the expectations before the file joins the eval set. Ids already in the file are
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agenteval_cli.cli.common import DEFAULT_STORE, DebugOption, StoreOption, stdout, user_errors
 from agenteval_cli.cli.dataset import dataset_app
+from agenteval_cli.metrics.info import NA
+
+if TYPE_CHECKING:
+    from agenteval_cli.metrics.catalog import Catalog
 
 
 @dataset_app.command("add-failures")
@@ -39,8 +43,7 @@ def add_failures(
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.core.records import OK
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.gating.examples import example_checks, example_thresholds, no_answer
-    from agenteval_cli.gating.thresholds import thresholds_for
+    from agenteval_cli.gating.examples import checks_for, example_checks, no_answer
     from agenteval_cli.results import sources
     from agenteval_cli.store.results import strict_json
 
@@ -68,7 +71,7 @@ def add_failures(
             from agenteval_cli.data.examples import load_examples
 
             existing = {e.id for e in load_examples(to)}
-        applied = example_thresholds(thresholds_for(side.thresholds, side.target))
+        applied = checks_for(side, side.thresholds)
         rows = []
         for example_id, runs in side.by_example().items():
             checks = example_checks(runs, applied)
@@ -78,7 +81,7 @@ def add_failures(
             if (not failed and not errors) or example_id in existing:
                 continue
             reasons = errors or [
-                f"{c.key} = {_shown(c.key, c.value)} (expected {c.threshold})"
+                f"{c.key} = {_shown(side.catalog, c.key, c.value)} (expected {c.threshold})"
                 + (f": {c.comment}" if c.comment else "")
                 for c in failed
             ]
@@ -114,10 +117,8 @@ def add_failures(
     stdout().print(console_text(line), highlight=False, markup=False)
 
 
-def _shown(key: str, value: float | None) -> str:
+def _shown(catalog: Catalog, key: str, value: float | None) -> str:
     """A failing example's value: dollars as money (never ``9.3e-05``), others to 3 digits."""
-    from agenteval_cli.metrics import info
-
     if value is None:
-        return info.NA
-    return info.fmt(key, value) if info.info(key).format == "money" else f"{value:.3g}"
+        return NA
+    return catalog.fmt(key, value) if catalog.info(key).format == "money" else f"{value:.3g}"

@@ -32,7 +32,8 @@ from agenteval_cli.evaluators.registry import (
     lookup,
 )
 from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
-from agenteval_cli.metrics.registry import MetricInfo, declare
+from agenteval_cli.metrics.catalog import Catalog
+from agenteval_cli.metrics.registry import MetricInfo
 
 Warn = Callable[[str], None]
 
@@ -107,7 +108,6 @@ def bind_evaluators(
         writer = _Writer(item.name, line, info if kind == item.name else None, summary, renamable)
         for key in keys:
             _claim(writers, key, writer, file)
-        declare(*metrics)
         bound.append(
             BoundEvaluator(
                 name=item.name,
@@ -116,6 +116,7 @@ def bind_evaluators(
                 sample=sample,
                 seed=seed,
                 summary=summary,
+                metrics=tuple(metrics),
             )
         )
     owners = {key: w.name for key, w in writers.items() if not w.summary}
@@ -249,3 +250,12 @@ def _then(fn: Callable[..., Any], checked: Callable[[Any], Any]) -> Any:
         return checked(raw)
 
     return guarded
+
+
+def catalog_of(evaluators: Sequence[BoundEvaluator]) -> Catalog:
+    """The catalog of a run's bound evaluators: how every key they score reads, and the
+    per-result keys in the spec's order (what its experiments keep)."""
+    return Catalog.of(
+        (m for e in evaluators for m in e.metrics),
+        (k for e in evaluators if not e.summary for k in e.keys),
+    )

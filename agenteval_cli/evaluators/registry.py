@@ -1,8 +1,9 @@
 """Evaluator registry: one small factory per evaluator, looked up by the name used in YAML.
 
 Each entry declares the metric keys it scores, with their label, direction and format
-(:func:`~agenteval_cli.metrics.registry.metric`); registering declares them in the metric
-registry, which the reports and the gate read.
+(:func:`~agenteval_cli.metrics.registry.metric`); registering declares them as built-ins in
+the metric registry. What a spec declares goes into its experiment's catalog instead
+(:func:`spec_catalog`, and the bound evaluators' metrics).
 
 A factory takes keyword options (from the spec's ``{name: ..., option: value}`` form, plus
 experiment-wide context such as ``pricing`` or ``base_dir`` when it declares that parameter)
@@ -17,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.registry import (
     ALIASES,
     METRICS,
@@ -295,21 +297,22 @@ def declares(*metrics: MetricInfo | str | Mapping[str, Any]) -> Callable[[Any], 
     return mark
 
 
-def declare_entries(items: Iterable[Any]) -> list[str]:
-    """Declare the metrics of a spec's evaluator items (as the spec writes them, the
-    functions not loaded); the keys of the per-result ones, in order: the experiment's
-    metrics. An item that cannot say is skipped: it is checked, at its line, where it is
-    bound."""
+def spec_catalog(items: Iterable[Any]) -> Catalog:
+    """The catalog a spec's evaluator items declare (as the spec writes them, the functions
+    not loaded): its keys are the per-result ones, in order, the experiment's metrics. An
+    item that cannot say is skipped: it is checked, at its line, where it is bound. Nothing
+    is declared process-wide."""
+    metrics: list[MetricInfo] = []
     keys: list[str] = []
     for item in items:
         try:
             found = entry_metrics(item)
         except (TypeError, ValueError):
             continue
-        declare(*found)
+        metrics += found
         if not is_summary(item):  # its scores are the dataset's, not the results' metrics
             keys += [m.key for m in found]
-    return list(dict.fromkeys(keys))
+    return Catalog.of(metrics, keys)
 
 
 def is_summary(item: Any) -> bool:

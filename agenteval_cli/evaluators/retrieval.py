@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agenteval_cli.core.records import Trace
-from agenteval_cli.evaluators.registry import register
-from agenteval_cli.metrics.registry import METRICS, declare, metric
+from agenteval_cli.evaluators.registry import declares, register
+from agenteval_cli.metrics.registry import MetricInfo, metric
 
 
 def dedupe(ids: Iterable[str]) -> list[str]:
@@ -132,19 +132,17 @@ def _ks(k: int | list[int]) -> list[int]:
 
 
 RATES = ("precision", "recall", "hit")  # shares of documents or examples: percentages
+RECIPROCAL_RANK = metric("reciprocal_rank")
 
 
-def _declare_rates(ks: list[int]) -> None:
-    """The keys the ``k`` given make that are rates, shown as percentages; a key declared
-    already (in the spec, say) is left as it is."""
-    declare(
-        *(
-            metric(f"{name}@{x}", fmt="percent")
-            for x in ks
-            for name in RATES
-            if f"{name}@{x}" not in METRICS
-        )
-    )
+def _metrics(ks: list[int], names: Sequence[str]) -> list[MetricInfo]:
+    """The keys the ``k`` given make, the shares of documents or examples (precision,
+    recall, hit) as percentages, then ``reciprocal_rank``."""
+    return [
+        metric(f"{name}@{x}", fmt="percent" if name in RATES else "number")
+        for x in ks
+        for name in names
+    ] + [RECIPROCAL_RANK]
 
 
 @register(
@@ -153,7 +151,7 @@ def _declare_rates(ks: list[int]) -> None:
     reads="outputs.retrieved (or retriever tool calls); outputs.relevant / outputs.relevance",
     references=("relevant", "relevance"),
     description="precision@k, recall@k, hit@k, NDCG@k, AP@k for each k, and reciprocal rank",
-    metrics=[metric("reciprocal_rank")],  # and one key per metric and k: precision@3, ...
+    metrics=[RECIPROCAL_RANK],  # and one key per metric and k: precision@3, ...
     example="- {name: retrieval, k: [1, 3, 5]}",
 )
 def retrieval(
@@ -167,7 +165,6 @@ def retrieval(
     ks = _ks(k)
     tools = list(retriever_tools or [])
     names = ("precision", "recall", "hit", "ndcg", "average_precision")
-    _declare_rates(ks)
 
     def evaluate(outputs: dict, reference_outputs: dict, trace: Trace) -> list[dict]:
         grades = relevance(reference_outputs or {})
@@ -197,6 +194,4 @@ def retrieval(
         return results
 
     # the keys it writes, for k as configured (the registry lists only the one fixed key)
-    keys = (*(f"{n}@{x}" for x in ks for n in names), "reciprocal_rank")
-    evaluate.score_keys = keys  # type: ignore[attr-defined]
-    return evaluate
+    return declares(*_metrics(ks, names))(evaluate)

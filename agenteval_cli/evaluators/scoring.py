@@ -43,7 +43,8 @@ from agenteval_cli.evaluators.invoke import (
 )
 from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
 from agenteval_cli.evaluators.slots import AdaptiveSlots
-from agenteval_cli.metrics.registry import needs_answer
+from agenteval_cli.metrics.catalog import BUILT_IN
+from agenteval_cli.metrics.registry import MetricInfo
 
 
 @dataclass
@@ -57,8 +58,16 @@ class BoundEvaluator:
     seed: int = 0
     example_ids: frozenset[str] | None = None  # the chosen sample; None scores every example
     summary: bool = False  # dataset-level: run once per target, not per result
+    metrics: tuple[MetricInfo, ...] = ()  # how its keys read, as the spec and it declare
     # (fn, its argument plan for score()'s names, or the error working it out raised)
     _plan: tuple[Any, Any] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def needs_answer(self, key: str) -> bool:
+        """Whether its score ``key`` is null for a result with no final answer."""
+        for declared in self.metrics:
+            if declared.key == key:
+                return declared.needs_answer
+        return BUILT_IN.needs_answer(key)
 
     def plan(self) -> Plan:
         """How ``fn`` takes score()'s arguments, worked out on first use."""
@@ -341,17 +350,21 @@ async def score(
     if unanswered is not None:
         skipped = [s for e in applying if not _measures_trace(e) for s in _null(e, unanswered)]
         applying = [e for e in applying if _measures_trace(e)]
-    scores: list[Score] = []
+    found: list[list[Score]] = []
     # What judges report while this result is scored. The tasks gather() starts copy this
     # context, so they report to this result's sink, and to no other result's.
     with collect_judge_usage() as spent:
         if len(applying) == 1:
-            scores = await call_evaluator(applying[0], available, pool)
+            found = [await call_evaluator(applying[0], available, pool)]
         elif applying:
             calls = [call_evaluator(evaluator, available, pool) for evaluator in applying]
-            scores = [one for each in await asyncio.gather(*calls) for one in each]
+            found = list(await asyncio.gather(*calls))
     if unanswered is not None:
-        scores = [_without_answer(s, unanswered) for s in scores] + skipped
+        found = [
+            [_without_answer(evaluator, s, unanswered) for s in each]
+            for evaluator, each in zip(applying, found, strict=True)
+        ]
+    scores = [one for each in found for one in each] + skipped
     return scores + usage_scores(spent) if spent else scores
 
 
@@ -361,7 +374,7 @@ def _keys(evaluator: BoundEvaluator) -> tuple[str, ...]:
 
 def _measures_trace(evaluator: BoundEvaluator) -> bool:
     """Whether one of the evaluator's keys is read from the trace alone (needs no answer)."""
-    return any(not needs_answer(key) for key in _keys(evaluator))
+    return any(not evaluator.needs_answer(key) for key in _keys(evaluator))
 
 
 NEEDS_ANSWER = "the metric needs a final answer"
@@ -371,9 +384,9 @@ def _null(evaluator: BoundEvaluator, reason: str) -> list[Score]:
     return [Score(key, None, f"{reason}; {NEEDS_ANSWER}") for key in _keys(evaluator)]
 
 
-def _without_answer(found: Score, reason: str) -> Score:
+def _without_answer(evaluator: BoundEvaluator, found: Score, reason: str) -> Score:
     """A score of a result with no answer: kept when its key is the trace's, else null."""
-    if not needs_answer(found.key):
+    if not evaluator.needs_answer(found.key):
         return found
     return Score(found.key, None, f"{reason}; {NEEDS_ANSWER}")
 

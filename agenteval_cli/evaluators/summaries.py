@@ -22,7 +22,7 @@ from agenteval_cli.evaluators.scoring import (
     failure_text,
     is_own,
 )
-from agenteval_cli.metrics.registry import metric, needs_answer
+from agenteval_cli.metrics.registry import metric
 from agenteval_cli.store.tx import has_table, write_transaction
 
 # How the comment of a dataset-level evaluator's failed score begins (see run_summaries).
@@ -65,7 +65,7 @@ async def run_summaries(
         if not evaluator.summary:
             continue
         keys = evaluator.keys or (evaluator.name,)
-        available = answered if any(needs_answer(k) for k in keys) else every
+        available = answered if any(evaluator.needs_answer(k) for k in keys) else every
         try:
             arguments = arguments_for(evaluator.fn, available)
             raw = await bounded_call(evaluator.fn, arguments, pool, is_own(evaluator.fn))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
+from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
@@ -276,6 +277,7 @@ def start_experiments(run: PreparedRun, store: Store) -> None:
             shard=run.shard,
             dataset_examples=run.dataset_examples,
             target_fingerprint=run.fingerprint(target.name).to_json(),
+            catalog=catalog_of(run.evaluators),
         )
 
 

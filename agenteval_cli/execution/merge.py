@@ -163,6 +163,7 @@ def merged_spec(record: ExperimentRecord) -> Spec:
 def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecord]]:
     """Merge the shard stores at ``paths`` into ``out``: one finished experiment per
     target, an earlier merge of the same shards replaced. Returns the spec and them."""
+    from agenteval_cli.evaluators.loading import catalog_of
     from agenteval_cli.execution.experiment import score_stored_summaries
     from agenteval_cli.execution.loading import load_evaluators
 
@@ -196,6 +197,7 @@ def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecor
                 repetitions=source.repetitions,
                 example_count=source.dataset_examples,
                 run_id=run_id,
+                catalog=catalog_of(evaluators),
             )
         )
     status = "interrupted"

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord]:
     """One new, finished experiment per named experiment (or target: its latest)."""
+    from agenteval_cli.evaluators.loading import catalog_of
     from agenteval_cli.execution.experiment import git_commit, run_settings
     from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.store.lookup import resolve_experiment
@@ -45,6 +46,7 @@ def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord
             repetitions=source.repetitions,
             example_count=source.example_count,
             run_id=run_id,
+            catalog=catalog_of(evaluators),
         )
         status = "interrupted"
         try:

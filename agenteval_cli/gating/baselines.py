@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval_cli.gating.thresholds import experiment_metrics
-from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.results.sources import BASELINE_FORMAT, ExperimentData, from_json_file
 from agenteval_cli.store.results import strict_json
 
@@ -21,7 +20,8 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
     """A small JSON a repository can commit: metrics and per-example scores per target."""
     experiments = []
     for side in sides:
-        keys = metricinfo.ordered(side.score_keys())
+        catalog = side.catalog
+        keys = catalog.ordered(side.score_keys())
         per_key = {k: side.per_example(k) for k in keys}
         scores = {
             eid: {k: round(per_key[k][eid], 9) for k in keys if eid in per_key[k]}
@@ -30,7 +30,7 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
         metrics = {  # timings are the machine's, not the agents': left out
             k: v
             for k, v in experiment_metrics(side).items()
-            if metricinfo.info(k).format != "duration"
+            if catalog.info(k).format != "duration"
         }
         experiments.append(
             {
@@ -39,6 +39,7 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
                 "dataset_hash": side.dataset_hash,
                 "repetitions": side.repetitions,
                 "metrics": metrics,
+                "catalog": catalog.to_json(),
                 "scores": scores,
             }
         )

@@ -6,17 +6,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from agenteval_cli.core.records import OK
-from agenteval_cli.gating.thresholds import Threshold, parse_condition
-from agenteval_cli.metrics.registry import METRICS
+from agenteval_cli.gating.thresholds import Threshold, parse_condition, thresholds_for
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.results.sources import ExperimentData, Run
 
 
-def default_checks() -> dict[str, str]:
+def default_checks(catalog: Catalog = BUILT_IN) -> dict[str, str]:
     """With no threshold, an example fails on the metrics declared with a pass mark
     (outcome scores where one is obvious, such as full routing accuracy)."""
-    return {key: m.pass_mark for key, m in METRICS.items() if m.pass_mark is not None}
+    return catalog.pass_marks()
 
 
 @dataclass(frozen=True)
@@ -33,15 +34,21 @@ class Check:
         return self.value is not None and self.threshold.passes(self.value)
 
 
-def example_thresholds(thresholds: Mapping[str, Threshold]) -> dict[str, Threshold]:
-    """Thresholds to apply to single examples: the spec's, or the default pass marks."""
+def example_thresholds(
+    thresholds: Mapping[str, Threshold], catalog: Catalog = BUILT_IN
+) -> dict[str, Threshold]:
+    """Thresholds to apply to single examples: the spec's, or the default pass marks of
+    the experiment's ``catalog``."""
     if thresholds:
-        return {
-            k: t
-            for k, t in thresholds.items()
-            if (declared := METRICS.get(k)) is None or declared.scope != "run"
-        }
-    return {k: parse_condition(k, c) for k, c in default_checks().items()}
+        return {k: t for k, t in thresholds.items() if catalog.info(k).scope != "run"}
+    return {k: parse_condition(k, c, catalog) for k, c in default_checks(catalog).items()}
+
+
+def checks_for(side: ExperimentData, spec_thresholds: Mapping[str, Any]) -> dict[str, Threshold]:
+    """The per-example thresholds of ``side``: the spec's that apply to its target, or its
+    default pass marks, read by its experiment's catalog."""
+    catalog = side.catalog
+    return example_thresholds(thresholds_for(spec_thresholds, side.target, catalog), catalog)
 
 
 def example_checks(runs: list[Run], thresholds: Mapping[str, Threshold]) -> list[Check]:
@@ -64,7 +71,7 @@ def example_checks(runs: list[Run], thresholds: Mapping[str, Threshold]) -> list
 def failed_examples(side: ExperimentData, thresholds: Mapping[str, Threshold]) -> list[str]:
     """Ids of examples that errored, stopped at interrupt() or failed a per-example check,
     in dataset order."""
-    applied = example_thresholds(thresholds)
+    applied = example_thresholds(thresholds, side.catalog)
     failed = []
     for example_id, runs in side.by_example().items():
         unanswered = any(r.status != OK for r in runs)

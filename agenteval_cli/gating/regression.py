@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agenteval_cli.gating.thresholds import metric_key
-from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.results.sources import ExperimentData
 
 
@@ -25,8 +24,9 @@ def check_baseline(
     """
     from agenteval_cli.metrics.stats import compare_examples
 
+    catalog = side.catalog  # the run's declarations: what its metrics mean now
     allowed = {metric_key(k): float(v) for k, v in max_regression.items()}
-    keys = list(allowed) or metricinfo.ordered(side.score_keys() & baseline.score_keys())
+    keys = list(allowed) or catalog.ordered(side.score_keys() & baseline.score_keys())
     failures = []
     extra = {} if seed is None else {"seed": seed}
     compared = 0
@@ -36,14 +36,14 @@ def check_baseline(
             continue
         compared += 1
         diff = paired.diff
-        worse = -diff if metricinfo.higher_is_better(key) else diff
+        worse = -diff if catalog.higher_is_better(key) else diff
         if paired.significant and worse > allowed.get(key, 0.0) + 1e-12:
             failures.append(
-                f"{metricinfo.label(key)} regressed: {metricinfo.fmt(key, paired.mean_a)} → "
-                f"{metricinfo.fmt(key, paired.mean_b)} ({metricinfo.fmt_diff(key, paired.diff)}, "
-                f"95% CI [{metricinfo.fmt_diff(key, paired.ci_low)}, "
-                f"{metricinfo.fmt_diff(key, paired.ci_high)}], p = {paired.p_value:.3g}; "
-                f"allowed drop {metricinfo.fmt(key, allowed.get(key, 0.0))})"
+                f"{catalog.label(key)} regressed: {catalog.fmt(key, paired.mean_a)} → "
+                f"{catalog.fmt(key, paired.mean_b)} ({catalog.fmt_diff(key, paired.diff)}, "
+                f"95% CI [{catalog.fmt_diff(key, paired.ci_low)}, "
+                f"{catalog.fmt_diff(key, paired.ci_high)}], p = {paired.p_value:.3g}; "
+                f"allowed drop {catalog.fmt(key, allowed.get(key, 0.0))})"
             )
     if not compared:  # a gate that compared nothing would pass whatever the run did
         failures.append(_nothing_compared(side, baseline, keys))

@@ -15,8 +15,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import did_you_mean
-from agenteval_cli.metrics import info as metricinfo
-from agenteval_cli.metrics.registry import run_metrics
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
+from agenteval_cli.metrics.registry import ALIASES
 from agenteval_cli.results.sources import ExperimentData
 from agenteval_cli.spec.conditions import OPS, parse_condition_text
 
@@ -42,24 +42,28 @@ class Threshold:
 
 def metric_key(name: str) -> str:
     """A threshold's metric: the key itself, or an evaluator name's headline key."""
-    return metricinfo.ALIASES.get(name, name)
+    return ALIASES.get(name, name)
 
 
-def parse_condition(key: str, text: Any) -> Threshold:
-    """``">= 0.9"`` -> Threshold; a bare number means "at least" or, for costs, "at most"."""
+def parse_condition(key: str, text: Any, catalog: Catalog = BUILT_IN) -> Threshold:
+    """``">= 0.9"`` -> Threshold; a bare number means "at least" or, for a metric the
+    experiment's ``catalog`` says is lower-is-better (costs), "at most"."""
     op, bound = parse_condition_text(text)
     key = metric_key(key)
-    return Threshold(key, op or (">=" if metricinfo.higher_is_better(key) else "<="), bound)
+    return Threshold(key, op or (">=" if catalog.higher_is_better(key) else "<="), bound)
 
 
-def thresholds_for(spec_thresholds: Mapping[str, Any], target: str) -> dict[str, Threshold]:
-    """The thresholds that apply to ``target``: shared entries, then its own on top."""
+def thresholds_for(
+    spec_thresholds: Mapping[str, Any], target: str, catalog: Catalog = BUILT_IN
+) -> dict[str, Threshold]:
+    """The thresholds that apply to ``target``: shared entries, then its own on top, read
+    by the ``catalog`` of its experiment."""
     shared = {k: v for k, v in spec_thresholds.items() if not isinstance(v, dict)}
     own = spec_thresholds.get(target)
     merged = {**shared, **(own if isinstance(own, dict) else {})}
     parsed = {}
     for name, condition in merged.items():
-        threshold = parse_condition(name, condition)
+        threshold = parse_condition(name, condition, catalog)
         parsed[threshold.key] = threshold
     return parsed
 
@@ -72,16 +76,17 @@ def experiment_metrics(side: ExperimentData) -> dict[str, float | None]:
 def check_thresholds(side: ExperimentData, thresholds: Mapping[str, Threshold]) -> list[str]:
     """One message per failed threshold; a metric the experiment lacks fails too."""
     metrics = experiment_metrics(side)
+    catalog = side.catalog
     failures = []
     for key, threshold in thresholds.items():
         value = metrics.get(key)
         if value is None:
-            failures.append(f"{metricinfo.label(key)} has no value (threshold {threshold})")
+            failures.append(f"{catalog.label(key)} has no value (threshold {threshold})")
         elif not threshold.passes(value):
             gap = value - threshold.bound
             failures.append(
-                f"{metricinfo.label(key)} = {metricinfo.fmt(key, value)}, threshold {threshold} "
-                f"(off by {metricinfo.fmt_diff(key, gap)})"
+                f"{catalog.label(key)} = {catalog.fmt(key, value)}, threshold {threshold} "
+                f"(off by {catalog.fmt_diff(key, gap)})"
             )
     return failures
 
@@ -89,12 +94,12 @@ def check_thresholds(side: ExperimentData, thresholds: Mapping[str, Threshold]) 
 def known_metric_keys(evaluators: Iterable[Any]) -> list[str]:
     """Metric keys a threshold may name for a spec with these evaluator items (names or
     spec entries): each one's name and keys, and the run's own figures."""
-    from agenteval_cli.evaluators.registry import declare_entries, entry_parts
+    from agenteval_cli.evaluators.registry import entry_parts, spec_catalog
 
     items = list(evaluators)
-    keys = [*run_metrics()]
+    keys = [*BUILT_IN.run_metrics()]
     for item in items:
-        keys += [entry_parts(item)[0], *declare_entries([item])]
+        keys += [entry_parts(item)[0], *spec_catalog([item]).keys]
     return list(dict.fromkeys(keys))
 
 

@@ -28,7 +28,9 @@ def evaluate(
     """Every gate failure of every experiment; an empty list means the build passes."""
     failures = []
     for side in sides:
-        for message in check_thresholds(side, thresholds_for(thresholds, side.target)):
+        for message in check_thresholds(
+            side, thresholds_for(thresholds, side.target, side.catalog)
+        ):
             failures.append(GateFailure(side.target, "threshold", message))
         baseline = (baselines or {}).get(side.target)
         if baseline is not None:

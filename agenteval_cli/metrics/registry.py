@@ -1,17 +1,18 @@
 """The metric registry: what a metric key is, declared by whatever produces it.
 
-Every evaluator declares the keys it scores when it is registered (see
-``agenteval_cli.evaluators.registry.register``); users' evaluators declare theirs in the spec
-or on their function. The run's own figures (error rate, latency, consistency) are declared
-here. A key nobody declared is a plain number where higher is better, shown under its name.
+Every built-in evaluator declares the keys it scores when it is registered (see
+``agenteval_cli.evaluators.registry.register``); the run's own figures (error rate, latency,
+consistency) are declared here. Users' evaluators declare theirs in the spec or on their
+function, and those declarations go into the experiment's catalog
+(:mod:`agenteval_cli.metrics.catalog`), not here. A key nobody declared is a plain number
+where higher is better, shown under its name.
 
-The reports and the gate read a metric's label, direction and format from here, never from
-its name.
+The reports and the gate read a metric's label, direction and format from a catalog, never
+from its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -120,26 +121,19 @@ def metric(
     )
 
 
+# The built-in metrics, declared as their evaluators are registered (at import): what an
+# experiment's catalog falls back to (see :mod:`agenteval_cli.metrics.catalog`). Nothing
+# declares here while a run is prepared or read: an experiment's own declarations travel
+# with it.
 METRICS: dict[str, MetricInfo] = {}
 # What a threshold may name instead of a key: an evaluator's name for its headline key.
 ALIASES: dict[str, str] = {}
 
 
 def declare(*infos: MetricInfo) -> None:
-    """Declare ``infos``; a later declaration of a key replaces the earlier one."""
+    """Declare built-in ``infos``; a later declaration of a key replaces the earlier one."""
     for declared in infos:
         METRICS[declared.key] = declared
-
-
-def info(key: str) -> MetricInfo:
-    """What is declared for ``key``; an undeclared key is a higher-is-better number."""
-    found = METRICS.get(key)
-    return found if found is not None else MetricInfo(key)
-
-
-def needs_answer(key: str) -> bool:
-    """Whether ``key`` is null for a result with no final answer (see ``needs_answer``)."""
-    return info(key).needs_answer
 
 
 def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
@@ -181,25 +175,6 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
     if options.get("needs_answer") is not None:
         changes["needs_answer"] = options["needs_answer"]
     return replace(base, **changes) if changes else base
-
-
-def run_metrics() -> list[str]:
-    """The run's own figures, in their order: error rate, latency, consistency, totals."""
-    return [k for k, m in METRICS.items() if m.scope == "run"]
-
-
-def ordered(keys: Iterable[str], configured: Iterable[str] = ()) -> list[str]:
-    """``keys`` in the order the reports show them: the ``configured`` ones first, in
-    theirs (the experiment's evaluators, in the spec's order), then the other declared
-    keys in declaration order, then the undeclared alphabetically; the run's own figures
-    last."""
-    keys = set(keys)
-    run = [k for k in run_metrics() if k in keys]
-    shown = [k for k in dict.fromkeys(configured) if k in keys and k not in run]
-    rest = keys - set(shown) - set(run)
-    shown += [k for k in METRICS if k in rest]
-    shown += sorted(rest - set(METRICS))
-    return shown + run
 
 
 declare(

@@ -10,13 +10,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Result
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.exact_sum import ExactSum
-from agenteval_cli.metrics.registry import METRICS, ordered
 from agenteval_cli.metrics.stats import percentile, stdev
 
 
 def outcome(
-    error: str | None, scores: Iterable[tuple[str, Any]], *, interrupted: bool = False
+    error: str | None,
+    scores: Iterable[tuple[str, Any]],
+    *,
+    interrupted: bool = False,
+    catalog: Catalog = BUILT_IN,
 ) -> tuple:
     """What must repeat for a result to count as consistent: its status and the scores that
     do not change with a reply's wording (tokens and cost do: declared ``volatile``)."""
@@ -24,14 +28,7 @@ def outcome(
         return ("error",)
     if interrupted:
         return ("interrupted",)
-    metrics = METRICS
-    return tuple(
-        sorted(
-            (key, score)
-            for key, score in scores
-            if (declared := metrics.get(key)) is None or not declared.volatile
-        )
-    )
+    return tuple(sorted((key, score) for key, score in scores if not catalog.info(key).volatile))
 
 
 def consistent_share(outcomes: dict[str, list[tuple]]) -> float | None:
@@ -58,9 +55,9 @@ class Summary:
     outcomes: dict[str, list[tuple]] = field(default_factory=dict)
     # False when no example can repeat (one repetition): no outcome is kept per example.
     track_outcomes: bool = True
-    # The experiment's metric keys (its evaluators'), in order: each is in metrics(), None
-    # when no result gave it a value.
-    keys: tuple[str, ...] = ()
+    # The experiment's metrics: its keys (its evaluators', in order; each is in metrics(),
+    # None when no result gave it a value) and how each reads.
+    catalog: Catalog = BUILT_IN
     has_latency: bool = True  # False for results read without their timing (a baseline)
     nulls: dict[str, int] = field(default_factory=dict)  # key -> results that scored it null
     # (model, provider) of every call made: what the pricing gaps are checked against
@@ -102,7 +99,7 @@ class Summary:
         self.count += 1
         if self.track_outcomes:
             self.outcomes.setdefault(example_id, []).append(
-                outcome(error, scores, interrupted=interrupted)
+                outcome(error, scores, interrupted=interrupted, catalog=self.catalog)
             )
         if cached:
             self.cached += 1
@@ -132,6 +129,10 @@ class Summary:
             of_repetition.add(value)
 
     @property
+    def keys(self) -> tuple[str, ...]:
+        return self.catalog.keys
+
+    @property
     def counts(self) -> dict[str, int]:
         """key -> the results that gave it a value."""
         return {key: total.count for key, total in self.sums.items()}
@@ -152,7 +153,7 @@ class Summary:
         """The experiment's keys, then any other score's mean, then the run's own figures
         (error rate, latency over the results not served from the cache, totals;
         ``consistency`` only when examples were repeated), in
-        :func:`~agenteval_cli.metrics.registry.ordered` order."""
+        :meth:`~agenteval_cli.metrics.catalog.Catalog.ordered` order."""
         values: dict[str, float | None] = {}
         run: dict[str, float | None] = {}
         run["error_rate"] = self.errors / self.count if self.count else None
@@ -163,9 +164,8 @@ class Summary:
         consistency = self.consistency()
         if consistency is not None:
             run["consistency"] = consistency
-        for key, declared in METRICS.items():
-            if declared.aggregation != "sum":
-                continue
+        for declared in self.catalog.sums():
+            key = declared.key
             unknown = declared.complete and any(self.nulls.get(k) for k in declared.of)
             if unknown or any(k in self.sums for k in declared.of):
                 if unknown:
@@ -176,7 +176,7 @@ class Summary:
                     if part in self.sums:
                         together.merge(self.sums[part])
                 run[key] = together.total()
-        for key in ordered({*self.keys, *self.sums, *run}, self.keys):
+        for key in self.catalog.ordered({*self.keys, *self.sums, *run}):
             values[key] = run[key] if key in run else self.mean(key)
         return values
 
@@ -198,11 +198,11 @@ def unanswered_note(summaries: Sequence[Summary]) -> str | None:
 
 
 def summarize(
-    results: Iterable[Result], *, repetitions: int | None = None, keys: Sequence[str] = ()
+    results: Iterable[Result], *, repetitions: int | None = None, catalog: Catalog = BUILT_IN
 ) -> Summary:
     """The summary of ``results``; with ``repetitions=1`` nothing is kept per example
     (consistency needs repeats), so memory does not grow with the experiment."""
-    summary = Summary(track_outcomes=repetitions is None or repetitions > 1, keys=tuple(keys))
+    summary = Summary(track_outcomes=repetitions is None or repetitions > 1, catalog=catalog)
     for result in results:
         summary.add(result)
     return summary

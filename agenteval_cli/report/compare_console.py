@@ -1,6 +1,6 @@
 """``agenteval compare`` on the terminal: the statistics table, then where the difference
 comes from (disagreeing examples, confusion matrices, the distributions of the metrics
-declared with one). Labels, directions and formats are the metric registry's."""
+declared with one). Labels, directions and formats are the experiments' catalogs'."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval_cli.core.redact import console_text
-from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
 from agenteval_cli.report.table import plain, print_agent_table
 from agenteval_cli.results.errors import SHOWN_REASONS
@@ -20,10 +20,10 @@ from agenteval_cli.results.sources import ExperimentData
 _MARK = {"better": " ▲", "worse": " ▼"}
 
 
-def _interval(key: str, low: float | None, high: float | None) -> str:
+def _interval(catalog: Catalog, key: str, low: float | None, high: float | None) -> str:
     """``[low, high]``; rates in percentage points without repeating the unit."""
-    low_text, high_text = metricinfo.fmt_diff(key, low), metricinfo.fmt_diff(key, high)
-    form = metricinfo.info(key).format
+    low_text, high_text = catalog.fmt_diff(key, low), catalog.fmt_diff(key, high)
+    form = catalog.info(key).format
     if form == "percent":
         low_text, high_text = low_text.removesuffix(" pp"), high_text.removesuffix(" pp")
     if form == "money":
@@ -33,7 +33,7 @@ def _interval(key: str, low: float | None, high: float | None) -> str:
 
 def stats_table(comparison: Comparison) -> Table:
     """Means per side; per later side, Δ against the first with its 95% CI and p-value."""
-    names = comparison.names
+    names, catalog = comparison.names, comparison.catalog
     table = Table(
         title=plain(f"{' vs '.join(names)} · {comparison.common_examples} paired examples"),
         title_justify="left",
@@ -52,9 +52,9 @@ def stats_table(comparison: Comparison) -> Table:
     for row in comparison.rows:
         cells: list[Text | str] = []
         for mean, spread in zip(row.means, row.spreads, strict=True):
-            text = fmt_mean(row.key, mean)
+            text = fmt_mean(catalog, row.key, mean)
             if spread is not None:
-                text += f" ± {metricinfo.fmt(row.key, spread)}"
+                text += f" ± {catalog.fmt(row.key, spread)}"
             cells.append(text)
         for index, paired in enumerate(row.vs_first, start=1):
             if paired is None:
@@ -62,14 +62,14 @@ def stats_table(comparison: Comparison) -> Table:
                 continue
             verdict = row.verdict(index)
             style = {"better": "bold green", "worse": "bold red"}.get(verdict or "", "")
-            cells.append(Text(metricinfo.fmt_diff(row.key, paired.diff), style=style))
-            cells.append(_interval(row.key, paired.ci_low, paired.ci_high))
+            cells.append(Text(catalog.fmt_diff(row.key, paired.diff), style=style))
+            cells.append(_interval(catalog, row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(_p(paired.p_value) + _MARK.get(verdict or "", "  "), style=style))
-        table.add_row(plain(metricinfo.info(row.key).narrow), *cells)
+        table.add_row(plain(row.info.narrow), *cells)
     if any(c is not None for c in comparison.consistency):
         table.add_row(
             "consistency",
-            *(fmt_mean("consistency", c) for c in comparison.consistency),
+            *(fmt_mean(catalog, "consistency", c) for c in comparison.consistency),
             *([""] * 3 * (len(names) - 1)),
             style="dim",
         )
@@ -82,8 +82,8 @@ def _p(value: float | None) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _score(key: str, value: float) -> str:
-    return f"{metricinfo.info(key).tiny} {value:.2f}"
+def _score(catalog: Catalog, key: str, value: float) -> str:
+    return f"{catalog.info(key).tiny} {value:.2f}"
 
 
 def _path(path: list[str]) -> str:
@@ -108,7 +108,8 @@ def disagreement_table(comparison: Comparison) -> Table | None:
     for item in comparison.disagreements:
         cells = []
         for scores, path, has_path in zip(item.scores, item.paths, traced, strict=True):
-            shown = console_text(" · ".join(_score(k, v) for k, v in scores.items()))
+            scored = (_score(comparison.catalog, k, v) for k, v in scores.items())
+            shown = console_text(" · ".join(scored))
             cells.append(Text(f"{shown}\n{console_text(_path(path))}" if has_path else shown))
         table.add_row(plain(item.example_id), plain(item.question), *cells)
     return table
@@ -143,12 +144,12 @@ def histogram(comparison: Comparison) -> RenderableType | None:
         return None
     lines: list[Text] = []
     for key, per_side in comparison.histograms:
-        lines += _histogram_lines(comparison.names, key, per_side)
+        lines += _histogram_lines(comparison.names, comparison.catalog.label(key), per_side)
     return Group(*lines)
 
 
-def _histogram_lines(names: list[str], key: str, per_side: list) -> list[Text]:
-    lines = [Text(f"{metricinfo.label(key)} (examples per value)", style="bold")]
+def _histogram_lines(names: list[str], label: str, per_side: list) -> list[Text]:
+    lines = [Text(f"{label} (examples per value)", style="bold")]
     top = max((max(h.values()) for h in per_side if h), default=1)
     width = 30
     for name, counts in zip(names, per_side, strict=True):

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import INTERRUPTED
-from agenteval_cli.metrics import info as metricinfo
-from agenteval_cli.metrics.registry import run_metrics
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog, merged
+from agenteval_cli.metrics.info import NA
+from agenteval_cli.metrics.registry import MetricInfo
 from agenteval_cli.metrics.stats import PairedComparison, compare_examples
 from agenteval_cli.metrics.summary import unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
 NONE = "(none)"
 
 
-def fmt_mean(key: str, value: float | None) -> str:
+def fmt_mean(catalog: Catalog, key: str, value: float | None) -> str:
     """A side's mean as compare and the reports show it; n/a when no result gave one."""
-    return metricinfo.NA if value is None else metricinfo.fmt(key, value)
+    return NA if value is None else catalog.fmt(key, value)
 
 
 @dataclass
@@ -41,10 +42,11 @@ class MetricRow:
     means: list[float | None]  # per side, over all the examples it scored
     spreads: list[float | None]  # per side: sd of the per-repetition means
     vs_first: list[PairedComparison | None]  # per side after the first
+    info: MetricInfo = field(default_factory=lambda: MetricInfo("?"))  # how the key reads
 
     @property
     def label(self) -> str:
-        return metricinfo.label(self.key)
+        return self.info.label
 
     # The second side against the first, the common case of two (``vs_first`` has them all).
 
@@ -76,7 +78,7 @@ class MetricRow:
         if comparison is None or not comparison.significant or not comparison.diff:
             return None
         up = comparison.diff > 0
-        return "better" if up == metricinfo.higher_is_better(self.key) else "worse"
+        return "better" if up == self.info.higher_is_better else "worse"
 
 
 @dataclass
@@ -139,6 +141,9 @@ class Comparison:
     errors: list[SideErrors] = field(default_factory=list)  # per side
     # What the figures include when some run has no answer (it errored or was interrupted).
     note: str | None = None
+    # How the sides' metrics read (the first side's declaration of a key they declare
+    # differently, said in ``warnings``).
+    catalog: Catalog = BUILT_IN
 
     @property
     def has_errors(self) -> bool:
@@ -160,12 +165,11 @@ def check_same_data(sides: list[ExperimentData], allow_different_data: bool) -> 
         )
 
 
-def outcome_keys(sides: list[ExperimentData]) -> list[str]:
+def outcome_keys(sides: list[ExperimentData], catalog: Catalog) -> list[str]:
     """Score keys that are outcomes (0–1 or true/false), not quantities such as tokens."""
     keys = set().union(*(s.score_keys() for s in sides))
     outcome = []
-    configured = [k for s in sides for k in s.metric_keys]
-    for key in metricinfo.ordered((k for k in keys if not metricinfo.is_quantity(k)), configured):
+    for key in catalog.ordered(k for k in keys if not catalog.is_quantity(k)):
         values = [v for s in sides for r in s.runs if (v := r.scores.get(key)) is not None]
         if values and all(0 <= float(v) <= 1 for v in values):
             outcome.append(key)
@@ -201,13 +205,13 @@ def histogram(side: ExperimentData, key: str) -> Counter[int]:
 
 
 def histograms(
-    sides: list[ExperimentData], keys: list[str]
+    sides: list[ExperimentData], keys: list[str], catalog: Catalog
 ) -> list[tuple[str, list[Counter[int]]]]:
     """Per metric declared with a distribution, each side's histogram; left out when no side
     has a value."""
     found = []
     for key in keys:
-        if not metricinfo.info(key).distribution:
+        if not catalog.info(key).distribution:
             continue
         counts = [histogram(s, key) for s in sides]
         if any(counts):
@@ -285,8 +289,9 @@ def build(
     check_same_data(sides, allow_different_data)
     paired, warnings = on_shared_examples(sides)
     warnings += unmeasured_errors(paired)
-    configured = [k for s in paired for k in s.metric_keys]
-    keys = metricinfo.ordered(set().union(*(s.score_keys() for s in paired)), configured)
+    catalog, clashes = merged([(s.name, s.catalog) for s in paired])
+    warnings += clashes
+    keys = catalog.ordered(set().union(*(s.score_keys() for s in paired)))
     common = shared_examples(paired)
     extra = {} if seed is None else {"seed": seed}
     summaries = [s.summary() for s in paired]
@@ -296,21 +301,22 @@ def build(
         means = [summary.mean(key) for summary in summaries]
         vs_first = [compare_examples(per_example[0], values, **extra) for values in per_example[1:]]
         spreads = [summary.spread(key) for summary in summaries]
-        rows.append(MetricRow(key, means, spreads, vs_first))
-    rows += run_rows(paired, summaries, extra)
-    outcomes = outcome_keys(paired)
+        rows.append(MetricRow(key, means, spreads, vs_first, catalog.info(key)))
+    rows += run_rows(paired, summaries, extra, catalog)
+    outcomes = outcome_keys(paired, catalog)
     return Comparison(
         sides=sides,
         rows=rows,
         disagreements=disagreements(paired, outcomes, top),
         confusion=[confusion_matrix(s) for s in paired],
-        histograms=histograms(paired, keys),
+        histograms=histograms(paired, keys, catalog),
         common_examples=len(common),
         consistency=[summary.consistency() for summary in summaries],
         left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
         errors=[side_errors(s) for s in paired],
         note=unanswered_note(summaries),
+        catalog=catalog,
     )
 
 
@@ -321,7 +327,7 @@ def side_errors(side: ExperimentData) -> SideErrors:
 
 
 def run_rows(
-    sides: list[ExperimentData], summaries: list[Summary], extra: dict[str, Any]
+    sides: list[ExperimentData], summaries: list[Summary], extra: dict[str, Any], catalog: Catalog
 ) -> list[MetricRow]:
     """A row per run figure the registry has compare show (error rate, latency), when a
     side has a value: each side's figure (its summary's, the run table's; a side without
@@ -329,8 +335,8 @@ def run_rows(
     figure is one per example."""
     figures = [summary.metrics() for summary in summaries]
     rows = []
-    for key in run_metrics():
-        declared = metricinfo.info(key)
+    for key in catalog.run_metrics():
+        declared = catalog.info(key)
         if not declared.compared:
             continue
         means = [f.get(key) for f in figures]
@@ -343,7 +349,7 @@ def run_rows(
         if declared.quiet and not any(means):  # 0 (or unknown) on every side: no row
             continue
         if any(m is not None for m in means):
-            rows.append(MetricRow(key, means, [None] * len(sides), vs_first))
+            rows.append(MetricRow(key, means, [None] * len(sides), vs_first, declared))
     return rows
 
 

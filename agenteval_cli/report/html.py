@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.redact import MIN_SECRET_LENGTH, redact, secret_values
-from agenteval_cli.gating.examples import example_checks, example_thresholds
-from agenteval_cli.gating.thresholds import thresholds_for
-from agenteval_cli.metrics import info as metricinfo
-from agenteval_cli.metrics.info import NA
+from agenteval_cli.gating.examples import checks_for, example_checks
+from agenteval_cli.metrics.catalog import Catalog
+from agenteval_cli.metrics.info import NA, format_value
 from agenteval_cli.metrics.stats import bootstrap_ci
 from agenteval_cli.report.agents import (
     TREE_MARK,
@@ -43,7 +42,11 @@ BAR_HEIGHT = 18
 
 
 def _chart(
-    key: str, sides: list[ExperimentData], names: list[str], means: list[float | None]
+    catalog: Catalog,
+    key: str,
+    sides: list[ExperimentData],
+    names: list[str],
+    means: list[float | None],
 ) -> dict[str, Any] | None:
     """Bars of each side's mean (the table's) with a 95% bootstrap interval of the mean over
     examples."""
@@ -62,7 +65,7 @@ def _chart(
         return None
     top = max(max(high, mean) for mean, _, high in present)
     bottom = min(0.0, *(low for _, low, _ in present))
-    if metricinfo.is_percent(key):
+    if catalog.is_percent(key):
         top, bottom = max(top, 1.0), min(bottom, 0.0)
     span = (top - bottom) or 1.0
 
@@ -78,13 +81,12 @@ def _chart(
             width=max(abs(x(bar["mean"]) - x(0.0)), 1.0),
             lo=x(bar["low"]),
             hi=x(bar["high"]),
-            text=metricinfo.fmt(key, bar["mean"]),
-            interval=f"95% CI {metricinfo.fmt(key, bar['low'])} – "
-            f"{metricinfo.fmt(key, bar['high'])}",
+            text=catalog.fmt(key, bar["mean"]),
+            interval=f"95% CI {catalog.fmt(key, bar['low'])} – {catalog.fmt(key, bar['high'])}",
         )
     return {
         "key": key,
-        "label": metricinfo.label(key),
+        "label": catalog.label(key),
         "bars": bars,
         "height": 12 + len(bars) * (BAR_HEIGHT + 10),
         "zero": x(0.0),
@@ -190,14 +192,14 @@ def _agent_cells(row: AgentRow, title: str, depth: int, *, total: bool = False) 
         "cache_read": NA if row.cache_read_tokens is None else f"{row.cache_read_tokens:,}",
         "cache_write": NA if row.cache_write_tokens is None else f"{row.cache_write_tokens:,}",
         "reasoning": NA if row.reasoning_tokens is None else f"{row.reasoning_tokens:,}",
-        "cost": NA if row.cost_usd is None else metricinfo.format_value("money", row.cost_usd),
+        "cost": NA if row.cost_usd is None else format_value("money", row.cost_usd),
         "price_source": " + ".join(row.price_sources),
         # whether the table shows cache and reasoning columns (read from its total row)
         "parts": any(
             n is not None
             for n in (row.cache_read_tokens, row.cache_write_tokens, row.reasoning_tokens)
         ),
-        "time": metricinfo.format_value("duration", row.latency_s),
+        "time": format_value("duration", row.latency_s),
         "models": ", ".join(row.models),
     }
 
@@ -221,21 +223,17 @@ def _agents_section(comparison: Comparison) -> list[dict[str, Any]]:
 
 
 def _run_view(
-    run: Run,
-    thresholds: Mapping[str, Any],
-    pricing: Mapping[str, Any],
-    configured: list[str] | None = None,
+    run: Run, thresholds: Mapping[str, Any], pricing: Mapping[str, Any], catalog: Catalog
 ) -> dict[str, Any]:
-    configured = configured or []
     checks = {c.key: c for c in example_checks([run], thresholds)}
     scores = []
-    for key in metricinfo.ordered(run.scores, configured):
+    for key in catalog.ordered(run.scores):
         value = run.scores[key]
         check = checks.get(key)
         scores.append(
             {
                 "key": key,
-                "value": "–" if value is None else metricinfo.fmt(key, float(value)),
+                "value": "–" if value is None else catalog.fmt(key, float(value)),
                 "comment": run.comments.get(key, ""),
                 "status": "" if check is None else ("pass" if check.passed else "fail"),
                 "threshold": "" if check is None else str(check.threshold),
@@ -273,9 +271,9 @@ def _run_view(
         ],
         "cost": NA
         if usage is None or usage.total.cost_usd is None
-        else metricinfo.format_value("money", usage.total.cost_usd),
+        else format_value("money", usage.total.cost_usd),
         "price_source": "" if usage is None else " + ".join(usage.total.price_sources),
-        "latency": metricinfo.format_value("duration", run.latency_s),
+        "latency": format_value("duration", run.latency_s),
         "scores": scores,
     }
 
@@ -365,11 +363,13 @@ def _examples(
     comparison: Comparison, thresholds: Mapping[str, Any], limit: int = EXAMPLE_LIMIT
 ) -> Examples:
     sides = comparison.sides
-    applied = [example_thresholds(thresholds_for(thresholds, s.target)) for s in sides]
-    disagreeing = {d.example_id for d in disagreements(sides, outcome_keys(sides), top=10**9)}
+    catalog = comparison.catalog
+    applied = [checks_for(s, thresholds) for s in sides]
+    outcomes = outcome_keys(sides, catalog)
+    disagreeing = {d.example_id for d in disagreements(sides, outcomes, top=10**9)}
     grouped = [s.by_example() for s in sides]
     order = list(dict.fromkeys(e for s in sides for e in s.example_ids()))
-    headlines = [r.key for r in comparison.rows if metricinfo.info(r.key).headline]
+    headlines = [r.key for r in comparison.rows if r.info.headline]
     failing: dict[str, list[bool | None]] = {}  # per side: failed, or None without a run
     for example_id in order:
         flags: list[bool | None] = []
@@ -400,12 +400,12 @@ def _examples(
                 targets.append({"name": name, "missing": True})
                 continue
             first_run = first_run or runs[0]
-            views = [_run_view(r, checks, side.pricing, side.metric_keys) for r in runs]
+            views = [_run_view(r, checks, side.pricing, side.catalog) for r in runs]
             for run, view in zip(runs, views, strict=True):
                 view["url"] = _link(side.run_urls.get((example_id, run.repetition)))
             messages = side.conversations.get(example_id)
             headline = {
-                metricinfo.info(k).tiny: metricinfo.fmt(k, v)
+                catalog.info(k).tiny: catalog.fmt(k, v)
                 for k in headlines
                 if (v := _mean(runs, k)) is not None
             }
@@ -449,13 +449,14 @@ def _mean(runs: list[Run], key: str) -> float | None:
 
 
 def _table(comparison: Comparison) -> list[dict[str, Any]]:
+    catalog = comparison.catalog
     rows = []
     for row in comparison.rows:
         means = []
         for mean, spread in zip(row.means, row.spreads, strict=True):
-            text = fmt_mean(row.key, mean)
+            text = fmt_mean(catalog, row.key, mean)
             if spread is not None:
-                text += f" ± {metricinfo.fmt(row.key, spread)}"
+                text += f" ± {catalog.fmt(row.key, spread)}"
             means.append(text)
         diffs = []
         for index, paired in enumerate(row.vs_first, start=1):
@@ -465,9 +466,9 @@ def _table(comparison: Comparison) -> list[dict[str, Any]]:
             p = paired.p_value
             diffs.append(
                 {
-                    "diff": metricinfo.fmt_diff(row.key, paired.diff),
-                    "ci": f"[{metricinfo.fmt_diff(row.key, paired.ci_low)}, "
-                    f"{metricinfo.fmt_diff(row.key, paired.ci_high)}]",
+                    "diff": catalog.fmt_diff(row.key, paired.diff),
+                    "ci": f"[{catalog.fmt_diff(row.key, paired.ci_low)}, "
+                    f"{catalog.fmt_diff(row.key, paired.ci_high)}]",
                     "p": "–" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}"),
                     "verdict": row.verdict(index) or "",
                 }
@@ -527,12 +528,12 @@ def render_html(
         lstrip_blocks=True,
         finalize=_redactor(secret_values()),  # looked up once, for every value on the page
     )
-    names = comparison.names
+    names, catalog = comparison.names, comparison.catalog
     charts = [
         c
         for r in comparison.rows
-        if metricinfo.info(r.key).scope != "run"  # a run figure is no mean over examples
-        and (c := _chart(r.key, comparison.sides, names, r.means))
+        if r.info.scope != "run"  # a run figure is no mean over examples
+        and (c := _chart(catalog, r.key, comparison.sides, names, r.means))
     ]
     examples = _examples(comparison, thresholds or {}, EXAMPLE_LIMIT)
     left_out = examples.total - len(examples.shown)
@@ -545,7 +546,7 @@ def render_html(
         warnings=comparison.warnings,
         note=comparison.note,
         table=_table(comparison),
-        consistency=[fmt_mean("consistency", c) for c in comparison.consistency],
+        consistency=[fmt_mean(catalog, "consistency", c) for c in comparison.consistency],
         has_consistency=any(c is not None for c in comparison.consistency),
         charts=charts,
         confusion=[
@@ -553,7 +554,7 @@ def render_html(
         ],
         histograms=[
             (
-                metricinfo.label(key),
+                catalog.label(key),
                 [(name, _histogram(h)) for name, h in zip(names, per_side, strict=True) if h],
             )
             for key, per_side in comparison.histograms

@@ -15,10 +15,11 @@ from typing import Any
 
 from agenteval_cli.core.records import ModelCall
 from agenteval_cli.evaluators.summaries import summary_scores
+from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
-from agenteval_cli.results.sources import metric_keys
+from agenteval_cli.results.sources import experiment_catalog
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
 
@@ -33,16 +34,16 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
     }
 
 
-def metrics_summary(spec: dict[str, Any]) -> Summary:
+def metrics_summary(catalog: Catalog) -> Summary:
     """What an export's ``metrics`` are read from: every result, for the metric keys of the
     experiment's evaluators, outcomes kept per example (so ``consistency`` is there when
     examples were repeated)."""
-    return Summary(track_outcomes=True, keys=tuple(metric_keys(spec)))
+    return Summary(track_outcomes=True, catalog=catalog)
 
 
 def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | None]:
     """The ``metrics`` of an experiment's export, in one pass over its results."""
-    summary = metrics_summary(store.experiment(experiment_id).spec)
+    summary = metrics_summary(experiment_catalog(store.experiment(experiment_id)))
     for stored in store.results(experiment_id):
         summary.add(stored.result)
     return summary.metrics()
@@ -55,7 +56,8 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
 
     experiment = store.experiment(experiment_id)
     pricing = experiment.spec.get("pricing") or {}
-    summary = metrics_summary(experiment.spec)
+    catalog = experiment_catalog(experiment)
+    summary = metrics_summary(catalog)
 
     def model_calls() -> Iterator[list[Any]]:
         for stored in store.results(experiment_id):
@@ -82,6 +84,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             "interrupted": summary.interrupts,
         },
         "metric_counts": dict(summary.counts),  # results each metric was computed over
+        "catalog": catalog.to_json(),  # how each metric reads: label, direction, format
         "pricing": pricing,
         "agents": usage.to_json(),
         "dataset_results": {

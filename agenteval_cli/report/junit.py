@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.redact import xml_text
-from agenteval_cli.gating.examples import example_checks, example_thresholds
-from agenteval_cli.gating.thresholds import thresholds_for
-from agenteval_cli.metrics import info as metricinfo
+from agenteval_cli.gating.examples import checks_for, example_checks
 from agenteval_cli.results.sources import ExperimentData
 
 
@@ -27,7 +25,7 @@ def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
     root = ET.Element("testsuites", name="agenteval")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for side in sides:
-        applied = example_thresholds(thresholds_for(thresholds, side.target))
+        applied = checks_for(side, thresholds)
         suite = ET.SubElement(root, "testsuite", name=xml_text(side.target))
         counts = {"tests": 0, "failures": 0, "errors": 0}
         time = 0.0
@@ -50,7 +48,7 @@ def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
                     node.text = xml_text("\n".join(errors))
                 elif not check.passed:
                     counts["failures"] += 1
-                    shown = metricinfo.fmt(check.key, check.value)
+                    shown = side.catalog.fmt(check.key, check.value)
                     node = ET.SubElement(
                         case,
                         "failure",

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval_cli.core.redact import redact, strip_control
-from agenteval_cli.metrics import info as metricinfo
 from agenteval_cli.report.comparison import Comparison, fmt_mean
 from agenteval_cli.results.errors import SHOWN_REASONS
 
@@ -69,24 +68,25 @@ def render_markdown(
         header += [f"Δ {name} − {names[0]}", "95% CI", "p"]
     lines.append("| " + " | ".join(_cell(h) for h in header) + " |")
     lines.append("|" + "|".join([":--", *["--:"] * (len(header) - 1)]) + "|")
+    catalog = comparison.catalog
     for row in comparison.rows:
         cells = [_cell(row.label)]  # the one cell from data: a metric key can be anything
         for mean, spread in zip(row.means, row.spreads, strict=True):
-            text = fmt_mean(row.key, mean)
-            cells.append(text + (f" ± {metricinfo.fmt(row.key, spread)}" if spread else ""))
+            text = fmt_mean(catalog, row.key, mean)
+            cells.append(text + (f" ± {catalog.fmt(row.key, spread)}" if spread else ""))
         for index, paired in enumerate(row.vs_first, start=1):
             if paired is None:
                 cells += ["–", "", ""]
                 continue
             verdict = row.verdict(index)
-            diff = metricinfo.fmt_diff(row.key, paired.diff)
+            diff = catalog.fmt_diff(row.key, paired.diff)
             if verdict:
                 diff = f"**{diff}** {'▲' if verdict == 'better' else '▼'}"
             p = paired.p_value or 0.0
             cells += [
                 diff,
-                f"[{metricinfo.fmt_diff(row.key, paired.ci_low)}, "
-                f"{metricinfo.fmt_diff(row.key, paired.ci_high)}]",
+                f"[{catalog.fmt_diff(row.key, paired.ci_low)}, "
+                f"{catalog.fmt_diff(row.key, paired.ci_high)}]",
                 "<0.001" if p < 0.001 else f"{p:.3f}",
             ]
         # The figures are formatted here (numbers, units, '**' for significance), not data.

@@ -1,8 +1,10 @@
 """The Rich comparison table: one column per target, the best value of each row marked;
 and the per-agent table (``--by-agent``) of run and compare.
 
-Labels, directions and formats come from :mod:`agenteval_cli.metrics.info`, shared with
-``compare`` and the HTML report, so a metric reads the same everywhere. A figure no result
+Labels, directions and formats come from each experiment's catalog
+(:mod:`agenteval_cli.metrics.catalog`), as ``compare`` and the HTML report read them, so a
+metric reads the same everywhere; keys two experiments declare differently are said under
+the table. A figure no result
 gave (tokens a model did not report, a cost without a price) shows as ``n/a``, never 0.
 
 Names from data (targets, metric keys, agents, the title) reach the terminal as plain
@@ -18,15 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval_cli.core.redact import console_text
-from agenteval_cli.metrics.info import (
-    NA,
-    fmt,
-    format_value,
-    higher_is_better,
-    info,
-    label,
-    ordered,
-)
+from agenteval_cli.metrics.catalog import Catalog, merged
+from agenteval_cli.metrics.info import NA, format_value
 from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
@@ -65,10 +60,13 @@ def comparison_table(
     for name, _ in columns:
         table.add_column(plain(name), justify="right")
     summaries = [summary for _, summary in columns]
+    catalog, clashes = merged([(name, summary.catalog) for name, summary in columns])
+    if clashes:
+        table.caption = Text("\n".join(clashes), style="yellow")
+        table.caption_justify = "left"
+    info, label = catalog.info, catalog.label
     metrics = [summary.metrics() for summary in summaries]
-    keys = list(dict.fromkeys(k for m in metrics for k in m))
-    configured = [k for s in summaries for k in s.keys]
-    keys = ordered(keys, configured)
+    keys = catalog.ordered(dict.fromkeys(k for m in metrics for k in m))
     details: dict[str, list[str]] = {}
     for key in keys:
         parent = info(key).under
@@ -89,17 +87,18 @@ def comparison_table(
         if all(m.get(key) is None for m in metrics):
             table.add_row(plain(label(key)), *(Text(NA) for _ in metrics))
         else:
-            table.add_row(plain(label(key)), *_row(key, metrics, summaries))
+            table.add_row(plain(label(key)), *_row(catalog, key, metrics, summaries))
         if key in details:
             name = " / ".join(info(k).tiny for k in details[key])
-            lines = [_details(details[key], m) for m in metrics]
+            lines = [_details(catalog, details[key], m) for m in metrics]
             table.add_row(f"  {name}", *lines, style="dim")
     for key in sorted({k for scores in dataset_scores for k in scores}):
         values = [_number(scores.get(key)) for scores in dataset_scores]
-        table.add_row(plain(f"{label(key)} (dataset)"), *_cells(key, values))
+        table.add_row(plain(f"{label(key)} (dataset)"), *_cells(catalog, key, values))
     for key in totals:
         counted = [s.counts.get(info(key).of[0]) if info(key).of else None for s in summaries]
-        table.add_row(plain(label(key)), *_cells(key, [m.get(key) for m in metrics], counted))
+        values = [m.get(key) for m in metrics]
+        table.add_row(plain(label(key)), *_cells(catalog, key, values, counted))
     table.add_row("examples run", *(f"{s.count}" for s in summaries), style="dim")
     if any(s.cached for s in summaries):
         cached = (f"{s.cached} of {s.count}" for s in summaries)
@@ -116,41 +115,47 @@ def _title(title: str | None) -> Text | None:
     return None if title is None else plain(title)
 
 
-def _row(key: str, metrics: list[dict[str, float | None]], summaries: list[Summary]) -> list[Text]:
-    return _cells(key, [m.get(key) for m in metrics], [_sampled(s, key) for s in summaries])
+def _row(
+    catalog: Catalog, key: str, metrics: list[dict[str, float | None]], summaries: list[Summary]
+) -> list[Text]:
+    values = [m.get(key) for m in metrics]
+    return _cells(catalog, key, values, [_sampled(catalog, s, key) for s in summaries])
 
 
 def _number(value: float | bool | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _sampled(summary: Summary, key: str) -> int | None:
+def _sampled(catalog: Catalog, summary: Summary, key: str) -> int | None:
     """How many results a figure was computed over, when fewer than all that could have it
     (a sampled evaluator, or one that failed on some examples): every result for a figure
     of the trace, the answered ones for a figure that needs the answer."""
     n = summary.counts.get(key, 0)
     could = summary.count
-    if info(key).needs_answer:
+    if catalog.needs_answer(key):
         could -= summary.errors + summary.interrupts
     return n if 0 < n < could else None
 
 
-def _details(keys: list[str], metrics: dict[str, float | None]) -> str:
+def _details(catalog: Catalog, keys: list[str], metrics: dict[str, float | None]) -> str:
     """The dim line under a metric: its parts, ``1,000 / 500``; n/a when one is unknown."""
     values = [metrics.get(k) for k in keys]
     if any(v is None for v in values):
         return NA
-    return " / ".join(fmt(k, v) for k, v in zip(keys, values, strict=True))
+    return " / ".join(catalog.fmt(k, v) for k, v in zip(keys, values, strict=True))
 
 
 def _cells(
-    key: str, values: list[float | None], counts: Sequence[int | None] | None = None
+    catalog: Catalog,
+    key: str,
+    values: list[float | None],
+    counts: Sequence[int | None] | None = None,
 ) -> list[Text]:
     """``counts[i]``, when given, is shown as ``(n=…)``: the examples the figure is over."""
     present = [v for v in values if v is not None]
     best = None
     if len(present) > 1 and len(set(present)) > 1:
-        best = max(present) if higher_is_better(key) else min(present)
+        best = max(present) if catalog.higher_is_better(key) else min(present)
     cells = []
     for i, value in enumerate(values):
         n = counts[i] if counts else None
@@ -158,9 +163,9 @@ def _cells(
         if value is None:
             cells.append(Text(NA, style="dim"))
         elif value == best:
-            cells.append(Text(f"★ {fmt(key, value)}{suffix}", style="bold green"))
+            cells.append(Text(f"★ {catalog.fmt(key, value)}{suffix}", style="bold green"))
         else:
-            cells.append(Text(f"{fmt(key, value)}{suffix}"))
+            cells.append(Text(f"{catalog.fmt(key, value)}{suffix}"))
     return cells
 
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run
+from agenteval_cli.evaluators.registry import spec_catalog
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
@@ -26,18 +28,18 @@ if TYPE_CHECKING:
     from agenteval_cli.store.db import ExperimentRecord, Store
 
 
-def metric_keys(spec: dict[str, Any]) -> list[str]:
-    """A stored spec's metric keys, its evaluators' in order (declaring what its items say
-    about them: label, direction, format)."""
-    from agenteval_cli.evaluators.registry import declare_entries
-
-    return declare_entries(spec.get("evaluators") or [])
+def experiment_catalog(record: ExperimentRecord) -> Catalog:
+    """How a stored experiment's metrics read: the catalog its run kept, else (an
+    experiment stored before catalogs were kept) what its spec's evaluator items declare."""
+    if record.catalog is not None:
+        return record.catalog
+    return spec_catalog((record.spec or {}).get("evaluators") or [])
 
 
 def stored_summary(store: Store, record: ExperimentRecord) -> Summary:
     """The summary of a stored experiment, streamed from the store's rows."""
     return store.summary(
-        record.id, repetitions=record.repetitions, keys=metric_keys(record.spec or {})
+        record.id, repetitions=record.repetitions, catalog=experiment_catalog(record)
     )
 
 
@@ -62,9 +64,10 @@ class ExperimentData:
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
     url_status: str | None = None  # uploaded, imported, read, or an unfinished upload
-    # The experiment's metric keys (its evaluators'), in order; and its spec's evaluator
-    # items, for options the reports honour (the routing confusion's ignore_agents).
-    metric_keys: list[str] = field(default_factory=list)
+    # The experiment's metrics (its evaluators' keys in order, and how each reads); and its
+    # spec's evaluator items, for options the reports honour (the routing confusion's
+    # ignore_agents).
+    catalog: Catalog = BUILT_IN
     evaluators: list[Any] = field(default_factory=list)
     # Per example, the conversation of its first repetition (OpenAI-form messages, each
     # assistant message named after its agent), when the source keeps it (the store does).
@@ -77,7 +80,7 @@ class ExperimentData:
         ``--json``'s (:class:`~agenteval_cli.metrics.summary.Summary`), over these runs."""
         repeated = any(run.repetition for run in self.runs)  # else nothing kept per example
         summary = Summary(
-            keys=tuple(self.metric_keys), has_latency=self.has_traces, track_outcomes=repeated
+            catalog=self.catalog, has_latency=self.has_traces, track_outcomes=repeated
         )
         add = summary.add_row
         for run in self.runs:
@@ -93,6 +96,11 @@ class ExperimentData:
                 providers=[(call.model, call.provider) for call in run.model_calls],
             )
         return summary
+
+    @property
+    def metric_keys(self) -> tuple[str, ...]:
+        """The experiment's metric keys (its evaluators'), in order."""
+        return self.catalog.keys
 
     def example_ids(self) -> list[str]:
         return list(dict.fromkeys(r.example_id for r in self.runs))
@@ -162,7 +170,7 @@ def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
         thresholds=record.spec.get("thresholds") or {},
         url=upload.get("url"),
         url_status=upload.get("status"),
-        metric_keys=metric_keys(record.spec),
+        catalog=experiment_catalog(record),
         evaluators=list(record.spec.get("evaluators") or []),
         conversations=conversations,
         run_urls=uploaded_runs(store, record, upload),
@@ -315,7 +323,7 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
                     pricing=dict(exp.get("pricing") or {}),
-                    metric_keys=[str(k) for k in exp.get("metrics") or {}],
+                    catalog=json_catalog(exp),
                 )
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
@@ -325,6 +333,15 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                 hint="give a file written by 'agenteval run --json' or '--save-baseline'",
             ) from None
     return loaded
+
+
+def json_catalog(exp: dict[str, Any]) -> Catalog:
+    """How an exported experiment's metrics read: the catalog the export keeps (under
+    ``catalog``), else the built-ins' for the keys of its ``metrics``."""
+    kept = exp.get("catalog")
+    if isinstance(kept, dict):
+        return Catalog.from_json(kept)
+    return Catalog(keys=tuple(str(k) for k in exp.get("metrics") or {}))
 
 
 def looks_like_file(name: str) -> bool:

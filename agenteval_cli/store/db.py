@@ -13,13 +13,14 @@ import json
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.children import proc_stat
 from agenteval_cli.core.records import Example, Result
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.store import DEFAULT_STORE, migrations
 from agenteval_cli.store.results import (
     ResultWriter,
@@ -69,6 +70,9 @@ class ExperimentRecord:
     dataset_examples: int | None = None  # a shard's whole dataset's examples
     # what the target's answers depended on when it started (execution.fingerprint), JSON
     target_fingerprint: str | None = None
+    # how its metric keys read, as its run declared them; None for an experiment stored
+    # before catalogs were kept (its spec says)
+    catalog: Catalog | None = None
 
 
 class Store:
@@ -218,9 +222,11 @@ class Store:
         shard: tuple[int, int] | None = None,
         dataset_examples: int | None = None,
         target_fingerprint: str | None = None,
+        catalog: Catalog | None = None,
     ) -> ExperimentRecord:
         """Start an experiment named ``<prefix>-<target>-<short id>``; ``shard`` is the
-        ``(i, N)`` of a sharded run, ``dataset_examples`` then its whole dataset's count."""
+        ``(i, N)`` of a sharded run, ``dataset_examples`` then its whole dataset's count;
+        ``catalog`` how its metrics read."""
         experiment_id = uuid.uuid4().hex
         name = f"{prefix}-{target}-{experiment_id[:8]}"
         if run_id is not None:  # held while this run lasts: a --resume of it waits its turn
@@ -229,8 +235,8 @@ class Store:
             "INSERT INTO experiments (id, name, prefix, target, target_path, spec_path, spec_json,"
             " spec_hash, dataset_path, dataset_name, dataset_hash, git_commit, repetitions,"
             " example_count, status, started_at, run_id, shard_index, shard_count,"
-            " dataset_examples, target_fingerprint)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?,?)",
+            " dataset_examples, target_fingerprint, metrics_json)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?,?,?)",
             (
                 experiment_id,
                 name,
@@ -252,9 +258,18 @@ class Store:
                 shard[1] if shard else None,
                 dataset_examples,
                 target_fingerprint,
+                None if catalog is None else dumps(catalog.to_json()),
             ),
         )
         return self.experiment(experiment_id)
+
+    def set_catalog(self, experiment_id: str, catalog: Catalog) -> None:
+        """Replace how an experiment's metrics read (a rescore with other evaluators)."""
+        with write_transaction(self.db):
+            self.db.execute(
+                "UPDATE experiments SET metrics_json = ? WHERE id = ?",
+                (dumps(catalog.to_json()), experiment_id),
+            )
 
     def finish_experiment(self, experiment_id: str, status: str = "finished") -> None:
         self.db.execute(
@@ -295,6 +310,8 @@ class Store:
         columns = [c[1] for c in self.db.execute("PRAGMA table_info(experiments)")]
         data = dict(zip(columns, row, strict=True))
         data["spec"] = json.loads(data.pop("spec_json"))
+        stored = data.pop("metrics_json", None)
+        data["catalog"] = None if stored is None else Catalog.from_json(json.loads(stored))
         return ExperimentRecord(**{k: v for k, v in data.items() if k in RECORD_FIELDS})
 
     # results ----------------------------------------------------------------------------
@@ -335,11 +352,11 @@ class Store:
         return iter_results(self.db, experiment_id)
 
     def summary(
-        self, experiment_id: str, *, repetitions: int = 1, keys: Sequence[str] = ()
+        self, experiment_id: str, *, repetitions: int = 1, catalog: Catalog = BUILT_IN
     ) -> Summary:
-        """The experiment's metrics summary (``keys``: its evaluators' metric keys), summed
-        from the columns the metrics read."""
-        return stored_summary(self.db, experiment_id, repetitions=repetitions, keys=keys)
+        """The experiment's metrics summary (``catalog``: its metrics), summed from the
+        columns the metrics read."""
+        return stored_summary(self.db, experiment_id, repetitions=repetitions, catalog=catalog)
 
     def result_count(self, experiment_id: str) -> int:
         (count,) = self.db.execute(

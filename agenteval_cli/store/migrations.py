@@ -293,6 +293,14 @@ def add_experiment_fingerprint(db: sqlite3.Connection) -> None:
     _add_column(db, "experiments", "target_fingerprint", "TEXT")
 
 
+# A store without it holds experiments whose metrics are read from their stored spec.
+@migration(readable=lambda db: True)
+def add_experiment_metrics(db: sqlite3.Connection) -> None:
+    """Each experiment's metric catalog (:mod:`agenteval_cli.metrics.catalog`): how its
+    keys read, so reading it never depends on what else a process declared."""
+    _add_column(db, "experiments", "metrics_json", "TEXT")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
@@ -370,7 +378,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 # Columns read when present: a store that has not had their migration holds no sharded
 # run, and read-only commands read it as it is (a writing open adds them).
 OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
-    "experiments": ("shard_index", "shard_count", "dataset_examples", "target_fingerprint"),
+    "experiments": (
+        "shard_index",
+        "shard_count",
+        "dataset_examples",
+        "target_fingerprint",
+        "metrics_json",
+    ),
     "results": ("status", "interrupt"),
     "cache": ("fingerprint_json",),
 }

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, overload
 from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace
 from agenteval_cli.core.redact import redact
 from agenteval_cli.core.safe_text import exception_text, storable
+from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.store.tx import is_storage_failure, write_transaction
 
 if TYPE_CHECKING:
@@ -371,14 +372,14 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
 
 
 def stored_summary(
-    db: sqlite3.Connection, experiment_id: str, *, repetitions: int, keys: Sequence[str] = ()
+    db: sqlite3.Connection, experiment_id: str, *, repetitions: int, catalog: Catalog = BUILT_IN
 ) -> Summary:
-    """The metrics' summary of an experiment (``keys``: its evaluators'), read from only the
+    """The metrics' summary of an experiment (``catalog``: its metrics), read from only the
     columns it needs: no Result is built, and a scores text repeated across rows is decoded
     once."""
     from agenteval_cli.metrics.summary import Summary
 
-    summary = Summary(track_outcomes=repetitions > 1, keys=tuple(keys))
+    summary = Summary(track_outcomes=repetitions > 1, catalog=catalog)
     add = summary.add_row
     decoded: dict[str, list[tuple[str, Any]]] = {}
     rows = db.execute(
