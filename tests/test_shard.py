@@ -17,9 +17,9 @@ from stored import by_target, no_experiment, per_example, same_metrics, write_de
 import agenteval_cli as agenteval
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.data.examples import load_examples, parse_shard, shard_of
-from agenteval_cli.evaluators.summaries import summary_scores
 from agenteval_cli.report.json_report import experiment_metrics, write_json
 from agenteval_cli.store.db import Store
+from agenteval_cli.store.summaries import summary_scores
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "datasets" / "routing.jsonl"

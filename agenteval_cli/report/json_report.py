@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall
-from agenteval_cli.evaluators.summaries import summary_scores
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
 from agenteval_cli.results.sources import metric_keys
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
+from agenteval_cli.store.summaries import summary_scores
 
 
 def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
