@@ -98,9 +98,9 @@ def _store(path: Path, spec: Any, rows: list[dict], shard: tuple[int, int] | Non
 def _compare(full: Path, merged: Path) -> dict[str, Any]:
     """Metrics, dataset-level scores and per-example scores of the merged experiment that
     differ from the unsharded one's (latency aside: these stores' latencies are the same)."""
-    from agenteval_cli.evaluators.summaries import summary_scores
     from agenteval_cli.report.json_report import experiment_metrics
     from agenteval_cli.store.db import Store
+    from agenteval_cli.store.summaries import summary_scores
 
     differing: list[str] = []
     with Store(full, readonly=True) as a, Store(merged, readonly=True) as b:

@@ -1,4 +1,5 @@
-"""The package's shape: no import cycles, and no private name used outside its module.
+"""The package's shape: no import cycles, no private name used outside its module, and no
+SQL outside the store.
 
 The layering itself (each stage importing only those below it) is import-linter's contract
 in pyproject.toml, run by ``make lint``; these are the rules it does not state."""
@@ -84,3 +85,66 @@ def test_no_private_names_across_modules():
 def test_private_import_finder(tmp_path):
     (tmp_path / "m.py").write_text("from agenteval_cli.store.results import _null, dumps\n")
     assert private_imports(tmp_path, "agenteval_cli") == ["m.py: agenteval_cli.store.results._null"]
+
+
+SQL_CALLS = frozenset({"execute", "executemany", "executescript"})
+
+
+def sql_outside_store(root: Path) -> list[str]:
+    """What under ``root``, outside its ``store/`` folder, works the SQLite file itself (#24):
+    an import of sqlite3, the store's connection (a ``.db`` attribute, ``store_db``), or a
+    ``.execute``-like call given SQL text (a literal or f-string)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root)
+        if where.parts[0] == "store":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            line = f"{where}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Import):
+                found += [f"{line} import {a.name}" for a in node.names if _is_sqlite(a.name)]
+            elif isinstance(node, ast.ImportFrom):
+                if _is_sqlite(node.module or ""):
+                    found.append(f"{line} from {node.module} import")
+                found += [f"{line} import {a.name}" for a in node.names if a.name == "store_db"]
+            elif isinstance(node, ast.Attribute) and node.attr == "db":
+                found.append(f"{line} .db")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in SQL_CALLS
+                and node.args
+                and isinstance(node.args[0], ast.Constant | ast.JoinedStr | ast.BinOp)
+            ):
+                found.append(f"{line} .{node.func.attr}(SQL)")
+    return sorted(found, key=lambda text: (text.split(":")[0], int(text.split(":")[1].split()[0])))
+
+
+def _is_sqlite(module: str) -> bool:
+    return module == "sqlite3" or module.startswith("sqlite3.")
+
+
+def test_sql_lives_in_the_store():
+    assert sql_outside_store(PACKAGE) == []
+
+
+def test_the_sql_finder_finds_sql_outside_the_store(tmp_path):
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "db.py").write_text("import sqlite3\ndb.execute('SELECT 1')\n")
+    (tmp_path / "report.py").write_text(
+        "import os, sqlite3\n"
+        "from sqlite3 import IntegrityError\n"
+        "from agenteval_cli.store.langsmith_state import store_db\n"
+        "rows = store.db\n"
+        "conn.execute(f'DELETE FROM {table}')\n"
+        "conn.executemany('INSERT INTO t VALUES (?)', rows)\n"
+        "experiment.execute(prepared, store)\n"
+    )
+    assert sql_outside_store(tmp_path) == [
+        "report.py:1 import sqlite3",
+        "report.py:2 from sqlite3 import",
+        "report.py:3 import store_db",
+        "report.py:4 .db",
+        "report.py:5 .execute(SQL)",
+        "report.py:6 .executemany(SQL)",
+    ]

@@ -373,8 +373,8 @@ def previous_build_store(path: Path, *, lazy_tables: bool) -> Path:
 def test_a_store_of_the_previous_version_gets_the_summary_and_langsmith_tables(
     tmp_path, invoke, lazy_tables
 ):
-    from agenteval_cli.evaluators.summaries import summary_scores
     from agenteval_cli.store.langsmith_state import LangSmithState
+    from agenteval_cli.store.summaries import summary_scores
 
     path = previous_build_store(tmp_path / "prev.db", lazy_tables=lazy_tables)
     before = digest(path)

@@ -134,8 +134,8 @@ def test_the_demo_on_a_local_ray_instance_stores_what_the_in_process_run_stores(
 
 
 def test_shards_run_on_a_cluster_merge_into_what_the_in_process_run_stores(tmp_path, cluster):
-    from agenteval_cli.evaluators.summaries import summary_scores
     from agenteval_cli.report.json_report import experiment_metrics
+    from agenteval_cli.store.summaries import summary_scores
 
     (tmp_path / "suite").mkdir()
     spec = write_demo_spec(tmp_path / "suite" / "spec.yaml", prefix="demo")

@@ -17,10 +17,10 @@ from stored import by_target, no_experiment, per_example, same_metrics, write_de
 import agenteval_cli as agenteval
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.data.examples import load_examples, parse_shard, shard_of
-from agenteval_cli.evaluators.summaries import summary_scores
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.json_report import experiment_metrics, write_json
 from agenteval_cli.store.db import Store
+from agenteval_cli.store.summaries import summary_scores
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "datasets" / "routing.jsonl"
@@ -318,3 +318,53 @@ def test_merge_keeps_each_results_status_also_from_a_shard_stored_before_statuse
             if s.result.status == "interrupted"
         ]
         assert [r.interrupt for r in stopped] == ['"approve?"']
+
+
+def test_merge_refuses_a_shard_holding_an_example_of_another_and_keeps_none_of_its_results(
+    runs, invoke, tmp_path
+):
+    """Shard 2's copy holds one result of an example shard 1 holds (same target and
+    repetition): the merge stops at shard 2 with one line, shard 2's copy rolled back whole."""
+    _, _, (one, two, three), _ = runs
+    copy = tmp_path / "two.db"
+    source, target = sqlite3.connect(two), sqlite3.connect(copy)
+    source.backup(target)
+    source.close()
+    target.close()
+    first = sqlite3.connect(one)
+    (example_id, repetition, name) = first.execute(
+        "SELECT r.example_id, r.repetition, e.target FROM results r"
+        " JOIN experiments e ON e.id = r.experiment_id ORDER BY r.id LIMIT 1"
+    ).fetchone()
+    shard_one_counts = dict(
+        first.execute(
+            "SELECT e.target, COUNT(*) FROM results r JOIN experiments e"
+            " ON e.id = r.experiment_id GROUP BY e.target"
+        ).fetchall()
+    )
+    first.close()
+    db = sqlite3.connect(copy)
+    db.execute(
+        "UPDATE results SET example_id = ? WHERE id = (SELECT MIN(r.id) FROM results r"
+        " JOIN experiments e ON e.id = r.experiment_id WHERE e.target = ? AND r.repetition = ?)",
+        (example_id, name, repetition),
+    )
+    db.commit()
+    db.close()
+
+    line = one_line_refusal(invoke, one, copy, three, "--store", tmp_path / "cli.db")
+    assert line == (
+        f"error: {copy} (shard 2/3) holds examples another shard holds too"
+        " (run every shard with the same agenteval and dataset)"
+    )
+    out = tmp_path / "merged.db"
+    with pytest.raises(UserError, match=r"two\.db \(shard 2/3\) holds examples another shard"):
+        agenteval.merge([one, copy, three], store=out)
+    with Store(out, readonly=True) as merged:
+        experiments = merged.experiments()
+        assert sorted(e.target for e in experiments) == ["supervisor", "swarm"]
+        assert {e.status for e in experiments} == {"interrupted"}
+        # shard 1's results were committed before shard 2's copy failed; none of shard 2's
+        assert {e.target: merged.result_count(e.id) for e in experiments} == shard_one_counts
+        # 12 of the dataset's 32 examples are shard 1's (1/3 by sha256), 2 repetitions each
+        assert shard_one_counts == {"supervisor": 2 * 12, "swarm": 2 * 12}

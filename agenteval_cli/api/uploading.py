@@ -110,7 +110,7 @@ def _compare_url(
     for record, done in zip(records, uploads, strict=True):
         if done.sent is None:
             continue
-        row = LangSmithState(store.db).upload(record.id) or {}
+        row = LangSmithState.of(store).upload(record.id) or {}
         if row.get("project_id"):
             projects.append(row["project_id"])
             dataset_url = (done.sent.url or "").split("/compare?")[0] or dataset_url

@@ -326,10 +326,10 @@ def print_comparison(
     from rich.markup import escape
 
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.evaluators.summaries import summary_scores
     from agenteval_cli.metrics.summary import unanswered_note
     from agenteval_cli.report.table import comparison_table, unpriced_models
     from agenteval_cli.results.sources import stored_summary
+    from agenteval_cli.store.summaries import summary_scores
 
     out = stdout()
     experiments = [store.experiment(i) for i in experiment_ids]

@@ -172,7 +172,7 @@ def dataset_push(
         with Store(store_path) as store:
             report = lsd.push(
                 conn,
-                LangSmithState(store.db),
+                LangSmithState.of(store),
                 name,
                 examples,
                 file_hash=file_hash,

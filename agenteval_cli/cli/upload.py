@@ -88,9 +88,9 @@ def _sent_so_far(store: Store, experiments: Any) -> str:
     """What an upload stopped midway has sent (each result is marked as it is sent), and
     the command that sends the rest."""
     from agenteval_cli.api.uploading import upload_records
-    from agenteval_cli.store.langsmith_state import LangSmithState, store_db
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
-    state = LangSmithState(store_db(store))
+    state = LangSmithState.of(store)
     sent = total = 0
     records = upload_records(store, experiments)
     rest: list[str] = []

@@ -2,7 +2,8 @@
 
 They run after a target's results are stored, over what the store holds (so a resumed run is
 summarised whole), and their scores are kept in the ``summary_scores`` table of the same
-SQLite file (created by the store's migrations), one row per experiment and key.
+SQLite file, one row per experiment and key (read and written by
+:mod:`agenteval_cli.store.summaries`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from agenteval_cli.evaluators.scoring import (
     is_own,
 )
 from agenteval_cli.metrics.registry import metric
-from agenteval_cli.store.tx import has_table, write_transaction
+from agenteval_cli.store.summaries import save_summary_scores
 
 # How the comment of a dataset-level evaluator's failed score begins (see run_summaries).
 SUMMARY_FAILED = "summary evaluator "
@@ -76,31 +77,6 @@ async def run_summaries(
             reason = f"{SUMMARY_FAILED}{evaluator.name!r} failed: {failure_text(exc)}"
             scores.extend(Score(k, None, reason) for k in evaluator.keys or (evaluator.name,))
     return scores
-
-
-def save_summary_scores(store: Any, experiment_id: str, scores: Sequence[Score]) -> None:
-    db = store.db
-    with write_transaction(db):
-        db.execute("DELETE FROM summary_scores WHERE experiment_id = ?", (experiment_id,))
-        db.executemany(
-            "INSERT OR REPLACE INTO summary_scores VALUES (?,?,?,?,?)",
-            [(experiment_id, s.key, s.score, isinstance(s.score, bool), s.comment) for s in scores],
-        )
-
-
-def summary_scores(store: Any, experiment_id: str) -> list[Score]:
-    """The stored dataset-level scores of an experiment (none for a store without them)."""
-    if not has_table(store.db, "summary_scores"):
-        return []
-    rows = store.db.execute(
-        "SELECT key, score, is_bool, comment FROM summary_scores WHERE experiment_id = ?"
-        " ORDER BY key",
-        (experiment_id,),
-    )
-    return [
-        Score(key, bool(score) if is_bool and score is not None else score, comment)
-        for key, score, is_bool, comment in rows
-    ]
 
 
 def score_experiment_summaries(

@@ -532,7 +532,7 @@ def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -
     from agenteval_cli.langsmith.capture import wrap_items
     from agenteval_cli.store.langsmith_state import LangSmithState
 
-    state = LangSmithState(store.db)
+    state = LangSmithState.of(store)
     ids = {name: e.id for name, e in run.experiments.items()}
     return wrap_items(items, ids, state.save_tree)
 

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.spec.model import Spec, load_spec
 from agenteval_cli.store.db import ExperimentRecord, Store
-from agenteval_cli.store.results import RESULT_COLUMNS, STATUS_OF_OLD_ROWS
-from agenteval_cli.store.tx import has_table, write_transaction
+from agenteval_cli.store.merging import SharedExamples, copy_results, delete_experiments
 
 
 @dataclass
@@ -214,70 +212,20 @@ def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecor
 
 def _copy_results(out: Store, shards: Sequence[ShardRun], created: Sequence[ExperimentRecord]):
     """Every shard's results into the new experiments, shard 1's first, each shard's in
-    the order it stored them; a transaction per shard (a database is attached outside one)."""
-    columns = RESULT_COLUMNS.split(", ", 1)[1]  # all but experiment_id
-    db = out.db
+    the order it stored them; a transaction per shard."""
     for shard in shards:
-        alias = "shard"
-        with _attached(db, shard.store, alias), _deferred(db):
-            found = {row[1] for row in db.execute(f"PRAGMA {alias}.table_info(results)")}
-            # a shard stored before results had a status: its rows' meaning (no interrupt)
-            read = ", ".join(
-                c if c in found else f"{STATUS_OF_OLD_ROWS[c]}"
-                for c in columns.replace(" ", "").split(",")
-            )
-            for source, new in zip(shard.experiments, created, strict=True):
-                try:
-                    db.execute(
-                        f"INSERT INTO results (experiment_id, {columns})"
-                        f" SELECT ?, {read} FROM {alias}.results"
-                        " WHERE experiment_id = ? ORDER BY id",
-                        (new.id, source.id),
-                    )
-                except sqlite3.IntegrityError:
-                    raise UserError(
-                        f"{shard.label} holds examples another shard holds too",
-                        hint="run every shard with the same agenteval and dataset",
-                    ) from None
-
-
-@contextlib.contextmanager
-def _attached(db: sqlite3.Connection, path: Path, alias: str) -> Iterator[None]:
-    db.execute("ATTACH DATABASE ? AS " + alias, (str(Path(path).absolute()),))
-    try:
-        yield
-    finally:
-        db.execute("DETACH DATABASE " + alias)
-
-
-@contextlib.contextmanager
-def _deferred(db: sqlite3.Connection) -> Iterator[None]:
-    """A transaction that locks only what it writes (the output store, not a shard's file,
-    which may be read-only)."""
-    db.execute("BEGIN")
-    try:
-        yield
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-        raise
-
-
-OWN_TABLES = ("results", "summary_scores", "langsmith_run_trees", "langsmith_uploads")
+        pairs = [
+            (source.id, new.id) for source, new in zip(shard.experiments, created, strict=True)
+        ]
+        try:
+            copy_results(out, shard.store, pairs)
+        except SharedExamples:
+            raise UserError(
+                f"{shard.label} holds examples another shard holds too",
+                hint="run every shard with the same agenteval and dataset",
+            ) from None
 
 
 def _drop_merge(out: Store, run_id: str) -> None:
     """Remove an earlier merge of the same shards (its experiments and what they hold)."""
-
-    earlier = out.run_experiments(run_id)
-    if not earlier:
-        return
-    db = out.db
-    with write_transaction(db):
-        for experiment in earlier:
-            for table in (*OWN_TABLES, "langsmith_sent"):
-                if has_table(db, table):
-                    db.execute(f"DELETE FROM {table} WHERE experiment_id = ?", (experiment.id,))
-            db.execute("DELETE FROM experiments WHERE id = ?", (experiment.id,))
+    delete_experiments(out, [e.id for e in out.run_experiments(run_id)])

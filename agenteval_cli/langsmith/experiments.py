@@ -454,7 +454,7 @@ def import_experiment(
 ) -> ExperimentRecord:
     """Keep a LangSmith experiment in the store under its own name, so later commands
     work offline; importing it again refreshes its results in place."""
-    from agenteval_cli.store.langsmith_state import LangSmithState, store_db
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
     existing = _stored(store, remote.name)
     if existing is not None and not existing.spec.get("langsmith_import"):
@@ -478,9 +478,8 @@ def import_experiment(
             example_count=remote.example_count,
         )
         # The store names experiments <prefix>-<target>-<id>; an import keeps its own name.
-        store_db(store).execute(
-            "UPDATE experiments SET name = ?, started_at = ? WHERE id = ?",
-            (remote.name, remote.started_at or record.started_at, record.id),
+        store.rename_experiment(
+            record.id, remote.name, started_at=remote.started_at or record.started_at
         )
         experiment_id = record.id
     else:
@@ -488,7 +487,7 @@ def import_experiment(
     for example, result in remote.pairs:
         store.add_result(experiment_id, example, result, replace=True)
     store.finish_experiment(experiment_id, status="imported")
-    LangSmithState(store_db(store)).set_upload(
+    LangSmithState.of(store).set_upload(
         experiment_id,
         remote.endpoint,
         "imported",

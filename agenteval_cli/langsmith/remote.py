@@ -29,9 +29,9 @@ def load_langsmith_examples(
     say: Say = lambda _: None,
 ) -> list[Example]:
     from agenteval_cli.langsmith.client import LangSmithFailure, connect, credentials
-    from agenteval_cli.store.langsmith_state import LangSmithState, store_db
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
-    state = LangSmithState(store_db(store))
+    state = LangSmithState.of(store)
     version_key = version or "latest"
     splits_key = ",".join(sorted(splits or []))
     cached = state.snapshot(name, version_key, splits_key)

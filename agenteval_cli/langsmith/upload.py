@@ -25,7 +25,7 @@ from agenteval_cli.langsmith.client import (
     unexpected_answer,
 )
 from agenteval_cli.store.db import ExperimentRecord, Store
-from agenteval_cli.store.langsmith_state import LangSmithState, store_db
+from agenteval_cli.store.langsmith_state import LangSmithState
 from agenteval_cli.store.results import StoredResult
 
 NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")
@@ -63,7 +63,7 @@ def upload_experiment(
     if imported:  # read from LangSmith (run --from-langsmith): everything is there already
         count = store.result_count(experiment.id)
         return UploadReport(experiment.name, imported.get("url"), 0, 0, 0, count)
-    state = LangSmithState(store_db(store))
+    state = LangSmithState.of(store)
     step = "reading or pushing the dataset"
     try:
         dataset, example_ids = _linked_dataset(conn, store, state, experiment, say)

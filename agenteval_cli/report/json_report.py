@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall
-from agenteval_cli.evaluators.summaries import summary_scores
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
@@ -22,6 +21,7 @@ from agenteval_cli.report.agents import aggregate
 from agenteval_cli.results.sources import experiment_catalog
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
+from agenteval_cli.store.summaries import summary_scores
 
 
 def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:

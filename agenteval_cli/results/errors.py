@@ -103,13 +103,12 @@ def error_reasons(errors: Iterable[str | None]) -> list[ErrorReason]:
 def collect_errors(store: Store, experiment_id: str, target: str) -> TargetErrors:
     """The errored calls of an experiment grouped by exception, and its evaluators' failures,
     read with a few grouped queries (no result is loaded whole)."""
-    db = store.db
-    calls, errored = diagnostics.call_counts(db, experiment_id)
-    reasons = group_errors(diagnostics.error_messages(db, experiment_id))
-    evaluators = diagnostics.evaluator_failures(db, experiment_id, FAILED_LIKE)
+    calls, errored = diagnostics.call_counts(store, experiment_id)
+    reasons = group_errors(diagnostics.error_messages(store, experiment_id))
+    evaluators = diagnostics.evaluator_failures(store, experiment_id, FAILED_LIKE)
     interrupted = store.status_counts(experiment_id).get(INTERRUPTED, 0)
     # the true/false judges that got numbers back: the spec lacks ``continuous: true``
-    numbers = diagnostics.null_scores_saying(db, experiment_id, NUMBER_FOR_BOOLEAN)
+    numbers = diagnostics.null_scores_saying(store, experiment_id, NUMBER_FOR_BOOLEAN)
     summaries = _failed_summaries(store, experiment_id)
     return TargetErrors(
         target, calls, errored, reasons, evaluators, interrupted, numbers, summaries
@@ -119,7 +118,8 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
 def _failed_summaries(store: Store, experiment_id: str) -> dict[str, str]:
     """The dataset-level evaluators' keys whose one call failed (it raised, timed out, or
     returned no finite number), with the failure."""
-    from agenteval_cli.evaluators.summaries import SUMMARY_FAILED, summary_scores
+    from agenteval_cli.evaluators.summaries import SUMMARY_FAILED
+    from agenteval_cli.store.summaries import summary_scores
 
     return {
         s.key: s.comment

@@ -146,7 +146,7 @@ def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: R
 
 
 def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
-    from agenteval_cli.store.langsmith_state import recorded_upload
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
     runs = []
     conversations: dict[str, list[dict[str, Any]]] = {}
@@ -157,7 +157,7 @@ def from_store(store: Store, record: ExperimentRecord) -> ExperimentData:
         if result.repetition < first.get(result.example_id, result.repetition + 1):
             first[result.example_id] = result.repetition
             conversations[result.example_id] = list(result.trace.messages)
-    upload = recorded_upload(store.db, record.id) or {}
+    upload = LangSmithState.of(store).upload(record.id) or {}
     return ExperimentData(
         name=record.name,
         target=record.target,
@@ -183,7 +183,7 @@ def uploaded_runs(
     """The LangSmith run of each result of the experiment that was sent (its root run's id
     is derived from the result, see :func:`agenteval_cli.langsmith.upload.root_run_id`)."""
     from agenteval_cli.langsmith.upload import root_run_id
-    from agenteval_cli.store.langsmith_state import sent_results
+    from agenteval_cli.store.langsmith_state import LangSmithState
 
     url, project = upload.get("url"), upload.get("project_id")
     if not url or not project:
@@ -191,7 +191,7 @@ def uploaded_runs(
     base = url.partition("/datasets/")[0]
     return {
         (eid, rep): f"{base}/projects/p/{project}/r/{root_run_id(record, eid, rep)}"
-        for eid, rep in sorted(sent_results(store.db, record.id))
+        for eid, rep in sorted(LangSmithState.of(store).sent(record.id))
     }
 
 

@@ -277,6 +277,15 @@ class Store:
             (status, now(), experiment_id),
         )
 
+    def rename_experiment(self, experiment_id: str, name: str, *, started_at: str) -> None:
+        """Give an experiment a name and start of its own in place of the
+        ``<prefix>-<target>-<short id>`` and the time it was created (an imported
+        experiment keeps LangSmith's)."""
+        self.db.execute(
+            "UPDATE experiments SET name = ?, started_at = ? WHERE id = ?",
+            (name, started_at, experiment_id),
+        )
+
     def experiment(self, id_or_name: str) -> ExperimentRecord:
         """An experiment by id, name or unique name prefix; KeyError when there is none."""
         row = self.db.execute(

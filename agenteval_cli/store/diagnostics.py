@@ -3,21 +3,24 @@ evaluators' null scores by key, read with grouped queries (no result is loaded w
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agenteval_cli.store.db import Store
 
 
-def call_counts(db: sqlite3.Connection, experiment_id: str) -> tuple[int, int]:
+def call_counts(store: Store, experiment_id: str) -> tuple[int, int]:
     """The experiment's results, and how many of them errored."""
-    calls, errored = db.execute(
+    calls, errored = store.db.execute(
         "SELECT COUNT(*), COUNT(error) FROM results WHERE experiment_id = ?", (experiment_id,)
     ).fetchone()
     return int(calls), int(errored)
 
 
-def error_messages(db: sqlite3.Connection, experiment_id: str) -> Iterable[tuple[str, int, int]]:
+def error_messages(store: Store, experiment_id: str) -> Iterable[tuple[str, int, int]]:
     """Each distinct error message: ``(message, results with it, first result's row id)``."""
-    return db.execute(
+    return store.db.execute(
         "SELECT error, COUNT(*), MIN(id) FROM results WHERE experiment_id = ? AND error IS NOT"
         " NULL GROUP BY error",
         (experiment_id,),
@@ -25,12 +28,12 @@ def error_messages(db: sqlite3.Connection, experiment_id: str) -> Iterable[tuple
 
 
 def evaluator_failures(
-    db: sqlite3.Connection, experiment_id: str, failed: str
+    store: Store, experiment_id: str, failed: str
 ) -> dict[str, tuple[int, int, str]]:
     """Score key -> ``(answered results scored, of them failed, first failure's comment)``,
     for the keys whose evaluator failed at least once on an answered result: a null score
     whose comment is ``LIKE failed``."""
-    scored = db.execute(
+    scored = store.db.execute(
         "SELECT json_extract(s.value, '$[0]'), COUNT(*),"
         " SUM(json_extract(s.value, '$[1]') IS NULL"
         "     AND json_extract(s.value, '$[2]') LIKE ?1),"
@@ -45,7 +48,7 @@ def evaluator_failures(
     for key, count, failures_of_key, first_id in scored:
         if not failures_of_key:
             continue
-        (comment,) = db.execute(
+        (comment,) = store.db.execute(
             "SELECT json_extract(s.value, '$[2]') FROM results r, json_each(r.scores_json) s"
             " WHERE r.id = ? AND json_extract(s.value, '$[0]') = ?",
             (first_id, key),
@@ -54,12 +57,10 @@ def evaluator_failures(
     return failures
 
 
-def null_scores_saying(
-    db: sqlite3.Connection, experiment_id: str, text: str
-) -> dict[str, tuple[int, int]]:
+def null_scores_saying(store: Store, experiment_id: str, text: str) -> dict[str, tuple[int, int]]:
     """Score key -> ``(answered results scored, null scores whose comment contains text)``,
     for the keys with at least one such score."""
-    rows = db.execute(
+    rows = store.db.execute(
         "SELECT json_extract(s.value, '$[0]'), COUNT(*),"
         " SUM(json_extract(s.value, '$[1]') IS NULL"
         "     AND instr(json_extract(s.value, '$[2]'), ?) > 0)"

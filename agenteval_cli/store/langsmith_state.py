@@ -28,6 +28,12 @@ class LangSmithState:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
 
+    @classmethod
+    def of(cls, store: Store) -> LangSmithState:
+        """The LangSmith tables of an open store, so callers outside the store never hold
+        its connection."""
+        return cls(store_db(store))
+
     # example ids --------------------------------------------------------------------------
 
     def example_ids(self, endpoint: str, dataset_name: str) -> dict[str, str]:

@@ -1,0 +1,89 @@
+"""Copying results from one store into another, and removing experiments whole: what
+merging the stores of a sharded run (:mod:`agenteval_cli.execution.merge`) does in SQLite."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agenteval_cli.store.results import RESULT_COLUMNS, STATUS_OF_OLD_ROWS
+from agenteval_cli.store.tx import has_table, write_transaction
+
+if TYPE_CHECKING:
+    from agenteval_cli.store.db import Store
+
+# The tables whose rows belong to one experiment (by experiment_id), besides langsmith_sent.
+OWN_TABLES = ("results", "summary_scores", "langsmith_run_trees", "langsmith_uploads")
+
+
+class SharedExamples(Exception):
+    """The results copied hold an example and repetition the experiment copied into
+    already has (a row of ``results`` would be doubled)."""
+
+
+def copy_results(out: Store, source: Path, experiments: Sequence[tuple[str, str]]) -> None:
+    """Copy the results of each ``(experiment id in source, experiment id in out)`` pair from
+    the store at ``source`` into ``out``, each in the order it stored them, in one
+    transaction (a database is attached outside one). A source stored before results had a
+    status gets the status its rows meant. :class:`SharedExamples` when a result is there
+    already; nothing of this source is kept then."""
+    columns = RESULT_COLUMNS.split(", ", 1)[1]  # all but experiment_id
+    db = out.db
+    alias = "shard"
+    with _attached(db, source, alias), _deferred(db):
+        found = {row[1] for row in db.execute(f"PRAGMA {alias}.table_info(results)")}
+        # a source stored before results had a status: its rows' meaning (no interrupt)
+        read = ", ".join(
+            c if c in found else f"{STATUS_OF_OLD_ROWS[c]}"
+            for c in columns.replace(" ", "").split(",")
+        )
+        for source_id, new_id in experiments:
+            try:
+                db.execute(
+                    f"INSERT INTO results (experiment_id, {columns})"
+                    f" SELECT ?, {read} FROM {alias}.results"
+                    " WHERE experiment_id = ? ORDER BY id",
+                    (new_id, source_id),
+                )
+            except sqlite3.IntegrityError:
+                raise SharedExamples(source_id) from None
+
+
+def delete_experiments(store: Store, experiment_ids: Sequence[str]) -> None:
+    """Remove experiments and every row they own, in one transaction."""
+    if not experiment_ids:
+        return
+    db = store.db
+    with write_transaction(db):
+        for experiment_id in experiment_ids:
+            for table in (*OWN_TABLES, "langsmith_sent"):
+                if has_table(db, table):
+                    db.execute(f"DELETE FROM {table} WHERE experiment_id = ?", (experiment_id,))
+            db.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
+
+
+@contextlib.contextmanager
+def _attached(db: sqlite3.Connection, path: Path, alias: str) -> Iterator[None]:
+    db.execute("ATTACH DATABASE ? AS " + alias, (str(Path(path).absolute()),))
+    try:
+        yield
+    finally:
+        db.execute("DETACH DATABASE " + alias)
+
+
+@contextlib.contextmanager
+def _deferred(db: sqlite3.Connection) -> Iterator[None]:
+    """A transaction that locks only what it writes (the output store, not the attached
+    file, which may be read-only)."""
+    db.execute("BEGIN")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
