@@ -1,8 +1,10 @@
 """Fixtures the test modules share.
 
-The helper modules beside the tests (``fakes``, ``forms``, ``report_fixtures``,
+The helper modules beside the tests (``projects``, ``fakes``, ``forms``, ``report_fixtures``,
 ``openai_server``, ``chromium``, ``langsmith_stub``) are imported by their own names:
-``pythonpath = ["tests"]`` in pyproject.toml puts this folder on the import path.
+``pythonpath = ["tests"]`` in pyproject.toml puts this folder on the import path. A test
+that needs a project of its own (a target module, a dataset and a spec) writes it with
+``projects.project``; a graph form's run is ``forms.harness.write_form`` and ``run_spec``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+from projects import project, rows
 
 from agenteval_cli.execution.cache import cache_key, target_identity
 
@@ -19,20 +22,15 @@ def answer(inputs):
 """
 
 
-def project(folder: Path, extra: str = "") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "targets.py").write_text(TARGETS)
-    rows = [
-        {"id": f"e{i}", "inputs": {"question": f"q {i}"}, "outputs": {"must_mention": ["refund"]}}
-        for i in range(6)
-    ]
-    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        "experiment_prefix: cached\ndataset: data.jsonl\ntargets:\n  a: targets.py:answer\n"
-        f"evaluators: [resolution_coverage]\nmax_error_rate: 1\n{extra}"
-    )
-    return spec
+# the project of every test here: six rows, one target 'a' that fails on q 3
+CACHED: dict[str, Any] = {
+    "code": TARGETS,
+    "module": "targets.py",
+    "targets": {"a": "answer"},
+    "data": rows(6, question="q {i}", outputs={"must_mention": ["refund"]}),
+    "prefix": "cached",
+    "evaluators": "[resolution_coverage]",
+}
 
 
 def target_calls(spec: Path) -> list[str]:
@@ -70,7 +68,7 @@ def test_keys_depend_on_identity_inputs_and_repetition():
 
 
 def test_a_cached_run_reuses_outputs_and_retries_only_errors(tmp_path, invoke):
-    spec = project(tmp_path, "cache: true\nrepetitions: 2\n")
+    spec = project(tmp_path, **CACHED, extra="max_error_rate: 1\ncache: true\nrepetitions: 2\n")
     db = tmp_path / "db"
     first = invoke("run", spec, "--store", db)
     assert first.exit_code == 0, first.output
@@ -97,7 +95,7 @@ def test_a_cached_run_reuses_outputs_and_retries_only_errors(tmp_path, invoke):
 
 
 def test_cache_flag_and_cache_info_and_clear_by_target(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = project(tmp_path, **CACHED, extra="max_error_rate: 1\n")
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     info = invoke("cache", "info", "--store", db)
@@ -113,7 +111,7 @@ def test_cache_flag_and_cache_info_and_clear_by_target(tmp_path, invoke):
 
 
 def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = project(tmp_path, **CACHED, extra="max_error_rate: 1\n")
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     calls = len(target_calls(spec))
@@ -155,8 +153,8 @@ def test_rescore_scores_stored_outputs_again_without_calling_the_target(tmp_path
 
 
 def wording_project(folder: Path, target_options: str = "") -> Path:
-    """The project of :func:`project` whose target imports a file of its own."""
-    spec = project(folder, "cache: true\n")
+    """The CACHED project, its target importing a file of its own."""
+    spec = project(folder, **CACHED, extra="max_error_rate: 1\ncache: true\n")
     (folder / "cachesig_wording.py").write_text('SUFFIX = " refund"\n')
     (folder / "targets.py").write_text(
         TARGETS.replace("calls = []", "from cachesig_wording import SUFFIX\n\ncalls = []").replace(
@@ -231,7 +229,7 @@ def test_a_changed_cache_env_variable_is_a_miss_and_its_value_is_never_shown(
 
 
 def test_entries_cached_before_fingerprints_were_kept_are_named_stale(tmp_path, invoke):
-    spec = project(tmp_path, "cache: true\n")
+    spec = project(tmp_path, **CACHED, extra="max_error_rate: 1\ncache: true\n")
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     with sqlite3.connect(db) as conn:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import projects
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,13 +25,13 @@ def project(tmp_path_factory) -> Path:
     import agenteval_cli as agenteval
 
     base = tmp_path_factory.mktemp("endings")
-    rows = "".join(f'{{"id": "e{i}", "inputs": {{"question": "q{i}"}}}}\n' for i in range(3))
-    (base / "rows.jsonl").write_text(rows)
-    (base / "target.py").write_text("def answer(inputs):\n    return {'final_response': 'x'}\n")
-    (base / "spec.yaml").write_text(
-        "dataset: rows.jsonl\ntargets: {t: target.py:answer, u: target.py:answer}\n"
+    spec = projects.project(
+        base,
+        "def answer(inputs):\n    return {'final_response': 'x'}\n",
+        targets={"t": "answer", "u": "answer"},
+        dataset="rows.jsonl",
     )
-    assert agenteval.run(base / "spec.yaml", store=base / "s.db").status == "finished"
+    assert agenteval.run(spec, store=base / "s.db").status == "finished"
     return base
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from projects import project, rows
 from report_fixtures import ROOT, demo_run
 from rich.console import Console
 from test_by_agent import parse
@@ -16,7 +17,7 @@ from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import print_comparison
 from agenteval_cli.report.html import render_html
 from agenteval_cli.results import sources
-from agenteval_cli.results.errors import error_reasons, group_errors
+from agenteval_cli.results.failures import error_reasons, group_errors
 from agenteval_cli.results.sources import ExperimentData, Run
 
 __all__ = ["demo_run"]
@@ -148,23 +149,18 @@ def failed_project(tmp_path_factory):
     from agenteval_cli.cli import app
 
     folder = tmp_path_factory.mktemp("failed")
-    (folder / "targets.py").write_text(TARGETS)
-    (folder / "data.jsonl").write_text(
-        "".join(
-            f'{{"id": "e{i}", "inputs": {{"question": "question {i}"}},'
-            f' "outputs": {{"must_mention": ["billing"]}}}}\n'
-            for i in range(4)
-        )
+    spec = project(
+        folder,
+        TARGETS,
+        module="targets.py",
+        targets={"ok": "ok", "broken": "broken"},
+        data=rows(4, question="question {i}", outputs={"must_mention": ["billing"]}),
+        prefix="failed",
+        evaluators="[resolution_coverage]",
+        concurrency=1,
+        extra="retries: {max: 0}\nmax_error_rate: 1.0\n",
     )
-    (folder / "spec.yaml").write_text(
-        "experiment_prefix: failed\ndataset: data.jsonl\ntargets:\n"
-        "  ok: targets.py:ok\n  broken: targets.py:broken\n"
-        "evaluators: [resolution_coverage]\nconcurrency: 1\nretries: {max: 0}\n"
-        "max_error_rate: 1.0\n"
-    )
-    result = CliRunner().invoke(
-        app, ["run", str(folder / "spec.yaml"), "--store", str(folder / "db")]
-    )
+    result = CliRunner().invoke(app, ["run", str(spec), "--store", str(folder / "db")])
     assert result.exit_code == 0, result.output
     return folder
 

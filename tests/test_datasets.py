@@ -136,30 +136,33 @@ def test_integer_id_becomes_a_string(tmp_path):
     assert load_examples(path)[0].id == "7"
 
 
-def test_duplicate_id_names_both_rows(tmp_path):
-    path = write(
-        tmp_path,
-        "rows.jsonl",
-        '{"id": "a", "inputs": {"q": 1}}\n\n{"id": "a", "inputs": {"q": 2}}\n',
-    )
-    assert error_of(path) == (
-        f"{path}:3: duplicate id 'a' (same as line 1) (give each row a unique 'id')"
-    )
-
-
-def test_duplicate_content_names_both_rows(tmp_path):
-    path = write(tmp_path, "rows.json", '[{"inputs": {"q": 1}}, {"inputs": {"q": 1}}]')
-    assert error_of(path) == (
-        f"{path} row 2: duplicate example (same as row 1) (remove one of the identical rows)"
-    )
-
-
-def test_bad_id_type(tmp_path):
-    path = write(tmp_path, "rows.jsonl", '{"id": true, "inputs": {"q": 1}}\n')
-    assert error_of(path) == (
-        f"{path}:1: 'id' must be a non-empty string or an integer, got true "
-        "(or leave 'id' out to use a content hash)"
-    )
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        pytest.param(
+            "rows.jsonl",
+            '{"id": "a", "inputs": {"q": 1}}\n\n{"id": "a", "inputs": {"q": 2}}\n',
+            ":3: duplicate id 'a' (same as line 1) (give each row a unique 'id')",
+            id="duplicate-id-names-both-rows",
+        ),
+        pytest.param(
+            "rows.json",
+            '[{"inputs": {"q": 1}}, {"inputs": {"q": 1}}]',
+            " row 2: duplicate example (same as row 1) (remove one of the identical rows)",
+            id="duplicate-content-names-both-rows",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"id": true, "inputs": {"q": 1}}\n',
+            ":1: 'id' must be a non-empty string or an integer, got true "
+            "(or leave 'id' out to use a content hash)",
+            id="bad-id-type",
+        ),
+    ],
+)
+def test_a_bad_id_is_one_line_naming_the_row(tmp_path, name, data, message):
+    path = write(tmp_path, name, data)
+    assert error_of(path) == f"{path}{message}"
 
 
 # --- row errors ------------------------------------------------------------------------
@@ -170,94 +173,99 @@ def test_reference_outputs_is_an_alias_of_outputs(tmp_path):
     assert load_examples(path)[0].outputs == {"a": 1}
 
 
-def test_outputs_and_reference_outputs_together(tmp_path):
-    path = write(
-        tmp_path, "rows.jsonl", '{"inputs": {"q": 1}, "outputs": {}, "reference_outputs": {}}\n'
-    )
-    assert error_of(path) == (
-        f"{path}:1: row has both 'outputs' and 'reference_outputs' "
-        "(they are the same thing; keep one)"
-    )
-
-
-def test_unknown_row_key_suggests_the_right_one(tmp_path):
-    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}, "output": {}}\n')
-    assert error_of(path) == f"{path}:1: unknown key 'output' (did you mean 'outputs'?)"
-
-
-def test_unknown_row_key_lists_the_keys(tmp_path):
-    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}, "zzz": {}}\n')
-    assert error_of(path) == (
-        f"{path}:1: unknown key 'zzz' "
-        "(allowed keys: id, inputs, outputs, reference_outputs, metadata)"
-    )
-
-
-def test_invalid_json_line_names_line_and_column(tmp_path):
-    path = write(tmp_path, "rows.jsonl", '{"inputs": {"q": 1}}\n{"inputs": {"q": 1,}}\n')
-    assert error_of(path) == (
-        f"{path}:2: invalid JSON: Expecting property name enclosed in double quotes (column 20) "
-        "(each line must be one complete JSON object)"
-    )
-
-
-def test_invalid_json_file_names_line_and_column(tmp_path):
-    path = write(tmp_path, "rows.json", '[\n  {"inputs": {}}\n  {"inputs": {}}\n]')
-    assert error_of(path) == (
-        f"{path}:3: invalid JSON: Expecting ',' delimiter (column 3) "
-        "(the file must be one JSON list of rows)"
-    )
-
-
-def test_row_not_an_object(tmp_path):
-    path = write(tmp_path, "rows.jsonl", "[1, 2]\n")
-    assert error_of(path) == (
-        f"{path}:1: row is not an object, got a list "
-        '(write {"inputs": {...}, "outputs": {...}})'
-    )
-
-
-def test_missing_inputs(tmp_path):
-    path = write(tmp_path, "rows.jsonl", '{"outputs": {"a": 1}}\n')
-    assert (
-        error_of(path) == f'{path}:1: row has no \'inputs\' (add "inputs": {{"question": "..."}})'
-    )
-
-
-def test_inputs_not_an_object(tmp_path):
-    path = write(tmp_path, "rows.yaml", "- inputs: {q: 1}\n- inputs: hello\n")
-    assert error_of(path) == (
-        f"{path}:2 row 2: 'inputs' must be an object, got 'hello' "
-        '(write "inputs": {"field": value, ...})'
-    )
-
-
-def test_yaml_value_json_cannot_hold(tmp_path):
-    path = write(tmp_path, "rows.yaml", "- inputs: {q: !!set {a: null}}\n")
-    assert error_of(path) == (
-        f"{path}:1 row 1: row holds a value JSON cannot represent "
-        "(use only strings, numbers, booleans, null, lists and mappings)"
-    )
-
-
-def test_yaml_syntax_error(tmp_path):
-    path = write(tmp_path, "rows.yaml", "- inputs: {q: 1\n")
-    assert error_of(path) == (
-        f"{path}:2: invalid YAML at column 1: expected ',' or '}}', but got '<stream end>' "
-        "(check the indentation, colons and quotes there)"
-    )
-
-
-def test_single_row_instead_of_a_list(tmp_path):
-    path = write(tmp_path, "rows.json", '{"inputs": {"q": 1}}')
-    assert (
-        error_of(path) == f"{path}: expected a list of rows, got a single row (wrap it in a list)"
-    )
-
-
-def test_unknown_top_level_key(tmp_path):
-    path = write(tmp_path, "rows.yaml", "example:\n  - inputs: {q: 1}\n")
-    assert error_of(path) == f"{path}: unknown top-level key 'example' (did you mean 'examples'?)"
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"q": 1}, "outputs": {}, "reference_outputs": {}}\n',
+            ":1: row has both 'outputs' and 'reference_outputs' "
+            "(they are the same thing; keep one)",
+            id="outputs-and-reference-outputs-together",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"q": 1}, "output": {}}\n',
+            ":1: unknown key 'output' (did you mean 'outputs'?)",
+            id="unknown-row-key-suggests-the-right-one",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"q": 1}, "zzz": {}}\n',
+            ":1: unknown key 'zzz' "
+            "(allowed keys: id, inputs, outputs, reference_outputs, metadata)",
+            id="unknown-row-key-lists-the-keys",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"q": 1}}\n{"inputs": {"q": 1,}}\n',
+            ":2: invalid JSON: Expecting property name enclosed in double quotes (column 20) "
+            "(each line must be one complete JSON object)",
+            id="invalid-json-line-names-line-and-column",
+        ),
+        pytest.param(
+            "rows.json",
+            '[\n  {"inputs": {}}\n  {"inputs": {}}\n]',
+            ":3: invalid JSON: Expecting ',' delimiter (column 3) "
+            "(the file must be one JSON list of rows)",
+            id="invalid-json-file-names-line-and-column",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            "[1, 2]\n",
+            ':1: row is not an object, got a list (write {"inputs": {...}, "outputs": {...}})',
+            id="row-not-an-object",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"outputs": {"a": 1}}\n',
+            ':1: row has no \'inputs\' (add "inputs": {"question": "..."})',
+            id="missing-inputs",
+        ),
+        pytest.param(
+            "rows.yaml",
+            "- inputs: {q: 1}\n- inputs: hello\n",
+            ":2 row 2: 'inputs' must be an object, got 'hello' "
+            '(write "inputs": {"field": value, ...})',
+            id="inputs-not-an-object",
+        ),
+        pytest.param(
+            "rows.yaml",
+            "- inputs: {q: !!set {a: null}}\n",
+            ":1 row 1: row holds a value JSON cannot represent "
+            "(use only strings, numbers, booleans, null, lists and mappings)",
+            id="yaml-value-json-cannot-hold",
+        ),
+        pytest.param(
+            "rows.yaml",
+            "- inputs: {q: 1\n",
+            ":2: invalid YAML at column 1: expected ',' or '}', but got '<stream end>' "
+            "(check the indentation, colons and quotes there)",
+            id="yaml-syntax-error",
+        ),
+        pytest.param(
+            "rows.json",
+            '{"inputs": {"q": 1}}',
+            ": expected a list of rows, got a single row (wrap it in a list)",
+            id="single-row-instead-of-a-list",
+        ),
+        pytest.param(
+            "rows.yaml",
+            "example:\n  - inputs: {q: 1}\n",
+            ": unknown top-level key 'example' (did you mean 'examples'?)",
+            id="unknown-top-level-key",
+        ),
+        pytest.param(
+            "rows.josnl",
+            "",
+            ": unknown dataset format '.josnl' (did you mean '.jsonl'?)",
+            id="unknown-format",
+        ),
+    ],
+)
+def test_a_bad_row_or_file_is_one_line_naming_where(tmp_path, name, data, message):
+    path = write(tmp_path, name, data)
+    assert error_of(path) == f"{path}{message}"
 
 
 @pytest.mark.parametrize(
@@ -277,11 +285,6 @@ def test_unknown_top_level_key(tmp_path):
 def test_empty_file(tmp_path, name, text, hint):
     path = write(tmp_path, name, text)
     assert error_of(path) == f"{path}: contains no examples ({hint})"
-
-
-def test_unknown_format(tmp_path):
-    path = write(tmp_path, "rows.josnl", "")
-    assert error_of(path) == f"{path}: unknown dataset format '.josnl' (did you mean '.jsonl'?)"
 
 
 def test_missing_file(tmp_path):
@@ -310,28 +313,32 @@ def test_utf8_bom_is_ignored(tmp_path, name, data):
     ]
 
 
-def test_undecodable_byte_in_jsonl(tmp_path):
-    path = write(tmp_path, "rows.jsonl", b'{"inputs": {"q": "ok"}}\n{"inputs": {"q": "\xff"}}\n')
-    assert (
-        error_of(path)
-        == f"{path}:2: not valid UTF-8 (byte 0xff at column 19) (save the file as UTF-8)"
-    )
-
-
-def test_undecodable_byte_in_json(tmp_path):
-    path = write(tmp_path, "rows.json", b'[\n{"inputs": {"q": "\xc3\xa9\xff"}}]\n')
-    assert (
-        error_of(path)
-        == f"{path}:2: not valid UTF-8 (byte 0xff at column 20) (save the file as UTF-8)"
-    )
-
-
-def test_undecodable_byte_after_bom_counts_columns_without_it(tmp_path):
-    path = write(tmp_path, "rows.csv", BOM + b"q\xff\n")
-    assert (
-        error_of(path)
-        == f"{path}:1: not valid UTF-8 (byte 0xff at column 2) (save the file as UTF-8)"
-    )
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        pytest.param(
+            "rows.jsonl",
+            b'{"inputs": {"q": "ok"}}\n{"inputs": {"q": "\xff"}}\n',
+            ":2: not valid UTF-8 (byte 0xff at column 19) (save the file as UTF-8)",
+            id="jsonl",
+        ),
+        pytest.param(
+            "rows.json",
+            b'[\n{"inputs": {"q": "\xc3\xa9\xff"}}]\n',
+            ":2: not valid UTF-8 (byte 0xff at column 20) (save the file as UTF-8)",
+            id="json",
+        ),
+        pytest.param(
+            "rows.csv",
+            BOM + b"q\xff\n",
+            ":1: not valid UTF-8 (byte 0xff at column 2) (save the file as UTF-8)",
+            id="csv-after-a-bom-counts-columns-without-it",
+        ),
+    ],
+)
+def test_an_undecodable_byte_names_its_line_and_column(tmp_path, name, data, message):
+    path = write(tmp_path, name, data)
+    assert error_of(path) == f"{path}{message}"
 
 
 # --- the CSV rule ----------------------------------------------------------------------
@@ -376,56 +383,52 @@ def test_csv_blank_lines_are_skipped_but_counted(tmp_path):
     assert [(e.inputs["question"], e.row) for e in load_examples(path)] == [("a", 3), ("b", 5)]
 
 
-def test_csv_ragged_row(tmp_path):
-    path = write(tmp_path, "rows.csv", "question,outputs.answer\nhi,yes\nhi, again,yes\n")
-    assert error_of(path) == (
-        f"{path}:3: row has 3 cells but the header has 2 columns (quote cells that contain commas)"
-    )
-
-
-def test_csv_invalid_json_cell(tmp_path):
-    path = write(tmp_path, "rows.csv", "question,outputs.agents\nhi,[billing]\n")
-    assert error_of(path) == (
-        f"{path}:2: column 'outputs.agents': invalid JSON: Expecting value (column 2) "
-        '(a cell starting with [ or { is JSON, e.g. ["billing", "account"])'
-    )
-
-
-def test_csv_unknown_prefix(tmp_path):
-    path = write(tmp_path, "rows.csv", "question,output.answer\nhi,yes\n")
-    assert error_of(path) == (
-        f"{path}:1: column 'output.answer' has unknown prefix 'output' (did you mean 'outputs'?)"
-    )
-
-
-def test_csv_part_without_field(tmp_path):
-    path = write(tmp_path, "rows.csv", "question,outputs\nhi,yes\n")
-    assert error_of(path) == f"{path}:1: column 'outputs' needs a field name (outputs.<field>)"
-
-
-def test_csv_two_columns_for_one_field(tmp_path):
-    path = write(tmp_path, "rows.csv", "question,inputs.question\nhi,yes\n")
-    assert error_of(path) == (
-        f"{path}:1: columns 'question' and 'inputs.question' set the same field (keep one of them)"
-    )
-
-
-def test_csv_unnamed_column(tmp_path):
-    path = write(tmp_path, "rows.csv", "question,,x\nhi,1,2\n")
-    assert error_of(path) == f"{path}:1: column 2 has no name"
-
-
-def test_csv_row_without_inputs(tmp_path):
-    path = write(tmp_path, "rows.csv", "id,outputs.answer\na,yes\n")
-    assert error_of(path) == f"{path}:2: row has no inputs (fill an inputs column)"
-
-
-def test_csv_unclosed_quote(tmp_path):
-    path = write(tmp_path, "rows.csv", 'question\nok\n"never closed\nmore\n')
-    assert error_of(path) == (
-        f"{path}:3: invalid CSV: unexpected end of data "
-        '(close quoted cells, and write a quote inside one as "")'
-    )
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        pytest.param(
+            "question,outputs.answer\nhi,yes\nhi, again,yes\n",
+            ":3: row has 3 cells but the header has 2 columns (quote cells that contain commas)",
+            id="ragged-row",
+        ),
+        pytest.param(
+            "question,outputs.agents\nhi,[billing]\n",
+            ":2: column 'outputs.agents': invalid JSON: Expecting value (column 2) "
+            '(a cell starting with [ or { is JSON, e.g. ["billing", "account"])',
+            id="invalid-json-cell",
+        ),
+        pytest.param(
+            "question,output.answer\nhi,yes\n",
+            ":1: column 'output.answer' has unknown prefix 'output' (did you mean 'outputs'?)",
+            id="unknown-prefix",
+        ),
+        pytest.param(
+            "question,outputs\nhi,yes\n",
+            ":1: column 'outputs' needs a field name (outputs.<field>)",
+            id="part-without-field",
+        ),
+        pytest.param(
+            "question,inputs.question\nhi,yes\n",
+            ":1: columns 'question' and 'inputs.question' set the same field (keep one of them)",
+            id="two-columns-for-one-field",
+        ),
+        pytest.param("question,,x\nhi,1,2\n", ":1: column 2 has no name", id="unnamed-column"),
+        pytest.param(
+            "id,outputs.answer\na,yes\n",
+            ":2: row has no inputs (fill an inputs column)",
+            id="row-without-inputs",
+        ),
+        pytest.param(
+            'question\nok\n"never closed\nmore\n',
+            ":3: invalid CSV: unexpected end of data "
+            '(close quoted cells, and write a quote inside one as "")',
+            id="unclosed-quote",
+        ),
+    ],
+)
+def test_a_bad_csv_is_one_line_naming_where(tmp_path, data, message):
+    path = write(tmp_path, "rows.csv", data)
+    assert error_of(path) == f"{path}{message}"
 
 
 # --- hashing ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from projects import project
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,15 +41,6 @@ linux_only = pytest.mark.skipif(
 )
 
 
-def write_project(tmp_path: Path) -> Path:
-    rows = "".join(f'{{"id": "e{i}", "inputs": {{"question": "q{i}"}}}}\n' for i in range(2))
-    (tmp_path / "rows.jsonl").write_text(rows)
-    (tmp_path / "target.py").write_text(TARGET)
-    spec = tmp_path / "spec.yaml"
-    spec.write_text("dataset: rows.jsonl\ntargets: {t: target.py:answer}\nconcurrency: 1\n")
-    return spec
-
-
 def sleeping(seconds: int) -> list[int]:
     """The pids of running ``sleep N`` processes (and the daemon's python) on the machine."""
     found = []
@@ -71,7 +63,7 @@ def sleeping(seconds: int) -> list[int]:
 @linux_only
 @pytest.mark.slow
 def test_processes_that_detach_by_a_double_fork_are_ended_and_the_pipe_closes(tmp_path):
-    spec = write_project(tmp_path)
+    spec = project(tmp_path, TARGET, dataset="rows.jsonl", data=2, concurrency=1)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
     env.pop("AGENTEVAL_STORE", None)
     started = time.monotonic()
@@ -107,17 +99,17 @@ def test_orphans_are_adopted_only_for_the_run(tmp_path, monkeypatch):
     from agenteval_cli.core.children import adopt_orphans
 
     monkeypatch.chdir(tmp_path)
-    spec = tmp_path / "spec.yaml"
-    (tmp_path / "rows.jsonl").write_text('{"id": "e0", "inputs": {"question": "q"}}\n')
-    (tmp_path / "target.py").write_text(
+    spec = project(
+        tmp_path,
         "from agenteval_cli.core.children import adopt_orphans\n"
         "SEEN = []\n"
         "def answer(inputs):\n"
         "    was = adopt_orphans(True)\n"
         "    SEEN.append(was)\n"
-        "    return {'final_response': str(was)}\n"
+        "    return {'final_response': str(was)}\n",
+        dataset="rows.jsonl",
+        data=[{"id": "e0", "inputs": {"question": "q"}}],
     )
-    spec.write_text("dataset: rows.jsonl\ntargets: {t: target.py:answer}\n")
     assert adopt_orphans(False) is False  # this test process is no subreaper
     report = api.run(spec, store=tmp_path / "s.db")
     assert report.status == "finished"

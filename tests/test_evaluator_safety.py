@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import projects
 import pytest
+from projects import project
 
 from agenteval_cli.core.records import Example, Trace
 from agenteval_cli.evaluators import build_evaluator, normalize
@@ -107,23 +109,20 @@ def minus_inf(outputs):
 
 
 def write_run(tmp_path: Path, evaluators: list[str], extra: str = "", rows: int = 2) -> Path:
-    (tmp_path / "target.py").write_text(TARGET, encoding="utf-8")
-    (tmp_path / "evals.py").write_text(EVALUATORS, encoding="utf-8")
-    lines = [
-        json.dumps({"id": f"e{i}", "inputs": {"question": f"q{i}"}, "outputs": {"x": i}})
-        for i in range(rows)
-    ]
-    (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """A target on ``rows`` rows (row i's reference: ``{"x": i}``), scored by ``evaluators``."""
     entries = "".join(
         f"\n  - {{name: {n}, type: custom, target: evals.py:{n}}}" for n in evaluators
     )
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        f"dataset: data.jsonl\ntargets: {{t: target.py:answer}}\nconcurrency: 2\n"
-        f"evaluators:{entries}\n{extra}",
-        encoding="utf-8",
+    data = [{**row, "outputs": {"x": i}} for i, row in enumerate(projects.rows(rows))]
+    return project(
+        tmp_path,
+        TARGET,
+        files={"evals.py": EVALUATORS},
+        data=data,
+        evaluators=entries,
+        concurrency=2,
+        extra=extra,
     )
-    return spec
 
 
 def run_json(invoke, tmp_path: Path, spec: Path, exit_code: int, *more: object) -> dict[str, Any]:

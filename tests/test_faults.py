@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import projects
 import pytest
 from typer.testing import CliRunner
 
@@ -61,25 +62,29 @@ async def limited(inputs):
 """
 
 
-def write_project(folder: Path, targets: dict[str, str], extra: str = "") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "targets.py").write_text(TARGETS)
-    with (folder / "data.jsonl").open("w") as handle:
-        for i in range(N):
-            row = {
-                "id": f"e{i:03d}",
-                "inputs": {"question": f"question {i}"},
-                "outputs": {"must_mention": ["billing", "refund"]},
-            }
-            handle.write(json.dumps(row) + "\n")
-    lines = "".join(f"  {name}: targets.py:{attr}\n" for name, attr in targets.items())
-    (folder / "spec.yaml").write_text(
-        "experiment_prefix: faults\ndataset: data.jsonl\ntargets:\n"
-        + lines
-        + "evaluators: [resolution_coverage]\nconcurrency: 4\n"
-        + extra
+MENTION = {"must_mention": ["billing", "refund"]}
+
+
+def faulty(
+    folder: Path,
+    targets: dict[str, str],
+    extra: str = "",
+    *,
+    code: str = TARGETS,
+    concurrency: int = 4,
+) -> Path:
+    """``targets`` (a name to a function of ``code``) on N rows."""
+    return projects.project(
+        folder,
+        code,
+        module="targets.py",
+        targets=targets,
+        data=projects.rows(N, ids="e{i:03d}", question="question {i}", outputs=MENTION),
+        prefix="faults",
+        evaluators="[resolution_coverage]",
+        concurrency=concurrency,
+        extra=extra,
     )
-    return folder / "spec.yaml"
 
 
 def agenteval(*args: str, **kwargs) -> subprocess.Popen:
@@ -144,7 +149,7 @@ def kill_when(folder: Path, kill_at: int) -> tuple[int, str]:
     The 20 ms target keeps a group commit to a handful of results, so a kill lands near
     ``kill_at`` even when a loaded machine delays the polling.
     """
-    spec = write_project(folder, {"a": "slow", "b": "slow"})
+    spec = faulty(folder, {"a": "slow", "b": "slow"})
     db = folder / "db"
     process = agenteval("run", str(spec), "--store", str(db))
     deadline = time.monotonic() + 120
@@ -162,7 +167,7 @@ def kill_when(folder: Path, kill_at: int) -> tuple[int, str]:
 
 
 def test_kill_9_at_random_points_then_resume_gives_the_uninterrupted_result(tmp_path):
-    spec = write_project(tmp_path / "baseline", {"a": "fast", "b": "fast"})
+    spec = faulty(tmp_path / "baseline", {"a": "fast", "b": "fast"})
     uninterrupted = run_in_process("run", str(spec), "--store", str(tmp_path / "baseline" / "db"))
     assert uninterrupted.exit_code == 0, uninterrupted.output
     baseline = metrics_by_target(tmp_path / "baseline" / "db")
@@ -188,7 +193,7 @@ def test_kill_9_at_random_points_then_resume_gives_the_uninterrupted_result(tmp_
 
 
 def test_a_target_failing_10_percent_completes_with_the_errors_recorded(tmp_path):
-    spec = write_project(tmp_path, {"flaky": "flaky"}, "retries: {max: 0}\nmax_error_rate: 0.25\n")
+    spec = faulty(tmp_path, {"flaky": "flaky"}, "retries: {max: 0}\nmax_error_rate: 0.25\n")
     result = CliRunner().invoke(
         app, ["run", str(spec), "--store", str(tmp_path / "db"), "--json", str(tmp_path / "r.json")]
     )
@@ -222,7 +227,7 @@ def test_a_target_failing_10_percent_completes_with_the_errors_recorded(tmp_path
 
 
 def test_a_target_answering_429_three_times_succeeds_with_retries(tmp_path):
-    spec = write_project(
+    spec = faulty(
         tmp_path,
         {"limited": "limited"},
         "retries: {max: 5, backoff: exponential, on: [rate_limit, timeout, connection]}\n",
@@ -236,8 +241,8 @@ def test_a_target_answering_429_three_times_succeeds_with_retries(tmp_path):
 
 def test_two_processes_writing_to_one_store_lose_nothing(tmp_path):
     """A subprocess and this test process run at the same time into one store."""
-    first = write_project(tmp_path / "one", {"a": "slow", "b": "slow"})
-    second = write_project(tmp_path / "two", {"c": "fast"})
+    first = faulty(tmp_path / "one", {"a": "slow", "b": "slow"})
+    second = faulty(tmp_path / "two", {"c": "fast"})
     db = tmp_path / "shared.db"
     process = agenteval("run", str(first), "--store", str(db))
     deadline = time.monotonic() + 120
@@ -287,9 +292,7 @@ def stuck_run(folder: Path, target: str, signals: list[str]) -> tuple[int, str, 
     """Run ``target`` (concurrency 1) until it is stuck at example 5, send ``signals`` 0.3 s
     apart, and return the exit code, stderr, seconds from the first signal to the exit, and
     the store."""
-    spec = write_project(folder, {target: target}, "concurrency: 1\n")
-    spec.write_text(spec.read_text().replace("concurrency: 4\n", ""))
-    (folder / "targets.py").write_text(STUCK_TARGETS)
+    spec = faulty(folder, {target: target}, code=STUCK_TARGETS, concurrency=1)
     mark, db = folder / "stuck", folder / "db"
     process = subprocess.Popen(
         [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--store", str(db)],
@@ -385,8 +388,7 @@ async def target(inputs):
 
 
 def test_background_tasks_that_swallow_cancellation_do_not_keep_a_finished_run_alive(tmp_path):
-    spec = write_project(tmp_path, {"leaky": "target"})
-    (tmp_path / "targets.py").write_text(LEFTOVER_TARGETS)
+    spec = faulty(tmp_path, {"leaky": "target"}, code=LEFTOVER_TARGETS)
     db = tmp_path / "db"
     started = time.monotonic()
     process = agenteval("run", str(spec), "--store", str(db))

@@ -13,27 +13,19 @@ import time
 from pathlib import Path
 
 import pytest
+from projects import answer_after, project
 
 ROOT = Path(__file__).resolve().parent.parent
-ROWS = "".join(f'{{"id": "e{i}", "inputs": {{"question": "q{i}"}}}}\n' for i in range(3))
 
 
-def project(tmp_path: Path, body: str, *, extra: str = "") -> Path:
-    """A dataset, a target module whose ``answer`` runs ``body`` first, and a spec."""
-    (tmp_path / "rows.jsonl").write_text(ROWS)
-    (tmp_path / "target.py").write_text(
-        "import os, shutil, subprocess, sys\n"
-        "from pathlib import Path\n"
-        "HERE = Path(__file__).parent\n"
-        "def answer(inputs):\n"
-        + "".join(f"    {line}\n" for line in body.splitlines())
-        + "    return {'final_response': inputs['question'] * 20000}\n"
+def first_runs(tmp_path: Path, body: str, *, extra: str = "") -> Path:
+    """A project of one target whose ``answer`` runs ``body`` first, on three rows."""
+    code = answer_after(
+        body,
+        imports="os, shutil, subprocess, sys",
+        returns="{'final_response': inputs['question'] * 20000}",
     )
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        f"dataset: rows.jsonl\ntargets: {{t: target.py:answer}}\nconcurrency: 1\n{extra}"
-    )
-    return spec
+    return project(tmp_path, code, dataset="rows.jsonl", concurrency=1, extra=extra)
 
 
 def agenteval(tmp_path: Path, *args: str, **popen: object) -> subprocess.Popen:
@@ -47,7 +39,7 @@ def agenteval(tmp_path: Path, *args: str, **popen: object) -> subprocess.Popen:
 def test_a_target_that_changes_folder_moves_no_output(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "elsewhere").mkdir()
-    spec = project(tmp_path, "os.chdir(HERE / 'elsewhere')", extra="thresholds: {t: {}}\n")
+    spec = first_runs(tmp_path, "os.chdir(HERE / 'elsewhere')", extra="thresholds: {t: {}}\n")
     names = ["r.json", "r.html", "r.md", "r.xml", "b.json"]
     result = invoke(
         "run", spec.name, "--store", "db/s.db", "--json", "r.json", "--html", "r.html",
@@ -65,7 +57,7 @@ def test_a_secret_the_target_pops_stays_redacted_everywhere(tmp_path, monkeypatc
     secret = "sk-popped-" + os.urandom(8).hex()
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     monkeypatch.chdir(tmp_path)
-    spec = project(
+    spec = first_runs(
         tmp_path,
         "key = os.environ.pop('OPENAI_API_KEY', 'gone')\n"
         "raise RuntimeError(f'the provider refused key {key} ({key[:9]}...)')",
@@ -88,7 +80,7 @@ def test_a_secret_the_target_pops_stays_redacted_everywhere(tmp_path, monkeypatc
 def test_an_output_folder_removed_mid_run_is_one_line_and_exit_4(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
-    spec = project(
+    spec = first_runs(
         tmp_path,
         "if (HERE / 'out').is_dir():\n"
         "    shutil.rmtree(HERE / 'out')\n"
@@ -108,7 +100,7 @@ def test_an_output_folder_removed_mid_run_is_one_line_and_exit_4(tmp_path, monke
 def test_an_output_folder_made_read_only_mid_run_is_exit_4(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
-    spec = project(tmp_path, "(HERE / 'out').chmod(0o555)")
+    spec = first_runs(tmp_path, "(HERE / 'out').chmod(0o555)")
     try:
         result = invoke("run", spec, "--store", "db/s.db", "--html", "out/r.html", "-q")
     finally:
@@ -118,7 +110,7 @@ def test_an_output_folder_made_read_only_mid_run_is_exit_4(tmp_path, monkeypatch
 
 
 def test_a_target_that_closes_stdout_still_gets_its_table_and_json(tmp_path):
-    spec = project(tmp_path, "sys.stdout.close()")
+    spec = first_runs(tmp_path, "sys.stdout.close()")
     for json_to in ("r.json", "-"):
         run = agenteval(
             tmp_path, "run", spec.name, "--store", "db/s.db", "--json", json_to,
@@ -135,7 +127,7 @@ def test_a_target_that_closes_stdout_still_gets_its_table_and_json(tmp_path):
 
 @pytest.mark.parametrize("json_to", ["-", None])
 def test_a_reader_that_closed_the_pipe_is_exit_4_with_one_line(tmp_path, json_to):
-    spec = project(tmp_path, "pass")
+    spec = first_runs(tmp_path, "pass")
     extra = ["--json", json_to] if json_to else []
     run = agenteval(
         tmp_path, "run", spec.name, "--store", "db/s.db", *extra,
@@ -154,7 +146,7 @@ def test_processes_a_target_leaves_running_are_ended_and_named(tmp_path):
         "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
         "open(sys.argv[1], 'w').close(); time.sleep(25)"
     )
-    spec = project(
+    spec = first_runs(
         tmp_path,
         "subprocess.Popen(['sleep', '25'])\n"
         "if inputs['question'] == 'q0':\n"
@@ -178,7 +170,7 @@ def test_processes_running_before_the_run_are_left_alone(tmp_path, monkeypatch):
     from agenteval_cli import api
 
     monkeypatch.chdir(tmp_path)
-    spec = project(tmp_path, "subprocess.Popen(['sleep', '25'])")
+    spec = first_runs(tmp_path, "subprocess.Popen(['sleep', '25'])")
     before = subprocess.Popen(["sleep", "30"])
     try:
         report = api.run(spec, store=tmp_path / "db" / "s.db")

@@ -8,15 +8,20 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import yaml
+import pytest
 from forms import datasets
-from forms.harness import BASE_EVALUATORS, Run, mismatches, report, run_spec, truths
+from forms.harness import (
+    BASE_EVALUATORS,
+    Run,
+    mismatches,
+    report,
+    run_spec,
+    truths,
+    write_form,
+)
 from forms.model import PRICING, Call
 from forms.patterns import AGENTS
 from forms.truth import Form
-from typer.testing import CliRunner
-
-from agenteval_cli.cli import app
 
 
 def assert_exact(run: Run, target: str, form: Form) -> None:
@@ -144,31 +149,38 @@ def test_a_graph_with_no_place_for_an_answer_is_named_before_the_run(tmp_path):
     assert row.json["outputs"]["final_response"] == ""
 
 
-def test_graph_that_takes_neither_is_refused_before_any_call(tmp_path):
-    """A graph without ``messages`` whose input keys miss a field of the rows: one line
-    naming the file, the line and the fix, exit 2, and no model called."""
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        yaml.safe_dump(
-            {
-                "dataset": "data.jsonl",
-                "targets": {"asks": "forms.patterns:question_only"},
-                "evaluators": ["routing_accuracy"],
-            },
-            sort_keys=False,
-        )
-    )
-    rows = [{"inputs": {"question": "hi", "customer_id": 7}}]
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = CliRunner().invoke(
-        app, ["run", str(spec), "--store", str(tmp_path / "db")], catch_exceptions=False
-    )
+@pytest.mark.parametrize(
+    ("targets", "rows", "evaluators", "line"),
+    [
+        pytest.param(
+            {"asks": "forms.patterns:question_only"},
+            [{"inputs": {"question": "hi", "customer_id": 7}}],
+            ["routing_accuracy"],
+            "{spec}:4: target 'asks' gets each example's inputs as they are, and the graph "
+            "does not take inputs.customer_id of row 1 (its input has no 'messages' key; its "
+            'input keys: question) (add input: {{question: "{{question}}"}} to fill them from '
+            "the inputs)",
+            id="a-graph-without-messages-that-takes-neither",
+        ),
+        pytest.param(
+            {"handoffs": {"target": "forms.patterns:handoffs", "active_agent": "current_stp"}},
+            [{"inputs": {"question": "hi"}}],
+            None,
+            "{spec}:6: targets.handoffs.active_agent: active_agent 'current_stp' is not a "
+            "key of the graph's state (did you mean 'current_step'?; its keys: messages, "
+            "jump_to, structured_response, current_step)",
+            id="an-active-agent-key-the-graph-lacks",
+        ),
+    ],
+)
+def test_a_graph_that_cannot_work_is_refused_before_any_call(
+    tmp_path, invoke, targets, rows, evaluators, line
+):
+    """One line naming the file, the line and the fix, and exit 2."""
+    spec = write_form(tmp_path, targets=targets, rows=rows, evaluators=evaluators)
+    result = invoke("run", spec, "--store", tmp_path / "db")
     assert result.exit_code == 2
-    assert result.output.strip() == (
-        f"error: {spec}:3: target 'asks' gets each example's inputs as they are, and the graph "
-        "does not take inputs.customer_id of row 1 (its input has no 'messages' key; its input "
-        'keys: question) (add input: {question: "{question}"} to fill them from the inputs)'
-    )
+    assert result.output.strip() == "error: " + line.format(spec=spec)
 
 
 # -- LangChain 1.x's multi-agent patterns ------------------------------------------------------
@@ -328,24 +340,6 @@ def test_custom_workflow(tmp_path):
     assert_exact(run, "custom_workflow", Form())
     for row in run.rows["custom_workflow"]:
         assert row.json["outputs"]["resolution_notes"][0].startswith("parts handled: ")
-
-
-def test_an_active_agent_key_the_graph_lacks_is_refused_before_any_call(tmp_path):
-    spec = tmp_path / "spec.yaml"
-    target = {"target": "forms.patterns:handoffs", "active_agent": "current_stp"}
-    spec.write_text(
-        yaml.safe_dump({"dataset": "data.jsonl", "targets": {"handoffs": target}}, sort_keys=False)
-    )
-    (tmp_path / "data.jsonl").write_text(json.dumps({"inputs": {"question": "hi"}}) + "\n")
-    result = CliRunner().invoke(
-        app, ["run", str(spec), "--store", str(tmp_path / "db")], catch_exceptions=False
-    )
-    assert result.exit_code == 2
-    assert result.output.strip() == (
-        f"error: {spec}:5: targets.handoffs.active_agent: active_agent 'current_stp' is not a "
-        "key of the graph's state (did you mean 'current_step'?; its keys: messages, jump_to, "
-        "structured_response, current_step)"
-    )
 
 
 def test_a_skill_tool_call_that_failed_or_never_ran_loaded_nothing():

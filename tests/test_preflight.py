@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ROOT / "tests" / "data" / "bad" / "targets" / "good.py"
 
@@ -15,34 +17,44 @@ def _dataset(tmp_path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def test_a_graph_whose_input_key_no_row_has_fails_before_any_call(tmp_path, invoke):
-    data = _dataset(tmp_path, [{"query": "refund please"}, {"query": "reset my SSO"}])
+@pytest.mark.parametrize(
+    ("rows", "target", "start", "fragments"),
+    [
+        pytest.param(
+            [{"query": "refund please"}, {"query": "reset my SSO"}],
+            "  supervisor: agenteval_cli.demo.supervisor:graph\n",
+            "error: {spec}:3: target 'supervisor' reads inputs.question, ",
+            [
+                "which every example of the dataset lack (row 1 has: query)",
+                "set input_key to a field the rows have",
+            ],
+            id="a-graph-input-key-no-row-has",
+        ),
+        pytest.param(
+            [{"query": "a"}, {"other": "b"}, {"query": "c"}, {"x": 1}],
+            '  plain:\n    target: {good}:answer\n    input: {{question: "{{query}}"}}\n',
+            "error: ",
+            [
+                "target 'plain' reads inputs.query, which 2 example(s) of the dataset lack",
+                "(row 2 has: other)",
+            ],
+            id="a-template-field-some-rows-lack-named-with-the-first-row",
+        ),
+    ],
+)
+def test_a_field_the_rows_lack_fails_before_any_call(
+    tmp_path, invoke, rows, target, start, fragments
+):
+    data = _dataset(tmp_path, rows)
     spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        f"dataset: {data}\ntargets:\n  supervisor: agenteval_cli.demo.supervisor:graph\n"
-    )
+    spec.write_text(f"dataset: {data}\ntargets:\n" + target.format(good=GOOD))
     result = invoke("run", spec, "--store", tmp_path / "s.db")
     assert result.exit_code == 2, result.output
     text = result.output.strip()
-    assert text.startswith(f"error: {spec}:3: target 'supervisor' reads inputs.question, ")
-    assert "which every example of the dataset lack (row 1 has: query)" in text
-    assert "set input_key to a field the rows have" in text
+    assert text.startswith(start.format(spec=spec)), text
+    for fragment in fragments:
+        assert fragment in text, text
     assert not (tmp_path / "s.db").exists() or _results(tmp_path / "s.db") == 0
-
-
-def test_a_template_field_some_rows_lack_is_named_with_the_first_row(tmp_path, invoke):
-    data = _dataset(tmp_path, [{"query": "a"}, {"other": "b"}, {"query": "c"}, {"x": 1}])
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        f"dataset: {data}\ntargets:\n  plain:\n    target: {GOOD}:answer\n"
-        '    input: {question: "{query}"}\n'
-    )
-    result = invoke("run", spec, "--store", tmp_path / "s.db")
-    assert result.exit_code == 2, result.output
-    assert "target 'plain' reads inputs.query, which 2 example(s) of the dataset lack" in (
-        result.output
-    )
-    assert "(row 2 has: other)" in result.output
 
 
 def test_a_function_target_reads_what_it_likes(tmp_path, invoke):
@@ -63,21 +75,35 @@ def _results(store: Path) -> int:
 MINIMAL = ROOT / "tests" / "data" / "specs" / "minimal.yaml"
 
 
-def test_a_missing_baseline_file_fails_before_any_call(tmp_path, invoke):
+@pytest.mark.parametrize(
+    ("baseline", "message", "looked_up"),
+    [
+        pytest.param(
+            "{tmp}/nosuch.json",
+            "--baseline file not found: {tmp}/nosuch.json",
+            False,
+            id="a-missing-file",
+        ),
+        pytest.param(
+            "nobody",
+            "--baseline 'nobody': no target or experiment of that name",
+            True,
+            id="an-unknown-experiment",
+        ),
+    ],
+)
+def test_a_baseline_that_cannot_be_had_fails_before_any_call(
+    tmp_path, invoke, baseline, message, looked_up
+):
     store = tmp_path / "s.db"
-    result = invoke("run", MINIMAL, "--store", store, "--baseline", tmp_path / "nosuch.json")
+    result = invoke("run", MINIMAL, "--store", store, "--baseline", baseline.format(tmp=tmp_path))
     assert result.exit_code == 2, result.output
-    assert f"--baseline file not found: {tmp_path / 'nosuch.json'}" in result.output
+    assert message.format(tmp=tmp_path) in result.output
     assert "supervisor 3/3" not in result.output and "routing accuracy" not in result.output
-    assert not store.exists() or _results(store) == 0
-
-
-def test_an_unknown_baseline_experiment_fails_before_any_call(tmp_path, invoke):
-    store = tmp_path / "s.db"
-    result = invoke("run", MINIMAL, "--store", store, "--baseline", "nobody")
-    assert result.exit_code == 2, result.output
-    assert "--baseline 'nobody': no target or experiment of that name" in result.output
-    assert _results(store) == 0
+    if looked_up:  # the name was looked for in the store, which holds no result
+        assert _results(store) == 0
+    else:
+        assert not store.exists() or _results(store) == 0
 
 
 def test_a_baseline_named_by_target_is_pinned_to_the_experiment_before_this_run(tmp_path):

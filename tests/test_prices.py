@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from genai_prices import Usage, calc_price
+from projects import project
 
 from agenteval_cli.core.records import ModelCall, Result, Score, Trace
 from agenteval_cli.evaluators.cost import token_cost
@@ -398,18 +399,18 @@ def answer(inputs):
 
 
 def write_spend_spec(folder: Path, rows: list[dict] | None = None) -> Path:
-    (folder / "spend_target.py").write_text(TARGET)
     rows = rows or [
         {"id": "fine", "inputs": {"question": "fine"}},
         {"id": "boom", "inputs": {"question": "boom"}},
     ]
-    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        "dataset: data.jsonl\ntargets:\n  t: spend_target.py:answer\n"
-        "evaluators: [token_cost]\nmax_error_rate: 0.5\n"
+    return project(
+        folder,
+        TARGET,
+        module="spend_target.py",
+        data=rows,
+        evaluators="[token_cost]",
+        extra="max_error_rate: 0.5\n",
     )
-    return spec
 
 
 def test_without_pricing_the_run_prices_every_request_from_the_database_errored_too(

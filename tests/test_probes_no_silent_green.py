@@ -20,8 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import projects
 import pytest
 from openai_server import openai_server
+from projects import answer_after, project
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = Path(__file__).parent / "data" / "external"
@@ -40,7 +42,7 @@ def wide(monkeypatch):
     monkeypatch.setenv("COLUMNS", "400")
 
 
-def project(
+def probe(
     folder: Path,
     *,
     evaluators: str = "",
@@ -51,20 +53,15 @@ def project(
     outputs: dict[str, Any] | None = None,
 ) -> Path:
     """A function target, a dataset of ``rows`` rows, a module of evaluators and a spec."""
-    (folder / "target.py").write_text(target)
-    (folder / "evals.py").write_text(evals_code or "def fine(outputs):\n    return 1.0\n")
-    lines = [
-        json.dumps({"id": f"e{i}", "inputs": {"question": f"q{i}"}, "outputs": outputs or {}})
-        for i in range(rows)
-    ]
-    (folder / "data.jsonl").write_text("\n".join(lines) + "\n")
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        "dataset: data.jsonl\ntargets: {t: target.py:answer}\nconcurrency: 1\n"
-        f"evaluators:\n{evaluators or '  - {name: fine, type: custom, target: evals.py:fine}'}\n"
-        f"{extra}"
+    return project(
+        folder,
+        target,
+        files={"evals.py": evals_code or "def fine(outputs):\n    return 1.0\n"},
+        data=projects.rows(rows, outputs=outputs or {}),
+        evaluators="\n" + (evaluators or "  - {name: fine, type: custom, target: evals.py:fine}"),
+        concurrency=1,
+        extra=extra,
     )
-    return spec
 
 
 def custom(*names: str, more: str = "") -> str:
@@ -119,7 +116,7 @@ def test_a_judge_answering_every_call_with_an_http_error_fails_the_run(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with openai_server() as server:
         server.default = status
-        spec = project(tmp_path, evaluators=custom("fine") + judge(server.base_url))
+        spec = probe(tmp_path, evaluators=custom("fine") + judge(server.base_url))
         result, data = run_json(invoke, tmp_path, spec)
     assert result.exit_code == 3, result.output
     assert "quality failed on every result" in result.text
@@ -134,7 +131,7 @@ def test_a_judge_replying_garbage_every_time_fails_the_run(tmp_path, invoke, mon
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with openai_server() as server:
         server.default = "I'd rather not say <<<{not json"
-        spec = project(tmp_path, evaluators=custom("fine") + judge(server.base_url))
+        spec = probe(tmp_path, evaluators=custom("fine") + judge(server.base_url))
         result, data = run_json(invoke, tmp_path, spec)
     assert result.exit_code == 3, result.output
     for found in results_of(data).values():
@@ -148,7 +145,7 @@ def test_a_continuous_judge_scoring_out_of_range_is_null_with_a_reason(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with openai_server() as server:
         server.default = {"score": 7, "reasoning": "a seven out of ten"}
-        spec = project(
+        spec = probe(
             tmp_path, evaluators=custom("fine") + judge(server.base_url, ", continuous: true")
         )
         result, data = run_json(invoke, tmp_path, spec)
@@ -214,7 +211,7 @@ def test_a_provider_quoting_the_refused_key_shows_it_nowhere(tmp_path, invoke, m
             item = judge(server.base_url).replace(
                 "{max_retries: 0}", f"{{max_retries: 0, api_key: {SECRET}}}"
             )
-        spec = project(tmp_path, evaluators=custom("fine") + item)
+        spec = probe(tmp_path, evaluators=custom("fine") + item)
         result, data = run_json(invoke, tmp_path, spec, "--markdown", tmp_path / "r.md")
     finally:
         server.stop()
@@ -250,7 +247,7 @@ def slow_judge_server(delay_s: float) -> Iterator[str]:
 @pytest.mark.slow
 def test_a_judge_slower_than_the_evaluator_limit_fails_the_run_in_bounded_time(tmp_path):
     with slow_judge_server(SLOW_REPLY_S) as base_url:
-        spec = project(
+        spec = probe(
             tmp_path,
             evaluators=custom("fine") + judge(base_url),
             extra="evaluator_timeout_s: 1\n",
@@ -345,7 +342,7 @@ def sees_inputs(inputs, example):
 
 
 def test_class_based_and_list_returning_evaluators_are_scored(tmp_path, invoke):
-    spec = project(
+    spec = probe(
         tmp_path, evals_code=ODD, evaluators=custom("scorer", "async_scorer", "many", "empty_key")
     )
     result, data = run_json(invoke, tmp_path, spec)
@@ -374,7 +371,7 @@ def test_class_based_and_list_returning_evaluators_are_scored(tmp_path, invoke):
 def test_an_evaluator_returning_no_score_fails_the_run_keeping_every_result(
     tmp_path, invoke, name, reason
 ):
-    spec = project(tmp_path, evals_code=ODD, evaluators=custom(name, "scorer"))
+    spec = probe(tmp_path, evals_code=ODD, evaluators=custom(name, "scorer"))
     result, data = run_json(invoke, tmp_path, spec)
     assert result.exit_code == 3, result.output
     assert f"{name} failed on every result" in result.text
@@ -386,7 +383,7 @@ def test_an_evaluator_returning_no_score_fails_the_run_keeping_every_result(
 
 
 def test_an_evaluator_returning_an_empty_list_is_not_silently_green(tmp_path, invoke):
-    spec = project(tmp_path, evals_code=ODD, evaluators=custom("returns_list_of_nothing"))
+    spec = probe(tmp_path, evals_code=ODD, evaluators=custom("returns_list_of_nothing"))
     result, data = run_json(invoke, tmp_path, spec)
     # scoring nothing on every result is no pass: the evaluator says nothing at all
     assert result.exit_code == 3, result.output
@@ -399,7 +396,7 @@ def test_an_evaluator_returning_an_empty_list_is_not_silently_green(tmp_path, in
 
 
 def test_a_huge_comment_keeps_the_json_valid_and_the_run_whole(tmp_path, invoke):
-    spec = project(tmp_path, evals_code=ODD, evaluators=custom("huge_comment"))
+    spec = probe(tmp_path, evals_code=ODD, evaluators=custom("huge_comment"))
     result, data = run_json(invoke, tmp_path, spec, "--markdown", tmp_path / "r.md")
     assert result.exit_code == 0, result.output
     assert len(result.output) < 100_000  # the terminal is not flooded
@@ -408,7 +405,7 @@ def test_a_huge_comment_keeps_the_json_valid_and_the_run_whole(tmp_path, invoke)
 
 
 def test_an_evaluator_changing_inputs_and_example_changes_nothing_else(tmp_path, invoke):
-    spec = project(tmp_path, evals_code=ODD, evaluators=custom("mutates_inputs", "sees_inputs"))
+    spec = probe(tmp_path, evals_code=ODD, evaluators=custom("mutates_inputs", "sees_inputs"))
     result, data = run_json(invoke, tmp_path, spec)
     assert result.exit_code == 0, result.output
     for example_id, found in results_of(data).items():
@@ -454,7 +451,7 @@ def decimal_score(outputs):
 
 
 def test_number_types_that_are_no_float_are_their_values_and_their_nan_is_null(tmp_path, invoke):
-    spec = project(
+    spec = probe(
         tmp_path,
         evals_code=NUMBERS,
         evaluators=custom("odd_numbers", "float32_nan", "decimal_score"),
@@ -480,14 +477,14 @@ def test_numpy_scores_are_their_values(tmp_path, invoke):
         "    return [{'key': 'f32', 'score': np.float32(0.5)},\n"
         "            {'key': 'i64', 'score': np.int64(1)}]\n"
     )
-    spec = project(tmp_path, evals_code=code, evaluators=custom("np_scores"))
+    spec = probe(tmp_path, evals_code=code, evaluators=custom("np_scores"))
     result, data = run_json(invoke, tmp_path, spec)
     assert result.exit_code == 0, result.output
     assert {k: r["scores"] for k, r in results_of(data).items()}["e0"] == {"f32": 0.5, "i64": 1.0}
 
 
 def test_an_openevals_evaluator_named_as_a_custom_target_is_scored(tmp_path, invoke):
-    spec = project(
+    spec = probe(
         tmp_path,
         evaluators="  - {name: exact, type: custom, target: 'openevals.exact:exact_match'}\n",
         outputs={"final_response": "about q0", "tags": ["a"]},
@@ -618,7 +615,7 @@ def test_expected_agents_as_a_string_is_not_spelt_out_into_letters(tmp_path, inv
 def test_a_jsonl_with_a_bad_row_is_one_line_naming_it_before_any_call(
     tmp_path, invoke, content, where
 ):
-    spec = project(tmp_path)
+    spec = probe(tmp_path)
     (tmp_path / "data.jsonl").write_text(content)
     result = invoke("run", spec, "--store", tmp_path / "db")
     assert result.exit_code == 2, result.output
@@ -631,7 +628,7 @@ def test_a_jsonl_with_a_bad_row_is_one_line_naming_it_before_any_call(
 
 
 def test_a_jsonl_with_a_bom_crlf_and_blank_lines_is_read(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = probe(tmp_path)
     (tmp_path / "data.jsonl").write_bytes(
         b'\xef\xbb\xbf{"id": "a", "inputs": {"question": "x"}}\r\n\r\n   \r\n'
         b'{"id": "b", "inputs": {"question": "y"}}\r\n'
@@ -642,7 +639,7 @@ def test_a_jsonl_with_a_bom_crlf_and_blank_lines_is_read(tmp_path, invoke):
 
 
 def baseline_run(tmp_path: Path, invoke) -> tuple[Path, dict[str, Any]]:
-    spec = project(tmp_path, extra="thresholds: {t: {}}\n")
+    spec = probe(tmp_path, extra="thresholds: {t: {}}\n")
     saved = tmp_path / "b.json"
     result = invoke("run", spec, "--store", tmp_path / "db", "--save-baseline", saved)
     assert result.exit_code == 0, result.output
@@ -715,26 +712,17 @@ def test_a_baseline_sharing_nothing_with_the_run_is_not_a_pass(tmp_path, invoke,
 
 # == a run's last second ==================================================================
 
-ROWS3 = "".join(f'{{"id": "e{i}", "inputs": {{"question": "q{i}"}}}}\n' for i in range(3))
+ROWS3 = "".join(json.dumps(row) + "\n" for row in projects.rows(3))
 
 
 def body_target(folder: Path, body: str, *, extra: str = "", asynchronous: bool = False) -> Path:
     """A target whose ``answer`` runs ``body`` first, on three rows."""
-    (folder / "rows.jsonl").write_text(ROWS3)
-    (folder / "target.py").write_text(
-        "import io, os, shutil, signal, subprocess, sys, threading, time\n"
-        "from pathlib import Path\n"
-        "HERE = Path(__file__).parent\n"
-        + ("async " if asynchronous else "")
-        + "def answer(inputs):\n"
-        + "".join(f"    {line}\n" for line in body.splitlines())
-        + "    return {'final_response': 'answer to ' + inputs['question']}\n"
+    code = answer_after(
+        body,
+        imports="io, os, shutil, signal, subprocess, sys, threading, time",
+        asynchronous=asynchronous,
     )
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        f"dataset: rows.jsonl\ntargets: {{t: target.py:answer}}\nconcurrency: 1\n{extra}"
-    )
-    return spec
+    return project(folder, code, dataset="rows.jsonl", concurrency=1, extra=extra)
 
 
 def finish(process: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
@@ -900,22 +888,24 @@ def answer(inputs):
 
 
 def cached_project(folder: Path, target: str, target_options: str = "") -> Path:
-    (folder / "rows.jsonl").write_text(ROWS3)
-    (folder / "target.py").write_text(target)
-    (folder / "helpers").mkdir(exist_ok=True)
-    (folder / "helpers" / "__init__.py").write_text("")
-    (folder / "helpers" / "wording.py").write_text(
-        "from .words import WORD\n\ndef suffix():\n    return ' ' + WORD\n"
+    """A cached target whose module imports helpers of the project's own, on three rows."""
+    return project(
+        folder,
+        target,
+        options=target_options.removeprefix(", "),
+        dataset="rows.jsonl",
+        evaluators="[{name: check, type: custom, target: checks.py:check}]",
+        extra="cache: true\n",
+        files={
+            "helpers/__init__.py": "",
+            "helpers/wording.py": (
+                "from .words import WORD\n\ndef suffix():\n    return ' ' + WORD\n"
+            ),
+            "helpers/words.py": "WORD = 'old'\n",
+            "lazy_wording.py": "SUFFIX = ' old'\n",
+            "checks.py": "def check(outputs):\n    return 1.0\n",
+        },
     )
-    (folder / "helpers" / "words.py").write_text("WORD = 'old'\n")
-    (folder / "lazy_wording.py").write_text("SUFFIX = ' old'\n")
-    (folder / "checks.py").write_text("def check(outputs):\n    return 1.0\n")
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        f"dataset: rows.jsonl\ntargets: {{t: {{target: target.py:answer{target_options}}}}}\n"
-        "cache: true\nevaluators: [{name: check, type: custom, target: checks.py:check}]\n"
-    )
-    return spec
 
 
 def cli_json(folder: Path, spec: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -1054,7 +1044,7 @@ def test_sigterm_while_a_judge_server_hangs_ends_the_run_in_bounded_time(tmp_pat
     threading.Thread(target=accept, daemon=True).start()
     base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
     try:
-        spec = project(tmp_path, evaluators=judge(base_url))
+        spec = probe(tmp_path, evaluators=judge(base_url))
         process = agenteval(
             tmp_path, "run", spec.name, "--store", "db", env={"OPENAI_API_KEY": SECRET}
         )
@@ -1087,7 +1077,7 @@ def test_a_signal_during_an_upload_is_one_line_and_the_next_upload_finishes(
     with serving(monkeypatch) as server:
         assert server._httpd is not None
         server._httpd.handle_error = quiet  # type: ignore[method-assign]  # the killed upload
-        spec = project(tmp_path, rows=6)
+        spec = probe(tmp_path, rows=6)
         assert invoke("run", spec, "--store", tmp_path / "db").exit_code == 0
         with sqlite3.connect(tmp_path / "db") as conn:
             (experiment,) = [n for (n,) in conn.execute("SELECT name FROM experiments")]
@@ -1176,7 +1166,7 @@ def test_a_target_resetting_the_sigterm_handler_does_not_lose_the_stop(tmp_path,
     ],
 )
 def test_a_nonsense_limit_is_one_line_and_exit_2(tmp_path, invoke, setting):
-    spec = project(tmp_path, extra=f"{setting}\n")
+    spec = probe(tmp_path, extra=f"{setting}\n")
     result = invoke("run", spec, "--store", tmp_path / "db")
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
@@ -1209,7 +1199,7 @@ def test_a_target_answering_nan_and_odd_types_keeps_the_json_strict(tmp_path, in
 
 
 def test_a_json_path_that_is_a_folder_is_exit_4_and_the_results_are_kept(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = probe(tmp_path)
     (tmp_path / "out").mkdir()
     result = invoke("run", spec, "--store", tmp_path / "db", "--json", tmp_path / "out")
     assert result.exit_code in (2, 4), result.output
@@ -1237,7 +1227,7 @@ def prints(outputs):
 
 def test_a_secret_in_an_evaluators_comment_is_redacted_everywhere(tmp_path, invoke, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    spec = project(tmp_path, evals_code=LEAKY_EVALS, evaluators=custom("leaky"))
+    spec = probe(tmp_path, evals_code=LEAKY_EVALS, evaluators=custom("leaky"))
     result, data = run_json(invoke, tmp_path, spec, "--markdown", tmp_path / "r.md")
     assert result.exit_code == 3, result.output
     with sqlite3.connect(tmp_path / "db") as conn:
@@ -1247,7 +1237,7 @@ def test_a_secret_in_an_evaluators_comment_is_redacted_everywhere(tmp_path, invo
 
 
 def test_control_characters_in_an_evaluators_error_do_not_reach_the_terminal(tmp_path, invoke):
-    spec = project(tmp_path, evals_code=LEAKY_EVALS, evaluators=custom("escapes"))
+    spec = probe(tmp_path, evals_code=LEAKY_EVALS, evaluators=custom("escapes"))
     result, _ = run_json(invoke, tmp_path, spec)
     assert result.exit_code == 3, result.output
     assert "\x1b[2J" not in result.output and "\x07" not in result.output
@@ -1255,7 +1245,7 @@ def test_control_characters_in_an_evaluators_error_do_not_reach_the_terminal(tmp
 
 
 def test_an_evaluator_that_prints_keeps_json_on_stdout_valid(tmp_path):
-    spec = project(tmp_path, evals_code=LEAKY_EVALS, evaluators=custom("prints"))
+    spec = probe(tmp_path, evals_code=LEAKY_EVALS, evaluators=custom("prints"))
     process = agenteval(tmp_path, "run", spec.name, "--store", "db", "--json", "-")
     out, err = finish(process)
     assert process.returncode == 0, err
@@ -1305,7 +1295,7 @@ def test_cache_info_after_the_target_file_is_gone_is_no_traceback(tmp_path, invo
 
 
 def test_a_lone_surrogate_in_a_later_row_is_named(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = probe(tmp_path)
     (tmp_path / "data.jsonl").write_text(
         '{"id": "a", "inputs": {"question": "x"}}\n'
         '{"id": "b", "inputs": {"question": "y \\ud800 z"}}\n'
@@ -1398,7 +1388,7 @@ def test_a_judge_behind_a_broken_proxy_fails_the_run(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     server = RawServer(status, body, content_type)
     try:
-        spec = project(tmp_path, evaluators=custom("fine") + judge(server.base_url))
+        spec = probe(tmp_path, evaluators=custom("fine") + judge(server.base_url))
         result, data = run_json(invoke, tmp_path, spec)
     finally:
         server.stop()
@@ -1455,9 +1445,7 @@ def several(run, example):
 
 
 def test_langsmith_style_evaluators_returning_evaluation_results_are_scored(tmp_path, invoke):
-    spec = project(
-        tmp_path, evals_code=LANGSMITH_STYLE, evaluators=custom("run_example", "several")
-    )
+    spec = probe(tmp_path, evals_code=LANGSMITH_STYLE, evaluators=custom("run_example", "several"))
     result, data = run_json(invoke, tmp_path, spec)
     assert result.exit_code == 0, result.output
     found = results_of(data)["e1"]
@@ -1472,7 +1460,7 @@ def test_sigterm_during_a_dataset_push_is_one_line_and_exit_130(tmp_path, monkey
     with serving(monkeypatch) as server:
         assert server._httpd is not None
         server._httpd.handle_error = quiet  # type: ignore[method-assign]  # the killed push
-        spec = project(tmp_path, rows=50)
+        spec = probe(tmp_path, rows=50)
         server.latency_s = 0.5
         env = {k: v for k, v in os.environ.items() if k.startswith(("LANGSMITH", "AGENTEVAL_L"))}
         process = agenteval(tmp_path, "dataset", "push", "--config", spec.name, env=env)

@@ -4,9 +4,11 @@ stops dispatching, lets calls in flight finish and prints the resume command."""
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from pathlib import Path
+
+import pytest
+from projects import project, rows
 
 from agenteval_cli.core.records import Example
 from agenteval_cli.execution.runner import Runner, RunSettings
@@ -35,28 +37,18 @@ async def interrupting(inputs):
 """
 
 
-def project(folder: Path, target: str = "answer", extra: str = "") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "targets.py").write_text(TARGETS)
-    (folder / "data.jsonl").write_text(
-        "".join(
-            json.dumps(
-                {
-                    "id": f"e{i}",
-                    "inputs": {"question": f"q {i}"},
-                    "outputs": {"must_mention": ["refund"]},
-                }
-            )
-            + "\n"
-            for i in range(N)
-        )
+def resumable(folder: Path, target: str = "answer") -> Path:
+    """Targets 'a' (calling ``target``) and 'b' on N rows, three calls at a time."""
+    return project(
+        folder,
+        TARGETS,
+        module="targets.py",
+        targets={"a": target, "b": "answer"},
+        data=rows(N, question="q {i}", outputs={"must_mention": ["refund"]}),
+        prefix="resume",
+        evaluators="[resolution_coverage]",
+        concurrency=3,
     )
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        f"experiment_prefix: resume\ndataset: data.jsonl\ntargets:\n  a: targets.py:{target}\n"
-        f"  b: targets.py:answer\nevaluators: [resolution_coverage]\nconcurrency: 3\n{extra}"
-    )
-    return spec
 
 
 def metrics(db: Path) -> dict[str, dict]:
@@ -77,7 +69,7 @@ def keys(db: Path) -> list[tuple]:
 
 
 def test_ctrl_c_saves_in_flight_calls_and_resume_finishes_the_same_table(tmp_path, invoke):
-    spec = project(tmp_path / "p", target="interrupting")
+    spec = resumable(tmp_path / "p", target="interrupting")
     db = tmp_path / "db"
     stopped = invoke("run", spec, "--store", db)
     assert stopped.exit_code == 130, stopped.output
@@ -99,13 +91,13 @@ def test_ctrl_c_saves_in_flight_calls_and_resume_finishes_the_same_table(tmp_pat
     with Store(db) as store:
         assert {e.status for e in store.experiments()} == {"finished"}
 
-    clean = project(tmp_path / "clean")
+    clean = resumable(tmp_path / "clean")
     assert invoke("run", clean, "--store", tmp_path / "clean.db").exit_code == 0
     assert metrics(db) == metrics(tmp_path / "clean.db")
 
 
 def test_resume_with_nothing_unfinished_is_a_clear_error(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = resumable(tmp_path)
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     again = invoke("run", spec, "--resume", "--store", db)
@@ -116,7 +108,7 @@ def test_resume_with_nothing_unfinished_is_a_clear_error(tmp_path, invoke):
 
 def interrupted_run(invoke, tmp_path: Path) -> tuple[Path, Path]:
     """A run whose experiments hold only half the results, as after a crash."""
-    spec = project(tmp_path)
+    spec = resumable(tmp_path)
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     with sqlite3.connect(db) as conn:
@@ -136,23 +128,34 @@ def test_resume_runs_only_the_missing_pairs(tmp_path, invoke):
     assert before <= set(after)
 
 
-def test_a_changed_spec_is_refused(tmp_path, invoke):
+@pytest.mark.parametrize(
+    ("changed", "old", "new", "says"),
+    [
+        pytest.param(
+            "spec.yaml",
+            "concurrency: 3",
+            "concurrency: 2",
+            "the spec changed since resume-a-",
+            id="a-changed-spec",
+        ),
+        pytest.param(
+            "data.jsonl",
+            '"q 3"',
+            '"q 3 changed"',
+            "the dataset changed since",
+            id="a-changed-dataset",
+        ),
+    ],
+)
+def test_a_changed_input_is_refused_in_one_line(tmp_path, invoke, changed, old, new, says):
     spec, db = interrupted_run(invoke, tmp_path)
-    spec.write_text(spec.read_text().replace("concurrency: 3", "concurrency: 2"))
+    path = spec.parent / changed
+    path.write_text(path.read_text().replace(old, new))
     refused = invoke("run", spec, "--resume", "--store", db)
     assert refused.exit_code == 2
     line = refused.output.strip()
-    assert line.startswith(f"error: {spec}: the spec changed since resume-a-")
+    assert refused.output.startswith(f"error: {path}: {says}")
     assert "run without --resume" in line and "\n" not in line
-
-
-def test_a_changed_dataset_is_refused(tmp_path, invoke):
-    spec, db = interrupted_run(invoke, tmp_path)
-    data = spec.parent / "data.jsonl"
-    data.write_text(data.read_text().replace('"q 3"', '"q 3 changed"'))
-    refused = invoke("run", spec, "--resume", "--store", db)
-    assert refused.exit_code == 2
-    assert refused.output.startswith(f"error: {data}: the dataset changed since")
 
 
 def test_resume_options_that_make_no_sense_are_refused(tmp_path, invoke):
@@ -226,7 +229,7 @@ def gated(inputs):
 def gated_run(invoke, tmp_path: Path) -> tuple[Path, Path, Path]:
     """An interrupted run whose target 'a' logs its calls and waits for a 'go' file."""
     folder = tmp_path / "p"
-    spec = project(folder, target="gated")
+    spec = resumable(folder, target="gated")
     (folder / "targets.py").write_text(TARGETS + GATED)
     (folder / "go").touch()
     db = tmp_path / "db"
@@ -327,7 +330,7 @@ def test_a_resume_while_the_run_itself_goes_on_is_refused(tmp_path, invoke):
     import time
 
     folder = tmp_path / "p"
-    spec = project(folder, target="gated")
+    spec = resumable(folder, target="gated")
     (folder / "targets.py").write_text(TARGETS + GATED)
     db = tmp_path / "db"
     run = [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--store", str(db)]

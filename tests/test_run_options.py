@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+from projects import project, rows
 
 from agenteval_cli.report.json_report import write_json
 from agenteval_cli.store.db import Store
@@ -19,20 +22,15 @@ def answer(inputs):
 """
 
 
-def project(folder: Path, extra: str = "") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "targets.py").write_text(TARGETS)
-    rows = [
-        {"id": f"e{i}", "inputs": {"question": f"q {i}"}, "outputs": {"must_mention": ["refund"]}}
-        for i in range(4)
-    ]
-    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        "experiment_prefix: opts\ndataset: data.jsonl\ntargets:\n  a: targets.py:answer\n"
-        f"evaluators: [resolution_coverage]\n{extra}"
-    )
-    return spec
+# the project of every test here: four rows, one target 'a'
+OPTS: dict[str, Any] = {
+    "code": TARGETS,
+    "module": "targets.py",
+    "targets": {"a": "answer"},
+    "data": rows(4, question="q {i}", outputs={"must_mention": ["refund"]}),
+    "prefix": "opts",
+    "evaluators": "[resolution_coverage]",
+}
 
 
 def target_calls(spec: Path) -> list[str]:
@@ -44,7 +42,7 @@ def target_calls(spec: Path) -> list[str]:
 
 
 def test_no_cache_calls_the_target_though_the_spec_caches(tmp_path, invoke):
-    spec = project(tmp_path, "cache: true\n")
+    spec = project(tmp_path, **OPTS, extra="cache: true\n")
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     calls = target_calls(spec)
@@ -60,7 +58,7 @@ def test_no_cache_calls_the_target_though_the_spec_caches(tmp_path, invoke):
 
 
 def test_cache_turns_the_cache_on_and_a_value_after_it_says_it_takes_none(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = project(tmp_path, **OPTS)
     db = tmp_path / "db"
     assert invoke("run", spec, "--cache", "--store", db).exit_code == 0
     calls = target_calls(spec)
@@ -72,7 +70,7 @@ def test_cache_turns_the_cache_on_and_a_value_after_it_says_it_takes_none(tmp_pa
 
 
 def test_cached_results_are_flagged_in_the_run_table(tmp_path, invoke):
-    spec = project(tmp_path, "cache: true\n")
+    spec = project(tmp_path, **OPTS, extra="cache: true\n")
     db = tmp_path / "db"
     first = invoke("run", spec, "--store", db)
     assert "from the cache" not in first.text
@@ -84,7 +82,7 @@ def test_cached_results_are_flagged_in_the_run_table(tmp_path, invoke):
 
 
 def test_json_dash_writes_the_document_to_stdout_and_the_rest_to_stderr(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = project(tmp_path, **OPTS)
     db = tmp_path / "db"
     result = invoke("run", spec, "--json", "-", "--store", db)
     assert result.exit_code == 0, result.output
@@ -99,7 +97,7 @@ def test_json_dash_writes_the_document_to_stdout_and_the_rest_to_stderr(tmp_path
 
 
 def test_json_dash_with_a_gate_keeps_stdout_pure(tmp_path, invoke):
-    spec = project(tmp_path, "thresholds:\n  resolution_coverage: '>= 0.5'\n")
+    spec = project(tmp_path, **OPTS, extra="thresholds:\n  resolution_coverage: '>= 0.5'\n")
     result = invoke("run", spec, "--json", "-", "--store", tmp_path / "db")
     assert result.exit_code == 0, result.output
     json.loads(result.stdout)
@@ -121,7 +119,7 @@ def answer(inputs):
 
 
 def test_json_dash_sends_what_the_targets_print_to_stderr(tmp_path, invoke):
-    spec = project(tmp_path, "concurrency: 1\n")
+    spec = project(tmp_path, **OPTS, extra="concurrency: 1\n")
     (tmp_path / "targets.py").write_text(
         "def answer(inputs):\n    print('said', inputs)\n    return {'final_response': 'refund'}\n"
     )
@@ -137,7 +135,7 @@ def test_json_dash_keeps_the_real_stdout_pure_of_descriptor_and_child_output(tmp
     import subprocess
     import sys
 
-    spec = project(tmp_path, "concurrency: 1\n")  # one call at a time: whole lines
+    spec = project(tmp_path, **OPTS, extra="concurrency: 1\n")  # one call at a time: whole lines
     (tmp_path / "targets.py").write_text(NOISY)
     done = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.cli", "run", str(spec), "--json", "-",
@@ -152,7 +150,7 @@ def test_json_dash_keeps_the_real_stdout_pure_of_descriptor_and_child_output(tmp
 
 
 def test_quiet_prints_no_table_and_one_verdict_line(tmp_path, invoke):
-    spec = project(tmp_path)
+    spec = project(tmp_path, **OPTS)
     result = invoke("run", spec, "-q", "--store", tmp_path / "db")
     assert result.exit_code == 0, result.output
     assert "examples run" not in result.output and "metric" not in result.output
@@ -161,7 +159,7 @@ def test_quiet_prints_no_table_and_one_verdict_line(tmp_path, invoke):
 
 
 def test_quiet_keeps_errors_and_files_written(tmp_path, invoke):
-    spec = project(tmp_path, "thresholds:\n  resolution_coverage: '>= 1.5'\n")
+    spec = project(tmp_path, **OPTS, extra="thresholds:\n  resolution_coverage: '>= 1.5'\n")
     out = tmp_path / "r.json"
     result = invoke("run", spec, "--quiet", "--json", out, "--store", tmp_path / "db")
     assert result.exit_code == 1
@@ -171,14 +169,16 @@ def test_quiet_keeps_errors_and_files_written(tmp_path, invoke):
 
 
 def test_quiet_and_by_agent_are_a_usage_error(tmp_path, invoke):
-    result = invoke("run", project(tmp_path), "-q", "--by-agent", "--store", tmp_path / "db")
+    result = invoke(
+        "run", project(tmp_path, **OPTS), "-q", "--by-agent", "--store", tmp_path / "db"
+    )
     assert result.exit_code == 2 and "-q/--quiet prints no tables" in result.text
 
 
 def test_a_resumed_runs_progress_counts_the_whole_run(tmp_path, invoke):
     """4 examples, 2 results deleted: the resumed run has 2 calls left, its progress reads
     4/4 as the uninterrupted run's, not 2/2."""
-    spec = project(tmp_path)
+    spec = project(tmp_path, **OPTS)
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     with sqlite3.connect(db) as conn:
@@ -194,7 +194,7 @@ def test_a_resumed_runs_progress_counts_the_whole_run(tmp_path, invoke):
 def test_a_resumed_runs_start_gives_the_whole_and_what_is_done(tmp_path, invoke):
     from agenteval_cli import api
 
-    spec = project(tmp_path)
+    spec = project(tmp_path, **OPTS)
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     with sqlite3.connect(db) as conn:
@@ -210,7 +210,7 @@ def test_a_resumed_runs_start_gives_the_whole_and_what_is_done(tmp_path, invoke)
 
 def test_consistency_reads_the_same_in_run_and_compare(tmp_path, invoke):
     """Two repetitions with the same answer each time: 4 of 4 examples consistent, 100.0%."""
-    spec = project(tmp_path, "repetitions: 2\n")
+    spec = project(tmp_path, **OPTS, extra="repetitions: 2\n")
     db = tmp_path / "db"
     for _ in range(2):
         run = invoke("run", spec, "--store", db)
@@ -227,7 +227,7 @@ def test_consistency_reads_the_same_in_run_and_compare(tmp_path, invoke):
 def test_compare_and_the_reports_leave_cached_latency_out_too(tmp_path, invoke):
     from agenteval_cli import api
 
-    spec = project(tmp_path, "cache: true\n")
+    spec = project(tmp_path, **OPTS, extra="cache: true\n")
     db = tmp_path / "db"
     assert invoke("run", spec, "--store", db).exit_code == 0
     assert invoke("run", spec, "--store", db).exit_code == 0

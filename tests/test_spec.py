@@ -183,26 +183,32 @@ def test_secret_variables_stay_unexpanded_in_raw(workdir, monkeypatch):
     }
 
 
-def test_unset_variable(workdir, monkeypatch):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "experiment_prefix: ${AGENTEVAL_UNSET}\n",
+            "spec.yaml:4: experiment_prefix: environment variable 'AGENTEVAL_UNSET' is not set "
+            "(set it, or give a default: ${AGENTEVAL_UNSET:-value})",
+            id="unset",
+        ),
+        pytest.param(
+            "experiment_prefix: ${1X}\n",
+            "spec.yaml:4: experiment_prefix: malformed variable reference '${1X}' "
+            "(write ${NAME} or ${NAME:-default})",
+            id="malformed",
+        ),
+        pytest.param(
+            "experiment_prefix: a-${X\n",
+            "spec.yaml:4: experiment_prefix: unterminated '${' "
+            "(close it with '}', or write '$${' for '${')",
+            id="unterminated",
+        ),
+    ],
+)
+def test_a_bad_variable_reference_names_the_key(workdir, monkeypatch, text, message):
     monkeypatch.delenv("AGENTEVAL_UNSET", raising=False)
-    assert error_of(BASE + "experiment_prefix: ${AGENTEVAL_UNSET}\n") == (
-        "spec.yaml:4: experiment_prefix: environment variable 'AGENTEVAL_UNSET' is not set "
-        "(set it, or give a default: ${AGENTEVAL_UNSET:-value})"
-    )
-
-
-def test_malformed_variable_reference(workdir):
-    assert error_of(BASE + "experiment_prefix: ${1X}\n") == (
-        "spec.yaml:4: experiment_prefix: malformed variable reference '${1X}' "
-        "(write ${NAME} or ${NAME:-default})"
-    )
-
-
-def test_unterminated_variable_reference(workdir):
-    assert error_of(BASE + "experiment_prefix: a-${X\n") == (
-        "spec.yaml:4: experiment_prefix: unterminated '${' "
-        "(close it with '}', or write '$${' for '${')"
-    )
+    assert error_of(BASE + text) == message
 
 
 # --- errors: the file itself -----------------------------------------------------------
@@ -214,54 +220,123 @@ def test_missing_spec_file(workdir):
     assert str(caught.value) == "spec file not found: nope.yaml (check the path)"
 
 
-def test_empty_file(workdir):
-    assert error_of("# only a comment\n") == (
-        "spec.yaml: spec file is empty (add at least 'dataset:' and 'targets:')"
-    )
-
-
-def test_top_level_not_a_mapping(workdir):
-    assert error_of("- dataset\n- targets\n") == (
-        "spec.yaml:1: the top level must be a mapping of keys, got a list "
-        "(start with keys such as 'dataset:' and 'targets:')"
-    )
-
-
-def test_yaml_syntax_error_names_line_and_column(workdir):
-    assert error_of(BASE + "concurrency: 4: 5\n") == (
-        "spec.yaml:4: invalid YAML at column 15: mapping values are not allowed here "
-        "(check the indentation, colons and quotes there)"
-    )
-
-
-def test_tab_indentation(workdir):
-    assert error_of(BASE + "pricing:\n\tm: {input: 1, output: 2}\n") == (
-        "spec.yaml:5: invalid YAML at column 1: found character '\\t' that cannot start any token "
-        "(indent with spaces, not tabs)"
-    )
-
-
-def test_duplicate_key(workdir):
-    assert error_of(BASE + "concurrency: 2\nconcurrency: 3\n") == (
-        "spec.yaml:5: duplicate key 'concurrency' (first on line 4) (keep only one of them)"
-    )
-
-
-def test_python_tags_are_refused(workdir):
-    assert error_of(BASE + "experiment_prefix: !!python/object:os.system x\n") == (
-        "spec.yaml:4: invalid YAML at column 20: could not determine a constructor for the tag "
-        "'tag:yaml.org,2002:python/object:os.system' "
-        "(use plain mappings, lists, strings and numbers)"
-    )
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "# only a comment\n",
+            "spec.yaml: spec file is empty (add at least 'dataset:' and 'targets:')",
+            id="empty",
+        ),
+        pytest.param(
+            "- dataset\n- targets\n",
+            "spec.yaml:1: the top level must be a mapping of keys, got a list "
+            "(start with keys such as 'dataset:' and 'targets:')",
+            id="top-level-a-list",
+        ),
+        pytest.param(
+            BASE + "concurrency: 4: 5\n",
+            "spec.yaml:4: invalid YAML at column 15: mapping values are not allowed here "
+            "(check the indentation, colons and quotes there)",
+            id="yaml-syntax-names-line-and-column",
+        ),
+        pytest.param(
+            BASE + "pricing:\n\tm: {input: 1, output: 2}\n",
+            "spec.yaml:5: invalid YAML at column 1: found character '\\t' that cannot start any "
+            "token (indent with spaces, not tabs)",
+            id="tab-indentation",
+        ),
+        pytest.param(
+            BASE + "concurrency: 2\nconcurrency: 3\n",
+            "spec.yaml:5: duplicate key 'concurrency' (first on line 4) (keep only one of them)",
+            id="duplicate-key",
+        ),
+        pytest.param(
+            BASE + "experiment_prefix: !!python/object:os.system x\n",
+            "spec.yaml:4: invalid YAML at column 20: could not determine a constructor for the tag "
+            "'tag:yaml.org,2002:python/object:os.system' "
+            "(use plain mappings, lists, strings and numbers)",
+            id="python-tag",
+        ),
+        pytest.param(
+            BASE + "evaluators: &loop [*loop]\n",
+            "spec.yaml:4: invalid YAML: an alias refers to a node that contains it "
+            "(an anchor cannot be used inside itself)",
+            id="recursive-alias",
+        ),
+    ],
+)
+def test_a_broken_file_is_one_line_naming_where(workdir, text, message):
+    assert error_of(text) == message
 
 
 # --- errors: keys and values -----------------------------------------------------------
 
 
-def test_unknown_key_suggests_the_right_one(workdir):
-    assert error_of(BASE + "concurency: 4\n") == (
-        "spec.yaml:4: unknown key 'concurency' (did you mean 'concurrency'?)"
-    )
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            BASE + "concurency: 4\n",
+            "spec.yaml:4: unknown key 'concurency' (did you mean 'concurrency'?)",
+            id="unknown-key-suggests-the-right-one",
+        ),
+        pytest.param(
+            BASE + "  swarm:\n    target: pkg.swarm:graph\n    input_kye: q\n",
+            "spec.yaml:6: unknown key 'input_kye' in targets.swarm (did you mean 'input_key'?)",
+            id="unknown-nested-key",
+        ),
+        pytest.param(
+            BASE + "  swarm:\n    target: pkg.swarm:graph\n    initial_state: [1]\n",
+            "spec.yaml:6: targets.swarm.initial_state: expected a mapping, got a list",
+            id="wrong-value-deep-in-a-target",
+        ),
+        pytest.param(
+            BASE + "evaluators:\n  - routing_accuracy\n  - {mode: superset}\n",
+            "spec.yaml:6: evaluators[1]: evaluator mapping has no 'name' "
+            "(write {name: trajectory_match, mode: superset})",
+            id="evaluator-mapping-without-name",
+        ),
+        pytest.param(
+            "dataset: data.jsonl\n",
+            "spec.yaml:1: missing required key 'targets' (add 'targets:' mapping a name to an "
+            "import path, 'package.module:attr' or 'path/to/file.py:attr')",
+            id="missing-targets",
+        ),
+        pytest.param(
+            "# targets only\ntargets:\n  a: pkg.mod:graph\n",
+            "spec.yaml:2: missing required key 'dataset' "
+            "(add 'dataset: path/to/examples.jsonl', relative to the spec file)",
+            id="missing-dataset",
+        ),
+        pytest.param(
+            "dataset: data.jsonl\ntargets: {}\n",
+            "spec.yaml:2: targets: no targets "
+            "(map a name to an import path, e.g. 'supervisor: mypkg:graph')",
+            id="no-targets",
+        ),
+        pytest.param(
+            "dataset: data.jsonl\ntargets: [pkg.mod:graph]\n",
+            "spec.yaml:2: targets: expected a mapping of target names to import paths, got a list "
+            "(e.g. 'supervisor: mypkg.graphs:supervisor')",
+            id="targets-as-a-list",
+        ),
+        pytest.param(
+            BASE + "  swarm:\n    input_key: q\n",
+            "spec.yaml:4: targets.swarm: missing required key 'target' "
+            "(give an import path: 'package.module:attr' or 'path/to/file.py:attr')",
+            id="long-target-form-without-target",
+        ),
+        pytest.param(
+            BASE + "  swarm: {target: pkg.swarm:graph, name: x}\n",
+            "spec.yaml:4: unknown key 'name' in targets.swarm "
+            "(a target's name is its key under 'targets')",
+            id="target-name-key",
+        ),
+    ],
+)
+def test_a_wrong_key_or_structure_names_the_line(workdir, text, message):
+    assert error_of(text) == message
 
 
 def test_unknown_key_without_a_close_match_lists_the_keys(workdir):
@@ -273,12 +348,6 @@ def test_unknown_key_without_a_close_match_lists_the_keys(workdir):
     from agenteval_cli.spec.model import Spec
 
     assert message.endswith(f"{', '.join(Spec.model_fields)})")
-
-
-def test_unknown_nested_key(workdir):
-    assert error_of(BASE + "  swarm:\n    target: pkg.swarm:graph\n    input_kye: q\n") == (
-        "spec.yaml:6: unknown key 'input_kye' in targets.swarm (did you mean 'input_key'?)"
-    )
 
 
 @pytest.mark.parametrize(
@@ -329,61 +398,6 @@ def test_unknown_nested_key(workdir):
 )
 def test_wrong_value_names_the_key_and_what_is_expected(workdir, line, message):
     assert error_of(BASE + line + "\n") == f"spec.yaml:4: {message}"
-
-
-def test_wrong_value_deep_in_a_target(workdir):
-    assert error_of(BASE + "  swarm:\n    target: pkg.swarm:graph\n    initial_state: [1]\n") == (
-        "spec.yaml:6: targets.swarm.initial_state: expected a mapping, got a list"
-    )
-
-
-def test_evaluator_mapping_without_name(workdir):
-    assert error_of(BASE + "evaluators:\n  - routing_accuracy\n  - {mode: superset}\n") == (
-        "spec.yaml:6: evaluators[1]: evaluator mapping has no 'name' "
-        "(write {name: trajectory_match, mode: superset})"
-    )
-
-
-def test_missing_targets(workdir):
-    assert error_of("dataset: data.jsonl\n") == (
-        "spec.yaml:1: missing required key 'targets' (add 'targets:' mapping a name to an "
-        "import path, 'package.module:attr' or 'path/to/file.py:attr')"
-    )
-
-
-def test_missing_dataset(workdir):
-    assert error_of("# targets only\ntargets:\n  a: pkg.mod:graph\n") == (
-        "spec.yaml:2: missing required key 'dataset' "
-        "(add 'dataset: path/to/examples.jsonl', relative to the spec file)"
-    )
-
-
-def test_no_targets(workdir):
-    assert error_of("dataset: data.jsonl\ntargets: {}\n") == (
-        "spec.yaml:2: targets: no targets "
-        "(map a name to an import path, e.g. 'supervisor: mypkg:graph')"
-    )
-
-
-def test_targets_as_a_list(workdir):
-    assert error_of("dataset: data.jsonl\ntargets: [pkg.mod:graph]\n") == (
-        "spec.yaml:2: targets: expected a mapping of target names to import paths, got a list "
-        "(e.g. 'supervisor: mypkg.graphs:supervisor')"
-    )
-
-
-def test_long_target_form_without_target(workdir):
-    assert error_of(BASE + "  swarm:\n    input_key: q\n") == (
-        "spec.yaml:4: targets.swarm: missing required key 'target' "
-        "(give an import path: 'package.module:attr' or 'path/to/file.py:attr')"
-    )
-
-
-def test_target_name_key_is_refused(workdir):
-    assert error_of(BASE + "  swarm: {target: pkg.swarm:graph, name: x}\n") == (
-        "spec.yaml:4: unknown key 'name' in targets.swarm "
-        "(a target's name is its key under 'targets')"
-    )
 
 
 @pytest.mark.parametrize(
@@ -564,11 +578,35 @@ def test_pattern_options(workdir):
     assert qb.skill_tools == {"load_skill": "skill_name"}
 
 
-def test_malformed_import_path_in_long_form(workdir):
-    assert error_of(BASE + "  swarm:\n    target: pkg.swarm\n") == (
-        "spec.yaml:5: targets.swarm.target: malformed import path 'pkg.swarm': no ':attr' "
-        "(write 'package.module:attr' or 'path/to/file.py:attr')"
-    )
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            BASE + "  swarm:\n    target: pkg.swarm\n",
+            "spec.yaml:5: targets.swarm.target: malformed import path 'pkg.swarm': no ':attr' "
+            "(write 'package.module:attr' or 'path/to/file.py:attr')",
+            id="malformed-import-path-in-long-form",
+        ),
+        pytest.param(
+            "dataset: rows.txt\ntargets:\n  a: pkg.mod:graph\n",
+            "spec.yaml:1: dataset: unknown file format '.txt' "
+            "(use .jsonl, .json, .yaml, .yml, .csv)",
+            id="unknown-dataset-format",
+        ),
+        pytest.param(
+            "dataset: rows.josnl\ntargets:\n  a: pkg.mod:graph\n",
+            "spec.yaml:1: dataset: unknown file format '.josnl' (did you mean '.jsonl'?)",
+            id="dataset-format-typo",
+        ),
+        pytest.param(
+            "dataset: {}\ntargets:\n  a: pkg.mod:graph\n",
+            "spec.yaml:1: dataset: no 'path' given (give a file path, or a LangSmith 'name')",
+            id="dataset-without-path-or-name",
+        ),
+    ],
+)
+def test_a_wrong_import_path_or_dataset_entry_names_the_line(workdir, text, message):
+    assert error_of(text) == message
 
 
 def test_missing_dataset_file_names_the_resolved_path(workdir):
@@ -585,24 +623,6 @@ def test_dataset_path_that_is_a_folder(workdir):
     assert error_of("dataset: rows.jsonl\ntargets:\n  a: pkg.mod:graph\n") == (
         f"spec.yaml:1: dataset: file is not a file: {workdir.resolve() / 'rows.jsonl'} "
         f"(the path is relative to the spec's folder, {workdir.resolve()})"
-    )
-
-
-def test_unknown_dataset_format(workdir):
-    assert error_of("dataset: rows.txt\ntargets:\n  a: pkg.mod:graph\n") == (
-        "spec.yaml:1: dataset: unknown file format '.txt' (use .jsonl, .json, .yaml, .yml, .csv)"
-    )
-
-
-def test_dataset_format_typo(workdir):
-    assert error_of("dataset: rows.josnl\ntargets:\n  a: pkg.mod:graph\n") == (
-        "spec.yaml:1: dataset: unknown file format '.josnl' (did you mean '.jsonl'?)"
-    )
-
-
-def test_dataset_without_path_or_name(workdir):
-    assert error_of("dataset: {}\ntargets:\n  a: pkg.mod:graph\n") == (
-        "spec.yaml:1: dataset: no 'path' given (give a file path, or a LangSmith 'name')"
     )
 
 
@@ -632,13 +652,6 @@ def test_split_import_path_error_carries_a_hint():
     with pytest.raises(SpecValueError) as caught:
         split_import_path("pkg.mod")
     assert caught.value.hint == "write 'package.module:attr' or 'path/to/file.py:attr'"
-
-
-def test_recursive_alias_is_refused(workdir):
-    assert error_of(BASE + "evaluators: &loop [*loop]\n") == (
-        "spec.yaml:4: invalid YAML: an alias refers to a node that contains it "
-        "(an anchor cannot be used inside itself)"
-    )
 
 
 def test_shared_anchors_are_fine(workdir):

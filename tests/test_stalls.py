@@ -4,10 +4,10 @@ keep their time (agenteval_cli.execution.guards.stalls)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 
+from projects import project
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -126,23 +126,23 @@ def test_the_heartbeat_counts_the_time_the_loop_was_held():
 
 
 def test_a_blocking_target_is_named_on_the_terminal(tmp_path):
-    (tmp_path / "targets.py").write_text(
+    spec = project(
+        tmp_path,
         "import asyncio, time\n"
         "async def blocker(inputs):\n"
         "    time.sleep(1.2)\n"
         "    return {'final_response': 'late'}\n"
         "async def innocent(inputs):\n"
         "    await asyncio.sleep(0.1)\n"
-        "    return {'final_response': 'fine'}\n"
-    )
-    (tmp_path / "data.jsonl").write_text(json.dumps({"id": "a", "inputs": {"question": "q"}}))
-    (tmp_path / "spec.yaml").write_text(
-        "dataset: data.jsonl\ntargets:\n  innocent: targets.py:innocent\n"
-        "  blocker: targets.py:blocker\ntimeout_s: 0.5\nmax_error_rate: 1\n"
+        "    return {'final_response': 'fine'}\n",
+        module="targets.py",
+        targets={"innocent": "innocent", "blocker": "blocker"},
+        data=[{"id": "a", "inputs": {"question": "q"}}],
+        extra="timeout_s: 0.5\nmax_error_rate: 1\n",
     )
     result = CliRunner().invoke(
         app,
-        ["run", str(tmp_path / "spec.yaml"), "--store", str(tmp_path / "db")],
+        ["run", str(spec), "--store", str(tmp_path / "db")],
         env={"COLUMNS": "400", "NO_COLOR": "1"},
     )
     assert result.exit_code == 0, result.output

@@ -7,6 +7,7 @@ import json
 import sqlite3
 
 import pytest
+from projects import project, rows
 
 from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
 from agenteval_cli.metrics.summary import summarize
@@ -294,18 +295,16 @@ async def answer(inputs):
 
 def store_project(folder, n: int = 40):
     """A two-target spec whose every result takes about a page of the store."""
-    import json
-
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "targets.py").write_text(STORE_TARGETS)
-    rows = (json.dumps({"id": f"e{i}", "inputs": {"question": f"q {i}"}}) for i in range(n))
-    (folder / "data.jsonl").write_text("\n".join(rows) + "\n")
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        "experiment_prefix: disk\ndataset: data.jsonl\n"
-        "targets: {a: targets.py:answer, b: targets.py:answer}\nevaluators: []\nconcurrency: 2\n"
+    return project(
+        folder,
+        STORE_TARGETS,
+        module="targets.py",
+        targets={"a": "answer", "b": "answer"},
+        data=rows(n, question="q {i}"),
+        prefix="disk",
+        evaluators="[]",
+        concurrency=2,
     )
-    return spec
 
 
 def cli(*args):

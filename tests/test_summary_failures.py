@@ -8,6 +8,8 @@ import json
 import time
 from pathlib import Path
 
+from projects import project
+
 TARGET = """
 def answer(inputs):
     return {"final_response": "about " + inputs["question"]}
@@ -35,19 +37,13 @@ def good_summary(outputs):
 
 
 def write_spec(tmp_path: Path, summaries: list[str], extra: str = "") -> Path:
-    (tmp_path / "target.py").write_text(TARGET, encoding="utf-8")
-    (tmp_path / "evals.py").write_text(EVALUATORS, encoding="utf-8")
-    rows = [json.dumps({"id": f"e{i}", "inputs": {"question": f"q{i}"}}) for i in range(2)]
-    (tmp_path / "data.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    """A target on two rows, the evaluator 'fine' and the summary evaluators ``summaries``."""
     entries = "\n  - {name: fine, type: custom, target: evals.py:fine}" + "".join(
         f"\n  - {{name: {n}, type: custom, summary: true, target: evals.py:{n}}}" for n in summaries
     )
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        f"dataset: data.jsonl\ntargets: {{t: target.py:answer}}\nevaluators:{entries}\n{extra}",
-        encoding="utf-8",
+    return project(
+        tmp_path, TARGET, files={"evals.py": EVALUATORS}, data=2, evaluators=entries, extra=extra
     )
-    return spec
 
 
 def test_a_summary_evaluator_that_raises_fails_the_run_with_one_line(tmp_path, invoke):

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from projects import project
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
@@ -183,19 +184,19 @@ cli = CliRunner()
 
 
 def write_run(tmp: Path, targets: list[str], cities: list[str], concurrency: int) -> Path:
-    (tmp / "threaded_targets.py").write_text(TARGETS)
     rows = [
-        json.dumps({"id": c.lower(), "inputs": {"question": f"Weather in {c}?", "city": c}})
-        for c in cities
+        {"id": c.lower(), "inputs": {"question": f"Weather in {c}?", "city": c}} for c in cities
     ]
-    (tmp / "data.jsonl").write_text("\n".join(rows) + "\n")
-    spec = tmp / "spec.yaml"
-    listed = "".join(f"  {name}: threaded_targets.py:{name}\n" for name in targets)
-    spec.write_text(
-        f"experiment_prefix: threads\ndataset: data.jsonl\ntargets:\n{listed}"
-        f"evaluators: [token_cost]\nconcurrency: {concurrency}\n"
+    return project(
+        tmp,
+        TARGETS,
+        module="threaded_targets.py",
+        targets={name: name for name in targets},
+        data=rows,
+        prefix="threads",
+        evaluators="[token_cost]",
+        concurrency=concurrency,
     )
-    return spec
 
 
 def run_cli(tmp: Path, spec: Path):

@@ -22,7 +22,7 @@ from agenteval_cli.store import find_store
 if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
-    from agenteval_cli.results.errors import TargetErrors
+    from agenteval_cli.results.failures import TargetErrors
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
 
@@ -430,7 +430,7 @@ class _Session:
         light: bool = False,
     ) -> RunReport:
         """The report of experiments as the store holds them now."""
-        from agenteval_cli.results.errors import run_errors
+        from agenteval_cli.results.failures import run_errors
 
         experiments = [self._experiment(r.id) for r in records]
         ids = [e.id for e in experiments]

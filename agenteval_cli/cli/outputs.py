@@ -178,7 +178,7 @@ def report_run_errors(
     allowed = report.spec.max_interrupt_rate if max_interrupt_rate is None else max_interrupt_rate
     from agenteval_cli.cli.progress import shown  # names and messages are data, not markup
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.results.errors import SHOWN_REASONS
+    from agenteval_cli.results.failures import SHOWN_REASONS
 
     err = stderr()
     for found in report.errors:

@@ -14,7 +14,7 @@ from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
 from agenteval_cli.report.table import plain, print_agent_table
-from agenteval_cli.results.errors import SHOWN_REASONS
+from agenteval_cli.results.failures import SHOWN_REASONS
 from agenteval_cli.results.sources import ExperimentData
 
 _MARK = {"better": " ▲", "worse": " ▼"}

@@ -22,7 +22,7 @@ from agenteval_cli.metrics.registry import MetricInfo
 from agenteval_cli.metrics.stats import PairedComparison, compare_examples
 from agenteval_cli.metrics.summary import unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
-from agenteval_cli.results.errors import ErrorReason, error_reasons
+from agenteval_cli.results.failures import ErrorReason, error_reasons
 from agenteval_cli.results.sources import ExperimentData, Run
 
 if TYPE_CHECKING:

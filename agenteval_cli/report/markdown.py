@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from agenteval_cli.core.redact import redact, strip_control
 from agenteval_cli.report.comparison import Comparison, fmt_mean
-from agenteval_cli.results.errors import SHOWN_REASONS
+from agenteval_cli.results.failures import SHOWN_REASONS
 
 if TYPE_CHECKING:
     from agenteval_cli.gating.verdict import GateFailure

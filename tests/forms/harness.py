@@ -1,9 +1,9 @@
 """Run a form through the CLI and hold every result against the truth from the model log.
 
-:func:`run_spec` writes the spec and the dataset into a folder, runs ``agenteval run SPEC
---json OUT`` in-process and returns the results of each target, with the traces read back
-from the store. :func:`mismatches` lists every way a target's results differ from the
-truth, as ``example: what: agenteval=X truth=Y`` lines.
+:func:`write_form` writes the spec and the dataset into a folder; :func:`run_spec` runs
+``agenteval run SPEC --json OUT`` on them in-process and returns the results of each
+target, with the traces read back from the store. :func:`mismatches` lists every way a
+target's results differ from the truth, as ``example: what: agenteval=X truth=Y`` lines.
 """
 
 from __future__ import annotations
@@ -58,16 +58,19 @@ class Run:
         return next(e for e in self.document["experiments"] if e["target"] == target)["metrics"]
 
 
-def run_spec(
+def write_form(
     folder: Path,
     *,
     targets: dict[str, Any],
     rows: list[dict[str, Any]],
     evaluators: list[Any] | None = None,
     name: str = "forms",
-    exit_code: int = 0,
     **spec: Any,
-) -> Run:
+) -> Path:
+    """The spec (returned) and the dataset of a form's run, written into ``folder``. The
+    spec's keys come in this order: ``experiment_prefix``, ``dataset``, ``targets`` (so
+    the first target is on line 4), ``evaluators``, ``concurrency`` (4), ``pricing``, then
+    those of ``spec``."""
     folder.mkdir(parents=True, exist_ok=True)
     document = {
         "experiment_prefix": name,
@@ -81,6 +84,23 @@ def run_spec(
     spec_path = folder / "spec.yaml"
     spec_path.write_text(yaml.safe_dump(document, sort_keys=False))
     (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return spec_path
+
+
+def run_spec(
+    folder: Path,
+    *,
+    targets: dict[str, Any],
+    rows: list[dict[str, Any]],
+    evaluators: list[Any] | None = None,
+    name: str = "forms",
+    exit_code: int = 0,
+    **spec: Any,
+) -> Run:
+    """Run the form :func:`write_form` writes; its results, read back from the store."""
+    spec_path = write_form(
+        folder, targets=targets, rows=rows, evaluators=evaluators, name=name, **spec
+    )
     out, db = folder / "out.json", folder / "agenteval.db"
     LOG.clear()
     result = CliRunner().invoke(

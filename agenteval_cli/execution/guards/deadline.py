@@ -6,6 +6,19 @@ each step timed: one of ``BLOCKING_S`` or more held the loop and is blamed on th
 held by others before it fires, and a call that held the loop itself past its time-out is
 timed out when it comes back, since nothing could interrupt it. The same bookkeeping tells
 a stopped run's watchdog which call holds the loop, or which calls would not end.
+
+Why not a plain ``asyncio.timeout(timeout)`` beside the stall warnings: its timer runs on
+the loop, so a target that blocks the loop (``time.sleep`` in an async target) turns the
+verdicts upside down. Each of these tests in ``tests/test_stalls.py`` fails with it:
+
+- ``test_the_target_that_blocks_is_timed_out_and_its_neighbour_is_not``: the neighbour that
+  awaited 0.2 s of a 0.5 s time-out fails with ``TimeoutError`` for the 1.5 s it was
+  starved, while the blocker, which never awaits, comes back a success ("late");
+- ``test_blocking_after_a_wait_is_timed_out_by_the_deadline_too``: a block of 1.0 s
+  between two awaits times out its 0.4 s neighbour alongside the blocker, whose error no
+  longer says that it blocked the loop;
+- ``test_a_slow_neighbour_of_a_blocker_still_times_out_on_its_own_time``: the slow
+  neighbour is timed out at 0.6 s of wall time, the 0.3 s it was starved not given back.
 """
 
 from __future__ import annotations
