@@ -42,7 +42,7 @@ class MetricRow:
     means: list[float | None]  # per side, over all the examples it scored
     spreads: list[float | None]  # per side: sd of the per-repetition means
     vs_first: list[PairedComparison | None]  # per side after the first
-    info: MetricInfo = field(default_factory=lambda: MetricInfo("?"))  # how the key reads
+    info: MetricInfo  # how the key reads, as the comparison's catalog declares it
 
     @property
     def label(self) -> str:
