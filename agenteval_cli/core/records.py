@@ -326,8 +326,64 @@ class Score:
 
 
 @dataclass
+class Turn:
+    """One turn of a conversation: what was sent (the turn's inputs as the row gives them,
+    or ``{"resume": value}`` answering an interrupt), what the target answered, that call's
+    own trace and the turn's scores against the row's ``outputs.turns`` references."""
+
+    inputs: dict[str, Any]
+    outputs: dict[str, Any] | None
+    trace: Trace
+    scores: list[Score] = field(default_factory=list)
+    error: str | None = None
+    interrupt: str | None = None
+    latency_s: float = 0.0
+
+    @property
+    def status(self) -> str:
+        return result_status(self.error, self.interrupt)
+
+    def score_map(self) -> dict[str, float | bool | None]:
+        return {s.key: s.score for s in self.scores}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the trace with its ``tokens``), as the store and ``--json`` keep it."""
+        return {
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "trace": self.trace.to_dict(),
+            "scores": [{"key": s.key, "score": s.score, "comment": s.comment} for s in self.scores],
+            "error": self.error,
+            "interrupt": self.interrupt,
+            "latency_s": self.latency_s,
+            "status": self.status,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Turn:
+        return cls(
+            inputs=dict(data.get("inputs") or {}),
+            outputs=data.get("outputs"),
+            trace=Trace.from_dict(data.get("trace")),
+            scores=[
+                Score(str(s["key"]), s.get("score"), s.get("comment"))
+                for s in data.get("scores") or []
+                if isinstance(s, dict) and "key" in s
+            ],
+            error=data.get("error"),
+            interrupt=data.get("interrupt"),
+            latency_s=float(data.get("latency_s") or 0.0),
+        )
+
+
+@dataclass
 class Result:
-    """One example x target x repetition: the target's outputs, its trace and the scores."""
+    """One example x target x repetition: the target's outputs, its trace and the scores.
+
+    For a conversation (a row with ``inputs.turns``) ``turns`` holds each turn; ``outputs``
+    are the last turn's, ``trace`` every turn's calls in order, ``scores`` the
+    conversation's, and ``error`` / ``interrupt`` the turn that ended it. ``None`` for a
+    single-turn result."""
 
     example_id: str
     repetition: int
@@ -340,6 +396,7 @@ class Result:
     cached: bool = False  # outputs and trace came from the response cache
     # The graph stopped at ``interrupt()`` waiting for input (what it asked for): no answer.
     interrupt: str | None = None
+    turns: list[Turn] | None = None
 
     @property
     def status(self) -> str:
@@ -410,6 +467,7 @@ class Run:
     # The whole recorded trace, when the run is built for an evaluator (the reports keep
     # only the fields above, never the messages of every result).
     recorded: Trace | None = field(default=None, repr=False, compare=False)
+    turns: list[Turn] | None = None  # a conversation's turns (see Result.turns)
 
     @property
     def id(self) -> str:
@@ -473,4 +531,5 @@ class Run:
             cached=result.cached,
             interrupt=result.interrupt,
             recorded=trace if keep_trace else None,
+            turns=result.turns,
         )

@@ -485,6 +485,10 @@ class Runner:
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
         """The scores of a result, under the run's evaluator pool: for one that errored or
         stopped at an interrupt, the trace's (the scores that need an answer are null)."""
+        if result.turns is not None:  # a conversation: each turn, then the whole
+            from agenteval_cli.evaluators.conversation import score_conversation
+
+            return await score_conversation(self.evaluators, item.example, result, self._pool)
         outputs = result.outputs or {}
         return await score(
             self.evaluators,

@@ -1,0 +1,106 @@
+"""Conversation rows: a row whose ``inputs.turns`` lists what the user says, turn by turn.
+
+Each turn is what a single-turn row's inputs are (a mapping such as ``{"question": ...}``,
+or a string: the user's message), or ``{"resume": value}``: the answer to the interrupt the
+previous turn stopped at, sent as ``Command(resume=value)``. ``outputs.turns`` (optional,
+as long as ``inputs.turns``) holds each turn's references; the other keys of ``outputs`` are
+the whole conversation's. Rows without ``inputs.turns`` are single-turn, unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agenteval_cli.core.records import Example
+
+TURNS = "turns"
+RESUME = "resume"
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A turn that answers an interrupt: ``Command(resume=value)``."""
+
+    value: Any
+
+
+TurnInput = dict[str, Any] | Resume
+
+
+def is_conversation(example: Example) -> bool:
+    return isinstance(example.inputs, dict) and TURNS in example.inputs
+
+
+def turn_inputs(example: Example, *, input_key: str = "question") -> list[TurnInput]:
+    """The row's turns as inputs: a string turn is ``{input_key: text}``, a resume turn a
+    :class:`Resume`. Assumes :func:`shape_problem` found none."""
+    turns: list[TurnInput] = []
+    for turn in example.inputs[TURNS]:
+        if isinstance(turn, str):
+            turns.append({input_key: turn})
+        elif set(turn) == {RESUME}:
+            turns.append(Resume(turn[RESUME]))
+        else:
+            turns.append(dict(turn))
+    return turns
+
+
+def turn_references(example: Example) -> list[dict[str, Any]]:
+    """Each turn's references (``outputs.turns``), ``{}`` for a turn that has none."""
+    count = len(example.inputs[TURNS])
+    given = example.outputs.get(TURNS) if isinstance(example.outputs, dict) else None
+    if not isinstance(given, list):
+        return [{} for _ in range(count)]
+    return [dict(each) if isinstance(each, dict) else {} for each in given]
+
+
+def conversation_references(example: Example) -> dict[str, Any]:
+    """The references of the whole conversation: ``outputs`` without ``turns``."""
+    return {k: v for k, v in (example.outputs or {}).items() if k != TURNS}
+
+
+def shape_problem(inputs: Any, outputs: Any) -> str | None:
+    """What is wrong with a conversation row's shape, in one clause, or None.
+
+    Checked when a dataset is read and by ``dataset validate``. A resume with no interrupt
+    before it cannot be known until the conversation runs: that is the conversation's error
+    then, not the row's."""
+    if not isinstance(inputs, dict) or TURNS not in inputs:
+        if isinstance(outputs, dict) and TURNS in outputs:
+            return "outputs.turns is given but inputs.turns is not: add the turns to inputs"
+        return None
+    turns = inputs[TURNS]
+    if not isinstance(turns, list) or not turns:
+        return "inputs.turns must be a non-empty list of turns (strings or mappings)"
+    for number, turn in enumerate(turns, 1):
+        if isinstance(turn, str):
+            if not turn.strip():
+                return f"inputs.turns[{number}] is an empty message"
+            continue
+        if not isinstance(turn, dict) or not turn:
+            return (
+                f"inputs.turns[{number}] is {type(turn).__name__}: give a string, a "
+                'mapping of input fields, or {"resume": value}'
+            )
+        if RESUME in turn and len(turn) > 1:
+            return f'inputs.turns[{number}] mixes "resume" with other fields: resume alone'
+    if isinstance(turns[0], dict) and set(turns[0]) == {RESUME}:
+        return "inputs.turns[1] is a resume: a conversation starts with a message"
+    others = [key for key in inputs if key != TURNS]
+    if others:
+        return f"inputs has {', '.join(others)} beside turns: put each turn's fields in its turn"
+    if not isinstance(outputs, dict) or TURNS not in outputs:
+        return None
+    references = outputs[TURNS]
+    if not isinstance(references, list):
+        return "outputs.turns must be a list (one mapping of references per turn)"
+    if len(references) != len(turns):
+        return (
+            f"outputs.turns has {len(references)} entries for {len(turns)} turns: give one "
+            "per turn ({} for a turn with no references)"
+        )
+    for number, each in enumerate(references, 1):
+        if not isinstance(each, dict):
+            return f"outputs.turns[{number}] must be a mapping of references, not {each!r}"
+    return None
