@@ -570,3 +570,134 @@ def test_an_example_is_checked_on_resolved_only_where_it_was_scored():
     (check,) = [c for c in example_checks([unresolved], defaults) if c.key == "resolved"]
     assert not check.passed
     assert check.comment == "unmet: conversation resolution_coverage 0.0% (pass mark >= 1)"
+
+
+# Real graphs, driven turn by turn on one thread (a checkpointer keeps the conversation), each
+# turn traced by its own recorder: the figures worked out from the scripted models' replies.
+
+
+def run_turns(graph: Any, questions: list[str], coordinators: list[str]) -> list[Turn]:
+    from langchain_core.messages import HumanMessage
+
+    from agenteval_cli.trace.recorder import TraceRecorder
+
+    turns = []
+    for question in questions:
+        recorder = TraceRecorder(coordinators=coordinators)
+        config = {"configurable": {"thread_id": "c1"}, "callbacks": [recorder]}
+        state = graph.invoke({"messages": [HumanMessage(question)]}, config=config)
+        answer = {"final_response": state["messages"][-1].content}
+        turns.append(Turn({"question": question}, answer, recorder.trace()))
+    return turns
+
+
+QUESTIONS = ["billing: charged twice?", "billing: when is the refund?", "account: new address"]
+
+
+def test_a_real_swarm_keeps_the_active_agent_across_turns():
+    """create_swarm with a checkpointer: turn 1 triage → billing; turn 2 billing answers
+    (the active agent, no routing); turn 3 billing hands the address over to account."""
+    from fakes import reply, scripted
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph_swarm import create_handoff_tool, create_swarm
+
+    triage = create_agent(
+        scripted("m", reply(tools=[("transfer_to_billing", {})], tokens=(100, 10))),
+        tools=[create_handoff_tool(agent_name="billing")],
+        name="triage",
+    )
+    billing = create_agent(
+        scripted(
+            "m",
+            reply("A refund is on its way.", tokens=(200, 20)),
+            reply("Within 5 days.", tokens=(300, 30)),
+            reply(tools=[("transfer_to_account", {})], tokens=(400, 40)),
+        ),
+        tools=[create_handoff_tool(agent_name="account")],
+        name="billing",
+    )
+    account = create_agent(
+        scripted("m", reply("Your address is updated.", tokens=(500, 50))),
+        tools=[],
+        name="account",
+    )
+    graph = create_swarm([triage, billing, account], default_active_agent="triage").compile(
+        checkpointer=InMemorySaver()
+    )
+    turns = run_turns(graph, QUESTIONS, [])
+    assert [t.trace.agent_path for t in turns] == [
+        ["triage", "billing"],
+        ["billing"],
+        ["billing", "account"],
+    ]
+    outputs = {
+        "turns": [
+            {"expected_agents": ["billing"]},
+            {"expected_agents": ["billing"]},
+            {"expected_agents": ["account"]},
+        ]
+    }
+    scores, comments, _ = conversation(turns, outputs)
+    assert scores["agent_continuity"] == 0.5
+    assert comments["agent_continuity"] == ("turn 2: billing went on; turn 3: billing → account")
+    assert scores["model_calls"] == 5.0
+    assert scores["followup_model_calls"] == 1.5  # (1 + 2) / 2
+    # $1 / $2 per million: turn 2 is 300 + 60 millionths, turn 3 (400 + 80) + (500 + 100)
+    assert scores["followup_cost_usd"] == pytest.approx((0.00036 + 0.00108) / 2)
+    assert scores["total_tokens"] == 110 + 220 + 330 + 440 + 550
+    assert scores["conversation_handoffs"] == 2.0
+    assert scores["conversation_ping_pong"] is False
+    assert scores["routing_accuracy"] == 1.0
+    assert scores["resolved"] is True and scores["turns_to_resolution"] == 3.0
+
+
+def test_a_real_supervisor_routes_every_turn_again():
+    """create_supervisor with a checkpointer: every turn begins at the supervisor, which
+    hands over and answers once the specialist hands back."""
+    import warnings
+
+    from fakes import reply, scripted
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph_supervisor import create_supervisor
+
+    from agenteval_cli.trace.attribution import graph_coordinators
+
+    billing = create_agent(
+        scripted("m", reply("Refund issued.", tokens=(10, 1)), reply("In 5 days.", tokens=(10, 1))),
+        tools=[],
+        name="billing",
+    )
+    account = create_agent(
+        scripted("m", reply("Address changed.", tokens=(10, 1))), tools=[], name="account"
+    )
+    boss = scripted(
+        "m",
+        reply(tools=[("transfer_to_billing", {})], tokens=(10, 1)),
+        reply("A refund is on its way.", tokens=(10, 1)),
+        reply(tools=[("transfer_to_billing", {})], tokens=(10, 1)),
+        reply("Within 5 days.", tokens=(10, 1)),
+        reply(tools=[("transfer_to_account", {})], tokens=(10, 1)),
+        reply("Your address is updated.", tokens=(10, 1)),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        workflow = create_supervisor([billing, account], model=boss, supervisor_name="supervisor")
+    graph = workflow.compile(checkpointer=InMemorySaver())
+    turns = run_turns(graph, QUESTIONS, graph_coordinators(graph))
+    assert [t.trace.agent_path for t in turns] == [
+        ["supervisor", "billing", "supervisor"],
+        ["supervisor", "billing", "supervisor"],
+        ["supervisor", "account", "supervisor"],
+    ]
+    scores, comments, _ = conversation(turns, {})
+    assert scores["agent_continuity"] == 0.0  # every follow-up began at the supervisor
+    assert comments["agent_continuity"] == (
+        "turn 2 began at supervisor, not billing; turn 3 began at supervisor, not billing"
+    )
+    assert scores["model_calls"] == 9.0
+    assert scores["followup_model_calls"] == 3.0
+    assert scores["conversation_handoffs"] == 6.0  # 2 a turn: there and back
+    # billing → supervisor → billing across turns 1 and 2 is the supervisor's routing
+    assert scores["conversation_ping_pong"] is False
