@@ -701,3 +701,27 @@ def test_a_real_supervisor_routes_every_turn_again():
     assert scores["conversation_handoffs"] == 6.0  # 2 a turn: there and back
     # billing → supervisor → billing across turns 1 and 2 is the supervisor's routing
     assert scores["conversation_ping_pong"] is False
+
+
+def test_compare_pairs_conversations_and_says_what_their_request_figures_are():
+    from agenteval_cli.core.records import Run
+    from agenteval_cli.report import comparison
+    from agenteval_cli.results.sources import ExperimentData
+
+    def side(target: str, turns: list[Turn]) -> ExperimentData:
+        scores, _, scored = conversation(turns, ROUTES)
+        result = Result("c1", 0, {}, Trace(), [Score(k, v) for k, v in scores.items()])
+        result.turns = scored
+        return ExperimentData(f"exp-{target}", target, [Run.from_result(result)])
+
+    swarm = swarm_turns(trace(["billing", "account"], [hop("billing", "account")]))
+    built = comparison.build([side("sup", supervisor()), side("swarm", swarm)])
+    rows = {row.key: row.means for row in built.rows}
+    assert rows["agent_continuity"] == [0.0, 0.0]
+    assert rows["followup_model_calls"] == [3.0, 2.0]
+    assert rows["total_tokens"] == [9000.0, 6000.0]  # 3 + 3 calls, 2 + 2 calls
+    assert built.note is not None
+    assert built.note.startswith(
+        "conversations: 1 / 1 (per target); a request metric of a conversation is the sum of "
+        "its turns' for "
+    )

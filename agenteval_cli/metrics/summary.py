@@ -210,6 +210,31 @@ def unanswered_note(summaries: Sequence[Summary]) -> str | None:
     )
 
 
+def conversation_note(
+    summaries: Sequence[Summary], catalog: Catalog, keys: Iterable[str]
+) -> str | None:
+    """What a request figure of ``keys`` means when results are conversations: its turns'
+    sum (counts, spend) or mean (rates, outcomes), as each metric declares; None when no
+    result is a conversation."""
+    counted = [s.conversations for s in summaries]
+    if not any(counted):
+        return None
+    shown = [
+        m
+        for m in (catalog.info(k) for k in keys)
+        if m.level == "request" and m.scope == "result" and m.shown and m.under is None
+    ]
+    summed = [m.label for m in shown if m.across_turns == "sum"]
+    averaged = [m.label for m in shown if m.across_turns == "mean"]
+    parts = [f"the sum of its turns' for {', '.join(summed)}"] if summed else []
+    parts += [f"the mean of its turns' for {', '.join(averaged)}"] if averaged else []
+    counts = " / ".join(str(n) for n in counted)
+    text = f"conversations: {counts}" + (" (per target)" if len(counted) > 1 else "")
+    if parts:
+        text += f"; a request metric of a conversation is {', '.join(parts)}"
+    return text
+
+
 def summarize(
     results: Iterable[Result], *, repetitions: int | None = None, catalog: Catalog = BUILT_IN
 ) -> Summary:

@@ -22,7 +22,7 @@ from rich.text import Text
 from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog, merged
 from agenteval_cli.metrics.info import NA, format_value
-from agenteval_cli.metrics.summary import Summary
+from agenteval_cli.metrics.summary import Summary, conversation_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,7 +65,9 @@ def comparison_table(
     metrics = [summary.metrics() for summary in summaries]
     keys = by_level(catalog, catalog.ordered(dict.fromkeys(k for m in metrics for k in m)))
     caption = Text("\n".join(clashes), style="yellow")
-    note = conversation_note(catalog, summaries, keys)
+    note = conversation_note(summaries, catalog, keys)
+    if note and any(info(k).level == "conversation" for k in keys):
+        note += "; the metrics under the line are per conversation"
     if note:
         caption.append(("\n" if clashes else "") + note, style="dim")
     if clashes or note:
@@ -123,39 +125,6 @@ def by_level(catalog: Catalog, keys: list[str]) -> list[str]:
         + [k for k in keys if k in level]
         + [k for k in keys if k in run]
     )
-
-
-def conversation_note(catalog: Catalog, summaries: Sequence[Summary], keys: list[str]) -> str:
-    """What a request figure means when results are conversations: its turns' sum (counts,
-    spend) or mean (rates, outcomes); the conversations' own figures are under a line."""
-    counted = [s.conversations for s in summaries]
-    if not any(counted):
-        return ""
-    shown = [
-        k
-        for k in keys
-        if (m := catalog.info(k)).level == "request"
-        and m.scope == "result"
-        and m.shown
-        and m.under is None
-    ]
-    summed = [catalog.label(k) for k in shown if catalog.info(k).across_turns == "sum"]
-    rates = [catalog.label(k) for k in shown if catalog.info(k).across_turns == "mean"]
-    how = ", ".join(
-        part
-        for part in (
-            f"the sum of its turns' for {', '.join(summed)}" if summed else "",
-            f"the mean of its turns' for {', '.join(rates)}" if rates else "",
-        )
-        if part
-    )
-    counts = " / ".join(str(n) for n in counted)
-    text = f"conversations: {counts}" + (" (per target)" if len(counted) > 1 else "")
-    if how:
-        text += f"; a request metric of a conversation is {how}"
-    if any(catalog.info(k).level == "conversation" for k in keys):
-        text += "; the metrics under the line are per conversation"
-    return text
 
 
 def plain(value: object, style: str = "") -> Text:
