@@ -82,6 +82,10 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
             active = target.active_agent
             loaded[-1].active_agent = ActiveAgent(active.key, active.default)
         loaded[-1].skill_tools = dict(target.skill_tools)
+    # Tracing is made ready with the targets, before the run starts: a target that imports
+    # LangChain lazily is then traced on its first call (called once, billed once), and a
+    # run of targets that never load LangChain pays the import here, not in its loop.
+    import agenteval_cli.trace.recorder  # noqa: F401
     return loaded
 
 

@@ -241,6 +241,8 @@ class Runner:
 
         # Tracing is ready (LangChain's callbacks loaded) before the first call, so a target
         # that imports its graph lazily is traced on its first call: called once, billed once.
+        # Loading the targets made it so already (execution.loading); a Runner built by hand
+        # pays the import here.
         import_module("agenteval_cli.trace.recorder")
 
         loop = asyncio.get_running_loop()
