@@ -20,6 +20,7 @@ The supervisor still routes every turn again: that is the pattern.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -66,4 +67,15 @@ def build_graph(
 
 
 graph = build_graph()
-conversational_graph = build_graph(conversational=True)
+
+
+@functools.cache
+def _conversational_graph() -> CompiledStateGraph:
+    return build_graph(conversational=True)
+
+
+def __getattr__(name: str) -> CompiledStateGraph:
+    """``conversational_graph``, built on first use: the single-turn demo does not pay for it."""
+    if name == "conversational_graph":
+        return _conversational_graph()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

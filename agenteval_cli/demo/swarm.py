@@ -14,6 +14,7 @@ interrupts to ask the customer first (answered with ``Command(resume="yes")``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Annotated, Any
 
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
@@ -87,4 +88,15 @@ def build_graph(
 
 
 graph = build_graph()
-conversational_graph = build_graph(conversational=True)
+
+
+@functools.cache
+def _conversational_graph() -> CompiledStateGraph:
+    return build_graph(conversational=True)
+
+
+def __getattr__(name: str) -> CompiledStateGraph:
+    """``conversational_graph``, built on first use: the single-turn demo does not pay for it."""
+    if name == "conversational_graph":
+        return _conversational_graph()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
