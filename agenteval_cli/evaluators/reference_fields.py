@@ -17,6 +17,7 @@ from itertools import islice
 from typing import Any
 
 from agenteval_cli.core.records import Example
+from agenteval_cli.data.conversations import reference_fields
 from agenteval_cli.evaluators.registry import REGISTRY, entry_references
 
 CHECKED_ROWS = 8192  # rows read for the check (a large file: its first)
@@ -56,7 +57,7 @@ def reference_warnings(
     rows = list(islice(examples, CHECKED_ROWS))
     present: set[str] = set()
     for example in rows:
-        present.update(str(k) for k in example.outputs)
+        present.update(reference_fields(example))
     known = _known_fields(reads)
     unknown = sorted(present - known)
     if not unknown:
@@ -101,9 +102,9 @@ def _in_some_rows(
     typo, for an evaluator other rows do give its field (a row with no such field is one
     that expects nothing, as a negative example does)."""
     found: dict[tuple[str, str], tuple[list[str], list[str]]] = {}  # -> (readers, row ids)
-    given = {r.name for r in reads if any(f in e.outputs for e in rows for f in r.needed)}
-    for example in rows:
-        fields = {str(k) for k in example.outputs}
+    given_fields = [reference_fields(e) for e in rows]
+    given = {r.name for r in reads if any(f in g for g in given_fields for f in r.needed)}
+    for example, fields in zip(rows, given_fields, strict=True):
         for r in reads:
             if r.name not in given or set(r.needed) & fields:
                 continue
