@@ -29,6 +29,7 @@ from agenteval_cli.targets.users import (
     StopRule,
     TurnSource,
     system_prompt,
+    transcript_message,
     turn_source,
 )
 from agenteval_cli.trace.recorder import capture
@@ -58,8 +59,8 @@ async def converse(
         if turn is None:
             return turns, transcript, calls
         turns.append(turn)
-        message = turn.value if isinstance(turn, Resume) else next(iter(turn.values()))
-        transcript.append({"role": "user", "content": str(message)})
+        key = getattr(source, "input_key", "question")
+        transcript.append(transcript_message(turn, input_key=key))
         transcript.append({"role": "assistant", "content": await answer(transcript, turn)})
 
 
@@ -268,6 +269,41 @@ def test_a_user_function_that_raises_fails_the_turn():
         SimulatedUserError, match=r"^the simulated user failed: KeyError: 'scenario'$"
     ):
         asyncio.run(source.next_turn([]))
+
+
+def test_a_sync_user_function_calling_a_model_is_traced_as_the_users(monkeypatch):
+    from langchain_openai import ChatOpenAI
+
+    with openai_server(["What is my plan?"]) as server:
+        server.usage = (11, 4)
+        model = ChatOpenAI(model="gpt-4.1-mini", base_url=server.base_url, api_key="k")
+
+        def user(transcript, *, inputs, turn):
+            return None if turn > 1 else str(model.invoke("write a question").content)
+
+        source = SimulatedTurns(FunctionUser(user), Example("t", {}), max_turns=3)
+        with capture() as target_recorder:
+            turns, _, calls = asyncio.run(converse(source))
+    assert turns == [{"question": "What is my plan?"}]
+    assert [
+        [(c.agent, c.model, c.input_tokens, c.output_tokens) for c in each] for each in calls
+    ] == [
+        [(USER_AGENT, "gpt-4.1-mini", 11, 4)],
+        [],
+    ]
+    assert target_recorder.trace().model_calls == []
+
+
+def test_the_transcript_shows_a_turns_message_its_fields_or_its_resume_value():
+    assert transcript_message({"q": "hi", "plan": "pro"}, input_key="q") == {
+        "role": "user",
+        "content": "hi",
+    }
+    assert transcript_message({"plan": "pro"}) == {"role": "user", "content": '{"plan": "pro"}'}
+    assert transcript_message(Resume({"approved": True})) == {
+        "role": "user",
+        "content": '{"approved": true}',
+    }
 
 
 # --- stopping rules -------------------------------------------------------------------

@@ -19,6 +19,7 @@ from agenteval_cli.targets.users.source import (
     StopRule,
     TurnSource,
     User,
+    transcript_message,
     turn_source,
 )
 
@@ -36,5 +37,6 @@ __all__ = [
     "User",
     "default_system",
     "system_prompt",
+    "transcript_message",
     "turn_source",
 ]

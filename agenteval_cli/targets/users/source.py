@@ -10,6 +10,7 @@ own so they never count as the target's: the driver puts them in ``Turn.user_cal
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,7 +63,9 @@ class StopRule:
 class TurnSource:
     """A conversation's turns, one at a time. ``ended_because`` is None until
     :meth:`next_turn` returns None; ``user_calls`` are the model calls the last
-    :meth:`next_turn` made (a scripted turn makes none)."""
+    :meth:`next_turn` made (a scripted turn makes none). When it returns None they are the
+    calls of the reply that ended the conversation: that reply answered the last turn, so
+    they belong with that turn's ``user_calls`` (spent all the same)."""
 
     def __init__(self) -> None:
         self.ended_because: str | None = None
@@ -194,6 +197,14 @@ class SimulatedTurns(TurnSource):
         if score is None or float(score) < self.stop.threshold:
             return None
         return f"judge: resolved ({judge} scored {float(score):g} >= {self.stop.threshold:g})"
+
+
+def transcript_message(turn: TurnInput, *, input_key: str = "question") -> Message:
+    """The user's side of a turn in the transcript: the message (``input_key``'s text), the
+    turn's fields as JSON when it has no message, or a resume's value."""
+    value = turn.value if isinstance(turn, Resume) else turn.get(input_key, turn)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return {"role": "user", "content": text}
 
 
 @dataclass
