@@ -484,8 +484,8 @@ def test_the_spec_section_with_its_defaults(tmp_path):
             id="threshold-without-judge",
         ),
         pytest.param(
-            "simulated_user:\n  model: 'openai:x'\n  stop: {judge: resolved, threshold: 2}\n",
-            "spec.yaml:7: simulated_user.stop.threshold: expected a number from 0 to 1, got 2",
+            "simulated_user:\n  model: 'openai:x'\n  stop: {judge: resolved, threshold: -1}\n",
+            "spec.yaml:7: simulated_user.stop.threshold: expected a number >= 0, got -1",
             id="threshold-range",
         ),
         pytest.param(

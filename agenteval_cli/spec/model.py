@@ -447,7 +447,7 @@ class StopSpec(SpecModel):
 
     marker: NonEmptyStr = DONE_MARKER
     judge: NonEmptyStr | None = None
-    threshold: Fraction = 1.0
+    threshold: NonNegativeFloat = 1.0  # a judge's scale: 0-1, or its choices (1-5)
 
     @model_validator(mode="after")
     def _threshold_needs_judge(self) -> StopSpec:
