@@ -190,7 +190,9 @@ def test_a_failed_user_call_is_a_simulated_user_error_with_its_calls_kept(tmp_pa
         "the simulated user failed: OpenAIAPIError: Error code: 500 - scripted failure"
     )
     assert [(c.agent, c.failed) for c in source.user_calls] == [(USER_AGENT, True)]
-    assert source.ended_because is None
+    assert source.ended_because == str(caught.value)
+    assert asyncio.run(source.next_turn([])) is None
+    assert len(server.requests) == 1  # an ended conversation asks nothing more
 
 
 # --- a user function ------------------------------------------------------------------

@@ -36,7 +36,8 @@ USER_DONE = "the user said it is done"
 
 class SimulatedUserError(Exception):
     """The simulated user failed to write a turn (it raised, or replied with something that
-    is no turn): the conversation's error, stated in one line."""
+    is no turn): the conversation's error, stated in one line, and its end
+    (``ended_because`` holds the same line)."""
 
 
 class User(Protocol):
@@ -140,11 +141,11 @@ class SimulatedTurns(TurnSource):
         if self.turns_given >= self.max_turns:
             self._end(f"max_turns reached ({self.max_turns})")
             return None
-        reply = await self._ask([dict(m) for m in transcript])
-        if reply is None:
-            self._end(USER_DONE)
-            return None
-        turn = self._turn_of(reply)
+        try:
+            turn = self._turn_of(await self._ask([dict(m) for m in transcript]))
+        except SimulatedUserError as exc:  # the conversation's error: it ends here
+            self._end(str(exc))
+            raise
         if turn is None:
             self._end(USER_DONE)
             return None
@@ -159,8 +160,6 @@ class SimulatedTurns(TurnSource):
         with capture(own_agent=USER_AGENT) as recorder:
             try:
                 reply = await self.user.reply(transcript, inputs=inputs, turn=self.turns_given + 1)
-            except SimulatedUserError:
-                raise
             except Exception as exc:
                 failure: Exception | None = exc
             else:
@@ -168,12 +167,18 @@ class SimulatedTurns(TurnSource):
         self.user_calls = recorder.trace().model_calls
         for call in self.user_calls:  # the user's, whatever model or graph made them
             call.agent, call.path = USER_AGENT, [USER_AGENT]
+        if isinstance(failure, SimulatedUserError):
+            raise failure
         if failure is not None:
-            raise SimulatedUserError(f"the simulated user failed: {error_text(failure)}")
+            message = f"the simulated user failed: {error_text(failure)}"
+            raise SimulatedUserError(message) from failure
         return reply
 
     def _turn_of(self, reply: Any) -> TurnInput | None:
-        """A message becomes ``{input_key: text}``; None when it holds the stop marker."""
+        """A message becomes ``{input_key: text}``; None when the user is done (no reply, or
+        one holding the stop marker)."""
+        if reply is None:
+            return None
         if isinstance(reply, str):
             if self.stop.marker in reply:
                 return None
