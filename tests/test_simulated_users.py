@@ -171,6 +171,12 @@ def test_the_marker_is_of_the_spec_and_a_template_naming_it_gets_no_stop_line(
     assert server.requests[0]["messages"][0]["content"] == "Want: upgrade. Say <bye> when done."
 
 
+def test_a_template_is_filled_with_the_rows_fields_and_literal_braces():
+    inputs = {"scenario": "refund", "details": {"amount": 49}}
+    text = system_prompt("Goal {{JSON}}: {scenario}, {details}. Then ###DONE###.", inputs)
+    assert text == 'Goal {JSON}: refund, {"amount": 49}. Then ###DONE###.'
+
+
 def test_a_template_field_the_row_lacks_is_the_conversations_error():
     with pytest.raises(SimulatedUserError) as caught:
         system_prompt("You are {persona}.", {"scenario": "x"})
