@@ -7,6 +7,9 @@ to ``on_result`` (which persists it) when its scores are done, so results reach 
 they finish, not at the end, and slow judges do not hold the target's slots. Transient
 failures are retried by the spec's policy (:mod:`agenteval_cli.core.retry`), calls are spaced by
 its rate limit, and a cached answer (:mod:`agenteval_cli.execution.cache`) replaces the call.
+A row with ``inputs.turns`` is a conversation, one call per turn
+(:mod:`agenteval_cli.execution.conversations`); every call, single or a turn, is held to
+the same deadline and its failure read the same way (:mod:`agenteval_cli.execution.target_calls`).
 
 ``stop()`` (Ctrl-C or SIGTERM under ``run(handle_signals=True)``) stops dispatching; calls in
 flight, and the scoring of those that finished, get ``grace_s`` seconds to finish and be
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.core.records import Example, ModelCall, Result, Score
 from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
+from agenteval_cli.data.conversations import is_conversation
 from agenteval_cli.evaluators.scoring import (
     EVALUATOR_TIMEOUT_S,
     BoundEvaluator,
@@ -474,6 +478,10 @@ class Runner:
                     attempts=0,
                     cached=True,
                 )
+        if is_conversation(item.example):
+            from agenteval_cli.execution.conversations import converse
+
+            return await converse(item, self._guard(), self.settings.retry, self._limiter)
         return await self._call(item)
 
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
