@@ -37,9 +37,11 @@ def converse(
     retry: RetryPolicy | None = None,
     timeout_s: float = 30.0,
     repetition: int = 0,
+    **options: Any,
 ) -> Result:
-    """One conversation of ``turns`` with ``target``, run as the runner runs any work item."""
-    adapted = adapt(target, name="t", import_path="x:t")
+    """One conversation of ``turns`` with ``target`` (adapted with ``options``), run as the
+    runner runs any work item."""
+    adapted = adapt(target, name="t", import_path="x:t", **options)
     runner = Runner(
         targets=[adapted],
         evaluators=[],
@@ -235,6 +237,10 @@ def test_a_graph_of_plain_fields_keeps_a_conversation_only_with_a_checkpointer()
         "INV-1 (question 1)",
         "INV-2 (question 2)",  # the thread's state: 'asked' carried over
     ]
+    # the initial state opens the thread; later turns do not reset it
+    graph = lookup_graph(checkpointer=InMemorySaver())
+    started = converse(graph, turns, initial_state={"asked": 10})
+    assert [t.outputs["asked"] for t in started.turns] == [11, 12]
     lost = converse(lookup_graph(), turns)
     assert lost.error == (
         "turn 2: ValueError: the graph has no checkpointer and its input has no 'messages' to "
@@ -354,6 +360,60 @@ def test_a_function_is_given_each_turn_with_the_history_and_the_thread_id():
         },
     ]
     assert result.outputs == {"final_response": "refund yes"}
+
+
+def test_a_graph_interrupt_a_function_raises_is_resumed_by_the_next_turn():
+    from langgraph.errors import GraphInterrupt
+    from langgraph.types import Interrupt
+
+    def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        if "resume" not in inputs:
+            raise GraphInterrupt([Interrupt(value="approve?", id="i1")])
+        return {"final_response": f"refund {inputs['resume']}"}
+
+    result = converse(target, ["Refund INV-42", {"resume": "no"}])
+    assert [t.status for t in result.turns] == ["interrupted", "ok"]
+    assert (result.status, result.outputs) == ("ok", {"final_response": "refund no"})
+
+
+def test_a_runnable_is_given_the_history_and_runs_on_the_conversations_thread():
+    from langchain_core.runnables import RunnableLambda
+
+    seen: list[tuple[Any, str]] = []
+
+    def answer(inputs: dict[str, Any], config: Any) -> str:
+        seen.append((inputs["history"], config["configurable"]["thread_id"]))
+        return f"answer {len(seen)}"
+
+    result = converse(RunnableLambda(answer), ["one", "two"])
+    assert [t.outputs for t in result.turns] == [
+        {"final_response": "answer 1"},
+        {"final_response": "answer 2"},
+    ]
+    (first, thread), (second, same) = seen
+    assert (first, second) == (
+        [],
+        [{"role": "user", "content": "one"}, {"role": "assistant", "content": "answer 1"}],
+    )
+    assert thread == same
+
+
+def test_each_turn_waits_for_the_rate_limit():
+    class Counting:
+        acquired = 0
+
+        async def acquire(self) -> None:
+            self.acquired += 1
+
+    limiter = Counting()
+    target = adapt(lambda inputs: {"final_response": "ok"}, name="t", import_path="x:t")
+    runner = Runner([target], [], limiter=limiter)
+    rows = [Example("c1", {"turns": ["a", "b", "c"]}), Example("e1", {"question": "q"})]
+    results: list[Result] = []
+    asyncio.run(runner.run(runner.work(rows), lambda item, r: results.append(r)))
+    by_id = {r.example_id: (r.status, r.turns and len(r.turns)) for r in results}
+    assert by_id == {"c1": ("ok", 3), "e1": ("ok", None)}
+    assert limiter.acquired == 4  # three turns, one single call
 
 
 def test_a_turn_that_raises_ends_the_conversation_naming_the_turn():
@@ -485,3 +545,25 @@ def test_a_conversation_turn_lacking_the_field_a_graph_reads_fails_before_any_ca
         "target 'supervisor' reads inputs.question, which 1 example(s) of the dataset lack "
         "(row 2 has: query)"
     ) in result.text
+
+
+def test_each_turn_is_scored_against_its_own_references():
+    from agenteval_cli.evaluators.scoring import BoundEvaluator
+
+    def mentions(outputs, reference_outputs):
+        wanted = reference_outputs.get("must_mention", [])
+        found = all(word in outputs["final_response"] for word in wanted)
+        return {"key": "mentions", "score": float(found)}
+
+    target = adapt(
+        lambda inputs: {"final_response": f"re: {inputs['question']}"}, name="t", import_path="x:t"
+    )
+    runner = Runner([target], [BoundEvaluator("mentions", mentions)])
+    example = Example(
+        "c1",
+        {"turns": ["refund", "invoice"]},
+        {"turns": [{"must_mention": ["refund"]}, {"must_mention": ["SSO"]}]},
+    )
+    result = asyncio.run(runner.run_one(WorkItem(target, example, 0)))
+    assert [t.score_map() for t in result.turns] == [{"mentions": 1.0}, {"mentions": 0.0}]
+    assert result.score_map() == {"mentions": 0.5}
