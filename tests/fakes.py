@@ -33,6 +33,7 @@ class ScriptedChatModel(BaseChatModel):
     delay_s: float = 0.0  # async calls sleep this long first, so concurrent runs interleave
     _cursor: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _received: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -42,6 +43,11 @@ class ScriptedChatModel(BaseChatModel):
     def calls(self) -> int:
         """How many replies were handed out."""
         return self._cursor
+
+    @property
+    def received(self) -> list[list[BaseMessage]]:
+        """The messages each call was given, in call order."""
+        return self._received
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable:
         return self
@@ -58,6 +64,7 @@ class ScriptedChatModel(BaseChatModel):
                 raise RuntimeError(f"{self.model_name}: script exhausted after {self._cursor}")
             step = self.script[self._cursor]
             self._cursor += 1
+            self._received.append(list(messages))
         if isinstance(step, BaseException):
             raise step
         reply = step.model_copy(deep=True)

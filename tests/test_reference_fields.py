@@ -118,3 +118,24 @@ def test_a_field_misspelt_in_some_rows_only_is_named_with_those_rows():
         "'expected_agents'? (without it routing_accuracy scores those rows as if nothing were "
         "expected)",
     ]
+
+
+def test_a_conversations_per_turn_references_count_and_their_typos_are_named():
+    reads = spec_reads(
+        [EvaluatorSpec(name="routing_accuracy"), EvaluatorSpec(name="resolution_coverage")]
+    )
+
+    def conversation(*turns: dict) -> Example:
+        return Example(
+            "c",
+            {"turns": ["first", "second"][: len(turns)]},
+            {"turns": list(turns), "notes": "a field no evaluator reads"},
+        )
+
+    # every needed field is given inside the turns: nothing to say
+    given = [conversation({"expected_agents": ["billing"]}, {"must_mention": ["refund"]})]
+    assert reference_warnings(reads, given, "c.jsonl") == []
+    typo = [conversation({"expected_agents": ["billing"]}, {"must_mentoin": ["x"]})]
+    (line,) = reference_warnings(reads, typo, "c.jsonl")
+    assert line.startswith("c.jsonl: no row has the reference field 'must_mention'")
+    assert "did you mean 'must_mention'?" in line

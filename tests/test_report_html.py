@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -11,6 +12,7 @@ from test_by_agent import flat_side, team_side
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
+from agenteval_cli.core.records import Handoff, ModelCall, Score, Trace, Turn
 from agenteval_cli.gating.examples import failed_examples
 from agenteval_cli.report import comparison, html
 from agenteval_cli.report.html import write_html
@@ -266,3 +268,47 @@ def test_a_report_of_many_examples_stays_small_and_opens(browser, tmp_path):
     assert page["line"].startswith(f"{left_out:,} more examples ({2 * left_out:,} results)")
     assert f"this page holds {html.EXAMPLE_LIMIT:,} of {count:,} examples" in page["line"]
     assert "agenteval run --json" in page["line"]
+
+
+def conversation_side(name: str, turns: list[Turn]) -> ExperimentData:
+    """One conversation (two turns) as a side of a comparison."""
+    run = Run(
+        example_id="conv-1",
+        inputs={"turns": [dict(t.inputs) for t in turns]},
+        outputs=turns[-1].outputs,
+        scores={"routing_accuracy": 1.0},
+        agent_path=[a for t in turns for a in t.trace.agent_path],
+        turns=turns,
+    )
+    return ExperimentData(f"conv-{name}", name, [run])
+
+
+def _turn(question: str, agents: list[str], answer: str, **more: object) -> Turn:
+    handoffs = [Handoff(a, b, tool=f"transfer_to_{b}") for a, b in itertools.pairwise(agents)]
+    calls = [ModelCall(agent, "scripted-small", 10, 5) for agent in agents]
+    trace = Trace(agent_path=agents, handoffs=handoffs, model_calls=calls)
+    return Turn(
+        {"question": question},
+        {"final_response": answer},
+        trace,
+        [Score("routing_accuracy", 1.0)],
+        **more,  # type: ignore[arg-type]
+    )
+
+
+def test_a_conversation_shows_each_turn_with_its_agents_and_handoffs():
+    turns = [
+        _turn("My invoice is wrong.", ["account", "billing"], "Billing: fixed the invoice."),
+        _turn("And the refund?", ["billing"], "Billing: refund sent."),
+        Turn({"resume": "yes"}, None, Trace(), interrupt="confirm the cancellation"),
+    ]
+    text = html.render_html(comparison.build([conversation_side("swarm", turns)]))
+    rows = re.findall(r'<tr class="turn" data-turn="(\d)">(.*?)</tr>', text, re.S)
+    assert [number for number, _ in rows] == ["1", "2", "3"]
+    first, second, third = (body for _, body in rows)
+    assert "My invoice is wrong." in first
+    assert re.search(r"account</span><span class=\"via\">→ transfer_to_billing →</span>", first)
+    assert "<td>2</td>" in first  # two model calls: account's, then billing's
+    assert "And the refund?" in second and "<td>1</td>" in second
+    assert "resume: yes" in third and "interrupted" in third
+    assert "waiting for confirm the cancellation" in third

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from agenteval_cli.cli import app
 from agenteval_cli.core.records import Example, Trace
 from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
-from agenteval_cli.execution.runner import UNTRACED_NO_RUN, Runner
+from agenteval_cli.execution.runner import Runner
+from agenteval_cli.execution.target_calls import UNTRACED_NO_RUN
 from agenteval_cli.targets import Target
 from agenteval_cli.trace.threads import follow_threads
 

@@ -338,6 +338,9 @@ class Turn:
     error: str | None = None
     interrupt: str | None = None
     latency_s: float = 0.0
+    # A simulated user's model calls that wrote this turn's message: spent apart from the
+    # target's, like a judge's (empty for a scripted turn).
+    user_calls: list[ModelCall] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -357,6 +360,7 @@ class Turn:
             "interrupt": self.interrupt,
             "latency_s": self.latency_s,
             "status": self.status,
+            "user_calls": Trace(model_calls=self.user_calls).to_dict()["model_calls"],
         }
 
     @classmethod
@@ -373,6 +377,7 @@ class Turn:
             error=data.get("error"),
             interrupt=data.get("interrupt"),
             latency_s=float(data.get("latency_s") or 0.0),
+            user_calls=Trace.from_dict({"model_calls": data.get("user_calls") or []}).model_calls,
         )
 
 

@@ -82,9 +82,11 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values to redact, longest first: secret-named variables' and remembered ones."""
     env = os.environ if environ is None else environ
     values = set(_remembered)
-    for name, value in env.items():
-        if len(value) >= MIN_SECRET_LENGTH and is_secret_name(name):
-            values.add(value)
+    for name in env:  # only secret-named values are read: os.environ decodes each one read
+        if is_secret_name(name):
+            value = env.get(name)
+            if value is not None and len(value) >= MIN_SECRET_LENGTH:
+                values.add(value)
     return sorted(values, key=len, reverse=True)
 
 

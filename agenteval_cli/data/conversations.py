@@ -104,3 +104,16 @@ def shape_problem(inputs: Any, outputs: Any) -> str | None:
         if not isinstance(each, dict):
             return f"outputs.turns[{number}] must be a mapping of references, not {each!r}"
     return None
+
+
+def reference_fields(example: Example) -> set[str]:
+    """The reference fields a row gives: its ``outputs`` keys, and for a conversation the
+    keys of each turn's references beside the whole conversation's."""
+    outputs = example.outputs if isinstance(example.outputs, dict) else {}
+    fields = {str(key) for key in outputs if key != TURNS}
+    turns = outputs.get(TURNS)
+    if isinstance(turns, list):
+        for each in turns:
+            if isinstance(each, dict):
+                fields.update(str(key) for key in each)
+    return fields

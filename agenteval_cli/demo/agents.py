@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from agenteval_cli.demo.state import SpecialistState
-from agenteval_cli.demo.tools import TOOLS
+from agenteval_cli.demo.tools import CONFIRMED_TOOLS, TOOLS
 
 SUPERVISOR_PROMPT = (
     "You are the supervisor of a customer-support team. Your specialists are: "
@@ -26,6 +26,10 @@ SUPERVISOR_PROMPT = (
     "tools; wait for each specialist to report back before routing the next part. When every "
     "part has been handled, reply to the customer with a short summary of what each "
     "specialist did. If nothing in the request belongs to a specialist, answer directly."
+)
+
+SUPERVISOR_CONFIRMED_SUFFIX = (
+    " The account specialist also cancels subscriptions, after the customer confirms."
 )
 
 _SPECIALIST_PROMPTS = {
@@ -52,11 +56,24 @@ _SWARM_SUFFIX = (
     "specialist, finish your part first, then transfer the rest."
 )
 _FRONT_DESK_SUFFIX = " Every new request reaches you first."
+_CONFIRMED_SUFFIXES = {
+    "account": (
+        " You can also cancel the subscription with cancel_subscription; it asks the "
+        "customer to confirm before anything is cancelled."
+    ),
+}
 
 
-def specialist_prompt(name: str, *, swarm: bool = False, front_desk: bool = False) -> str:
-    """The system prompt of specialist ``name``, with the team rules when in a swarm."""
+def specialist_prompt(
+    name: str, *, swarm: bool = False, front_desk: bool = False, confirmed: bool = False
+) -> str:
+    """The system prompt of specialist ``name``, with the team rules when in a swarm.
+
+    ``confirmed``: the agent also has its tools that ask the customer first.
+    """
     prompt = _SPECIALIST_PROMPTS[name]
+    if confirmed:
+        prompt += _CONFIRMED_SUFFIXES.get(name, "")
     if swarm:
         prompt += _SWARM_SUFFIX
     if front_desk:
@@ -70,12 +87,20 @@ def make_specialist(
     *,
     handoffs: Sequence[BaseTool] = (),
     front_desk: bool = False,
+    confirmed: bool = False,
 ) -> CompiledStateGraph:
-    """A ``create_agent`` specialist named ``name`` (its node name in the parent graph)."""
+    """A ``create_agent`` specialist named ``name`` (its node name in the parent graph).
+
+    ``confirmed`` adds the agent's ``CONFIRMED_TOOLS`` (they interrupt to ask the customer).
+    """
+    extra = CONFIRMED_TOOLS.get(name, []) if confirmed else []
+    prompt = specialist_prompt(
+        name, swarm=bool(handoffs), front_desk=front_desk, confirmed=confirmed
+    )
     return create_agent(
         model,
-        [*TOOLS[name], *handoffs],
-        system_prompt=specialist_prompt(name, swarm=bool(handoffs), front_desk=front_desk),
+        [*TOOLS[name], *extra, *handoffs],
+        system_prompt=prompt,
         state_schema=SpecialistState,
         name=name,
     )

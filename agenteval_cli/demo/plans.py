@@ -29,6 +29,7 @@ _PAYMENT = re.compile(r"\b(?:payment method|credit card|card|paypal|bank)\b", re
 _SSO = re.compile(r"\b(?:sso|saml|single sign-on|okta|azure ad)\b", re.IGNORECASE)
 _MFA = re.compile(r"\b(?:mfa|2fa|two-factor)\b", re.IGNORECASE)
 _PROFILE = re.compile(r"\b(?:profile|email address|phone number)\b", re.IGNORECASE)
+_CANCEL = re.compile(r"\bcancel\b", re.IGNORECASE)
 
 
 def plan_calls(domain: str, question: str) -> list[PlannedCall]:
@@ -84,6 +85,8 @@ def _account(text: str) -> list[PlannedCall]:
         if seats:
             args["extra_seats"] = int(seats.group(1))
         calls.append(("change_plan", args))
+    if _CANCEL.search(text):
+        calls.append(("cancel_subscription", {}))
     if _PROFILE.search(text):
         email, phone = _EMAIL.search(text), _PHONE.search(text)
         if email:

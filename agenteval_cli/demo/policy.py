@@ -12,6 +12,11 @@ without LangChain. The same rules serve both graphs; what differs is the reading
   "as well"), negations are not understood, and a request with only "plan" /
   "subscription" style words is first pushed to the other of billing/account, which
   pushes it back (ping-pong) until the agent it bounced back to takes it.
+
+In a conversation every agent acts on the latest user message and what happened since
+(``Conversation.since_request``): earlier turns are history, already answered, so a
+follow-up is routed by its own words and a resumed interrupt finishes the request it
+interrupted.
 """
 
 from __future__ import annotations
@@ -55,7 +60,17 @@ class Conversation:
 
     @property
     def question(self) -> str:
-        return next((t.content for t in self.turns if t.kind == "human"), "")
+        """The latest user message: the request being worked on."""
+        return next((t.content for t in reversed(self.turns) if t.kind == "human"), "")
+
+    def since_request(self) -> Conversation:
+        """The turns from the latest user message on; the earlier turns are answered history.
+
+        With one user message this drops only the system prompt, which no rule reads, so a
+        single-turn request is handled exactly as before.
+        """
+        starts = [i for i, t in enumerate(self.turns) if t.kind == "human"]
+        return Conversation(self.turns[starts[-1] :] if starts else self.turns, self.tools)
 
     def handoff_targets(self) -> list[str]:
         """Agents this model can transfer to, from its bound ``transfer_to_*`` tools."""
@@ -123,6 +138,7 @@ def _handoff(target: str, content: str) -> Reply:
 
 def supervisor_turn(convo: Conversation) -> Reply:
     """Route the next unhandled domain, or summarise once every domain has been handled."""
+    convo = convo.since_request()
     routed = convo.routed()
     available = set(convo.handoff_targets())
     for domain in rules.careful_domains(convo.question):
@@ -148,6 +164,7 @@ def supervisor_turn(convo: Conversation) -> Reply:
 
 def specialist_turn(agent: str, convo: Conversation) -> Reply:
     """Do ``agent``'s part of the request, then answer or (in a swarm) pass it on."""
+    convo = convo.since_request()
     question = convo.question
     results = [
         t.content
@@ -169,7 +186,8 @@ def specialist_turn(agent: str, convo: Conversation) -> Reply:
         if foreign:
             return _handoff(foreign[0], f"Passing this to {foreign[0]}.")
 
-    calls = plan_calls(agent, question)
+    # Only tools the graph gave the agent: cancel_subscription is in the conversation graphs.
+    calls = [call for call in plan_calls(agent, question) if call[0] in convo.tools]
     if calls:
         return Reply("", calls)
     return Reply(

@@ -53,6 +53,7 @@ _STRONG: dict[str, tuple[str, ...]] = {
         r"email address",
         r"phone number",
         r"close my account",
+        r"cancel",
     ),
 }
 

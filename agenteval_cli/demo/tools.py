@@ -3,6 +3,10 @@
 Each tool returns a ``Command`` so that, besides its ``ToolMessage``, it appends a short
 note ("billing: updated payment method to credit card") to ``resolution_notes`` in the
 graph state. The notes are what the resolution coverage evaluator reads.
+
+``cancel_subscription`` is destructive, so it asks the customer first with
+``interrupt()``; the conversation graphs alone have it (``CONFIRMED_TOOLS``), and it needs a
+checkpointer to be resumed.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from typing import Annotated
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
 from agenteval_cli.demo.plans import CURRENT_PLAN, PLAN_TIERS
 
@@ -144,9 +148,38 @@ def update_profile(field: str, value: str, tool_call_id: ToolCallId) -> Command:
     return _done("update_profile", tool_call_id, output, note)
 
 
+CANCEL_QUESTION = (
+    f"Cancel the {CURRENT_PLAN} plan subscription at the end of the billing period? "
+    "Reply yes to confirm."
+)
+
+
+def _confirmed(answer: object) -> bool:
+    return str(answer).strip().lower().startswith(("yes", "confirm"))
+
+
+@tool
+def cancel_subscription(tool_call_id: ToolCallId) -> Command:
+    """Cancel the subscription at the end of the billing period, once the customer confirms."""
+    answer = interrupt(CANCEL_QUESTION)
+    if _confirmed(answer):
+        output = (
+            f"The {CURRENT_PLAN} plan subscription is cancelled; it stays active until the "
+            "end of the current billing period and will not renew."
+        )
+        note = "account: cancelled the subscription"
+    else:
+        output = f"Nothing was cancelled; the {CURRENT_PLAN} plan subscription stays active."
+        note = "account: kept the subscription, cancellation not confirmed"
+    return _done("cancel_subscription", tool_call_id, output, note)
+
+
 TOOLS: dict[str, list[BaseTool]] = {
     "billing": [update_payment_method, lookup_invoice, issue_refund],
     "tech_support": [check_sso_config, lookup_error_code, reset_mfa],
     "account": [get_account_manager, change_plan, update_profile],
 }
 """Each specialist's own tools, by agent name."""
+
+CONFIRMED_TOOLS: dict[str, list[BaseTool]] = {"account": [cancel_subscription]}
+"""Tools that ask the customer to confirm (``interrupt``), by agent: conversation graphs only."""

@@ -186,8 +186,9 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
 
     if not any(target.input_fields or target.passes_through for target in targets):
         return  # functions read what they like: nothing to check, nothing to read again
-    rows = list(islice(examples, CHECKED_ROWS))
+    read = list(islice(examples, CHECKED_ROWS))
     for target in targets:
+        rows = _turn_rows(read, target.input_key)
         if target.passes_through:
             _check_passed_through(spec, target, rows)
         for name in target.input_fields:
@@ -205,6 +206,29 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
                 line=spec.line_of("targets", target.name),
                 hint="set input_key to a field the rows have, or map the fields with input:",
             )
+
+
+def _turn_rows(examples: Sequence[Example], input_key: str) -> list[Example]:
+    """The inputs each call gets: a single-turn row's, a conversation's turns (each a row
+    of the same id and line; a resume turn sends no fields, so none is checked)."""
+    from agenteval_cli.data.conversations import (
+        Resume,
+        is_conversation,
+        shape_problem,
+        turn_inputs,
+    )
+
+    rows: list[Example] = []
+    for example in examples:
+        if not is_conversation(example):
+            rows.append(example)
+            continue
+        if shape_problem(example.inputs, example.outputs) is not None:
+            continue  # the row's own error, said where the dataset is read
+        for turn in turn_inputs(example, input_key=input_key):
+            if not isinstance(turn, Resume):
+                rows.append(Example(example.id, turn, example.outputs, row=example.row))
+    return rows
 
 
 def _check_passed_through(spec: Spec, target: Target, rows: Sequence[Example]) -> None:

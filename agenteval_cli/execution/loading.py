@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.imports import import_object
@@ -15,6 +15,9 @@ from agenteval_cli.spec.model import Spec
 from agenteval_cli.targets import Target, TargetOptionError, adapt
 from agenteval_cli.targets.inputs import check_active_agent
 from agenteval_cli.trace.declarations import ActiveAgent
+
+if TYPE_CHECKING:
+    from agenteval_cli.targets.users import SimulatedUser, User
 
 
 def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
@@ -82,7 +85,70 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
             active = target.active_agent
             loaded[-1].active_agent = ActiveAgent(active.key, active.default)
         loaded[-1].skill_tools = dict(target.skill_tools)
+    # Tracing is made ready with the targets, before the run starts: a target that imports
+    # LangChain lazily is then traced on its first call (called once, billed once), and a
+    # run of targets that never load LangChain pays the import here, not in its loop.
+    import agenteval_cli.trace.recorder  # noqa: F401
+
     return loaded
+
+
+def load_simulated_user(spec: Spec) -> SimulatedUser | None:
+    """The spec's ``simulated_user:``: its function imported, or its chat model built as a
+    judge's is (credentials checked here); None when the spec has none."""
+    section = spec.simulated_user
+    if section is None:
+        return None
+    from agenteval_cli.targets.users import FunctionUser, LLMUser, SimulatedUser, StopRule
+
+    user: User
+    if section.function is not None:
+        line = spec.line_of("simulated_user", "function")
+        fn = import_object(
+            section.function, base_dir=spec.base_dir, file=str(spec.source), line=line
+        )
+        if not callable(fn):
+            raise UserError(
+                f"simulated_user.function {section.function!r} is a {type(fn).__name__}, "
+                "not a function",
+                file=spec.source,
+                line=line,
+                hint="name a function fn(transcript, *, inputs, turn) -> str | dict | None",
+            )
+        user = FunctionUser(fn, section.function)
+    else:
+        user = LLMUser(_user_model(spec), system=section.system, marker=section.stop.marker)
+    stop = StopRule(section.stop.marker, section.stop.judge, section.stop.threshold)
+    return SimulatedUser(user, max_turns=section.max_turns, stop=stop)
+
+
+def _user_model(spec: Spec) -> Any:
+    from agenteval_cli.evaluators.judge_model import JudgeUnavailable, make_chat_model
+
+    section = spec.simulated_user
+    assert section is not None and section.model is not None
+    kwargs = dict(section.model_kwargs)
+    if section.base_url:
+        kwargs["base_url"] = section.base_url
+    line = spec.line_of("simulated_user", "model")
+    try:
+        return make_chat_model(section.model, kwargs)
+    except JudgeUnavailable as exc:
+        hint = f"set {exc.variable}, or give a base_url" if exc.variable else None
+        raise UserError(
+            f"simulated_user.model {section.model!r} cannot run: {exc}",
+            file=spec.source,
+            line=line,
+            hint=hint,
+        ) from None
+    except ValueError as exc:  # init_chat_model: an unknown provider, or a model it cannot infer
+        first = (str(exc).splitlines() or [""])[0]
+        raise UserError(
+            f"simulated_user.model {section.model!r}: {first}",
+            file=spec.source,
+            line=line,
+            hint="write provider:model, e.g. openai:gpt-4.1-mini",
+        ) from None
 
 
 def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[str, ...]:

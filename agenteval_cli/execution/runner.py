@@ -7,6 +7,9 @@ to ``on_result`` (which persists it) when its scores are done, so results reach 
 they finish, not at the end, and slow judges do not hold the target's slots. Transient
 failures are retried by the spec's policy (:mod:`agenteval_cli.core.retry`), calls are spaced by
 its rate limit, and a cached answer (:mod:`agenteval_cli.execution.cache`) replaces the call.
+A row with ``inputs.turns`` is a conversation, one call per turn
+(:mod:`agenteval_cli.execution.conversations`); every call, single or a turn, is held to
+the same deadline and its failure read the same way (:mod:`agenteval_cli.execution.target_calls`).
 
 ``stop()`` (Ctrl-C or SIGTERM under ``run(handle_signals=True)``) stops dispatching; calls in
 flight, and the scoring of those that finished, get ``grace_s`` seconds to finish and be
@@ -21,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import itertools
 import time
 from collections import deque
@@ -31,10 +33,10 @@ from importlib import import_module
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.core.interrupts import INTERRUPT_KEY, raised_interrupts, returned_interrupt
-from agenteval_cli.core.records import Example, ModelCall, Result, Score, Trace
+from agenteval_cli.core.interrupts import returned_interrupt
+from agenteval_cli.core.records import Example, ModelCall, Result, Score
 from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
-from agenteval_cli.core.safe_text import exception_text
+from agenteval_cli.data.conversations import is_conversation
 from agenteval_cli.evaluators.scoring import (
     EVALUATOR_TIMEOUT_S,
     BoundEvaluator,
@@ -47,10 +49,17 @@ from agenteval_cli.execution.guards.deadline import (
     Call,
     call_on_stack,
     calls_in_flight,
-    within,
 )
 from agenteval_cli.execution.guards.leftovers import SETTLE_S, abandoned_warnings, settle
-from agenteval_cli.execution.guards.stalls import LoopStalls, blocked_text
+from agenteval_cli.execution.guards.stalls import LoopStalls
+from agenteval_cli.execution.target_calls import (
+    WAITING,
+    CallGuard,
+    checked_outputs,
+    finished_trace,
+    recorder_for,
+    retried_calls,
+)
 from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
@@ -146,17 +155,6 @@ YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 # calls wait for a thread to free up instead of starting another one.
 MAX_EVALUATOR_SLOTS = 512  # the default pool's ceiling, however slow the evaluators
 ABANDONED_THREADS = 32
-# The thread requests of the target call running in this context that found every thread
-# busy and had to wait: set per attempt, filled by the worker pool.
-_WAITING: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
-    "agenteval_waiting", default=None
-)
-
-
-class ThreadsExhausted(Exception):
-    """A sync call timed out waiting for a worker thread, all of them held by earlier calls
-    stuck past their time-out: not the time-out of this call, which never started. Raised
-    from the ``TimeoutError``, so a policy that retries time-outs retries it."""
 
 
 @dataclass
@@ -241,11 +239,13 @@ class Runner:
 
         # Tracing is ready (LangChain's callbacks loaded) before the first call, so a target
         # that imports its graph lazily is traced on its first call: called once, billed once.
+        # Loading the targets made it so already (execution.loading); a Runner built by hand
+        # pays the import here.
         import_module("agenteval_cli.trace.recorder")
 
         loop = asyncio.get_running_loop()
         pool = DaemonThreadPool(
-            max_threads=self.settings.concurrency + ABANDONED_THREADS, waiting=_WAITING
+            max_threads=self.settings.concurrency + ABANDONED_THREADS, waiting=WAITING
         )
         previous = getattr(loop, "_default_executor", None)  # given back to a loop not ours
         loop.set_default_executor(pool)
@@ -480,6 +480,10 @@ class Runner:
                     attempts=0,
                     cached=True,
                 )
+        if is_conversation(item.example):
+            from agenteval_cli.execution.conversations import converse
+
+            return await converse(item, self._guard(), self.settings.retry, self._limiter)
         return await self._call(item)
 
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
@@ -500,45 +504,24 @@ class Runner:
         )
 
     async def _call(self, item: WorkItem) -> Result:
-        timeout = self.settings.timeout_s
+        """One call of the target on the example's inputs, retried by the run's policy."""
+        guard = self._guard()
+        target = item.target
         recorder: Any = None  # the last attempt's, and when it started
         started: float | None = None
         retried: list[ModelCall] = []  # the model calls of attempts that failed: spent too
 
-        target = item.target
-        waited: list[Any] = []  # this attempt's thread requests that found no free thread
-
         async def attempt() -> dict[str, Any]:
             nonlocal recorder, started
             if recorder is not None:  # an earlier attempt failed: its calls were still made
-                retried.extend(_retried_calls(recorder))
-            waited.clear()
-            _WAITING.set(waited)
+                retried.extend(retried_calls(recorder))
             # a fresh trace per attempt: failed ones don't count
-            with _capture(target) as recorder:
+            with recorder_for(target) as recorder:
                 started = time.perf_counter()
-                try:
-                    outputs = await within(
-                        target(item.example.inputs, [recorder]),
-                        timeout,
-                        self._stalls,
-                        Call(target.name, item.example.id),
-                    )
-                except TimeoutError:
-                    if any(_never_ran(request) for request in waited):
-                        threads = self.settings.concurrency + ABANDONED_THREADS
-                        raise ThreadsExhausted(
-                            f"no worker thread came free within {timeout:g} s: all "
-                            f"{threads} are held by sync calls stuck past their time-out"
-                        ) from None
-                    raise
-                except Exception as exc:  # a GraphInterrupt no graph caught: a result
-                    pending = raised_interrupts(exc)
-                    if pending is None:
-                        raise
-                    outputs = {INTERRUPT_KEY: pending}
-            _check_outputs(outputs)
-            return outputs
+                outputs = await guard.outputs(
+                    target(item.example.inputs, [recorder]), Call(target.name, item.example.id)
+                )
+            return checked_outputs(outputs)
 
         outputs: dict[str, Any] | None = None
         error: str | None = None
@@ -548,57 +531,33 @@ class Runner:
                 attempt,
                 self.settings.retry,
                 before_attempt=None if self._limiter is None else self._limiter.acquire,
-                max_wait_s=timeout,
+                max_wait_s=guard.timeout_s,
             )
-        except TimeoutError as exc:
-            attempts = getattr(exc, "attempts", 1)
-            error = f"TimeoutError: no answer within {timeout:g} s"
-            blocked_s: float = getattr(exc, "blocked_s", 0.0)  # set where the call stalled
-            if blocked_s:
-                error += f": {blocked_text(blocked_s)}"
-        except Exception as exc:
-            attempts = getattr(exc, "attempts", 1)
-            error = exception_text(exc)
-        except KeyboardInterrupt as exc:
-            if not self._owns_signals:  # Ctrl-C reaches the code running: it stops the run
-                raise
-            attempts = getattr(exc, "attempts", 1)  # the run handles Ctrl-C: the target raised
-            error = exception_text(exc)
         except BaseException as exc:
-            # SystemExit, GeneratorExit, a BaseException of its own or a CancelledError the
-            # target raised is this example's error. Only the run cancelling this call (a
-            # stop, the grace period ending) is not: then the task is being cancelled.
-            if isinstance(exc, asyncio.CancelledError) and _cancelled_from_outside():
+            error = guard.failure(exc)
+            if error is None:  # not the example's: it stops the run
                 raise
             attempts = getattr(exc, "attempts", 1)
-            error = exception_text(exc)
         latency = 0.0 if started is None else time.perf_counter() - started
-        trace = recorder.trace() if recorder is not None else Trace()
-        trace.latency_s = latency
-        trace.error = error
-        if not trace.model_calls:  # an errored call is measured too: it needs a trace
-            trace.untraced = _untraced(recorder, trace)
-        if retried:
-            trace.model_calls = [*retried, *trace.model_calls]
-        result = Result(
+        return Result(
             example_id=item.example.id,
             repetition=item.repetition,
             outputs=outputs,
-            trace=trace,
+            trace=finished_trace(recorder, error, latency, retried),
             error=error,
             latency_s=latency,
             attempts=attempts,
             interrupt=None if error is not None else returned_interrupt(outputs),
         )
-        return result
 
-
-def _retried_calls(recorder: Any) -> list[ModelCall]:
-    """The model calls a failed attempt made, marked as retried (none for an untraced one)."""
-    calls = recorder.trace().model_calls
-    for call in calls:
-        call.retried = True
-    return calls
+    def _guard(self) -> CallGuard:
+        """What each target call of this run is held to (its time-out, the loop's stalls)."""
+        return CallGuard(
+            timeout_s=self.settings.timeout_s,
+            stalls=self._stalls,
+            threads=self.settings.concurrency + ABANDONED_THREADS,
+            owns_signals=self._owns_signals,
+        )
 
 
 def _give_back(loop: asyncio.AbstractEventLoop, previous: Any, pool: Any) -> None:
@@ -607,61 +566,3 @@ def _give_back(loop: asyncio.AbstractEventLoop, previous: Any, pool: Any) -> Non
     threads: one stuck in a call does not hold the process)."""
     loop._default_executor = previous  # type: ignore[attr-defined]
     pool.shutdown(wait=False)
-
-
-def _never_ran(request: Any) -> bool:
-    """Whether a thread request (a ``concurrent.futures.Future``) was dropped unstarted."""
-    return request.cancelled() or not (request.running() or request.done())
-
-
-def _cancelled_from_outside() -> bool:
-    """Whether the running task was asked to cancel (``Task.cancel``), as opposed to a
-    ``CancelledError`` raised by the code it awaits. ``asyncio.timeout`` uncancels the task
-    when it turns its own cancellation into ``TimeoutError``, so a time-out is not counted."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-UNTRACED_NEVER_STARTED = "no LangChain run was seen: the call failed before it started"
-UNTRACED_NO_RUN = (
-    "no LangChain run was seen during the call: a graph run on a thread agenteval cannot "
-    "follow, or no LangChain model at all"
-)
-
-
-def _untraced(recorder: Any, trace: Trace) -> str | None:
-    """Why a call that returned has no trace to speak of, or ``None`` when it has one.
-
-    A call is untraced when no LangChain run reached its recorder: agents, handoffs and
-    tokens are then unknown, not none. A graph without models still has runs, so is traced.
-    """
-    if recorder is None:  # it failed before its first attempt began
-        return UNTRACED_NEVER_STARTED
-    if trace.tool_calls or trace.messages or trace.agent_path or _saw_runs(recorder):
-        return None
-    return UNTRACED_NO_RUN
-
-
-def _saw_runs(recorder: Any) -> bool:
-    """Whether any LangChain run (a chain, a graph node, a tool) reached the recorder."""
-    return bool(getattr(recorder, "saw_runs", False))
-
-
-def _capture(target: Target) -> contextlib.AbstractContextManager[Any]:
-    """A callback recorder for a call of ``target``, which reads the trace as the target
-    declares: its coordinators, its name (its agent's, where the graph names none), the state
-    key of its active agent and its skill tools (none: skills unknown)."""
-    from agenteval_cli.trace.recorder import capture
-
-    return capture(
-        coordinators=target.coordinators,
-        own_agent=target.name,
-        active_agent=target.active_agent,
-        skill_tools=target.skill_tools or None,
-    )
-
-
-def _check_outputs(outputs: Any) -> None:
-    """Outputs must survive the store's JSON; a value that cannot is the target's error."""
-    if not isinstance(outputs, dict):
-        raise TypeError(f"target returned {type(outputs).__name__}; return a dict")

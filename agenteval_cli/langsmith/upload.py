@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.core.records import ModelCall
+from agenteval_cli.core.records import ModelCall, Score, Turn
 from agenteval_cli.langsmith.client import (
     Connection,
     LangSmithFailure,
@@ -232,6 +232,9 @@ def _runs(
     }
     dotted = {root_id: root["dotted_order"]}
     children = []
+    if result.turns is not None:  # LangSmith's thread views group a conversation's runs
+        root["extra"]["metadata"]["thread_id"] = root_id
+        children += _turn_runs(root, project, result.turns, start)
     for run in tree:  # parents come before their children
         parent = run.get("parent_run_id") or root_id
         if parent not in dotted:
@@ -261,6 +264,48 @@ def _runs(
     return root, children
 
 
+def turn_run_id(root_id: str, number: int) -> str:
+    return str(uuid.uuid5(uuid.UUID(root_id), f"turn/{number}"))
+
+
+def _turn_runs(
+    root: dict[str, Any], project: Any, turns: list[Turn], start: datetime
+) -> list[dict[str, Any]]:
+    """A child run per turn of a conversation, one after the other from ``start``, each in
+    the conversation's thread (``thread_id``: the root run's id)."""
+    runs = []
+    begin = start
+    for number, turn in enumerate(turns, 1):
+        run_id = turn_run_id(root["id"], number)
+        end = begin + timedelta(seconds=turn.latency_s or 0.0)
+        runs.append(
+            {
+                "id": run_id,
+                "trace_id": root["id"],
+                "parent_run_id": root["id"],
+                "dotted_order": root["dotted_order"] + "." + _dotted(begin, run_id),
+                "name": f"turn {number}",
+                "run_type": "chain",
+                "session_id": str(project.id),
+                "start_time": begin,
+                "end_time": end,
+                "inputs": turn.inputs,
+                "outputs": turn.outputs,
+                "error": turn.error,
+                "extra": {
+                    "metadata": {
+                        "thread_id": root["id"],
+                        "turn": number,
+                        "agenteval_status": turn.status,
+                        "agenteval_usage": usage_metadata(turn.trace.model_calls),
+                    }
+                },
+            }
+        )
+        begin = end
+    return runs
+
+
 def usage_metadata(calls: list[ModelCall]) -> dict[str, Any]:
     """The tokens of every call the result made (a failed one answered nothing), and their
     parts by LangChain's convention (cache reads and writes are part of the input, reasoning
@@ -288,8 +333,17 @@ def usage_metadata(calls: list[ModelCall]) -> dict[str, Any]:
 
 def _feedback(project: Any, run_id: str, stored: StoredResult) -> list[dict[str, Any]]:
     """One feedback per score: key, score and comment, with an id derived from the run."""
+    items = _score_feedback(project, run_id, stored.result.scores)
+    for number, turn in enumerate(stored.result.turns or [], 1):  # each turn's own scores
+        items += _score_feedback(project, turn_run_id(run_id, number), turn.scores, run_id)
+    return items
+
+
+def _score_feedback(
+    project: Any, run_id: str, scores: list[Score], trace_id: str | None = None
+) -> list[dict[str, Any]]:
     items = []
-    for score in stored.result.scores:
+    for score in scores:
         value = score.score
         extra = None
         if isinstance(value, float) and round(value, 4) != value:
@@ -297,7 +351,7 @@ def _feedback(project: Any, run_id: str, stored: StoredResult) -> list[dict[str,
         items.append(
             {
                 "run_id": run_id,
-                "trace_id": run_id,
+                "trace_id": trace_id or run_id,
                 "key": score.key,
                 "score": value,
                 "comment": score.comment,

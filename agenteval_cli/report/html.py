@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agenteval_cli.core.records import Turn
 from agenteval_cli.core.redact import MIN_SECRET_LENGTH, redact, secret_values
 from agenteval_cli.gating.examples import checks_for, example_checks
 from agenteval_cli.metrics.catalog import Catalog
@@ -275,7 +276,60 @@ def _run_view(
         "price_source": "" if usage is None else " + ".join(usage.total.price_sources),
         "latency": format_value("duration", run.latency_s),
         "scores": scores,
+        "turns": [
+            _turn_view(number, turn, pricing, catalog)
+            for number, turn in enumerate(run.turns or [], 1)
+        ],
     }
+
+
+def _turn_view(
+    number: int, turn: Turn, pricing: Mapping[str, Any], catalog: Catalog
+) -> dict[str, Any]:
+    """One turn of a conversation as its row shows it: what the user said, the agents that
+    answered and the handoffs between them, its model calls, cost and scores."""
+    trace = turn.trace
+    steps = Run(
+        example_id="",
+        agent_path=list(trace.agent_path),
+        handoffs=[h.__dict__ for h in trace.handoffs],
+        model_calls=list(trace.model_calls),
+        untraced=trace.untraced,
+    )
+    chain, others = _chain(steps)
+    usage = aggregate([trace.model_calls], pricing) if trace.model_calls else None
+    return {
+        "number": number,
+        "said": _said(turn.inputs),
+        "status": turn.status,
+        "error": turn.error,
+        "interrupt": turn.interrupt,
+        "response": str((turn.outputs or {}).get("final_response") or ""),
+        "chain": chain,
+        "other_handoffs": others,
+        "untraced": trace.untraced,
+        "model_calls": sum(1 for call in trace.model_calls if not call.failed),
+        "cost": NA
+        if usage is None or usage.total.cost_usd is None
+        else format_value("money", usage.total.cost_usd),
+        "scores": [
+            {
+                "key": s.key,
+                "value": "–" if s.score is None else catalog.fmt(s.key, float(s.score)),
+                "comment": s.comment or "",
+            }
+            for s in turn.scores
+        ],
+    }
+
+
+def _said(inputs: Mapping[str, Any]) -> str:
+    """A turn's input as one line: the answer to an interrupt, or its fields' text."""
+    if set(inputs) == {"resume"}:
+        return f"resume: {_content(inputs['resume'])}"
+    if len(inputs) == 1:
+        return _content(next(iter(inputs.values())))
+    return ", ".join(f"{key}: {_content(value)}" for key, value in inputs.items())
 
 
 def _content(value: Any) -> str:

@@ -70,9 +70,11 @@ __all__ = [
     "Price",
     "RateLimitSpec",
     "RetrySpec",
+    "SimulatedUserSpec",
     "Spec",
     "SpecModel",
     "SpecValueError",
+    "StopSpec",
     "TargetConfig",
     "TargetSpec",
     "load_spec",
@@ -432,6 +434,84 @@ class RateLimitSpec(SpecModel):
     requests_per_minute: PositiveFloat = Field(description="give the calls allowed per minute")
 
 
+# What a simulated user replies when it is satisfied (agenteval_cli.targets.users).
+DONE_MARKER = "###DONE###"
+
+
+class StopSpec(SpecModel):
+    """``stop:`` of a simulated user: what ends a conversation before ``max_turns``.
+
+    A reply holding ``marker`` ends it (the user said it is done); with ``judge``, so does
+    that evaluator scoring the last turn at ``threshold`` or above (the judge says resolved).
+    """
+
+    marker: NonEmptyStr = DONE_MARKER
+    judge: NonEmptyStr | None = None
+    threshold: NonNegativeFloat = 1.0  # a judge's scale: 0-1, or its choices (1-5)
+
+    @model_validator(mode="after")
+    def _threshold_needs_judge(self) -> StopSpec:
+        if "threshold" in self.model_fields_set and self.judge is None:
+            raise SpecValueError(
+                "'threshold' needs 'judge'",
+                hint="name the evaluator whose score ends the conversation, e.g. "
+                "{judge: resolved, threshold: 1}",
+                at=("threshold",),
+                about_key=True,
+            )
+        return self
+
+
+class SimulatedUserSpec(SpecModel):
+    """``simulated_user:`` writes the turns of rows that have no ``inputs.turns``: a user
+    function ``fn(transcript, *, inputs, turn)`` by import path, or an LLM (``model``, with
+    ``base_url`` for an OpenAI-compatible server, and a ``system`` template of the row's
+    inputs fields)."""
+
+    function: str | None = None
+    model: NonEmptyStr | None = None
+    base_url: NonEmptyStr | None = None
+    model_kwargs: dict[str, Any] = Field(default_factory=dict)
+    system: NonEmptyStr | None = None
+    max_turns: PositiveInt = 5
+    stop: StopSpec = Field(default_factory=StopSpec)
+
+    @field_validator("function")
+    @classmethod
+    def _import_path(cls, value: str | None) -> str | None:
+        if value is not None:
+            split_import_path(value)
+        return value
+
+    @field_validator("system")
+    @classmethod
+    def _template(cls, value: str | None) -> str | None:
+        if value is not None:
+            template_parts(value)
+        return value
+
+    @model_validator(mode="after")
+    def _function_or_model(self) -> SimulatedUserSpec:
+        if (self.function is None) == (self.model is None):
+            raise SpecValueError(
+                "give either 'function' or 'model'"
+                if self.function is None
+                else "both 'function' and 'model' given",
+                hint="function: pkg.mod:fn for a user of your own, or model: "
+                "openai:gpt-4.1-mini for an LLM user",
+            )
+        if self.function is not None:
+            for key in ("base_url", "model_kwargs", "system"):
+                if key in self.model_fields_set:
+                    raise SpecValueError(
+                        f"'{key}' is only for a model user",
+                        hint="a function writes its own messages; remove it",
+                        at=(key,),
+                        about_key=True,
+                    )
+        return self
+
+
 Executor = Literal["local", "ray"]  # where a run's calls are made
 
 
@@ -491,6 +571,8 @@ class Spec(SpecModel):
     # Where the calls run: this process, or Ray workers (agenteval_cli.execution.ray_executor).
     executor: Executor = "local"
     ray: RaySpec = Field(default_factory=RaySpec)
+    # Who writes the turns of rows without inputs.turns (None: such rows are single-turn).
+    simulated_user: SimulatedUserSpec | None = None
 
     _source: Path = PrivateAttr(default=Path("spec.yaml"))
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
@@ -548,6 +630,19 @@ class Spec(SpecModel):
         if self.baseline is not None:
             base_dir = (info.context or {}).get("base_dir") or Path.cwd()
             self.baseline = _resolve(base_dir, self.baseline)
+        return self
+
+    @model_validator(mode="after")
+    def _judge_is_an_evaluator(self) -> Spec:
+        user = self.simulated_user
+        judge = user.stop.judge if user else None
+        names = [e.name for e in self.evaluators]
+        if judge is not None and judge not in names:
+            raise SpecValueError(
+                f"{judge!r} is not an evaluator of this spec",
+                hint=did_you_mean(judge, names) or "add it to evaluators:, or remove stop.judge",
+                at=("simulated_user", "stop", "judge"),
+            )
         return self
 
     @model_validator(mode="after")

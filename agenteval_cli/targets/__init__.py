@@ -9,6 +9,10 @@ defaults, ``output`` names where the final answer is in what comes back, and ``c
 merged into the RunnableConfig of graphs and Runnables. Every graph or Runnable call runs
 on a thread of its own (a fresh ``thread_id``), so a checkpointer never carries one
 example's conversation into the next.
+
+A conversation's turns are sent one at a time with :meth:`Target.turn` on a
+:class:`~agenteval_cli.targets.session.Session`: one thread for all its turns, and the
+history agenteval carries for a target that keeps none itself (see that module).
 """
 
 from agenteval_cli.targets.adapt import Target, TargetFn, adapt

@@ -1,30 +1,35 @@
 """Adapting: a graph, Runnable or function becomes a uniform ``async (inputs, callbacks)``
-target, called on a fresh thread each time."""
+target, called on a fresh thread each time, which can also take one turn of a conversation
+(:mod:`agenteval_cli.targets.session`)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import sys
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval_cli.data.conversations import Resume, TurnInput
 from agenteval_cli.targets.errors import TargetOptionError
 from agenteval_cli.targets.inputs import (
     InputBuilder,
     built_input,
     check_graph_input,
+    graph_input_keys,
     input_builder,
     pass_through_builder,
     passed_through,
     template_fields,
 )
 from agenteval_cli.targets.outputs import as_outputs, graph_outputs, why_no_answer
+from agenteval_cli.targets.session import Session, new_thread, turn_value
 from agenteval_cli.trace.declarations import ActiveAgent
 
 TargetFn = Callable[[dict[str, Any], list[Any]], Awaitable[dict[str, Any]]]
+# One turn of a conversation: (the turn's inputs or a Resume, the session, callbacks).
+TurnFn = Callable[[TurnInput, Session, list[Any]], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -49,9 +54,25 @@ class Target:
     # answer and no output: naming one), said before the run; None when it can be found.
     no_answer: str | None = None
     skill_tools: dict[str, str | None] = field(default_factory=dict)  # tool -> its skill arg
+    # One turn of a conversation; None (a target built by hand): ``call`` is given each
+    # turn as a function target is (see targets.session.turn_value).
+    turn_call: TurnFn | None = field(default=None, repr=False)
+    # It keeps a conversation itself (a graph compiled with a checkpointer): each turn is
+    # sent alone on the conversation's thread, and an interrupt can be resumed.
+    keeps_state: bool = False
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
+
+    async def turn(
+        self, inputs: TurnInput, session: Session, callbacks: list[Any]
+    ) -> dict[str, Any]:
+        """Send one turn of a conversation (the turn's fields, or a :class:`Resume`); the
+        session's messages are updated by a graph, its history by the caller
+        (:meth:`Session.took`), who knows whether the turn was answered."""
+        if self.turn_call is None:
+            return await self.call(turn_value(inputs, session), callbacks)
+        return await self.turn_call(inputs, session, callbacks)
 
 
 def adapt(
@@ -87,7 +108,7 @@ def adapt(
             through = passed_through(obj, input)
             if through:
                 build = pass_through_builder(through, input_key)
-            call = _graph_call(obj, input_key, initial_state, build, output, run_config)
+            call, turn = _graph_call(obj, input_key, initial_state, build, output, run_config)
             fields = (input_key,) if input is None and not through else template_fields(input)
             return Target(
                 name,
@@ -98,13 +119,16 @@ def adapt(
                 passes_through=through,
                 input_key=input_key,
                 no_answer=None if output is not None else why_no_answer(obj),
+                turn_call=turn,
+                keeps_state=keeps_conversation(obj),
             )
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
 
         if isinstance(obj, Runnable):
-            call = _runnable_call(obj, build, output, run_config)
-            return Target(name, import_path, "runnable", call, input_fields=template_fields(input))
+            call, turn = _runnable_call(obj, build, output, run_config)
+            fields = template_fields(input)
+            return Target(name, import_path, "runnable", call, input_fields=fields, turn_call=turn)
     if callable(obj):
         if run_config:
             raise TargetOptionError(
@@ -112,8 +136,17 @@ def adapt(
                 hint="pass config=... to the graph call inside the function",
                 at=("config",),
             )
-        call = _function_call(obj, build, output)
-        return Target(name, import_path, "function", call, input_fields=template_fields(input))
+        call, turn = _function_call(obj, build, output)
+        fields = template_fields(input)
+        return Target(
+            name,
+            import_path,
+            "function",
+            call,
+            input_fields=fields,
+            input_key=input_key,
+            turn_call=turn,
+        )
     raise TypeError(f"{import_path!r} is a {type(obj).__name__}, not a graph, Runnable or function")
 
 
@@ -123,10 +156,22 @@ def _is_graph(obj: Any) -> bool:
     return isinstance(obj, Pregel)
 
 
-def _run_config(base: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
-    """The RunnableConfig of one call: the target's ``config``, a thread of its own (a
-    checkpointer keeps each example's conversation apart) and the trace recorder."""
-    configurable = {**base.get("configurable", {}), "thread_id": str(uuid.uuid4())}
+def keeps_conversation(graph: Any) -> bool:
+    """Whether a compiled graph keeps a conversation itself: compiled with a checkpointer
+    (a saver). ``checkpointer=True`` is only for subgraphs, which keep theirs in the saver
+    of the graph above; a root graph with none remembers nothing between calls."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    return isinstance(getattr(graph, "checkpointer", None), BaseCheckpointSaver)
+
+
+def _run_config(
+    base: dict[str, Any], callbacks: list[Any], thread_id: str | None = None
+) -> dict[str, Any]:
+    """The RunnableConfig of one call: the target's ``config``, its thread (a fresh one for
+    a single call, so a checkpointer keeps each example's conversation apart; the
+    conversation's for a turn) and the trace recorder."""
+    configurable = {**base.get("configurable", {}), "thread_id": thread_id or new_thread()}
     return {**base, "configurable": configurable, "callbacks": callbacks}
 
 
@@ -137,35 +182,101 @@ def _graph_call(
     build: InputBuilder | None,
     output: str | None,
     config: dict[str, Any],
-) -> TargetFn:
-    from langchain_core.messages import HumanMessage
+) -> tuple[TargetFn, TurnFn]:
+    """A graph's single call and its turn of a conversation (see :mod:`.session`)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.types import Command
 
     sync_only: list[bool] = [False]  # found to run only synchronously: invoked on a thread
+    keeps = keeps_conversation(graph)
 
-    async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+    async def state_of(inputs: dict[str, Any], *, initial: bool = True) -> Any:
+        """The graph's input for ``inputs``: a message, or the ``input:`` mapping, with the
+        target's initial state when ``initial``."""
         if build is None:
             if input_key not in inputs:
                 raise KeyError(f"inputs have no {input_key!r} (set input_key for this target)")
-            state = {"messages": [HumanMessage(str(inputs[input_key]))], **_fresh(initial_state)}
-        else:
-            state = await built_input(build, inputs)
-            if initial_state and isinstance(state, dict):
-                state = {**_fresh(initial_state), **state}
-        run_config = _run_config(config, callbacks)
+            state: Any = {"messages": [HumanMessage(str(inputs[input_key]))]}
+            return {**state, **_fresh(initial_state)} if initial else state
+        state = await built_input(build, inputs)
+        if initial and initial_state and isinstance(state, dict):
+            state = {**_fresh(initial_state), **state}
+        return state
+
+    async def invoke(value: Any, run_config: dict[str, Any], retry_config: Any) -> Any:
+        """``graph.ainvoke``, or ``graph.invoke`` on a thread for a graph that runs only
+        synchronously (``retry_config()``: the config of a call after a refused one)."""
         if sync_only[0]:
-            result = await asyncio.to_thread(graph.invoke, state, config=run_config)
-        else:
-            try:
-                result = await graph.ainvoke(state, config=run_config)
-            except NotImplementedError as exc:
-                if not _sync_only(exc):
-                    raise
-                sync_only[0] = True  # middleware with no async hook: as graph.invoke runs it
-                run_config = _run_config(config, callbacks)  # a thread the attempt never saw
-                result = await asyncio.to_thread(graph.invoke, state, config=run_config)
+            return await asyncio.to_thread(graph.invoke, value, config=run_config)
+        try:
+            return await graph.ainvoke(value, config=run_config)
+        except NotImplementedError as exc:
+            if not _sync_only(exc):
+                raise
+            sync_only[0] = True  # middleware with no async hook: as graph.invoke runs it
+            return await asyncio.to_thread(graph.invoke, value, config=retry_config())
+
+    async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+        state = await state_of(inputs)
+        result = await invoke(
+            state,
+            _run_config(config, callbacks),
+            lambda: _run_config(config, callbacks),  # a thread the attempt never saw
+        )
         return graph_outputs(result, output, given=_input_messages(state))
 
-    return call
+    async def turn(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
+        value: Any
+        if isinstance(inputs, Resume):
+            if not keeps:
+                raise ValueError(NO_CHECKPOINTER_TO_RESUME)
+            value = Command(resume=inputs.value)
+            given = list(session.messages)
+        elif keeps:  # the checkpointer has the conversation: only the new turn
+            value = await state_of(inputs, initial=session.turns == 0)
+            given = [*session.messages, *_input_messages(value)]
+        else:
+            value = _with_history(await state_of(inputs), session.messages, graph)
+            given = _input_messages(value)
+
+        def retry_config() -> dict[str, Any]:
+            if session.turns == 0:  # the refused call may have left the thread's first step
+                session.thread_id = new_thread()
+            return _run_config(config, callbacks, session.thread_id)
+
+        run_config = _run_config(config, callbacks, session.thread_id)
+        result = await invoke(value, run_config, retry_config)
+        outputs = graph_outputs(result, output, given=given)
+        returned = result.get("messages") if isinstance(result, dict) else None
+        if isinstance(returned, list | tuple):
+            session.messages = list(returned)
+        else:  # no messages come back: the user's and the answer stand for them
+            answer = outputs.get("final_response")
+            session.messages = [*given, *([AIMessage(str(answer))] if answer else [])]
+        return outputs
+
+    return call, turn
+
+
+NO_CHECKPOINTER_TO_RESUME = (
+    "the graph has no checkpointer, so it cannot resume from interrupt(): compile it with "
+    "one (graph.compile(checkpointer=InMemorySaver()))"
+)
+
+
+def _with_history(state: Any, history: list[Any], graph: Any) -> Any:
+    """A graph without a checkpointer's input for a later turn: the conversation so far
+    before the new turn's messages. A graph whose input has no ``messages`` cannot be given
+    it, which is the conversation's error rather than a turn answered without it."""
+    if not history:
+        return state
+    keys = graph_input_keys(graph)
+    if not isinstance(state, dict) or (keys is not None and "messages" not in keys):
+        raise ValueError(
+            "the graph has no checkpointer and its input has no 'messages' to carry the "
+            "conversation's history: compile it with a checkpointer, or give it messages"
+        )
+    return {**state, "messages": [*history, *_input_messages(state)]}
 
 
 def _sync_only(error: NotImplementedError) -> bool:
@@ -191,32 +302,49 @@ def _fresh(state: dict[str, Any]) -> dict[str, Any]:
 
 def _runnable_call(
     runnable: Any, build: InputBuilder | None, output: str | None, config: dict[str, Any]
-) -> TargetFn:
+) -> tuple[TargetFn, TurnFn]:
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         value = inputs if build is None else await built_input(build, inputs)
         result = await runnable.ainvoke(value, config=_run_config(config, callbacks))
         return as_outputs(result, output)
 
-    return call
+    async def turn(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
+        value = turn_value(inputs, session, await _built_turn(build, inputs))
+        run_config = _run_config(config, callbacks, session.thread_id)
+        return as_outputs(await runnable.ainvoke(value, config=run_config), output)
+
+    return call, turn
 
 
 def _function_call(
     fn: Callable[..., Any], build: InputBuilder | None, output: str | None
-) -> TargetFn:
+) -> tuple[TargetFn, TurnFn]:
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 (async callable objects)
     )
 
-    async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
-        value = inputs if build is None else await built_input(build, inputs)
+    async def answer(value: Any) -> dict[str, Any]:
         if is_async:
             return as_outputs(await fn(value), output)
-        answer = await asyncio.to_thread(fn, value)
-        if inspect.isawaitable(answer):  # ``def target(inputs): return graph.ainvoke(...)``
-            answer = await answer
-        return as_outputs(answer, output)
+        answered = await asyncio.to_thread(fn, value)
+        if inspect.isawaitable(answered):  # ``def target(inputs): return graph.ainvoke(...)``
+            answered = await answered
+        return as_outputs(answered, output)
 
-    return call
+    async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+        return await answer(inputs if build is None else await built_input(build, inputs))
+
+    async def turn(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
+        return await answer(turn_value(inputs, session, await _built_turn(build, inputs)))
+
+    return call, turn
+
+
+async def _built_turn(build: InputBuilder | None, inputs: TurnInput) -> Any:
+    """What ``input:`` makes of a turn's fields (None: no ``input:``, or a resume turn)."""
+    if build is None or isinstance(inputs, Resume):
+        return None
+    return await built_input(build, inputs)
 
 
 # --- outputs ------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from agenteval_cli.execution.guards.stalls import BLOCKING_S, LoopStalls, blocked_text
 
 # The files of the run's own machinery: where the loop was held is named outside them.
-OWN_FILES = ("runner.py", "deadline.py", "watchdog.py")
+OWN_FILES = ("runner.py", "target_calls.py", "deadline.py", "watchdog.py")
 
 
 class Call(NamedTuple):

@@ -80,6 +80,9 @@ def shipped(result: Result) -> Result:
     name); outputs JSON cannot hold are the error the store records for them."""
     try:
         result.outputs = as_stored(result.outputs)
+        for turn in result.turns or []:  # a conversation's turns travel the same way
+            turn.outputs = as_stored(turn.outputs)
+            turn.inputs = as_stored(turn.inputs)
     except Exception as exc:
         unstorable(result, exc)
     return result
