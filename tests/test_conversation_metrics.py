@@ -299,9 +299,10 @@ def test_the_conversation_s_own_references_are_checked_on_the_whole_conversation
     scores, comments, turns = conversation(supervisor(), outputs)
     # each turn has no must_mention of its own: nothing to miss
     assert [t.score_map()["resolution_coverage"] for t in turns] == [1.0, 1.0]
-    # the whole conversation's answers mention the refund, never the password
-    assert scores["resolution_coverage"] == 0.5
-    assert comments["resolution_coverage"] == "whole conversation: missing ['password']"
+    # the key keeps its turns' value; the whole conversation's answers mention the refund,
+    # never the password: its check, unmet, leaves the conversation unresolved
+    assert scores["resolution_coverage"] == 1.0
+    assert comments["resolution_coverage"] == "mean of 2 turns"
     assert scores["resolved"] is False
     assert comments["resolved"] == (
         "unmet: conversation resolution_coverage 50.0% (pass mark >= 1)"

@@ -9,9 +9,11 @@ Some evaluators are also, or only, run once on the whole conversation:
 
 - those whose reference fields are at the top of the row's ``outputs`` (the conversation's
   references: ``must_mention`` the conversation as a whole must cover, say), which also run
-  on each turn against the turn's own; the conversation's score of their keys is this run's;
+  on each turn against the turn's own: this run is the conversation's check of those
+  references, counted toward ``resolved`` (named in its comment when unmet), while their
+  keys keep their turns' value;
 - those the spec gives ``level: conversation`` (a judge of the whole transcript), which run
-  only here.
+  only here: their keys are this run's.
 
 That run sees the conversation: ``inputs`` are the row's (``{"turns": [...]}``), the
 reference its top-level ``outputs``, the trace every turn's calls merged, and the outputs
@@ -178,14 +180,18 @@ def with_whole(
     chosen: Sequence[BoundEvaluator],
     catalog: Catalog,
 ) -> list[Score]:
-    """The turns' scores with those of the whole-conversation run: a key that run's
-    evaluators write is theirs (the conversation's verdict), any other key it adds (the
-    judges' spend) is added to the turns' sum."""
-    own = {key for e in chosen for key in e.keys or (e.name,)}
+    """The turns' scores with what the whole-conversation run adds: the keys of the
+    ``level: conversation`` evaluators (which score no turn), and the judges' spend, added to
+    the turns'. The other evaluators of that run are the conversation's checks (they count
+    toward ``resolved``): their keys keep their turns' value."""
+    once = {key for e in chosen if e.level == "conversation" for key in e.keys or (e.name,)}
+    checks = {key for e in chosen if e.level != "conversation" for key in e.keys or (e.name,)}
     by_key = {s.key: s for s in scores}
     for one in whole:
         before = by_key.get(one.key)
-        if one.key in own or before is None:
+        if one.key in checks and one.key not in once:
+            continue
+        if one.key in once or before is None:
             comment = f"whole conversation: {one.comment}" if one.comment else "whole conversation"
             by_key[one.key] = Score(one.key, one.score, comment)
         elif catalog.info(one.key).across_turns == "sum":

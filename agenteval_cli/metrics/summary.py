@@ -213,15 +213,16 @@ def unanswered_note(summaries: Sequence[Summary]) -> str | None:
 def conversation_note(
     summaries: Sequence[Summary], catalog: Catalog, keys: Iterable[str]
 ) -> str | None:
-    """What a request figure of ``keys`` means when results are conversations: its turns'
-    sum (counts, spend) or mean (rates, outcomes), as each metric declares; None when no
-    result is a conversation."""
+    """What a request figure of ``keys`` (those some result has) means when results are
+    conversations: its turns' sum (counts, spend) or mean (rates, outcomes), as each metric
+    declares; None when no result is a conversation."""
     counted = [s.conversations for s in summaries]
     if not any(counted):
         return None
+    valued = {k for s in summaries for k, n in s.counts.items() if n}
     shown = [
         m
-        for m in (catalog.info(k) for k in keys)
+        for m in (catalog.info(k) for k in keys if k in valued)
         if m.level == "request" and m.scope == "result" and m.shown and m.under is None
     ]
     summed = [m.label for m in shown if m.across_turns == "sum"]
