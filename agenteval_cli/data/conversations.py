@@ -46,13 +46,14 @@ def turn_inputs(example: Example, *, input_key: str = "question") -> list[TurnIn
     return turns
 
 
-def turn_references(example: Example) -> list[dict[str, Any]]:
-    """Each turn's references (``outputs.turns``), ``{}`` for a turn that has none."""
-    count = len(example.inputs[TURNS])
+def turn_references(example: Example, count: int | None = None) -> list[dict[str, Any]]:
+    """Each turn's references (``outputs.turns``), ``{}`` for a turn that has none: one per
+    scripted turn, or ``count`` of them (the turns a simulated user wrote have none)."""
+    scripted = example.inputs.get(TURNS) if isinstance(example.inputs, dict) else None
+    size = len(scripted) if isinstance(scripted, list) and count is None else count or 0
     given = example.outputs.get(TURNS) if isinstance(example.outputs, dict) else None
-    if not isinstance(given, list):
-        return [{} for _ in range(count)]
-    return [dict(each) if isinstance(each, dict) else {} for each in given]
+    references = [dict(e) if isinstance(e, dict) else {} for e in given or []][:size]
+    return references + [{} for _ in range(size - len(references))]
 
 
 def conversation_references(example: Example) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
-from agenteval_cli.execution.loading import load_evaluators, load_targets
+from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agenteval_cli.execution.options import RunOptions
     from agenteval_cli.execution.ray_executor.cluster import RayOptions
     from agenteval_cli.execution.ray_executor.driver import RayEngine
+    from agenteval_cli.targets.users import SimulatedUser
 
 ProgressHook = Callable[[str, Result], None]
 NoteHook = Callable[[str], None]  # one line of information: the caller decides where it goes
@@ -59,6 +60,7 @@ class PreparedRun:
     shard: tuple[int, int] | None = None  # (i, N) of a --shard run: only shard i's examples
     dataset_examples: int | None = None  # a shard's whole dataset (before the split)
     ray: RayOptions | None = None  # set when the calls run on Ray workers (executor: ray)
+    users: SimulatedUser | None = None  # the spec's simulated_user:, loaded
     _fingerprints: dict[str, Fingerprint] = field(default_factory=dict, repr=False)
 
     @property
@@ -138,6 +140,7 @@ def prepare(
         examples=examples,
         targets=targets,
         evaluators=evaluators,
+        users=load_simulated_user(spec),
         warnings=reference_field_warnings(spec, evaluators, examples),
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=keep_run_trees,
@@ -188,7 +191,7 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
         return  # functions read what they like: nothing to check, nothing to read again
     read = list(islice(examples, CHECKED_ROWS))
     for target in targets:
-        rows = _turn_rows(read, target.input_key)
+        rows = _turn_rows(read, target.input_key, simulated=spec.simulated_user is not None)
         if target.passes_through:
             _check_passed_through(spec, target, rows)
         for name in target.input_fields:
@@ -208,9 +211,12 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
             )
 
 
-def _turn_rows(examples: Sequence[Example], input_key: str) -> list[Example]:
+def _turn_rows(
+    examples: Sequence[Example], input_key: str, *, simulated: bool = False
+) -> list[Example]:
     """The inputs each call gets: a single-turn row's, a conversation's turns (each a row
-    of the same id and line; a resume turn sends no fields, so none is checked)."""
+    of the same id and line; a resume turn sends no fields, so none is checked). A row a
+    simulated user writes the turns of is checked by no field: the user writes them."""
     from agenteval_cli.data.conversations import (
         Resume,
         is_conversation,
@@ -221,7 +227,8 @@ def _turn_rows(examples: Sequence[Example], input_key: str) -> list[Example]:
     rows: list[Example] = []
     for example in examples:
         if not is_conversation(example):
-            rows.append(example)
+            if not simulated:
+                rows.append(example)
             continue
         if shape_problem(example.inputs, example.outputs) is not None:
             continue  # the row's own error, said where the dataset is read
@@ -352,7 +359,12 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
         target_options,
     )
 
-    runner = Runner(targets=run.targets, evaluators=run.evaluators, settings=run_settings(run.spec))
+    runner = Runner(
+        targets=run.targets,
+        evaluators=run.evaluators,
+        settings=run_settings(run.spec),
+        users=run.users,
+    )
     if run.use_cache:
         runner.cache = ResponseCache(store)
         for target in run.spec.targets:
