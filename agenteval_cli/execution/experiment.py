@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
+from agenteval_cli.data.conversations import TURNS, is_conversation, turn_inputs
 from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
@@ -181,46 +182,82 @@ CHECKED_ROWS = 8192  # rows whose input fields are checked before the run (a lar
 
 def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequence[Example]) -> None:
     """A UserError at the target's line when an example lacks an input field the target
-    reads on every call: each such call would only fail."""
+    reads on every call: each such call would only fail. A conversation row is called turn
+    by turn, so its turns' inputs are checked, and a target reading ``{turns}`` is refused."""
     from itertools import islice
 
     if not any(target.input_fields or target.passes_through for target in targets):
         return  # functions read what they like: nothing to check, nothing to read again
     rows = list(islice(examples, CHECKED_ROWS))
     for target in targets:
+        calls = list(_calls(rows, target.input_key))
+        if TURNS in target.input_fields and any(turn for _, turn, _ in calls):
+            _refuse_whole_conversations(spec, target)
         if target.passes_through:
-            _check_passed_through(spec, target, rows)
+            _check_passed_through(spec, target, calls)
         for name in target.input_fields:
-            lacking = [e for e in rows if name not in e.inputs]
+            lacking = [call for call in calls if name not in call[2]]
             if not lacking:
                 continue
-            first = lacking[0]
-            where = f"row {first.row}" if first.row is not None else f"example {first.id!r}"
-            fields = ", ".join(str(k) for k in first.inputs) or "none"
-            some = "every example" if len(lacking) == len(rows) else f"{len(lacking):,} example(s)"
+            first, turn, inputs = lacking[0]
+            fields = ", ".join(str(k) for k in inputs) or "none"
+            missing = {id(example) for example, _, _ in lacking}
+            some = "every example" if len(missing) == len(rows) else f"{len(missing):,} example(s)"
             raise UserError(
                 f"target {target.name!r} reads inputs.{name}, which {some} of the dataset "
-                f"lack ({where} has: {fields})",
+                f"lack ({_where(first, turn)} has: {fields})",
                 file=spec.source,
                 line=spec.line_of("targets", target.name),
                 hint="set input_key to a field the rows have, or map the fields with input:",
             )
 
 
-def _check_passed_through(spec: Spec, target: Target, rows: Sequence[Example]) -> None:
-    """A graph given the inputs as they are must take every field of every example."""
-    keys = target.passes_through
+Call = tuple[Example, int | None, dict[str, Any]]  # an example, its turn (1-based), the inputs
+
+
+def _calls(rows: Sequence[Example], input_key: str) -> Iterator[Call]:
+    """The inputs of each call the rows make: a single-turn row's inputs, or each turn of a
+    conversation (a resume turn sends no fields: nothing to check)."""
     for example in rows:
-        fields = uncovered_fields(example.inputs, keys)
+        if not is_conversation(example):
+            yield example, None, example.inputs
+            continue
+        for number, turn in enumerate(turn_inputs(example, input_key=input_key), 1):
+            if isinstance(turn, dict):
+                yield example, number, turn
+
+
+def _where(example: Example, turn: int | None) -> str:
+    where = f"row {example.row}" if example.row is not None else f"example {example.id!r}"
+    return where if turn is None else f"{where} turn {turn}"
+
+
+def _refuse_whole_conversations(spec: Spec, target: Target) -> None:
+    """``{turns}`` would send every turn of a conversation in one call, which answers only
+    the first: the runner drives a conversation turn by turn instead."""
+    raise UserError(
+        f"target {target.name!r} reads inputs.{TURNS}, which would send every turn of a "
+        "conversation in one call (only the first would be answered)",
+        file=spec.source,
+        line=spec.line_of("targets", target.name, "input"),
+        hint="conversation rows are driven turn by turn: map a turn's field instead, such as "
+        '"{question}"',
+    )
+
+
+def _check_passed_through(spec: Spec, target: Target, calls: Sequence[Call]) -> None:
+    """A graph given the inputs as they are must take every field of every call's inputs."""
+    keys = target.passes_through
+    for example, turn, inputs in calls:
+        fields = uncovered_fields(inputs, keys)
         if not fields:
             continue
-        where = f"row {example.row}" if example.row is not None else f"example {example.id!r}"
         raise UserError(
             f"target {target.name!r} gets each example's inputs as they are, and "
-            + cannot_take(fields, keys, f" of {where}"),
+            + cannot_take(fields, keys, f" of {_where(example, turn)}"),
             file=spec.source,
             line=spec.line_of("targets", target.name),
-            hint=cannot_take_hint(list(example.inputs), keys, target.input_key),
+            hint=cannot_take_hint(list(inputs), keys, target.input_key),
         )
 
 
