@@ -118,3 +118,20 @@ def test_a_field_misspelt_in_some_rows_only_is_named_with_those_rows():
         "'expected_agents'? (without it routing_accuracy scores those rows as if nothing were "
         "expected)",
     ]
+
+
+def test_a_conversations_reference_fields_are_its_own_and_its_turns():
+    reads = spec_reads([EvaluatorSpec(name="routing_accuracy")])
+
+    def talk(*turns: dict, **whole) -> Example:
+        inputs = {"turns": [f"message {n}" for n in range(len(turns))]}
+        return Example(id="c", inputs=inputs, outputs={"turns": list(turns), **whole})
+
+    given = [talk({"expected_agents": ["billing"]}, {})]
+    assert reference_warnings(reads, given, "d.jsonl") == []  # 'turns' itself is no field
+    assert reference_warnings(reads, [talk({}, {}, expected_agents=["a"])], "d.jsonl") == []
+    (line,) = reference_warnings(reads, [talk({}, {"expected_agent": ["b"]})], "d.jsonl")
+    assert line.startswith(
+        "d.jsonl: no row has the reference field 'expected_agents' that routing_accuracy "
+        "reads, and rows have 'expected_agent', which no evaluator reads"
+    )
