@@ -479,6 +479,7 @@ class Runner:
                     latency_s=hit.latency_s,
                     attempts=0,
                     cached=True,
+                    turns=hit.turns,
                 )
         return await self._call(item)
 

@@ -80,6 +80,8 @@ def shipped(result: Result) -> Result:
     name); outputs JSON cannot hold are the error the store records for them."""
     try:
         result.outputs = as_stored(result.outputs)
+        for turn in result.turns or ():
+            turn.outputs = as_stored(turn.outputs)
     except Exception as exc:
         unstorable(result, exc)
     return result
