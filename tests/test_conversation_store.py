@@ -276,3 +276,27 @@ def test_only_a_conversation_that_answered_is_cached(store, turns, cached):
     assert cached_keys(store) == (["k1"] if cached else [])
     [stored] = store.results(exp.id)
     assert stored.result.turns == list(turns)  # the result keeps its turns either way
+
+
+def test_rescore_scores_each_stored_turn_again_and_the_conversation_across_them(tmp_path, invoke):
+    references = {"turns": [{"expected_agents": ["billing"]}, {"expected_agents": ["billing"]}]}
+    data = [{"id": "c1", "inputs": EXAMPLE.inputs, "outputs": references}]
+    spec = project(tmp_path / "p", ANSWER, data=data, evaluators="[routing_accuracy]")
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    with Store(db) as store:  # billing answered turn 1, account turn 2 (both scored 1.0)
+        [exp] = store.experiments()
+        example = Example("c1", EXAMPLE.inputs, references)
+        store.add_result(exp.id, example, conversation(), replace=True)
+    out = tmp_path / "r.json"
+    rescored = invoke("rescore", spec, "t", "--store", db, "--json", out)
+    assert rescored.exit_code == 0, rescored.output
+    [result] = json.loads(out.read_text())["experiments"][0]["results"]
+    first, second = result["turns"]
+    assert first["scores"] == {"routing_accuracy": 1.0}
+    assert second["scores"] == {"routing_accuracy": 0.0}  # billing expected, account answered
+    assert second["comments"] == {
+        "routing_accuracy": "invoked ['supervisor', 'account']; missing ['billing']"
+    }
+    assert result["scores"] == {"routing_accuracy": 0.5}
+    assert result["comments"] == {"routing_accuracy": "mean of 2 turns"}
