@@ -11,6 +11,7 @@ calls of the failed attempts are counted, marked retried, in the turn they were 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +33,6 @@ from agenteval_cli.targets.users import SimulatedUserError, TurnSource
 from agenteval_cli.trace.turns import merge_turn_traces
 
 if TYPE_CHECKING:  # the runner imports this module when it meets a conversation
-    from collections.abc import Awaitable, Callable
-
     from agenteval_cli.execution.runner import WorkItem
 
 # Scores a turn as soon as it is answered, for a stopping rule that reads them (a judge

@@ -483,6 +483,7 @@ class Runner:
                     latency_s=hit.latency_s,
                     attempts=0,
                     cached=True,
+                    turns=hit.turns,
                 )
         if is_conversation(item.example) or self.users is not None:
             return await self._converse(item)
