@@ -543,7 +543,7 @@ def test_a_conversation_turn_lacking_the_field_a_graph_reads_fails_before_any_ca
     assert result.exit_code == 2, result.output
     assert (
         "target 'supervisor' reads inputs.question, which 1 example(s) of the dataset lack "
-        "(row 2 has: query)"
+        "(row 2 turn 2 has: query)"
     ) in result.text
 
 

@@ -261,11 +261,111 @@ def test_reference_outputs_is_an_alias_of_outputs(tmp_path):
             ": unknown dataset format '.josnl' (did you mean '.jsonl'?)",
             id="unknown-format",
         ),
+        # conversation rows: inputs.turns, and outputs.turns beside it
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": ["hi"]}}\n{"inputs": {"turns": []}}\n',
+            ":2: inputs.turns must be a non-empty list of turns, got an empty list "
+            '(give strings, mappings of input fields, or {"resume": value})',
+            id="conversation-without-turns",
+        ),
+        pytest.param(
+            "rows.yaml",
+            "- inputs: {turns: [hi]}\n- inputs: {turns: hello}\n",
+            ":2 row 2: inputs.turns must be a non-empty list of turns, got 'hello' "
+            '(give strings, mappings of input fields, or {"resume": value})',
+            id="conversation-turns-not-a-list",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": ["hi", "  "]}}\n',
+            ":1: inputs.turns[2] is an empty message "
+            "(write what the user says, or leave the turn out)",
+            id="conversation-empty-message",
+        ),
+        pytest.param(
+            "rows.csv",
+            'id,turns\nc1,"[""hi"", 3]"\n',
+            ":2: inputs.turns[2] is 3 "
+            '(give a string, a mapping of input fields, or {"resume": value})',
+            id="conversation-turn-neither-text-nor-mapping",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"id": 7, "inputs": {"turns": ["hi", {}]}}\n',
+            ":1: inputs.turns[2] is an empty object "
+            '(give a string, a mapping of input fields, or {"resume": value})',
+            id="conversation-empty-turn-in-a-row-with-an-integer-id",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": ["hi", {"resume": "yes", "question": "and?"}]}}\n',
+            ':1: inputs.turns[2] mixes "resume" with other fields (give resume alone in its turn)',
+            id="conversation-resume-with-other-fields",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": [{"resume": "yes"}, "hi"]}}\n',
+            ":1: inputs.turns[1] is a resume (start the conversation with a message)",
+            id="conversation-starting-with-a-resume",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": ["hi"], "user": "u1"}}\n',
+            ":1: inputs has user beside turns (put each turn's fields in its turn)",
+            id="conversation-inputs-beside-turns",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": ["a", "b"]}, "outputs": {"turns": [{}]}}\n',
+            ":1: outputs.turns has 1 entry for 2 turns "
+            "(give one per turn, {} for a turn with no references)",
+            id="conversation-references-for-fewer-turns",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": ["a"]}, "outputs": {"turns": {"must_mention": ["x"]}}}\n',
+            ":1: outputs.turns must be a list (give one mapping of references per turn)",
+            id="conversation-references-not-a-list",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"turns": ["a", "b"]}, "outputs": {"turns": [{}, "billing"]}}\n',
+            ":1: outputs.turns[2] must be an object of references, got 'billing' "
+            "(write {} for a turn with no references)",
+            id="conversation-turn-references-not-an-object",
+        ),
+        pytest.param(
+            "rows.jsonl",
+            '{"inputs": {"question": "a"}, "outputs": {"turns": [{}]}}\n',
+            ":1: outputs.turns is given but inputs.turns is not (add the turns to inputs)",
+            id="turn-references-on-a-single-turn-row",
+        ),
     ],
 )
 def test_a_bad_row_or_file_is_one_line_naming_where(tmp_path, name, data, message):
     path = write(tmp_path, name, data)
     assert error_of(path) == f"{path}{message}"
+
+
+def test_a_conversation_row_is_read_as_it_is_and_its_id_hashes_its_turns(tmp_path):
+    first = {"turns": ["hi", {"question": "and my invoice?"}, {"resume": True}]}
+    second = {"turns": ["hi", {"question": "and my plan?"}, {"resume": True}]}
+    references = {"turns": [{}, {"expected_agents": ["billing"]}, {}], "must_mention": ["x"]}
+    path = write(
+        tmp_path,
+        "rows.jsonl",
+        json.dumps({"inputs": first, "outputs": references})
+        + "\n"
+        + json.dumps({"inputs": second}),
+    )
+    one, two = load_examples(path)
+    assert (one.inputs, one.outputs) == (first, references)
+    canonical = json.dumps(
+        {"inputs": first, "outputs": references}, sort_keys=True, separators=(",", ":")
+    )
+    assert one.id == hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    assert two.id == example_id(second, {}) != one.id  # only a later turn differs
 
 
 @pytest.mark.parametrize(
@@ -714,3 +814,26 @@ def test_validate_counts_one_example_in_the_singular(tmp_path):
     result = CliRunner().invoke(app, ["dataset", "validate", str(path)])
     assert result.exit_code == 0
     assert result.output.startswith(f"{path}: 1 example, all valid (sha256 ")
+
+
+def test_validate_reports_conversation_rows_of_the_wrong_shape(tmp_path):
+    from typer.testing import CliRunner
+
+    from agenteval_cli.cli import app
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        '{"inputs": {"turns": ["a", "b"]}, "outputs": {"turns": [{}, {}]}}\n'  # 1 valid
+        '{"inputs": {"turns": "a"}}\n'  # 2 not a list
+        '{"inputs": {"question": "c"}}\n'  # 3 valid, single-turn
+        '{"inputs": {"turns": ["a", "b"]}, "outputs": {"turns": [{}]}}\n'  # 4 too few
+    )
+    result = CliRunner().invoke(app, ["dataset", "validate", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: {path}:2: inputs.turns must be a non-empty list of turns, got 'a' "
+        '(give strings, mappings of input fields, or {"resume": value})',
+        f"error: {path}:4: outputs.turns has 1 entry for 2 turns "
+        "(give one per turn, {} for a turn with no references)",
+        f"{path}: 2 examples valid, 2 bad row(s)",
+    ]

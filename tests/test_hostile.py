@@ -61,6 +61,7 @@ DATASET_ERRORS: dict[str, tuple[int | str | None, str]] = {
     "unknown_row_key.jsonl": (1, "unknown key 'expected'"),
     "not_utf8.jsonl": (1, "not valid UTF-8 (byte 0xe9"),
     "bad_id_type.jsonl": (2, "'id' must be a non-empty string or an integer, got true"),
+    "conversation_turn_references.jsonl": (2, "outputs.turns has 1 entry for 2 turns (give one"),
     "ragged.csv": (3, "row has 4 cells but the header has 3 columns"),
     "unclosed_quote.csv": (2, "invalid CSV"),
     "bad_json_cell.csv": (2, "column 'outputs.must_mention': invalid JSON"),

@@ -100,7 +100,7 @@ def test_an_interrupted_answer_is_never_cached_nor_served(tmp_path):
         assert store.cache_stats() == []
         # one stored by a build that could not tell it apart is not served either
         store.db.execute(
-            "INSERT INTO cache VALUES ('k3', 'x:t', ?, NULL, 0.1, '2026-01-01', NULL)",
+            "INSERT INTO cache VALUES ('k3', 'x:t', ?, NULL, 0.1, '2026-01-01', NULL, NULL)",
             (json.dumps(stopped.outputs),),
         )
         cache = ResponseCache(store)

@@ -477,3 +477,42 @@ def test_a_stop_ends_an_upload_with_one_line_and_the_next_one_finishes(
     for target in ("supervisor", "swarm"):
         roots = [r for r in server.runs_of(names[target]) if not r.get("parent_run_id")]
         assert len(roots) == 2
+
+
+@pytest.mark.slow
+def test_a_conversation_uploads_as_one_thread_with_a_run_per_turn(server, tmp_path, invoke):
+    spec = tmp_path / "conversations.yaml"
+    text = (ROOT / "configs" / "conversations.yaml").read_text()
+    spec.write_text(text.replace("../datasets/", f"{ROOT / 'datasets'}/"))
+    store = tmp_path / "db"
+    result = invoke("run", spec, "--upload", "--limit", "2", "--target", "swarm", "--store", store)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (ROOT / "datasets" / "conversations.jsonl").open()][:2]
+    (name,) = stored_experiments(store).values()
+    runs = server.runs_of(name)
+    roots = {r["extra"]["metadata"]["example_id"]: r for r in runs if not r.get("parent_run_id")}
+    assert sorted(roots) == sorted(row["id"] for row in rows)
+    for row in rows:
+        root = roots[row["id"]]
+        thread = root["extra"]["metadata"]["thread_id"]
+        turns = sorted(
+            (
+                r
+                for r in runs
+                if r.get("parent_run_id") == root["id"] and r["name"].startswith("turn ")
+            ),
+            key=lambda r: r["extra"]["metadata"]["turn"],
+        )
+        # one run per turn the row scripts, each in the conversation's thread, in order
+        assert [r["name"] for r in turns] == [
+            f"turn {n}" for n in range(1, len(row["inputs"]["turns"]) + 1)
+        ]
+        assert {r["extra"]["metadata"]["thread_id"] for r in turns} == {thread}
+        assert [r["start_time"] <= r["end_time"] for r in turns] == [True] * len(turns)
+        turn_feedback = {
+            (f["run_id"], f["key"])
+            for f in server.state.feedback.values()
+            if f["run_id"] in {r["id"] for r in turns}
+        }
+        # each turn's routing accuracy is its own feedback, beside the conversation's
+        assert {(r["id"], "routing_accuracy") for r in turns} <= turn_feedback

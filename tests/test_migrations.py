@@ -31,6 +31,8 @@ NAMES = [
     "add_cache_fingerprint",
     "add_experiment_fingerprint",
     "add_experiment_metrics",
+    "add_results_turns",
+    "add_cache_turns",
 ]
 CURRENT = len(NAMES)  # the schema version after every migration
 
@@ -134,7 +136,15 @@ def test_a_new_store_has_every_migration_and_the_last_version(tmp_path):
         "target_fingerprint",
         "metrics_json",
     ]
-    assert columns["results"][11:] == ["attempts", "cached", "scores_json", "status", "interrupt"]
+    assert columns["results"][11:] == [
+        "attempts",
+        "cached",
+        "scores_json",
+        "status",
+        "interrupt",
+        "turns_json",
+    ]
+    assert columns["cache"][-2:] == ["fingerprint_json", "turns_json"]
     assert "scores" not in columns and "run_locks" in columns
     assert "summary_scores" in columns
     assert {"langsmith_examples", "langsmith_uploads", "langsmith_sent"} <= set(columns)
@@ -445,7 +455,7 @@ def test_a_store_from_before_result_statuses_reads_its_errors_as_errors_and_is_m
         pass
     version, names, columns = schema(path)
     assert (version, names) == (CURRENT, NAMES)
-    assert columns["results"][-2:] == ["status", "interrupt"]
+    assert columns["results"][-3:] == ["status", "interrupt", "turns_json"]
     db = sqlite3.connect(path)
     rows = dict(db.execute("SELECT example_id, status FROM results").fetchall())
     db.close()

@@ -40,6 +40,38 @@ def _dataset(tmp_path: Path, rows: list[dict]) -> Path:
             ],
             id="a-template-field-some-rows-lack-named-with-the-first-row",
         ),
+        pytest.param(
+            [{"turns": ["refund please", "and my invoice?"]}],
+            '  plain:\n    target: {good}:answer\n    input: {{messages: "{{turns}}"}}\n',
+            "error: {spec}:5: target 'plain' reads inputs.turns, which would send every turn "
+            "of a conversation in one call (only the first would be answered)",
+            [
+                "(conversation rows are driven turn by turn: map a turn's field instead, "
+                'such as "{question}")'
+            ],
+            id="a-template-sending-a-conversations-turns-at-once",
+        ),
+        pytest.param(
+            [{"turns": [{"query": "refund please"}, "and my invoice?"]}],
+            "  supervisor: agenteval_cli.demo.supervisor:graph\n",
+            "error: {spec}:3: target 'supervisor' reads inputs.question, ",
+            ["which every example of the dataset lack (row 1 turn 1 has: query)"],
+            id="a-graph-input-key-a-conversations-turn-lacks",
+        ),
+        pytest.param(
+            [
+                {"turns": [{"query": "a"}, {"query": "b"}]},
+                {"turns": [{"query": "c"}, "a message"]},
+                {"turns": [{"query": "d"}, {"resume": "yes"}]},
+            ],
+            '  plain:\n    target: {good}:answer\n    input: {{question: "{{query}}"}}\n',
+            "error: ",
+            [
+                "target 'plain' reads inputs.query, which 1 example(s) of the dataset lack",
+                "(row 2 turn 2 has: question)",
+            ],
+            id="a-template-field-a-turn-lacks-named-with-its-row-and-turn",
+        ),
     ],
 )
 def test_a_field_the_rows_lack_fails_before_any_call(
@@ -55,6 +87,28 @@ def test_a_field_the_rows_lack_fails_before_any_call(
     for fragment in fragments:
         assert fragment in text, text
     assert not (tmp_path / "s.db").exists() or _results(tmp_path / "s.db") == 0
+
+
+def test_a_conversation_is_checked_turn_by_turn_not_as_its_row(tmp_path):
+    """The row's own inputs hold only ``turns``; each turn has the field the template reads
+    (a message turn as the target's input_key, a resume turn sending none)."""
+    from agenteval_cli.data.examples import load_examples
+    from agenteval_cli.execution.experiment import check_target_inputs
+    from agenteval_cli.spec.model import load_spec
+    from agenteval_cli.targets import adapt
+
+    turns = ["refund please", {"question": "and my invoice?"}, {"resume": "yes"}]
+    data = _dataset(tmp_path, [{"turns": turns}, {"question": "a single turn"}])
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"dataset: {data}\ntargets:\n  plain: {GOOD}:answer\n")
+    target = adapt(
+        lambda inputs: {"final_response": inputs["question"]},
+        name="plain",
+        import_path=f"{GOOD}:answer",
+        input={"question": "{question}"},
+    )
+    assert target.input_fields == ("question",)
+    check_target_inputs(load_spec(spec), [target], load_examples(data))  # nothing lacks it
 
 
 def test_a_function_target_reads_what_it_likes(tmp_path, invoke):

@@ -139,3 +139,20 @@ def test_a_conversations_per_turn_references_count_and_their_typos_are_named():
     (line,) = reference_warnings(reads, typo, "c.jsonl")
     assert line.startswith("c.jsonl: no row has the reference field 'must_mention'")
     assert "did you mean 'must_mention'?" in line
+
+
+def test_a_conversations_reference_fields_are_its_own_and_its_turns():
+    reads = spec_reads([EvaluatorSpec(name="routing_accuracy")])
+
+    def talk(*turns: dict, **whole) -> Example:
+        inputs = {"turns": [f"message {n}" for n in range(len(turns))]}
+        return Example(id="c", inputs=inputs, outputs={"turns": list(turns), **whole})
+
+    given = [talk({"expected_agents": ["billing"]}, {})]
+    assert reference_warnings(reads, given, "d.jsonl") == []  # 'turns' itself is no field
+    assert reference_warnings(reads, [talk({}, {}, expected_agents=["a"])], "d.jsonl") == []
+    (line,) = reference_warnings(reads, [talk({}, {"expected_agent": ["b"]})], "d.jsonl")
+    assert line.startswith(
+        "d.jsonl: no row has the reference field 'expected_agents' that routing_accuracy "
+        "reads, and rows have 'expected_agent', which no evaluator reads"
+    )

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conversation_results import conversation, turn
 from projects import project, rows
 
 from agenteval_cli.core.records import Example
@@ -423,3 +424,68 @@ def test_a_lock_is_held_by_one_store_until_it_closes(tmp_path):
             assert sorted(lock_rows(path)) == [("r1", os.getpid()), ("r2", os.getpid())]
         assert lock_rows(path) == [("r1", os.getpid())]
     assert lock_rows(path) == []
+
+
+LOGGING = """
+import json
+from pathlib import Path
+
+def answer(inputs):
+    with open(Path(__file__).parent / "calls.log", "a") as log:
+        log.write(json.dumps(inputs) + "\\n")
+    return {"final_response": "noted"}
+"""
+
+
+def test_a_stored_conversation_is_skipped_by_resume_and_redone_whole_by_retry_errors(
+    tmp_path, invoke
+):
+    """A conversation is one pair, as a single-turn row is: resume leaves a stored one as it
+    is, errored or not; --retry-errors replaces an errored one, every turn of it."""
+    data = [
+        {"id": f"c{i}", "inputs": {"turns": [f"refund order {i}", f"and order {i}'s plan?"]}}
+        for i in range(3)
+    ]
+    spec = project(tmp_path / "p", LOGGING, data=data, prefix="conv")
+    log = tmp_path / "p" / "calls.log"
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    answered = conversation("c0")
+    errored = conversation(
+        "c1",
+        turn("billing", "refund order 1", "refunded"),
+        turn("account", "and order 1's plan?", "", error="ValueError: no plan"),
+    )
+    with Store(db) as store:
+        [exp] = store.experiments()
+        rows = {s.result.example_id: s for s in store.results(exp.id)}
+        for result in (answered, errored):
+            stored = rows[result.example_id]
+            example = Example(result.example_id, stored.inputs, stored.reference_outputs)
+            store.add_result(exp.id, example, result, replace=True)
+        store.db.execute("DELETE FROM results WHERE example_id = 'c2'")
+        store.reopen_experiment(exp.id)  # as after a crash
+    log.unlink()
+
+    def stored_turns() -> dict[str, list]:
+        with Store(db) as store:
+            return {s.result.example_id: s.result.turns for s in store.results(exp.id)}
+
+    resumed = invoke("run", spec, "--resume", "--store", db)
+    assert resumed.exit_code == 3, resumed.output  # the stored conversation's error stays
+    assert "1 call(s) left" in resumed.text and "1 × ValueError: no plan" in resumed.text
+    assert log.read_text() and all("order 2" in line for line in log.read_text().splitlines())
+    after = stored_turns()
+    assert sorted(after) == ["c0", "c1", "c2"]
+    assert (after["c0"], after["c1"]) == (answered.turns, errored.turns)
+
+    log.unlink()
+    retried = invoke("run", spec, "--resume", "--retry-errors", "--store", db)
+    assert retried.exit_code == 0, retried.output
+    assert "1 call(s) left" in retried.text
+    assert log.read_text() and all("order 1" in line for line in log.read_text().splitlines())
+    assert [key[1:] for key in keys(db)].count(("c1", 0)) == 1  # replaced, not doubled
+    with Store(db) as store:
+        again = {s.result.example_id: s.result for s in store.results(exp.id)}
+    assert again["c1"].error is None and again["c1"].turns != errored.turns
+    assert again["c0"].turns == answered.turns

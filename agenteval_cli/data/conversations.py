@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenteval_cli.core.records import Example
+from agenteval_cli.data.readers import describe_json
 
 TURNS = "turns"
 RESUME = "resume"
@@ -46,18 +47,31 @@ def turn_inputs(example: Example, *, input_key: str = "question") -> list[TurnIn
     return turns
 
 
-def turn_references(example: Example) -> list[dict[str, Any]]:
-    """Each turn's references (``outputs.turns``), ``{}`` for a turn that has none."""
-    count = len(example.inputs[TURNS])
+def turn_references(example: Example, count: int | None = None) -> list[dict[str, Any]]:
+    """Each turn's references (``outputs.turns``), ``{}`` for a turn that has none: one per
+    scripted turn, or ``count`` of them (the turns a simulated user wrote have none)."""
+    scripted = example.inputs.get(TURNS) if isinstance(example.inputs, dict) else None
+    size = len(scripted) if isinstance(scripted, list) and count is None else count or 0
     given = example.outputs.get(TURNS) if isinstance(example.outputs, dict) else None
-    if not isinstance(given, list):
-        return [{} for _ in range(count)]
-    return [dict(each) if isinstance(each, dict) else {} for each in given]
+    references = [dict(e) if isinstance(e, dict) else {} for e in given or []][:size]
+    return references + [{} for _ in range(size - len(references))]
 
 
 def conversation_references(example: Example) -> dict[str, Any]:
     """The references of the whole conversation: ``outputs`` without ``turns``."""
     return {k: v for k, v in (example.outputs or {}).items() if k != TURNS}
+
+
+@dataclass(frozen=True)
+class ShapeFault:
+    """What is wrong with a conversation row's shape, and its fix: a dataset error says
+    them as ``problem (fix)``, :func:`shape_problem` as ``problem: fix``."""
+
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.problem}: {self.fix}"
 
 
 def shape_problem(inputs: Any, outputs: Any) -> str | None:
@@ -66,54 +80,71 @@ def shape_problem(inputs: Any, outputs: Any) -> str | None:
     Checked when a dataset is read and by ``dataset validate``. A resume with no interrupt
     before it cannot be known until the conversation runs: that is the conversation's error
     then, not the row's."""
+    fault = shape_fault(inputs, outputs)
+    return None if fault is None else str(fault)
+
+
+def shape_fault(inputs: Any, outputs: Any) -> ShapeFault | None:
+    """:func:`shape_problem` as its problem and its fix apart."""
     if not isinstance(inputs, dict) or TURNS not in inputs:
         if isinstance(outputs, dict) and TURNS in outputs:
-            return "outputs.turns is given but inputs.turns is not: add the turns to inputs"
+            return ShapeFault(
+                "outputs.turns is given but inputs.turns is not", "add the turns to inputs"
+            )
         return None
     turns = inputs[TURNS]
     if not isinstance(turns, list) or not turns:
-        return "inputs.turns must be a non-empty list of turns (strings or mappings)"
+        got = "an empty list" if turns == [] else describe_json(turns)
+        return ShapeFault(
+            f"inputs.turns must be a non-empty list of turns, got {got}",
+            'give strings, mappings of input fields, or {"resume": value}',
+        )
     for number, turn in enumerate(turns, 1):
         if isinstance(turn, str):
             if not turn.strip():
-                return f"inputs.turns[{number}] is an empty message"
+                return ShapeFault(
+                    f"inputs.turns[{number}] is an empty message",
+                    "write what the user says, or leave the turn out",
+                )
             continue
         if not isinstance(turn, dict) or not turn:
-            return (
-                f"inputs.turns[{number}] is {type(turn).__name__}: give a string, a "
-                'mapping of input fields, or {"resume": value}'
+            what = "an empty object" if isinstance(turn, dict) else describe_json(turn)
+            return ShapeFault(
+                f"inputs.turns[{number}] is {what}",
+                'give a string, a mapping of input fields, or {"resume": value}',
             )
         if RESUME in turn and len(turn) > 1:
-            return f'inputs.turns[{number}] mixes "resume" with other fields: resume alone'
+            return ShapeFault(
+                f'inputs.turns[{number}] mixes "resume" with other fields',
+                "give resume alone in its turn",
+            )
     if isinstance(turns[0], dict) and set(turns[0]) == {RESUME}:
-        return "inputs.turns[1] is a resume: a conversation starts with a message"
-    others = [key for key in inputs if key != TURNS]
+        return ShapeFault("inputs.turns[1] is a resume", "start the conversation with a message")
+    others = [str(key) for key in inputs if key != TURNS]
     if others:
-        return f"inputs has {', '.join(others)} beside turns: put each turn's fields in its turn"
+        return ShapeFault(
+            f"inputs has {', '.join(others)} beside turns", "put each turn's fields in its turn"
+        )
     if not isinstance(outputs, dict) or TURNS not in outputs:
         return None
     references = outputs[TURNS]
     if not isinstance(references, list):
-        return "outputs.turns must be a list (one mapping of references per turn)"
+        return ShapeFault("outputs.turns must be a list", "give one mapping of references per turn")
     if len(references) != len(turns):
-        return (
-            f"outputs.turns has {len(references)} entries for {len(turns)} turns: give one "
-            "per turn ({} for a turn with no references)"
+        return ShapeFault(
+            f"outputs.turns has {_count(len(references), 'entry', 'entries')} for "
+            f"{_count(len(turns), 'turn', 'turns')}",
+            "give one per turn, {} for a turn with no references",
         )
     for number, each in enumerate(references, 1):
         if not isinstance(each, dict):
-            return f"outputs.turns[{number}] must be a mapping of references, not {each!r}"
+            return ShapeFault(
+                f"outputs.turns[{number}] must be an object of references, got "
+                f"{describe_json(each)}",
+                "write {} for a turn with no references",
+            )
     return None
 
 
-def reference_fields(example: Example) -> set[str]:
-    """The reference fields a row gives: its ``outputs`` keys, and for a conversation the
-    keys of each turn's references beside the whole conversation's."""
-    outputs = example.outputs if isinstance(example.outputs, dict) else {}
-    fields = {str(key) for key in outputs if key != TURNS}
-    turns = outputs.get(TURNS)
-    if isinstance(turns, list):
-        for each in turns:
-            if isinstance(each, dict):
-                fields.update(str(key) for key in each)
-    return fields
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"

@@ -21,7 +21,9 @@ CSV files follow one rule:
 
 Example ids are stable across runs and formats: the row's ``id`` (as a string)
 when given, else the first 16 hex digits of the SHA-256 of the canonical JSON of
-``{"inputs": ..., "outputs": ...}``. Two rows with the same id are an error.
+``{"inputs": ..., "outputs": ...}`` (a conversation's turns are in its inputs, so in its
+id). Two rows with the same id are an error. A conversation row (``inputs.turns``, see
+:mod:`agenteval_cli.data.conversations`) whose shape is wrong is an error of its row.
 ``Example.row`` is the row's line for .jsonl and .csv (blank lines count) and its
 1-based position in the list for .json and .yaml.
 
@@ -42,6 +44,7 @@ from typing import IO, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.records import Example
+from agenteval_cli.data.conversations import TURNS, shape_fault
 from agenteval_cli.data.readers import READERS, BadRow, Opener, Position, Rows, describe_json
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(READERS)  # .jsonl .json .yaml .yml .csv
@@ -382,6 +385,8 @@ def _to_example(record: Any, position: Position, file: Path) -> Example:
             and (metadata is None or type(metadata) is dict)
             and ((type(given) is str and given) or given is None)
         ):
+            if TURNS in inputs or TURNS in outputs:
+                _check_conversation(inputs, outputs, position, file)
             return Example(
                 id=given or example_id(inputs, outputs),
                 inputs=inputs,
@@ -415,6 +420,7 @@ def _to_example(record: Any, position: Position, file: Path) -> Example:
         record, "outputs" if "outputs" in record else "reference_outputs", position, file
     )
     metadata = _object_field(record, "metadata", position, file)
+    _check_conversation(inputs, outputs, position, file)
     return Example(
         id=_row_id(record.get("id"), position, file) or example_id(inputs, outputs),
         inputs=inputs,
@@ -422,6 +428,15 @@ def _to_example(record: Any, position: Position, file: Path) -> Example:
         metadata=metadata,
         row=position.row,
     )
+
+
+def _check_conversation(
+    inputs: dict[str, Any], outputs: dict[str, Any], position: Position, file: Path
+) -> None:
+    """A conversation row (``inputs.turns``) whose shape a run could not drive."""
+    fault = shape_fault(inputs, outputs)
+    if fault is not None:
+        raise position.error(file, fault.problem, fault.fix)
 
 
 def _object_field(

@@ -17,7 +17,11 @@ from itertools import islice
 from typing import Any
 
 from agenteval_cli.core.records import Example
-from agenteval_cli.data.conversations import reference_fields
+from agenteval_cli.data.conversations import (
+    conversation_references,
+    is_conversation,
+    turn_references,
+)
 from agenteval_cli.evaluators.registry import REGISTRY, entry_references
 
 CHECKED_ROWS = 8192  # rows read for the check (a large file: its first)
@@ -102,9 +106,10 @@ def _in_some_rows(
     typo, for an evaluator other rows do give its field (a row with no such field is one
     that expects nothing, as a negative example does)."""
     found: dict[tuple[str, str], tuple[list[str], list[str]]] = {}  # -> (readers, row ids)
-    given_fields = [reference_fields(e) for e in rows]
-    given = {r.name for r in reads if any(f in g for g in given_fields for f in r.needed)}
-    for example, fields in zip(rows, given_fields, strict=True):
+    fields_of = {id(e): reference_fields(e) for e in rows}
+    given = {r.name for r in reads if any(f in fields_of[id(e)] for e in rows for f in r.needed)}
+    for example in rows:
+        fields = fields_of[id(example)]
         for r in reads:
             if r.name not in given or set(r.needed) & fields:
                 continue
@@ -129,6 +134,17 @@ def _in_some_rows(
             "were expected)"
         )
     return lines
+
+
+def reference_fields(example: Example) -> set[str]:
+    """The reference fields a row gives: its ``outputs``' keys, or a conversation's, those of
+    the whole conversation and of each of its turns (``outputs.turns``)."""
+    if not is_conversation(example):
+        return {str(k) for k in example.outputs}
+    fields = {str(k) for k in conversation_references(example)}
+    for each in turn_references(example):
+        fields.update(str(k) for k in each)
+    return fields
 
 
 def _known_fields(reads: Sequence[Reads]) -> set[str]:

@@ -3,7 +3,9 @@
 A call is the same when the target's identity (its import path and the options that change
 what it is sent), the example's inputs and the repetition index are the same. The repetition
 index is part of the key so that ``repetitions: 5`` still measures five answers, not one
-answer five times. Only successful calls are cached; errors are always retried. The entries
+answer five times. A conversation is cached whole, its turns with it (its inputs hold every
+turn, so the key does). Only successful calls are cached; errors, and a conversation that
+ended in an error or at an interrupt, are always called again. The entries
 live in the store's ``cache`` table, written in the same transaction as the result.
 """
 
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval_cli.core.interrupts import returned_interrupt
-from agenteval_cli.core.records import Trace
+from agenteval_cli.core.records import Trace, Turn
 
 if TYPE_CHECKING:
     from agenteval_cli.spec.model import TargetSpec
@@ -75,6 +77,7 @@ class CachedCall:
     outputs: dict[str, Any]
     trace: Trace
     latency_s: float
+    turns: list[Turn] | None = None  # a conversation's, cached whole (unscored)
 
 
 class Answers(Protocol):
@@ -93,10 +96,11 @@ class ResponseCache:
 
     def get(self, key: str) -> CachedCall | None:
         found = self.store.cache_get(key)
-        if found is None or returned_interrupt(found[0]) is not None:
+        if found is None or returned_interrupt(found.outputs) is not None:
             return None  # an interrupted answer (cached before they were told apart): call again
         self.hits += 1
-        outputs, trace, latency = found
-        cached = Trace.from_dict(trace)
-        cached.latency_s = latency  # the trace's JSON may leave it to the column
-        return CachedCall(outputs=outputs, trace=cached, latency_s=latency)
+        cached = Trace.from_dict(found.trace)
+        cached.latency_s = found.latency_s  # the trace's JSON may leave it to the column
+        return CachedCall(
+            outputs=found.outputs, trace=cached, latency_s=found.latency_s, turns=found.turns
+        )

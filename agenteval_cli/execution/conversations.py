@@ -1,5 +1,6 @@
-"""Driving a conversation: a row's turns sent to one target, one call per turn on one
-thread, until the last turn, a turn that errs, or an interrupt no resume answers.
+"""Driving a conversation: turns sent to one target, one call per turn on one thread,
+until the last turn (of the row's script, or of a simulated user), a turn that errs, or
+an interrupt no resume answers.
 
 Each turn is a target call as a single-turn row's is (its own trace recorder, its own
 time-out, its failure read the same way, :mod:`agenteval_cli.execution.target_calls`). A
@@ -10,19 +11,14 @@ calls of the failed attempts are counted, marked retried, in the turn they were 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.core.records import ModelCall, Result, Trace, Turn
 from agenteval_cli.core.retry import Limiter, RetryPolicy, call_with_retries
-from agenteval_cli.data.conversations import (
-    RESUME,
-    Resume,
-    TurnInput,
-    shape_problem,
-    turn_inputs,
-)
+from agenteval_cli.data.conversations import RESUME, Resume, TurnInput, shape_problem
 from agenteval_cli.execution.guards.deadline import Call
 from agenteval_cli.execution.target_calls import (
     CallGuard,
@@ -33,10 +29,15 @@ from agenteval_cli.execution.target_calls import (
 )
 from agenteval_cli.targets import Target
 from agenteval_cli.targets.session import Session
+from agenteval_cli.targets.users import SimulatedUserError, TurnSource
 from agenteval_cli.trace.turns import merge_turn_traces
 
 if TYPE_CHECKING:  # the runner imports this module when it meets a conversation
     from agenteval_cli.execution.runner import WorkItem
+
+# Scores a turn as soon as it is answered, for a stopping rule that reads them (a judge
+# saying the conversation is resolved); the runner scores every turn after the conversation.
+TurnScorer = Callable[[Turn], Awaitable[None]]
 
 
 @dataclass
@@ -75,15 +76,20 @@ class _Attempt:
 
 
 async def converse(
-    item: WorkItem, guard: CallGuard, retry: RetryPolicy, limiter: Limiter | None
+    item: WorkItem,
+    guard: CallGuard,
+    retry: RetryPolicy,
+    limiter: Limiter | None,
+    source: Callable[[], TurnSource],
+    score_turn: TurnScorer | None = None,
 ) -> Result:
-    """The conversation of ``item`` (a row with ``inputs.turns``) with its target: each
-    turn's result in ``turns``, the last turn's outputs, every turn's trace merged."""
+    """The conversation of ``item`` with its target, its turns asked of a fresh ``source``
+    on each attempt (the row's script, or a simulated user): each turn's result in
+    ``turns``, the last turn's outputs, every turn's trace merged."""
     target, example = item.target, item.example
     problem = shape_problem(example.inputs, example.outputs)
     if problem is not None:  # no turn can be sent
         return Result(example.id, item.repetition, None, Trace(error=problem), error=problem)
-    turns = turn_inputs(example, input_key=target.input_key)
     who = Call(target.name, example.id)
     current: _Attempt | None = None
     spent: list[list[list[ModelCall]]] = []  # per failed attempt, per turn
@@ -93,7 +99,7 @@ async def converse(
         if current is not None:  # an earlier attempt failed: its calls were still made
             spent.append(current.spent())
         current = _Attempt()
-        await _run_turns(current, target, turns, guard, who, limiter)
+        await _run_turns(current, target, source(), guard, who, limiter, score_turn)
         return current
 
     attempts = 1
@@ -126,14 +132,34 @@ async def converse(
 async def _run_turns(
     attempt: _Attempt,
     target: Target,
-    turns: list[TurnInput],
+    source: TurnSource,
     guard: CallGuard,
     who: Call,
     limiter: Limiter | None,
+    score_turn: TurnScorer | None,
 ) -> None:
-    """Send the turns in order; a turn that raises leaves ``attempt`` with it in flight."""
+    """Send the turns ``source`` gives, in order; a turn that raises leaves ``attempt``
+    with it in flight. A turn that stops at an interrupt ends the conversation unless the
+    next turn is a resume."""
     session = attempt.session
-    for number, turn in enumerate(turns, 1):
+    number = 0
+    while True:
+        last = attempt.turns[-1] if attempt.turns else None
+        try:
+            turn = await source.next_turn(
+                session.history, None if last is None else last.score_map()
+            )
+        except SimulatedUserError as exc:  # the user could not write a turn: it ends here
+            attempt.error = f"turn {number + 1}: {exc}"
+            return
+        if last is not None and turn is None:  # the reply that ended it answered the last
+            last.user_calls.extend(source.user_calls)
+        if last is not None and last.interrupt is not None and not isinstance(turn, Resume):
+            attempt.interrupt = last.interrupt  # nothing answers it: it ends here
+            return
+        if turn is None:
+            return
+        number += 1
         sent = {RESUME: turn.value} if isinstance(turn, Resume) else dict(turn)
         problem = _cannot_send(target, turn, number, session)
         if problem is not None:  # nothing is sent: the turn is the conversation's error
@@ -149,14 +175,13 @@ async def _run_turns(
         latency = time.perf_counter() - attempt.started
         outputs = checked_outputs(answered)
         session.took(turn, outputs, target.input_key)
-        pending = returned_interrupt(outputs)
         trace = finished_trace(attempt.recorder, None, latency)
-        attempt.turns.append(Turn(sent, outputs, trace, interrupt=pending, latency_s=latency))
+        done = Turn(sent, outputs, trace, interrupt=returned_interrupt(outputs), latency_s=latency)
+        done.user_calls = list(source.user_calls)
+        attempt.turns.append(done)
         attempt.sent = attempt.recorder = None
-        resumed_next = number < len(turns) and isinstance(turns[number], Resume)
-        if pending is not None and not resumed_next:  # nothing answers it: it ends here
-            attempt.interrupt = pending
-            return
+        if score_turn is not None:
+            await score_turn(done)
 
 
 def _cannot_send(target: Target, turn: TurnInput, number: int, session: Session) -> str | None:

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
+from agenteval_cli.data.conversations import TURNS, is_conversation, turn_inputs
 from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
-from agenteval_cli.execution.loading import load_evaluators, load_targets
+from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from agenteval_cli.execution.options import RunOptions
     from agenteval_cli.execution.ray_executor.cluster import RayOptions
     from agenteval_cli.execution.ray_executor.driver import RayEngine
+    from agenteval_cli.targets.users import SimulatedUser
 
 ProgressHook = Callable[[str, Result], None]
 NoteHook = Callable[[str], None]  # one line of information: the caller decides where it goes
@@ -59,6 +61,7 @@ class PreparedRun:
     shard: tuple[int, int] | None = None  # (i, N) of a --shard run: only shard i's examples
     dataset_examples: int | None = None  # a shard's whole dataset (before the split)
     ray: RayOptions | None = None  # set when the calls run on Ray workers (executor: ray)
+    users: SimulatedUser | None = None  # the spec's simulated_user:, loaded
     _fingerprints: dict[str, Fingerprint] = field(default_factory=dict, repr=False)
 
     @property
@@ -138,6 +141,7 @@ def prepare(
         examples=examples,
         targets=targets,
         evaluators=evaluators,
+        users=load_simulated_user(spec),
         warnings=reference_field_warnings(spec, evaluators, examples),
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=keep_run_trees,
@@ -181,70 +185,85 @@ CHECKED_ROWS = 8192  # rows whose input fields are checked before the run (a lar
 
 def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequence[Example]) -> None:
     """A UserError at the target's line when an example lacks an input field the target
-    reads on every call: each such call would only fail."""
+    reads on every call: each such call would only fail. A conversation row is called turn
+    by turn, so its turns' inputs are checked, and a target reading ``{turns}`` is refused."""
     from itertools import islice
 
     if not any(target.input_fields or target.passes_through for target in targets):
         return  # functions read what they like: nothing to check, nothing to read again
-    read = list(islice(examples, CHECKED_ROWS))
+    rows = list(islice(examples, CHECKED_ROWS))
+    simulated = spec.simulated_user is not None
     for target in targets:
-        rows = _turn_rows(read, target.input_key)
+        calls = list(_calls(rows, target.input_key, simulated=simulated))
+        if TURNS in target.input_fields and any(turn for _, turn, _ in calls):
+            _refuse_whole_conversations(spec, target)
         if target.passes_through:
-            _check_passed_through(spec, target, rows)
+            _check_passed_through(spec, target, calls)
         for name in target.input_fields:
-            lacking = [e for e in rows if name not in e.inputs]
+            lacking = [call for call in calls if name not in call[2]]
             if not lacking:
                 continue
-            first = lacking[0]
-            where = f"row {first.row}" if first.row is not None else f"example {first.id!r}"
-            fields = ", ".join(str(k) for k in first.inputs) or "none"
-            some = "every example" if len(lacking) == len(rows) else f"{len(lacking):,} example(s)"
+            first, turn, inputs = lacking[0]
+            fields = ", ".join(str(k) for k in inputs) or "none"
+            missing = {id(example) for example, _, _ in lacking}
+            some = "every example" if len(missing) == len(rows) else f"{len(missing):,} example(s)"
             raise UserError(
                 f"target {target.name!r} reads inputs.{name}, which {some} of the dataset "
-                f"lack ({where} has: {fields})",
+                f"lack ({_where(first, turn)} has: {fields})",
                 file=spec.source,
                 line=spec.line_of("targets", target.name),
                 hint="set input_key to a field the rows have, or map the fields with input:",
             )
 
 
-def _turn_rows(examples: Sequence[Example], input_key: str) -> list[Example]:
-    """The inputs each call gets: a single-turn row's, a conversation's turns (each a row
-    of the same id and line; a resume turn sends no fields, so none is checked)."""
-    from agenteval_cli.data.conversations import (
-        Resume,
-        is_conversation,
-        shape_problem,
-        turn_inputs,
+Call = tuple[Example, int | None, dict[str, Any]]  # an example, its turn (1-based), the inputs
+
+
+def _calls(rows: Sequence[Example], input_key: str, *, simulated: bool = False) -> Iterator[Call]:
+    """The inputs of each call the rows make: a single-turn row's inputs, or each turn of a
+    conversation (a resume turn sends no fields: nothing to check). The turns a simulated
+    user writes are not known before the run: such rows are not checked."""
+    for example in rows:
+        if not is_conversation(example):
+            if not simulated:
+                yield example, None, example.inputs
+            continue
+        for number, turn in enumerate(turn_inputs(example, input_key=input_key), 1):
+            if isinstance(turn, dict):
+                yield example, number, turn
+
+
+def _where(example: Example, turn: int | None) -> str:
+    where = f"row {example.row}" if example.row is not None else f"example {example.id!r}"
+    return where if turn is None else f"{where} turn {turn}"
+
+
+def _refuse_whole_conversations(spec: Spec, target: Target) -> None:
+    """``{turns}`` would send every turn of a conversation in one call, which answers only
+    the first: the runner drives a conversation turn by turn instead."""
+    raise UserError(
+        f"target {target.name!r} reads inputs.{TURNS}, which would send every turn of a "
+        "conversation in one call (only the first would be answered)",
+        file=spec.source,
+        line=spec.line_of("targets", target.name, "input"),
+        hint="conversation rows are driven turn by turn: map a turn's field instead, such as "
+        '"{question}"',
     )
 
-    rows: list[Example] = []
-    for example in examples:
-        if not is_conversation(example):
-            rows.append(example)
-            continue
-        if shape_problem(example.inputs, example.outputs) is not None:
-            continue  # the row's own error, said where the dataset is read
-        for turn in turn_inputs(example, input_key=input_key):
-            if not isinstance(turn, Resume):
-                rows.append(Example(example.id, turn, example.outputs, row=example.row))
-    return rows
 
-
-def _check_passed_through(spec: Spec, target: Target, rows: Sequence[Example]) -> None:
-    """A graph given the inputs as they are must take every field of every example."""
+def _check_passed_through(spec: Spec, target: Target, calls: Sequence[Call]) -> None:
+    """A graph given the inputs as they are must take every field of every call's inputs."""
     keys = target.passes_through
-    for example in rows:
-        fields = uncovered_fields(example.inputs, keys)
+    for example, turn, inputs in calls:
+        fields = uncovered_fields(inputs, keys)
         if not fields:
             continue
-        where = f"row {example.row}" if example.row is not None else f"example {example.id!r}"
         raise UserError(
             f"target {target.name!r} gets each example's inputs as they are, and "
-            + cannot_take(fields, keys, f" of {where}"),
+            + cannot_take(fields, keys, f" of {_where(example, turn)}"),
             file=spec.source,
             line=spec.line_of("targets", target.name),
-            hint=cannot_take_hint(list(example.inputs), keys, target.input_key),
+            hint=cannot_take_hint(list(inputs), keys, target.input_key),
         )
 
 
@@ -352,7 +371,12 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
         target_options,
     )
 
-    runner = Runner(targets=run.targets, evaluators=run.evaluators, settings=run_settings(run.spec))
+    runner = Runner(
+        targets=run.targets,
+        evaluators=run.evaluators,
+        settings=run_settings(run.spec),
+        users=run.users,
+    )
     if run.use_cache:
         runner.cache = ResponseCache(store)
         for target in run.spec.targets:

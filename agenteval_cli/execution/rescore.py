@@ -11,6 +11,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example
+from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
@@ -87,13 +88,15 @@ async def _score_each(
     for item in stored:
         result = item.result
         example = Example(result.example_id, item.inputs, item.reference_outputs)
-        # an errored or interrupted result is scored too: its trace's keys (see score())
-        result.scores = await score(
-            evaluators,
-            example,
-            result.outputs or {},
-            result.trace,
-            pool,
-            interrupt=result.interrupt,
-        )
+        if result.turns is not None:  # a conversation: each turn, then the whole
+            result.scores = await score_conversation(evaluators, example, result, pool)
+        else:  # an errored or interrupted result is scored too: its trace's keys (see score())
+            result.scores = await score(
+                evaluators,
+                example,
+                result.outputs or {},
+                result.trace,
+                pool,
+                interrupt=result.interrupt,
+            )
         store.add_result(new.id, example, result)

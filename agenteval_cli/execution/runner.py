@@ -34,9 +34,9 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.interrupts import returned_interrupt
-from agenteval_cli.core.records import Example, ModelCall, Result, Score
+from agenteval_cli.core.records import Example, ModelCall, Result, Score, Turn
 from agenteval_cli.core.retry import Limiter, RateLimiter, RetryPolicy, call_with_retries
-from agenteval_cli.data.conversations import is_conversation
+from agenteval_cli.data.conversations import conversation_references, is_conversation
 from agenteval_cli.evaluators.scoring import (
     EVALUATOR_TIMEOUT_S,
     BoundEvaluator,
@@ -64,6 +64,7 @@ from agenteval_cli.targets import Target
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.cache import Answers
+    from agenteval_cli.targets.users import SimulatedUser
 
 
 @dataclass
@@ -185,6 +186,9 @@ class Runner:
     # Called (in the main thread) before the process is ended by force, when a stopped run
     # would not end: it saves what finished and says why (see execution.guards.watchdog).
     on_forced_exit: Callable[[str], None] | None = field(default=None, repr=False)
+    # Writes the turns of rows without a script (the spec's simulated_user:); None: only
+    # rows with inputs.turns are conversations.
+    users: SimulatedUser | None = field(default=None, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
     # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
@@ -479,12 +483,42 @@ class Runner:
                     latency_s=hit.latency_s,
                     attempts=0,
                     cached=True,
+                    turns=hit.turns,
                 )
-        if is_conversation(item.example):
-            from agenteval_cli.execution.conversations import converse
-
-            return await converse(item, self._guard(), self.settings.retry, self._limiter)
+        if is_conversation(item.example) or self.users is not None:
+            return await self._converse(item)
         return await self._call(item)
+
+    async def _converse(self, item: WorkItem) -> Result:
+        """A conversation: the row's scripted turns, or the simulated user's. A judge that
+        decides when it is resolved scores each turn as it is answered."""
+        from agenteval_cli.execution.conversations import converse
+        from agenteval_cli.targets.users import turn_source
+
+        example, key = item.example, item.target.input_key
+
+        def source() -> Any:
+            return turn_source(example, input_key=key, simulated=self.users)
+
+        judge = None if self.users is None else self.users.stop.judge
+        judges = [e for e in self.evaluators if e.name == judge]
+
+        async def score_turn(turn: Turn) -> None:
+            # the judge reads the turn against the conversation's references
+            asked = Example(example.id, turn.inputs, conversation_references(example))
+            turn.scores = await score(
+                judges,
+                asked,
+                turn.outputs or {},
+                turn.trace,
+                self._pool,
+                interrupt=turn.interrupt,
+            )
+
+        scorer = score_turn if judges and not is_conversation(example) else None
+        return await converse(
+            item, self._guard(), self.settings.retry, self._limiter, source, scorer
+        )
 
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
         """The scores of a result, under the run's evaluator pool: for one that errored or

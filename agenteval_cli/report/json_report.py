@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.core.records import ModelCall
+from agenteval_cli.core.records import ModelCall, Trace, Turn
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
@@ -101,7 +101,9 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
 def result_json(stored: StoredResult, pricing: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One result; each model call with its ``cost_usd`` and ``price_source`` (``spec`` or
     the price database's version; null with ``price_note`` naming the model when neither
-    prices it), and the result's ``price_source``."""
+    prices it), and the result's ``price_source``. A conversation's ``turns`` are each
+    turn's inputs, answer, scores, status and trace in the same shape (null for a
+    single-turn result)."""
     r = stored.result
     calls = [_priced_call(m, pricing) for m in r.trace.model_calls]
     return {
@@ -111,27 +113,50 @@ def result_json(stored: StoredResult, pricing: Mapping[str, Any] | None = None) 
         "outputs": r.outputs,
         "scores": r.score_map(),
         "comments": {sc.key: sc.comment for sc in r.scores if sc.comment},
-        "trace": {
-            "agent_path": r.trace.agent_path,
-            "handoffs": [h.__dict__ for h in r.trace.handoffs],
-            "tool_calls": [t.__dict__ for t in r.trace.tool_calls],
-            "model_calls": calls,
-            "coordinators": r.trace.coordinators,
-            "tokens": r.trace.tokens,
-            "untraced": r.trace.untraced,  # why nothing was recorded, if so
-            "skills": r.trace.skills,  # loaded by the target's skill_tools; None: none declared
-        },
+        "trace": _trace_json(r.trace, calls),
         "latency_s": r.latency_s,
         "attempts": r.attempts,
         "cached": r.cached,
         "status": r.status,  # ok, error, or interrupted (stopped at interrupt())
         "error": r.error,
         "interrupt": r.interrupt,  # what an interrupted graph waits for
-        "price_source": " + ".join(
-            dict.fromkeys(c["price_source"] for c in calls if c["price_source"])
-        )
-        or None,
+        "turns": None if r.turns is None else [_turn_json(t, pricing) for t in r.turns],
+        "price_source": _price_source(calls),
     }
+
+
+def _turn_json(turn: Turn, pricing: Mapping[str, Any] | None) -> dict[str, Any]:
+    calls = [_priced_call(m, pricing) for m in turn.trace.model_calls]
+    return {
+        "inputs": turn.inputs,
+        "outputs": turn.outputs,
+        "scores": turn.score_map(),
+        "comments": {sc.key: sc.comment for sc in turn.scores if sc.comment},
+        "trace": _trace_json(turn.trace, calls),
+        "latency_s": turn.latency_s,
+        "status": turn.status,
+        "error": turn.error,
+        "interrupt": turn.interrupt,
+        "price_source": _price_source(calls),
+    }
+
+
+def _trace_json(trace: Trace, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """A result's or a turn's trace, its model calls priced (``calls``)."""
+    return {
+        "agent_path": trace.agent_path,
+        "handoffs": [h.__dict__ for h in trace.handoffs],
+        "tool_calls": [t.__dict__ for t in trace.tool_calls],
+        "model_calls": calls,
+        "coordinators": trace.coordinators,
+        "tokens": trace.tokens,
+        "untraced": trace.untraced,  # why nothing was recorded, if so
+        "skills": trace.skills,  # loaded by the target's skill_tools; None: none declared
+    }
+
+
+def _price_source(calls: list[dict[str, Any]]) -> str | None:
+    return " + ".join(dict.fromkeys(c["price_source"] for c in calls if c["price_source"])) or None
 
 
 def _priced_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> dict[str, Any]:

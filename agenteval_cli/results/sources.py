@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run
+from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run, Score, Trace, Turn
 from agenteval_cli.evaluators.registry import spec_catalog
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.summary import Summary
@@ -244,6 +244,24 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         untraced=trace.get("untraced"),
         coordinators=tuple(str(a) for a in trace.get("coordinators") or ()),
         cached=bool(data.get("cached")),
+        turns=None if data.get("turns") is None else [_turn_from_json(t) for t in data["turns"]],
+    )
+
+
+def _turn_from_json(data: dict[str, Any]) -> Turn:
+    """A conversation's turn as ``--json`` writes it (its scores a map, beside comments)."""
+    comments = data.get("comments") or {}
+    latency_s = float(data.get("latency_s") or 0.0)
+    # the export's traces are of the current schema; its calls' prices are left out
+    trace = {"schema": 2, **(data.get("trace") or {}), "latency_s": latency_s}
+    return Turn(
+        inputs=dict(data.get("inputs") or {}),
+        outputs=data.get("outputs"),
+        trace=Trace.from_dict({**trace, "error": data.get("error")}),
+        scores=[Score(str(k), v, comments.get(k)) for k, v in (data.get("scores") or {}).items()],
+        error=data.get("error"),
+        interrupt=data.get("interrupt"),
+        latency_s=latency_s,
     )
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.children import proc_stat
-from agenteval_cli.core.records import Example, Result
+from agenteval_cli.core.records import Example, Result, Turn
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.store import DEFAULT_STORE, migrations
 from agenteval_cli.store.results import (
@@ -31,6 +31,7 @@ from agenteval_cli.store.results import (
     now,
     status_columns,
     stored_summary,
+    turns_from_json,
     write,
 )
 from agenteval_cli.store.tx import (
@@ -73,6 +74,17 @@ class ExperimentRecord:
     # how its metric keys read, as its run declared them; None for an experiment stored
     # before catalogs were kept (its spec says)
     catalog: Catalog | None = None
+
+
+@dataclass
+class CacheEntry:
+    """A cached call as the cache table holds it: the trace as its JSON, a conversation's
+    turns (None for a single-turn call) without their scores."""
+
+    outputs: dict[str, Any]
+    trace: dict[str, Any] | None
+    latency_s: float
+    turns: list[Turn] | None = None
 
 
 class Store:
@@ -408,15 +420,21 @@ class Store:
 
     # cache ------------------------------------------------------------------------------
 
-    def cache_get(self, key: str) -> tuple[dict[str, Any], dict[str, Any] | None, float] | None:
-        """``(outputs, trace, latency_s)`` cached under ``key``, or None."""
+    def cache_get(self, key: str) -> CacheEntry | None:
+        """What is cached under ``key``, or None."""
         row = self.db.execute(
-            "SELECT outputs_json, trace_json, latency_s FROM cache WHERE key = ?", (key,)
+            "SELECT outputs_json, trace_json, latency_s, turns_json FROM cache WHERE key = ?",
+            (key,),
         ).fetchone()
         if row is None:
             return None
-        outputs, trace, latency = row
-        return json.loads(outputs), json.loads(trace) if trace else None, latency or 0.0
+        outputs, trace, latency, turns = row
+        return CacheEntry(
+            outputs=json.loads(outputs),
+            trace=json.loads(trace) if trace else None,
+            latency_s=latency or 0.0,
+            turns=turns_from_json(turns),
+        )
 
     def cache_clear(self, target_path: str | None = None) -> int:
         """Delete cached calls (of one target import path, or all); returns how many."""

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agenteval_cli.store.results import RESULT_COLUMNS, STATUS_OF_OLD_ROWS
+from agenteval_cli.store.results import OLD_ROWS, RESULT_COLUMNS
 from agenteval_cli.store.tx import has_table, write_transaction
 
 if TYPE_CHECKING:
@@ -27,18 +27,19 @@ class SharedExamples(Exception):
 def copy_results(out: Store, source: Path, experiments: Sequence[tuple[str, str]]) -> None:
     """Copy the results of each ``(experiment id in source, experiment id in out)`` pair from
     the store at ``source`` into ``out``, each in the order it stored them, in one
-    transaction (a database is attached outside one). A source stored before results had a
-    status gets the status its rows meant. :class:`SharedExamples` when a result is there
-    already; nothing of this source is kept then."""
+    transaction (a database is attached outside one), a conversation's turns with it. A
+    source stored before results had a status (or turns) gets what its rows meant.
+    :class:`SharedExamples` when a result is there already; nothing of this source is kept
+    then."""
     columns = RESULT_COLUMNS.split(", ", 1)[1]  # all but experiment_id
     db = out.db
     alias = "shard"
     with _attached(db, source, alias), _deferred(db):
         found = {row[1] for row in db.execute(f"PRAGMA {alias}.table_info(results)")}
-        # a source stored before results had a status: its rows' meaning (no interrupt)
+        # a source stored before results had a status or turns: its rows' meaning (no
+        # interrupt, no conversation)
         read = ", ".join(
-            c if c in found else f"{STATUS_OF_OLD_ROWS[c]}"
-            for c in columns.replace(" ", "").split(",")
+            c if c in found else f"{OLD_ROWS[c]}" for c in columns.replace(" ", "").split(",")
         )
         for source_id, new_id in experiments:
             try:

@@ -301,6 +301,22 @@ def add_experiment_metrics(db: sqlite3.Connection) -> None:
     _add_column(db, "experiments", "metrics_json", "TEXT")
 
 
+# A store without it holds no conversation: read as such (every result single-turn).
+@migration(readable=lambda db: True)
+def add_results_turns(db: sqlite3.Connection) -> None:
+    """A conversation's turns (``[Turn.to_dict(), ...]``; NULL for a single-turn result):
+    each turn's inputs, answer, trace and scores."""
+    _add_column(db, "results", "turns_json", "TEXT")
+
+
+# A store without it holds no cached conversation: read as such.
+@migration(readable=lambda db: True)
+def add_cache_turns(db: sqlite3.Connection) -> None:
+    """A cached conversation's turns, served with its outputs and trace (NULL for a
+    single-turn call)."""
+    _add_column(db, "cache", "turns_json", "TEXT")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
@@ -385,8 +401,8 @@ OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
         "target_fingerprint",
         "metrics_json",
     ),
-    "results": ("status", "interrupt"),
-    "cache": ("fingerprint_json",),
+    "results": ("status", "interrupt", "turns_json"),
+    "cache": ("fingerprint_json", "turns_json"),
 }
 LOCK_COLUMNS = ("run_id", "host", "pid", "process_start", "token", "locked_at")
 

@@ -21,7 +21,7 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace
+from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace, Turn
 from agenteval_cli.core.redact import redact
 from agenteval_cli.core.safe_text import exception_text, storable
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
@@ -68,30 +68,33 @@ def dumps(value: Any) -> str:
 RESULT_COLUMNS = (
     "experiment_id, example_id, repetition, inputs_json, reference_json, outputs_json,"
     " trace_json, error, latency_s, finished_at, attempts, cached, scores_json, status,"
-    " interrupt"
+    " interrupt, turns_json"
 )
 # ``error`` is bound as '' for none (an error message is never empty): binding None costs
 # sqlite3 an adapter lookup per row, '' does not.
 INSERT_RESULT = (
-    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?,?,?)"
+    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?,?,?,?)"
 )
-# What a store from before results had a status reads them as: none was interrupted.
-STATUS_OF_OLD_ROWS = {
+# What a store from before results had a status, or turns, reads them as: none was
+# interrupted, none was a conversation.
+OLD_ROWS = {
     "status": "CASE WHEN error IS NULL THEN 'ok' ELSE 'error' END",
     "interrupt": "NULL",
+    "turns_json": "NULL",
 }
 
 
 def status_columns(db: sqlite3.Connection, *names: str) -> str:
-    """``names`` (``status``, ``interrupt``) as a SELECT's expressions: the columns, or on a
-    store read as it is from before they existed, what its rows mean (no interrupt)."""
+    """``names`` (``status``, ``interrupt``, ``turns_json``) as a SELECT's expressions: the
+    columns, or on a store read as it is from before they existed, what its rows mean (no
+    interrupt, no conversation)."""
     present = {row[1] for row in db.execute("PRAGMA table_info(results)")}
-    return ", ".join(n if n in present else f"{STATUS_OF_OLD_ROWS[n]} AS {n}" for n in names)
+    return ", ".join(n if n in present else f"{OLD_ROWS[n]} AS {n}" for n in names)
 
 
 INSERT_CACHE = (
     "INSERT OR REPLACE INTO cache (key, target_path, outputs_json, trace_json, latency_s,"
-    " created_at, fingerprint_json) VALUES (?,?,?,?,?,?,?)"
+    " created_at, fingerprint_json, turns_json) VALUES (?,?,?,?,?,?,?,?)"
 )
 DELETE_WHERE = "experiment_id = ? AND example_id = ? AND repetition = ?"
 
@@ -154,6 +157,7 @@ def encode(
     inputs_json = storable(_strict(dumps(example.inputs)))
     reference_json = storable(_strict(dumps(example.outputs)))
     scores_json = _strict(_scores_json(result.scores))
+    turns_json = _turns_json(result.turns)
     finished = now()
     row = (
         experiment_id,
@@ -171,9 +175,10 @@ def encode(
         None if scores_json is None else storable(redact(scores_json)),  # comments: text too
         result.status,
         None if result.interrupt is None else storable(redact(result.interrupt)),
+        turns_json,
     )
     cache = None
-    if cache_key is not None and result.status == OK and outputs_json is not None:
+    if cache_key is not None and outputs_json is not None and _answered(result):
         cache = (
             cache_key,
             target_path,
@@ -182,15 +187,54 @@ def encode(
             result.latency_s,
             finished,
             fingerprint_json,
+            _turns_json(result.turns, scores=False),  # scored again when it is served
         )
     return EncodedResult(row, cache, replace)
+
+
+def _answered(result: Result) -> bool:
+    """Whether a result may be cached: it answered (no error, no interrupt waiting), and a
+    conversation's every turn did (a turn stopped at an interrupt was resumed after it)."""
+    if result.status != OK:
+        return False
+    turns = result.turns
+    return not turns or (turns[-1].status == OK and all(t.error is None for t in turns))
+
+
+def _turns_json(turns: list[Turn] | None, *, scores: bool = True) -> str | None:
+    """``[turn.to_dict(), ...]`` as the store keeps it (None for a single-turn result):
+    each turn's error, interrupt and score comments redacted, as the result's own are."""
+    if turns is None:
+        return None
+    return storable(_strict(dumps([_stored_turn(turn, scores) for turn in turns])))
+
+
+def _stored_turn(turn: Turn, scores: bool) -> dict[str, Any]:
+    data = turn.to_dict()
+    data["error"] = data["trace"]["error"] = _redacted(turn.error)
+    data["interrupt"] = _redacted(turn.interrupt)
+    data["scores"] = (
+        [{**each, "comment": _redacted(each["comment"])} for each in data["scores"]]
+        if scores
+        else []
+    )
+    return data
+
+
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact(text)
+
+
+def turns_from_json(text: str | None) -> list[Turn] | None:
+    """The turns :func:`_turns_json` wrote, or None (a single-turn result)."""
+    return None if text is None else [Turn.from_dict(each) for each in json.loads(text)]
 
 
 def unstorable(result: Result, exc: BaseException) -> Result:
     """``result`` made its example's error, for outputs (or a trace) that :func:`encode`
     could not write: nothing of them is kept."""
 
-    result.outputs, result.scores = None, []
+    result.outputs, result.scores, result.turns = None, [], None
     result.trace = Trace(latency_s=result.latency_s)
     result.error = result.trace.error = (
         f"target returned outputs that cannot be stored ({exception_text(exc)}); "
@@ -350,12 +394,13 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
 
     rows = db.execute(
         "SELECT example_id, repetition, inputs_json, reference_json, outputs_json, trace_json,"
-        f" error, latency_s, attempts, cached, scores_json, {status_columns(db, 'interrupt')}"
+        " error, latency_s, attempts, cached, scores_json,"
+        f" {status_columns(db, 'interrupt', 'turns_json')}"
         " FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
     for example_id, rep, inputs, reference, outputs, trace, error, latency, *rest in rows:
-        attempts, cached, scores, interrupt = rest
+        attempts, cached, scores, interrupt, turns = rest
         result = Result(
             example_id=example_id,
             repetition=rep,
@@ -367,6 +412,7 @@ def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredR
             cached=bool(cached),
             scores=_scores(scores),
             interrupt=interrupt,
+            turns=turns_from_json(turns),
         )
         yield StoredResult(json.loads(inputs), json.loads(reference), result)
 

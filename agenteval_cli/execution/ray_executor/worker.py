@@ -126,7 +126,7 @@ class Worker:
     def _build(self, job: Job) -> Runner:
         import agenteval_cli.evaluators  # noqa: F401 (registers every family)
         from agenteval_cli.evaluators.loading import bind_evaluators
-        from agenteval_cli.execution.loading import load_targets
+        from agenteval_cli.execution.loading import load_simulated_user, load_targets
 
         spec = job.spec
         if self.home is not None:  # relative paths in the spec resolve in the shipped copy
@@ -149,7 +149,12 @@ class Worker:
         evaluators = [e for e in evaluators if e.name in job.samples]
         for evaluator in evaluators:
             evaluator.example_ids = job.samples[evaluator.name]
-        runner = Runner(targets=targets, evaluators=evaluators, settings=job.settings)
+        runner = Runner(
+            targets=targets,
+            evaluators=evaluators,
+            settings=job.settings,
+            users=load_simulated_user(spec),
+        )
         runner.cache = self.answers
         if job.limiter is not None:
             runner.limiter = RemoteLimiter(job.limiter)
