@@ -298,5 +298,14 @@ def test_rescore_scores_each_stored_turn_again_and_the_conversation_across_them(
     assert second["comments"] == {
         "routing_accuracy": "invoked ['supervisor', 'account']; missing ['billing']"
     }
-    assert result["scores"] == {"routing_accuracy": 0.5}
-    assert result["comments"] == {"routing_accuracy": "mean of 2 turns"}
+    scores, comments = result["scores"], result["comments"]
+    assert scores["routing_accuracy"] == 0.5
+    assert comments["routing_accuracy"] == "mean of 2 turns"
+    # and the conversation's own figures, from the stored turns: turn 2 began at the
+    # supervisor, not at billing where turn 1 ended (no continuity, and a re-entry beside
+    # the 1 + 1 handoffs); 2 + 2 model calls
+    shown = ("turns", "agent_continuity", "model_calls", "followup_model_calls")
+    assert [scores[k] for k in shown] == [2.0, 0.0, 4.0, 2.0]
+    assert scores["conversation_handoffs"] == 3.0
+    assert scores["resolved"] is False
+    assert comments["resolved"] == "unmet: turn 2 routing_accuracy 0.0% (pass mark >= 1)"

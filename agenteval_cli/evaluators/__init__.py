@@ -7,6 +7,7 @@ experiment does not list: the routing demo's first.
 # isort: off
 from agenteval_cli.evaluators import routing, coverage, handoffs, cost  # noqa: F401
 from agenteval_cli.evaluators import (  # noqa: F401 (register)
+    conversation_metrics,
     custom,
     judge,
     retrieval,

@@ -45,6 +45,7 @@ def _known(value: int | None) -> float | None:
             abbrev="input",
             volatile=True,
             under="total_tokens",
+            across_turns="sum",
         ),
         metric(
             "output_tokens",
@@ -56,6 +57,7 @@ def _known(value: int | None) -> float | None:
             abbrev="output",
             volatile=True,
             under="total_tokens",
+            across_turns="sum",
         ),
         metric(
             "total_tokens",
@@ -65,6 +67,7 @@ def _known(value: int | None) -> float | None:
             quantity=True,
             short="tokens",
             volatile=True,
+            across_turns="sum",
         ),
         metric(
             "cost_usd",
@@ -74,6 +77,7 @@ def _known(value: int | None) -> float | None:
             quantity=True,
             short="cost",
             volatile=True,
+            across_turns="sum",
         ),
         metric(  # shown only where some model reported its cache reads
             "cache_share",

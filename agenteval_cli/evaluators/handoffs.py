@@ -66,6 +66,7 @@ def _path_bounce(trace: Trace, skip: set[str]) -> int | None:
             quantity=True,
             short="handoff chain",
             distribution=True,
+            across_turns="sum",
         ),
         metric(
             "ping_pong",

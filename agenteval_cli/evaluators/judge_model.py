@@ -31,6 +31,7 @@ JUDGE_METRICS = (
         fmt="count",
         quantity=True,
         shown=False,
+        across_turns="sum",
     ),
     metric(
         "judge_output_tokens",
@@ -39,8 +40,17 @@ JUDGE_METRICS = (
         fmt="count",
         quantity=True,
         shown=False,
+        across_turns="sum",
     ),
-    metric("judge_cost_usd", "judge cost", lower=True, fmt="money", quantity=True, shown=False),
+    metric(
+        "judge_cost_usd",
+        "judge cost",
+        lower=True,
+        fmt="money",
+        quantity=True,
+        shown=False,
+        across_turns="sum",
+    ),
 )
 JUDGE_KEYS = tuple(m.key for m in JUDGE_METRICS)
 declare(

@@ -1,10 +1,12 @@
 """From the spec's evaluator items to bound evaluators.
 
-An item is ``name`` or ``{name, type?, sample?, seed?, <options>}``. ``type`` names the
-registry entry when ``name`` is your own (``{name: routing_quality, type: llm_judge, ...}``);
-without it the name is the registry entry. ``sample``/``seed`` work for every evaluator, and
-so do ``label``, ``direction`` (or ``lower_is_better``), ``format`` and ``metrics: {key:
-{...}}``, which declare how its scores read (see :func:`registry.entry_metrics`).
+An item is ``name`` or ``{name, type?, sample?, seed?, level?, <options>}``. ``type`` names
+the registry entry when ``name`` is your own (``{name: routing_quality, type: llm_judge,
+...}``); without it the name is the registry entry. ``sample``/``seed`` work for every
+evaluator, and so do ``label``, ``direction`` (or ``lower_is_better``), ``format`` and
+``metrics: {key: {...}}``, which declare how its scores read (see
+:func:`registry.entry_metrics`). ``level: conversation`` scores a conversation once, on its
+whole transcript, instead of each turn (see :mod:`agenteval_cli.evaluators.conversation`).
 A judge that cannot run here (no credentials, no provider package) is left out with one
 warning per missing variable, and the run goes on. Two evaluators that would write the same
 score key are refused (the later would overwrite the earlier in every result), except two
@@ -16,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
@@ -28,12 +30,13 @@ from agenteval_cli.evaluators.registry import (
     EvaluatorInfo,
     build_evaluator,
     entry_metrics,
+    entry_references,
     function_metrics,
     lookup,
 )
-from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling
+from agenteval_cli.evaluators.scoring import BoundEvaluator, apply_sampling, reads_turns
 from agenteval_cli.metrics.catalog import Catalog
-from agenteval_cli.metrics.registry import MetricInfo
+from agenteval_cli.metrics.registry import LEVELS, Level, MetricInfo
 
 Warn = Callable[[str], None]
 
@@ -60,6 +63,22 @@ def _sample(value: Any, file: str, line: int | None) -> float | None:
     return float(value)
 
 
+def _level(value: Any, file: str, line: int | None) -> Level | None:
+    """An item's ``level``: ``conversation`` scores a conversation once, on its whole
+    transcript, instead of each turn; ``request`` (the default) each turn."""
+    if value is None:
+        return None
+    if value not in LEVELS:
+        raise UserError(
+            f"level must be one of {', '.join(LEVELS)}, got {value!r}",
+            file=file,
+            line=line,
+            hint="level: conversation scores a conversation once, on its whole transcript",
+        )
+    found: Level = value
+    return found
+
+
 def bind_evaluators(
     spec: Any, examples: Sequence[Example] | None = None, *, warn: Warn | None = None
 ) -> list[BoundEvaluator]:
@@ -80,6 +99,7 @@ def bind_evaluators(
         seed = options.pop("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise UserError(f"seed must be an integer, got {seed!r}", file=file, line=line)
+        level = _level(options.pop("level", None), file, line)
         info = lookup(kind, file=file, line=line)
         if kind == "custom":
             customs.add(item.name)
@@ -96,13 +116,19 @@ def bind_evaluators(
         except JudgeUnavailable as exc:
             skipped.setdefault(str(exc), []).append(item.name)
             continue
+        given = {"level": level} if level is not None else {}
         try:
-            metrics = entry_metrics({"name": item.name, "type": kind, **options, **declared}, fn)
+            metrics = entry_metrics(
+                {"name": item.name, "type": kind, **options, **declared, **given}, fn
+            )
         except ValueError as exc:
             raise UserError(f"evaluator {item.name!r}: {exc}", file=file, line=line) from None
         if kind != item.name and not info.names_its_score:  # a built-in under a name of its own
             fn, metrics = _under_its_name(fn, info, item.name, metrics)
+        if level == "conversation":  # every key it scores is the conversation's
+            metrics = [replace(m, level="conversation") for m in metrics]
         keys = [m.key for m in metrics]
+        needed, optional = entry_references(kind, fn)
         summary = info.summary or bool(getattr(fn, "is_summary", False))
         renamable = info.names_its_score or len(function_metrics(fn) or info.metrics) == 1
         writer = _Writer(item.name, line, info if kind == item.name else None, summary, renamable)
@@ -117,6 +143,8 @@ def bind_evaluators(
                 seed=seed,
                 summary=summary,
                 metrics=tuple(metrics),
+                level="conversation" if level == "conversation" or reads_turns(fn) else "request",
+                references=tuple(dict.fromkeys((*needed, *optional))),
             )
         )
     owners = {key: w.name for key, w in writers.items() if not w.summary}

@@ -10,12 +10,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agenteval_cli.evaluators.registry import EvaluatorInfo
+from agenteval_cli.metrics.registry import MetricInfo
 
 # Options every evaluator entry takes, handled by the loader rather than the factory.
 COMMON_OPTIONS = (
     ("type", "registry entry, when name is your own (e.g. type: llm_judge)"),
     ("sample", "score only this share of the examples, e.g. 0.25, picked by a hash of their ids"),
     ("seed", "which examples the sample picks: another number, another share (default 0)"),
+    (
+        "level",
+        "conversation: score each conversation once, on its whole transcript, instead of each "
+        "turn (default request)",
+    ),
 )
 # Evaluators whose score key is the name they are given in the spec.
 NAMED_BY_SPEC = ("llm_judge", "custom", "trajectory_judge")
@@ -55,7 +61,7 @@ def without_answer(info: EvaluatorInfo) -> str:
 
 
 def describe(info: EvaluatorInfo) -> Description:
-    keys = ", ".join(f"{m.key} ({m.format}, {m.direction} is better)" for m in info.metrics)
+    keys = ", ".join(f"{m.key} ({_reads(m)})" for m in info.metrics)
     if info.name == "retrieval":
         keys = f"one key per metric and k, and {keys}"
     if info.name in NAMED_BY_SPEC:
@@ -81,6 +87,16 @@ def describe(info: EvaluatorInfo) -> Description:
         example=info.example,
         without_answer=without_answer(info),
     )
+
+
+def _reads(declared: MetricInfo) -> str:
+    """``count, lower is better``, and how a conversation has it when it says."""
+    text = f"{declared.format}, {declared.direction} is better"
+    if declared.level == "conversation":
+        return text + ", per conversation"
+    if declared.across_turns == "sum":
+        return text + ", summed over a conversation's turns"
+    return text
 
 
 def plain_text(doc: str) -> str:

@@ -200,7 +200,15 @@ def _options_hint(allowed: list[str]) -> str:
 
 
 # Options of a spec entry that declare its score's metadata rather than configure it.
-METRIC_OPTIONS = ("label", "direction", "lower_is_better", "format", "needs_answer", "metrics")
+METRIC_OPTIONS = (
+    "label",
+    "direction",
+    "lower_is_better",
+    "format",
+    "needs_answer",
+    "across_turns",
+    "metrics",
+)
 # The attribute :func:`declares` sets on a user's function.
 DECLARED = "agenteval_metrics"
 
@@ -238,6 +246,8 @@ def entry_metrics(item: Any, fn: Any = None) -> list[MetricInfo]:
             found = [known(str(options.get("feedback_key") or name))]
             if info is not None and not info.needs_answer:  # a built-in under a name of its own
                 found = [replace(m, needs_answer=False) for m in found]
+    if options.get("level") == "conversation":  # scored once per conversation
+        found = [replace(m, level="conversation") for m in found]
     own = {k: options[k] for k in METRIC_OPTIONS[:-1] if options.get(k) is not None}
     if own:
         if len(found) != 1:

@@ -44,7 +44,7 @@ from agenteval_cli.evaluators.invoke import (
 from agenteval_cli.evaluators.judge_model import collect_judge_usage, usage_scores
 from agenteval_cli.evaluators.slots import AdaptiveSlots
 from agenteval_cli.metrics.catalog import BUILT_IN
-from agenteval_cli.metrics.registry import MetricInfo
+from agenteval_cli.metrics.registry import Level, MetricInfo
 
 
 @dataclass
@@ -59,6 +59,9 @@ class BoundEvaluator:
     example_ids: frozenset[str] | None = None  # the chosen sample; None scores every example
     summary: bool = False  # dataset-level: run once per target, not per result
     metrics: tuple[MetricInfo, ...] = ()  # how its keys read, as the spec and it declare
+    # "conversation": scored once on a conversation's whole transcript, not on each turn
+    level: Level = "request"
+    references: tuple[str, ...] = ()  # the reference fields it reads (needed or optional)
     # (fn, its argument plan for score()'s names, or the error working it out raised)
     _plan: tuple[Any, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -393,13 +396,24 @@ def _without_answer(evaluator: BoundEvaluator, found: Score, reason: str) -> Sco
 
 def _applying(evaluators: list[BoundEvaluator], example: Example) -> list[BoundEvaluator]:
     """The evaluators that score ``example``: a summary runs once per target, a sampled
-    evaluator only on its sample."""
+    evaluator only on its sample; the conversation evaluator never here (a conversation's
+    scoring calls it once the turns are scored: :mod:`~agenteval_cli.evaluators.conversation`)."""
     return [
         evaluator
         for evaluator in evaluators
         if not evaluator.summary
+        and not reads_turns(evaluator.fn)
         and (evaluator.example_ids is None or example.id in evaluator.example_ids)
     ]
+
+
+# What the conversation evaluator's function is marked with: it reads a conversation's turns.
+READS_TURNS = "reads_turns"
+
+
+def reads_turns(fn: Any) -> bool:
+    """Whether ``fn`` is the conversation evaluator, scored once per conversation row."""
+    return bool(getattr(fn, READS_TURNS, False))
 
 
 def unscored(evaluators: list[BoundEvaluator], example: Example, reason: str) -> list[Score]:

@@ -104,7 +104,9 @@ def count_unnecessary(
     return len(repeats) + len(outside), "; ".join(parts) or "no wasted tool calls"
 
 
-UNNECESSARY_STEPS = metric("unnecessary_steps", "unnecessary steps", lower=True, fmt="count")
+UNNECESSARY_STEPS = metric(
+    "unnecessary_steps", "unnecessary steps", lower=True, fmt="count", across_turns="sum"
+)
 
 
 @register(

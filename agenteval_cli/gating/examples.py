@@ -51,10 +51,16 @@ def checks_for(side: ExperimentData, spec_thresholds: Mapping[str, Any]) -> dict
     return example_thresholds(thresholds_for(spec_thresholds, side.target, catalog), catalog)
 
 
-def example_checks(runs: list[Run], thresholds: Mapping[str, Threshold]) -> list[Check]:
-    """Checks of one example (all its repetitions) for the keys it was scored on."""
+def example_checks(
+    runs: list[Run], thresholds: Mapping[str, Threshold], catalog: Catalog = BUILT_IN
+) -> list[Check]:
+    """Checks of one example (all its repetitions) for the keys it was scored on; a
+    conversation's own key (``resolved``) only where it was scored: a single-turn example
+    that errored has none to fail."""
     checks = []
     for key, threshold in thresholds.items():
+        if catalog.info(key).level == "conversation" and not any(key in r.scores for r in runs):
+            continue
         # a repetition without an answer (it raised, or stopped at interrupt()) fails the
         # example whatever its trace scored: it is never a success
         values = [float(v) for r in runs if r.status == OK and (v := r.scores.get(key)) is not None]
@@ -75,7 +81,8 @@ def failed_examples(side: ExperimentData, thresholds: Mapping[str, Threshold]) -
     failed = []
     for example_id, runs in side.by_example().items():
         unanswered = any(r.status != OK for r in runs)
-        if unanswered or any(not c.passed for c in example_checks(runs, applied)):
+        checks = example_checks(runs, applied, side.catalog)
+        if unanswered or any(not c.passed for c in checks):
             failed.append(example_id)
     return failed
 

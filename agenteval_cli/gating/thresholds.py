@@ -93,11 +93,12 @@ def check_thresholds(side: ExperimentData, thresholds: Mapping[str, Threshold]) 
 
 def known_metric_keys(evaluators: Iterable[Any]) -> list[str]:
     """Metric keys a threshold may name for a spec with these evaluator items (names or
-    spec entries): each one's name and keys, and the run's own figures."""
+    spec entries): each one's name and keys, the run's own figures and the conversation
+    metrics (scored on every conversation row, whether the spec names them or not)."""
     from agenteval_cli.evaluators.registry import entry_parts, spec_catalog
 
     items = list(evaluators)
-    keys = [*BUILT_IN.run_metrics()]
+    keys = [*BUILT_IN.run_metrics(), *BUILT_IN.conversation_metrics()]
     for item in items:
         keys += [entry_parts(item)[0], *spec_catalog([item]).keys]
     return list(dict.fromkeys(keys))

@@ -81,6 +81,10 @@ class Catalog:
         """The run's own figures, in their order: error rate, latency, consistency, totals."""
         return [m.key for m in self if m.scope == "run"]
 
+    def conversation_metrics(self) -> list[str]:
+        """The keys only a conversation has as a whole (turns, resolved...), in order."""
+        return [m.key for m in self if m.level == "conversation"]
+
     def sums(self) -> list[MetricInfo]:
         """The totals: metrics that sum per-result keys (``of``)."""
         return [m for m in self if m.aggregation == "sum"]

@@ -21,11 +21,15 @@ Format = Literal["percent", "count", "money", "duration", "number"]
 Aggregation = Literal["mean", "sum"]
 Kind = Literal["outcome", "quantity"]
 Scope = Literal["result", "run"]
+Level = Literal["request", "conversation"]
+AcrossTurns = Literal["mean", "sum"]
 
 DIRECTIONS = ("higher", "lower")
 FORMATS = ("percent", "count", "money", "duration", "number")
 AGGREGATIONS = ("mean", "sum")
 KINDS = ("outcome", "quantity")
+LEVELS = ("request", "conversation")
+ACROSS_TURNS = ("mean", "sum")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,10 @@ class MetricInfo:
     ``scope``: ``result`` for a score each result has, ``run`` for a figure of the whole run
     (error rate, latency, a total), which no single example is checked against.
     ``aggregation``: ``mean`` over the results, or ``sum`` of the keys in ``of``.
+    ``level``: ``request`` for a score of one target call (of a single-turn row, or of each
+    turn of a conversation, where the conversation's own is its turns' ``across_turns``:
+    their ``sum`` for a count or a spend, their ``mean`` for a rate or an outcome), or
+    ``conversation`` for a score only a conversation has as a whole (turns, resolved).
     """
 
     key: str
@@ -71,6 +79,8 @@ class MetricInfo:
     # A sum that is unknown (None) as soon as one result's part is null: a total that left
     # out the requests it could not price would read as the whole spend.
     complete: bool = False
+    level: Level = "request"
+    across_turns: AcrossTurns = "mean"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
@@ -78,6 +88,8 @@ class MetricInfo:
             ("format", self.format, FORMATS),
             ("aggregation", self.aggregation, AGGREGATIONS),
             ("kind", self.kind, KINDS),
+            ("level", self.level, LEVELS),
+            ("across_turns", self.across_turns, ACROSS_TURNS),
         ):
             if value not in allowed:
                 raise ValueError(
@@ -138,8 +150,8 @@ def declare(*infos: MetricInfo) -> None:
 
 def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
     """``base`` with a user's ``label``, ``direction`` (or ``lower_is_better``), ``format``,
-    ``kind``, ``pass_mark`` and ``needs_answer`` on top; ValueError for an unknown field or
-    a value that is none of the allowed ones."""
+    ``kind``, ``pass_mark``, ``needs_answer``, ``level`` and ``across_turns`` on top;
+    ValueError for an unknown field or a value that is none of the allowed ones."""
     unknown = set(options) - {
         "label",
         "lower_is_better",
@@ -148,11 +160,14 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
         "kind",
         "pass_mark",
         "needs_answer",
+        "level",
+        "across_turns",
     }
     if unknown:
         raise ValueError(
             f"metric {base.key!r}: unknown field(s) {', '.join(sorted(unknown))}; "
-            "give label, direction (higher or lower), format, kind or needs_answer"
+            "give label, direction (higher or lower), format, kind, needs_answer, level "
+            "or across_turns"
         )
     if options.get("needs_answer") is not None and not isinstance(options["needs_answer"], bool):
         raise ValueError(
@@ -174,6 +189,9 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
         changes["pass_mark"] = str(options["pass_mark"])
     if options.get("needs_answer") is not None:
         changes["needs_answer"] = options["needs_answer"]
+    for name in ("level", "across_turns"):
+        if options.get(name) is not None:
+            changes[name] = options[name]
     return replace(base, **changes) if changes else base
 
 

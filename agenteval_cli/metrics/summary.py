@@ -62,6 +62,14 @@ class Summary:
     nulls: dict[str, int] = field(default_factory=dict)  # key -> results that scored it null
     # (model, provider) of every call made: what the pricing gaps are checked against
     model_providers: set[tuple[str, str | None]] = field(default_factory=set)
+    # Results that were conversations (rows with turns): their request figures are per
+    # conversation, each the sum or the mean of its turns' (see MetricInfo.across_turns).
+    conversations: int = 0
+
+    def __post_init__(self) -> None:
+        self._conversation_keys = frozenset(
+            m.key for m in self.catalog if m.level == "conversation"
+        )
 
     def add(self, result: Result) -> None:
         self.add_row(
@@ -74,6 +82,7 @@ class Summary:
             cached=result.cached,
             interrupted=result.interrupt is not None,
             providers=[(call.model, call.provider) for call in result.trace.model_calls],
+            conversation=result.turns is not None,
         )
 
     def add_row(
@@ -88,6 +97,7 @@ class Summary:
         cached: bool = False,
         interrupted: bool = False,
         providers: Iterable[tuple[str, str | None]] = (),
+        conversation: bool = False,
     ) -> None:
         """One result, as its parts: what the store's rows give without building a Result.
         A ``cached`` result's latency is the stored one of an earlier call, not a
@@ -95,8 +105,11 @@ class Summary:
 
         The scores of a result that errored or was ``interrupted`` count like any other's:
         they are its trace's (the keys that need an answer are null for it, so they are
-        over the answered results alone)."""
+        over the answered results alone). A ``conversation`` (also known by a score only
+        conversations have) is counted in ``conversations``."""
         self.count += 1
+        if conversation or any(key in self._conversation_keys for key, _ in scores):
+            self.conversations += 1
         if self.track_outcomes:
             self.outcomes.setdefault(example_id, []).append(
                 outcome(error, scores, interrupted=interrupted, catalog=self.catalog)
@@ -195,6 +208,32 @@ def unanswered_note(summaries: Sequence[Summary]) -> str | None:
         f"trace figures (agents, handoffs, tokens, cost) count every request, "
         f"{' and '.join(parts)} too; figures that need an answer leave them out"
     )
+
+
+def conversation_note(
+    summaries: Sequence[Summary], catalog: Catalog, keys: Iterable[str]
+) -> str | None:
+    """What a request figure of ``keys`` (those some result has) means when results are
+    conversations: its turns' sum (counts, spend) or mean (rates, outcomes), as each metric
+    declares; None when no result is a conversation."""
+    counted = [s.conversations for s in summaries]
+    if not any(counted):
+        return None
+    valued = {k for s in summaries for k, n in s.counts.items() if n}
+    shown = [
+        m
+        for m in (catalog.info(k) for k in keys if k in valued)
+        if m.level == "request" and m.scope == "result" and m.shown and m.under is None
+    ]
+    summed = [m.label for m in shown if m.across_turns == "sum"]
+    averaged = [m.label for m in shown if m.across_turns == "mean"]
+    parts = [f"the sum of its turns' for {', '.join(summed)}"] if summed else []
+    parts += [f"the mean of its turns' for {', '.join(averaged)}"] if averaged else []
+    counts = " / ".join(str(n) for n in counted)
+    text = f"conversations: {counts}" + (" (per target)" if len(counted) > 1 else "")
+    if parts:
+        text += f"; a request metric of a conversation is {', '.join(parts)}"
+    return text
 
 
 def summarize(

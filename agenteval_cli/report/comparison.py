@@ -20,7 +20,7 @@ from agenteval_cli.metrics.catalog import BUILT_IN, Catalog, merged
 from agenteval_cli.metrics.info import NA
 from agenteval_cli.metrics.registry import MetricInfo
 from agenteval_cli.metrics.stats import PairedComparison, compare_examples
-from agenteval_cli.metrics.summary import unanswered_note
+from agenteval_cli.metrics.summary import conversation_note, unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
 from agenteval_cli.results.failures import ErrorReason, error_reasons
 from agenteval_cli.results.sources import ExperimentData, Run
@@ -315,9 +315,14 @@ def build(
         left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
         errors=[side_errors(s) for s in paired],
-        note=unanswered_note(summaries),
+        note=_notes(unanswered_note(summaries), conversation_note(summaries, catalog, keys)),
         catalog=catalog,
     )
+
+
+def _notes(*notes: str | None) -> str | None:
+    """The comparison's notes in one line, or None when there is none."""
+    return "; ".join(n for n in notes if n) or None
 
 
 def side_errors(side: ExperimentData) -> SideErrors:

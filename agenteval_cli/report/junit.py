@@ -33,7 +33,7 @@ def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
             latency = sum(r.latency_s for r in runs)
             time += latency
             errors = [r.error for r in runs if r.error]
-            for check in example_checks(runs, applied):
+            for check in example_checks(runs, applied, side.catalog):
                 counts["tests"] += 1
                 case = ET.SubElement(
                     suite,

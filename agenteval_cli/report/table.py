@@ -22,7 +22,7 @@ from rich.text import Text
 from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog, merged
 from agenteval_cli.metrics.info import NA, format_value
-from agenteval_cli.metrics.summary import Summary
+from agenteval_cli.metrics.summary import Summary, conversation_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,12 +61,19 @@ def comparison_table(
         table.add_column(plain(name), justify="right")
     summaries = [summary for _, summary in columns]
     catalog, clashes = merged([(name, summary.catalog) for name, summary in columns])
-    if clashes:
-        table.caption = Text("\n".join(clashes), style="yellow")
-        table.caption_justify = "left"
     info, label = catalog.info, catalog.label
     metrics = [summary.metrics() for summary in summaries]
-    keys = catalog.ordered(dict.fromkeys(k for m in metrics for k in m))
+    keys = by_level(catalog, catalog.ordered(dict.fromkeys(k for m in metrics for k in m)))
+    caption = Text("\n".join(clashes), style="yellow")
+    note = conversation_note(summaries, catalog, keys)
+    if note and any(info(k).level == "conversation" for k in keys):
+        note += "; the metrics under the line are per conversation"
+    if note:
+        caption.append(("\n" if clashes else "") + note, style="dim")
+    if clashes or note:
+        table.caption = caption
+        table.caption_justify = "left"
+    sectioned = False
     details: dict[str, list[str]] = {}
     for key in keys:
         parent = info(key).under
@@ -84,6 +91,9 @@ def comparison_table(
             continue  # a figure shown only when some target has it (interrupt rate)
         if declared.reported and all(m.get(key) is None for m in metrics):
             continue  # a figure no model reported (cache share)
+        if declared.level == "conversation" and not sectioned:
+            table.add_section()  # the conversations' own figures, apart from the requests'
+            sectioned = True
         if all(m.get(key) is None for m in metrics):
             table.add_row(plain(label(key)), *(Text(NA) for _ in metrics))
         else:
@@ -104,6 +114,17 @@ def comparison_table(
         cached = (f"{s.cached} of {s.count}" for s in summaries)
         table.add_row("from the cache", *cached, style="dim")
     return table
+
+
+def by_level(catalog: Catalog, keys: list[str]) -> list[str]:
+    """``keys`` with the conversation metrics after the request ones, before the run's."""
+    run = {k for k in keys if catalog.info(k).scope == "run"}
+    level = {k for k in keys if catalog.info(k).level == "conversation" and k not in run}
+    return (
+        [k for k in keys if k not in run and k not in level]
+        + [k for k in keys if k in level]
+        + [k for k in keys if k in run]
+    )
 
 
 def plain(value: object, style: str = "") -> Text:

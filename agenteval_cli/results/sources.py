@@ -94,6 +94,7 @@ class ExperimentData:
                 cached=run.cached,
                 interrupted=run.interrupt is not None,
                 providers=[(call.model, call.provider) for call in run.model_calls],
+                conversation=run.turns is not None,
             )
         return summary
 

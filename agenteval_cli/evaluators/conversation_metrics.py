@@ -1,0 +1,392 @@
+"""Conversation metrics: what a multi-turn conversation did as a whole, beside the scores of
+its turns (which are single-turn scores, one set per turn).
+
+Read from the turns' traces: how many turns, the model calls of the conversation and of its
+follow-ups, the handoffs and ping-pong across the turns, and whether a follow-up was
+answered by the agent already active (a swarm's memory) or routed again (a supervisor).
+Whether the conversation was resolved is decided from every other score, once they are all
+known (:func:`resolution`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from agenteval_cli.core.records import OK, Handoff, Run, Score, Trace, Turn
+from agenteval_cli.evaluators.handoffs import chain_length, ping_pong_at
+from agenteval_cli.evaluators.registry import register
+from agenteval_cli.evaluators.scoring import READS_TURNS
+from agenteval_cli.metrics.catalog import Catalog
+from agenteval_cli.metrics.info import format_value
+from agenteval_cli.metrics.registry import metric
+from agenteval_cli.spec.conditions import OPS, parse_condition_text
+
+CONVERSATION_METRICS = (
+    metric("turns", "turns", lower=True, fmt="count", quantity=True, level="conversation"),
+    metric(
+        "resolved",
+        "resolved",
+        fmt="percent",
+        pass_mark=">= 1",
+        headline=True,
+        level="conversation",
+    ),
+    metric(
+        "turns_to_resolution",
+        "turns to resolution",
+        lower=True,
+        fmt="count",
+        quantity=True,
+        short="turns to resolve",
+        level="conversation",
+    ),
+    metric(
+        "agent_continuity",
+        "agent continuity",
+        fmt="percent",
+        short="continuity",
+        level="conversation",
+    ),
+    metric(
+        "model_calls",
+        "model calls / conversation",
+        lower=True,
+        fmt="count",
+        quantity=True,
+        short="model calls",
+        level="conversation",
+    ),
+    metric(
+        "followup_model_calls",
+        "model calls / follow-up",
+        lower=True,
+        fmt="count",
+        quantity=True,
+        short="follow-up calls",
+        level="conversation",
+    ),
+    metric(
+        "followup_cost_usd",
+        "cost / follow-up",
+        lower=True,
+        fmt="money",
+        quantity=True,
+        short="follow-up cost",
+        volatile=True,
+        level="conversation",
+    ),
+    metric(
+        "conversation_handoffs",
+        "handoffs / conversation",
+        lower=True,
+        fmt="count",
+        quantity=True,
+        short="handoffs (conv.)",
+        level="conversation",
+    ),
+    metric(
+        "conversation_ping_pong",
+        "ping-pong across turns",
+        lower=True,
+        fmt="percent",
+        short="ping-pong (conv.)",
+        pass_mark="<= 0",
+        level="conversation",
+    ),
+)
+RESOLUTION_KEYS = ("resolved", "turns_to_resolution")  # decided from every other score
+TRACE_KEYS = tuple(m.key for m in CONVERSATION_METRICS if m.key not in RESOLUTION_KEYS)
+
+
+@register(
+    "conversation",
+    family="conversation",
+    reads="the conversation's turns: each turn's trace and scores (cost_usd from token_cost)",
+    description="a conversation as a whole: turns, resolved, turns to resolution, agent "
+    "continuity, model calls per conversation and per follow-up, cost per follow-up, "
+    "handoffs and ping-pong across turns; scored on every conversation row",
+    metrics=CONVERSATION_METRICS,
+    example="- {name: conversation, coordinators: [triage]}",
+    needs_answer=False,
+)
+def conversation(*, coordinators: list[str] | None = None) -> Any:
+    """Scored on every conversation row (a row with `inputs.turns`) whether the spec names it
+    or not; name it to give `coordinators`, agents that regain control by design (added to
+    those the trace found). A follow-up is any turn after the first, a resume included.
+
+    `turns`: the turns the conversation ran (up to the one that errored or stopped at an
+    interrupt nothing resumed). `resolved`: 1 when the conversation ended normally (no error,
+    no unanswered interrupt), every turn's scores that have a pass mark met it (routing
+    accuracy 100%, resolution coverage 100%, no ping-pong, a pass mark of your own), and so
+    did the scores of the evaluators run on the whole conversation (its top-level references,
+    `level: conversation` judges); else 0, the comment naming what was unmet; null when a
+    needed score is unknown (an evaluator failed). A turn that stopped at an interrupt the
+    next turn resumed has no answer of its own: its scores that need one are not checked.
+    `turns_to_resolution`: the turns a resolved conversation took (with a simulated user that
+    stops once satisfied, how soon it got there); null, with the reason, when not resolved.
+
+    `agent_continuity`: the share of follow-ups answered by the agent already active, without
+    routing again: the turn's first agent is the last agent of the previous turn that is not a
+    coordinator, and no handoff happened in the turn. A turn begun by a coordinator (a
+    supervisor routing every turn again) or handed on is not continuity. Null for a one-turn
+    conversation.
+
+    `model_calls`: the model calls of every turn (calls that raised and answered nothing left
+    out, retried attempts' calls counted). `followup_model_calls` and `followup_cost_usd`: the
+    mean per follow-up turn (turns 2..n) of its model calls and of its `cost_usd` (the turns'
+    own scores: needs `token_cost`; unknown when one follow-up's cost is); null for a one-turn
+    conversation.
+
+    `conversation_handoffs`: every turn's handoffs, plus one for each turn that began at
+    another agent than the one the previous turn ended with (the user's next message went to
+    the graph's entry, not to the agent that answered). `conversation_ping_pong`: 1 when the
+    handoffs of the whole conversation hold a specialist bounce A → B → A, within a turn or
+    across turns (A → B in turn 1, then B → A in turn 2, the follow-up having begun at B).
+
+    Every figure read from traces is null, with the reason, when a turn it needs was
+    untraced."""
+    declared = frozenset(c.lower() for c in coordinators or ())
+
+    def evaluate(run: Run) -> list[dict]:
+        return [
+            {"key": s.key, "score": s.score, "comment": s.comment}
+            for s in conversation_scores(run.turns or [], declared)
+        ]
+
+    setattr(evaluate, READS_TURNS, True)
+    return evaluate
+
+
+def conversation_scores(turns: Sequence[Turn], coordinators: frozenset[str]) -> list[Score]:
+    """The figures of the conversation evaluator that its turns' traces give (all but
+    ``resolved`` and ``turns_to_resolution``)."""
+    untraced = next(
+        (
+            f"turn {n} untraced: {t.trace.untraced}"
+            for n, t in enumerate(turns, 1)
+            if t.trace.untraced
+        ),
+        None,
+    )
+    scores = [Score("turns", float(len(turns)))]
+    if untraced is not None:
+        return scores + [Score(key, None, untraced) for key in TRACE_KEYS if key != "turns"]
+    skip = _skipped(turns, coordinators)
+    calls = [_model_calls(t.trace) for t in turns]
+    scores.append(continuity(turns, skip))
+    scores.append(Score("model_calls", float(sum(calls)), _per_turn(calls)))
+    follow_ups = calls[1:]
+    if follow_ups:
+        mean = sum(follow_ups) / len(follow_ups)
+        scores.append(Score("followup_model_calls", mean, f"turns 2..{len(turns)}: {follow_ups}"))
+    else:
+        scores.append(Score("followup_model_calls", None, ONE_TURN))
+    scores.append(followup_cost(turns))
+    scores.append(handoffs_across(turns))
+    scores.append(ping_pong_across(turns, coordinators))
+    return scores
+
+
+ONE_TURN = "a one-turn conversation has no follow-up"
+
+
+def _skipped(turns: Iterable[Turn], declared: frozenset[str]) -> frozenset[str]:
+    """The coordinators (lower-cased): the configured ones and those each turn's trace found."""
+    found = {c.lower() for t in turns for c in t.trace.coordinators}
+    return frozenset(found | declared)
+
+
+def _model_calls(trace: Trace) -> int:
+    return sum(1 for call in trace.model_calls if not call.failed)
+
+
+def _per_turn(values: Sequence[int]) -> str:
+    return "per turn " + " + ".join(str(v) for v in values)
+
+
+def active_agent(trace: Trace, skip: frozenset[str]) -> str | None:
+    """Who the user is left talking to after a turn: its last agent not a coordinator."""
+    for agent in reversed(trace.agent_path):
+        if agent.lower() not in skip:
+            return agent
+    return None
+
+
+def continuity(turns: Sequence[Turn], skip: frozenset[str]) -> Score:
+    """``agent_continuity``: the share of follow-ups the active agent answered on its own."""
+    if len(turns) < 2:
+        return Score("agent_continuity", None, ONE_TURN)
+    kept, notes = 0, []
+    for number in range(2, len(turns) + 1):
+        previous, trace = turns[number - 2].trace, turns[number - 1].trace
+        active = active_agent(previous, skip)
+        first = trace.agent_path[0] if trace.agent_path else None
+        if first is None:
+            notes.append(f"turn {number}: no agent call")
+        elif active is None or first.lower() != active.lower():
+            notes.append(f"turn {number} began at {first}, not {active or 'a specialist'}")
+        elif chain_length(trace) > 0:
+            notes.append(f"turn {number}: {' → '.join(trace.agent_path)}")
+        else:
+            kept += 1
+            notes.append(f"turn {number}: {first} went on")
+    share = kept / (len(turns) - 1)
+    return Score("agent_continuity", share, "; ".join(notes))
+
+
+def followup_cost(turns: Sequence[Turn]) -> Score:
+    """``followup_cost_usd``: the mean of the follow-ups' ``cost_usd`` scores."""
+    if len(turns) < 2:
+        return Score("followup_cost_usd", None, ONE_TURN)
+    costs = []
+    for number, turn in enumerate(turns[1:], 2):
+        found = next((s for s in turn.scores if s.key == "cost_usd"), None)
+        if found is None:
+            return Score(
+                "followup_cost_usd", None, "no cost_usd per turn: add token_cost to the evaluators"
+            )
+        if found.score is None:
+            return Score("followup_cost_usd", None, f"turn {number}: {found.comment}")
+        costs.append(float(found.score))
+    shown = ", ".join(format_value("money", c) for c in costs)
+    return Score("followup_cost_usd", sum(costs) / len(costs), f"turns 2..{len(turns)}: {shown}")
+
+
+def reentries(turns: Sequence[Turn]) -> list[tuple[int, str, str]]:
+    """``(turn number, previous turn's last agent, this turn's first)`` for each turn that
+    began at another agent than the one the previous turn ended with."""
+    found = []
+    for number in range(2, len(turns) + 1):
+        before, now = turns[number - 2].trace.agent_path, turns[number - 1].trace.agent_path
+        if before and now and before[-1] != now[0]:
+            found.append((number, before[-1], now[0]))
+    return found
+
+
+def handoffs_across(turns: Sequence[Turn]) -> Score:
+    """``conversation_handoffs``: the turns' handoffs and the turns that began elsewhere."""
+    within = [chain_length(t.trace) for t in turns]
+    again = reentries(turns)
+    comment = _per_turn(within)
+    if again:
+        shown = ", ".join(f"turn {n}: {a} → {b}" for n, a, b in again)
+        comment += f"; began elsewhere: {shown}"
+    return Score("conversation_handoffs", float(sum(within) + len(again)), comment)
+
+
+def merged_handoffs(turns: Sequence[Turn]) -> tuple[Trace, list[int]]:
+    """One trace of the conversation's handoffs in order, and each handoff's turn number.
+
+    A turn that begins with the agent the previous one ended with carries on from the
+    handoff that gave that agent control: its first handoffs out of that agent are linked to
+    it (``after``), so a bounce across the turns is found as one within a turn is."""
+    handoffs: list[Handoff] = []
+    numbers: list[int] = []
+    path: list[str] = []
+    coordinators: dict[str, None] = {}
+    schema = 2
+    last: str | None = None
+    for number, turn in enumerate(turns, 1):
+        trace = turn.trace
+        offset = len(handoffs)
+        first = trace.agent_path[0] if trace.agent_path else None
+        carried: list[int] = []
+        if first is not None and first == last:
+            led = [i for i in range(offset) if handoffs[i].target == first]
+            carried = led[-1:]
+        for handoff in trace.handoffs:
+            after = [offset + i for i in handoff.after]
+            if not handoff.after and handoff.source == first:
+                after = list(carried)
+            handoffs.append(
+                Handoff(
+                    handoff.source,
+                    handoff.target,
+                    handoff.tool,
+                    handoff.via,
+                    handoff.parallel,
+                    after,
+                )
+            )
+            numbers.append(number)
+        for agent in trace.agent_path:
+            if not path or path[-1] != agent:
+                path.append(agent)
+        coordinators.update(dict.fromkeys(trace.coordinators))
+        schema = min(schema, trace.schema)
+        if trace.agent_path:
+            last = trace.agent_path[-1]
+    merged = Trace(
+        agent_path=path, handoffs=handoffs, coordinators=list(coordinators), schema=schema
+    )
+    return merged, numbers
+
+
+def ping_pong_across(turns: Sequence[Turn], coordinators: frozenset[str]) -> Score:
+    """``conversation_ping_pong``: a specialist bounce anywhere in the conversation."""
+    merged, numbers = merged_handoffs(turns)
+    bounce = ping_pong_at(merged, coordinators)
+    if bounce is None:
+        return Score("conversation_ping_pong", False, "no bounce")
+    if merged.schema < 2:
+        a, b = merged.agent_path[bounce], merged.agent_path[bounce + 1]
+        return Score("conversation_ping_pong", True, f"{a} → {b} → {a}")
+    back = merged.handoffs[bounce]
+    there = next(
+        i
+        for i in back.after
+        if (merged.handoffs[i].source, merged.handoffs[i].target) == (back.target, back.source)
+    )
+    comment = (
+        f"{back.target} → {back.source} (turn {numbers[there]}) → {back.target} "
+        f"(turn {numbers[bounce]})"
+    )
+    return Score("conversation_ping_pong", True, comment)
+
+
+def resolution(
+    turns: Sequence[Turn],
+    whole: Sequence[Score],
+    unanswered: str | None,
+    catalog: Catalog,
+) -> list[Score]:
+    """``resolved`` and ``turns_to_resolution``, from the turns' scores and those of the
+    evaluators run on the whole conversation (``whole``), each checked against the pass
+    mark its metric declares; ``unanswered`` says why the conversation ended without an
+    answer (an error, an interrupt nothing resumed), which is never resolved."""
+    marks = catalog.pass_marks()
+    if unanswered is not None:
+        ended = f"not resolved, turn {len(turns)}: {unanswered}"
+        return [Score("resolved", False, ended), Score("turns_to_resolution", None, ended)]
+    unmet: list[str] = []
+    unknown: list[str] = []
+    checked = [(f"turn {n}", t.scores, t.status) for n, t in enumerate(turns, 1)]
+    checked.append(("conversation", list(whole), OK))
+    for where, scores, turn_status in checked:
+        for one in scores:
+            mark = marks.get(one.key)
+            if mark is None:
+                continue
+            if one.score is None:
+                if turn_status == OK:  # a resumed interrupt's turn has no answer to check
+                    unknown.append(f"{where} {one.key} ({one.comment})")
+                continue
+            if not meets(float(one.score), mark, catalog.higher_is_better(one.key)):
+                shown = catalog.fmt(one.key, float(one.score))
+                unmet.append(f"{where} {one.key} {shown} (pass mark {mark})")
+    if unmet:
+        comment = "unmet: " + "; ".join(unmet)
+        return [Score("resolved", False, comment), Score("turns_to_resolution", None, comment)]
+    if unknown:
+        comment = "unknown: " + "; ".join(unknown)
+        return [Score("resolved", None, comment), Score("turns_to_resolution", None, comment)]
+    done = f"every check met in {len(turns)} turn(s)"
+    return [Score("resolved", True, done), Score("turns_to_resolution", float(len(turns)), done)]
+
+
+def meets(value: float, mark: str, higher_is_better: bool) -> bool:
+    """Whether ``value`` meets a pass mark (``">= 1"``; a bare number is "at least", or "at
+    most" where lower is better), as the gate reads one."""
+    op, bound = parse_condition_text(mark)
+    return OPS[op or (">=" if higher_is_better else "<=")](value, bound)
