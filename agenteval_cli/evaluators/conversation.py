@@ -70,22 +70,22 @@ async def score_conversation(
     catalog = catalog or Catalog.of(m for e in evaluators for m in e.metrics)
     turns = result.turns or []
     per_turn = [e for e in evaluators if e.level != "conversation"]
-    references = turn_references(example)
+    references = turn_references(example, len(turns))  # a simulated user's turns have none
     found = await asyncio.gather(
         *(
             score(
-                per_turn,
+                _not_yet(per_turn, turn),
                 Example(example.id, turn.inputs, refs, example.metadata, example.row),
                 turn.outputs or {},
                 _with_error(turn.trace, turn.error),
                 pool,
                 interrupt=turn.interrupt,
             )
-            for turn, refs in zip(turns, references, strict=False)
+            for turn, refs in zip(turns, references, strict=True)
         )
     )
-    for turn, scores in zip(turns, found, strict=False):
-        turn.scores = scores
+    for turn, scores in zip(turns, found, strict=True):
+        turn.scores = [*turn.scores, *scores]
     scores = across_turns(turns, catalog)
     whole = await score_whole(evaluators, example, result, pool)
     scores = with_whole(scores, whole, _whole_evaluators(evaluators, example), catalog)
@@ -95,6 +95,13 @@ async def score_conversation(
     figures = [s for s in figures if s.key not in RESOLUTION_KEYS]  # (if it failed)
     unanswered = no_answer_reason(result.error, result.interrupt)
     return scores + figures + resolution(turns, whole, unanswered, catalog)
+
+
+def _not_yet(evaluators: list[BoundEvaluator], turn: Turn) -> list[BoundEvaluator]:
+    """The evaluators a turn has no scores of yet: a judge deciding when a simulated
+    conversation is resolved scored each turn as it was answered."""
+    have = {s.key for s in turn.scores}
+    return [e for e in evaluators if not have or not set(e.keys or (e.name,)) <= have]
 
 
 def _whole_evaluators(

@@ -89,6 +89,8 @@ async def _score_each(
         result = item.result
         example = Example(result.example_id, item.inputs, item.reference_outputs)
         if result.turns is not None:  # a conversation: each turn, then the whole
+            for turn in result.turns:  # scored again from nothing, as the result is
+                turn.scores = []
             result.scores = await score_conversation(evaluators, example, result, pool)
         else:  # an errored or interrupted result is scored too: its trace's keys (see score())
             result.scores = await score(

@@ -1,0 +1,111 @@
+"""Simulated users driving whole runs through the CLI: the turns a user writes reach the
+target on one thread, are stored and scored; a judge ends a conversation once it says
+resolved; the user's own model calls never count as the target's."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+
+def spec_of(folder: Path, rows: list[dict], evaluators: str, user: str) -> Path:
+    """The demo swarm (with its checkpointer) on ``rows``, its turns written by ``user``."""
+    data = folder / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        f"dataset: {data}\n"
+        f"targets:\n  swarm: {{target: {SWARM}, initial_state: {{resolution_notes: []}}}}\n"
+        f"evaluators: {evaluators}\n"
+        f"simulated_user:\n{user}"
+    )
+    return spec
+
+
+SWARM = "agenteval_cli.demo.swarm:conversational_graph"
+CUSTOMER = "agenteval_cli.demo.users:scripted_customer"
+ROWS = [
+    {
+        "id": "invoice-then-refund",
+        "inputs": {
+            "scenario": "Can you send me a copy of invoice INV-2041?",
+            "followups": ["I was charged twice in May, please refund $49."],
+        },
+        "outputs": {"expected_agents": ["billing"]},
+    },
+    {
+        "id": "sso-alone",
+        "inputs": {"scenario": "My SSO integration is returning error code SAML-401."},
+        "outputs": {"expected_agents": ["tech_support"]},
+    },
+]
+
+
+def _stored(store: Path) -> dict[str, list[dict]]:
+    db = sqlite3.connect(store)
+    return {
+        example: json.loads(turns)
+        for example, turns in db.execute("SELECT example_id, turns_json FROM results")
+    }
+
+
+def test_the_demo_customer_writes_each_conversations_turns(tmp_path, invoke):
+    spec = spec_of(
+        tmp_path,
+        ROWS,
+        "[routing_accuracy, handoff_chain_length]",
+        f"  function: {CUSTOMER}\n  max_turns: 4\n",
+    )
+    result = invoke("run", spec, "--store", tmp_path / "s.db", "--json", tmp_path / "r.json")
+    assert result.exit_code == 0, result.output
+    turns = _stored(tmp_path / "s.db")
+    # the scenario, then each follow-up, then the customer is done
+    assert [t["inputs"] for t in turns["invoice-then-refund"]] == [
+        {"question": ROWS[0]["inputs"]["scenario"]},
+        {"question": ROWS[0]["inputs"]["followups"][0]},
+    ]
+    assert len(turns["sso-alone"]) == 1
+    # a plain function made no model call: nothing is spent on the user's side
+    assert all(t["user_calls"] == [] for each in turns.values() for t in each)
+    # the refund follow-up is answered by billing, the agent the invoice left active
+    first, second = turns["invoice-then-refund"]
+    assert first["trace"]["agent_path"][-1] == "billing"
+    assert second["trace"]["agent_path"] == ["billing"]
+    exported = json.loads((tmp_path / "r.json").read_text())
+    (swarm,) = exported["experiments"]
+    scores = {r["example_id"]: r["scores"] for r in swarm["results"]}
+    assert scores["invoice-then-refund"]["turns"] == 2
+    assert scores["invoice-then-refund"]["agent_continuity"] == 1.0
+    assert scores["sso-alone"]["turns"] == 1
+
+
+def test_a_judge_ends_the_conversation_when_it_says_resolved(tmp_path, invoke):
+    judge = (
+        "def resolved(outputs):\n"
+        "    said = outputs.get('final_response') or ''\n"
+        "    return {'key': 'resolved_by_judge', 'score': 'INV-2041' in said}\n"
+    )
+    rows = [
+        {
+            "id": "invoice",
+            "inputs": {
+                "scenario": "Can you send me a copy of invoice INV-2041?",
+                "followups": ["Thanks, and who is my account manager?", "Anything else?"],
+            },
+        }
+    ]
+    (tmp_path / "judges.py").write_text(judge)
+    spec = spec_of(
+        tmp_path,
+        rows,
+        "[{name: resolved_by_judge, type: custom, target: judges.py:resolved}]",
+        f"  function: {CUSTOMER}\n  max_turns: 5\n"
+        "  stop: {judge: resolved_by_judge, threshold: 1}\n",
+    )
+    result = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert result.exit_code == 0, result.output
+    (turns,) = _stored(tmp_path / "s.db").values()
+    # the first answer already names the invoice: no follow-up is sent
+    assert len(turns) == 1
+    assert turns[0]["scores"] == [{"key": "resolved_by_judge", "score": True, "comment": None}]
