@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean lock browser
+.PHONY: run test lint bench docs clean lock browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Write the run output README.md and docs/ show from a fresh run of each demo.
+docs: $(STAMP)
+	AGENTEVAL_WRITE_DOCS=1 $(BIN)/python -m pytest tests/test_docs_output.py -q -m slow
 
 # Refresh constraints.txt from the current environment after a tested upgrade.
 lock: $(STAMP)
