@@ -8,6 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 
 def spec_of(folder: Path, rows: list[dict], evaluators: str, user: str) -> Path:
     """The demo swarm (with its checkpointer) on ``rows``, its turns written by ``user``."""
@@ -109,3 +111,42 @@ def test_a_judge_ends_the_conversation_when_it_says_resolved(tmp_path, invoke):
     # the first answer already names the invoice: no follow-up is sent
     assert len(turns) == 1
     assert turns[0]["scores"] == [{"key": "resolved_by_judge", "score": True, "comment": None}]
+
+
+def test_an_llm_users_calls_are_priced_apart_from_the_targets(tmp_path, invoke, monkeypatch):
+    from openai_server import openai_server
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    rows = [{"id": "double-charge", "inputs": {"persona": "Dana", "scenario": "a double charge"}}]
+    replies = ["I was charged twice in May.", "And the invoice?", "Thanks! ###DONE###"]
+    with openai_server(replies) as server:
+        server.usage = (100, 20)  # each of the user's three calls, as the server reports it
+        spec = spec_of(
+            tmp_path,
+            rows,
+            "[routing_accuracy, token_cost]",
+            "  model: 'openai:user-model'\n"
+            f"  base_url: '{server.base_url}'\n"
+            "  model_kwargs: {max_retries: 0}\n",
+        )
+        spec.write_text(
+            spec.read_text()
+            + "pricing:\n"
+            + "  user-model: {input: 1.0, output: 2.0}\n"
+            + "  scripted-small: {input: 0.15, output: 0.60}\n"
+        )
+        out = tmp_path / "r.json"
+        result = invoke("run", spec, "--store", tmp_path / "s.db", "--json", out)
+    assert result.exit_code == 0, result.output
+    (swarm,) = json.loads(out.read_text())["experiments"]
+    (run,) = swarm["results"]
+    scores = run["scores"]
+    assert scores["turns"] == 2  # the third reply said it is done
+    assert scores["user_input_tokens"] == 300 and scores["user_output_tokens"] == 60
+    # 300 input tokens at $1 and 60 output tokens at $2 per million
+    assert scores["user_cost_usd"] == pytest.approx(300e-6 + 120e-6)
+    # the target's own tokens are the swarm's calls only: none is the user's model
+    assert {c["model"] for t in run["turns"] for c in t["trace"]["model_calls"]} == {
+        "scripted-small"
+    }
+    assert [c["model"] for c in run["turns"][-1]["user_calls"]] == ["user-model", "user-model"]

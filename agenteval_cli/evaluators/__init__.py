@@ -15,6 +15,7 @@ from agenteval_cli.evaluators import (  # noqa: F401 (register)
     soundness,
     summaries,
     trajectory,
+    user_spend,
 )
 
 # isort: on

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,6 +53,7 @@ from agenteval_cli.evaluators.scoring import (
     reads_turns,
     score,
 )
+from agenteval_cli.evaluators.user_spend import user_spend
 from agenteval_cli.metrics.catalog import Catalog
 
 
@@ -63,10 +64,12 @@ async def score_conversation(
     pool: EvaluatorPool | None = None,
     *,
     catalog: Catalog | None = None,
+    pricing: Mapping[str, Any] | None = None,
 ) -> list[Score]:
     """Score each of ``result.turns`` (its ``scores`` set in place) and return the
     conversation's scores. ``catalog``: how the keys read (by default the evaluators' own
-    declarations, then the built-ins)."""
+    declarations, then the built-ins); ``pricing``: the spec's, for a simulated user's
+    model calls (:mod:`~agenteval_cli.evaluators.user_spend`)."""
     catalog = catalog or Catalog.of(m for e in evaluators for m in e.metrics)
     turns = result.turns or []
     per_turn = [e for e in evaluators if e.level != "conversation"]
@@ -94,7 +97,8 @@ async def score_conversation(
     )
     figures = [s for s in figures if s.key not in RESOLUTION_KEYS]  # (if it failed)
     unanswered = no_answer_reason(result.error, result.interrupt)
-    return scores + figures + resolution(turns, whole, unanswered, catalog)
+    resolved = resolution(turns, whole, unanswered, catalog)
+    return scores + figures + resolved + user_spend(turns, pricing)
 
 
 def _not_yet(evaluators: list[BoundEvaluator], turn: Turn) -> list[BoundEvaluator]:

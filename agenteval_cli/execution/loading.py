@@ -119,7 +119,7 @@ def load_simulated_user(spec: Spec) -> SimulatedUser | None:
     else:
         user = LLMUser(_user_model(spec), system=section.system, marker=section.stop.marker)
     stop = StopRule(section.stop.marker, section.stop.judge, section.stop.threshold)
-    return SimulatedUser(user, max_turns=section.max_turns, stop=stop)
+    return SimulatedUser(user, max_turns=section.max_turns, stop=stop, pricing=spec.pricing)
 
 
 def _user_model(spec: Spec) -> Any:

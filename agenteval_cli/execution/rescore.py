@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example
@@ -51,7 +52,7 @@ def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord
         )
         status = "interrupted"
         try:
-            asyncio.run(_rescore_into(store, source, new, evaluators, settings))
+            asyncio.run(_rescore_into(store, source, new, evaluators, settings, spec.pricing))
             status = "finished"
         finally:
             store.finish_experiment(new.id, status)
@@ -65,6 +66,7 @@ async def _rescore_into(
     new: ExperimentRecord,
     evaluators: list[BoundEvaluator],
     settings: RunSettings,
+    pricing: Mapping[str, Any],
 ) -> None:
     from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 
@@ -73,7 +75,7 @@ async def _rescore_into(
     threads = DaemonThreadPool("agenteval-evaluator", max_threads=settings.evaluator_cap())
     pool = settings.evaluator_pool(executor=threads)
     try:
-        await _score_each(store, stored, new, evaluators, pool)
+        await _score_each(store, stored, new, evaluators, pool, pricing)
     finally:
         threads.shutdown(wait=False)
 
@@ -84,6 +86,7 @@ async def _score_each(
     new: ExperimentRecord,
     evaluators: list[BoundEvaluator],
     pool: EvaluatorPool,
+    pricing: Mapping[str, Any],
 ) -> None:
     for item in stored:
         result = item.result
@@ -91,7 +94,9 @@ async def _score_each(
         if result.turns is not None:  # a conversation: each turn, then the whole
             for turn in result.turns:  # scored again from nothing, as the result is
                 turn.scores = []
-            result.scores = await score_conversation(evaluators, example, result, pool)
+            result.scores = await score_conversation(
+                evaluators, example, result, pool, pricing=pricing
+            )
         else:  # an errored or interrupted result is scored too: its trace's keys (see score())
             result.scores = await score(
                 evaluators,

@@ -526,7 +526,10 @@ class Runner:
         if result.turns is not None:  # a conversation: each turn, then the whole
             from agenteval_cli.evaluators.conversation import score_conversation
 
-            return await score_conversation(self.evaluators, item.example, result, self._pool)
+            pricing = None if self.users is None else self.users.pricing
+            return await score_conversation(
+                self.evaluators, item.example, result, self._pool, pricing=pricing
+            )
         outputs = result.outputs or {}
         return await score(
             self.evaluators,

@@ -262,6 +262,7 @@ def _turn_from_json(data: dict[str, Any]) -> Turn:
         error=data.get("error"),
         interrupt=data.get("interrupt"),
         latency_s=latency_s,
+        user_calls=[_model_call(c) for c in data.get("user_calls") or []],
     )
 
 

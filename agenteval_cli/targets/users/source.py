@@ -219,6 +219,7 @@ class SimulatedUser:
     user: User
     max_turns: int = 5
     stop: StopRule = field(default_factory=StopRule)
+    pricing: Mapping[str, Any] = field(default_factory=dict)  # the spec's, for its calls
 
     def turns_for(self, example: Example, *, input_key: str = "question") -> SimulatedTurns:
         return SimulatedTurns(
