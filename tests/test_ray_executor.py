@@ -20,6 +20,8 @@ from stored import by_target, no_experiment, per_example, same_metrics, write_de
 import agenteval_cli as agenteval
 from agenteval_cli.store.db import Store
 
+ROOT = Path(__file__).resolve().parent.parent
+
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 
@@ -461,3 +463,33 @@ def test_executor_options_that_cannot_apply_are_one_line(tmp_path, invoke, demo_
         "error: --rescore calls no target; it cannot be combined with --ray-address "
         f"(leave them out: agenteval rescore {demo_spec} x)"
     )
+
+
+def test_conversations_on_a_local_ray_instance_store_what_the_in_process_run_stores(
+    tmp_path, invoke
+):
+    spec = tmp_path / "conversations.yaml"
+    text = (ROOT / "configs" / "conversations.yaml").read_text()
+    spec.write_text(text.replace("../datasets/", f"{ROOT / 'datasets'}/"))
+    args = ["--limit", "4"]
+    local = invoke("run", spec, *args, "--store", tmp_path / "local.db")
+    assert local.exit_code == 0, local.output
+    on_ray = invoke("run", spec, *args, "--executor", "ray", "--store", tmp_path / "ray.db")
+    assert on_ray.exit_code == 0, on_ray.output
+    with Store(tmp_path / "local.db", readonly=True) as a, Store(tmp_path / "ray.db") as b:
+        for target in ("supervisor", "swarm"):
+            here, there = by_target(a)[target], by_target(b)[target]
+            assert per_example(b, there) == per_example(a, here)
+
+            def turns(store: Store, experiment: str) -> dict:
+                return {
+                    s.result.example_id: [
+                        (t.inputs, t.trace.agent_path, t.status, t.score_map())
+                        for t in s.result.turns or []
+                    ]
+                    for s in store.results(experiment)
+                }
+
+            # every turn came back from the workers as it is in-process, scores and all
+            assert turns(b, there) == turns(a, here)
+            assert all(len(each) >= 2 for each in turns(b, there).values())
