@@ -312,3 +312,5 @@ def test_a_conversation_shows_each_turn_with_its_agents_and_handoffs():
     assert "And the refund?" in second and "<td>1</td>" in second
     assert "resume: yes" in third and "interrupted" in third
     assert "waiting for confirm the cancellation" in third
+    # the example's heading is the conversation's first message and the turns after it
+    assert "My invoice is wrong. (+2 turns)" in text

@@ -148,3 +148,16 @@ def shape_fault(inputs: Any, outputs: Any) -> ShapeFault | None:
 
 def _count(number: int, one: str, many: str) -> str:
     return f"{number} {one if number == 1 else many}"
+
+
+def opening_line(inputs: Any) -> str | None:
+    """A conversation's inputs as one line, for a report's example heading: its first
+    message and how many turns follow; None for a single-turn row."""
+    turns = inputs.get(TURNS) if isinstance(inputs, dict) else None
+    if not isinstance(turns, list) or not turns:
+        return None
+    first = turns[0]
+    if isinstance(first, dict):
+        first = first.get("question", next(iter(first.values()), "")) if first else ""
+    more = len(turns) - 1
+    return str(first) + (f" (+{_count(more, 'turn', 'turns')})" if more else "")

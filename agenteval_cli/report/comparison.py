@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import INTERRUPTED
+from agenteval_cli.data.conversations import opening_line
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog, merged
 from agenteval_cli.metrics.info import NA
 from agenteval_cli.metrics.registry import MetricInfo
@@ -221,6 +222,9 @@ def histograms(
 
 def _question(runs: list[Run]) -> str:
     inputs = runs[0].inputs
+    opening = opening_line(inputs)
+    if opening is not None:  # a conversation: its first message, and the turns after it
+        return opening
     if "question" in inputs:
         return str(inputs["question"])
     return " ".join(str(v) for v in inputs.values())[:200]

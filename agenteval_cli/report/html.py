@@ -17,6 +17,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Turn
 from agenteval_cli.core.redact import MIN_SECRET_LENGTH, redact, secret_values
+from agenteval_cli.data.conversations import opening_line
 from agenteval_cli.gating.examples import checks_for, example_checks
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.info import NA, format_value
@@ -476,7 +477,7 @@ def _examples(
             )
         if first_run is None:
             continue
-        question = first_run.inputs.get("question")
+        question = opening_line(first_run.inputs) or first_run.inputs.get("question")
         examples.append(
             {
                 "id": example_id,
