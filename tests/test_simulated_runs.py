@@ -150,3 +150,29 @@ def test_an_llm_users_calls_are_priced_apart_from_the_targets(tmp_path, invoke, 
         "scripted-small"
     }
     assert [c["model"] for c in run["turns"][-1]["user_calls"]] == ["user-model", "user-model"]
+
+
+def test_a_simulated_conversation_is_cached_whole_and_keyed_by_its_user(tmp_path, invoke):
+    def run(max_turns: int) -> dict[str, list[dict]]:
+        spec = spec_of(
+            tmp_path,
+            ROWS,
+            "[routing_accuracy]",
+            f"  function: {CUSTOMER}\n  max_turns: {max_turns}\n",
+        )
+        spec.write_text(spec.read_text() + "cache: true\n")
+        result = invoke("run", spec, "--store", tmp_path / "s.db", "--json", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        (swarm,) = json.loads((tmp_path / "r.json").read_text())["experiments"]
+        return {r["example_id"]: r for r in swarm["results"]}
+
+    first, again, other_user = run(4), run(4), run(1)
+    assert [r["cached"] for r in again.values()] == [True, True]
+    for example, result in again.items():  # served with every turn the first run had
+        assert [t["inputs"] for t in result["turns"]] == [
+            t["inputs"] for t in first[example]["turns"]
+        ]
+        assert result["scores"]["turns"] == first[example]["scores"]["turns"]
+    # another user (one turn at most) writes other conversations: nothing is served
+    assert [r["cached"] for r in other_user.values()] == [False, False]
+    assert other_user["invoice-then-refund"]["scores"]["turns"] == 1

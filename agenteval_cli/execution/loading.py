@@ -3,6 +3,7 @@ and again on each Ray worker from the spec it is sent."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -119,7 +120,15 @@ def load_simulated_user(spec: Spec) -> SimulatedUser | None:
     else:
         user = LLMUser(_user_model(spec), system=section.system, marker=section.stop.marker)
     stop = StopRule(section.stop.marker, section.stop.judge, section.stop.threshold)
-    return SimulatedUser(user, max_turns=section.max_turns, stop=stop, pricing=spec.pricing)
+    described = section.model_dump(mode="json")
+    described["model_kwargs"] = sorted(section.model_kwargs)  # names only: never a key's value
+    return SimulatedUser(
+        user,
+        max_turns=section.max_turns,
+        stop=stop,
+        pricing=spec.pricing,
+        identity=json.dumps(described, sort_keys=True),
+    )
 
 
 def _user_model(spec: Spec) -> Any:

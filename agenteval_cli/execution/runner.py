@@ -218,6 +218,8 @@ class Runner:
         from agenteval_cli.execution.cache import cache_key, target_identity
 
         identity = self.identities.get(target.name) or target_identity(target.import_path)
+        if self.users is not None and not is_conversation(example):  # the user writes it
+            identity = f"{identity}\nsimulated user: {self.users.identity}"
         return cache_key(identity, example.inputs, repetition)
 
     def stop(self) -> None:

@@ -220,6 +220,9 @@ class SimulatedUser:
     max_turns: int = 5
     stop: StopRule = field(default_factory=StopRule)
     pricing: Mapping[str, Any] = field(default_factory=dict)  # the spec's, for its calls
+    # What its conversations depend on beside the row (its section of the spec), for the
+    # response cache's key: another user writes other conversations.
+    identity: str = ""
 
     def turns_for(self, example: Example, *, input_key: str = "question") -> SimulatedTurns:
         return SimulatedTurns(
