@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agenteval_cli.core.interrupts import returned_interrupt
-from agenteval_cli.core.records import ModelCall, Result, Trace, Turn
+from agenteval_cli.core.records import Example, ModelCall, Result, Trace, Turn
 from agenteval_cli.core.retry import Limiter, RetryPolicy, call_with_retries
 from agenteval_cli.data.conversations import RESUME, Resume, TurnInput, shape_problem
 from agenteval_cli.execution.guards.deadline import Call
@@ -31,9 +31,6 @@ from agenteval_cli.targets import Target
 from agenteval_cli.targets.session import Session
 from agenteval_cli.targets.users import SimulatedUserError, TurnSource
 from agenteval_cli.trace.turns import merge_turn_traces
-
-if TYPE_CHECKING:  # the runner imports this module when it meets a conversation
-    from agenteval_cli.execution.runner import WorkItem
 
 # Scores a turn as soon as it is answered, for a stopping rule that reads them (a judge
 # saying the conversation is resolved); the runner scores every turn after the conversation.
@@ -76,20 +73,22 @@ class _Attempt:
 
 
 async def converse(
-    item: WorkItem,
+    target: Target,
+    example: Example,
+    repetition: int,
     guard: CallGuard,
     retry: RetryPolicy,
     limiter: Limiter | None,
     source: Callable[[], TurnSource],
     score_turn: TurnScorer | None = None,
 ) -> Result:
-    """The conversation of ``item`` with its target, its turns asked of a fresh ``source``
-    on each attempt (the row's script, or a simulated user): each turn's result in
-    ``turns``, the last turn's outputs, every turn's trace merged."""
-    target, example = item.target, item.example
+    """The conversation of ``example`` (repetition ``repetition``) with ``target``, its
+    turns asked of a fresh ``source`` on each attempt (the row's script, or a simulated
+    user): each turn's result in ``turns``, the last turn's outputs, every turn's trace
+    merged."""
     problem = shape_problem(example.inputs, example.outputs)
     if problem is not None:  # no turn can be sent
-        return Result(example.id, item.repetition, None, Trace(error=problem), error=problem)
+        return Result(example.id, repetition, None, Trace(error=problem), error=problem)
     who = Call(target.name, example.id)
     current: _Attempt | None = None
     spent: list[list[list[ModelCall]]] = []  # per failed attempt, per turn
@@ -118,7 +117,7 @@ async def converse(
     last = current.turns[-1] if current.turns else None
     return Result(
         example_id=example.id,
-        repetition=item.repetition,
+        repetition=repetition,
         outputs=None if last is None else last.outputs,
         trace=trace,
         error=current.error,

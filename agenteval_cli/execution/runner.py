@@ -519,7 +519,14 @@ class Runner:
 
         scorer = score_turn if judges and not is_conversation(example) else None
         return await converse(
-            item, self._guard(), self.settings.retry, self._limiter, source, scorer
+            item.target,
+            example,
+            item.repetition,
+            self._guard(),
+            self.settings.retry,
+            self._limiter,
+            source,
+            scorer,
         )
 
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
