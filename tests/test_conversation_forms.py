@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from agenteval_cli.core.records import Turn
+
 pytestmark = pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecationWarning")
 
 EVALUATORS = "[routing_accuracy, resolution_coverage, handoff_chain_length, token_cost]"
@@ -599,3 +601,64 @@ def test_each_repetition_of_a_conversation_runs_on_its_own_thread(tmp_path, invo
     metrics = run.experiments["t"]["metrics"]
     assert metrics["model_calls"] == 3.0 and metrics["consistency"] == 1.0
 
+
+# --- a turn that could not be sent is no turn the conversation ran ------------------------
+
+ECHO = """
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+model = scripted("agent-model", reply("Hello.", tokens=(10, 1)))
+
+def answer(state: MessagesState):
+    return {"messages": [model.invoke(state["messages"])]}
+
+builder = StateGraph(MessagesState)
+builder.add_node("helper", answer)
+builder.add_edge(START, "helper")
+builder.add_edge("helper", END)
+graph = builder.compile(checkpointer=CHECKPOINTER)
+"""
+
+
+@pytest.mark.parametrize("checkpointer", ["InMemorySaver()", "None"])
+def test_a_resume_that_cannot_be_sent_is_not_counted_as_a_turn_or_a_follow_up(
+    tmp_path, invoke, checkpointer
+):
+    row = {
+        "id": "stray-resume",
+        "inputs": {"turns": ["Hi", {"resume": "yes"}]},
+        "outputs": {"turns": [{"must_mention": ["Hello"]}, {"expected_agents": ["helper"]}]},
+    }
+    run = Run(tmp_path, invoke, ECHO.replace("CHECKPOINTER", checkpointer), [row])
+    assert run.cli.exit_code == 3, run.cli.output
+    assert run.module.model.calls == 1
+    result = run.result("stray-resume")
+    assert result["status"] == "error"
+    assert result["error"] == "turn 2 is a resume, but turn 1 did not stop at interrupt()"
+    sent, unsent = result["turns"]  # the resume is kept, as the turn that ended it
+    assert (sent["status"], unsent["status"]) == ("ok", "error")
+    assert unsent["scores"] == {}  # nothing reached the target: nothing to score
+    assert unsent["trace"]["model_calls"] == []
+    scores = result["scores"]
+    assert scores["turns"] == 1  # the turns the conversation ran
+    assert scores["model_calls"] == 1
+    assert scores["agent_continuity"] is None  # no follow-up ran
+    assert scores["followup_model_calls"] is None
+    assert scores["followup_cost_usd"] is None
+    assert scores["conversation_handoffs"] == 0
+    assert scores["routing_accuracy"] == 1.0 and result["comments"]["routing_accuracy"] == (
+        "mean of 1 turns"
+    )
+    assert scores["resolved"] is False
+    assert result["comments"]["resolved"].startswith("not resolved, turn 2:")
+    assert tokens_of(sent) == [(10, 1)]
+    assert (scores["input_tokens"], scores["output_tokens"]) == (10, 1)
+    assert scores["cost_usd"] == pytest.approx(cost((10, 1)))
+    assert result["comments"]["cost_usd"] == "sum of 1 turns"
+    assert unsent["sent"] is False and sent["sent"] is True
+    db = sqlite3.connect(run.store)
+    try:
+        (stored,) = db.execute("SELECT turns_json FROM results").fetchone()
+    finally:
+        db.close()
+    assert [Turn.from_dict(t).sent for t in json.loads(stored)] == [True, False]

@@ -160,7 +160,10 @@ def conversation(*, coordinators: list[str] | None = None) -> Any:
 
 def conversation_scores(turns: Sequence[Turn], coordinators: frozenset[str]) -> list[Score]:
     """The figures of the conversation evaluator that its turns' traces give (all but
-    ``resolved`` and ``turns_to_resolution``)."""
+    ``resolved`` and ``turns_to_resolution``), over the turns that reached the target: a
+    turn that could not be sent (a resume with no interrupt to answer) ran no call and is
+    no follow-up."""
+    turns = [turn for turn in turns if turn.sent]
     untraced = next(
         (
             f"turn {n} untraced: {t.trace.untraced}"
