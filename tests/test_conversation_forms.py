@@ -662,3 +662,119 @@ def test_a_resume_that_cannot_be_sent_is_not_counted_as_a_turn_or_a_follow_up(
     finally:
         db.close()
     assert [Turn.from_dict(t).sent for t in json.loads(stored)] == [True, False]
+
+
+# --- compare pairs by conversation; --by-agent totals are the turns' sums -----------------
+
+TWO_PATTERNS = """
+from langgraph_supervisor import create_supervisor
+from langgraph_swarm import create_handoff_tool, create_swarm
+
+sup = scripted("sup-model",
+    reply(tools=[("transfer_to_billing", {})], tokens=(10, 1)),
+    reply("Invoice INV-7 is paid.", tokens=(20, 2)),
+    reply(tools=[("transfer_to_billing", {})], tokens=(30, 1)),
+    reply("The refund is on its way.", tokens=(40, 2)),
+    reply(tools=[("transfer_to_account", {})], tokens=(50, 1)),
+    reply("You are on the Pro plan.", tokens=(60, 2)),
+)
+sup_billing = scripted("billing-model", reply("Paid.", tokens=(5, 1)),
+                       reply("Refunded.", tokens=(6, 1)))
+sup_account = scripted("account-model", reply("Pro.", tokens=(7, 1)))
+supervised = create_supervisor(
+    [create_react_agent(sup_billing, [], name="billing", prompt="b"),
+     create_react_agent(sup_account, [], name="account", prompt="a")],
+    model=sup, output_mode="last_message", add_handoff_back_messages=False,
+    supervisor_name="supervisor",
+).compile(checkpointer=InMemorySaver())
+
+front = scripted("front-model",
+    reply(tools=[("transfer_to_billing", {})], tokens=(3, 1)),
+    reply(tools=[("transfer_to_account", {})], tokens=(4, 1)))
+billing = scripted("billing-model", reply("INV-7 is paid.", tokens=(9, 4)),
+                   reply("The refund is on its way.", tokens=(12, 5)))
+account = scripted("account-model", reply("You are on the Pro plan.", tokens=(15, 5)))
+swarmed = create_swarm(
+    [create_react_agent(front, [create_handoff_tool(agent_name="billing"),
+                                create_handoff_tool(agent_name="account")],
+                        name="front_desk", prompt="f"),
+     create_react_agent(billing, [], name="billing", prompt="b"),
+     create_react_agent(account, [], name="account", prompt="a")],
+    default_active_agent="front_desk",
+).compile(checkpointer=InMemorySaver())
+"""
+PAIRED = [
+    {
+        "id": "invoice-then-refund",
+        "inputs": {"turns": ["Is INV-7 paid?", "Please refund INV-7."]},
+        "outputs": {"turns": [{"expected_agents": ["billing"]}, {"expected_agents": ["billing"]}]},
+    },
+    {
+        "id": "plan",
+        "inputs": {"turns": ["What plan am I on?"]},
+        "outputs": {"turns": [{"expected_agents": ["account"]}]},
+    },
+]
+
+
+def test_compare_pairs_by_conversation_and_by_agent_totals_are_the_turns_sums(tmp_path, invoke):
+    run = Run(
+        tmp_path,
+        invoke,
+        TWO_PATTERNS,
+        PAIRED,
+        targets="{supervisor: graph.py:supervised, swarm: graph.py:swarmed}",
+        args=["--by-agent"],
+    )
+    assert run.cli.exit_code == 0, run.cli.output
+    supervised = [run.result(r["id"], "supervisor") for r in PAIRED]
+    swarmed = [run.result(r["id"], "swarm") for r in PAIRED]
+    check_request_sums(supervised[0], [[(10, 1), (5, 1), (20, 2)], [(30, 1), (6, 1), (40, 2)]])
+    check_request_sums(supervised[1], [[(50, 1), (7, 1), (60, 2)]])
+    check_request_sums(swarmed[0], [[(3, 1), (9, 4)], [(12, 5)]])
+    check_request_sums(swarmed[1], [[(4, 1), (15, 5)]])
+    assert [r["scores"]["agent_continuity"] for r in supervised + swarmed] == [
+        0.0,
+        None,
+        1.0,
+        None,
+    ]
+    # per agent: every turn's calls, summed over the conversations
+    for target, results in (("supervisor", supervised), ("swarm", swarmed)):
+        totals: dict[str, list[int]] = {}
+        for result in results:
+            for turn in result["turns"]:
+                for call in turn["trace"]["model_calls"]:
+                    each = totals.setdefault(call["agent"], [0, 0, 0])
+                    each[0] += 1
+                    each[1] += call["input_tokens"]
+                    each[2] += call["output_tokens"]
+        agents = run.experiments[target]["agents"]
+        assert {
+            a: [v["model_calls"], v["input_tokens"], v["output_tokens"]] for a, v in agents.items()
+        } == totals
+    assert {a: v["model_calls"] for a, v in run.experiments["supervisor"]["agents"].items()} == {
+        "supervisor": 6,
+        "billing": 2,
+        "account": 1,
+    }
+    # the run's --by-agent tables: runs, calls, tokens in / out and cost of all agents
+    assert "│ supervisor │ 2 │ 6 │ 210 / 9 │ $0.000228 │" in run.cli.text
+    assert "│ all agents │ 2 │ 9 │ 228 / 12 │ $0.000252 │" in run.cli.text
+    assert "│ billing │ 1 │ 2 │ 21 / 9 │ $0.000039 │" in run.cli.text
+    assert "│ all agents │ 2 │ 5 │ 43 / 16 │ $0.000075 │" in run.cli.text
+    compared = invoke("compare", "supervisor", "swarm", "--store", run.store, "--by-agent")
+    assert compared.exit_code == 0, compared.output
+    assert "2 paired examples" in compared.text
+    rows = {
+        " ".join(line.split()[:2]): line.split()[2:]
+        for line in compared.output.splitlines()
+        if line.strip()
+    }
+    # model calls: (6 + 3) / 2 against (3 + 2) / 2; paired differences -3 and -1
+    assert rows["model calls"][:5] == ["4.5", "2.5", "\u22122.0", "[\u22123.0,", "\u22121.0]"]
+    # handoffs: (2 + 2 + 2) / 2 against (1 + 0 + 1) / 2, paired differences -3 and -1
+    assert rows["handoffs 3.0"][:4] == ["1.0", "\u22122.0", "[\u22123.0,", "\u22121.0]"]
+    # a follow-up only in the first conversation: 3 calls against 1
+    assert rows["follow-up 3.0"][:2] == ["1.0", "\u22122.0"]
+    assert rows["continuity 0.0%"][:2] == ["100.0%", "+100.0"]
