@@ -778,3 +778,65 @@ def test_compare_pairs_by_conversation_and_by_agent_totals_are_the_turns_sums(tm
     # a follow-up only in the first conversation: 3 calls against 1
     assert rows["follow-up 3.0"][:2] == ["1.0", "\u22122.0"]
     assert rows["continuity 0.0%"][:2] == ["100.0%", "+100.0"]
+
+
+# --- a function that sends its graph the history it is given ------------------------------
+
+FROM_HISTORY = """
+from langchain_core.messages import AIMessage
+
+model = scripted("agent-model", reply("One.", tokens=(10, 1)), reply("Two.", tokens=(20, 2)),
+                 reply("Three.", tokens=(30, 3)))
+agent = create_react_agent(model, [], name="helper", prompt="h")
+given = []
+
+async def answer(inputs):
+    history = [HumanMessage(h["content"]) if h["role"] == "user" else AIMessage(h["content"])
+               for h in inputs["history"]]
+    given.append(len(history))
+    state = await agent.ainvoke({"messages": [*history, HumanMessage(inputs["question"])]})
+    return {"final_response": state["messages"][-1].content}
+"""
+
+
+def test_a_function_sending_the_history_it_is_given_has_each_message_once_in_the_trace(
+    tmp_path, invoke
+):
+    row = {"id": "abc", "inputs": {"turns": ["A", "B", "C"]}}
+    run = Run(tmp_path, invoke, FROM_HISTORY, [row], targets="{t: graph.py:answer}")
+    assert run.cli.exit_code == 0, run.cli.output
+    assert run.module.given == [0, 2, 4]
+    # the history rebuilt from agenteval's form (no agent name on the answers) is the
+    # conversation so far, not new messages
+    assert run.stored_messages("abc") == [
+        ("user", "A"),
+        ("assistant", "One."),
+        ("user", "B"),
+        ("assistant", "Two."),
+        ("user", "C"),
+        ("assistant", "Three."),
+    ]
+    result = run.result("abc")
+    check_request_sums(result, [[(10, 1)], [(20, 2)], [(30, 3)]])
+    assert result["scores"]["agent_continuity"] == 1.0
+
+
+def test_history_rebuilt_from_text_is_matched_past_the_tool_calls_it_leaves_out():
+    from agenteval_cli.core.records import Trace
+    from agenteval_cli.trace.turns import merge_turn_traces
+
+    call = [{"type": "function", "id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]
+    first = [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "name": "billing", "tool_calls": call, "content": ""},
+        {"role": "tool", "name": "lookup", "tool_call_id": "c1", "content": "r"},
+        {"role": "assistant", "name": "billing", "content": "a1"},
+    ]
+    rebuilt = [
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "q2"},
+        {"role": "assistant", "content": ""},  # no tool call: not the one of turn 1
+    ]
+    merged = merge_turn_traces([Trace(messages=first), Trace(messages=rebuilt)])
+    assert merged.messages == [*first, *rebuilt[2:]]
