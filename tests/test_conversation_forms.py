@@ -1,8 +1,9 @@
 """Conversations over graphs of other forms than the demo's, run through the CLI: a
 langgraph-supervisor graph with a checkpointer, a LangChain ``create_agent`` agent, a function
 keeping its own checkpointer around a swarm, a router without a checkpointer, an interrupt in
-a subgraph, repetitions. Every score, per turn and per conversation, is checked against what
-the scripted models' scripts and logs say.
+a subgraph, repetitions, a function sending its graph the history it is given; and compare
+and ``--by-agent`` over such runs. Every score, per turn and per conversation, is checked
+against what the scripted models' scripts and logs say.
 
 Prices are 1 USD per 1M input tokens and 2 per 1M output tokens for every model, so a call of
 ``(i, o)`` tokens costs ``(i + 2 * o) / 1e6``.
@@ -20,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from agenteval_cli.core.records import Turn
+from agenteval_cli.core.records import Trace, Turn
+from agenteval_cli.trace.turns import merge_turn_traces
 
 pytestmark = pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecationWarning")
 
@@ -822,9 +824,6 @@ def test_a_function_sending_the_history_it_is_given_has_each_message_once_in_the
 
 
 def test_history_rebuilt_from_text_is_matched_past_the_tool_calls_it_leaves_out():
-    from agenteval_cli.core.records import Trace
-    from agenteval_cli.trace.turns import merge_turn_traces
-
     call = [{"type": "function", "id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]
     first = [
         {"role": "user", "content": "q1"},
