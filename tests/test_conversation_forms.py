@@ -839,3 +839,70 @@ def test_history_rebuilt_from_text_is_matched_past_the_tool_calls_it_leaves_out(
     ]
     merged = merge_turn_traces([Trace(messages=first), Trace(messages=rebuilt)])
     assert merged.messages == [*first, *rebuilt[2:]]
+
+
+# --- a lone agent whose tool runs a graph that interrupts ---------------------------------
+
+TOOL_RUNS_A_GRAPH = """
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class Ask(TypedDict):
+    answer: str
+
+def confirm(state: Ask):
+    return {"answer": interrupt("Cancel your subscription?")}
+
+asking = StateGraph(Ask)
+asking.add_node("confirm", confirm)
+asking.add_edge(START, "confirm")
+asking.add_edge("confirm", END)
+confirmation = asking.compile()
+
+@tool
+def cancel_subscription() -> str:
+    \"\"\"Cancel the subscription, once the customer confirms.\"\"\"
+    confirmed = confirmation.invoke({"answer": ""})["answer"] == "yes"
+    return "cancelled" if confirmed else "kept"
+
+model = scripted("account-model",
+    reply(tools=[("cancel_subscription", {})], tokens=(10, 1)),
+    reply("Your subscription will not renew.", tokens=(20, 2)),
+    reply("You are welcome.", tokens=(30, 3)),
+)
+graph = create_react_agent(model, [cancel_subscription], name="account", prompt="a",
+                           checkpointer=InMemorySaver())
+"""
+
+
+def test_a_lone_agent_that_runs_a_graph_in_its_tool_goes_on_across_the_resume(tmp_path, invoke):
+    row = {
+        "id": "cancel-thanks",
+        "inputs": {"turns": [CANCEL, {"resume": "yes"}, "Thanks!"]},
+        "outputs": {
+            "turns": [
+                {"expected_agents": ["account"]},
+                {"must_mention": ["will not renew"]},
+                {"must_mention": ["welcome"]},
+            ]
+        },
+    }
+    run = Run(tmp_path, invoke, TOOL_RUNS_A_GRAPH, [row])
+    assert run.cli.exit_code == 0, run.cli.output
+    result = run.result("cancel-thanks")
+    asked, resumed, thanked = result["turns"]
+    assert thanked["outputs"]["final_response"] == "You are welcome."
+    assert (asked["status"], json.loads(asked["interrupt"])) == (
+        "interrupted",
+        "Cancel your subscription?",
+    )
+    assert resumed["outputs"]["final_response"] == "Your subscription will not renew."
+    assert [agents_of(t) for t in result["turns"]] == [["account"]] * 3
+    check_request_sums(result, [[(10, 1)], [(20, 2)], [(30, 3)]])
+    scores = result["scores"]
+    assert (scores["turns"], scores["resolved"], scores["turns_to_resolution"]) == (3, True, 3)
+    # the one agent answered every follow-up, the resume included, and handed nothing on
+    assert scores["agent_continuity"] == 1.0
+    assert (scores["conversation_handoffs"], scores["conversation_ping_pong"]) == (0, False)
+    assert scores["followup_model_calls"] == 1.0
+    assert scores["followup_cost_usd"] == pytest.approx((cost((20, 2)) + cost((30, 3))) / 2)
