@@ -63,6 +63,7 @@ class Run:
         targets: str = "{t: graph.py:graph}",
         extra: str = "",
         args: Sequence[str] = (),
+        concurrency: int = 1,
     ) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.module_path = folder / "graph.py"
@@ -71,7 +72,7 @@ class Run:
         spec = folder / "spec.yaml"
         spec.write_text(
             f"dataset: data.jsonl\ntargets: {targets}\nevaluators: {EVALUATORS}\n"
-            f"concurrency: 1\n{PRICING}{extra}"
+            f"concurrency: {concurrency}\n{PRICING}{extra}"
         )
         self.store = folder / "s.db"
         out = folder / "r.json"
@@ -906,3 +907,55 @@ def test_a_lone_agent_that_runs_a_graph_in_its_tool_goes_on_across_the_resume(tm
     assert (scores["conversation_handoffs"], scores["conversation_ping_pong"]) == (0, False)
     assert scores["followup_model_calls"] == 1.0
     assert scores["followup_cost_usd"] == pytest.approx((cost((20, 2)) + cost((30, 3))) / 2)
+
+
+COUNTING_SWARM = """
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from fakes import ScriptedChatModel
+from langgraph_swarm import create_handoff_tool, create_swarm
+
+class Counting(ScriptedChatModel):
+    \"\"\"Answers with how many questions it was given; its input tokens: the messages.\"\"\"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self._received.append(list(messages))
+        asked = sum(1 for m in messages if m.type == "human")
+        usage = {"input_tokens": len(messages), "output_tokens": 1,
+                 "total_tokens": len(messages) + 1}
+        answer = AIMessage(f"{asked} question(s)", usage_metadata=usage)
+        return ChatResult(generations=[ChatGeneration(message=answer)])
+
+front = scripted("front-model", *[reply(tools=[("transfer_to_billing", {})], tokens=(3, 1))] * 4,
+                 delay_s=0.01)
+billing = Counting(model_name="billing-model", delay_s=0.01)
+agents = [
+    create_react_agent(front, [create_handoff_tool(agent_name="billing")], name="front_desk",
+                       prompt="f"),
+    create_react_agent(billing, [], name="billing", prompt="b"),
+]
+saver = InMemorySaver()
+graph = create_swarm(agents, default_active_agent="front_desk").compile(checkpointer=saver)
+"""
+
+
+def test_concurrent_repetitions_of_two_conversations_keep_their_threads_apart(tmp_path, invoke):
+    rows = [{**PAID_WHEN, "id": name} for name in ("first", "second")]
+    run = Run(tmp_path, invoke, COUNTING_SWARM, rows, extra="repetitions: 2\n", concurrency=4)
+    assert run.cli.exit_code == 0, run.cli.output
+    assert len({c.config["configurable"]["thread_id"] for c in run.module.saver.list(None)}) == 4
+    for name in ("first", "second"):
+        for repetition in (0, 1):
+            result = run.result(name, repetition=repetition)
+            first, second = result["turns"]
+            assert agents_of(first) == ["front_desk", "billing"]
+            # billing saw its own conversation only: one question, then two
+            assert [t["outputs"]["final_response"] for t in result["turns"]] == [
+                "1 question(s)",
+                "2 question(s)",
+            ]
+            # turn 1: front_desk's call, then billing given (prompt, question, handoff call,
+            # its tool message); turn 2: billing given those, its answer and the follow-up
+            check_request_sums(result, [[(3, 1), (4, 1)], [(6, 1)]])
+            assert agents_of(second) == ["billing"]
+            assert result["scores"]["agent_continuity"] == 1.0
