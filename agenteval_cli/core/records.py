@@ -341,6 +341,9 @@ class Turn:
     # A simulated user's model calls that wrote this turn's message: spent apart from the
     # target's, like a judge's (empty for a scripted turn).
     user_calls: list[ModelCall] = field(default_factory=list)
+    # False for a turn that never reached the target (a resume with no interrupt to answer):
+    # kept as the turn that ended the conversation, but no turn the conversation ran.
+    sent: bool = True
 
     @property
     def status(self) -> str:
@@ -361,6 +364,7 @@ class Turn:
             "latency_s": self.latency_s,
             "status": self.status,
             "user_calls": Trace(model_calls=self.user_calls).to_dict()["model_calls"],
+            "sent": self.sent,
         }
 
     @classmethod
@@ -378,6 +382,7 @@ class Turn:
             interrupt=data.get("interrupt"),
             latency_s=float(data.get("latency_s") or 0.0),
             user_calls=Trace.from_dict({"model_calls": data.get("user_calls") or []}).model_calls,
+            sent=data.get("sent") is not False,
         )
 
 

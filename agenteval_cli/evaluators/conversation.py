@@ -77,7 +77,7 @@ async def score_conversation(
     found = await asyncio.gather(
         *(
             score(
-                _not_yet(per_turn, turn),
+                _not_yet(per_turn, turn) if turn.sent else [],  # an unsent turn has none
                 Example(example.id, turn.inputs, refs, example.metadata, example.row),
                 turn.outputs or {},
                 _with_error(turn.trace, turn.error),

@@ -128,9 +128,9 @@ def conversation(*, coordinators: list[str] | None = None) -> Any:
 
     `agent_continuity`: the share of follow-ups answered by the agent already active, without
     routing again: the turn's first agent is the last agent of the previous turn that is not a
-    coordinator, and no handoff happened in the turn. A turn begun by a coordinator (a
-    supervisor routing every turn again) or handed on is not continuity. Null for a one-turn
-    conversation.
+    coordinator (its last agent when every one is), and no handoff happened in the turn. A
+    turn begun by a coordinator (a supervisor routing every turn again) or handed on is not
+    continuity. Null for a one-turn conversation.
 
     `model_calls`: the model calls of every turn (calls that raised and answered nothing left
     out, retried attempts' calls counted). `followup_model_calls` and `followup_cost_usd`: the
@@ -160,7 +160,10 @@ def conversation(*, coordinators: list[str] | None = None) -> Any:
 
 def conversation_scores(turns: Sequence[Turn], coordinators: frozenset[str]) -> list[Score]:
     """The figures of the conversation evaluator that its turns' traces give (all but
-    ``resolved`` and ``turns_to_resolution``)."""
+    ``resolved`` and ``turns_to_resolution``), over the turns that reached the target: a
+    turn that could not be sent (a resume with no interrupt to answer) ran no call and is
+    no follow-up."""
+    turns = [turn for turn in turns if turn.sent]
     untraced = next(
         (
             f"turn {n} untraced: {t.trace.untraced}"
@@ -206,11 +209,13 @@ def _per_turn(values: Sequence[int]) -> str:
 
 
 def active_agent(trace: Trace, skip: frozenset[str]) -> str | None:
-    """Who the user is left talking to after a turn: its last agent not a coordinator."""
+    """Who the user is left talking to after a turn: its last agent not a coordinator, or
+    its last agent when every one of them is (a supervisor that answered itself, a lone
+    agent that runs graphs in its tools): that agent answered, and is still there."""
     for agent in reversed(trace.agent_path):
         if agent.lower() not in skip:
             return agent
-    return None
+    return trace.agent_path[-1] if trace.agent_path else None
 
 
 def continuity(turns: Sequence[Turn], skip: frozenset[str]) -> Score:

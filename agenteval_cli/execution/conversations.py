@@ -162,7 +162,8 @@ async def _run_turns(
         sent = {RESUME: turn.value} if isinstance(turn, Resume) else dict(turn)
         problem = _cannot_send(target, turn, number, session)
         if problem is not None:  # nothing is sent: the turn is the conversation's error
-            attempt.turns.append(Turn(sent, None, Trace(error=problem), error=problem))
+            unsent = Turn(sent, None, Trace(error=problem), error=problem, sent=False)
+            attempt.turns.append(unsent)
             attempt.error = problem  # it names the turn
             return
         if limiter is not None:

@@ -55,17 +55,38 @@ def _shifted(handoff: Handoff, offset: int) -> Handoff:
 
 def _new_messages(transcript: list[dict[str, Any]], messages: list[dict[str, Any]]) -> list[Any]:
     """The messages of a turn the transcript does not have yet. A turn that opens with the
-    conversation's first message carries the conversation so far: its messages that are,
-    in order, already in the transcript are left out; any other turn's are all new."""
-    if not transcript or not messages or messages[0] != transcript[0]:
+    conversation's first message carries the conversation so far: its messages up to the
+    last one found, in order, in the transcript are that history and left out (a message
+    of it the transcript lacks, such as a resume rebuilt as a user message, stands for what
+    the transcript already holds); any other turn's are all new.
+
+    A message is known by its role, text and tool calls, whatever else it carries: history
+    rebuilt from agenteval's ``history`` form has no agent names or ids."""
+    if not transcript or not messages or not _same(transcript[0], messages[0]):
         return list(messages)
     position = 0  # where the next known message may be in the transcript
+    known = 0  # how many of the turn's messages are history
     for index, message in enumerate(messages):
-        try:
-            position = transcript.index(message, position) + 1
-        except ValueError:
-            return list(messages[index:])
-    return []
+        found = next(
+            (at for at in range(position, len(transcript)) if _same(transcript[at], message)),
+            None,
+        )
+        if found is not None:
+            position, known = found + 1, index + 1
+    return list(messages[known:])
+
+
+def _same(known: dict[str, Any], message: dict[str, Any]) -> bool:
+    """Whether two messages are one: the same role, text and tool calls (ids compared where
+    both have them), the agent's name and the rest left out."""
+    if (known.get("role"), known.get("content")) != (message.get("role"), message.get("content")):
+        return False
+    if bool(known.get("tool_calls")) != bool(message.get("tool_calls")):
+        return False
+    for key in ("tool_calls", "tool_call_id"):
+        if key in known and key in message and known[key] != message[key]:
+            return False
+    return True
 
 
 def _untraced(traces: Sequence[Trace]) -> str | None:
