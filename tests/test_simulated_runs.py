@@ -5,6 +5,7 @@ resolved; the user's own model calls never count as the target's."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -176,3 +177,23 @@ def test_a_simulated_conversation_is_cached_whole_and_keyed_by_its_user(tmp_path
     # another user (one turn at most) writes other conversations: nothing is served
     assert [r["cached"] for r in other_user.values()] == [False, False]
     assert other_user["invoice-then-refund"]["scores"]["turns"] == 1
+
+
+def test_errored_conversations_are_counted_as_conversations(tmp_path, invoke):
+    rows = [
+        {"id": "fine", "inputs": {"turns": ["Can you send me a copy of invoice INV-2041?"]}},
+        {"id": "bad", "inputs": {"turns": ["Is INV-2041 paid?", {"resume": "yes"}]}},
+    ]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"dataset: {data}\ntargets:\n  swarm: {SWARM}\nmax_error_rate: 1\n")
+    result = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert result.exit_code == 0, result.output
+    assert "swarm: 1 of 2 conversation(s) failed (50.0%)" in result.text
+    assert "1 × turn 2 is a resume, but turn 1 did not stop at interrupt()" in result.text
+    first = re.search(r"swarm: (spec-swarm-[0-9a-f]+) \(finished\)", result.text)
+    assert first is not None, result.text
+    assert invoke("run", spec, "--store", tmp_path / "s.db").exit_code == 0
+    compared = invoke("compare", first[1], "swarm", "--store", tmp_path / "s.db")
+    assert "1 of 2 conversation(s) failed" in compared.text, compared.output

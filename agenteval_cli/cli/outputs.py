@@ -187,8 +187,8 @@ def report_run_errors(
             over = found.over(max_error_rate)
             colour = "red" if over else "yellow"
             err.print(
-                f"  [{colour}]errors[/]: {shown(target)}: {found.errored} of {found.calls} call(s) "
-                f"failed ({found.rate:.1%}"
+                f"  [{colour}]errors[/]: {shown(target)}: {found.errored} of {found.calls} "
+                f"{found.unit} failed ({found.rate:.1%}"
                 + (f", above max_error_rate {max_error_rate:g})" if over else ")"),
                 highlight=False,
             )

@@ -222,7 +222,7 @@ def print_errors(console: Console, comparison: Comparison) -> None:
         if not found.errored:
             continue
         console.print(
-            console_text(f"  errors: {name}: {found.errored} of {found.calls} call(s) failed"),
+            console_text(f"  errors: {name}: {found.errored} of {found.calls} {found.unit} failed"),
             style="yellow",
             highlight=False,
             markup=False,

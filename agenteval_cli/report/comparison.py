@@ -23,7 +23,7 @@ from agenteval_cli.metrics.registry import MetricInfo
 from agenteval_cli.metrics.stats import PairedComparison, compare_examples
 from agenteval_cli.metrics.summary import conversation_note, unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
-from agenteval_cli.results.failures import ErrorReason, error_reasons
+from agenteval_cli.results.failures import ErrorReason, error_reasons, unit_of
 from agenteval_cli.results.sources import ExperimentData, Run
 
 if TYPE_CHECKING:
@@ -124,6 +124,11 @@ class SideErrors:
     errored: int
     reasons: list[ErrorReason]
     interrupted: int = 0  # runs that stopped at interrupt(): no error, no answer
+    conversations: int = 0  # runs that are conversations (a call per turn)
+
+    @property
+    def unit(self) -> str:
+        return unit_of(self.calls, self.conversations)
 
 
 @dataclass
@@ -332,7 +337,10 @@ def _notes(*notes: str | None) -> str | None:
 def side_errors(side: ExperimentData) -> SideErrors:
     errored = [r.error for r in side.runs if r.error is not None]
     interrupted = sum(1 for r in side.runs if r.status == INTERRUPTED)
-    return SideErrors(len(side.runs), len(errored), error_reasons(errored), interrupted)
+    conversations = sum(1 for r in side.runs if r.turns is not None)
+    return SideErrors(
+        len(side.runs), len(errored), error_reasons(errored), interrupted, conversations
+    )
 
 
 def run_rows(

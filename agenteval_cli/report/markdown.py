@@ -97,7 +97,8 @@ def render_markdown(
             kinds = "; ".join(f"{r.count} × {_code(r.text)}" for r in found.reasons[:SHOWN_REASONS])
             more = len(found.reasons) - SHOWN_REASONS
             lines.append(
-                f"- **Errors** {_code(name)}: {found.errored} of {found.calls} call(s) failed: "
+                f"- **Errors** {_code(name)}: {found.errored} of {found.calls} "
+                f"{found.unit} failed: "
                 + kinds
                 + (f"; and {more} other kind(s)" if more > 0 else "")
             )

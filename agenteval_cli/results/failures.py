@@ -42,6 +42,11 @@ class TargetErrors:
     numbers_for_booleans: dict[str, tuple[int, int]] = field(default_factory=dict)
     # dataset-level evaluator key -> its failure (called once, so it failed everywhere)
     summaries: dict[str, str] = field(default_factory=dict)
+    conversations: int = 0  # results that are conversations (a call per turn)
+
+    @property
+    def unit(self) -> str:
+        return unit_of(self.calls, self.conversations)
 
     @property
     def rate(self) -> float:
@@ -64,6 +69,11 @@ class TargetErrors:
     def over_interrupts(self, max_interrupt_rate: float) -> bool:
         """Whether more calls stopped at interrupt() than ``max_interrupt_rate`` allows."""
         return self.interrupted > max_interrupt_rate * self.calls
+
+
+def unit_of(calls: int, conversations: int) -> str:
+    """What was run, as the error lines count it: calls, or conversations (a call a turn)."""
+    return "conversation(s)" if conversations == calls > 0 else "call(s)"
 
 
 def error_kind(message: str) -> str:
@@ -103,7 +113,7 @@ def error_reasons(errors: Iterable[str | None]) -> list[ErrorReason]:
 def collect_errors(store: Store, experiment_id: str, target: str) -> TargetErrors:
     """The errored calls of an experiment grouped by exception, and its evaluators' failures,
     read with a few grouped queries (no result is loaded whole)."""
-    calls, errored = diagnostics.call_counts(store, experiment_id)
+    calls, errored, conversations = diagnostics.call_counts(store, experiment_id)
     reasons = group_errors(diagnostics.error_messages(store, experiment_id))
     evaluators = diagnostics.evaluator_failures(store, experiment_id, FAILED_LIKE)
     interrupted = store.status_counts(experiment_id).get(INTERRUPTED, 0)
@@ -111,7 +121,7 @@ def collect_errors(store: Store, experiment_id: str, target: str) -> TargetError
     numbers = diagnostics.null_scores_saying(store, experiment_id, NUMBER_FOR_BOOLEAN)
     summaries = _failed_summaries(store, experiment_id)
     return TargetErrors(
-        target, calls, errored, reasons, evaluators, interrupted, numbers, summaries
+        target, calls, errored, reasons, evaluators, interrupted, numbers, summaries, conversations
     )
 
 

@@ -10,12 +10,18 @@ if TYPE_CHECKING:
     from agenteval_cli.store.db import Store
 
 
-def call_counts(store: Store, experiment_id: str) -> tuple[int, int]:
-    """The experiment's results, and how many of them errored."""
-    calls, errored = store.db.execute(
-        "SELECT COUNT(*), COUNT(error) FROM results WHERE experiment_id = ?", (experiment_id,)
+def call_counts(store: Store, experiment_id: str) -> tuple[int, int, int]:
+    """The experiment's results, how many of them errored, and how many are conversations
+    (none in a store from before conversations)."""
+    from agenteval_cli.store.results import status_columns
+
+    turns = status_columns(store.db, "turns_json")
+    calls, errored, conversations = store.db.execute(
+        f"SELECT COUNT(*), COUNT(error), COUNT(turns_json) FROM (SELECT error, {turns}"
+        " FROM results WHERE experiment_id = ?)",
+        (experiment_id,),
     ).fetchone()
-    return int(calls), int(errored)
+    return int(calls), int(errored), int(conversations)
 
 
 def error_messages(store: Store, experiment_id: str) -> Iterable[tuple[str, int, int]]:
