@@ -224,3 +224,34 @@ def test_calibrate_before_any_run_says_to_run_first(tmp_path, invoke):
     result = invoke("judge", "calibrate", spec, "--store", tmp_path / "db")
     assert result.exit_code == 2
     assert "agenteval run" in result.text
+
+
+def test_a_three_level_judge_reads_as_weighted_kappa_with_its_confusion():
+    from agenteval_cli.cli.judge import calibration_lines
+    from agenteval_cli.results.calibration import Calibration
+
+    table = [[2, 1, 0], [0, 3, 1], [0, 1, 2]]
+    found = Calibration("t", "exp-1", "quality", agreement(_pairs(table, [1.0, 2.0, 3.0])), 2)
+    lines = calibration_lines([found])
+    assert lines[0].startswith("t (exp-1) quality: n=10, agreement 70%, weighted kappa 0.73 [")
+    assert lines[0].endswith("], 2 labelled result(s) unscored")
+    assert [line.split() for line in lines[1:]] == [
+        ["people\\judge", "1", "2", "3"],
+        ["1", "2", "1", "0"],
+        ["2", "0", "3", "1"],
+        ["3", "0", "1", "2"],
+    ]
+
+
+def test_calibrate_an_experiment_named_and_a_misspelt_label_key_is_a_note(tmp_path, invoke):
+    spec = _project(tmp_path, [1, 1, 0, 0, 1])
+    rows = (tmp_path / "data.jsonl").read_text().splitlines()
+    rows[4] = rows[4].replace('"verdict"', '"verdikt"')
+    (tmp_path / "data.jsonl").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    result = invoke("judge", "calibrate", spec, "--store", db, "--experiment", "answerer")
+    assert result.exit_code == 0, result.text
+    # r4 labels "verdikt": four labelled pairs, all agreeing (1, 1, 0, 0 against 1, 1, 0, 0)
+    assert "verdict: n=4, agreement 100%, kappa 1.00 [1.00, 1.00]" in result.stdout
+    assert "rows label 'verdikt', which no result of it scored" in result.stderr

@@ -73,12 +73,12 @@ def calibration_lines(found: list[Calibration]) -> list[str]:
             f"agreement {a.agreement:.0%}, {kappa}{unscored}"
         )
         labels = [_value(c) for c in a.categories]
-        width = max(len(x) for x in [*labels, "people"]) + 2
-        lines.append(
-            "  " + "people\\judge".ljust(width + 6) + "".join(x.rjust(width) for x in labels)
-        )
+        width = max(len(x) for x in labels) + 3
+        corner = "people\\judge"
+        lines.append("  " + corner + "".join(x.rjust(width) for x in labels))
         for label, row in zip(labels, a.confusion, strict=True):
-            lines.append("  " + label.ljust(width + 6) + "".join(str(c).rjust(width) for c in row))
+            cells = "".join(str(c).rjust(width) for c in row)
+            lines.append("  " + label.ljust(len(corner)) + cells)
     return lines
 
 
