@@ -255,3 +255,44 @@ def test_calibrate_an_experiment_named_and_a_misspelt_label_key_is_a_note(tmp_pa
     # r4 labels "verdikt": four labelled pairs, all agreeing (1, 1, 0, 0 against 1, 1, 0, 0)
     assert "verdict: n=4, agreement 100%, kappa 1.00 [1.00, 1.00]" in result.stdout
     assert "rows label 'verdikt', which no result of it scored" in result.stderr
+
+
+def _gated(spec: Path, min_kappa: float) -> Path:
+    text = (
+        spec.read_text() + f"thresholds: {{verdict: '>= 0'}}\nmin_kappa: {{verdict: {min_kappa}}}\n"
+    )
+    spec.write_text(text)
+    return spec
+
+
+@pytest.mark.parametrize(("least", "code"), [(0.6, 0), (0.7, 3)])
+def test_the_gate_refuses_a_judge_below_min_kappa_with_one_line_and_exit_3(
+    tmp_path, invoke, least, code
+):
+    spec = _gated(_project(tmp_path, [1, True, 0, False, 0]), least)  # kappa 8/13 = 0.615
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == code, result.text
+    if code == 0:
+        assert "gate passed" in result.stdout
+        return
+    assert result.text.count("error:") == 1
+    assert result.text.split("error: ", 1)[1].startswith(
+        "the gate refuses judges people have not confirmed: answerer: 'verdict' agrees "
+        "with people at kappa 0.62 over 5 labelled result(s), below min_kappa 0.7"
+    )
+    assert "gate passed" not in result.text
+
+
+def test_the_gate_refuses_a_judge_with_min_kappa_that_no_row_labels(tmp_path, invoke):
+    spec = _gated(_project(tmp_path, [None] * 5), 0.5)
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 3
+    assert "answerer: no row labels 'verdict' (outputs.human)" in result.text
+
+
+def test_min_kappa_on_a_metric_no_evaluator_gives_is_refused_at_its_line(tmp_path, invoke):
+    spec = _project(tmp_path, [1, 1, 0, 0, 0])
+    spec.write_text(spec.read_text() + "min_kappa: {verdikt: 0.6}\n")
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 2
+    assert "unknown metric 'verdikt'" in result.text
