@@ -296,3 +296,22 @@ def test_min_kappa_on_a_metric_no_evaluator_gives_is_refused_at_its_line(tmp_pat
     result = invoke("run", spec, "--store", tmp_path / "db")
     assert result.exit_code == 2
     assert "unknown metric 'verdikt'" in result.text
+
+
+def test_the_streamed_export_with_calibration_is_the_whole_dump(tmp_path, invoke):
+    from agenteval_cli.report.json_report import experiment_json, strict_json, write_json
+    from agenteval_cli.store.db import Store
+
+    spec = _project(tmp_path, [1, True, 0, None, 0])  # r3 unlabelled: four pairs
+    assert invoke("run", spec, "--store", tmp_path / "db").exit_code == 0
+    with Store(tmp_path / "db") as store:
+        ids = [e.id for e in store.experiments()]
+        write_json(tmp_path / "r.json", store, ids)
+        whole = {"experiments": [experiment_json(store, i) for i in ids]}
+    text = (tmp_path / "r.json").read_text()
+    assert text == strict_json(whole, indent=2) + "\n"
+    [calibration] = json.loads(text)["experiments"][0]["calibration"]
+    # people 1, 1, 0, 0 against the judge 1, 1, 0, 1: po .75, pe .5*.25 + .5*.75 = .5, k .5
+    assert (calibration["n"], calibration["agreement"]) == (4, 0.75)
+    assert calibration["kappa"] == pytest.approx(0.5)
+    assert calibration["confusion"] == [[1, 1], [0, 2]]

@@ -229,7 +229,7 @@ def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
         calibration = _calibration(store, experiment_id, labelled)
         if calibration is not None:
             text = strict_json({"calibration": calibration}, indent=2)
-            yield ",\n    " + _indented(text[len("{\n  ") : -len("\n}")], 2)
+            yield ",\n      " + _indented(text[len("{\n  ") : -len("\n}")], 2)
         yield "\n    }"
     yield "\n  ]\n}"
 
