@@ -315,3 +315,28 @@ def test_the_streamed_export_with_calibration_is_the_whole_dump(tmp_path, invoke
     assert (calibration["n"], calibration["agreement"]) == (4, 0.75)
     assert calibration["kappa"] == pytest.approx(0.5)
     assert calibration["confusion"] == [[1, 1], [0, 2]]
+
+
+def test_a_conversations_turns_are_labelled_under_outputs_turns():
+    from agenteval_cli.core.records import Score, Trace, Turn
+
+    def turn(score: float | None) -> Turn:
+        return Turn(inputs={}, outputs={}, trace=Trace(), scores=[Score("turn_ok", score)])
+
+    run = Run(
+        "c",
+        reference={
+            "turns": [{"human": {"turn_ok": 1}}, {}, {"human": {"turn_ok": 0}}],
+            "human": {"goal": True},
+        },
+        scores={"goal": 1.0},
+        turns=[turn(1.0), turn(0.0), turn(1.0)],
+    )
+    found = {c.key: c.agreement for c in calibrate("t", "exp", [run])}
+    assert found["goal"].confusion == ((1,),)
+    # turn 1: person 1, judge 1; turn 3: person 0, judge 1 (turn 2 unlabelled)
+    assert found["turn_ok"].confusion == ((0, 1), (0, 1))
+    assert found["turn_ok"].agreement == 0.5
+    bad = Run("c", reference={"turns": [{"human": {"turn_ok": "yes"}}]}, turns=[turn(1.0)])
+    with pytest.raises(UserError, match=r"example 'c' \(outputs.turns\[0\]\): outputs.human"):
+        calibrate("t", "exp", [bad])

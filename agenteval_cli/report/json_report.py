@@ -19,7 +19,7 @@ from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
-from agenteval_cli.results.calibration import LABELS_FIELD, calibrate
+from agenteval_cli.results.calibration import calibrate, row_has_labels
 from agenteval_cli.results.sources import experiment_catalog
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
@@ -43,7 +43,7 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
 
 def _labelled(stored: StoredResult) -> Run | None:
     """The result as a run, when its row carries people's labels (``outputs.human``)."""
-    if not stored.reference_outputs.get(LABELS_FIELD):
+    if not row_has_labels(stored.reference_outputs):
         return None
     return Run.from_result(stored.result, stored.inputs, stored.reference_outputs)
 
