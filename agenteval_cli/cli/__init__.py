@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "dataset",
     "dataset_failures",
     "evaluators",
+    "judge",
     "cache",
     "upload",
 )

@@ -126,6 +126,10 @@ def finish_run(
     sides = api.load_experiments(experiment_ids, store=store)  # read once for all three
     out = stdout()
     verdict = api.gate(sides, spec=spec, baseline=outputs.baseline, store=store)
+    if verdict.checked and spec.min_kappa:
+        from agenteval_cli.gating.calibration import refuse_uncalibrated
+
+        refuse_uncalibrated(sides, spec.min_kappa)
     missing = verdict.missing_baseline
     saving = outputs.save_baseline
     if missing is not None and (saving is None or Path(missing).resolve() != saving.resolve()):

@@ -24,6 +24,9 @@ from agenteval_cli.data.conversations import (
 )
 from agenteval_cli.evaluators.registry import REGISTRY, entry_references
 
+# People's labels of a judge's verdicts (outputs.human: {<score key>: <value>}), read by
+# ``agenteval judge calibrate`` and the --json export's calibration, never by an evaluator.
+HUMAN_LABELS = "human"
 CHECKED_ROWS = 8192  # rows read for the check (a large file: its first)
 
 
@@ -149,7 +152,7 @@ def reference_fields(example: Example) -> set[str]:
 
 def _known_fields(reads: Sequence[Reads]) -> set[str]:
     """Every reference field an evaluator reads: the registry's and the spec's own."""
-    known: set[str] = set()
+    known: set[str] = {HUMAN_LABELS}
     for info in REGISTRY.values():
         known.update(info.references, info.optional_references)
     for r in reads:

@@ -123,3 +123,5 @@ def check_spec_metrics(spec: Spec) -> None:
             check(str(key), ("thresholds", key))
     for key in spec.max_regression:
         check(str(key), ("max_regression", key))
+    for key in spec.min_kappa:
+        check(str(key), ("min_kappa", key))

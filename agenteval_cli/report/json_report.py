@@ -13,11 +13,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.core.records import ModelCall, Trace, Turn
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.records import ModelCall, Run, Trace, Turn
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
+from agenteval_cli.results.calibration import calibrate, row_has_labels
 from agenteval_cli.results.sources import experiment_catalog
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
@@ -28,10 +30,36 @@ def experiment_json(store: Store, experiment_id: str) -> dict[str, Any]:
     """One experiment of the export as a dict, all of its results in memory (for a small
     experiment; :func:`write_json` streams them)."""
     pricing = store.experiment(experiment_id).spec.get("pricing") or {}
-    return {
+    stored = list(store.results(experiment_id))
+    data = {
         **experiment_header(store, experiment_id),
-        "results": [result_json(s, pricing) for s in store.results(experiment_id)],
+        "results": [result_json(s, pricing) for s in stored],
     }
+    calibration = _calibration(store, experiment_id, [_labelled(s) for s in stored])
+    if calibration is not None:
+        data["calibration"] = calibration
+    return data
+
+
+def _labelled(stored: StoredResult) -> Run | None:
+    """The result as a run, when its row carries people's labels (``outputs.human``)."""
+    if not row_has_labels(stored.reference_outputs):
+        return None
+    return Run.from_result(stored.result, stored.inputs, stored.reference_outputs)
+
+
+def _calibration(
+    store: Store, experiment_id: str, labelled: Sequence[Run | None]
+) -> list[dict[str, Any]] | None:
+    """The experiment's judges against people's labels; None (no key) when no row has any."""
+    runs = [run for run in labelled if run is not None]
+    if not runs:
+        return None
+    record = store.experiment(experiment_id)
+    try:
+        return [c.to_json() for c in calibrate(record.target, record.name, runs)]
+    except UserError as exc:  # a malformed label: said here, the export still written
+        return [{"error": str(exc)}]
 
 
 def metrics_summary(catalog: Catalog) -> Summary:
@@ -191,11 +219,17 @@ def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
         yield ("," if index else "") + "\n    " + _indented(header[: -len("\n}")], 2)
         yield ',\n      "results": ['
         empty = True
+        labelled: list[Run | None] = []
         for stored in store.results(experiment_id):
             text = strict_json(result_json(stored, pricing), indent=2)
             yield ("\n" if empty else ",\n") + "        " + _indented(text, 4)
             empty = False
+            labelled.append(_labelled(stored))
         yield "]" if empty else "\n      ]"
+        calibration = _calibration(store, experiment_id, labelled)
+        if calibration is not None:
+            text = strict_json({"calibration": calibration}, indent=2)
+            yield ",\n      " + _indented(text[len("{\n  ") : -len("\n}")], 2)
         yield "\n    }"
     yield "\n  ]\n}"
 

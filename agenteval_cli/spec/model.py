@@ -562,6 +562,9 @@ class Spec(SpecModel):
     thresholds: dict[str, Any] = Field(default_factory=dict)
     baseline: Path | None = None
     max_regression: dict[str, NonNegativeFloat] = Field(default_factory=dict)
+    # The least Cohen's kappa against people's labels (outputs.human) a score key must reach
+    # before the gate uses it (agenteval judge calibrate); below it a gated run exits 3.
+    min_kappa: dict[str, Fraction] = Field(default_factory=dict)
     # The share of target calls (per target) that may end in error before the run fails;
     # 0, as a test runner fails on any error.
     max_error_rate: Fraction = 0.0
