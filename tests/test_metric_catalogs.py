@@ -185,3 +185,17 @@ def test_a_json_export_keeps_the_catalog(project):
             assert side.catalog.info("steps").direction == direction
             assert side.catalog.label("steps") == label
             assert side.metric_keys == ("steps",)
+
+
+def test_a_stored_declaration_this_version_cannot_read_is_one_line(project, invoke):
+    store_path, _ = project
+    with sqlite3.connect(store_path) as db:
+        kept = json.loads(db.execute("SELECT metrics_json FROM experiments").fetchone()[0])
+        kept["metrics"][0]["direction"] = "sideways"
+        db.execute("UPDATE experiments SET metrics_json = ?", (json.dumps(kept),))
+    out = invoke("experiments", "--store", store_path)
+    assert out.exit_code != 0
+    (line,) = [each for each in out.output.splitlines() if each.strip()]
+    assert "keeps metric declarations this version cannot read" in line
+    assert "direction must be one of higher, lower, got 'sideways'" in line
+    assert "Traceback" not in out.output

@@ -332,8 +332,20 @@ class Store:
         data = dict(zip(columns, row, strict=True))
         data["spec"] = json.loads(data.pop("spec_json"))
         stored = data.pop("metrics_json", None)
-        data["catalog"] = None if stored is None else Catalog.from_json(json.loads(stored))
+        data["catalog"] = None if stored is None else self._catalog(data.get("name"), stored)
         return ExperimentRecord(**{k: v for k, v in data.items() if k in RECORD_FIELDS})
+
+    def _catalog(self, experiment: Any, stored: str) -> Catalog:
+        """An experiment's stored metric declarations, or one line saying they cannot be
+        read (a file edited by hand, or written by a newer version)."""
+        try:
+            return Catalog.from_json(json.loads(stored))
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise StoreError(
+                f"the store {self.path}: experiment {experiment!r} keeps metric declarations "
+                f"this version cannot read ({exc})",
+                hint="run the experiment again into a fresh store, or upgrade agenteval",
+            ) from None
 
     # results ----------------------------------------------------------------------------
 
