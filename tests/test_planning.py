@@ -136,7 +136,7 @@ def test_plan_without_a_pilot_for_a_0_1_metric():
     assert code == 0
     assert out.splitlines() == [
         "routing_accuracy: to detect a difference of 10.0 pp (two-sided 0.05, power 0.8, "
-        "McNemar normal approximation)",
+        "McNemar's test, normal approximation)",
         "  discordance 20.0% (given)",
         "  examples needed (k repetitions per side): k=1: 155",
     ]
@@ -235,6 +235,32 @@ def test_plan_from_a_0_1_pilot(tmp_path):
         "--metric", "nope", "--difference", "0.1", "--pilot", "a", "b", cwd=tmp_path
     )
     assert code == 2 and "unknown metric 'nope'" in err and "length, ok" in err, err
+    code, _, err = _plan(
+        "--metric", "ok", "--difference", "0.1", "--sd", "1", "--pilot", "a", "b", cwd=tmp_path
+    )
+    assert code == 2 and "give --discordance, not --sd" in err, err
+    # a given discordance replaces the pilot's; the pilot's 10 examples still set the detectable
+    code, out, err = _plan(
+        "--metric",
+        "ok",
+        "--difference",
+        "0.2",
+        "--discordance",
+        "1",
+        "--pilot",
+        "a",
+        "b",
+        cwd=tmp_path,
+    )
+    assert code == 0, err
+    # ψ = 1, d = 0.2: (1.95996 + 0.84162·√0.96)² / 0.04 = (1.959964 + 0.824610)² / 0.04 = 193.9
+    assert out.splitlines()[1:3] == [
+        "  discordance 100.0% (given)",
+        "  examples needed (k repetitions per side): k=1: 194",
+    ]
+    # 10 examples at ψ = 1: d with 10·d² = (1.959964 + 0.841621·√(1 − d²))²; d = 0.78475:
+    # 10·0.615835 = 6.158 and (1.959964 + 0.841621·0.619810)² = 2.481607² = 6.158
+    assert out.splitlines()[3] == "  at the pilot's 10 examples: detectable difference 78.5 pp"
 
 
 def test_plan_from_a_pilot_with_repetitions(tmp_path):
@@ -257,6 +283,19 @@ def test_plan_from_a_pilot_with_repetitions(tmp_path):
     )
     # 2.801585·1.581139 / √5 = 1.981
     assert lines[3] == "  at the pilot's 5 examples: detectable difference 1.981"
+    code, out, err = _plan(
+        "--metric",
+        "length",
+        "--difference",
+        "1",
+        "--discordance",
+        "0.2",
+        "--pilot",
+        "a",
+        "b",
+        cwd=tmp_path,
+    )
+    assert code == 2 and "give --sd, not --discordance" in err, err
 
 
 def sample_size_table() -> str:

@@ -40,6 +40,7 @@ class Plan:
     within_sd: float | None = None
     between_sd: float | None = None
     pilot: tuple[str, str] | None = None  # the two experiments' names
+    estimated: bool = False  # the spread is the pilot's (not given beside it)
     pilot_examples: int | None = None
     pilot_repetitions: float | None = None
     pilot_differing: int | None = None  # 0/1: examples where the pilot's sides differ
@@ -178,11 +179,27 @@ def _from_pilot(
             )
     values_a, values_b = _repetitions(side_a, metric), _repetitions(side_b, metric)
     shared = set(values_a) & set(values_b)
+    if len(shared) < 2:
+        raise UserError(
+            f"the pilot experiments share {len(shared)} example(s) scored for {metric}, not 2+",
+            hint="give two experiments run on the same dataset",
+        )
     named = (side_a.name, side_b.name)
-    if _is_binary(side_a, side_b, metric, values_a, values_b):
+    binary = _is_binary(side_a, side_b, metric, values_a, values_b)
+    if binary and sd is not None:
+        raise UserError(
+            f"{metric} is 0/1 with one repetition in the pilot: give --discordance, not --sd"
+        )
+    if not binary and discordance is not None:
+        raise UserError(
+            f"{metric} is not a 0/1 outcome with one repetition in the pilot: "
+            "give --sd, not --discordance"
+        )
+    if binary:
         firsts_a = {e: v[0] for e, v in values_a.items()}
         firsts_b = {e: v[0] for e, v in values_b.items()}
         differing, n = planning.pilot_discordance(firsts_a, firsts_b)
+        estimated = discordance is None
         if discordance is None:
             if differing == 0:
                 raise UserError(
@@ -195,26 +212,25 @@ def _from_pilot(
         return replace(
             found,
             pilot=named,
+            estimated=estimated,
             catalog=side_a.catalog,
             pilot_examples=n,
             pilot_repetitions=1.0,
             pilot_differing=differing,
             detectable=planning.mcnemar_detectable(n, discordance, alpha=alpha, power=power),
         )
-    if len(shared) < 2:
-        raise UserError(
-            f"the pilot experiments share {len(shared)} scored example(s) for {metric}, not 2+"
-        )
-    spread = planning.pilot_spread(values_a, values_b)
+    measured = planning.pilot_spread(values_a, values_b)
+    spread = measured
     if sd is not None:
-        spread = planning.PilotSpread(spread.examples, repetitions or 1, sd, None, None)
+        spread = planning.PilotSpread(measured.examples, repetitions or 1, sd, None, None)
     found = _scores(metric, difference, spread, repetitions, alpha, power)
     return replace(
         found,
         pilot=named,
+        estimated=sd is None,
         catalog=side_a.catalog,
-        pilot_examples=spread.examples,
-        pilot_repetitions=spread.repetitions,
+        pilot_examples=measured.examples,
+        pilot_repetitions=measured.repetitions,
         detectable=planning.paired_detectable(spread.examples, spread.sd, alpha=alpha, power=power),
     )
 

@@ -106,20 +106,20 @@ def plan_lines(found: Plan) -> list[str]:
     def amount(value: float) -> str:
         return f"{value * 100:.1f} pp" if percent else f"{value:.4g}"
 
-    test = "McNemar" if found.binary else "paired"
+    test = "McNemar's test" if found.binary else "a paired test"
     lines = [
         f"{found.metric}: to detect a difference of {amount(abs(found.difference))} "
-        f"(two-sided {found.alpha:g}, power {found.power:g}, {test} normal approximation)"
+        f"(two-sided {found.alpha:g}, power {found.power:g}, {test}, normal approximation)"
     ]
     source = "given"
-    if found.pilot is not None:
+    if found.pilot is not None and found.estimated:
         a, b = found.pilot
         k = f", {found.pilot_repetitions:g} repetition(s)" if not found.binary else ""
         source = f"from the pilot {a} vs {b}: {found.pilot_examples} examples{k}"
     if found.binary and found.discordance is not None:
         differing = (
             f", {found.pilot_differing} of {found.pilot_examples} differ"
-            if found.pilot_differing is not None
+            if found.pilot_differing is not None and found.estimated
             else ""
         )
         lines.append(f"  discordance {found.discordance:.1%} ({source}{differing})")
