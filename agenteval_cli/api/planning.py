@@ -126,7 +126,7 @@ def _scores(
     if not spread.sd > 0:
         raise UserError(
             f"the sd of the per-example differences must be above 0, not {spread.sd:g}",
-            hint="the pilot's sides agree on every example: give --sd",
+            hint="give --sd above 0 (or a pilot whose sides differ on some examples)",
         )
     asked = (repetitions,) if repetitions else DEFAULT_REPETITIONS
     examples: dict[int, int] = {}
