@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "dataset_failures",
     "evaluators",
     "judge",
+    "plan",
     "cache",
     "upload",
 )
