@@ -495,12 +495,14 @@ class Runner:
         """A conversation: the row's scripted turns, or the simulated user's. A judge that
         decides when it is resolved scores each turn as it is answered."""
         from agenteval_cli.execution.conversations import converse
-        from agenteval_cli.targets.users import turn_source
+        from agenteval_cli.targets.users import TurnSource, turn_source
 
         example, key = item.example, item.target.input_key
 
-        def source() -> Any:
-            return turn_source(example, input_key=key, simulated=self.users)
+        def source() -> TurnSource:
+            found = turn_source(example, input_key=key, simulated=self.users)
+            assert found is not None  # a scripted row, or a user to write its turns
+            return found
 
         judge = None if self.users is None else self.users.stop.judge
         judges = [e for e in self.evaluators if e.name == judge]

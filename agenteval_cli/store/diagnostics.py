@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from agenteval_cli.store.results import status_columns
+
 if TYPE_CHECKING:
     from agenteval_cli.store.db import Store
 
@@ -13,8 +15,6 @@ if TYPE_CHECKING:
 def call_counts(store: Store, experiment_id: str) -> tuple[int, int, int]:
     """The experiment's results, how many of them errored, and how many are conversations
     (none in a store from before conversations)."""
-    from agenteval_cli.store.results import status_columns
-
     turns = status_columns(store.db, "turns_json")
     calls, errored, conversations = store.db.execute(
         f"SELECT COUNT(*), COUNT(error), COUNT(turns_json) FROM (SELECT error, {turns}"
