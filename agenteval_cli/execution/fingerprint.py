@@ -12,7 +12,7 @@ info`` can say which file or variable changed since the entry was written.
 
 from __future__ import annotations
 
-import ast
+import dis
 import hashlib
 import importlib.util
 import json
@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 # Files followed per target at most: a bound on the cost of a start, not a limit users meet.
@@ -189,35 +190,54 @@ def _parent_inits(file: Path, root: Path, package: str | None) -> Iterator[Path]
 
 def _imported_names(file: Path, root: Path) -> Iterator[str]:
     """The modules ``file`` imports, by absolute name (``from pkg import submodule`` gives
-    ``pkg`` and ``pkg.submodule``)."""
+    ``pkg`` and ``pkg.submodule``), read from its compiled code's ``IMPORT_NAME``
+    instructions, nested functions and classes included.
+
+    Compiled, not parsed with :mod:`ast`: CPython 3.11's ``ast.parse`` can fail at random
+    with ``SystemError: AST constructor recursion depth mismatch`` in a process with
+    threads (CPython gh-106905), and compiling builds no Python AST objects."""
     try:
-        tree = ast.parse(file.read_bytes(), filename=str(file))
+        code = compile(file.read_bytes(), str(file), "exec", dont_inherit=True)
     except (OSError, SyntaxError, ValueError):
         return
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name
-        elif isinstance(node, ast.ImportFrom):
-            base = _absolute(node, file, root) if node.level else node.module
-            if base is None:
-                continue
-            yield base
-            for alias in node.names:
-                yield f"{base}.{alias.name}"
+    for module, level, names in _imports(code):
+        base = _absolute(module, level, file, root) if level else module
+        if not base:
+            continue
+        yield base
+        for name in names:
+            yield f"{base}.{name}"
 
 
-def _absolute(node: ast.ImportFrom, file: Path, root: Path) -> str | None:
+def _imports(code: CodeType) -> Iterator[tuple[str, int, tuple[str, ...]]]:
+    """``(module, level, from-names)`` of each import in ``code`` and the code it nests.
+
+    The compiler loads an import's level and from-list just before ``IMPORT_NAME``."""
+    instructions = list(dis.get_instructions(code))
+    for i, instruction in enumerate(instructions):
+        if instruction.opname != "IMPORT_NAME" or i < 2:
+            continue
+        level, names = instructions[i - 2].argval, instructions[i - 1].argval
+        if not isinstance(level, int):
+            continue
+        from_names = tuple(n for n in names if n != "*") if isinstance(names, tuple) else ()
+        yield str(instruction.argval), level, from_names
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            yield from _imports(constant)
+
+
+def _absolute(module: str, level: int, file: Path, root: Path) -> str | None:
     """A relative import's module name, from the file's place under ``root``."""
     folder = file.parent
-    for _ in range(node.level - 1):
+    for _ in range(level - 1):
         folder = folder.parent
     try:
         parts = list(folder.relative_to(root).parts)
     except ValueError:
         return None
-    if node.module:
-        parts.append(node.module)
+    if module:
+        parts.append(module)
     return ".".join(parts) or None
 
 

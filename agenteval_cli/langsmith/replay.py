@@ -542,7 +542,8 @@ def _parsed_goto(text: str) -> list[str]:
     ``Send(node='x', arg=...)`` or a list of those."""
     try:
         tree = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError, SystemError):
+        # SystemError: CPython 3.11's ast can fail at random in a process with threads
         return [m.group("node") for m in _SEND_ANYWHERE.finditer(text)]
     items = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
     names = []
