@@ -1,47 +1,276 @@
-"""Paired bootstrap intervals and permutation tests against cases with known answers."""
+"""Paired intervals and tests against published tables, exact fractions and hand counts."""
 
 from __future__ import annotations
 
 import math
 import random
+from fractions import Fraction
+from math import comb
 
 import pytest
 
-from agenteval_cli.metrics.stats import bootstrap_ci, compare_paired, permutation_test, stdev
+from agenteval_cli.metrics.distributions import (
+    incomplete_beta,
+    mid_p_interval,
+    t_quantile,
+    t_two_sided,
+    wilson,
+)
+from agenteval_cli.metrics.kinds import paired_kind
+from agenteval_cli.metrics.registry import metric
+from agenteval_cli.metrics.stats import (
+    MIN_DIFFERING,
+    NO_SPREAD,
+    TOO_FEW,
+    benjamini_hochberg,
+    bootstrap_ci,
+    compare_examples,
+    compare_paired,
+    concentrated,
+    holm,
+    mcnemar_mid_p,
+    side_interval,
+    stdev,
+    worse_beyond_margin,
+)
+
+# Student's t quantiles as printed in any table (e.g. Abramowitz & Stegun, table 26.10).
+T_TABLE = [
+    (0.975, 1, 12.706),
+    (0.975, 5, 2.571),
+    (0.975, 9, 2.262),
+    (0.975, 19, 2.093),
+    (0.975, 31, 2.040),
+    (0.95, 5, 2.015),
+    (0.95, 30, 1.697),
+    (0.995, 10, 3.169),
+]
 
 
-def test_identical_samples_differ_by_zero_and_are_not_significant():
-    scores = [1.0, 0.5, 0.0, 1.0, 0.75, 1.0, 0.25, 1.0] * 4
-    result = compare_paired(scores, list(scores))
-    assert result.n == 32
-    assert result.diff == 0.0
-    assert (result.ci_low, result.ci_high) == (0.0, 0.0)
-    assert result.p_value == 1.0
+@pytest.mark.parametrize(("probability", "df", "expected"), T_TABLE)
+def test_t_quantiles_match_the_printed_table(probability, df, expected):
+    assert t_quantile(probability, df) == pytest.approx(expected, abs=6e-4)
+    assert t_two_sided(t_quantile(probability, df), df) == pytest.approx(2 * (1 - probability))
+
+
+def test_incomplete_beta_matches_its_closed_forms():
+    for x in (0.01, 0.2, 0.5, 0.77, 0.99):
+        assert incomplete_beta(1, 1, x) == pytest.approx(x)
+        assert incomplete_beta(3, 1, x) == pytest.approx(x**3)
+        assert incomplete_beta(1, 4, x) == pytest.approx(1 - (1 - x) ** 4)
+    # t with 1 df is Cauchy: P(|T| >= t) = 1 - 2·atan(t)/π
+    for t in (0.3, 1.0, 4.0):
+        assert t_two_sided(t, 1) == pytest.approx(1 - 2 * math.atan(t) / math.pi)
+
+
+def _mid_p_by_fractions(better: int, worse: int) -> Fraction:
+    m = better + worse
+    k = min(better, worse)
+    below = sum(Fraction(comb(m, i), 2**m) for i in range(k)) + Fraction(comb(m, k), 2**m) / 2
+    return min(Fraction(1), 2 * below)
+
+
+@pytest.mark.parametrize(("better", "worse"), [(7, 3), (3, 7), (10, 0), (6, 6), (14, 2), (1, 8)])
+def test_mcnemar_mid_p_equals_the_exact_fraction(better, worse):
+    assert mcnemar_mid_p(better, worse) == pytest.approx(float(_mid_p_by_fractions(better, worse)))
+
+
+def test_a_discordant_seven_three_reads_as_counts_not_a_difference():
+    """B better on 7, worse on 3, 22 ties: mid-p = 2·(C(10,0)+C(10,1)+C(10,2)+½C(10,3))/2¹⁰."""
+    a = [0.0] * 22 + [0.0] * 7 + [1.0] * 3
+    b = [0.0] * 22 + [1.0] * 7 + [0.0] * 3
+    result = compare_paired(a, b, kind="binary")
+    assert (result.better, result.worse, result.ties) == (7, 3, 22)
+    assert result.diff == pytest.approx(4 / 32)
+    assert result.p_value == pytest.approx(232 / 1024)
+    assert result.ci_low < 0 < result.ci_high
     assert not result.significant
 
 
-def test_a_constant_shift_is_significant_with_the_interval_on_the_shift():
+def test_the_mid_p_interval_inverts_the_mid_p_test():
+    for k, m in [(0, 6), (3, 10), (9, 10), (20, 25)]:
+        low, high = mid_p_interval(k, m, 0.05)
+        # at each bound, the one-sided mid-p tail equals 2.5%
+        if low > 0:
+            upper_tail = sum(
+                comb(m, i) * low**i * (1 - low) ** (m - i) for i in range(k + 1, m + 1)
+            )
+            assert upper_tail + comb(m, k) * low**k * (1 - low) ** (m - k) / 2 == pytest.approx(
+                0.025, abs=1e-9
+            )
+        if high < 1:
+            lower_tail = sum(comb(m, i) * high**i * (1 - high) ** (m - i) for i in range(k))
+            assert lower_tail + comb(m, k) * high**k * (1 - high) ** (m - k) / 2 == pytest.approx(
+                0.025, abs=1e-9
+            )
+
+
+def test_wilson_matches_its_formula():
+    # 0 of 10: upper bound z²/(n + z²)
+    z = 1.959963984540054
+    low, high = wilson(0, 10)
+    assert low == pytest.approx(0.0, abs=1e-12) and high == pytest.approx(z * z / (10 + z * z))
+    # 19 of 20 (Newcombe 1998's table: 0.7639 to 0.9911)
+    low, high = wilson(19, 20)
+    assert (low, high) == pytest.approx((0.7639, 0.9911), abs=1e-4)
+
+
+def _datasets(kind: str, rng: random.Random):
+    for _ in range(300):
+        n = rng.choice([8, 10, 15, 20, 32, 50, 120])
+        if kind == "binary":
+            psi, d = rng.uniform(0.05, 0.6), rng.uniform(-0.3, 0.3)
+            p_better = min(max((psi + d) / 2, 0.0), psi)
+            a, b = [], []
+            for _ in range(n):
+                u, base = rng.random(), float(rng.random() < 0.6)
+                if u < p_better:
+                    a.append(0.0), b.append(1.0)
+                elif u < psi:
+                    a.append(1.0), b.append(0.0)
+                else:
+                    a.append(base), b.append(base)
+            yield a, b
+        elif kind == "mean":
+            shift = rng.uniform(-0.3, 0.3)
+            a = [rng.random() for _ in range(n)]
+            yield a, [min(1.0, max(0.0, x + shift + rng.gauss(0, 0.3))) for x in a]
+        else:
+            shift = rng.uniform(0.7, 1.5)
+            a = [0.002 * rng.lognormvariate(0, 0.5) for _ in range(n)]
+            yield a, [x * shift * rng.lognormvariate(0, 0.5) for x in a]
+
+
+@pytest.mark.parametrize("kind", ["binary", "mean", "skewed"])
+def test_the_interval_excludes_zero_exactly_when_p_is_below_five_percent(kind):
+    rng = random.Random(hash(kind) % 1000)
+    tested = significant = 0
+    for a, b in _datasets(kind, rng):
+        result = compare_paired(a, b, kind=kind)  # type: ignore[arg-type]
+        assert result.ci_low is not None and result.ci_high is not None
+        assert result.ci_high > result.ci_low  # never zero width
+        assert result.ci_low <= result.diff <= result.ci_high
+        if result.p_value is None:
+            assert result.reason == TOO_FEW and result.differing < MIN_DIFFERING
+            continue
+        tested += 1
+        excludes = result.ci_low > 0 or result.ci_high < 0
+        assert excludes == (result.p_value < 0.05), (a, b, result)
+        significant += excludes
+    assert tested > 100 and 20 < significant < tested - 20  # both outcomes were exercised
+
+
+def test_the_bootstrap_option_is_the_same_construction_and_needs_thirty_examples():
+    rng = random.Random(5)
+    for _ in range(40):
+        a = [rng.random() for _ in range(40)]
+        b = [x + rng.gauss(rng.uniform(-0.2, 0.2), 0.4) for x in a]
+        result = compare_paired(a, b, method="bootstrap", seed=3)
+        excludes = result.ci_low > 0 or result.ci_high < 0
+        assert excludes == (result.p_value < 0.05)
+    with pytest.raises(ValueError, match="30"):
+        compare_paired(
+            [0.1 * i for i in range(10)], [0.2 * i for i in range(10)], method="bootstrap"
+        )
+
+
+def test_the_paired_t_equals_a_hand_computation():
+    a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    b = [2.0, 2.5, 5.0, 4.1, 6.0, 8.0, 7.5]
+    diffs = [y - x for x, y in zip(a, b, strict=True)]  # 1, .5, 2, .1, 1, 2, .5
+    mean = sum(diffs) / 7
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 6)
+    result = compare_paired(a, b)
+    half = 2.446912 * sd / math.sqrt(7)  # t_{6, 0.975} from the table
+    assert result.diff == pytest.approx(mean)
+    assert (result.ci_low, result.ci_high) == pytest.approx((mean - half, mean + half), rel=1e-6)
+    assert result.method == "paired t"
+    # t = mean/(sd/√7) lies between the table's one-sided 1% (3.143) and 0.5% (3.707)
+    # points with 6 df, so the two-sided p lies between 0.01 and 0.02
+    assert 3.143 < mean / (sd / math.sqrt(7)) < 3.707
+    assert 0.01 < result.p_value < 0.02
+
+
+def test_identical_samples_are_too_few_to_test_and_have_no_zero_width_interval():
+    binary = compare_paired([1.0, 0.0] * 5, [1.0, 0.0] * 5, kind="binary")
+    assert binary.p_value is None and binary.reason == TOO_FEW and binary.differing == 0
+    assert binary.ci_low < 0 < binary.ci_high
+    five = compare_paired([0.0] * 5, [1.0] * 5, kind="binary")
+    assert five.p_value is None and five.ci_high > five.ci_low
+    scores = [1.0, 0.5, 0.0, 1.0, 0.75, 1.0, 0.25, 1.0] * 4
+    same = compare_paired(scores, list(scores))
+    assert same.diff == 0.0 and same.p_value is None and not same.significant
+    assert same.ci_low is None  # no spread: no interval rather than [0, 0]
+
+
+def test_a_constant_shift_has_no_spread_to_test():
     rng = random.Random(1)
     a = [rng.random() for _ in range(32)]
     result = compare_paired(a, [x + 0.25 for x in a])
     assert result.diff == pytest.approx(0.25)
-    assert result.ci_low == pytest.approx(0.25)
-    assert result.ci_high == pytest.approx(0.25)
-    # only the all-plus and all-minus sign patterns are as extreme: Monte Carlo p = 1/10001
-    assert result.p_value == pytest.approx(1 / 10001)
-    assert result.significant
-    assert result.mean_b - result.mean_a == pytest.approx(0.25)
+    # float rounding leaves a sliver of spread or none; either way no zero-width interval
+    assert result.reason == NO_SPREAD or result.ci_high - result.ci_low < 1e-9
 
 
-def test_a_noisy_shift_has_an_interval_around_the_shift_and_excluding_zero():
-    rng = random.Random(7)
-    a = [rng.random() for _ in range(60)]
-    b = [x - 0.3 + rng.uniform(-0.1, 0.1) for x in a]
-    result = compare_paired(a, b)
-    assert result.ci_low < result.diff < result.ci_high
-    assert result.ci_low < -0.3 + 0.04 and result.ci_high > -0.3 - 0.04
-    assert result.ci_high < 0
-    assert result.significant
+def test_the_detectable_difference_is_plannings():
+    from agenteval_cli.metrics.planning import mcnemar_detectable, paired_detectable
+
+    a = [0.0] * 22 + [0.0] * 7 + [1.0] * 3
+    b = [0.0] * 22 + [1.0] * 7 + [0.0] * 3
+    assert compare_paired(a, b, kind="binary").detectable == mcnemar_detectable(32, 10 / 32)
+    rng = random.Random(2)
+    x = [rng.random() for _ in range(20)]
+    y = [v + rng.gauss(0, 0.2) for v in x]
+    sd = stdev([q - p for p, q in zip(x, y, strict=True)])
+    assert compare_paired(x, y).detectable == pytest.approx(paired_detectable(20, sd))
+
+
+def test_costs_get_the_median_ratio_and_the_concentration_flag():
+    a = [1.0, 2.0, 4.0, 1.0, 2.0, 1.0, 3.0, 2.0, 1.0, 2.0]
+    b = [1.1, 2.4, 4.4, 1.0, 2.2, 1.2, 3.3, 2.0, 1.1, 40.0]
+    result = compare_paired(a, b, kind="skewed")
+    # ratios: 1.1 1.2 1.1 1 1.1 1.2 1.1 1 1.1 20 -> median 1.1
+    assert result.ratio_median == pytest.approx(1.1)
+    assert result.concentrated  # 38 of the 39.9 summed differences come from one example
+    assert not concentrated([1.0] * 20)
+
+
+def test_holm_and_benjamini_hochberg_by_hand():
+    p = [0.01, 0.04, 0.03, 0.2]
+    # Holm: sorted .01 .03 .04 .2 -> 4·.01, 3·.03, max(.09, 2·.04), max(.09, .2)
+    assert holm(p) == pytest.approx([0.04, 0.09, 0.09, 0.2])
+    # BH: .2·4/4, .04·4/3, .03·4/2, .01·4/1, each capped by the ones above it
+    assert benjamini_hochberg(p) == pytest.approx([0.04, 0.0533333, 0.0533333, 0.2])
+
+
+def test_the_margin_test_fails_only_beyond_the_margin():
+    rng = random.Random(9)
+    for _ in range(100):
+        a = [rng.random() for _ in range(40)]
+        b = [x - 0.1 + rng.gauss(0, 0.2) for x in a]
+        p, bound = worse_beyond_margin(a, b, kind="mean", higher_is_better=True, margin=0.05)
+        assert (bound > 0.05) == (p < 0.05)
+    # 0/1 at margin 0: the one-sided mid-p, and the bound from the same interval
+    a, b = [1.0] * 14 + [1.0] * 16, [0.0] * 14 + [1.0] * 16
+    p, bound = worse_beyond_margin(a, b, kind="binary", higher_is_better=True)
+    assert p == pytest.approx(0.5**14 / 2)
+    assert bound > 0
+
+
+def test_side_intervals_are_wilson_for_outcomes_and_t_otherwise():
+    assert side_interval([1.0] * 19 + [0.0], "binary") == pytest.approx(wilson(19, 20))
+    values = [0.2, 0.4, 0.5, 0.9]
+    mean, sd = sum(values) / 4, stdev(values)
+    half = 3.182446 * sd / 2  # t_{3, 0.975}
+    assert side_interval(values, "mean") == pytest.approx((mean - half, mean + half), abs=1e-6)
+
+
+def test_a_metric_kind_comes_from_its_declaration_and_its_values():
+    outcome = metric("routing_accuracy", fmt="percent")
+    assert paired_kind(outcome, [0.0, 1.0], [1.0, 1.0]) == "binary"
+    assert paired_kind(outcome, [0.0, 1.0], [1.0, 0.5]) == "mean"  # repetitions averaged
+    assert paired_kind(metric("cost_usd", fmt="money", quantity=True), [1.0]) == "skewed"
+    assert paired_kind(metric("chain", fmt="count", quantity=True), [0.0, 1.0]) == "mean"
 
 
 def test_bootstrap_width_matches_the_normal_approximation():
@@ -50,35 +279,6 @@ def test_bootstrap_width_matches_the_normal_approximation():
     low, high = bootstrap_ci(diffs, resamples=4000)
     expected = 2 * 1.96 * stdev(diffs) / math.sqrt(len(diffs))
     assert high - low == pytest.approx(expected, rel=0.1)
-
-
-def test_exact_permutation_p_values():
-    # all five differences positive: 2 of the 2**5 sign patterns are as extreme
-    assert permutation_test([1.0] * 5) == pytest.approx(2 / 32)
-    assert permutation_test([1.0] * 6) == pytest.approx(2 / 64)
-    # zeros are left out: the same as three positive differences
-    assert permutation_test([0.0, 0.5, 0.0, 0.5, 0.5]) == pytest.approx(2 / 8)
-    # differences that cancel out: every pattern is as extreme
-    assert permutation_test([1.0, -1.0]) == 1.0
-    # {3, 1}: |±3 ± 1| >= 4 only for ++ and --
-    assert permutation_test([3.0, 1.0]) == pytest.approx(0.5)
-
-
-def test_five_wins_out_of_five_are_not_enough_at_95_percent():
-    result = compare_paired([0.0] * 5, [1.0] * 5)
-    assert result.diff == 1.0
-    assert result.p_value == pytest.approx(0.0625)
-    assert not result.significant
-
-
-def test_results_are_repeatable_and_depend_on_the_seed():
-    rng = random.Random(11)
-    a = [rng.random() for _ in range(40)]
-    b = [rng.random() for _ in range(40)]
-    first, second = compare_paired(a, b), compare_paired(a, b)
-    assert first == second
-    other = compare_paired(a, b, seed=99)
-    assert (other.ci_low, other.ci_high) != (first.ci_low, first.ci_high)
 
 
 def test_empty_and_mismatched_samples():
@@ -91,10 +291,6 @@ def test_empty_and_mismatched_samples():
 
 
 def test_examples_are_paired_by_id_so_the_test_does_not_depend_on_the_stored_order():
-    """Two stores of one run hold its results in the order they finished: the paired
-    interval and p-value are the same for both."""
-    from agenteval_cli.metrics.stats import compare_examples
-
     rng = random.Random(3)
     ids = [f"ex{i:03d}" for i in range(40)]
     a = {e: rng.random() for e in ids}
@@ -103,10 +299,7 @@ def test_examples_are_paired_by_id_so_the_test_does_not_depend_on_the_stored_ord
     a2, b2 = ({e: side[e] for e in shuffled} for side in (a, b))
     one, two = compare_examples(a, b), compare_examples(a2, b2)
     assert one == two
-    assert one == compare_paired([a[e] for e in ids], [b[e] for e in ids])  # id order
-    # the bootstrap draws positions, so a different order is a different interval
-    other = compare_paired([a[e] for e in shuffled], [b[e] for e in shuffled])
-    assert (other.ci_low, other.ci_high) != (one.ci_low, one.ci_high)
+    assert one == compare_paired([a[e] for e in ids], [b[e] for e in ids])
     b.pop("ex000")
-    assert compare_examples(a, b).n == 39  # only the examples both scored
+    assert compare_examples(a, b).n == 39
     assert compare_examples(a, {}) is None

@@ -5,6 +5,7 @@ change is real, so noise alone never breaks a build."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from agenteval_cli.gating.thresholds import metric_key
 from agenteval_cli.results.sources import ExperimentData
@@ -28,7 +29,7 @@ def check_baseline(
     allowed = {metric_key(k): float(v) for k, v in max_regression.items()}
     keys = list(allowed) or catalog.ordered(side.score_keys() & baseline.score_keys())
     failures = []
-    extra = {} if seed is None else {"seed": seed}
+    extra: dict[str, Any] = {} if seed is None else {"seed": seed}
     compared = 0
     for key in keys:
         paired = compare_examples(baseline.per_example(key), side.per_example(key), **extra)

@@ -302,7 +302,7 @@ def build(
     warnings += clashes
     keys = catalog.ordered(set().union(*(s.score_keys() for s in paired)))
     common = shared_examples(paired)
-    extra = {} if seed is None else {"seed": seed}
+    extra: dict[str, Any] = {} if seed is None else {"seed": seed}
     summaries = [s.summary() for s in paired]
     rows = []
     for key in keys:
