@@ -31,7 +31,7 @@ def test_compare_prints_the_statistical_comparison(demo_run, invoke):
     assert result.exit_code == 0, result.output
     out = result.output
     assert "supervisor vs swarm · 32 paired examples" in out
-    assert "95% CI" in out and "paired bootstrap" in out and "permutation test" in out
+    assert "95% CI" in out and "mid-p McNemar" in out and "paired t" in out
     # the demo's supervisor spends significantly more tokens than the swarm
     tokens = next(line for line in out.splitlines() if line.split()[:1] == ["tokens"])
     assert "<0.001 ▲" in tokens
@@ -55,6 +55,35 @@ def test_the_comparison_matches_the_per_example_scores(demo_run):
         len(r.reference["expected_agents"]) or 1 for r in sides[1].runs if r.error is None
     )
     assert sum(built.confusion[1].counts.values()) >= expected
+
+
+def test_zero_one_rows_show_their_discordant_counts_and_quiet_rows_what_they_could_detect(
+    demo_run, invoke
+):
+    """The ping-pong rate is 0 or 1 per example, lower is better: its line counts the
+    examples where the swarm is 0 and the supervisor 1 (better), the reverse (worse) and
+    the ties; a row that is not significant says the smallest difference its examples
+    detect, a significant one does not."""
+    import statistics
+
+    from agenteval_cli.metrics.planning import paired_detectable
+
+    sides = sources.load(["supervisor", "swarm"], demo_run / "db")
+    sup, swarm = (s.per_example("ping_pong") for s in sides)
+    better = sum(1 for e in sup if swarm[e] == 0 and sup[e] == 1)
+    worse = sum(1 for e in sup if swarm[e] == 1 and sup[e] == 0)
+    ties = len(sup) - better - worse
+    out = invoke("compare", "supervisor", "swarm", "--store", str(demo_run / "db"), env=WIDE)
+    text = " ".join(out.output.split())
+    assert f"ping-pong: better on {better}, worse on {worse}, {ties} ties" in text
+    coverage_a, coverage_b = (s.per_example("resolution_coverage") for s in sides)
+    diffs = [coverage_b[e] - coverage_a[e] for e in coverage_a]
+    row = next(r for r in comparison.build(sides).rows if r.key == "resolution_coverage")
+    assert not row.vs_first[0].significant  # the demo's −13 pp on 32 examples
+    expected = paired_detectable(len(diffs), statistics.stdev(diffs))
+    assert row.vs_first[0].detectable == pytest.approx(expected)
+    assert f"coverage: 32 examples detect ±{expected * 100:.1f} pp with 80% power" in text
+    assert "tokens: 32 examples detect" not in text  # significant: nothing to detect
 
 
 def test_different_dataset_versions_are_refused_unless_allowed(demo_run, tmp_path, invoke):
@@ -221,3 +250,30 @@ def test_a_side_whose_tokens_are_all_unknown_shows_na():
     assert re.search(
         r'data-metric="total_tokens"><td>tokens / request</td><td>200</td><td>n/a</td>', html
     )
+
+
+def test_the_bootstrap_is_an_option_from_thirty_examples(demo_run, invoke, tmp_path):
+    """--bootstrap on the demo's 32 examples: percentile intervals whose p inverts them;
+    on fewer than 30 shared examples, one line saying why, exit 2."""
+    from agenteval_cli.metrics.stats import bootstrap_ci
+
+    db = str(demo_run / "db")
+    out = invoke("compare", "supervisor", "swarm", "--store", db, "--bootstrap", env=WIDE)
+    assert out.exit_code == 0, out.output
+    assert "percentile bootstrap" in " ".join(out.output.split())
+    sides = sources.load(["supervisor", "swarm"], demo_run / "db")
+    a, b = (s.per_example("output_tokens") for s in sides)
+    low, high = bootstrap_ci([b[e] - a[e] for e in sorted(a)])
+    line = next(x for x in out.output.splitlines() if x.split()[:2] == ["output", "tokens"])
+    assert f"[{low:,.0f}, {high:,.0f}]".replace("-", "−") in line
+    data = json.loads((demo_run / "results.json").read_text())
+    first, second = data["experiments"]
+    for exp in (first, second):
+        kept = {r["example_id"] for r in exp["results"]}
+        keep = sorted(kept)[:10]
+        exp["results"] = [r for r in exp["results"] if r["example_id"] in keep]
+    for name, exp in (("a.json", first), ("b.json", second)):
+        (tmp_path / name).write_text(json.dumps({"experiments": [exp]}))
+    refused = invoke("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--bootstrap")
+    assert refused.exit_code == 2
+    assert "the bootstrap needs 30 or more paired examples; these share 10" in refused.output

@@ -65,11 +65,14 @@ def compare(
     seed: int | None = None,
     from_langsmith: bool = False,
     on_note: Callable[[str], None] | None = None,
+    bootstrap: bool = False,
 ) -> Comparison:
     """Every experiment against the first, with paired statistics: per metric the means,
     the difference, its 95% interval and p-value (``Comparison.rows``), and the examples
     where they disagree most. ``from_langsmith`` reads every name as a LangSmith
-    experiment instead (``on_note`` gets the progress lines)."""
+    experiment instead (``on_note`` gets the progress lines). ``bootstrap``: percentile
+    bootstrap intervals (seeded by ``seed``) instead of t for the metrics that are not 0/1
+    outcomes; it needs 30 or more shared examples."""
     from agenteval_cli.report import comparison
     from agenteval_cli.results import sources
 
@@ -79,7 +82,13 @@ def compare(
     else:
         sides = load_experiments(experiments, store=store)
     _check_two_different(sides)
-    return comparison.build(sides, allow_different_data=allow_different_data, top=top, seed=seed)
+    return comparison.build(
+        sides,
+        allow_different_data=allow_different_data,
+        top=top,
+        seed=seed,
+        method="bootstrap" if bootstrap else "t",
+    )
 
 
 def _check_two_different(sides: list[ExperimentData]) -> None:

@@ -67,8 +67,16 @@ def compare(
         int, typer.Option("--top", min=0, help="How many disagreeing examples to show.")
     ] = 10,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed of the bootstrap and permutation test.")
+        int | None, typer.Option("--seed", help="Seed of the --bootstrap resampling.")
     ] = None,
+    bootstrap: Annotated[
+        bool,
+        typer.Option(
+            "--bootstrap",
+            help="Percentile bootstrap intervals (and the p that inverts them) instead of t "
+            "for scores, counts, tokens and cost; needs 30+ paired examples.",
+        ),
+    ] = False,
     by_agent: Annotated[
         bool,
         typer.Option(
@@ -98,6 +106,7 @@ def compare(
             seed=seed,
             from_langsmith=from_langsmith,
             on_note=_sayer(stderr()) if from_langsmith else None,
+            bootstrap=bootstrap,
         )
     print_comparison(stdout(), result, by_agent=by_agent)
 

@@ -13,6 +13,7 @@ from rich.text import Text
 from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
+from agenteval_cli.report.paired_cells import counts_words, detectable_cell, method_note, p_cell
 from agenteval_cli.report.table import plain, print_agent_table
 from agenteval_cli.results.failures import SHOWN_REASONS
 from agenteval_cli.results.sources import ExperimentData
@@ -21,7 +22,10 @@ _MARK = {"better": " ▲", "worse": " ▼"}
 
 
 def _interval(catalog: Catalog, key: str, low: float | None, high: float | None) -> str:
-    """``[low, high]``; rates in percentage points without repeating the unit."""
+    """``[low, high]``; rates in percentage points without repeating the unit; "–" when
+    there is no interval (no spread to estimate one)."""
+    if low is None or high is None:
+        return "–"
     low_text, high_text = catalog.fmt_diff(key, low), catalog.fmt_diff(key, high)
     form = catalog.info(key).format
     if form == "percent":
@@ -49,6 +53,7 @@ def stats_table(comparison: Comparison) -> Table:
         table.add_column(delta, justify="right", no_wrap=True)
         table.add_column("95% CI", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
+    width = 3
     for row in comparison.rows:
         cells: list[Text | str] = []
         for mean, spread in zip(row.means, row.spreads, strict=True):
@@ -58,28 +63,51 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(text)
         for index, paired in enumerate(row.vs_first, start=1):
             if paired is None:
-                cells += ["–", "", ""]
+                cells += ["–"] + [""] * (width - 1)
                 continue
             verdict = row.verdict(index)
             style = {"better": "bold green", "worse": "bold red"}.get(verdict or "", "")
             cells.append(Text(catalog.fmt_diff(row.key, paired.diff), style=style))
             cells.append(_interval(catalog, row.key, paired.ci_low, paired.ci_high))
-            cells.append(Text(_p(paired.p_value) + _MARK.get(verdict or "", "  "), style=style))
+            cells.append(Text(p_cell(paired) + _MARK.get(verdict or "", "  "), style=style))
         table.add_row(plain(row.info.narrow), *cells)
     if any(c is not None for c in comparison.consistency):
         table.add_row(
             "consistency",
             *(fmt_mean(catalog, "consistency", c) for c in comparison.consistency),
-            *([""] * 3 * (len(names) - 1)),
+            *([""] * width * (len(names) - 1)),
             style="dim",
         )
     return table
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+def row_details(comparison: Comparison) -> list[str]:
+    """Under the table, a line per comparison with more to say than its cells: a 0/1
+    outcome's discordant counts, and for one that is not significant the difference its
+    examples could have detected (a line, not two more columns, so the table still fits an
+    80-column terminal)."""
+    lines = []
+    catalog = comparison.catalog
+    several = len(comparison.names) > 2
+    for row in comparison.rows:
+        for name, paired in zip(comparison.names[1:], row.vs_first, strict=True):
+            if paired is None or paired.n == 0:
+                continue
+            parts = []
+            if paired.kind == "binary":
+                parts.append(counts_words(paired, row.info.higher_is_better))
+            if paired.reason:
+                parts.append(paired.reason)
+            if not paired.significant:
+                mde = detectable_cell(catalog, row.key, paired)
+                if mde != "–":
+                    parts.append(f"{paired.n} examples detect {mde} with 80% power")
+                elif paired.differing:
+                    parts.append(f"{paired.n} examples detect no difference at this discordance")
+            if parts:
+                label = f"{row.info.narrow} ({name})" if several else row.info.narrow
+                lines.append(f"{label}: " + "; ".join(parts))
+    return lines
 
 
 def _score(catalog: Catalog, key: str, value: float) -> str:
@@ -248,12 +276,19 @@ def print_comparison(console: Console, comparison: Comparison, *, by_agent: bool
         console.print(f"  {comparison.note}", style="dim", highlight=False, markup=False)
     console.print(
         console_text(f"  Δ = {' / '.join(comparison.names[1:]) or '–'} minus {comparison.names[0]}")
-        + ", mean of the per-example differences; 95% CI by paired bootstrap over "
-        "examples; p by paired permutation test; ▲ better / ▼ worse: significant at p < 0.05.",
+        + ", mean of the per-example differences; "
+        + method_note(
+            comparison.tested,
+            comparison.discoveries,
+            lines=True,
+            bootstrap=comparison.method == "bootstrap",
+        ),
         style="dim",
         highlight=False,
         markup=False,
     )
+    for line in row_details(comparison):
+        console.print("  " + console_text(line), style="dim", highlight=False, markup=False)
     for side in comparison.sides:
         target, name, source = (
             escape(console_text(v)) for v in (side.target, side.name, side.source)

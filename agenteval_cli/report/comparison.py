@@ -1,7 +1,9 @@
 """The statistical comparison of experiments on one dataset: what compare and the reports show.
 
 Every side after the first is compared with the first on the examples both scored: mean per
-side, the paired difference with a bootstrap interval and a permutation p-value. Around the
+side, the paired difference with its interval and p-value from one construction per kind of
+metric (:mod:`agenteval_cli.metrics.stats`), the smallest difference a non-significant row
+could have detected, and Benjamini–Hochberg q-values across every row tested. Around the
 numbers: the examples where the sides disagree most, a routing confusion matrix per side
 (the ``routing_confusion`` evaluator's, with its rules) and the distribution of each metric
 declared with one. A side's means, spreads and consistency are its summary's, the figures
@@ -19,8 +21,15 @@ from agenteval_cli.core.records import INTERRUPTED
 from agenteval_cli.data.conversations import opening_line
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog, merged
 from agenteval_cli.metrics.info import NA
+from agenteval_cli.metrics.kinds import paired_kind
 from agenteval_cli.metrics.registry import MetricInfo
-from agenteval_cli.metrics.stats import PairedComparison, compare_examples
+from agenteval_cli.metrics.stats import (
+    BOOTSTRAP_MIN,
+    Method,
+    PairedComparison,
+    benjamini_hochberg,
+    compare_examples,
+)
 from agenteval_cli.metrics.summary import conversation_note, unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
 from agenteval_cli.results.failures import ErrorReason, error_reasons, unit_of
@@ -44,6 +53,8 @@ class MetricRow:
     spreads: list[float | None]  # per side: sd of the per-repetition means
     vs_first: list[PairedComparison | None]  # per side after the first
     info: MetricInfo  # how the key reads, as the comparison's catalog declares it
+    # per side after the first: Benjamini–Hochberg q across every comparison tested
+    q_values: list[float | None] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -63,13 +74,13 @@ class MetricRow:
 
     @property
     def ci(self) -> tuple[float | None, float | None] | None:
-        """95% bootstrap interval of :attr:`delta`."""
+        """95% interval of :attr:`delta` (the construction of its metric's kind)."""
         first = self.vs_first[0] if self.vs_first else None
         return None if first is None else (first.ci_low, first.ci_high)
 
     @property
     def p_value(self) -> float | None:
-        """Paired permutation test of "no difference"."""
+        """The paired test of "no difference"; None when too few examples differ."""
         first = self.vs_first[0] if self.vs_first else None
         return None if first is None else first.p_value
 
@@ -150,6 +161,18 @@ class Comparison:
     # How the sides' metrics read (the first side's declaration of a key they declare
     # differently, said in ``warnings``).
     catalog: Catalog = BUILT_IN
+    method: Method = "t"  # or "bootstrap": how the rows that are not 0/1 were computed
+
+    @property
+    def tested(self) -> int:
+        """How many comparisons (rows × later sides) have a p-value: the family the
+        q-values are over, and what an unadjusted p < 0.05 is one of."""
+        return sum(1 for row in self.rows for c in row.vs_first if c and c.p_value is not None)
+
+    @property
+    def discoveries(self) -> int:
+        """Comparisons whose Benjamini–Hochberg q is below 0.05."""
+        return sum(1 for row in self.rows for q in row.q_values if q is not None and q < 0.05)
 
     @property
     def has_errors(self) -> bool:
@@ -289,6 +312,7 @@ def build(
     allow_different_data: bool = False,
     top: int = 10,
     seed: int | None = None,
+    method: Method = "t",
 ) -> Comparison:
     """Compare every side with the first on the examples they share: every figure (means,
     spreads, tests, matrices, histograms, consistency) is over those; ``sides`` keep all
@@ -302,16 +326,24 @@ def build(
     warnings += clashes
     keys = catalog.ordered(set().union(*(s.score_keys() for s in paired)))
     common = shared_examples(paired)
-    extra: dict[str, Any] = {} if seed is None else {"seed": seed}
+    if method == "bootstrap" and len(common) < BOOTSTRAP_MIN:
+        raise UserError(
+            f"the bootstrap needs {BOOTSTRAP_MIN} or more paired examples; these share "
+            f"{len(common)}",
+            hint="leave out --bootstrap: the t interval holds its level from a few examples",
+        )
+    extra: dict[str, Any] = {"method": method} | ({} if seed is None else {"seed": seed})
     summaries = [s.summary() for s in paired]
     rows = []
     for key in keys:
         per_example = [s.per_example(key) for s in paired]
         means = [summary.mean(key) for summary in summaries]
-        vs_first = [compare_examples(per_example[0], values, **extra) for values in per_example[1:]]
+        vs_first = compared_with_first(per_example, catalog.info(key), extra)
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first, catalog.info(key)))
     rows += run_rows(paired, summaries, extra, catalog)
+    add_q_values(rows)
+    warnings += concentration_warnings(rows, [s.target for s in paired])
     outcomes = outcome_keys(paired, catalog)
     return Comparison(
         sides=sides,
@@ -326,7 +358,50 @@ def build(
         errors=[side_errors(s) for s in paired],
         note=_notes(unanswered_note(summaries), conversation_note(summaries, catalog, keys)),
         catalog=catalog,
+        method=method,
     )
+
+
+def compared_with_first(
+    per_example: list[dict[str, float]], info: MetricInfo, extra: dict[str, Any]
+) -> list[PairedComparison | None]:
+    """Each later side against the first, by the construction of the metric's kind (decided
+    once for the row, from its declaration and every side's values)."""
+    kind = paired_kind(info, *(side.values() for side in per_example))
+    return [compare_examples(per_example[0], v, kind=kind, **extra) for v in per_example[1:]]
+
+
+def add_q_values(rows: list[MetricRow]) -> None:
+    """Benjamini–Hochberg q-values across every comparison of ``rows`` that was tested."""
+    tested = [
+        (row, index, c.p_value)
+        for row in rows
+        for index, c in enumerate(row.vs_first)
+        if c is not None and c.p_value is not None
+    ]
+    q_values = benjamini_hochberg([p for _, _, p in tested])
+    for row in rows:
+        row.q_values = [None] * len(row.vs_first)
+    for (row, index, _), q in zip(tested, q_values, strict=True):
+        row.q_values[index] = q
+
+
+def concentration_warnings(rows: list[MetricRow], names: list[str]) -> list[str]:
+    """A line per skewed metric (a spend) whose difference a few examples carry."""
+    found = []
+    for row in rows:
+        for name, c in zip(names[1:], row.vs_first, strict=True):
+            if c is not None and c.concentrated:
+                ratio = (
+                    ""
+                    if c.ratio_median is None
+                    else f" (median per-example ratio ×{c.ratio_median:.2f})"
+                )
+                found.append(
+                    f"{row.label}, {name}: a tenth of the examples carry over half of the "
+                    f"difference; read the mean with care{ratio}"
+                )
+    return found
 
 
 def _notes(*notes: str | None) -> str | None:
@@ -362,7 +437,7 @@ def run_rows(
             found = [s.per_example_figure(declared.paired) for s in sides]
             means = [None if f is None else m for f, m in zip(found, means, strict=True)]
             per_example = [f or {} for f in found]  # a side that does not record it: unpaired
-            vs_first = [compare_examples(per_example[0], v, **extra) for v in per_example[1:]]
+            vs_first = compared_with_first(per_example, declared, extra)
         if declared.quiet and not any(means):  # 0 (or unknown) on every side: no row
             continue
         if any(m is not None for m in means):

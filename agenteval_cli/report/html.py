@@ -21,7 +21,8 @@ from agenteval_cli.data.conversations import opening_line
 from agenteval_cli.gating.examples import checks_for, example_checks
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.info import NA, format_value
-from agenteval_cli.metrics.stats import bootstrap_ci
+from agenteval_cli.metrics.kinds import paired_kind
+from agenteval_cli.metrics.stats import side_interval
 from agenteval_cli.report.agents import (
     TREE_MARK,
     AgentRow,
@@ -37,6 +38,13 @@ from agenteval_cli.report.comparison import (
     fmt_mean,
     outcome_keys,
 )
+from agenteval_cli.report.paired_cells import (
+    counts_cell,
+    detectable_cell,
+    method_note,
+    p_cell,
+    q_cell,
+)
 from agenteval_cli.results.sources import ExperimentData, Run
 
 BAR_WIDTH = 300
@@ -50,17 +58,20 @@ def _chart(
     names: list[str],
     means: list[float | None],
 ) -> dict[str, Any] | None:
-    """Bars of each side's mean (the table's) with a 95% bootstrap interval of the mean over
-    examples."""
+    """Bars of each side's mean (the table's) with a 95% interval of its mean over examples:
+    Wilson's for a 0/1 outcome, t otherwise (the kind decided once for every side); no
+    interval drawn for a side with too few examples to have one."""
     bars: list[dict[str, Any]] = []
     present: list[tuple[float, float, float]] = []  # (mean, low, high) of the sides with values
-    for name, side, side_mean in zip(names, sides, means, strict=True):
-        values = list(side.per_example(key).values())
+    per_side = [list(side.per_example(key).values()) for side in sides]
+    kind = paired_kind(catalog.info(key), *per_side)
+    for name, values, side_mean in zip(names, per_side, means, strict=True):
         if not values or side_mean is None:
             bars.append({"name": name, "mean": None})
             continue
-        low, high = bootstrap_ci(values)
         mean = side_mean
+        interval = side_interval(values, kind)
+        low, high = interval if interval is not None else (mean, mean)
         present.append((mean, low, high))
         bars.append({"name": name, "mean": mean, "low": low, "high": high})
     if not present:
@@ -84,7 +95,11 @@ def _chart(
             lo=x(bar["low"]),
             hi=x(bar["high"]),
             text=catalog.fmt(key, bar["mean"]),
-            interval=f"95% CI {catalog.fmt(key, bar['low'])} – {catalog.fmt(key, bar['high'])}",
+            interval=(
+                f"95% CI {catalog.fmt(key, bar['low'])} – {catalog.fmt(key, bar['high'])}"
+                if bar["low"] != bar["high"]
+                else "no interval: too few examples or no spread"
+            ),
         )
     return {
         "key": key,
@@ -516,15 +531,32 @@ def _table(comparison: Comparison) -> list[dict[str, Any]]:
         diffs = []
         for index, paired in enumerate(row.vs_first, start=1):
             if paired is None:
-                diffs.append({"diff": "–", "ci": "", "p": "", "verdict": ""})
+                diffs.append(
+                    {
+                        "diff": "–",
+                        "ci": "",
+                        "p": "",
+                        "q": "",
+                        "counts": "",
+                        "mde": "",
+                        "verdict": "",
+                    }
+                )
                 continue
-            p = paired.p_value
+            interval = (
+                "–"
+                if paired.ci_low is None
+                else f"[{catalog.fmt_diff(row.key, paired.ci_low)}, "
+                f"{catalog.fmt_diff(row.key, paired.ci_high)}]"
+            )
             diffs.append(
                 {
                     "diff": catalog.fmt_diff(row.key, paired.diff),
-                    "ci": f"[{catalog.fmt_diff(row.key, paired.ci_low)}, "
-                    f"{catalog.fmt_diff(row.key, paired.ci_high)}]",
-                    "p": "–" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}"),
+                    "ci": interval,
+                    "p": p_cell(paired),
+                    "q": q_cell(row.q_values[index - 1] if row.q_values else None),
+                    "counts": counts_cell(paired, row.info.higher_is_better),
+                    "mde": detectable_cell(catalog, row.key, paired),
                     "verdict": row.verdict(index) or "",
                 }
             )
@@ -601,6 +633,11 @@ def render_html(
         warnings=comparison.warnings,
         note=comparison.note,
         table=_table(comparison),
+        method=method_note(
+            comparison.tested,
+            comparison.discoveries,
+            bootstrap=comparison.method == "bootstrap",
+        ),
         consistency=[fmt_mean(catalog, "consistency", c) for c in comparison.consistency],
         has_consistency=any(c is not None for c in comparison.consistency),
         charts=charts,

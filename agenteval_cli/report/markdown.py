@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from agenteval_cli.core.redact import redact, strip_control
 from agenteval_cli.report.comparison import Comparison, fmt_mean
+from agenteval_cli.report.paired_cells import counts_cell, detectable_cell, method_note, p_cell
 from agenteval_cli.results.failures import SHOWN_REASONS
 
 if TYPE_CHECKING:
@@ -63,9 +64,12 @@ def render_markdown(
         else:
             lines.append("**Gate passed**: thresholds met, no significant regression.")
         lines.append("")
+    binary = any(c is not None and c.kind == "binary" for r in comparison.rows for c in r.vs_first)
     header = ["metric", *names]
     for name in names[1:]:
         header += [f"Δ {name} − {names[0]}", "95% CI", "p"]
+        header += ["better / worse / ties"] if binary else []
+        header += ["detectable"]
     lines.append("| " + " | ".join(_cell(h) for h in header) + " |")
     lines.append("|" + "|".join([":--", *["--:"] * (len(header) - 1)]) + "|")
     catalog = comparison.catalog
@@ -76,19 +80,21 @@ def render_markdown(
             cells.append(text + (f" ± {catalog.fmt(row.key, spread)}" if spread else ""))
         for index, paired in enumerate(row.vs_first, start=1):
             if paired is None:
-                cells += ["–", "", ""]
+                cells += ["–"] + [""] * (3 + binary)
                 continue
             verdict = row.verdict(index)
             diff = catalog.fmt_diff(row.key, paired.diff)
             if verdict:
                 diff = f"**{diff}** {'▲' if verdict == 'better' else '▼'}"
-            p = paired.p_value or 0.0
-            cells += [
-                diff,
-                f"[{catalog.fmt_diff(row.key, paired.ci_low)}, "
-                f"{catalog.fmt_diff(row.key, paired.ci_high)}]",
-                "<0.001" if p < 0.001 else f"{p:.3f}",
-            ]
+            interval = (
+                "–"
+                if paired.ci_low is None
+                else f"[{catalog.fmt_diff(row.key, paired.ci_low)}, "
+                f"{catalog.fmt_diff(row.key, paired.ci_high)}]"
+            )
+            cells += [diff, interval, p_cell(paired)]
+            cells += [counts_cell(paired, row.info.higher_is_better)] if binary else []
+            cells += [detectable_cell(catalog, row.key, paired)]
         # The figures are formatted here (numbers, units, '**' for significance), not data.
         lines.append("| " + " | ".join(cells[:1] + [html.escape(c) for c in cells[1:]]) + " |")
     lines += [""] + [f"> **Warning:** {_cell(w)}" for w in comparison.warnings]
@@ -111,8 +117,12 @@ def render_markdown(
         lines.append(f"- {_cell(comparison.note)}")
     lines += [
         "",
-        f"{comparison.common_examples} paired examples. 95% CI by paired bootstrap over "
-        "examples, p by paired permutation test; ▲/▼ significant at p < 0.05.",
+        f"{comparison.common_examples} paired examples. "
+        + method_note(
+            comparison.tested,
+            comparison.discoveries,
+            bootstrap=comparison.method == "bootstrap",
+        ),
         "",
     ]
     if comparison.disagreements:
