@@ -154,9 +154,16 @@ def test_saved_baseline_passes_and_a_better_baseline_fails_the_run(tmp_path, inv
     for scores in swarm["scores"].values():
         scores["total_tokens"] = 10  # a baseline far cheaper than today's swarm
     saved.write_text(json.dumps(data))
+    # by default the gate checks the headline scores and the error rate, not every figure
     result = invoke("run", str(spec), "--limit", "12", "--store", store, "--baseline", str(saved))
+    assert result.exit_code == 0, result.output
+    named = tmp_path / "routing.yaml"
+    text = spec.read_text().replace("../datasets/", f"{spec.parent.parent}/datasets/")
+    named.write_text(text + "max_regression: {total_tokens: 0}\n")
+    result = invoke("run", str(named), "--limit", "12", "--store", store, "--baseline", str(saved))
     assert result.exit_code == 1, result.output
     assert "swarm: tokens / request regressed: 10 →" in result.output
+    assert "Holm-adjusted" in result.output
 
     missing = CliRunner().invoke(
         app, ["run", str(spec), "--limit", "1", "--store", store, "--baseline", "nope.json"]

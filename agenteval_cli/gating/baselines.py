@@ -32,6 +32,10 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
             for k, v in experiment_metrics(side).items()
             if catalog.info(k).format != "duration"
         }
+        errors = side.per_example_figure("errors")
+        kept = (
+            {} if errors is None else {"errors": {e: round(v, 9) for e, v in errors.items() if v}}
+        )
         experiments.append(
             {
                 "name": side.name,
@@ -41,6 +45,9 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
                 "metrics": metrics,
                 "catalog": catalog.to_json(),
                 "scores": scores,
+                # per example with an errored repetition, the share that errored: the gate
+                # compares a run's errors with the baseline's example by example
+                **kept,
             }
         )
     return {

@@ -1,14 +1,160 @@
-"""Regressions against a baseline: a metric fails the gate when it is worse than the
-baseline by more than its ``max_regression`` *and* the paired permutation test says the
-change is real, so noise alone never breaks a build."""
+"""Regressions against a baseline: the gate is a test with a stated false-alarm rate.
+
+Each (target, metric) checked is a one-sided test of "the run is worse than the baseline by
+more than the metric's allowed drop" (``max_regression``, 0 when unset), on the examples both
+scored, with the paired construction of the metric's kind
+(:func:`agenteval_cli.metrics.stats.worse_beyond_margin`): a check fails when the one-sided
+95% bound of the drop lies beyond the allowed drop. Holm's step-down adjustment runs across
+every check of the gate (every target, every metric), so a run that changed nothing fails
+at most 5% of the time, whatever the number of checks.
+
+Checked: the metrics the spec names (``max_regression`` and the target's ``thresholds``), or,
+when it names none, the headline ones (those the evaluators declare as headline); and
+always the error rate, example by example, so a run whose calls error is not a run with
+fewer examples.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from agenteval_cli.gating.thresholds import metric_key
+from agenteval_cli.metrics.catalog import Catalog
+from agenteval_cli.metrics.kinds import paired_kind
+from agenteval_cli.metrics.stats import holm, worse_beyond_margin
 from agenteval_cli.results.sources import ExperimentData
+
+ALPHA = 0.05
+ERROR_RATE = "error_rate"
+
+
+@dataclass(frozen=True)
+class BaselineCheck:
+    """One (target, metric) test against the baseline, before the family is adjusted."""
+
+    target: str
+    key: str
+    label: str
+    p_value: float | None  # one-sided; None when there was nothing to test
+    before: str  # the baseline's mean, formatted
+    after: str  # the run's mean, formatted
+    change: str  # the mean paired difference, formatted
+    bound: str  # the one-sided 95% bound of the drop, formatted
+    allowed: str  # the allowed drop, formatted
+    n: int  # examples paired
+
+    def message(self, adjusted: float, checks: int) -> str:
+        return (
+            f"{self.label} regressed: {self.before} → {self.after} ({self.change} over "
+            f"{self.n} examples; the drop is at least {self.bound} with 95% confidence, "
+            f"allowed {self.allowed}; p = {self.p_value:.3g}, Holm-adjusted {adjusted:.3g} "
+            f"over {checks} check(s))"
+        )
+
+
+def checked_keys(
+    side: ExperimentData,
+    baseline: ExperimentData,
+    max_regression: Mapping[str, float],
+    named: Sequence[str] = (),
+) -> list[str]:
+    """What the gate checks for ``side``: the keys ``max_regression`` and the spec's
+    thresholds name (``named``; those no result of either side scored left out), else the
+    headline scores both sides have; then the error rate."""
+    catalog = side.catalog
+    shared = side.score_keys() & baseline.score_keys()
+    asked = [metric_key(k) for k in [*max_regression, *named]]
+    keys = [k for k in dict.fromkeys(asked) if k == ERROR_RATE or k in shared]
+    if not asked:
+        keys = [k for k in catalog.ordered(shared) if catalog.info(k).headline]
+        if not keys:  # no headline declared: every outcome score both sides have
+            keys = [k for k in catalog.ordered(shared) if not catalog.is_quantity(k)]
+    if ERROR_RATE not in keys:
+        keys.append(ERROR_RATE)
+    return keys
+
+
+def _values(side: ExperimentData, key: str) -> dict[str, float] | None:
+    if key == ERROR_RATE:
+        return side.per_example_figure("errors")
+    return side.per_example(key)
+
+
+def baseline_checks(
+    side: ExperimentData,
+    baseline: ExperimentData,
+    max_regression: Mapping[str, float],
+    named: Sequence[str] = (),
+) -> tuple[list[BaselineCheck], list[str]]:
+    """Every check of ``side`` against ``baseline`` (unadjusted), and the failures that
+    need no test (a gate that could pair nothing)."""
+    catalog = side.catalog
+    allowed = {metric_key(k): float(v) for k, v in max_regression.items()}
+    keys = checked_keys(side, baseline, max_regression, named)
+    checks = []
+    for key in keys:
+        before, after = _values(baseline, key), _values(side, key)
+        if before is None or after is None:  # a baseline file written without errors
+            continue
+        shared = sorted(e for e in before if e in after)
+        if not shared:
+            continue
+        a, b = [before[e] for e in shared], [after[e] for e in shared]
+        info = catalog.info(key)
+        margin = allowed.get(key, 0.0)
+        p, bound = worse_beyond_margin(
+            a,
+            b,
+            kind=paired_kind(info, a, b),
+            higher_is_better=info.higher_is_better,
+            margin=margin,
+        )
+        checks.append(_check(side.target, key, catalog, a, b, p, bound, margin))
+    scores = [k for k in keys if k != ERROR_RATE]
+    only_errors = {metric_key(k) for k in max_regression} == {ERROR_RATE}
+    if not checks or (not only_errors and all(c.key == ERROR_RATE for c in checks)):
+        # a gate that compared no score would pass whatever the run did
+        return checks, [_nothing_compared(side, baseline, scores)]
+    return checks, []
+
+
+def _check(
+    target: str,
+    key: str,
+    catalog: Catalog,
+    a: Sequence[float],
+    b: Sequence[float],
+    p: float | None,
+    bound: float | None,
+    margin: float,
+) -> BaselineCheck:
+    n = len(a)
+    mean_a, mean_b = sum(a) / n, sum(b) / n
+    return BaselineCheck(
+        target=target,
+        key=key,
+        label=catalog.label(key),
+        p_value=p,
+        before=catalog.fmt(key, mean_a),
+        after=catalog.fmt(key, mean_b),
+        change=catalog.fmt_diff(key, mean_b - mean_a),
+        bound=catalog.fmt(key, bound),
+        allowed=catalog.fmt(key, margin),
+        n=n,
+    )
+
+
+def failed_checks(checks: Sequence[BaselineCheck]) -> list[tuple[BaselineCheck, str]]:
+    """The checks Holm's step-down rejects at 5% across the whole family, with their
+    failure lines."""
+    tested = [c for c in checks if c.p_value is not None]
+    adjusted = holm([c.p_value for c in tested if c.p_value is not None])
+    return [
+        (check, check.message(q, len(tested)))
+        for check, q in zip(tested, adjusted, strict=True)
+        if q < ALPHA
+    ]
 
 
 def check_baseline(
@@ -16,39 +162,12 @@ def check_baseline(
     baseline: ExperimentData,
     max_regression: Mapping[str, float],
     *,
-    seed: int | None = None,
+    named: Sequence[str] = (),
 ) -> list[str]:
-    """Metrics significantly worse than the baseline by more than their allowed drop.
-
-    Checked: the keys of ``max_regression``, or, when it is empty, every score both sides
-    have (with no drop allowed).
-    """
-    from agenteval_cli.metrics.stats import compare_examples
-
-    catalog = side.catalog  # the run's declarations: what its metrics mean now
-    allowed = {metric_key(k): float(v) for k, v in max_regression.items()}
-    keys = list(allowed) or catalog.ordered(side.score_keys() & baseline.score_keys())
-    failures = []
-    extra: dict[str, Any] = {} if seed is None else {"seed": seed}
-    compared = 0
-    for key in keys:
-        paired = compare_examples(baseline.per_example(key), side.per_example(key), **extra)
-        if paired is None or paired.diff is None:  # no example shared
-            continue
-        compared += 1
-        diff = paired.diff
-        worse = -diff if catalog.higher_is_better(key) else diff
-        if paired.significant and worse > allowed.get(key, 0.0) + 1e-12:
-            failures.append(
-                f"{catalog.label(key)} regressed: {catalog.fmt(key, paired.mean_a)} → "
-                f"{catalog.fmt(key, paired.mean_b)} ({catalog.fmt_diff(key, paired.diff)}, "
-                f"95% CI [{catalog.fmt_diff(key, paired.ci_low)}, "
-                f"{catalog.fmt_diff(key, paired.ci_high)}], p = {paired.p_value:.3g}; "
-                f"allowed drop {catalog.fmt(key, allowed.get(key, 0.0))})"
-            )
-    if not compared:  # a gate that compared nothing would pass whatever the run did
-        failures.append(_nothing_compared(side, baseline, keys))
-    return failures
+    """One target's gate against its baseline, Holm across its own checks: the failure
+    lines (empty when it passes)."""
+    checks, failures = baseline_checks(side, baseline, max_regression, named)
+    return failures + [message for _, message in failed_checks(checks)]
 
 
 def _nothing_compared(side: ExperimentData, baseline: ExperimentData, keys: list[str]) -> str:

@@ -123,5 +123,14 @@ def check_spec_metrics(spec: Spec) -> None:
             check(str(key), ("thresholds", key))
     for key in spec.max_regression:
         check(str(key), ("max_regression", key))
+        declared = BUILT_IN.info(metric_key(str(key)))
+        if declared.scope == "run" and declared.paired != "errors":
+            raise spec.error_at(
+                ("max_regression", key),
+                f"{key!r} is a figure of the whole run, not of each example: the baseline "
+                "gate cannot pair it",
+                hint="gate it with 'thresholds:' instead",
+                about_key=True,
+            )
     for key in spec.min_kappa:
         check(str(key), ("min_kappa", key))

@@ -60,6 +60,9 @@ class ExperimentData:
     has_traces: bool = True
     has_model_calls: bool = True  # False for a --json file written before they were kept
     records_errors: bool = True  # False for a baseline file: scores only, no errored call
+    # A baseline file's per-example error shares (the share of each example's repetitions
+    # that errored), when it was written with them; None for one written before.
+    example_errors: dict[str, float] | None = None
     git_commit: str | None = None
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
@@ -123,7 +126,7 @@ class ExperimentData:
         if paired not in ("errors", "interrupts"):
             raise ValueError(f"no per-example figure {paired!r}")
         if not self.records_errors:
-            return None
+            return self.example_errors if paired == "errors" else None
         status = ERROR if paired == "errors" else INTERRUPTED
         counts: dict[str, list[int]] = {}
         for run in self.runs:
@@ -140,6 +143,15 @@ class ExperimentData:
             if score is not None:
                 values.setdefault(run.example_id, []).append(float(score))
         return {eid: math.fsum(v) / len(v) for eid, v in values.items()}
+
+
+def _example_errors(exp: dict[str, Any], runs: list[Run]) -> dict[str, float] | None:
+    """A baseline file's per-example error shares (examples it leaves out errored on no
+    repetition); None for a file written before it kept them."""
+    errors = exp.get("errors")
+    if not isinstance(errors, dict):
+        return None
+    return {run.example_id: float(errors.get(run.example_id, 0.0)) for run in runs}
 
 
 def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: Result) -> Run:
@@ -341,6 +353,7 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     source=str(path),
                     has_traces=not baseline,
                     records_errors=not baseline,
+                    example_errors=_example_errors(exp, runs) if baseline else None,
                     has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
                     pricing=dict(exp.get("pricing") or {}),
