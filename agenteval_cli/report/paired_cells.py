@@ -63,12 +63,16 @@ def method_note(
     marks, the counts and the detectable difference mean (``lines``: the counts and the
     detectable difference are the lines under it, not columns)."""
     counts = (
-        "better / worse / ties: examples where the side scored 1 and the first 0, 0 and 1, the same"
+        ""
+        if lines
+        else " (better / worse / ties: the examples where the side did better than the "
+        "first, worse, the same)"
     )
     detectable = (
         "below, per row not significant, the difference its examples detect with 80% power"
         if lines
-        else "detectable: the difference the examples detect with 80% power (–: none)"
+        else "detectable: the difference the examples detect with 80% power (–: none), "
+        "beside a row that is not significant"
     )
     means = (
         "a percentile bootstrap of per-example means (p: the share of resampled means across 0)"
@@ -76,9 +80,9 @@ def method_note(
         else "paired t on per-example means"
     )
     return (
-        f"95% CI and p from one test: mid-p McNemar for 0/1 outcomes ({counts}), {means} "
-        "otherwise; ▲ better / ▼ worse: p < 0.05, unadjusted, "
-        f"{tested} comparison(s) tested, {significant_q} with Benjamini–Hochberg q < 0.05; "
+        f"95% CI and p from one test: mid-p McNemar for 0/1 outcomes{counts}, {means} "
+        "otherwise; ▲ better / ▼ worse: p < 0.05, unadjusted, one of "
+        f"{tested} test(s) ({significant_q} with Benjamini–Hochberg q < 0.05); "
         f"too few: under {MIN_DIFFERING} differing examples, too few differing examples to "
         f"test; {detectable}."
     )
