@@ -84,6 +84,15 @@ def test_zero_one_rows_show_their_discordant_counts_and_quiet_rows_what_they_cou
     assert row.vs_first[0].detectable == pytest.approx(expected)
     assert f"coverage: 32 examples detect ±{expected * 100:.1f} pp with 80% power" in text
     assert "tokens: 32 examples detect" not in text  # significant: nothing to detect
+    # the Markdown and HTML reports carry them as columns
+    markdown = (demo_run / "run.md").read_text()
+    row = next(x for x in markdown.splitlines() if x.startswith("| ping-pong"))
+    assert f"| {better} / {worse} / {ties} |" in row
+    row = next(x for x in markdown.splitlines() if x.startswith("| resolution coverage"))
+    assert row.endswith(f"| ±{expected * 100:.1f} pp |")
+    page = (demo_run / "run.html").read_text()
+    cells = page.split('<tr data-metric="ping_pong">', 1)[1].split("</tr>", 1)[0]
+    assert f"<td>{better} / {worse} / {ties}</td>" in cells
 
 
 def test_different_dataset_versions_are_refused_unless_allowed(demo_run, tmp_path, invoke):
@@ -277,3 +286,40 @@ def test_the_bootstrap_is_an_option_from_thirty_examples(demo_run, invoke, tmp_p
     refused = invoke("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--bootstrap")
     assert refused.exit_code == 2
     assert "the bootstrap needs 30 or more paired examples; these share 10" in refused.output
+
+
+def test_compare_json_has_every_figure_with_q_values_and_what_quiet_rows_could_detect(
+    demo_run, invoke
+):
+    import statistics
+
+    from agenteval_cli.metrics.planning import paired_detectable
+
+    out = invoke("compare", "supervisor", "swarm", "--store", str(demo_run / "db"), "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["targets"] == ["supervisor", "swarm"] and data["paired_examples"] == 32
+    rows = {r["metric"]: r for r in data["rows"]}
+    sides = sources.load(["supervisor", "swarm"], demo_run / "db")
+    sup, swarm = (s.per_example("ping_pong") for s in sides)
+    pong = rows["ping_pong"]["vs_first"][0]
+    assert pong["kind"] == "binary" and pong["p_value"] is None
+    assert pong["not_tested"] == "too few differing examples to test"
+    assert pong["worse"] == sum(1 for e in sup if swarm[e] > sup[e])  # lower is better
+    assert pong["better"] == sum(1 for e in sup if swarm[e] < sup[e])
+    a, b = (s.per_example("routing_accuracy") for s in sides)
+    diffs = [b[e] - a[e] for e in a]
+    routing = rows["routing_accuracy"]["vs_first"][0]
+    assert routing["diff"] == pytest.approx(statistics.mean(diffs))
+    assert routing["detectable"] == pytest.approx(paired_detectable(32, statistics.stdev(diffs)))
+    assert rows["total_tokens"]["vs_first"][0]["detectable"] is None  # significant
+    # Benjamini–Hochberg by hand over every tested p: q_(i) = min over j >= i of p_(j)·m/j
+    tested = [c for r in data["rows"] for c in r["vs_first"] if c.get("p_value") is not None]
+    assert len(tested) == data["tested"]
+    ordered = sorted(tested, key=lambda c: c["p_value"])
+    m = len(ordered)
+    for i, c in enumerate(ordered):
+        expected = min(
+            min(1.0, d["p_value"] * m / (j + 1)) for j, d in enumerate(ordered) if j >= i
+        )
+        assert c["q_value"] == pytest.approx(expected)

@@ -85,6 +85,14 @@ def compare(
             "side, over the examples every side ran.",
         ),
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the comparison table as JSON (means, Δ, 95% CI, p, q, counts, the "
+            "detectable difference) instead of the tables.",
+        ),
+    ] = False,
     update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
@@ -108,6 +116,12 @@ def compare(
             on_note=_sayer(stderr()) if from_langsmith else None,
             bootstrap=bootstrap,
         )
+    if as_json:
+        from agenteval_cli.report.compare_json import comparison_json
+        from agenteval_cli.store.results import strict_json
+
+        typer.echo(strict_json(comparison_json(result), indent=2))
+        return
     print_comparison(stdout(), result, by_agent=by_agent)
 
 
