@@ -323,3 +323,18 @@ def test_compare_json_has_every_figure_with_q_values_and_what_quiet_rows_could_d
             min(1.0, d["p_value"] * m / (j + 1)) for j, d in enumerate(ordered) if j >= i
         )
         assert c["q_value"] == pytest.approx(expected)
+
+
+def test_a_costs_median_per_example_ratio_is_shown_beside_its_mean(demo_run, invoke):
+    import statistics
+
+    sides = sources.load(["supervisor", "swarm"], demo_run / "db")
+    a, b = (s.per_example("cost_usd") for s in sides)
+    ratio = statistics.median(b[e] / a[e] for e in a)
+    out = invoke("compare", "supervisor", "swarm", "--store", str(demo_run / "db"), env=WIDE)
+    assert f"cost / request: median per-example ratio swarm / supervisor ×{ratio:.2f}" in out.output
+    data = json.loads(
+        invoke("compare", "supervisor", "swarm", "--store", str(demo_run / "db"), "--json").stdout
+    )
+    cost = next(r for r in data["rows"] if r["metric"] == "cost_usd")["vs_first"][0]
+    assert cost["kind"] == "skewed" and cost["median_ratio"] == pytest.approx(ratio)

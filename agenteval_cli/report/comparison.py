@@ -356,7 +356,11 @@ def build(
         left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
         errors=[side_errors(s) for s in paired],
-        note=_notes(unanswered_note(summaries), conversation_note(summaries, catalog, keys)),
+        note=_notes(
+            unanswered_note(summaries),
+            conversation_note(summaries, catalog, keys),
+            ratio_note(rows, [s.target for s in paired]),
+        ),
         catalog=catalog,
         method=method,
     )
@@ -384,6 +388,18 @@ def add_q_values(rows: list[MetricRow]) -> None:
         row.q_values = [None] * len(row.vs_first)
     for (row, index, _), q in zip(tested, q_values, strict=True):
         row.q_values[index] = q
+
+
+def ratio_note(rows: list[MetricRow], names: list[str]) -> str | None:
+    """A spend's robust companion to its mean difference: the median of the per-example
+    ratios, which a few expensive examples cannot move."""
+    found = [
+        f"{row.label}: median per-example ratio {name} / {names[0]} ×{c.ratio_median:.2f}"
+        for row in rows
+        for name, c in zip(names[1:], row.vs_first, strict=True)
+        if c is not None and c.ratio_median is not None
+    ]
+    return "; ".join(found) or None
 
 
 def concentration_warnings(rows: list[MetricRow], names: list[str]) -> list[str]:
