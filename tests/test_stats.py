@@ -20,7 +20,7 @@ from agenteval_cli.metrics.kinds import paired_kind
 from agenteval_cli.metrics.registry import metric
 from agenteval_cli.metrics.stats import (
     MIN_DIFFERING,
-    NO_SPREAD,
+    SAME_SHIFT,
     TOO_FEW,
     benjamini_hochberg,
     bootstrap_ci,
@@ -203,13 +203,19 @@ def test_identical_samples_are_too_few_to_test_and_have_no_zero_width_interval()
     assert same.ci_low is None  # no spread: no interval rather than [0, 0]
 
 
-def test_a_constant_shift_has_no_spread_to_test():
+def test_a_constant_shift_is_read_as_signs_with_an_interval_of_some_width():
+    """Every example 0.25 higher (float rounding leaves no spread worth a t): the mid-p of
+    32 of 32 up is 2·½·2⁻³², and the interval is McNemar's on the scale of 0.25."""
     rng = random.Random(1)
     a = [rng.random() for _ in range(32)]
     result = compare_paired(a, [x + 0.25 for x in a])
     assert result.diff == pytest.approx(0.25)
-    # float rounding leaves a sliver of spread or none; either way no zero-width interval
-    assert result.reason == NO_SPREAD or result.ci_high - result.ci_low < 1e-9
+    assert result.method == SAME_SHIFT
+    assert result.p_value == pytest.approx(2**-32)
+    assert result.significant and 0 < result.ci_low < result.ci_high <= 0.25 + 1e-9
+    few = compare_paired([1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
+    # 3 of 3 up: mid-p 2·½·2⁻³ = 0.125, so the interval holds 0 (and no p is shown)
+    assert few.p_value is None and few.reason == TOO_FEW and few.ci_low < 0 < few.ci_high
 
 
 def test_the_detectable_difference_is_plannings():

@@ -54,7 +54,7 @@ DEFAULT_RESAMPLES = 2000
 MIN_DIFFERING = 6  # below this many differing examples no test is reported
 BOOTSTRAP_MIN = 30  # the bootstrap is offered from this many examples
 TOO_FEW = "too few differing examples to test"
-NO_SPREAD = "every example differs by the same amount: no spread to test"
+SAME_SHIFT = "sign test: every example differs by the same amount"
 _EPS = 1e-12
 
 Method = Literal["t", "bootstrap"]
@@ -257,6 +257,8 @@ def _means(
     reason: str | None = TOO_FEW if m < MIN_DIFFERING else None
     estimate = t_test(diffs)
     shown_method = "paired t"
+    if estimate is not None and m and estimate[1] <= 1e-12 * abs(mean):
+        return _same_shift(diffs, mean, kind, confidence, reason)
     if estimate is not None and estimate[1] > 0:
         _, error = estimate
         sd = error * math.sqrt(n)
@@ -274,8 +276,6 @@ def _means(
             low, high = mean - quantile * error, mean + quantile * error
             tested_p = t_two_sided(mean / error, n - 1)
         p = None if reason else tested_p
-    elif estimate is not None and m:  # every difference the same, not 0
-        reason = reason or NO_SPREAD
     return PairedComparison(
         n=n,
         mean_a=None,
@@ -294,6 +294,36 @@ def _means(
         detectable=detectable,
         ratio_median=_ratio_median(a, b) if kind == "skewed" else None,
         concentrated=kind == "skewed" and concentrated(diffs),
+    )
+
+
+def _same_shift(
+    diffs: Sequence[float], mean: float, kind: PairedKind, confidence: float, reason: str | None
+) -> PairedComparison:
+    """Every example differs by the same amount d: no spread for a t, so the examples are
+    read as signs (McNemar's construction, every differing example one way) and the
+    interval put on d's scale: never of zero width, and excluding 0 exactly when the mid-p
+    is below 1 − confidence."""
+    n = len(diffs)
+    up = mean > 0
+    better, worse = (n, 0) if up else (0, n)
+    low, high = mcnemar_interval(better, worse, n, confidence)
+    size = abs(mean)
+    return PairedComparison(
+        n=n,
+        mean_a=None,
+        mean_b=None,
+        diff=mean,
+        ci_low=low * size,
+        ci_high=high * size,
+        p_value=None if reason else mcnemar_mid_p(better, worse),
+        confidence=confidence,
+        kind=kind,
+        method=SAME_SHIFT,
+        differing=n,
+        better=better,
+        worse=worse,
+        reason=reason,
     )
 
 

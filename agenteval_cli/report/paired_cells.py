@@ -6,17 +6,16 @@ computed."""
 from __future__ import annotations
 
 from agenteval_cli.metrics.catalog import Catalog
-from agenteval_cli.metrics.stats import MIN_DIFFERING, TOO_FEW, PairedComparison
+from agenteval_cli.metrics.stats import MIN_DIFFERING, PairedComparison
 
 TOO_FEW_CELL = "too few"
-NO_SPREAD_CELL = "no spread"
 
 
 def p_cell(paired: PairedComparison) -> str:
     if paired.p_value is None:
         if paired.n == 0:
             return "–"
-        return TOO_FEW_CELL if paired.reason == TOO_FEW else NO_SPREAD_CELL
+        return TOO_FEW_CELL
     return "<0.001" if paired.p_value < 0.001 else f"{paired.p_value:.3f}"
 
 
