@@ -65,7 +65,7 @@ def test_the_allowed_drop_is_a_margin_the_bound_must_pass():
     drops = [0.2 - e for e in noise]
     error = statistics.stdev(drops) / math.sqrt(40)
     p = t_upper((statistics.mean(drops) - 0.1) / error, 39)
-    assert f"p = {p:.3g}" in line and "allowed 10.0%" in line
+    assert f"p = {p:.3g}" in line and "allowed 10.0 pp" in line
     assert check_baseline(beyond, baseline, {"resolution_coverage": 0.3}) == []
 
 

@@ -51,8 +51,8 @@ class BaselineCheck:
     def message(self, adjusted: float, checks: int) -> str:
         return (
             f"{self.label} regressed: {self.before} → {self.after} ({self.change} over "
-            f"{self.n} examples; its 95% interval puts the drop at {self.bound} or more, "
-            f"allowed {self.allowed}; p = {self.p_value:.3g}, Holm-adjusted {adjusted:.3g} "
+            f"{self.n} examples; its 95% interval puts it at least {self.bound} worse, "
+            f"{self.allowed}; p = {self.p_value:.3g}, Holm-adjusted {adjusted:.3g} "
             f"over {checks} check(s))"
         )
 
@@ -144,10 +144,15 @@ def _check(
         before=catalog.fmt(key, mean_a),
         after=catalog.fmt(key, mean_b),
         change=catalog.fmt_diff(key, mean_b - mean_a),
-        bound=catalog.fmt(key, bound),
-        allowed=catalog.fmt(key, margin),
+        bound=_size(catalog, key, bound),
+        allowed=f"allowed {_size(catalog, key, margin)}" if margin else "no drop allowed",
         n=n,
     )
+
+
+def _size(catalog: Catalog, key: str, value: float | None) -> str:
+    """An unsigned amount in the metric's unit (percentage points for a rate)."""
+    return catalog.fmt_diff(key, value).lstrip("+−±")
 
 
 def failed_checks(checks: Sequence[BaselineCheck]) -> list[tuple[BaselineCheck, str]]:
