@@ -602,7 +602,12 @@ def test_each_repetition_of_a_conversation_runs_on_its_own_thread(tmp_path, invo
         assert (scores["turns"], scores["resolved"], scores["agent_continuity"]) == (2, True, 1.0)
         assert (scores["conversation_handoffs"], scores["followup_model_calls"]) == (1, 1.0)
     metrics = run.experiments["t"]["metrics"]
-    assert metrics["model_calls"] == 3.0 and metrics["consistency"] == 1.0
+    assert metrics["model_calls"] == 3.0
+    # the conversation is the unit: one example, resolved in both repetitions
+    resolved = run.experiments["t"]["repetitions"]["outcomes"]["resolved"]
+    assert resolved["examples"] == 1 and resolved["repetitions"] == 2
+    assert resolved["flaky"]["examples"] == 0 and resolved["flaky"]["of"] == 1
+    assert [k["pass_hat_k"] for k in resolved["k"]] == [1.0, 1.0]
 
 
 # --- a turn that could not be sent is no turn the conversation ran ------------------------
