@@ -17,6 +17,10 @@ from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.registry import metric
 from agenteval_cli.metrics.repetitions import pass_at_k, pass_hat_k, repeated, wilson
 from agenteval_cli.metrics.summary import Summary
+from agenteval_cli.report import comparison
+from agenteval_cli.report.html import render_html
+from agenteval_cli.report.markdown import render_markdown
+from agenteval_cli.results.sources import ExperimentData, Run
 
 Z = 1.959963984540054
 
@@ -224,3 +228,57 @@ def test_binary_must_be_true_or_false(tmp_path, invoke):
     assert ran.exit_code == 2
     assert "binary must be true or false, got 'maybe'" in ran.text
     assert "Traceback" not in ran.output
+
+
+# --- compare and the reports --------------------------------------------------------------
+
+
+def _side(name: str, passes: dict[str, list[bool]]) -> ExperimentData:
+    runs = [
+        Run(example, rep, scores={"ok": float(passed), "rate": 0.5})
+        for example, outcomes in passes.items()
+        for rep, passed in enumerate(outcomes)
+    ]
+    return ExperimentData(name, name, runs, repetitions=2, catalog=CATALOG)
+
+
+def test_compare_and_the_reports_show_pass_k_flaky_and_what_the_spread_is():
+    """a: x passes 2 of 2, y 1 of 2 → pass^2 = (1 + 0) / 2, pass@2 = 1, one flaky of two;
+    b: both 2 of 2 → 100%, none flaky (Wilson's upper bound for 0 of 2: z²/(2 + z²))."""
+    built = comparison.build(
+        [
+            _side("a", {"x": [True, True], "y": [True, False]}),
+            _side("b", {"x": [True] * 2, "y": [True] * 2}),
+        ]
+    )
+    upper = 100 * Z * Z / (2 + Z * Z)
+    table = render_markdown(built)
+    assert "| ok pass^2 | 50.0% | 100.0% |" in table
+    assert "| ok pass@2 | 100.0% | 100.0% |" in table
+    assert f"| flaky examples | 1/2 · 50.0% [9.5, 90.5] | 0/2 · 0.0% [0.0, {upper:.1f}] |" in table
+    assert "± is the run-to-run sd" in table and "consistency" not in table
+    page = render_html(built)
+    assert "<td>ok pass^2</td><td>50.0%</td><td>100.0%</td>" in page
+    assert "± is the run-to-run sd" in page and "consistency" not in page
+
+
+def test_the_api_gives_the_repetitions_of_the_json_export(tmp_path):
+    from agenteval_cli import api
+
+    spec = project(
+        tmp_path,
+        TARGET,
+        data=rows(4, question="e{i}"),
+        evaluators=EVALUATORS,
+        concurrency=1,
+        files={"checks.py": CHECKS},
+        extra="repetitions: 3\n",
+    )
+    report = api.run(spec, store=tmp_path / "db")
+    [experiment] = report.experiments
+    found = experiment.repetitions
+    assert found is not None
+    assert [k["pass_hat_k"] for k in found["outcomes"]["said_refund"]["k"]] == pytest.approx(
+        [0.5, 1 / 3, 0.25]
+    )
+    assert found["flaky"]["examples"] == 2

@@ -69,12 +69,18 @@ def metrics_summary(catalog: Catalog) -> Summary:
     return Summary(track_outcomes=True, catalog=catalog)
 
 
-def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | None]:
-    """The ``metrics`` of an experiment's export, in one pass over its results."""
+def experiment_summary(store: Store, experiment_id: str) -> Summary:
+    """What an experiment's export's ``metrics`` and ``repetitions`` are read from, in one
+    pass over its results."""
     summary = metrics_summary(experiment_catalog(store.experiment(experiment_id)))
     for stored in store.results(experiment_id):
         summary.add(stored.result)
-    return summary.metrics()
+    return summary
+
+
+def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | None]:
+    """The ``metrics`` of an experiment's export, in one pass over its results."""
+    return experiment_summary(store, experiment_id).metrics()
 
 
 def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
