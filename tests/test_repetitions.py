@@ -111,17 +111,21 @@ CATALOG = Catalog.of(
 
 
 def test_an_unanswered_repetition_fails_every_pass_fail_key():
-    """An error or an interrupt is never a pass, whatever the trace scored; a null score of
-    an answered repetition is no outcome; a rate is not pass/fail."""
+    """An error or an interrupt is never a pass, whatever the trace scored (its keys that
+    need the answer are null); a null score of an answered repetition is no outcome; a rate
+    is not pass/fail; a key a repetition was not scored on at all (a sampled evaluator's
+    other examples) is no outcome either."""
     summary = Summary(catalog=CATALOG)
     summary.add_row("a", 0, None, 0.1, [("ok", 1.0), ("clean", 0.0), ("rate", 0.5)], [])
-    summary.add_row("a", 1, "ValueError: boom", 0.1, [("clean", 0.0)], [])
+    summary.add_row("a", 1, "ValueError: boom", 0.1, [("ok", None), ("clean", 0.0)], [])
     summary.add_row("a", 2, None, 0.1, [("ok", None), ("clean", 1.0)], [], interrupted=True)
     summary.add_row("b", 0, None, 0.1, [("ok", 1.0), ("clean", 1.0)], [])
     summary.add_row("b", 1, None, 0.1, [("ok", None), ("clean", 1.0)], [])
+    summary.add_row("c", 0, "ValueError: boom", 0.1, [("clean", 0.0)], [])
     assert summary.outcomes == {
         "ok": {"a": [True, False, False], "b": [True]},
-        "clean": {"a": [True, False, False], "b": [False, False]},  # lower is better: 0 passes
+        # lower is better: 0 passes
+        "clean": {"a": [True, False, False], "b": [False, False], "c": [False]},
     }
     assert list(summary.repeated()) == ["ok", "clean"]
     flaky = summary.flaky()
@@ -145,7 +149,8 @@ def test_a_conversation_passes_a_request_key_when_every_turn_did():
 
 # --- through the CLI ----------------------------------------------------------------------
 
-# Example i passes in the first PASSES[i] of its 3 calls (whatever order they run in).
+# Example i passes in the first PASSES[i] of its 3 calls (whatever order they run in); e3
+# raises every time, which fails it as surely as a wrong answer.
 TARGET = """
 PASSES = {"e0": 3, "e1": 2, "e2": 1, "e3": 0}
 calls = {}
@@ -154,6 +159,8 @@ calls = {}
 def answer(inputs):
     key = inputs["question"]
     calls[key] = calls.get(key, 0) + 1
+    if key == "e3":
+        raise ValueError("no answer for e3")
     good = calls[key] <= PASSES[key]
     return {"final_response": "refund issued" if good else "sorry"}
 """
@@ -165,10 +172,11 @@ EVALUATORS = (
 
 
 def test_run_reports_pass_k_of_a_target_whose_passes_are_fixed(tmp_path, invoke):
-    """Passes per example 3, 2, 1, 0 of 3. By hand: pass^1 = 6/12; pass^2 = (1 + 1/3) / 4
-    = 1/3; pass^3 = 1/4; pass@2 = (1 + 1 + 2/3) / 4 = 2/3; pass@3 = 3/4; flaky 2 of 4,
-    Wilson [15.0, 85.0]. An example's check passes when every repetition does: e1's mean
-    0.667 is above the threshold, yet it fails, reading 2/3 in the JUnit file."""
+    """Passes per example 3, 2, 1, 0 of 3 (e3's three errors). By hand: pass^1 = 6/12;
+    pass^2 = (1 + 1/3) / 4 = 1/3; pass^3 = 1/4; pass@2 = (1 + 1 + 2/3) / 4 = 2/3; pass@3 =
+    3/4; flaky 2 of 4, Wilson [15.0, 85.0]. An example's check passes when every repetition
+    does: e1's mean 0.667 is above the threshold, yet it fails, reading 2/3 in the JUnit
+    file."""
     spec = project(
         tmp_path,
         TARGET,
@@ -176,7 +184,7 @@ def test_run_reports_pass_k_of_a_target_whose_passes_are_fixed(tmp_path, invoke)
         evaluators=EVALUATORS,
         concurrency=1,
         files={"checks.py": CHECKS},
-        extra='repetitions: 3\nthresholds:\n  said_refund: ">= 0.4"\n',
+        extra='repetitions: 3\nmax_error_rate: 0.5\nthresholds:\n  said_refund: ">= 0.4"\n',
     )
     out, junit = tmp_path / "out.json", tmp_path / "junit.xml"
     ran = invoke("run", spec, "--store", tmp_path / "db", "--json", out, "--junit", junit)
@@ -197,9 +205,10 @@ def test_run_reports_pass_k_of_a_target_whose_passes_are_fixed(tmp_path, invoke)
     assert "consistency" not in experiment["metrics"]
 
     text = junit.read_text()
-    assert 'tests="4" failures="3"' in text  # e0 alone passes in every repetition
+    # e0 alone passes in every repetition; e3 is an error, its check no failure
+    assert 'tests="4" failures="2" errors="1"' in text
     assert "said_refund = 2/3 repetitions pass (mean 66.7%), expected" in text
-    assert "said_refund = 0/3 repetitions pass (mean 0.0%), expected" in text
+    assert "said_refund = 1/3 repetitions pass (mean 33.3%), expected" in text
 
 
 def test_one_repetition_has_no_repetition_figures(tmp_path, invoke):
@@ -209,6 +218,7 @@ def test_one_repetition_has_no_repetition_figures(tmp_path, invoke):
         data=rows(4, question="e{i}"),
         evaluators=EVALUATORS,
         files={"checks.py": CHECKS},
+        extra="max_error_rate: 0.5\n",
     )
     out = tmp_path / "out.json"
     ran = invoke("run", spec, "--store", tmp_path / "db", "--json", out)
@@ -272,7 +282,7 @@ def test_the_api_gives_the_repetitions_of_the_json_export(tmp_path):
         evaluators=EVALUATORS,
         concurrency=1,
         files={"checks.py": CHECKS},
-        extra="repetitions: 3\n",
+        extra="repetitions: 3\nmax_error_rate: 0.5\n",
     )
     report = api.run(spec, store=tmp_path / "db")
     [experiment] = report.experiments

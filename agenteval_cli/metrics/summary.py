@@ -137,20 +137,14 @@ class Summary:
         answered: bool,
         conversation: bool,
     ) -> None:
-        """Whether this repetition passed each pass/fail key. One without an answer (it
-        raised, or stopped at interrupt()) fails every such key the experiment scores,
-        whatever its trace scored, as it fails the example's checks; a null score of an
-        answered one is no outcome. A conversation passes a request key when every turn did
-        (its value is its turns' mean)."""
-        keys = dict.fromkeys(k for k, _ in scores if self._is_binary(k))
-        if not answered:
-            own = (k for k in self.keys if self._is_binary(k))
-            keys.update(
-                dict.fromkeys(k for k in own if conversation or k not in self._conversation_keys)
-            )
-        values = dict(scores)
-        for key in keys:
-            score = values.get(key)
+        """Whether this repetition passed each pass/fail key it was scored on. One without an
+        answer (it raised, or stopped at interrupt(): its keys that need the answer are null)
+        fails every such key, whatever its trace scored, as it fails the example's checks; a
+        null score of an answered one is no outcome. A conversation passes a request key
+        when every turn did (its value is its turns' mean)."""
+        for key, score in scores:
+            if not self._is_binary(key):
+                continue
             passed = False
             if answered:
                 if score is None:
