@@ -38,35 +38,32 @@ def pass_rows(
     catalog: Catalog, repeated: Sequence[Mapping[str, Repeated]], *, every_k: bool = True
 ) -> list[RepetitionRow]:
     """Per pass/fail key some side has: a pass^k row and a pass@k row, over the k a table
-    shows (``every_k``: 1, 2 and n; otherwise n alone); ``–`` where a side has not that k."""
+    shows (``every_k``: 1, 2 and n, pass@1 left out as pass^1's equal; otherwise n alone)."""
     most = max((r.repetitions for side in repeated for r in side.values()), default=0)
-    ks = shown_ks(most) if every_k else [most]
+    hat_ks = shown_ks(most) if every_k else [most]
+    at_ks = [k for k in hat_ks if k > 1] if every_k else hat_ks
     rows = []
-    keys = catalog.ordered({k for side in repeated for k in side})
-    for key in keys:
+    for key in catalog.ordered({k for side in repeated for k in side}):
         found = [side.get(key) for side in repeated]
-        for name, figure in (("pass^", "pass_hat"), ("pass@", "pass_at")):
-            shown = ks if figure == "pass_hat" or not every_k else [k for k in ks if k > 1]
-            if not shown:
-                continue
-            label = (
-                f"{name}{shown[0]}"
-                if len(shown) == 1
-                else f"{name}k, k = {' / '.join(map(str, shown))}"
-            )
-            cells = []
-            for side in found:
-                if side is None:
-                    cells.append("–")
-                elif side.reason is not None:
-                    cells.append(NA)
-                else:
-                    values = [side.at_k(k) for k in shown]
-                    cells.append(
-                        " / ".join("–" if v is None else _share(getattr(v, figure)) for v in values)
-                    )
-            rows.append(RepetitionRow(label, cells, key))
+        for name, figure, ks in (("pass^", "pass_hat", hat_ks), ("pass@", "pass_at", at_ks)):
+            if ks:
+                label = f"{name}{ks[0]}" if len(ks) == 1 else f"{name}k, k = {_joined(ks)}"
+                rows.append(RepetitionRow(label, [_cell(f, ks, figure) for f in found], key))
     return rows
+
+
+def _joined(ks: Sequence[int]) -> str:
+    return " / ".join(str(k) for k in ks)
+
+
+def _cell(found: Repeated | None, ks: Sequence[int], figure: str) -> str:
+    """One side's figures at ``ks``: ``–`` for a k (or a key) it has not, n/a with a reason."""
+    if found is None:
+        return "–"
+    if found.reason is not None:
+        return NA
+    values = [found.at_k(k) for k in ks]
+    return " / ".join("–" if v is None else _share(getattr(v, figure)) for v in values)
 
 
 def flaky_cell(flaky: Flaky | None) -> str:
