@@ -604,7 +604,7 @@ def test_each_repetition_of_a_conversation_runs_on_its_own_thread(tmp_path, invo
     metrics = run.experiments["t"]["metrics"]
     assert metrics["model_calls"] == 3.0
     # the conversation is the unit: one example, resolved in both repetitions
-    resolved = run.experiments["t"]["repetitions"]["outcomes"]["resolved"]
+    resolved = run.experiments["t"]["pass_k"]["outcomes"]["resolved"]
     assert resolved["examples"] == 1 and resolved["repetitions"] == 2
     assert resolved["flaky"]["examples"] == 0 and resolved["flaky"]["of"] == 1
     assert [k["pass_hat_k"] for k in resolved["k"]] == [1.0, 1.0]
@@ -635,7 +635,7 @@ def test_a_conversation_resolved_in_one_repetition_of_two_is_flaky(tmp_path, inv
     assert run.cli.exit_code == 0, run.cli.output
     resolved = sorted(run.result("paid-when", repetition=r)["scores"]["resolved"] for r in (0, 1))
     assert resolved == [False, True]
-    figures = run.experiments["t"]["repetitions"]
+    figures = run.experiments["t"]["pass_k"]
     found = figures["outcomes"]["resolved"]
     assert [(k["k"], k["pass_hat_k"], k["pass_at_k"]) for k in found["k"]] == [
         (1, 0.5, 0.5),

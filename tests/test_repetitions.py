@@ -194,15 +194,20 @@ def test_run_reports_pass_k_of_a_target_whose_passes_are_fixed(tmp_path, invoke)
     assert "flaky examples │ 2/4 · 50.0% [15.0, 85.0]" in ran.text
 
     [experiment] = json.loads(out.read_text())["experiments"]
-    figures = experiment["repetitions"]["outcomes"]["said_refund"]
+    figures = experiment["pass_k"]["outcomes"]["said_refund"]
     assert (figures["examples"], figures["repetitions"]) == (4, 3)
     assert [(k["k"], k["examples"]) for k in figures["k"]] == [(1, 4), (2, 4), (3, 4)]
     assert [k["pass_hat_k"] for k in figures["k"]] == pytest.approx([0.5, 1 / 3, 0.25])
     assert [k["pass_at_k"] for k in figures["k"]] == pytest.approx([0.5, 2 / 3, 0.75])
-    flaky = experiment["repetitions"]["flaky"]
+    flaky = experiment["pass_k"]["flaky"]
     assert (flaky["examples"], flaky["of"], flaky["share"]) == (2, 4, 0.5)
     assert flaky["ci95"] == pytest.approx([0.15003, 0.84997], abs=1e-4)
     assert "consistency" not in experiment["metrics"]
+    # the export reads back: the report of it shows the same figures
+    page = tmp_path / "report.html"
+    reported = invoke("report", out, "-o", page)
+    assert reported.exit_code == 0, reported.output
+    assert "<td>said_refund pass^3</td><td>25.0%</td>" in page.read_text()
 
     text = junit.read_text()
     # e0 alone passes in every repetition; e3 is an error, its check no failure
@@ -224,7 +229,7 @@ def test_one_repetition_has_no_repetition_figures(tmp_path, invoke):
     ran = invoke("run", spec, "--store", tmp_path / "db", "--json", out)
     assert ran.exit_code == 0, ran.output
     assert "pass^" not in ran.text and "flaky" not in ran.text
-    assert json.loads(out.read_text())["experiments"][0]["repetitions"] is None
+    assert json.loads(out.read_text())["experiments"][0]["pass_k"] is None
 
 
 def test_binary_must_be_true_or_false(tmp_path, invoke):
@@ -286,7 +291,7 @@ def test_the_api_gives_the_repetitions_of_the_json_export(tmp_path):
     )
     report = api.run(spec, store=tmp_path / "db")
     [experiment] = report.experiments
-    found = experiment.repetitions
+    found = experiment.pass_k
     assert found is not None
     assert [k["pass_hat_k"] for k in found["outcomes"]["said_refund"]["k"]] == pytest.approx(
         [0.5, 1 / 3, 0.25]

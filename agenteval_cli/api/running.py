@@ -59,12 +59,12 @@ class ExperimentReport:
         return self._summary.metrics()
 
     @property
-    def repetitions(self) -> dict[str, Any] | None:
+    def pass_k(self) -> dict[str, Any] | None:
         """pass@k and pass^k of each pass/fail metric and the flaky examples (the
-        ``repetitions`` of the ``--json`` export); None when no example was repeated."""
-        from agenteval_cli.report.json_report import repetitions_json
+        ``pass_k`` of the ``--json`` export); None when no example was repeated."""
+        from agenteval_cli.report.json_report import pass_k_json
 
-        return repetitions_json(self._summary)
+        return pass_k_json(self._summary)
 
 
 @dataclass(frozen=True)

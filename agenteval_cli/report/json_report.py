@@ -64,13 +64,13 @@ def _calibration(
 
 def metrics_summary(catalog: Catalog) -> Summary:
     """What an export's ``metrics`` are read from: every result, for the metric keys of the
-    experiment's evaluators, outcomes kept per example (for ``repetitions``: pass@k, pass^k
-    and the flaky examples, when examples were repeated)."""
+    experiment's evaluators, outcomes kept per example (for ``pass_k``: pass@k, pass^k and
+    the flaky examples, when examples were repeated)."""
     return Summary(track_outcomes=True, catalog=catalog)
 
 
 def experiment_summary(store: Store, experiment_id: str) -> Summary:
-    """What an experiment's export's ``metrics`` and ``repetitions`` are read from, in one
+    """What an experiment's export's ``metrics`` and ``pass_k`` are read from, in one
     pass over its results."""
     summary = metrics_summary(experiment_catalog(store.experiment(experiment_id)))
     for stored in store.results(experiment_id):
@@ -118,7 +118,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             "interrupted": summary.interrupts,
         },
         "metric_counts": dict(summary.counts),  # results each metric was computed over
-        "repetitions": repetitions_json(summary),
+        "pass_k": pass_k_json(summary),
         "catalog": catalog.to_json(),  # how each metric reads: label, direction, format
         "pricing": pricing,
         "agents": usage.to_json(),
@@ -133,7 +133,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
     }
 
 
-def repetitions_json(summary: Summary) -> dict[str, Any] | None:
+def pass_k_json(summary: Summary) -> dict[str, Any] | None:
     """pass@k and pass^k of each pass/fail key for every k, and the flaky examples (of any
     key, and of each); null when no example was repeated."""
     flaky = summary.flaky()
