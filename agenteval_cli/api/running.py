@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from agenteval_cli.core.pinned import pinned_process
 from agenteval_cli.execution.options import RunOptions, resumes
@@ -22,6 +22,7 @@ from agenteval_cli.store import find_store
 if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
+    from agenteval_cli.metrics.summary import Summary
     from agenteval_cli.results.failures import TargetErrors
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
@@ -42,15 +43,28 @@ class ExperimentReport:
     store: Path
 
     @functools.cached_property
-    def metrics(self) -> dict[str, float | None]:
-        """The mean of each score, the error rate and latency percentiles (the ``metrics``
-        of the ``--json`` export), read from the store when first asked for: a pass over
-        every result that a caller who never looks (the command) does not pay for."""
-        from agenteval_cli.report.json_report import experiment_metrics
+    def _summary(self) -> Summary:
+        """Read from the store when first asked for: a pass over every result that a caller
+        who never looks (the command) does not pay for."""
+        from agenteval_cli.report.json_report import experiment_summary
         from agenteval_cli.store.db import Store
 
         with Store(self.store, readonly=True) as store:
-            return experiment_metrics(store, self.id)
+            return experiment_summary(store, self.id)
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """The mean of each score, the error rate and latency percentiles (the ``metrics``
+        of the ``--json`` export)."""
+        return self._summary.metrics()
+
+    @property
+    def pass_k(self) -> dict[str, Any] | None:
+        """pass@k and pass^k of each pass/fail metric and the flaky examples (the
+        ``pass_k`` of the ``--json`` export); None when no example was repeated."""
+        from agenteval_cli.report.json_report import pass_k_json
+
+        return pass_k_json(self._summary)
 
 
 @dataclass(frozen=True)

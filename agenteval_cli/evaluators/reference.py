@@ -90,8 +90,10 @@ def describe(info: EvaluatorInfo) -> Description:
 
 
 def _reads(declared: MetricInfo) -> str:
-    """``count, lower is better``, and how a conversation has it when it says."""
-    text = f"{declared.format}, {declared.direction} is better"
+    """``count, lower is better`` (``pass/fail`` for a binary outcome), and how a
+    conversation has it when it says."""
+    kind = ", pass/fail" if declared.binary else ""
+    text = f"{declared.format}{kind}, {declared.direction} is better"
     if declared.level == "conversation":
         return text + ", per conversation"
     if declared.across_turns == "sum":

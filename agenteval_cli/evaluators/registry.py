@@ -205,6 +205,7 @@ METRIC_OPTIONS = (
     "direction",
     "lower_is_better",
     "format",
+    "binary",
     "needs_answer",
     "across_turns",
     "metrics",

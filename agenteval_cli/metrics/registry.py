@@ -1,8 +1,8 @@
 """The metric registry: what a metric key is, declared by whatever produces it.
 
 Every built-in evaluator declares the keys it scores when it is registered (see
-``agenteval_cli.evaluators.registry.register``); the run's own figures (error rate, latency,
-consistency) are declared here. Users' evaluators declare theirs in the spec or on their
+``agenteval_cli.evaluators.registry.register``); the run's own figures (error rate, latency)
+are declared here. Users' evaluators declare theirs in the spec or on their
 function, and those declarations go into the experiment's catalog
 (:mod:`agenteval_cli.metrics.catalog`), not here. A key nobody declared is a plain number
 where higher is better, shown under its name.
@@ -37,7 +37,9 @@ class MetricInfo:
     """One metric key and how to read it.
 
     ``kind``: an outcome (a 0–1 rate or true/false: compared per example, checked against a
-    pass mark, part of consistency) or a quantity (tokens, cost, a count: never a failure).
+    pass mark) or a quantity (tokens, cost, a count: never a failure).
+    ``binary``: an outcome that is 0 or 1 for each result (true/false: an exact routing, a
+    resolved conversation); with repetitions, pass@k, pass^k and the flaky examples are its.
     ``scope``: ``result`` for a score each result has, ``run`` for a figure of the whole run
     (error rate, latency, a total), which no single example is checked against.
     ``aggregation``: ``mean`` over the results, or ``sum`` of the keys in ``of``.
@@ -57,7 +59,7 @@ class MetricInfo:
     short: str = ""  # a narrow label, for the compare table on a terminal
     abbrev: str = ""  # the shortest, beside a value in a cell of several (compare's examples)
     pass_mark: str | None = None  # an example's check when the spec sets no threshold
-    volatile: bool = False  # changes with a reply's wording: consistency ignores it
+    binary: bool = False
     under: str | None = None  # the run table shows it on a dim line under that metric
     of: tuple[str, ...] = ()  # a sum: the per-result keys it totals
     shown: bool = True  # False: the run table shows it only through a total
@@ -150,7 +152,7 @@ def declare(*infos: MetricInfo) -> None:
 
 def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
     """``base`` with a user's ``label``, ``direction`` (or ``lower_is_better``), ``format``,
-    ``kind``, ``pass_mark``, ``needs_answer``, ``level`` and ``across_turns`` on top;
+    ``kind``, ``binary``, ``pass_mark``, ``needs_answer``, ``level`` and ``across_turns`` on top;
     ValueError for an unknown field or a value that is none of the allowed ones."""
     unknown = set(options) - {
         "label",
@@ -158,6 +160,7 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
         "direction",
         "format",
         "kind",
+        "binary",
         "pass_mark",
         "needs_answer",
         "level",
@@ -166,14 +169,14 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
     if unknown:
         raise ValueError(
             f"metric {base.key!r}: unknown field(s) {', '.join(sorted(unknown))}; "
-            "give label, direction (higher or lower), format, kind, needs_answer, level "
-            "or across_turns"
+            "give label, direction (higher or lower), format, kind, binary, needs_answer, "
+            "level or across_turns"
         )
-    if options.get("needs_answer") is not None and not isinstance(options["needs_answer"], bool):
-        raise ValueError(
-            f"metric {base.key!r}: needs_answer must be true or false, "
-            f"got {options['needs_answer']!r}"
-        )
+    for flag in ("needs_answer", "binary"):
+        if options.get(flag) is not None and not isinstance(options[flag], bool):
+            raise ValueError(
+                f"metric {base.key!r}: {flag} must be true or false, got {options[flag]!r}"
+            )
     changes: dict[str, Any] = {}
     if options.get("label") is not None:
         changes["label"] = str(options["label"])
@@ -187,8 +190,9 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
         changes["kind"] = options["kind"]
     if options.get("pass_mark") is not None:
         changes["pass_mark"] = str(options["pass_mark"])
-    if options.get("needs_answer") is not None:
-        changes["needs_answer"] = options["needs_answer"]
+    for flag in ("needs_answer", "binary"):
+        if options.get(flag) is not None:
+            changes[flag] = options[flag]
     for name in ("level", "across_turns"):
         if options.get(name) is not None:
             changes[name] = options[name]
@@ -233,5 +237,4 @@ declare(
         scope="run",
         compared=True,
     ),
-    metric("consistency", "consistency", fmt="percent", scope="run"),
 )
