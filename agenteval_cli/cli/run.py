@@ -12,6 +12,7 @@ from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     ByAgentOption,
     DebugOption,
+    EnvFileOption,
     OutputFailures,
     StoreOption,
     UpdatePricesOption,
@@ -21,6 +22,7 @@ from agenteval_cli.cli.common import (
     json_on_stdout,
     open_store,
     print_comparison,
+    spec_env,
     stderr,
     stdout,
     user_errors,
@@ -173,6 +175,7 @@ def run(
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
     update_prices: UpdatePricesOption = False,
+    env_file: EnvFileOption = None,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
@@ -208,6 +211,7 @@ def run(
                 upload=upload or None,
                 executor=executor,  # type: ignore[typeddict-item]  # checked before use
                 ray_address=ray_address,
+                env_file=env_file,
             ),
             shard=shard,
             rescore=rescore,
@@ -246,6 +250,7 @@ def _run_command(
     resume, upload, cache = resumes(options), bool(options.get("upload")), options.get("cache")
     executor, ray_address = options.get("executor"), options.get("ray_address")
     with user_errors(debug):
+        spec_env(spec_path, options.get("env_file"))  # before the spec's ${VAR} are read
         if rescore or from_langsmith:
             given = {
                 "--resume/--retry-errors": resume,

@@ -13,12 +13,14 @@ from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     ByAgentOption,
     DebugOption,
+    EnvFileOption,
     StoreOption,
     UpdatePricesOption,
     app,
     fetch_prices,
     is_stdout,
     json_on_stdout,
+    spec_env,
     user_errors,
 )
 from agenteval_cli.cli.outputs import (
@@ -59,6 +61,7 @@ def rescore(
         bool, typer.Option("--quiet", "-q", help="No table: a one-line verdict at the end.")
     ] = False,
     store_path: StoreOption = DEFAULT_STORE,
+    env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Score stored experiments again with SPEC's evaluators, calling no target: one new
@@ -72,6 +75,7 @@ def rescore(
 
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
         check_quiet(quiet, by_agent)
+        spec_env(spec_path, env_file)
         spec = api.load(spec_path)
         rescore_stored(spec, experiments, store_path, json_path, by_agent, quiet=quiet)
 
@@ -92,6 +96,7 @@ def import_experiments(
     save_baseline: SaveBaselineOption = None,
     update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
+    env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Import LangSmith experiments into the store, calling no target, then report and gate
@@ -107,6 +112,7 @@ def import_experiments(
 
     outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
+        spec_env(spec_path, env_file)
         spec = api.load(spec_path)
         if update_prices:
             fetch_prices(False)
