@@ -181,7 +181,25 @@ def test_every_command_reading_a_spec_reads_its_env(tmp_path, invoke, command):
     result = invoke(*args, "--store", tmp_path / "s.db")
     assert result.exit_code == 2, result.output
     assert f"{tmp_path / 'p' / '.env'}:1: not a NAME=value line" in result.text
-    assert invoke(*args, "--help").text.count("--env-file") == 1
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("run",), ("rescore",), ("import",), ("view",), ("judge", "calibrate"),
+     ("dataset", "validate"), ("dataset", "push")],
+)  # fmt: skip
+def test_every_command_reading_a_spec_takes_env_file(invoke, command):
+    assert invoke(*command, "--help").text.count("--env-file PATH") == 1
+
+
+def test_dataset_validate_expands_the_spec_with_its_env(tmp_path, invoke, monkeypatch):
+    monkeypatch.delenv(WORD, raising=False)
+    spec = project(tmp_path / "p", data=2, dataset="rows.jsonl")
+    spec.write_text(spec.read_text().replace("dataset: rows.jsonl", f"dataset: ${{{WORD}}}"))
+    (tmp_path / "p" / ".env").write_text(f"{WORD}=rows.jsonl\n")
+    result = invoke("dataset", "validate", "--spec", spec)
+    assert result.exit_code == 0, result.output
+    assert "2 examples, all valid" in result.text
 
 
 SECRET_TARGET = (

@@ -264,3 +264,13 @@ def test_init_points_the_spec_at_the_schema_beside_it(tmp_path, invoke, schema):
     written = json.loads((tmp_path / "evals" / "agenteval.schema.json").read_text())
     assert written == schema
     assert _errors(written, _yaml(spec.read_text(encoding="utf-8"))) == []
+
+
+def test_a_schema_file_that_cannot_be_written_is_one_error(tmp_path, invoke):
+    (tmp_path / "file").write_text("")
+    result = invoke("schema", "-o", tmp_path / "file" / "agenteval.schema.json")
+    assert result.exit_code == 2
+    assert result.text.startswith(
+        f"error: cannot write {tmp_path / 'file' / 'agenteval.schema.json'}"
+    )
+    assert "Traceback" not in result.output

@@ -13,9 +13,9 @@ from agenteval_cli.cli.common import app, user_errors
 
 def schema_text() -> str:
     """The schema as the file ``agenteval schema`` and ``agenteval init`` write."""
-    from agenteval_cli.api.schema import spec_schema
+    from agenteval_cli import api
 
-    return json.dumps(spec_schema(), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(api.spec_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
 @app.command()
