@@ -274,3 +274,13 @@ def test_a_schema_file_that_cannot_be_written_is_one_error(tmp_path, invoke):
         f"error: cannot write {tmp_path / 'file' / 'agenteval.schema.json'}"
     )
     assert "Traceback" not in result.output
+
+
+def test_an_option_of_the_wrong_type_is_named_with_its_declared_type(tmp_path):
+    """The loader checks an option's value against the factory's own type hint, the one
+    the schema is made from."""
+    error = _loader_error(tmp_path, BAD["an option of the wrong type"])
+    assert error == (
+        f"{tmp_path / 'spec.yaml'}:5: evaluator 'routing_precision': ignore_agents: expected "
+        "list[str] | None, got 5 (see 'agenteval evaluators show routing_precision')"
+    )

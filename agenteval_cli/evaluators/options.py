@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agenteval_cli.core.yamlsource import describe
 from agenteval_cli.evaluators.registry import CONTEXT_PARAMETERS, REGISTRY, ItemOptions
@@ -46,15 +45,8 @@ def option_fields(name: str) -> dict[str, Any]:
 def _hints(factory: Any) -> dict[str, Any]:
     try:
         return get_type_hints(factory, include_extras=True)
-    except (NameError, TypeError):  # a name only imported for type checkers
-        found: dict[str, Any] = {}
-        namespace = vars(sys.modules[factory.__module__])
-        for key, text in getattr(factory, "__annotations__", {}).items():
-            try:
-                found[key] = eval(text, namespace) if isinstance(text, str) else text
-            except Exception:
-                found[key] = Any
-        return found
+    except (NameError, TypeError):  # a name only imported for type checkers: any value
+        return {}
 
 
 @functools.cache
@@ -63,22 +55,31 @@ def _options_model(name: str) -> type[BaseModel]:
 
 
 def check_options(name: str, options: dict[str, Any]) -> str | None:
-    """What is wrong with the values of ``options`` for the built-in ``name`` (its first
-    problem as ``option: expected ..., got ...``), or None when they fit its parameters."""
+    """What is wrong with the values of ``options`` for the built-in ``name``, the first
+    option whose value does not fit its parameter's type (``ignore_agents: expected
+    list[str] | None, got 5``), or None when they all fit."""
     try:
         _options_model(name).model_validate(options)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in error["loc"])
-        message = error["msg"][:1].lower() + error["msg"][1:]
-        return f"{where}: {message}, got {describe(error.get('input'))}"
+        option = str(exc.errors(include_url=False)[0]["loc"][0])
+        parameter = inspect.signature(REGISTRY[name].factory).parameters[option]
+        expected = parameter.annotation
+        if not isinstance(expected, str):
+            expected = getattr(expected, "__name__", None) or str(expected)
+        return f"{option}: expected {expected}, got {describe(options[option])}"
     return None
 
 
 def _common_fields() -> dict[str, Any]:
-    """The options every item may have, none required (``type`` is the item's form's own)."""
+    """The options every item may have, none required (``type`` is the item's form's own);
+    left out, each is the loader's default, not null."""
     hints = get_type_hints(ItemOptions, include_extras=True)
-    return {key: (hint, None) for key, hint in hints.items() if key != "type"}
+    unset = Field(default=None, json_schema_extra=_without_default)
+    return {key: (hint, unset) for key, hint in hints.items() if key != "type"}
+
+
+def _without_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
 
 
 def item_models() -> list[type[BaseModel]]:

@@ -233,15 +233,53 @@ class MetricOptions(TypedDict, total=False):
 
 class ItemOptions(MetricOptions, total=False):
     """What every evaluator item of a spec may hold beside its evaluator's own options
-    (read by :func:`agenteval_cli.evaluators.loading.bind_evaluators`)."""
+    (read by :func:`agenteval_cli.evaluators.loading.bind_evaluators`); each described for
+    ``agenteval evaluators show``, the evaluator reference and the spec's JSON Schema."""
 
-    type: NonEmptyStr  # the registry entry, when the item's name is one of its own
-    sample: Annotated[float, Field(gt=0, le=1)]  # a share of the examples
-    seed: int
-    level: Level
+    type: Annotated[
+        NonEmptyStr,
+        Field(description="registry entry, when name is your own (e.g. type: llm_judge)"),
+    ]
+    sample: Annotated[
+        float,
+        Field(
+            gt=0,
+            le=1,
+            description="score only this share of the examples, e.g. 0.25, picked by a hash "
+            "of their ids",
+        ),
+    ]
+    seed: Annotated[
+        int,
+        Field(
+            description="which examples the sample picks: another number, another share (default 0)"
+        ),
+    ]
+    level: Annotated[
+        Level,
+        Field(
+            description="conversation: score each conversation once, on its whole transcript, "
+            "instead of each turn (default request)"
+        ),
+    ]
 
 
 METRIC_OPTIONS = tuple(MetricOptions.__annotations__)
+
+
+def common_options() -> list[tuple[str, str]]:
+    """``(option, description)`` of the options every evaluator item takes that the loader
+    handles rather than the factory (those of :class:`ItemOptions` beside the metric ones)."""
+    hints = get_type_hints(ItemOptions, include_extras=True)
+    found = []
+    for name, hint in hints.items():
+        if name in METRIC_OPTIONS:
+            continue
+        descriptions = [getattr(m, "description", None) for m in getattr(hint, "__metadata__", ())]
+        found.append((name, next(d for d in descriptions if d)))
+    return found
+
+
 # The attribute :func:`declares` sets on a user's function.
 DECLARED = "agenteval_metrics"
 

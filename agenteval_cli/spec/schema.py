@@ -42,7 +42,7 @@ def spec_json_schema(
         ],
     }
     _replace_placeholder(schema, item)
-    return {"$schema": DIALECT, **schema, "$defs": defs}
+    return {"$schema": DIALECT, **schema, "title": "agenteval spec", "$defs": defs}
 
 
 def _replace_placeholder(node: Any, item: dict[str, Any]) -> None:
