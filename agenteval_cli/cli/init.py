@@ -32,8 +32,9 @@ def init(
         ),
     ] = Path("."),
 ) -> None:
-    """Start an experiment: write agenteval.yaml, dataset.jsonl, target.py and the spec's
-    JSON Schema (agenteval.schema.json, which the spec's first line points editors at) into DIR.
+    """Start an experiment: write agenteval.yaml, dataset.jsonl and target.py into DIR.
+
+    Beside them, agenteval.schema.json: the spec's first line points editors at it.
 
     Example: agenteval init evals && agenteval run evals/agenteval.yaml"""
     from agenteval_cli.core.errors import UserError

@@ -33,8 +33,7 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a spec: its keys and every built-in evaluator's options.
 
-    Point your editor at it with '# yaml-language-server: $schema=FILE' at the top of a
-    spec (agenteval init writes both).
+    An editor reads it from a spec's first line: # yaml-language-server: $schema=FILE
 
     Example: agenteval schema -o agenteval.schema.json"""
     from agenteval_cli.core.errors import UserError
