@@ -27,6 +27,15 @@ SAYS_WORD = (
 )
 
 
+OTHER = "AGENTEVAL_DOTENV_TEST_OTHER"
+SAYS_BOTH = (
+    "import os\n"
+    "def answer(inputs):\n"
+    f"    words = [os.environ.get(name, 'unset') for name in ('{WORD}', '{OTHER}')]\n"
+    "    return {'final_response': ' '.join(words)}\n"
+)
+
+
 @pytest.fixture(autouse=True)
 def _environment_kept():
     """A command sets the variables of the files it reads for the rest of its process:
@@ -134,11 +143,13 @@ def test_a_spec_variable_is_expanded_from_the_env_file(tmp_path, invoke, monkeyp
 
 def test_env_file_replaces_the_files_found(tmp_path, invoke, monkeypatch):
     monkeypatch.delenv(WORD, raising=False)
-    spec = project(tmp_path / "p", SAYS_WORD, data=2)
-    (tmp_path / "p" / ".env").write_text(f"{WORD}=from-dotenv\n")
+    monkeypatch.delenv(OTHER, raising=False)
+    spec = project(tmp_path / "p", SAYS_BOTH, data=2)
+    (tmp_path / "p" / ".env").write_text(f"{WORD}=from-dotenv\n{OTHER}=from-dotenv\n")
     other = tmp_path / "ci.env"
     other.write_text(f"{WORD}=from-env-file\n")
-    assert _run(invoke, spec, tmp_path, "--env-file", other) == {"from-env-file"}
+    # the spec's own .env is not read at all: OTHER, which only it sets, stays unset
+    assert _run(invoke, spec, tmp_path, "--env-file", other) == {"from-env-file unset"}
 
 
 def test_agenteval_no_dotenv_reads_none(tmp_path, invoke, monkeypatch):

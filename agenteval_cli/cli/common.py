@@ -131,7 +131,7 @@ EnvFileOption = Annotated[
 ]
 
 
-def spec_env(spec_path: Path | None, env_file: str | Path | None) -> None:
+def set_spec_env(spec_path: Path | None, env_file: str | Path | None) -> None:
     """Set the variables of the spec's .env files (or ``--env-file``'s) that the process
     lacks, for the rest of the command (:mod:`agenteval_cli.core.envfiles`)."""
     from agenteval_cli.core.envfiles import apply_env

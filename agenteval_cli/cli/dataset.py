@@ -13,7 +13,7 @@ from agenteval_cli.cli.common import (
     EnvFileOption,
     StoreOption,
     app,
-    spec_env,
+    set_spec_env,
     stderr,
     stdout,
     user_errors,
@@ -49,7 +49,7 @@ def dataset_validate(
     from agenteval_cli.data.examples import check_file, dataset_hash
 
     with user_errors():
-        spec_env(spec, env_file)
+        set_spec_env(spec, env_file)
         loaded, path = _validated_source(path, spec)
     check = check_file(path, shown=SHOWN_PROBLEMS)
     problems = [*check.problems, *([check.fatal] if check.fatal else [])]
@@ -159,7 +159,7 @@ def dataset_push(
         out.print(console_text(line), highlight=False, markup=False)
 
     with user_errors(debug):
-        spec_env(config, env_file)  # LANGSMITH_API_KEY may be in the spec's .env
+        set_spec_env(config, env_file)  # LANGSMITH_API_KEY may be in the spec's .env
         path, name = _push_source(path, config, name)
         examples = load_examples(path)
         file_hash = dataset_hash(path)

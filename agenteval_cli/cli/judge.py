@@ -13,7 +13,7 @@ from agenteval_cli.cli.common import (
     EnvFileOption,
     StoreOption,
     app,
-    spec_env,
+    set_spec_env,
     stderr,
     stdout,
     user_errors,
@@ -52,8 +52,10 @@ def judge_calibrate(
     from agenteval_cli.api.calibrating import calibrate_judges
 
     with user_errors(debug):
-        spec_env(spec_path, env_file)
-        found, notes = calibrate_judges(spec_path, experiments=experiment or (), store=store_path)
+        set_spec_env(spec_path, env_file)
+        found, notes = calibrate_judges(
+            spec_path, experiments=experiment or (), store=store_path, env_file=env_file
+        )
     out = stdout()
     for line in calibration_lines(found):
         out.print(line, highlight=False, markup=False, soft_wrap=True)

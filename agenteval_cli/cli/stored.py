@@ -20,7 +20,7 @@ from agenteval_cli.cli.common import (
     fetch_prices,
     is_stdout,
     json_on_stdout,
-    spec_env,
+    set_spec_env,
     user_errors,
 )
 from agenteval_cli.cli.outputs import (
@@ -75,9 +75,11 @@ def rescore(
 
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
         check_quiet(quiet, by_agent)
-        spec_env(spec_path, env_file)
+        set_spec_env(spec_path, env_file)
         spec = api.load(spec_path)
-        rescore_stored(spec, experiments, store_path, json_path, by_agent, quiet=quiet)
+        rescore_stored(
+            spec, experiments, store_path, json_path, by_agent, quiet=quiet, env_file=env_file
+        )
 
 
 @app.command("import")
@@ -112,11 +114,11 @@ def import_experiments(
 
     outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
-        spec_env(spec_path, env_file)
+        set_spec_env(spec_path, env_file)
         spec = api.load(spec_path)
         if update_prices:
             fetch_prices(False)
         if not run_from_langsmith(
-            spec, experiments, store_path, json_path, outputs, by_agent=by_agent
+            spec, experiments, store_path, json_path, outputs, by_agent=by_agent, env_file=env_file
         ):
             raise typer.Exit(ExitCode.GATE_FAILED)

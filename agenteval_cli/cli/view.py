@@ -20,7 +20,7 @@ from agenteval_cli.cli.common import (
     StoreOption,
     app,
     open_store,
-    spec_env,
+    set_spec_env,
     user_errors,
 )
 
@@ -64,7 +64,7 @@ def view(
         if spec_path is not None:
             from agenteval_cli.spec.model import load_spec
 
-            spec_env(spec_path, env_file)
+            set_spec_env(spec_path, env_file)
             spec = load_spec(spec_path)
             prefix, source = spec.experiment_prefix, spec.source
         with open_store(store_path) as store:
