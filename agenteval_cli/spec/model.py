@@ -433,11 +433,10 @@ class RetrySpec(SpecModel):
     @field_validator("backoff", mode="before", json_schema_input_type=Backoff)
     @classmethod
     def _known_backoff(cls, value: Any) -> Any:
-        if value not in BACKOFFS:
+        if isinstance(value, str) and value not in BACKOFFS:  # else the type's own error
             raise SpecValueError(
                 f"unknown backoff {value!r}",
-                hint=did_you_mean(value, ["exponential", "constant"])
-                or "use exponential or constant",
+                hint=did_you_mean(value, BACKOFFS) or "use exponential or constant",
             )
         return value
 
