@@ -56,14 +56,16 @@ def _errors(schema: dict[str, Any], data: Any) -> list[str]:
     ]
 
 
-def _loader_error(folder: Path, text: str) -> str | None:
-    """What the loader says of the spec ``text`` before any target is called (the spec,
-    its metrics and its evaluators' options, as ``agenteval run`` checks them), or None."""
+def _loader_error(folder: Path, text: str | None, *, name: str = "spec.yaml") -> str | None:
+    """What the loader says of the spec ``text`` (written as ``folder/name``; None: the file
+    there as it is) before any target is called (the spec, its metrics and its evaluators'
+    options, as ``agenteval run`` checks them), or None when it takes it."""
     from agenteval_cli import api
     from agenteval_cli.evaluators.loading import bind_evaluators
 
-    path = folder / "spec.yaml"
-    path.write_text(text, encoding="utf-8")
+    path = folder / name
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
     try:
         bind_evaluators(api.load(path), warn=lambda _: None)
     except UserError as exc:
@@ -120,7 +122,25 @@ def test_the_repository_has_the_specs_this_test_checks():
 
 @pytest.mark.parametrize("path", _repository_specs(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_spec_of_the_repository_passes(schema, path):
-    assert _errors(schema, _yaml(path.read_text(encoding="utf-8"))) == []
+    text = path.read_text(encoding="utf-8")
+    assert _errors(schema, _yaml(text)) == []
+    assert _loader_error(path.parent, None, name=path.name) is None  # and so does the loader
+
+
+def _broken_specs() -> list[Path]:
+    return sorted((ROOT / "tests" / "data" / "bad" / "specs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", _broken_specs(), ids=lambda p: p.name)
+def test_what_the_schema_refuses_the_loader_refuses(schema, path):
+    """The deliberately broken specs: the schema flags none the loader would run (some it
+    cannot see, such as a module that does not import, are the run's to find)."""
+    try:
+        data = _yaml(path.read_bytes().decode("utf-8-sig"))
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return  # not YAML an editor could check either
+    if _errors(schema, data):
+        assert _loader_error(path.parent, None, name=path.name) is not None
 
 
 def _doc_blocks() -> list[tuple[str, Any]]:
