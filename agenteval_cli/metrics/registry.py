@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
+
 Direction = Literal["higher", "lower"]
 Format = Literal["percent", "count", "money", "duration", "number"]
 Aggregation = Literal["mean", "sum"]
@@ -23,6 +25,25 @@ Kind = Literal["outcome", "quantity"]
 Scope = Literal["result", "run"]
 Level = Literal["request", "conversation"]
 AcrossTurns = Literal["mean", "sum"]
+
+
+class MetricFields(TypedDict, total=False):
+    """What a spec may say of how a metric reads (an evaluator item's ``metrics: {key:
+    {...}}``): the fields :func:`with_options` takes."""
+
+    label: str
+    lower_is_better: bool
+    direction: Direction
+    format: Format
+    kind: Kind
+    binary: bool
+    pass_mark: str | float
+    needs_answer: bool
+    level: Level
+    across_turns: AcrossTurns
+
+
+MetricFields.__pydantic_config__ = {"extra": "forbid"}  # type: ignore[attr-defined]  # as with_options
 
 DIRECTIONS = ("higher", "lower")
 FORMATS = ("percent", "count", "money", "duration", "number")
@@ -154,18 +175,7 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
     """``base`` with a user's ``label``, ``direction`` (or ``lower_is_better``), ``format``,
     ``kind``, ``binary``, ``pass_mark``, ``needs_answer``, ``level`` and ``across_turns`` on top;
     ValueError for an unknown field or a value that is none of the allowed ones."""
-    unknown = set(options) - {
-        "label",
-        "lower_is_better",
-        "direction",
-        "format",
-        "kind",
-        "binary",
-        "pass_mark",
-        "needs_answer",
-        "level",
-        "across_turns",
-    }
+    unknown = set(options) - set(MetricFields.__annotations__)
     if unknown:
         raise ValueError(
             f"metric {base.key!r}: unknown field(s) {', '.join(sorted(unknown))}; "
