@@ -45,6 +45,7 @@ from agenteval_cli.report.paired_cells import (
     p_cell,
     q_cell,
 )
+from agenteval_cli.report.repetitions import legends, side_rows
 from agenteval_cli.results.sources import ExperimentData, Run
 
 BAR_WIDTH = 300
@@ -638,8 +639,10 @@ def render_html(
             comparison.discoveries,
             bootstrap=comparison.method == "bootstrap",
         ),
-        consistency=[fmt_mean(catalog, "consistency", c) for c in comparison.consistency],
-        has_consistency=any(c is not None for c in comparison.consistency),
+        repetition_rows=side_rows(catalog, comparison.repeated, comparison.flaky),
+        repetition_notes=legends(
+            any(s is not None for r in comparison.rows for s in r.spreads), comparison.repeated
+        ),
         charts=charts,
         confusion=[
             (name, c) for name, c in zip(names, comparison.confusion, strict=True) if c is not None
