@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.metrics import planning
+from agenteval_cli.metrics.kinds import paired_kind
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
@@ -252,8 +253,9 @@ def _is_binary(
     values_a: dict[str, list[float]],
     values_b: dict[str, list[float]],
 ) -> bool:
-    """A percent metric whose every value is 0 or 1, one repetition per example and side."""
-    percent = side_a.catalog.is_percent(metric) and side_b.catalog.is_percent(metric)
-    values = [v for side in (values_a, values_b) for vs in side.values() for v in vs]
+    """0/1 as compare reads it (:func:`paired_kind`), with one repetition per example and
+    side: the pilot's discordance is then what the comparison's test counts."""
     single = all(len(vs) == 1 for side in (values_a, values_b) for vs in side.values())
-    return percent and single and all(v in (0.0, 1.0) for v in values)
+    firsts = [[vs[0] for vs in side.values()] for side in (values_a, values_b)]
+    info = side_a.catalog.info(metric)
+    return single and paired_kind(info, *firsts) == "binary"
