@@ -1,0 +1,296 @@
+"""Conversations over graphs whose models decide from what they are sent (forms.conversing),
+run through the CLI: every score per turn and per conversation, and the experiments'
+figures, held against the truth the models' own log gives (forms.conversation_truth).
+
+A langgraph-swarm whose agents hand off mid-conversation, a langgraph-supervisor, an agent
+that stops at ``interrupt()`` and is resumed (or is not), a function keeping its own history
+around a swarm without a checkpointer, and a router graph without one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from forms import conversing
+from forms.conversation_truth import ConversationTruth, conversation_truth
+from forms.harness import Run, run_spec
+from forms.truth import Form
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecationWarning"),
+]
+
+
+def conversation(example_id: str, turns: list[Any], refs: list[dict[str, Any]], **whole: Any):
+    return {
+        "id": example_id,
+        "inputs": {"turns": turns},
+        "outputs": {"turns": refs, **whole},
+    }
+
+
+REFUND, EMAIL, FIX = ["refunded"], ["email updated"], ["new update"]
+HOURS = ["9 to 5"]
+
+SWARM_ROWS = [
+    # billing answers twice, hands the email to account, account hands the refund back
+    conversation(
+        "swarm-drift",
+        [
+            "I need a refund for my invoice.",
+            "And a refund on the earlier invoice too.",
+            "Now update my email address.",
+            "One more refund, please.",
+            "Thanks!",
+        ],
+        [
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+            {"expected_agents": ["account"], "must_mention": EMAIL},
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+            {"must_mention": HOURS},
+        ],
+        expected_agents=["billing", "account"],
+    ),
+    conversation(
+        "swarm-tech-then-two",
+        [
+            "My app shows an error after the crash.",
+            "The crash is back again.",
+            "Refund the invoice and update my email.",
+        ],
+        [
+            {"expected_agents": ["tech"], "must_mention": FIX},
+            {"expected_agents": ["tech"], "must_mention": FIX},
+            {"expected_agents": ["billing", "account"], "must_mention": REFUND + EMAIL},
+        ],
+    ),
+    # the second turn's reference asks for an agent the swarm never reaches: not resolved
+    conversation(
+        "swarm-email-then-thanks",
+        ["Please update my email.", "Thanks a lot."],
+        [
+            {"expected_agents": ["account"], "must_mention": EMAIL},
+            {"expected_agents": ["billing"], "must_mention": HOURS},
+        ],
+    ),
+]
+SUPERVISOR_ROWS = [
+    conversation(
+        "supervisor-refund-email-thanks",
+        ["Refund my invoice.", "Also update my email.", "Thanks."],
+        [
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+            {"expected_agents": ["account"], "must_mention": EMAIL},
+            {"must_mention": HOURS},
+        ],
+        must_mention=["refunded", "email updated"],
+    ),
+    conversation(
+        "supervisor-two-then-one",
+        ["The app crashed with an error and I want a refund for the invoice.", "Refund it again."],
+        [
+            {"expected_agents": ["tech", "billing"], "must_mention": FIX + REFUND},
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+        ],
+    ),
+]
+DESK_ROWS = [
+    conversation(
+        "desk-cancel-yes-then-email",
+        ["Please cancel my subscription.", {"resume": "yes"}, "Also update my email address."],
+        [
+            {"expected_agents": ["desk"]},
+            {"must_mention": ["cancelled"]},
+            {"must_mention": EMAIL},
+        ],
+    ),
+    conversation(
+        "desk-cancel-unanswered", ["Cancel my subscription now."], [{"expected_agents": ["desk"]}]
+    ),
+    conversation(
+        "desk-cancel-no",
+        ["Cancel the subscription.", {"resume": "no"}],
+        [{}, {"must_mention": ["kept"]}],
+        must_mention=["kept"],
+    ),
+]
+OWN_HISTORY_ROWS = [
+    conversation(
+        "own-refund-email-thanks",
+        ["Refund my invoice, please.", "Update my email address.", "Thanks, bye."],
+        [
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+            {"expected_agents": ["account"], "must_mention": EMAIL},
+            {"must_mention": HOURS},
+        ],
+    ),
+]
+ROUTER_ROWS = [
+    conversation(
+        "router-three",
+        ["Refund my invoice now.", "Update my email address now.", "Refund the invoice again."],
+        [
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+            {"expected_agents": ["account"], "must_mention": EMAIL},
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+        ],
+    ),
+    conversation(
+        "router-crash-then-hi",
+        ["The app crash is bad.", "Hello there."],
+        [{"expected_agents": ["tech"], "must_mention": FIX}, {"must_mention": HOURS}],
+    ),
+]
+
+# target -> (its import path, the graph name its models log, its rows, what the test knows)
+CASES: dict[str, tuple[str, str, list[dict[str, Any]], Form]] = {
+    "swarm": ("forms.conversing:swarm", "conv_swarm", SWARM_ROWS, Form()),
+    "supervisor": (
+        "forms.conversing:supervisor",
+        "conv_supervisor",
+        SUPERVISOR_ROWS,
+        Form(coordinators=frozenset({"supervisor"})),
+    ),
+    "desk": ("forms.conversing:desk", "conv_desk", DESK_ROWS, Form()),
+    "own_history": (
+        "forms.conversing:own_history",
+        "conv_own_history",
+        OWN_HISTORY_ROWS,
+        Form(),
+    ),
+    "router": ("forms.conversing:router", "conv_router", ROUTER_ROWS, Form()),
+}
+# the experiments' figures held against the truth's means over conversations
+MEANS = (
+    "turns",
+    "resolved",
+    "turns_to_resolution",
+    "agent_continuity",
+    "model_calls",
+    "followup_model_calls",
+    "followup_cost_usd",
+    "conversation_handoffs",
+    "conversation_ping_pong",
+    "routing_accuracy",
+    "handoff_chain_length",
+    "cost_usd",
+)
+
+
+def _same(got: Any, want: Any) -> bool:
+    if want is None or got is None:
+        return got is None and want is None
+    if isinstance(want, bool) or isinstance(got, bool):
+        return bool(got) == want and float(got) == float(want)
+    return math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def mismatches(run: Run, target: str, truths: dict[str, ConversationTruth]) -> list[str]:
+    problems: list[str] = []
+    for row in run.rows[target]:
+        truth = truths[row.example_id]
+        where = f"{target}/{row.example_id}"
+        result = row.json
+        if result["status"] != truth.status:
+            problems.append(f"{where}: status {result['status']} != {truth.status}")
+        turns = [t for t in result["turns"] if t.get("sent", True)]
+        if len(turns) != len(truth.turns):
+            problems.append(f"{where}: {len(turns)} turns != {len(truth.turns)} logged")
+            continue
+        for number, (got, want) in enumerate(zip(turns, truth.turns, strict=True), 1):
+            if got["trace"]["agent_path"] != want.path:
+                problems.append(
+                    f"{where} turn {number}: agent_path {got['trace']['agent_path']} != {want.path}"
+                )
+            for key, value in want.scores().items():
+                if not _same(got["scores"].get(key, "missing"), value):
+                    problems.append(
+                        f"{where} turn {number}: {key} = {got['scores'].get(key, 'missing')!r}"
+                        f", truth {value!r}"
+                    )
+        for key, value in truth.scores().items():
+            if not _same(result["scores"].get(key, "missing"), value):
+                problems.append(
+                    f"{where}: {key} = {result['scores'].get(key, 'missing')!r}, truth "
+                    f"{value!r} ({result['comments'].get(key)})"
+                )
+    metrics = run.metrics(target)
+    for key in MEANS:
+        values = [t.scores()[key] for t in truths.values()]
+        known = [float(v) for v in values if v is not None]
+        want = sum(known) / len(known) if known else None
+        if not _same(metrics.get(key, "missing"), want):
+            problems.append(f"{target}: metric {key} = {metrics.get(key, 'missing')!r}, {want!r}")
+    interrupted = sum(t.status == "interrupted" for t in truths.values()) / len(truths)
+    if not _same(metrics.get("interrupt_rate"), interrupted):
+        problems.append(f"{target}: interrupt_rate {metrics.get('interrupt_rate')!r}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def heldout(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """One run of each case's target on its rows."""
+    conversing.SEEN.clear()
+    runs = {}
+    for name, (path, _, rows, _) in CASES.items():
+        folder = tmp_path_factory.mktemp(name)
+        # one desk conversation of three ends at an interrupt nothing answers
+        allowed = {"max_interrupt_rate": 0.5} if name == "desk" else {}
+        runs[name] = run_spec(folder, targets={name: path}, rows=rows, name=name, **allowed)
+    return runs
+
+
+def truths_of(run: Run, target: str) -> dict[str, ConversationTruth]:
+    _, graph, rows, form = CASES[target]
+    return {
+        row["id"]: conversation_truth(run.calls, graph, row, form, pausing=(conversing.CANCEL,))
+        for row in rows
+    }
+
+
+@pytest.mark.parametrize("target", list(CASES))
+def test_every_metric_per_turn_and_per_conversation_matches_the_log(heldout, target) -> None:
+    run = heldout[target]
+    problems = mismatches(run, target, truths_of(run, target))
+    assert not problems, "\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("target", list(CASES))
+def test_each_turn_reaches_the_models_with_every_message_of_the_conversation_once(
+    heldout, target
+) -> None:
+    """A checkpointer graph was sent only the new message, a graph without one the history
+    once, the function its own: the k-th message turn's calls each saw k user messages, a
+    resume none more."""
+    run = heldout[target]
+    for row_id, truth in truths_of(run, target).items():
+        script = next(r for r in CASES[target][2] if r["id"] == row_id)["inputs"]["turns"]
+        said = 0
+        for turn, sent in zip(truth.turns, script, strict=False):
+            said += 0 if isinstance(sent, dict) and "resume" in sent else 1
+            assert {call.humans for call in turn.truth.calls} == {said}, (row_id, turn.path)
+
+
+def test_the_function_keeping_its_own_history_is_given_the_documented_form(heldout) -> None:
+    run = heldout["own_history"]
+    (row,) = OWN_HISTORY_ROWS
+    questions = row["inputs"]["turns"]
+    answers = next(r.json["turns"] for r in run.rows["own_history"])
+    assert [seen["question"] for seen in conversing.SEEN] == questions
+    assert len({seen["thread_id"] for seen in conversing.SEEN}) == 1
+    for number, seen in enumerate(conversing.SEEN):
+        history = []
+        for question, answer in zip(questions[:number], answers, strict=False):
+            history.append({"role": "user", "content": question})
+            history.append({"role": "assistant", "content": answer["outputs"]["final_response"]})
+        assert seen["history"] == history
+        assert set(seen) == {"question", "history", "thread_id"}
+    # the answers the function returned are what the swarm's agents said last
+    truth = truths_of(run, "own_history")[row["id"]]
+    assert [a["outputs"]["final_response"] for a in answers] == [
+        t.truth.final_text for t in truth.turns
+    ]
