@@ -10,12 +10,13 @@ around a swarm without a checkpointer, and a router graph without one.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pytest
 from forms import conversing
 from forms.conversation_truth import ConversationTruth, conversation_truth
-from forms.harness import Run, run_spec
+from forms.harness import Run, run_spec, write_form
 from forms.truth import Form
 
 pytestmark = [
@@ -294,3 +295,26 @@ def test_the_function_keeping_its_own_history_is_given_the_documented_form(heldo
     assert [a["outputs"]["final_response"] for a in answers] == [
         t.truth.final_text for t in truth.turns
     ]
+
+
+def test_conversations_stopped_at_an_interrupt_are_counted_as_conversations(
+    tmp_path, invoke
+) -> None:
+    spec = write_form(
+        tmp_path, targets={"desk": CASES["desk"][0]}, rows=DESK_ROWS, max_interrupt_rate=0.5
+    )
+    store, markdown = tmp_path / "s.db", tmp_path / "run.md"
+    ran = invoke("run", spec, "--store", store, "--markdown", markdown)
+    assert ran.exit_code == 0, ran.output
+    assert "desk: 1 of 3 conversation(s) waiting for input (33.3%)" in ran.text, ran.output
+    assert "count every conversation, the 1 stopped at interrupt() too" in ran.text
+    assert "1 of 3 conversation(s) stopped at `interrupt()`" in markdown.read_text()
+    again = invoke("run", spec, "--store", store)
+    assert again.exit_code == 0, again.output
+    first, second = (
+        re.search(r"desk: (forms-desk-\w+) \(finished\)", r.text) for r in (ran, again)
+    )
+    assert first is not None and second is not None
+    compared = invoke("compare", first[1], second[1], "--store", store)
+    assert compared.exit_code == 0, compared.output
+    assert "desk: 1 of 3 conversation(s) waiting for input" in compared.text, compared.output

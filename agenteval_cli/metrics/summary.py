@@ -204,8 +204,9 @@ def unanswered_note(summaries: Sequence[Summary]) -> str | None:
         return None
     parts = [f"the {errors} errored"] if errors else []
     parts += [f"the {interrupts} stopped at interrupt()"] if interrupts else []
+    every = "conversation" if all(s.conversations == s.count for s in summaries) else "request"
     return (
-        f"trace figures (agents, handoffs, tokens, cost) count every request, "
+        f"trace figures (agents, handoffs, tokens, cost) count every {every}, "
         f"{' and '.join(parts)} too; figures that need an answer leave them out"
     )
 

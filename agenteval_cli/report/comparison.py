@@ -130,6 +130,11 @@ class SideErrors:
     def unit(self) -> str:
         return unit_of(self.calls, self.conversations)
 
+    @property
+    def waiting_unit(self) -> str:
+        """What stopped at interrupt(), as the interrupt lines count it."""
+        return unit_of(self.calls, self.conversations, "request(s)")
+
 
 @dataclass
 class Comparison:
