@@ -190,35 +190,41 @@ def _same(got: Any, want: Any) -> bool:
     return math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=1e-12)
 
 
+def mismatches_of_one(result: dict[str, Any], truth: ConversationTruth, where: str) -> list[str]:
+    """How one conversation's result (its ``--json`` entry) differs from the truth."""
+    problems: list[str] = []
+    if result["status"] != truth.status:
+        problems.append(f"{where}: status {result['status']} != {truth.status}")
+    turns = [t for t in result["turns"] if t.get("sent", True)]
+    if len(turns) != len(truth.turns):
+        problems.append(f"{where}: {len(turns)} turns != {len(truth.turns)} logged")
+        return problems
+    for number, (got, want) in enumerate(zip(turns, truth.turns, strict=True), 1):
+        if got["trace"]["agent_path"] != want.path:
+            problems.append(
+                f"{where} turn {number}: agent_path {got['trace']['agent_path']} != {want.path}"
+            )
+        for key, value in want.scores().items():
+            if not _same(got["scores"].get(key, "missing"), value):
+                problems.append(
+                    f"{where} turn {number}: {key} = {got['scores'].get(key, 'missing')!r}"
+                    f", truth {value!r}"
+                )
+    for key, value in truth.scores().items():
+        if not _same(result["scores"].get(key, "missing"), value):
+            problems.append(
+                f"{where}: {key} = {result['scores'].get(key, 'missing')!r}, truth "
+                f"{value!r} ({result['comments'].get(key)})"
+            )
+    return problems
+
+
 def mismatches(run: Run, target: str, truths: dict[str, ConversationTruth]) -> list[str]:
     problems: list[str] = []
     for row in run.rows[target]:
-        truth = truths[row.example_id]
-        where = f"{target}/{row.example_id}"
-        result = row.json
-        if result["status"] != truth.status:
-            problems.append(f"{where}: status {result['status']} != {truth.status}")
-        turns = [t for t in result["turns"] if t.get("sent", True)]
-        if len(turns) != len(truth.turns):
-            problems.append(f"{where}: {len(turns)} turns != {len(truth.turns)} logged")
-            continue
-        for number, (got, want) in enumerate(zip(turns, truth.turns, strict=True), 1):
-            if got["trace"]["agent_path"] != want.path:
-                problems.append(
-                    f"{where} turn {number}: agent_path {got['trace']['agent_path']} != {want.path}"
-                )
-            for key, value in want.scores().items():
-                if not _same(got["scores"].get(key, "missing"), value):
-                    problems.append(
-                        f"{where} turn {number}: {key} = {got['scores'].get(key, 'missing')!r}"
-                        f", truth {value!r}"
-                    )
-        for key, value in truth.scores().items():
-            if not _same(result["scores"].get(key, "missing"), value):
-                problems.append(
-                    f"{where}: {key} = {result['scores'].get(key, 'missing')!r}, truth "
-                    f"{value!r} ({result['comments'].get(key)})"
-                )
+        problems += mismatches_of_one(
+            row.json, truths[row.example_id], f"{target}/{row.example_id}"
+        )
     metrics = run.metrics(target)
     for key in MEANS:
         values = [t.scores()[key] for t in truths.values()]
@@ -318,3 +324,60 @@ def test_conversations_stopped_at_an_interrupt_are_counted_as_conversations(
     compared = invoke("compare", first[1], second[1], "--store", store)
     assert compared.exit_code == 0, compared.output
     assert "desk: 1 of 3 conversation(s) waiting for input" in compared.text, compared.output
+
+
+SIMULATED_ROWS = [
+    {
+        "id": "sim-refund-email",
+        "inputs": {"plan": ["I need a refund for my invoice.", "Now update my email address."]},
+        "outputs": {"expected_agents": ["billing", "account"], "must_mention": ["email updated"]},
+    },
+    {
+        "id": "sim-crash",
+        "inputs": {"plan": ["The app shows a crash on start."]},
+        "outputs": {"expected_agents": ["tech"]},
+    },
+]
+
+
+def test_a_scripted_simulated_user_has_the_same_conversation_twice(tmp_path) -> None:
+    """The user function reads the answers, so the swarm's answers decide the turns; two
+    runs write the same conversations, and their figures match the log of each."""
+    user = {"function": "forms.conversing:customer", "max_turns": 6}
+    seen = []
+    for attempt in ("first", "second"):
+        run = run_spec(
+            tmp_path / attempt,
+            targets={"swarm": CASES["swarm"][0]},
+            rows=SIMULATED_ROWS,
+            simulated_user=user,
+        )
+        conversations = {}
+        for row in run.rows["swarm"]:
+            said = [turn["inputs"]["question"] for turn in row.json["turns"]]
+            scripted = {"inputs": {"turns": said}, "outputs": row.reference}
+            truth = conversation_truth(run.calls, "conv_swarm", scripted, Form())
+            problems = mismatches_of_one(row.json, truth, f"{attempt}/{row.example_id}")
+            assert not problems, "\n" + "\n".join(problems)
+            conversations[row.example_id] = [
+                (
+                    turn["inputs"],
+                    turn["outputs"]["final_response"],
+                    turn["trace"]["agent_path"],
+                    {k: v for k, v in turn["scores"].items() if "latency" not in k},
+                )
+                for turn in row.json["turns"]
+            ]
+        seen.append(conversations)
+    assert seen[0] == seen[1]
+    # the plan, the thanks, and the greeting that ended it
+    assert [turn[0]["question"] for turn in seen[0]["sim-refund-email"]] == [
+        "I need a refund for my invoice.",
+        "Now update my email address.",
+        "Thanks!",
+    ]
+    assert [turn[2] for turn in seen[0]["sim-refund-email"]] == [
+        ["billing"],
+        ["billing", "account"],
+        ["account"],
+    ]

@@ -211,3 +211,12 @@ async def own_history(inputs: dict[str, Any]) -> dict[str, Any]:
     )
     kept["messages"], kept["active_agent"] = state["messages"], state["active_agent"]
     return {"final_response": text_of(state["messages"][-1])}
+
+
+def customer(transcript: list[dict[str, Any]], *, inputs: dict[str, Any], turn: int) -> str | None:
+    """A scripted simulated user that reads the answers: it asks the row's ``plan`` in
+    order, thanks the agent once the plan is done, and is done when it is greeted back."""
+    plan = list(inputs["plan"])
+    if turn > 1 and GREETING in str(transcript[-1]["content"]):
+        return None
+    return plan[turn - 1] if turn <= len(plan) else "Thanks!"
