@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from forms import conversing
 from forms.conversation_truth import ConversationTruth, conversation_truth
-from forms.harness import Run, run_spec, write_form
-from forms.truth import Form
+from forms.harness import Run, _per_agent, run_spec, write_form
+from forms.truth import Form, truth_of
 
 pytestmark = [
     pytest.mark.slow,
@@ -222,9 +222,11 @@ def mismatches_of_one(result: dict[str, Any], truth: ConversationTruth, where: s
 def mismatches(run: Run, target: str, truths: dict[str, ConversationTruth]) -> list[str]:
     problems: list[str] = []
     for row in run.rows[target]:
-        problems += mismatches_of_one(
-            row.json, truths[row.example_id], f"{target}/{row.example_id}"
-        )
+        truth, where = truths[row.example_id], f"{target}/{row.example_id}"
+        problems += mismatches_of_one(row.json, truth, where)
+        # the stored conversation's calls, tokens and cost per agent: --by-agent reads them
+        every = truth_of([c for turn in truth.turns for c in turn.truth.calls], truth.form)
+        problems += _per_agent(where, row.trace, every, truth.form)
     metrics = run.metrics(target)
     for key in MEANS:
         values = [t.scores()[key] for t in truths.values()]
