@@ -69,6 +69,12 @@ SWARM_ROWS = [
             {"expected_agents": ["billing", "account"], "must_mention": REFUND + EMAIL},
         ],
     ),
+    # only the conversation's own references: tech is never reached, its fix never said
+    {
+        "id": "swarm-whole-only",
+        "inputs": {"turns": ["My email address needs updating.", "Thanks"]},
+        "outputs": {"expected_agents": ["tech", "account"], "must_mention": ["new update"]},
+    },
     # the second turn's reference asks for an agent the swarm never reaches: not resolved
     conversation(
         "swarm-email-then-thanks",

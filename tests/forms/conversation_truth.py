@@ -115,12 +115,26 @@ class ConversationTruth:
                 return False
             if turn.answered and scores["resolution_coverage"] != 1.0:
                 return False
+        return self.whole_routing() in (None, 1.0) and self.whole_coverage() in (None, 1.0)
+
+    def whole_routing(self) -> float | None:
+        """The conversation's own expected_agents reached anywhere in it (None: none given)."""
+        wanted = list(dict.fromkeys(a.lower() for a in self.references.get("expected_agents", [])))
+        if not wanted:
+            return None
         invoked = {a for t in self.turns for a in t.truth.invoked}
-        wanted = [a.lower() for a in self.references.get("expected_agents", [])]
-        if any(a not in invoked for a in wanted):
-            return False
+        return sum(1 for a in wanted if a in invoked) / len(wanted)
+
+    def whole_coverage(self) -> float | None:
+        """The conversation's own must_mention found in its answers (None: none given)."""
+        terms = self.references.get("must_mention", [])
+        if not terms:
+            return None
         said = "\n\n".join(t.truth.final_text for t in self.turns if t.answered).lower()
-        return all(term.lower() in said for term in self.references.get("must_mention", []))
+        return sum(1 for term in terms if term.lower() in said) / len(terms)
+
+    def turns_give(self, field: str) -> bool:
+        return any(field in t.references for t in self.turns)
 
     def scores(self) -> dict[str, Any]:
         """The conversation's scores: its turns' request figures (summed or averaged) and
@@ -135,6 +149,11 @@ class ConversationTruth:
         out["handoff_chain_length"] = sum(s["handoff_chain_length"] for s in each)
         for key in ("routing_accuracy", "resolution_coverage", "ping_pong"):
             out[key] = _mean([s[key] for s in each])
+        # a reference only the conversation gives: the key is the whole conversation's
+        if not self.turns_give("expected_agents") and self.whole_routing() is not None:
+            out["routing_accuracy"] = self.whole_routing()
+        if not self.turns_give("must_mention") and self.whole_coverage() is not None:
+            out["resolution_coverage"] = self.whole_coverage()
         out.update(
             turns=len(self.turns),
             resolved=resolved,
