@@ -229,7 +229,14 @@ def conversation_note(
     summed = [m.label for m in shown if m.across_turns == "sum"]
     averaged = [m.label for m in shown if m.across_turns == "mean"]
     parts = [f"the sum of its turns' for {', '.join(summed)}"] if summed else []
-    parts += [f"the mean of its turns' for {', '.join(averaged)}"] if averaged else []
+    parts += (
+        [
+            f"the mean of its turns' for {', '.join(averaged)} (the whole conversation's score "
+            "where only its top-level references give one)"
+        ]
+        if averaged
+        else []
+    )
     counts = " / ".join(str(n) for n in counted)
     text = f"conversations: {counts}" + (" (per target)" if len(counted) > 1 else "")
     if parts:
