@@ -9,6 +9,7 @@ around a swarm without a checkpointer, and a router graph without one.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -16,8 +17,11 @@ from typing import Any
 import pytest
 from forms import conversing
 from forms.conversation_truth import ConversationTruth, conversation_truth
-from forms.harness import Run, _per_agent, run_spec, write_form
+from forms.harness import Row, Run, _per_agent, run_spec, write_form
+from forms.model import LOG
 from forms.truth import Form, truth_of
+
+from agenteval_cli.store.db import Store
 
 pytestmark = [
     pytest.mark.slow,
@@ -389,3 +393,67 @@ def test_a_scripted_simulated_user_has_the_same_conversation_twice(tmp_path) -> 
         ["billing", "account"],
         ["account"],
     ]
+
+
+def test_shards_of_a_conversation_run_merge_into_the_figures_of_the_log(tmp_path, invoke) -> None:
+    """The swarm's conversations split over two shards, each conversation whole in one of
+    them, then merged: every figure per turn, per conversation and of the experiment is the
+    log's, as in one run."""
+    spec = write_form(tmp_path, targets={"swarm": CASES["swarm"][0]}, rows=SWARM_ROWS)
+    LOG.clear()
+    for shard in (1, 2):
+        ran = invoke("run", spec, "--shard", f"{shard}/2", "--store", tmp_path / f"{shard}.db")
+        assert ran.exit_code == 0, ran.output
+    out, merged = tmp_path / "merged.json", tmp_path / "merged.db"
+    done = invoke("merge", tmp_path / "1.db", tmp_path / "2.db", "--store", merged, "--json", out)
+    assert done.exit_code == 0, done.output
+    document = json.loads(out.read_text())
+    (experiment,) = document["experiments"]
+    with Store(merged) as store:
+        kept = {s.result.example_id: s for s in store.results(experiment["id"])}
+    rows = [
+        Row(
+            entry["example_id"],
+            entry["repetition"],
+            kept[entry["example_id"]].inputs,
+            kept[entry["example_id"]].reference_outputs,
+            entry,
+            kept[entry["example_id"]].result.trace,
+        )
+        for entry in experiment["results"]
+    ]
+    assert sorted(row.example_id for row in rows) == sorted(row["id"] for row in SWARM_ROWS)
+    run = Run(done.output, document, {"swarm": rows}, LOG.calls())
+    problems = mismatches(run, "swarm", truths_of(run, "swarm"))
+    assert not problems, "\n" + "\n".join(problems)
+
+
+def test_a_cached_conversation_is_served_whole_and_an_interrupted_one_runs_again(
+    tmp_path, invoke
+) -> None:
+    spec = write_form(
+        tmp_path,
+        targets={"desk": CASES["desk"][0]},
+        rows=DESK_ROWS,
+        max_interrupt_rate=0.5,
+        cache=True,
+    )
+    runs = []
+    for attempt in ("first", "again"):
+        LOG.clear()
+        out = tmp_path / f"{attempt}.json"
+        ran = invoke("run", spec, "--store", tmp_path / "s.db", "--json", out)
+        assert ran.exit_code == 0, ran.output
+        (experiment,) = json.loads(out.read_text())["experiments"]
+        runs.append(({r["example_id"]: r for r in experiment["results"]}, LOG.calls()))
+    (first, _), (again, calls) = runs
+    unanswered = "desk-cancel-unanswered"
+    assert {k: r["cached"] for k, r in again.items()} == {k: k != unanswered for k in again}
+    # only the conversation that stopped at an interrupt called the model again
+    assert {c.question for c in calls} == {"Cancel my subscription now."}
+    for example, result in again.items():
+        assert [t["inputs"] for t in result["turns"]] == [
+            t["inputs"] for t in first[example]["turns"]
+        ]
+        same = {k: v for k, v in result["scores"].items() if "latency" not in k}
+        assert same == {k: v for k, v in first[example]["scores"].items() if "latency" not in k}
