@@ -457,3 +457,46 @@ def test_a_cached_conversation_is_served_whole_and_an_interrupted_one_runs_again
         ]
         same = {k: v for k, v in result["scores"].items() if "latency" not in k}
         assert same == {k: v for k, v in first[example]["scores"].items() if "latency" not in k}
+
+
+def test_each_conversation_says_why_it_ended(tmp_path) -> None:
+    """The ``turns`` comment and the last turn's ``ended`` say why a conversation stopped:
+    its script used up, an interrupt nothing answered (the message after it never sent),
+    the simulated user done."""
+    rows = [
+        *DESK_ROWS,
+        conversation(
+            "desk-cancel-then-message",
+            ["Cancel it all, please.", "Also update my email address."],
+            [{}, {}],
+        ),
+    ]
+    run = run_spec(
+        tmp_path / "desk", targets={"desk": CASES["desk"][0]}, rows=rows, max_interrupt_rate=1
+    )
+    ended = {
+        r.example_id: (r.json["comments"]["turns"], r.json["turns"][-1]["ended"])
+        for r in run.rows["desk"]
+    }
+    script = "the script's turns are used up"
+    assert ended["desk-cancel-yes-then-email"] == (script, script)
+    assert ended["desk-cancel-no"] == (script, script)
+    stopped = "turn 1 stopped at interrupt() and no resume followed"
+    assert ended["desk-cancel-unanswered"] == (stopped, stopped)
+    unsent = "turn 1 stopped at interrupt() and turn 2 is a message, not a resume: it was not sent"
+    assert ended["desk-cancel-then-message"] == (unsent, unsent)
+    for row in run.rows["desk"]:  # only the last turn says it
+        assert [t["ended"] for t in row.json["turns"][:-1]] == [None] * (len(row.json["turns"]) - 1)
+    simulated = run_spec(
+        tmp_path / "simulated",
+        targets={"swarm": CASES["swarm"][0]},
+        rows=SIMULATED_ROWS,
+        simulated_user={"function": "forms.conversing:customer", "max_turns": 3},
+    )
+    ended = {r.example_id: r.json["comments"]["turns"] for r in simulated.rows["swarm"]}
+    # the refund-then-email customer is cut at three turns (its thanks the third); the crash
+    # customer thanks the agent in turn 2, is greeted back and is done
+    assert ended == {
+        "sim-refund-email": "max_turns reached (3)",
+        "sim-crash": "the user said it is done",
+    }

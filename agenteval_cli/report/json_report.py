@@ -169,6 +169,7 @@ def _turn_json(turn: Turn, pricing: Mapping[str, Any] | None) -> dict[str, Any]:
         # the simulated user's calls that wrote the turn, priced apart from the target's
         "user_calls": [_priced_call(m, pricing) for m in turn.user_calls],
         "sent": turn.sent,  # false: the turn never reached the target (it ended the conversation)
+        "ended": turn.ended,  # on the last turn: why the conversation ended there
     }
 
 
