@@ -73,6 +73,22 @@ SWARM_ROWS = [
             {"expected_agents": ["billing", "account"], "must_mention": REFUND + EMAIL},
         ],
     ),
+    # account stops at interrupt() in the turn billing handed to it; the resume goes on there
+    conversation(
+        "swarm-cancel-midway",
+        [
+            "Please refund my invoice.",
+            "Now cancel my subscription.",
+            {"resume": "yes"},
+            "Thank you.",
+        ],
+        [
+            {"expected_agents": ["billing"], "must_mention": REFUND},
+            {"expected_agents": ["account"]},
+            {"must_mention": ["cancelled"]},
+            {"must_mention": HOURS},
+        ],
+    ),
     # only the conversation's own references: tech is never reached, its fix never said
     {
         "id": "swarm-whole-only",

@@ -56,8 +56,13 @@ def peer(name: str, peers: Sequence[str]) -> Policy:
     def policy(messages: list[BaseMessage]) -> AIMessage:
         request, since = latest(messages)
         want = needed(request)
+        cancelling = "cancel" in request.lower()
+        if cancelling and "account" not in want:  # a cancellation is account's part
+            want.append("account")
         tool_name, args = TOOLS[name]
-        if name in want and not called(since, tool_name):
+        if name == "account" and cancelling and not called(since, CANCEL):
+            return call(CANCEL)
+        if name in want and not cancelling and not called(since, tool_name):
             return call(tool_name, args)
         for other in want:
             if other != name and other in peers and not done(since, other):
@@ -119,7 +124,11 @@ def build_swarm(graph: str, *, checkpointer: Any = None) -> Any:
         agents.append(
             create_agent(
                 form_model(graph, name, peer(name, others)),
-                [TOOL_OF[name], *(create_handoff_tool(agent_name=o) for o in others)],
+                [
+                    TOOL_OF[name],
+                    *([cancel_subscription] if name == "account" else []),
+                    *(create_handoff_tool(agent_name=o) for o in others),
+                ],
                 system_prompt=f"You are {name}; hand other parts to your peers.",
                 name=name,
             )
