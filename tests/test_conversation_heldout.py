@@ -516,3 +516,80 @@ def test_each_conversation_says_why_it_ended(tmp_path) -> None:
         "sim-refund-email": "max_turns reached (3)",
         "sim-crash": "the user said it is done",
     }
+
+
+LLM_ROWS = [
+    {
+        "id": "llm-refund-email",
+        "inputs": {
+            "persona": "Dana, an admin at Acme",
+            "scenario": "You want a refund for your invoice, then your email updated.",
+        },
+        "outputs": {"expected_agents": ["billing", "account"], "must_mention": REFUND + EMAIL},
+    },
+    {
+        "id": "llm-crash",
+        "inputs": {"persona": "Sam, a developer", "scenario": "Your app shows a crash on start."},
+        "outputs": {"expected_agents": ["tech"]},
+    },
+]
+# what each customer says, by a phrase of its scenario, one message a turn
+PLANS = {
+    "refund for your invoice": ["I need a refund for my invoice.", "Now update my email address."],
+    "crash on start": ["The app shows a crash on start."],
+}
+DONE = "Thanks, that is all. ###DONE###"
+
+
+def customer_model(request: dict[str, Any]) -> str:
+    """The simulated user's model, served on loopback: the next message of the customer its
+    system prompt describes (its own earlier messages come back as ``assistant``)."""
+    messages = request["messages"]
+    system = " ".join(str(m["content"]) for m in messages if m["role"] == "system")
+    plan = next(plan for phrase, plan in PLANS.items() if phrase in system)
+    said = sum(1 for m in messages if m["role"] == "assistant")
+    return plan[said] if said < len(plan) else DONE
+
+
+def test_an_llm_simulated_user_has_the_same_conversations_twice(tmp_path, monkeypatch) -> None:
+    """openevals' simulated user on an OpenAI-compatible loopback server whose replies
+    depend only on what it is sent: two runs, conversations concurrent, write the same
+    conversations; the swarm's figures are its log's, the user's calls counted apart."""
+    from openai_server import openai_server
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    seen = []
+    with openai_server(model="user-model") as server:
+        server.reply_for = customer_model
+        user = {"model": "openai:user-model", "base_url": server.base_url, "max_turns": 4}
+        for attempt in ("first", "second"):
+            run = run_spec(
+                tmp_path / attempt,
+                targets={"swarm": CASES["swarm"][0]},
+                rows=LLM_ROWS,
+                simulated_user=user,
+            )
+            conversations = {}
+            for row in run.rows["swarm"]:
+                said = [turn["inputs"]["question"] for turn in row.json["turns"]]
+                plan = next(p for phrase, p in PLANS.items() if phrase in row.inputs["scenario"])
+                assert said == plan, row.example_id
+                scripted = {"inputs": {"turns": said}, "outputs": row.reference}
+                truth = conversation_truth(run.calls, "conv_swarm", scripted, Form())
+                problems = mismatches_of_one(row.json, truth, f"{attempt}/{row.example_id}")
+                assert not problems, "\n" + "\n".join(problems)
+                # one user call a message, and the one that said it was done
+                assert row.json["scores"]["user_input_tokens"] == 120 * (len(plan) + 1)
+                assert row.json["scores"]["user_output_tokens"] == 30 * (len(plan) + 1)
+                assert row.json["comments"]["turns"] == "the user said it is done"
+                conversations[row.example_id] = [
+                    (
+                        turn["inputs"],
+                        turn["outputs"]["final_response"],
+                        turn["trace"]["agent_path"],
+                        {k: v for k, v in turn["scores"].items() if "latency" not in k},
+                    )
+                    for turn in row.json["turns"]
+                ]
+            seen.append(conversations)
+    assert seen[0] == seen[1]
