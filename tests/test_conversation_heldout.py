@@ -593,3 +593,29 @@ def test_an_llm_simulated_user_has_the_same_conversations_twice(tmp_path, monkey
                 ]
             seen.append(conversations)
     assert seen[0] == seen[1]
+
+
+def test_the_html_report_shows_each_turn_s_agents_as_the_log_has_them(tmp_path, invoke) -> None:
+    spec = write_form(tmp_path, targets={"swarm": CASES["swarm"][0]}, rows=SWARM_ROWS)
+    LOG.clear()
+    page = tmp_path / "report.html"
+    ran = invoke("run", spec, "--store", tmp_path / "s.db", "--html", page)
+    assert ran.exit_code == 0, ran.output
+    truths = {
+        row["id"]: conversation_truth(
+            LOG.calls(), "conv_swarm", row, Form(), pausing=(conversing.CANCEL,)
+        )
+        for row in SWARM_ROWS
+    }
+    text = page.read_text()
+    blocks = re.split(r'<details class="example" data-id="', text)[1:]
+    shown = {}
+    for block in blocks:
+        example = block.split('"', 1)[0]
+        rows = re.findall(r'<tr class="turn" data-turn="(\d+)">(.*?)</tr>', block, re.S)
+        shown[example] = [
+            re.findall(r'<span class="agent">(?:.*?› )?([^<›]+)</span>', row) for _, row in rows
+        ]
+    assert shown == {
+        example: [turn.path for turn in truth.turns] for example, truth in truths.items()
+    }
