@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         rescore,
         run,
         save_baseline,
+        spec_schema,
         upload,
         write_report,
     )
@@ -43,6 +44,7 @@ __all__ = [
     "rescore",
     "run",
     "save_baseline",
+    "spec_schema",
     "upload",
     "write_report",
 ]

@@ -602,7 +602,48 @@ def test_each_repetition_of_a_conversation_runs_on_its_own_thread(tmp_path, invo
         assert (scores["turns"], scores["resolved"], scores["agent_continuity"]) == (2, True, 1.0)
         assert (scores["conversation_handoffs"], scores["followup_model_calls"]) == (1, 1.0)
     metrics = run.experiments["t"]["metrics"]
-    assert metrics["model_calls"] == 3.0 and metrics["consistency"] == 1.0
+    assert metrics["model_calls"] == 3.0
+    # the conversation is the unit: one example, resolved in both repetitions
+    resolved = run.experiments["t"]["pass_k"]["outcomes"]["resolved"]
+    assert resolved["examples"] == 1 and resolved["repetitions"] == 2
+    assert resolved["flaky"]["examples"] == 0 and resolved["flaky"]["of"] == 1
+    assert [k["pass_hat_k"] for k in resolved["k"]] == [1.0, 1.0]
+
+
+# the front desk hands off in one repetition and answers alone (wrongly) in the other
+FLAKY_SWARM = """
+from langgraph_swarm import create_handoff_tool, create_swarm
+
+front = scripted("front-model", reply(tools=[("transfer_to_billing", {})], tokens=(3, 1)),
+                 reply("I cannot help.", tokens=(3, 1)), reply("Still cannot.", tokens=(3, 1)))
+billing = scripted("billing-model", reply("INV-1 is paid.", tokens=(9, 4)),
+                   reply("Paid on May 2.", tokens=(12, 5)))
+agents = [
+    create_react_agent(front, [create_handoff_tool(agent_name="billing")], name="front_desk",
+                       prompt="f"),
+    create_react_agent(billing, [], name="billing", prompt="b"),
+]
+graph = create_swarm(agents, default_active_agent="front_desk").compile(
+    checkpointer=InMemorySaver())
+"""
+
+
+def test_a_conversation_resolved_in_one_repetition_of_two_is_flaky(tmp_path, invoke):
+    """One conversation, resolved in one repetition and not in the other (its first turn never
+    reached billing): pass^1 = 1/2, pass^2 = C(1,2)/C(2,2) = 0, pass@2 = 1, flaky 1 of 1."""
+    run = Run(tmp_path, invoke, FLAKY_SWARM, [PAID_WHEN], extra="repetitions: 2\n")
+    assert run.cli.exit_code == 0, run.cli.output
+    resolved = sorted(run.result("paid-when", repetition=r)["scores"]["resolved"] for r in (0, 1))
+    assert resolved == [False, True]
+    figures = run.experiments["t"]["pass_k"]
+    found = figures["outcomes"]["resolved"]
+    assert [(k["k"], k["pass_hat_k"], k["pass_at_k"]) for k in found["k"]] == [
+        (1, 0.5, 0.5),
+        (2, 0.0, 1.0),
+    ]
+    assert (found["flaky"]["examples"], found["flaky"]["of"]) == (1, 1)
+    assert (figures["flaky"]["examples"], figures["flaky"]["of"]) == (1, 1)
+    assert "resolved" in run.cli.output and "pass^k, k = 1 / 2" in run.cli.output
 
 
 # --- a turn that could not be sent is no turn the conversation ran ------------------------

@@ -15,6 +15,7 @@ def test_init_writes_a_spec_that_runs_as_is(tmp_path, monkeypatch, invoke):
     result = invoke("init", str(project))
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in project.iterdir()) == [
+        "agenteval.schema.json",
         "agenteval.yaml",
         "dataset.jsonl",
         "target.py",
@@ -67,9 +68,9 @@ def test_init_into_a_file_is_refused(tmp_path, invoke):
 
 
 def test_the_scaffold_ships_with_the_package():
-    from agenteval_cli.cli.init import FILES, SCAFFOLD
+    from agenteval_cli.cli.init import SCAFFOLD, TEMPLATES
 
-    assert all((SCAFFOLD / f"{name}.tmpl").is_file() for name in FILES)
+    assert all((SCAFFOLD / f"{name}.tmpl").is_file() for name in TEMPLATES)
     assert Path(SCAFFOLD).is_relative_to(Path(__file__).resolve().parent.parent / "agenteval_cli")
 
 

@@ -42,7 +42,7 @@ def test_means_skip_errors_and_null_scores():
     metrics = summary.metrics()
     assert list(metrics) == [  # the experiment's keys, in its order; then the others
         "routing_accuracy", "ping_pong", "cost_usd", "resolution_coverage", "custom",
-        "error_rate", "interrupt_rate", "latency_p50_s", "latency_p95_s", "consistency",
+        "error_rate", "interrupt_rate", "latency_p50_s", "latency_p95_s",
         "cost_usd_total",
     ]  # fmt: skip
     assert metrics["resolution_coverage"] is None  # configured, never scored

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from projects import project
 from stored import by_target, no_experiment, per_example, same_metrics, write_demo_spec
 
 import agenteval_cli as agenteval
@@ -41,21 +42,8 @@ def probe(inputs):
     if inputs.get("crash"):
         os._exit(1)
     time.sleep(float(inputs.get("sleep", 0)))
-    return {{"answer": answer(inputs["question"]), "cwd": os.getcwd(), "pid": os.getpid(),
-            "started": started}}
-"""
-PROBE_SPEC = """\
-experiment_prefix: probe
-dataset: {{path: examples.jsonl}}
-targets:
-  probe: probe.py:probe
-evaluators:
-  - {{name: exact, type: custom, target: checks.py:exact}}
-concurrency: {concurrency}
-timeout_s: 30
-executor: ray
-ray: {{workers: {workers}}}
-{extra}
+    return {"answer": answer(inputs["question"]), "cwd": os.getcwd(), "pid": os.getpid(),
+            "started": started}
 """
 
 
@@ -67,21 +55,33 @@ def probe_spec(
     workers: int = 2,
     extra: str = "",
 ) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "probe.py").write_text(PROBE.format())
-    (folder / "helpers.py").write_text("def answer(question):\n    return question.upper()\n")
-    (folder / "checks.py").write_text(
-        "def exact(outputs, reference_outputs):\n"
-        "    return outputs['answer'] == reference_outputs['answer']\n"
+    return project(
+        folder,
+        PROBE,
+        module="probe.py",
+        targets={"probe": "probe"},
+        dataset="examples.jsonl",
+        data=[
+            {"id": f"q{i}", "inputs": row, "outputs": {"answer": row["question"].upper()}}
+            for i, row in enumerate(rows)
+        ],
+        prefix="probe",
+        evaluators="\n  - {name: exact, type: custom, target: checks.py:exact}",
+        concurrency=concurrency,
+        extra=f"timeout_s: 30\nexecutor: ray\nray: {{workers: {workers}}}\n{extra}\n",
+        files={
+            "helpers.py": "def answer(question):\n    return question.upper()\n",
+            "checks.py": (
+                "def exact(outputs, reference_outputs):\n"
+                "    return outputs['answer'] == reference_outputs['answer']\n"
+            ),
+        },
     )
-    lines = [
-        json.dumps({"id": f"q{i}", "inputs": row, "outputs": {"answer": row["question"].upper()}})
-        for i, row in enumerate(rows)
-    ]
-    (folder / "examples.jsonl").write_text("\n".join(lines) + "\n")
-    spec = folder / "spec.yaml"
-    spec.write_text(PROBE_SPEC.format(concurrency=concurrency, workers=workers, extra=extra))
-    return spec
+
+
+def line_of(spec: Path, text: str) -> int:
+    """The number of the spec's first line holding ``text``."""
+    return next(i for i, line in enumerate(spec.read_text().splitlines(), 1) if text in line)
 
 
 def stored(store_path: Path, target: str = "probe") -> list:
@@ -204,8 +204,10 @@ def test_a_target_file_outside_the_spec_folder_is_refused_before_a_cluster_run(
     spec.write_text(spec.read_text().replace("probe.py:probe", "../elsewhere.py:probe"))
     out = invoke("run", spec, "--ray-address", cluster.address, "--store", tmp_path / "s.db")
     assert out.exit_code == 2
-    assert f"{spec}:4: target 'probe' is the file ../elsewhere.py, outside the spec's folder" in (
-        out.text
+    line = next(i for i, text in enumerate(spec.read_text().splitlines(), 1) if "elsewhere" in text)
+    assert (
+        f"{spec}:{line}: target 'probe' is the file ../elsewhere.py, outside the spec's folder"
+        in out.text
     )
     assert "Traceback" not in out.output
     assert no_experiment(tmp_path / "s.db")
@@ -222,7 +224,8 @@ def test_a_variable_for_the_workers_that_is_not_set_is_refused_before_the_run(
     out = invoke("run", spec, "--store", tmp_path / "s.db")
     assert out.exit_code == 2
     assert out.output.strip() == (
-        f"error: {spec}:10: ray.env names NO_SUCH_KEY, not set in this environment "
+        f"error: {spec}:{line_of(spec, 'ray:')}: ray.env names NO_SUCH_KEY, "
+        "not set in this environment "
         "(set them before the run, or leave them out of ray.env)"
     )
     assert no_experiment(tmp_path / "s.db")
@@ -432,7 +435,8 @@ def test_without_ray_installed_the_run_is_one_line_naming_the_extra(tmp_path, in
     out = invoke("run", spec, "--store", tmp_path / "s.db")
     assert out.exit_code == 2
     assert out.output.strip() == (
-        f"error: {spec}:9: executor 'ray' needs Ray, which is not installed "
+        f"error: {spec}:{line_of(spec, 'executor:')}: executor 'ray' needs Ray, "
+        "which is not installed "
         "(install it with: pip install 'agenteval-cli[ray]')"
     )
     assert no_experiment(tmp_path / "s.db")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from openai_server import openai_server
+from projects import answer_after, project
 
 pytest.importorskip("ray")
 
@@ -20,24 +21,19 @@ WORKERS = 3
 
 
 def write_spec(folder: Path, base_url: str) -> Path:
-    (folder / "target.py").write_text(
-        "def answer(inputs):\n    return {'final_response': 'about ' + inputs['question']}\n"
+    return project(
+        folder,
+        answer_after("", returns="{'final_response': 'about ' + inputs['question']}"),
+        dataset="rows.jsonl",
+        data=ROWS,
+        evaluators=(
+            "\n  - {name: quality, type: llm_judge, prompt: 'Is this helpful? {outputs}', "
+            f"model: 'openai:gpt-4o-mini', base_url: '{base_url}', "
+            "model_kwargs: {max_retries: 0}}"
+        ),
+        concurrency=WORKERS,
+        extra=f"executor: ray\nray: {{workers: {WORKERS}, env: [OPENAI_API_KEY]}}\n",
     )
-    rows = [json.dumps({"id": f"e{i}", "inputs": {"question": f"q{i}"}}) for i in range(ROWS)]
-    (folder / "rows.jsonl").write_text("\n".join(rows) + "\n")
-    spec = folder / "spec.yaml"
-    spec.write_text(
-        "dataset: rows.jsonl\n"
-        "targets: {t: target.py:answer}\n"
-        "evaluators:\n"
-        "  - {name: quality, type: llm_judge, prompt: 'Is this helpful? {outputs}', "
-        f"model: 'openai:gpt-4o-mini', base_url: '{base_url}', "
-        "model_kwargs: {max_retries: 0}}\n"
-        f"concurrency: {WORKERS}\n"
-        "executor: ray\n"
-        f"ray: {{workers: {WORKERS}, env: [OPENAI_API_KEY]}}\n"
-    )
-    return spec
 
 
 def comments(store: Path) -> list[str]:

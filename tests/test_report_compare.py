@@ -84,9 +84,10 @@ def test_unknown_names_and_bad_files_are_one_line_errors(demo_run, tmp_path, inv
     assert f"{bad}:1: not valid JSON" in result.output
 
 
-def test_consistency_and_spread_over_repetitions():
+def test_pass_k_and_spread_over_repetitions():
     def run(example: str, rep: int, routing: float, tokens: int) -> Run:
-        return Run(example, rep, scores={"routing_accuracy": routing, "total_tokens": tokens})
+        scores = {"routing_accuracy": routing, "routing_exact": routing, "total_tokens": tokens}
+        return Run(example, rep, scores=scores)
 
     side = ExperimentData(
         "e",
@@ -94,7 +95,10 @@ def test_consistency_and_spread_over_repetitions():
         [run("a", 0, 1.0, 10), run("a", 1, 1.0, 12), run("b", 0, 1.0, 10), run("b", 1, 0.0, 10)],
         repetitions=2,
     )
-    assert side.summary().consistency() == 0.5  # tokens may vary; routing may not
+    # only routing_exact is declared pass/fail: a passed 2 of 2, b 1 of 2
+    [exact] = side.summary().repeated().values()
+    assert exact.key == "routing_exact" and (exact.flaky.examples, exact.flaky.repeated) == (1, 2)
+    assert [(a.pass_at, a.pass_hat) for a in exact.at] == [(0.75, 0.75), (1.0, 0.5)]
     # repetition means 1.0 and 0.5: sample sd = 0.3536
     assert side.summary().spread("routing_accuracy") == pytest.approx(0.35355, 1e-4)
     results = [
@@ -102,10 +106,9 @@ def test_consistency_and_spread_over_repetitions():
         for r in side.runs
     ]
     summary = summarize(results)
-    assert summary.consistency() == 0.5
-    assert summary.metrics()["consistency"] == 0.5
+    assert summary.repeated() == side.summary().repeated()
     assert summary.spread("routing_accuracy") == pytest.approx(0.35355, 1e-4)
-    assert "consistency" not in summarize(results[:1]).metrics()
+    assert summarize(results[:1]).repeated() == {} and summarize(results[:1]).flaky() is None
 
 
 def test_markdown_escapes_model_text():

@@ -208,20 +208,24 @@ def test_a_resumed_runs_start_gives_the_whole_and_what_is_done(tmp_path, invoke)
     assert start.totals == {"a": 4} and start.done == {"a": 3} and start.left == {"a": 1}
 
 
-def test_consistency_reads_the_same_in_run_and_compare(tmp_path, invoke):
-    """Two repetitions with the same answer each time: 4 of 4 examples consistent, 100.0%."""
-    spec = project(tmp_path, **OPTS, extra="repetitions: 2\n")
+def test_flaky_examples_read_the_same_in_run_and_compare(tmp_path, invoke):
+    """Two repetitions with the same answer each time: 0 of 4 examples flaky, and Wilson's
+    upper bound for 0 of 4 is z² / (4 + z²) = 3.841 / 7.841 = 49.0%."""
+    said = "def said_refund(outputs):\n    return 'refund' in outputs['final_response']\n"
+    checks = "{name: said_refund, type: custom, target: checks.py:said_refund, binary: true}"
+    options = {**OPTS, "evaluators": f"[resolution_coverage, {checks}]"}
+    spec = project(tmp_path, **options, files={"checks.py": said}, extra="repetitions: 2\n")
     db = tmp_path / "db"
     for _ in range(2):
         run = invoke("run", spec, "--store", db)
         assert run.exit_code == 0, run.output
-        assert "consistency │ 100.0%" in run.text
+        assert "flaky examples │ 0/4 · 0.0% [0.0, 49.0]" in run.text, run.text
     with Store(db) as store:
         names = [e.name for e in store.experiments()]
-    compared = invoke("compare", *names, "--store", db)
+    compared = invoke("compare", *names, "--store", db, env={"COLUMNS": "200"})
     assert compared.exit_code == 0, compared.output
-    row = next(line for line in compared.output.splitlines() if "consistency" in line)
-    assert row.count("100.0%") == 2
+    row = next(line for line in compared.output.splitlines() if "flaky examples" in line)
+    assert row.count("0/4 · 0.0% [0.0, 49.0]") == 2
 
 
 def test_compare_and_the_reports_leave_cached_latency_out_too(tmp_path, invoke):

@@ -69,9 +69,7 @@ def test_full_spec_round_trip():
     assert spec.evaluators == [
         EvaluatorSpec(name="routing_accuracy"),
         EvaluatorSpec(name="resolution_coverage"),
-        EvaluatorSpec(
-            name="trajectory_match", options={"mode": "superset", "tool_args_match_mode": "ignore"}
-        ),
+        EvaluatorSpec(name="trajectory_match", options={"mode": "superset", "tool_args": "ignore"}),
     ]
     assert (spec.concurrency, spec.repetitions, spec.timeout_s) == (2, 3, 12.5)
     assert spec.pricing == {
@@ -83,7 +81,7 @@ def test_full_spec_round_trip():
     assert spec.raw["evaluators"][2] == {
         "name": "trajectory_match",
         "mode": "superset",
-        "tool_args_match_mode": "ignore",
+        "tool_args": "ignore",
     }
 
 

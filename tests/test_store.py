@@ -192,7 +192,7 @@ def test_timestamps_are_utc_iso_to_the_millisecond(monkeypatch, moments):
 def test_the_stored_summary_equals_summing_the_full_results(store):
     """Summed from the columns alone, the metrics match what the full results give:
     errors skipped, null scores uncounted, bools as 0/1, models collected, per-repetition
-    means and consistency kept."""
+    means and each pass/fail key's outcomes kept."""
     exp = new_experiment(store)
     rows = [
         ("e1", 0, [Score("routing_accuracy", 1.0, "ok"), Score("ping_pong", False)], None),
@@ -216,7 +216,12 @@ def test_the_stored_summary_equals_summing_the_full_results(store):
     assert stored.metrics()["ping_pong"] == 0.5
     assert stored.metrics()["judge"] == 0.75
     assert stored.metrics()["error_rate"] == pytest.approx(1 / 6)
-    assert stored.metrics()["consistency"] == pytest.approx(1 / 3)  # only e2 repeats itself
+    # ping_pong (pass/fail, lower is better) passed then failed in e1: e1 is flaky
+    assert stored.outcomes == full.outcomes == {"ping_pong": {"e1": [True, False]}}
+    assert stored.flaky() == full.flaky() and (
+        stored.flaky().examples,
+        stored.flaky().repeated,
+    ) == (1, 1)
     assert stored.spread("routing_accuracy") == full.spread("routing_accuracy") > 0
     assert stored.models == full.models == {"m0", "m1"}
     assert store.summary(exp.id).outcomes == {}  # one repetition: nothing kept per example

@@ -25,6 +25,7 @@ from agenteval_cli.api.running import (
     rescore,
     run,
 )
+from agenteval_cli.api.schema import spec_schema
 from agenteval_cli.api.uploading import Upload, Uploads, upload
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "rescore",
     "run",
     "save_baseline",
+    "spec_schema",
     "upload",
     "write_report",
 ]

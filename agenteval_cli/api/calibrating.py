@@ -31,15 +31,18 @@ def calibrate_judges(
     *,
     experiments: Iterable[str] = (),
     store: str | Path | None = None,
+    env_file: str | Path | None = None,
 ) -> tuple[list[Calibration], list[str]]:
     """Per experiment and labelled score key, the judge's agreement with people; and one
     note per labelled key an experiment never scored. The experiments are the spec's latest
-    run unless named; no labelled row is a UserError."""
-    from agenteval_cli.api.running import load
+    run unless named; no labelled row is a UserError. The spec's ``.env`` files (or
+    ``env_file``) are read for its ``${VAR}``, as a run reads them."""
+    from agenteval_cli.api.running import load, spec_env
     from agenteval_cli.results.sources import from_store
     from agenteval_cli.store.lookup import latest_run, open_store, resolve_experiment
 
-    loaded = load(spec)
+    with spec_env(spec, env_file):
+        loaded = load(spec)
     path = find_store(Path.cwd()) if store is None else Path(store)
     names = list(experiments)
     with open_store(path) as opened:

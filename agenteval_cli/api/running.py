@@ -13,8 +13,9 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
+from agenteval_cli.core.envfiles import loaded_env
 from agenteval_cli.core.pinned import pinned_process
 from agenteval_cli.execution.options import RunOptions, resumes
 from agenteval_cli.store import find_store
@@ -22,6 +23,7 @@ from agenteval_cli.store import find_store
 if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
+    from agenteval_cli.metrics.summary import Summary
     from agenteval_cli.results.failures import TargetErrors
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
@@ -42,15 +44,28 @@ class ExperimentReport:
     store: Path
 
     @functools.cached_property
-    def metrics(self) -> dict[str, float | None]:
-        """The mean of each score, the error rate and latency percentiles (the ``metrics``
-        of the ``--json`` export), read from the store when first asked for: a pass over
-        every result that a caller who never looks (the command) does not pay for."""
-        from agenteval_cli.report.json_report import experiment_metrics
+    def _summary(self) -> Summary:
+        """Read from the store when first asked for: a pass over every result that a caller
+        who never looks (the command) does not pay for."""
+        from agenteval_cli.report.json_report import experiment_summary
         from agenteval_cli.store.db import Store
 
         with Store(self.store, readonly=True) as store:
-            return experiment_metrics(store, self.id)
+            return experiment_summary(store, self.id)
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """The mean of each score, the error rate and latency percentiles (the ``metrics``
+        of the ``--json`` export)."""
+        return self._summary.metrics()
+
+    @property
+    def pass_k(self) -> dict[str, Any] | None:
+        """pass@k and pass^k of each pass/fail metric and the flaky examples (the
+        ``pass_k`` of the ``--json`` export); None when no example was repeated."""
+        from agenteval_cli.report.json_report import pass_k_json
+
+        return pass_k_json(self._summary)
 
 
 @dataclass(frozen=True)
@@ -153,13 +168,20 @@ def run(
     shard i of N (a split by example id, the same everywhere), for :func:`merge` to combine.
     ``executor="ray"`` (the spec's ``executor`` unless given) runs the calls on Ray workers:
     a local Ray instance, or the cluster at ``ray_address``; this process keeps the store.
+    The variables of the ``.env`` files from the spec's folder up to the project root (or
+    of ``env_file`` alone) that the process lacks are set for the run, then unset
+    (:mod:`agenteval_cli.core.envfiles`); ``AGENTEVAL_NO_DOTENV=1`` reads none.
     When the calls end, the working directory and standard streams a target changed are put
     back and the processes started meanwhile are ended (:mod:`agenteval_cli.core.pinned`),
     each said in the report's warnings."""
     from agenteval_cli.execution import experiment
 
     _no_running_loop()
-    with pinned_process() as pin, _session(spec, store, on_note) as session:
+    with (
+        pinned_process() as pin,
+        spec_env(spec, options.get("env_file")),
+        _session(spec, store, on_note) as session,
+    ):
         prepared = session.prepare(options)
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
@@ -186,7 +208,11 @@ async def arun(
     stops the run, and a run that would not stop ends the process, as the CLI does)."""
     from agenteval_cli.execution import experiment
 
-    with pinned_process() as pin, _session(spec, store, on_note) as session:
+    with (
+        pinned_process() as pin,
+        spec_env(spec, options.get("env_file")),
+        _session(spec, store, on_note) as session,
+    ):
         prepared = session.prepare(options)
         hook = session.starting(prepared, on_start, on_result)
         forced = session.forced_hook(prepared, on_forced_exit)
@@ -202,13 +228,15 @@ def rescore(
     experiments: Sequence[str],
     *,
     store: str | Path | Store | None = None,
+    env_file: str | Path | None = None,
 ) -> RunReport:
     """Score stored experiments again with ``spec``'s evaluators, calling no target: one
-    new experiment each (names as ``agenteval compare`` takes them)."""
+    new experiment each (names as ``agenteval compare`` takes them). The spec's ``.env``
+    files are read as a run reads them (``env_file``: that file instead)."""
     from agenteval_cli.execution.rescore import rescore as rescore_experiments
 
     _no_running_loop("rescore", "call it from a script, or from a thread of its own")
-    with _session(spec, store, None, must_exist=True) as session:
+    with spec_env(spec, env_file), _session(spec, store, None, must_exist=True) as session:
         created = rescore_experiments(session.spec, session.store, list(experiments))
         title = f"{session.spec.experiment_prefix} · rescored"
         return session.stored_report(created, title=title)
@@ -220,18 +248,21 @@ def import_langsmith(
     *,
     store: str | Path | Store | None = None,
     on_note: NoteHook | None = None,
+    env_file: str | Path | None = None,
 ) -> RunReport:
     """Import LangSmith experiments into the store (again refreshes them), calling no
     target, to report and gate on them with ``spec``'s pricing and thresholds. Needs
-    ``LANGSMITH_API_KEY``; ``on_note`` gets the progress lines."""
+    ``LANGSMITH_API_KEY`` (from the environment or the spec's ``.env`` files, or
+    ``env_file``); ``on_note`` gets the progress lines."""
     from agenteval_cli.langsmith.client import connect, credentials
     from agenteval_cli.langsmith.experiments import import_experiment, read_experiments
 
     say = on_note or (lambda _: None)
-    loaded = load(spec)
-    conn = connect(credentials())
-    pricing = dict(loaded.pricing or {})
-    remotes = read_experiments(conn, list(experiments), pricing=pricing, say=say)
+    with spec_env(spec, env_file):
+        loaded = load(spec)
+        conn = connect(credentials())
+        pricing = dict(loaded.pricing or {})
+        remotes = read_experiments(conn, list(experiments), pricing=pricing, say=say)
     kept = dict(loaded.raw)  # as a local run records its spec (secrets unexpanded)
     with opened_store(store) as opened:  # only once every experiment was read
         session = _Session(loaded, opened, None)
@@ -295,6 +326,18 @@ def load(spec: str | Path | Spec) -> Spec:
     loaded = load_spec(Path(spec))
     check_spec_metrics(loaded)
     return loaded
+
+
+def spec_env(
+    spec: str | Path | Spec, env_file: str | Path | None = None
+) -> contextlib.AbstractContextManager[dict[str, str]]:
+    """The variables of the spec's ``.env`` files (or ``env_file``'s) that the process does
+    not have, set for the duration (:mod:`agenteval_cli.core.envfiles`); before the spec
+    is read, so its ``${VAR}`` see them."""
+    from agenteval_cli.spec.model import Spec
+
+    folder = spec.base_dir if isinstance(spec, Spec) else Path(spec).parent
+    return loaded_env(folder, env_file)
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "dataset",
     "dataset_failures",
     "evaluators",
+    "schema",
     "judge",
     "plan",
     "cache",

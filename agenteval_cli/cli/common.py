@@ -118,6 +118,27 @@ StoreOption = Annotated[
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+EnvFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--env-file",
+        metavar="PATH",
+        help="Read variables from this .env file instead of the .env files from the spec's "
+        "folder up to the project root (AGENTEVAL_NO_DOTENV=1 turns those off); variables "
+        "already set win.",
+        show_default=False,
+    ),
+]
+
+
+def set_spec_env(spec_path: Path | None, env_file: str | Path | None) -> None:
+    """Set the variables of the spec's .env files (or ``--env-file``'s) that the process
+    lacks, for the rest of the command (:mod:`agenteval_cli.core.envfiles`)."""
+    from agenteval_cli.core.envfiles import apply_env
+
+    apply_env(spec_path.parent if spec_path is not None else None, env_file)
+
+
 ByAgentOption = Annotated[
     bool,
     typer.Option(

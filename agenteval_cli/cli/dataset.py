@@ -10,8 +10,10 @@ import typer
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     DebugOption,
+    EnvFileOption,
     StoreOption,
     app,
+    set_spec_env,
     stderr,
     stdout,
     user_errors,
@@ -35,6 +37,7 @@ def dataset_validate(
             "names a field no evaluator reads when one an evaluator needs is in no row.",
         ),
     ] = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Check a dataset file offline, with the same checks a run makes; every bad row is
     reported (the first 20 in full), exit 2 if there is one.
@@ -46,6 +49,7 @@ def dataset_validate(
     from agenteval_cli.data.examples import check_file, dataset_hash
 
     with user_errors():
+        set_spec_env(spec, env_file)
         loaded, path = _validated_source(path, spec)
     check = check_file(path, shown=SHOWN_PROBLEMS)
     problems = [*check.problems, *([check.fatal] if check.fatal else [])]
@@ -135,6 +139,7 @@ def dataset_push(
         bool, typer.Option("--dry-run", help="Print what would change; change nothing.")
     ] = False,
     store_path: StoreOption = DEFAULT_STORE,
+    env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Make a LangSmith dataset's examples equal to the file's (matched by example id).
@@ -154,6 +159,7 @@ def dataset_push(
         out.print(console_text(line), highlight=False, markup=False)
 
     with user_errors(debug):
+        set_spec_env(config, env_file)  # LANGSMITH_API_KEY may be in the spec's .env
         path, name = _push_source(path, config, name)
         examples = load_examples(path)
         file_hash = dataset_hash(path)

@@ -81,8 +81,8 @@ def add_failures(
             if (not failed and not errors) or example_id in existing:
                 continue
             reasons = errors or [
-                f"{c.key} = {_shown(side.catalog, c.key, c.value)} (expected {c.threshold})"
-                + (f": {c.comment}" if c.comment else "")
+                f"{c.key} = {c.shown(value=_shown(side.catalog, c.key, c.value))}"
+                f" (expected {c.threshold})" + (f": {c.comment}" if c.comment else "")
                 for c in failed
             ]
             rows.append(

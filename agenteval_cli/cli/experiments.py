@@ -174,6 +174,7 @@ def run_from_langsmith(
     outputs: RunOutputs,
     *,
     by_agent: bool = False,
+    env_file: str | Path | None = None,
 ) -> bool:
     """``agenteval import SPEC NAME...``: no target is called. Each LangSmith experiment is
     imported into the store (under its own name; again refreshes it), then the run's table,
@@ -186,7 +187,9 @@ def run_from_langsmith(
 
     err = stderr()
     with Store(store_path) as store:
-        report = api.import_langsmith(spec, names, store=store, on_note=_sayer(err))
+        report = api.import_langsmith(
+            spec, names, store=store, on_note=_sayer(err), env_file=env_file
+        )
         ids = report.ids
         print_comparison(store, ids, pricing=dict(spec.pricing or {}), title=report.title)
         if by_agent:

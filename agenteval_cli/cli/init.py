@@ -13,7 +13,12 @@ import typer
 from agenteval_cli.cli.common import app, user_errors
 
 SCAFFOLD = Path(__file__).with_name("scaffold")
-FILES = ("agenteval.yaml", "dataset.jsonl", "target.py")
+SCHEMA = "agenteval.schema.json"  # beside the spec, so an editor checks it offline
+TEMPLATES = ("agenteval.yaml", "dataset.jsonl", "target.py")  # scaffold/NAME.tmpl
+FILES = (*TEMPLATES, SCHEMA)
+# The spec's first line: the YAML language server (VS Code, Neovim, ...) reads its schema
+# from the file beside it.
+SCHEMA_LINE = f"# yaml-language-server: $schema={SCHEMA}\n"
 
 
 @app.command()
@@ -28,6 +33,8 @@ def init(
     ] = Path("."),
 ) -> None:
     """Start an experiment: write agenteval.yaml, dataset.jsonl and target.py into DIR.
+
+    Beside them, agenteval.schema.json: the spec's first line points editors at it.
 
     Example: agenteval init evals && agenteval run evals/agenteval.yaml"""
     from agenteval_cli.core.errors import UserError
@@ -44,7 +51,7 @@ def init(
         try:
             directory.mkdir(parents=True, exist_ok=True)
             for name in FILES:
-                text = (SCAFFOLD / f"{name}.tmpl").read_text(encoding="utf-8")
+                text = _contents(name)
                 with (directory / name).open("x", encoding="utf-8") as handle:
                     handle.write(text)
         except OSError as exc:
@@ -57,3 +64,12 @@ def init(
     spec = directory / "agenteval.yaml"
     typer.echo(f"next: agenteval run {spec}")
     typer.echo(f"then point its targets at your graph (see {directory / 'target.py'})")
+
+
+def _contents(name: str) -> str:
+    if name == SCHEMA:
+        from agenteval_cli.cli.schema import schema_text
+
+        return schema_text()
+    text = (SCAFFOLD / f"{name}.tmpl").read_text(encoding="utf-8")
+    return SCHEMA_LINE + text if name == "agenteval.yaml" else text

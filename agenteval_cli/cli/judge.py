@@ -10,8 +10,10 @@ import typer
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     DebugOption,
+    EnvFileOption,
     StoreOption,
     app,
+    set_spec_env,
     stderr,
     stdout,
     user_errors,
@@ -39,6 +41,7 @@ def judge_calibrate(
         ),
     ] = None,
     store_path: StoreOption = DEFAULT_STORE,
+    env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Agreement of each judge with the people who labelled rows (outputs.human): per
@@ -49,7 +52,10 @@ def judge_calibrate(
     from agenteval_cli.api.calibrating import calibrate_judges
 
     with user_errors(debug):
-        found, notes = calibrate_judges(spec_path, experiments=experiment or (), store=store_path)
+        set_spec_env(spec_path, env_file)
+        found, notes = calibrate_judges(
+            spec_path, experiments=experiment or (), store=store_path, env_file=env_file
+        )
     out = stdout()
     for line in calibration_lines(found):
         out.print(line, highlight=False, markup=False, soft_wrap=True)

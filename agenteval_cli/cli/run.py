@@ -12,6 +12,7 @@ from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     ByAgentOption,
     DebugOption,
+    EnvFileOption,
     OutputFailures,
     StoreOption,
     UpdatePricesOption,
@@ -21,6 +22,7 @@ from agenteval_cli.cli.common import (
     json_on_stdout,
     open_store,
     print_comparison,
+    set_spec_env,
     stderr,
     stdout,
     user_errors,
@@ -173,6 +175,7 @@ def run(
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
     update_prices: UpdatePricesOption = False,
+    env_file: EnvFileOption = None,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
@@ -208,6 +211,7 @@ def run(
                 upload=upload or None,
                 executor=executor,  # type: ignore[typeddict-item]  # checked before use
                 ray_address=ray_address,
+                env_file=env_file,
             ),
             shard=shard,
             rescore=rescore,
@@ -246,6 +250,7 @@ def _run_command(
     resume, upload, cache = resumes(options), bool(options.get("upload")), options.get("cache")
     executor, ray_address = options.get("executor"), options.get("ray_address")
     with user_errors(debug):
+        set_spec_env(spec_path, options.get("env_file"))  # before the spec's ${VAR} are read
         if rescore or from_langsmith:
             given = {
                 "--resume/--retry-errors": resume,
@@ -278,12 +283,26 @@ def _run_command(
             from agenteval_cli.cli.experiments import run_from_langsmith
 
             if not run_from_langsmith(
-                spec, from_langsmith, store_path, json_path, outputs, by_agent=by_agent
+                spec,
+                from_langsmith,
+                store_path,
+                json_path,
+                outputs,
+                by_agent=by_agent,
+                env_file=options.get("env_file"),
             ):
                 raise typer.Exit(ExitCode.GATE_FAILED)
             return
         if rescore:
-            rescore_stored(spec, rescore, store_path, json_path, by_agent, quiet=quiet)
+            rescore_stored(
+                spec,
+                rescore,
+                store_path,
+                json_path,
+                by_agent,
+                quiet=quiet,
+                env_file=options.get("env_file"),
+            )
             return
     failures = OutputFailures(debug)
     with user_errors(debug), Store(store_path) as store:
@@ -596,11 +615,12 @@ def rescore_stored(
     by_agent: bool,
     *,
     quiet: bool = False,
+    env_file: str | Path | None = None,
 ):
     from agenteval_cli import api
 
     with open_store(store_path, write=True) as store:
-        report = api.rescore(spec, names, store=store)
+        report = api.rescore(spec, names, store=store, env_file=env_file)
         # the calls' errors and interrupts were judged when they ran: only an evaluator
         # failing everywhere
         clean = _print_run(

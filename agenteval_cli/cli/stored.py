@@ -13,12 +13,14 @@ from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     ByAgentOption,
     DebugOption,
+    EnvFileOption,
     StoreOption,
     UpdatePricesOption,
     app,
     fetch_prices,
     is_stdout,
     json_on_stdout,
+    set_spec_env,
     user_errors,
 )
 from agenteval_cli.cli.outputs import (
@@ -59,6 +61,7 @@ def rescore(
         bool, typer.Option("--quiet", "-q", help="No table: a one-line verdict at the end.")
     ] = False,
     store_path: StoreOption = DEFAULT_STORE,
+    env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Score stored experiments again with SPEC's evaluators, calling no target: one new
@@ -72,8 +75,11 @@ def rescore(
 
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
         check_quiet(quiet, by_agent)
+        set_spec_env(spec_path, env_file)
         spec = api.load(spec_path)
-        rescore_stored(spec, experiments, store_path, json_path, by_agent, quiet=quiet)
+        rescore_stored(
+            spec, experiments, store_path, json_path, by_agent, quiet=quiet, env_file=env_file
+        )
 
 
 @app.command("import")
@@ -92,6 +98,7 @@ def import_experiments(
     save_baseline: SaveBaselineOption = None,
     update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
+    env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Import LangSmith experiments into the store, calling no target, then report and gate
@@ -107,10 +114,11 @@ def import_experiments(
 
     outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
+        set_spec_env(spec_path, env_file)
         spec = api.load(spec_path)
         if update_prices:
             fetch_prices(False)
         if not run_from_langsmith(
-            spec, experiments, store_path, json_path, outputs, by_agent=by_agent
+            spec, experiments, store_path, json_path, outputs, by_agent=by_agent, env_file=env_file
         ):
             raise typer.Exit(ExitCode.GATE_FAILED)

@@ -16,9 +16,11 @@ import typer
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     DebugOption,
+    EnvFileOption,
     StoreOption,
     app,
     open_store,
+    set_spec_env,
     user_errors,
 )
 
@@ -45,6 +47,7 @@ def view(
         bool, typer.Option("--no-open", help="Write the report; do not open a browser.")
     ] = False,
     store_path: StoreOption = DEFAULT_STORE,
+    env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Write the HTML comparison of the latest run and open it in a browser.
@@ -61,6 +64,7 @@ def view(
         if spec_path is not None:
             from agenteval_cli.spec.model import load_spec
 
+            set_spec_env(spec_path, env_file)
             spec = load_spec(spec_path)
             prefix, source = spec.experiment_prefix, spec.source
         with open_store(store_path) as store:

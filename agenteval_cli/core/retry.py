@@ -17,12 +17,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, get_args
 
 T = TypeVar("T")
 
 # What ``retries.on`` may name. ``server`` is a 5xx answer; ``any`` is every exception.
-RETRY_KINDS = ("rate_limit", "timeout", "connection", "server", "any")
+RetryKind = Literal["rate_limit", "timeout", "connection", "server", "any"]
+RETRY_KINDS: tuple[str, ...] = get_args(RetryKind)
 DEFAULT_ON = ("rate_limit", "timeout", "connection")
 
 _RATE_LIMIT_NAMES = {"RateLimitError", "TooManyRequests", "ThrottlingException"}

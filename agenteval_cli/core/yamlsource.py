@@ -293,6 +293,8 @@ def format_key_path(path: KeyPath) -> str:
 # ${NAME}, ${NAME:-default}; $${...} is a literal ${...}; a lone ${ is unterminated.
 _REFERENCE = re.compile(r"(\$?)\$\{([^}]*)\}|\$\{")
 _NAME_AND_DEFAULT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+# A string that is one reference and nothing else (what a number may be written as).
+WHOLE_REFERENCE = r"^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$"
 
 
 def expand_env(

@@ -29,6 +29,7 @@ CONVERSATION_METRICS = (
         "resolved",
         fmt="percent",
         pass_mark=">= 1",
+        binary=True,
         headline=True,
         level="conversation",
     ),
@@ -73,7 +74,6 @@ CONVERSATION_METRICS = (
         fmt="money",
         quantity=True,
         short="follow-up cost",
-        volatile=True,
         level="conversation",
     ),
     metric(
@@ -92,6 +92,7 @@ CONVERSATION_METRICS = (
         fmt="percent",
         short="ping-pong (conv.)",
         pass_mark="<= 0",
+        binary=True,
         level="conversation",
     ),
 )

@@ -34,7 +34,7 @@ def _known(value: int | None) -> float | None:
     reads="trace model calls (usage_metadata); spec pricing, else the genai-prices database",
     description="input/output/total tokens per request, its USD (each call priced by its "
     "parts: cache reads, cache writes, reasoning) and the share of input read from cache",
-    metrics=[  # tokens and cost change with a reply's wording: consistency ignores them
+    metrics=[
         metric(
             "input_tokens",
             "input tokens / request",
@@ -43,7 +43,6 @@ def _known(value: int | None) -> float | None:
             quantity=True,
             short="input tokens",
             abbrev="input",
-            volatile=True,
             under="total_tokens",
             across_turns="sum",
         ),
@@ -55,7 +54,6 @@ def _known(value: int | None) -> float | None:
             quantity=True,
             short="output tokens",
             abbrev="output",
-            volatile=True,
             under="total_tokens",
             across_turns="sum",
         ),
@@ -66,7 +64,6 @@ def _known(value: int | None) -> float | None:
             fmt="count",
             quantity=True,
             short="tokens",
-            volatile=True,
             across_turns="sum",
         ),
         metric(
@@ -76,7 +73,6 @@ def _known(value: int | None) -> float | None:
             fmt="money",
             quantity=True,
             short="cost",
-            volatile=True,
             across_turns="sum",
         ),
         metric(  # shown only where some model reported its cache reads
@@ -85,7 +81,6 @@ def _known(value: int | None) -> float | None:
             fmt="percent",
             quantity=True,
             short="cache share",
-            volatile=True,
             reported=True,
         ),
     ],

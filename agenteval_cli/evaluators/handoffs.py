@@ -76,6 +76,7 @@ def _path_bounce(trace: Trace, skip: set[str]) -> int | None:
             short="ping-pong",
             abbrev="pong",
             pass_mark="<= 0",
+            binary=True,
         ),
     ],
     example="- {name: handoff_chain_length, coordinators: [router]}",

@@ -9,20 +9,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agenteval_cli.evaluators.registry import EvaluatorInfo
+from agenteval_cli.evaluators.registry import EvaluatorInfo, common_options
 from agenteval_cli.metrics.registry import MetricInfo
 
 # Options every evaluator entry takes, handled by the loader rather than the factory.
-COMMON_OPTIONS = (
-    ("type", "registry entry, when name is your own (e.g. type: llm_judge)"),
-    ("sample", "score only this share of the examples, e.g. 0.25, picked by a hash of their ids"),
-    ("seed", "which examples the sample picks: another number, another share (default 0)"),
-    (
-        "level",
-        "conversation: score each conversation once, on its whole transcript, instead of each "
-        "turn (default request)",
-    ),
-)
+COMMON_OPTIONS = tuple(common_options())
 # Evaluators whose score key is the name they are given in the spec.
 NAMED_BY_SPEC = ("llm_judge", "custom", "trajectory_judge")
 
@@ -90,8 +81,10 @@ def describe(info: EvaluatorInfo) -> Description:
 
 
 def _reads(declared: MetricInfo) -> str:
-    """``count, lower is better``, and how a conversation has it when it says."""
-    text = f"{declared.format}, {declared.direction} is better"
+    """``count, lower is better`` (``pass/fail`` for a binary outcome), and how a
+    conversation has it when it says."""
+    kind = ", pass/fail" if declared.binary else ""
+    text = f"{declared.format}{kind}, {declared.direction} is better"
     if declared.level == "conversation":
         return text + ", per conversation"
     if declared.across_turns == "sum":

@@ -15,24 +15,31 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.evaluators.factory_options import CONTEXT_PARAMETERS, check_options
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.registry import (
     ALIASES,
     METRICS,
+    AcrossTurns,
+    Direction,
+    Format,
+    Level,
+    MetricFields,
     MetricInfo,
     declare,
     metric,
     with_options,
 )
+from agenteval_cli.spec.fields import NonEmptyStr
 
 Evaluator = Callable[..., Any]
 Factory = Callable[..., Evaluator]
-
-# Filled in from the experiment, never written in YAML; `evaluators show` hides them.
-CONTEXT_PARAMETERS = ("pricing", "name", "base_dir", "spec_file", "spec_line")
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,14 @@ def build_evaluator(
                 line=line,
                 hint=did_you_mean(str(options[key]), [str(a) for a in choices]),
             )
+    problem = check_options(info.factory, options)
+    if problem is not None:
+        raise UserError(
+            f"evaluator {name!r}: {problem}",
+            file=file,
+            line=line,
+            hint=f"see 'agenteval evaluators show {name}'",
+        )
     for key, value in (context or {}).items():
         if key in params and key not in options:
             options[key] = value
@@ -199,16 +214,69 @@ def _options_hint(allowed: list[str]) -> str:
     return f"options: {', '.join(allowed)}" if allowed else "it takes no options"
 
 
-# Options of a spec entry that declare its score's metadata rather than configure it.
-METRIC_OPTIONS = (
-    "label",
-    "direction",
-    "lower_is_better",
-    "format",
-    "needs_answer",
-    "across_turns",
-    "metrics",
-)
+class MetricOptions(TypedDict, total=False):
+    """Options of a spec entry that declare its score's metadata rather than configure it
+    (:func:`entry_metrics`)."""
+
+    label: str
+    direction: Direction
+    lower_is_better: bool
+    format: Format
+    binary: bool
+    needs_answer: bool
+    across_turns: AcrossTurns
+    metrics: dict[str, MetricFields]  # last: the others are about the entry's one key
+
+
+class ItemOptions(MetricOptions, total=False):
+    """What every evaluator item of a spec may hold beside its evaluator's own options
+    (read by :func:`agenteval_cli.evaluators.loading.bind_evaluators`); each described for
+    ``agenteval evaluators show``, the evaluator reference and the spec's JSON Schema."""
+
+    type: Annotated[
+        NonEmptyStr,
+        Field(description="registry entry, when name is your own (e.g. type: llm_judge)"),
+    ]
+    sample: Annotated[
+        float,
+        Field(
+            gt=0,
+            le=1,
+            description="score only this share of the examples, e.g. 0.25, picked by a hash "
+            "of their ids",
+        ),
+    ]
+    seed: Annotated[
+        int,
+        Field(
+            description="which examples the sample picks: another number, another share (default 0)"
+        ),
+    ]
+    level: Annotated[
+        Level,
+        Field(
+            description="conversation: score each conversation once, on its whole transcript, "
+            "instead of each turn (default request)"
+        ),
+    ]
+
+
+METRIC_OPTIONS = tuple(MetricOptions.__annotations__)
+
+
+def common_options() -> list[tuple[str, str]]:
+    """``(option, description)`` of the options every evaluator item takes that the loader
+    handles rather than the factory (those of :class:`ItemOptions` beside the metric ones)."""
+    hints = get_type_hints(ItemOptions, include_extras=True)
+    found = []
+    for name, hint in hints.items():
+        if name in METRIC_OPTIONS:
+            continue
+        descriptions = [getattr(m, "description", None) for m in getattr(hint, "__metadata__", ())]
+        found.append((name, next(d for d in descriptions if d)))
+    return found
+
+
 # The attribute :func:`declares` sets on a user's function.
 DECLARED = "agenteval_metrics"
 

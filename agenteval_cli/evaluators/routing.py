@@ -132,7 +132,7 @@ def routing_precision(*, ignore_agents: list[str] | None = None) -> Any:
     reads="outputs.forbidden_agents; trace agents",
     references=("forbidden_agents",),
     description="fails when an agent listed in forbidden_agents was invoked (negative cases)",
-    metrics=[metric("forbidden_agents", "no forbidden agent", fmt="percent")],
+    metrics=[metric("forbidden_agents", "no forbidden agent", fmt="percent", binary=True)],
     needs_answer=False,
 )
 def forbidden_agents() -> Any:
@@ -158,7 +158,7 @@ def forbidden_agents() -> Any:
     reads="outputs.expected_agents; trace agents",
     references=("expected_agents",),
     description="true when the invoked specialists are exactly the expected agents (set equality)",
-    metrics=[metric("routing_exact", "exact routing", fmt="percent")],
+    metrics=[metric("routing_exact", "exact routing", fmt="percent", binary=True)],
     example="- {name: routing_exact, ignore_agents: [supervisor]}",
     needs_answer=False,
 )

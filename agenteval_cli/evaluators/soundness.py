@@ -115,7 +115,7 @@ UNNECESSARY_STEPS = metric(
     reads="outputs.required_tools (or the YAML tools); trace tool calls",
     optional_references=("required_tools",),
     description="true when every required tool was called and succeeded (a fraud check, say)",
-    metrics=[metric("required_tools", "required tools used", fmt="percent")],
+    metrics=[metric("required_tools", "required tools used", fmt="percent", binary=True)],
     example="- {name: required_tools, tools: [fraud_check]}",
     needs_answer=False,
 )
@@ -185,11 +185,13 @@ def _canonical(value: Any) -> Any:
 
 
 SOUNDNESS_METRICS = (  # the outcome parts need the answer; the trajectory parts the trace
-    metric("outcome_correct", "outcome correct", fmt="percent"),
-    metric("used_required_tools", "required tools used", fmt="percent", needs_answer=False),
+    metric("outcome_correct", "outcome correct", fmt="percent", binary=True),
+    metric(
+        "used_required_tools", "required tools used", fmt="percent", needs_answer=False, binary=True
+    ),
     replace(UNNECESSARY_STEPS, needs_answer=False),
-    metric("trajectory_sound", "sound trajectory", fmt="percent", needs_answer=False),
-    metric("correct_but_unsound", "correct but unsound", lower=True, fmt="percent"),
+    metric("trajectory_sound", "sound trajectory", fmt="percent", needs_answer=False, binary=True),
+    metric("correct_but_unsound", "correct but unsound", lower=True, fmt="percent", binary=True),
 )
 
 

@@ -248,7 +248,7 @@ def _check_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     reads="outputs.trajectory or outputs.expected_tools; returned or traced messages",
     references=("trajectory", "expected_tools"),
     description="openevals trajectory match: strict/unordered/subset/superset, tool-args modes",
-    metrics=[metric("trajectory_match", "trajectory match", fmt="percent")],
+    metrics=[metric("trajectory_match", "trajectory match", fmt="percent", binary=True)],
     example="- {name: trajectory_match, mode: superset, tool_args: ignore}",
     needs_answer=False,
 )

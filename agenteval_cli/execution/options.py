@@ -9,6 +9,7 @@ signature on the way.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ class RunOptions(TypedDict, total=False):
     shard: tuple[int, int] | None  # ``(i, N)``: only shard i of N of the examples
     executor: Executor | None  # "local" or "ray" (the spec's ``executor`` unless given)
     ray_address: str | None  # the Ray cluster (the spec's ``ray.address`` unless given)
+    # the .env file to read instead of those from the spec's folder up to the project root
+    # (agenteval_cli.core.envfiles); the process environment wins over either
+    env_file: str | Path | None
 
 
 def resumes(options: RunOptions) -> bool:

@@ -1,5 +1,7 @@
 """Per-example checks (JUnit, failure filters, add-failures): one example's score against a
-threshold, averaged over its repetitions."""
+threshold in every repetition. With repetitions an example passes a check when every
+repetition passes it (shown as ``c/k``, the repetitions that passed of those scored), as
+pass^k reads it: a flaky example is a failing one."""
 
 from __future__ import annotations
 
@@ -22,16 +24,30 @@ def default_checks(catalog: Catalog = BUILT_IN) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Check:
-    """One example x evaluator key against a threshold, averaged over its repetitions."""
+    """One example x evaluator key against a threshold: ``passes`` of its ``repetitions``
+    (those scored, and those without an answer, which fail) met it; ``value`` is the mean
+    over the answered ones (None when one had no answer)."""
 
     key: str
     threshold: Threshold
     value: float | None
     comment: str
+    passes: int = 1
+    repetitions: int = 1
 
     @property
     def passed(self) -> bool:
-        return self.value is not None and self.threshold.passes(self.value)
+        """Every repetition passed."""
+        return self.repetitions > 0 and self.passes == self.repetitions
+
+    def shown(self, catalog: Catalog = BUILT_IN, value: str | None = None) -> str:
+        """The value as a failure states it (``value``: already formatted): ``66.7%``, or
+        with repetitions ``1/3 repetitions pass (mean 66.7%)``."""
+        text = catalog.fmt(self.key, self.value) if value is None else value
+        if self.repetitions == 1:
+            return text
+        mean = f" (mean {text})" if self.value is not None else ""
+        return f"{self.passes}/{self.repetitions} repetitions pass{mean}"
 
 
 def example_thresholds(
@@ -54,9 +70,9 @@ def checks_for(side: ExperimentData, spec_thresholds: Mapping[str, Any]) -> dict
 def example_checks(
     runs: list[Run], thresholds: Mapping[str, Threshold], catalog: Catalog = BUILT_IN
 ) -> list[Check]:
-    """Checks of one example (all its repetitions) for the keys it was scored on; a
-    conversation's own key (``resolved``) only where it was scored: a single-turn example
-    that errored has none to fail."""
+    """Checks of one example (all its repetitions) for the keys it was scored on, each
+    passing when every repetition does; a conversation's own key (``resolved``) only where
+    it was scored: a single-turn example that errored has none to fail."""
     checks = []
     for key, threshold in thresholds.items():
         if catalog.info(key).level == "conversation" and not any(key in r.scores for r in runs):
@@ -70,7 +86,9 @@ def example_checks(
         comments = list(dict.fromkeys(c for r in runs if (c := r.comments.get(key))))
         comments += list(dict.fromkeys(errors))
         value = math.fsum(values) / len(values) if values and not errors else None
-        checks.append(Check(key, threshold, value, "; ".join(comments)))
+        passes = sum(1 for v in values if threshold.passes(v))
+        repetitions = len(values) + len(errors)
+        checks.append(Check(key, threshold, value, "; ".join(comments), passes, repetitions))
     return checks
 
 

@@ -57,8 +57,15 @@ class Catalog:
 
     def is_quantity(self, key: str) -> bool:
         """A quantity (tokens, cost, a count) rather than an outcome: never a "failure",
-        left out of disagreement and consistency."""
+        left out of disagreement."""
         return self.info(key).kind == "quantity"
+
+    def is_binary(self, key: str) -> bool:
+        """Whether ``key`` is a pass/fail outcome of each result (0 or 1): what pass@k,
+        pass^k and the flaky examples are figured over. Declared, never guessed from values,
+        so every experiment of a metric reads it the same way."""
+        declared = self.info(key)
+        return declared.binary and declared.kind == "outcome" and declared.scope == "result"
 
     def needs_answer(self, key: str) -> bool:
         """Whether ``key`` is null for a result with no final answer."""
@@ -78,7 +85,7 @@ class Catalog:
         return sign + self.fmt(key, abs(value))
 
     def run_metrics(self) -> list[str]:
-        """The run's own figures, in their order: error rate, latency, consistency, totals."""
+        """The run's own figures, in their order: error rate, latency, totals."""
         return [m.key for m in self if m.scope == "run"]
 
     def conversation_metrics(self) -> list[str]:

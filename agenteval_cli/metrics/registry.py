@@ -1,8 +1,8 @@
 """The metric registry: what a metric key is, declared by whatever produces it.
 
 Every built-in evaluator declares the keys it scores when it is registered (see
-``agenteval_cli.evaluators.registry.register``); the run's own figures (error rate, latency,
-consistency) are declared here. Users' evaluators declare theirs in the spec or on their
+``agenteval_cli.evaluators.registry.register``); the run's own figures (error rate, latency)
+are declared here. Users' evaluators declare theirs in the spec or on their
 function, and those declarations go into the experiment's catalog
 (:mod:`agenteval_cli.metrics.catalog`), not here. A key nobody declared is a plain number
 where higher is better, shown under its name.
@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
+
 Direction = Literal["higher", "lower"]
 Format = Literal["percent", "count", "money", "duration", "number"]
 Aggregation = Literal["mean", "sum"]
@@ -23,6 +25,25 @@ Kind = Literal["outcome", "quantity"]
 Scope = Literal["result", "run"]
 Level = Literal["request", "conversation"]
 AcrossTurns = Literal["mean", "sum"]
+
+
+class MetricFields(TypedDict, total=False):
+    """What a spec may say of how a metric reads (an evaluator item's ``metrics: {key:
+    {...}}``): the fields :func:`with_options` takes."""
+
+    label: str
+    lower_is_better: bool
+    direction: Direction
+    format: Format
+    kind: Kind
+    binary: bool
+    pass_mark: str | float
+    needs_answer: bool
+    level: Level
+    across_turns: AcrossTurns
+
+
+MetricFields.__pydantic_config__ = {"extra": "forbid"}  # type: ignore[attr-defined]  # as with_options
 
 DIRECTIONS = ("higher", "lower")
 FORMATS = ("percent", "count", "money", "duration", "number")
@@ -37,7 +58,9 @@ class MetricInfo:
     """One metric key and how to read it.
 
     ``kind``: an outcome (a 0–1 rate or true/false: compared per example, checked against a
-    pass mark, part of consistency) or a quantity (tokens, cost, a count: never a failure).
+    pass mark) or a quantity (tokens, cost, a count: never a failure).
+    ``binary``: an outcome that is 0 or 1 for each result (true/false: an exact routing, a
+    resolved conversation); with repetitions, pass@k, pass^k and the flaky examples are its.
     ``scope``: ``result`` for a score each result has, ``run`` for a figure of the whole run
     (error rate, latency, a total), which no single example is checked against.
     ``aggregation``: ``mean`` over the results, or ``sum`` of the keys in ``of``.
@@ -57,7 +80,7 @@ class MetricInfo:
     short: str = ""  # a narrow label, for the compare table on a terminal
     abbrev: str = ""  # the shortest, beside a value in a cell of several (compare's examples)
     pass_mark: str | None = None  # an example's check when the spec sets no threshold
-    volatile: bool = False  # changes with a reply's wording: consistency ignores it
+    binary: bool = False
     under: str | None = None  # the run table shows it on a dim line under that metric
     of: tuple[str, ...] = ()  # a sum: the per-result keys it totals
     shown: bool = True  # False: the run table shows it only through a total
@@ -150,30 +173,20 @@ def declare(*infos: MetricInfo) -> None:
 
 def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
     """``base`` with a user's ``label``, ``direction`` (or ``lower_is_better``), ``format``,
-    ``kind``, ``pass_mark``, ``needs_answer``, ``level`` and ``across_turns`` on top;
+    ``kind``, ``binary``, ``pass_mark``, ``needs_answer``, ``level`` and ``across_turns`` on top;
     ValueError for an unknown field or a value that is none of the allowed ones."""
-    unknown = set(options) - {
-        "label",
-        "lower_is_better",
-        "direction",
-        "format",
-        "kind",
-        "pass_mark",
-        "needs_answer",
-        "level",
-        "across_turns",
-    }
+    unknown = set(options) - set(MetricFields.__annotations__)
     if unknown:
         raise ValueError(
             f"metric {base.key!r}: unknown field(s) {', '.join(sorted(unknown))}; "
-            "give label, direction (higher or lower), format, kind, needs_answer, level "
-            "or across_turns"
+            "give label, direction (higher or lower), format, kind, binary, needs_answer, "
+            "level or across_turns"
         )
-    if options.get("needs_answer") is not None and not isinstance(options["needs_answer"], bool):
-        raise ValueError(
-            f"metric {base.key!r}: needs_answer must be true or false, "
-            f"got {options['needs_answer']!r}"
-        )
+    for flag in ("needs_answer", "binary"):
+        if options.get(flag) is not None and not isinstance(options[flag], bool):
+            raise ValueError(
+                f"metric {base.key!r}: {flag} must be true or false, got {options[flag]!r}"
+            )
     changes: dict[str, Any] = {}
     if options.get("label") is not None:
         changes["label"] = str(options["label"])
@@ -187,8 +200,9 @@ def with_options(base: MetricInfo, options: dict[str, Any]) -> MetricInfo:
         changes["kind"] = options["kind"]
     if options.get("pass_mark") is not None:
         changes["pass_mark"] = str(options["pass_mark"])
-    if options.get("needs_answer") is not None:
-        changes["needs_answer"] = options["needs_answer"]
+    for flag in ("needs_answer", "binary"):
+        if options.get(flag) is not None:
+            changes[flag] = options[flag]
     for name in ("level", "across_turns"):
         if options.get(name) is not None:
             changes[name] = options[name]
@@ -233,5 +247,4 @@ declare(
         scope="run",
         compared=True,
     ),
-    metric("consistency", "consistency", fmt="percent", scope="run"),
 )

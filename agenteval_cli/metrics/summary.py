@@ -12,31 +12,8 @@ from typing import Any
 from agenteval_cli.core.records import Result
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.exact_sum import ExactSum
+from agenteval_cli.metrics.repetitions import Flaky, Repeated, flaky_on_any, repeated
 from agenteval_cli.metrics.stats import percentile, stdev
-
-
-def outcome(
-    error: str | None,
-    scores: Iterable[tuple[str, Any]],
-    *,
-    interrupted: bool = False,
-    catalog: Catalog = BUILT_IN,
-) -> tuple:
-    """What must repeat for a result to count as consistent: its status and the scores that
-    do not change with a reply's wording (tokens and cost do: declared ``volatile``)."""
-    if error is not None:
-        return ("error",)
-    if interrupted:
-        return ("interrupted",)
-    return tuple(sorted((key, score) for key, score in scores if not catalog.info(key).volatile))
-
-
-def consistent_share(outcomes: dict[str, list[tuple]]) -> float | None:
-    """Share of repeated examples whose every repetition had the same outcome."""
-    repeated = [o for o in outcomes.values() if len(o) > 1]
-    if not repeated:
-        return None
-    return sum(1 for o in repeated if len(set(o)) == 1) / len(repeated)
 
 
 @dataclass
@@ -52,7 +29,11 @@ class Summary:
     cached: int = 0  # results served from the response cache: no latency of their own
     models: set[str] = field(default_factory=set)
     by_repetition: dict[tuple[str, int], ExactSum] = field(default_factory=dict)
-    outcomes: dict[str, list[tuple]] = field(default_factory=dict)
+    # Per pass/fail key (``Catalog.is_binary``), per example (a conversation's, when rows are
+    # conversations): whether each repetition passed.
+    outcomes: dict[str, dict[str, list[bool]]] = field(default_factory=dict)
+    # key -> a value of a single-turn result that is neither 0 nor 1 (no pass or fail)
+    not_binary: dict[str, float] = field(default_factory=dict)
     # False when no example can repeat (one repetition): no outcome is kept per example.
     track_outcomes: bool = True
     # The experiment's metrics: its keys (its evaluators', in order; each is in metrics(),
@@ -70,6 +51,7 @@ class Summary:
         self._conversation_keys = frozenset(
             m.key for m in self.catalog if m.level == "conversation"
         )
+        self._binary: dict[str, bool] = {}
 
     def add(self, result: Result) -> None:
         self.add_row(
@@ -108,12 +90,12 @@ class Summary:
         over the answered results alone). A ``conversation`` (also known by a score only
         conversations have) is counted in ``conversations``."""
         self.count += 1
-        if conversation or any(key in self._conversation_keys for key, _ in scores):
+        conversation = conversation or any(key in self._conversation_keys for key, _ in scores)
+        if conversation:
             self.conversations += 1
         if self.track_outcomes:
-            self.outcomes.setdefault(example_id, []).append(
-                outcome(error, scores, interrupted=interrupted, catalog=self.catalog)
-            )
+            answered = error is None and not interrupted
+            self._add_outcomes(example_id, scores, answered=answered, conversation=conversation)
         if cached:
             self.cached += 1
         else:
@@ -141,6 +123,39 @@ class Summary:
                 of_repetition = by_repetition[key, repetition] = ExactSum()
             of_repetition.add(value)
 
+    def _is_binary(self, key: str) -> bool:
+        found = self._binary.get(key)
+        if found is None:
+            found = self._binary[key] = self.catalog.is_binary(key)
+        return found
+
+    def _add_outcomes(
+        self,
+        example_id: str,
+        scores: Sequence[tuple[str, Any]],
+        *,
+        answered: bool,
+        conversation: bool,
+    ) -> None:
+        """Whether this repetition passed each pass/fail key it was scored on. One without an
+        answer (it raised, or stopped at interrupt(): its keys that need the answer are null)
+        fails every such key, whatever its trace scored, as it fails the example's checks; a
+        null score of an answered one is no outcome. A conversation passes a request key
+        when every turn did (its value is its turns' mean)."""
+        for key, score in scores:
+            if not self._is_binary(key):
+                continue
+            passed = False
+            if answered:
+                if score is None:
+                    continue
+                value = float(score)
+                best = 1.0 if self.catalog.info(key).higher_is_better else 0.0
+                if value not in (0.0, 1.0) and not (conversation and 0.0 <= value <= 1.0):
+                    self.not_binary.setdefault(key, value)
+                passed = value == best
+            self.outcomes.setdefault(key, {}).setdefault(example_id, []).append(passed)
+
     @property
     def keys(self) -> tuple[str, ...]:
         return self.catalog.keys
@@ -158,14 +173,38 @@ class Summary:
         """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
         return stdev([t.total() / t.count for (k, _), t in self.by_repetition.items() if k == key])
 
-    def consistency(self) -> float | None:
-        """Share of examples with the same outcome in every repetition; None without repeats."""
-        return consistent_share(self.outcomes)
+    def repeated(self) -> dict[str, Repeated]:
+        """Per pass/fail key, in the catalog's order: pass@k and pass^k for k = 1 to the
+        repetitions, and the flaky examples; empty when no example was repeated. A key a
+        single-turn result scored neither 0 nor 1 has no figures, and the reason."""
+        if not any(len(o) > 1 for per in self.outcomes.values() for o in per.values()):
+            return {}
+        found = {}
+        for key in self.catalog.ordered(self.outcomes):
+            value = self.not_binary.get(key)
+            if value is None:
+                found[key] = repeated(key, self.outcomes[key])
+                continue
+            label = self.catalog.label(key)
+            found[key] = Repeated(
+                key,
+                len(self.outcomes[key]),
+                max(len(o) for o in self.outcomes[key].values()),
+                reason=f"{label} scored {value:g}, not 0 or 1: no pass or fail to count",
+            )
+        return found
+
+    def flaky(self) -> Flaky | None:
+        """Examples whose repetitions disagree on some pass/fail key; None when no example
+        was repeated."""
+        if not self.repeated():
+            return None
+        readable = {k: v for k, v in self.outcomes.items() if k not in self.not_binary}
+        return flaky_on_any(readable)
 
     def metrics(self) -> dict[str, float | None]:
         """The experiment's keys, then any other score's mean, then the run's own figures
-        (error rate, latency over the results not served from the cache, totals;
-        ``consistency`` only when examples were repeated), in
+        (error rate, latency over the results not served from the cache, totals), in
         :meth:`~agenteval_cli.metrics.catalog.Catalog.ordered` order."""
         values: dict[str, float | None] = {}
         run: dict[str, float | None] = {}
@@ -174,9 +213,6 @@ class Summary:
         if self.has_latency:
             run["latency_p50_s"] = percentile(self.latencies, 0.50)
             run["latency_p95_s"] = percentile(self.latencies, 0.95)
-        consistency = self.consistency()
-        if consistency is not None:
-            run["consistency"] = consistency
         for declared in self.catalog.sums():
             key = declared.key
             unknown = declared.complete and any(self.nulls.get(k) for k in declared.of)
@@ -248,7 +284,8 @@ def summarize(
     results: Iterable[Result], *, repetitions: int | None = None, catalog: Catalog = BUILT_IN
 ) -> Summary:
     """The summary of ``results``; with ``repetitions=1`` nothing is kept per example
-    (consistency needs repeats), so memory does not grow with the experiment."""
+    (pass^k and the flaky examples need repeats), so memory does not grow with the
+    experiment."""
     summary = Summary(track_outcomes=repetitions is None or repetitions > 1, catalog=catalog)
     for result in results:
         summary.add(result)

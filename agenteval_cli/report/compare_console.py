@@ -13,6 +13,7 @@ from rich.text import Text
 from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
+from agenteval_cli.report.repetitions import legends, side_rows
 from agenteval_cli.report.table import plain, print_agent_table
 from agenteval_cli.results.failures import SHOWN_REASONS
 from agenteval_cli.results.sources import ExperimentData
@@ -66,13 +67,14 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(_interval(catalog, row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(_p(paired.p_value) + _MARK.get(verdict or "", "  "), style=style))
         table.add_row(plain(row.info.narrow), *cells)
-    if any(c is not None for c in comparison.consistency):
-        table.add_row(
-            "consistency",
-            *(fmt_mean(catalog, "consistency", c) for c in comparison.consistency),
-            *([""] * 3 * (len(names) - 1)),
-            style="dim",
-        )
+    for extra in side_rows(catalog, comparison.repeated, comparison.flaky):
+        table.add_row(plain(extra.label), *extra.cells, *([""] * 3 * (len(names) - 1)))
+    said = legends(
+        any(s is not None for r in comparison.rows for s in r.spreads), comparison.repeated
+    )
+    if said:
+        table.caption = Text("\n".join(said), style="dim")
+        table.caption_justify = "left"
     return table
 
 

@@ -4,7 +4,7 @@ Every side after the first is compared with the first on the examples both score
 side, the paired difference with a bootstrap interval and a permutation p-value. Around the
 numbers: the examples where the sides disagree most, a routing confusion matrix per side
 (the ``routing_confusion`` evaluator's, with its rules) and the distribution of each metric
-declared with one. A side's means, spreads and consistency are its summary's, the figures
+declared with one. A side's means, spreads and pass^k are its summary's, the figures
 the run table, ``--json`` and the gate show.
 """
 
@@ -20,6 +20,7 @@ from agenteval_cli.data.conversations import opening_line
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog, merged
 from agenteval_cli.metrics.info import NA
 from agenteval_cli.metrics.registry import MetricInfo
+from agenteval_cli.metrics.repetitions import Flaky, Repeated
 from agenteval_cli.metrics.stats import PairedComparison, compare_examples
 from agenteval_cli.metrics.summary import conversation_note, unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
@@ -144,7 +145,9 @@ class Comparison:
     confusion: list[Confusion | None]
     histograms: list[tuple[str, list[Counter[int]]]]  # (metric, per side), when any has values
     common_examples: int
-    consistency: list[float | None]
+    # per side: pass@k and pass^k of each pass/fail key, and its flaky examples (repetitions)
+    repeated: list[dict[str, Repeated]]
+    flaky: list[Flaky | None]
     # What the figures leave out: per side, the examples it ran that another side did not,
     # and a line for each way the sides' data differ (say it beside the figures).
     left_out: list[int] = field(default_factory=list)
@@ -296,7 +299,7 @@ def build(
     seed: int | None = None,
 ) -> Comparison:
     """Compare every side with the first on the examples they share: every figure (means,
-    spreads, tests, matrices, histograms, consistency) is over those; ``sides`` keep all
+    spreads, tests, matrices, histograms, pass^k) is over those; ``sides`` keep all
     their runs, for the reports' per-example views."""
     if not sides:
         raise UserError("nothing to compare", hint="name at least one experiment or target")
@@ -325,7 +328,8 @@ def build(
         confusion=[confusion_matrix(s) for s in paired],
         histograms=histograms(paired, keys, catalog),
         common_examples=len(common),
-        consistency=[summary.consistency() for summary in summaries],
+        repeated=[summary.repeated() for summary in summaries],
+        flaky=[summary.flaky() for summary in summaries],
         left_out=[len(s.example_ids()) - len(common) for s in sides],
         warnings=warnings,
         errors=[side_errors(s) for s in paired],

@@ -37,6 +37,7 @@ from agenteval_cli.report.comparison import (
     fmt_mean,
     outcome_keys,
 )
+from agenteval_cli.report.repetitions import legends, side_rows
 from agenteval_cli.results.sources import ExperimentData, Run
 
 BAR_WIDTH = 300
@@ -601,8 +602,10 @@ def render_html(
         warnings=comparison.warnings,
         note=comparison.note,
         table=_table(comparison),
-        consistency=[fmt_mean(catalog, "consistency", c) for c in comparison.consistency],
-        has_consistency=any(c is not None for c in comparison.consistency),
+        repetition_rows=side_rows(catalog, comparison.repeated, comparison.flaky),
+        repetition_notes=legends(
+            any(s is not None for r in comparison.rows for s in r.spreads), comparison.repeated
+        ),
         charts=charts,
         confusion=[
             (name, c) for name, c in zip(names, comparison.confusion, strict=True) if c is not None

@@ -64,17 +64,23 @@ def _calibration(
 
 def metrics_summary(catalog: Catalog) -> Summary:
     """What an export's ``metrics`` are read from: every result, for the metric keys of the
-    experiment's evaluators, outcomes kept per example (so ``consistency`` is there when
-    examples were repeated)."""
+    experiment's evaluators, outcomes kept per example (for ``pass_k``: pass@k, pass^k and
+    the flaky examples, when examples were repeated)."""
     return Summary(track_outcomes=True, catalog=catalog)
+
+
+def experiment_summary(store: Store, experiment_id: str) -> Summary:
+    """What an experiment's export's ``metrics`` and ``pass_k`` are read from, in one
+    pass over its results."""
+    summary = metrics_summary(experiment_catalog(store.experiment(experiment_id)))
+    for stored in store.results(experiment_id):
+        summary.add(stored.result)
+    return summary
 
 
 def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | None]:
     """The ``metrics`` of an experiment's export, in one pass over its results."""
-    summary = metrics_summary(experiment_catalog(store.experiment(experiment_id)))
-    for stored in store.results(experiment_id):
-        summary.add(stored.result)
-    return summary.metrics()
+    return experiment_summary(store, experiment_id).metrics()
 
 
 def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
@@ -112,6 +118,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             "interrupted": summary.interrupts,
         },
         "metric_counts": dict(summary.counts),  # results each metric was computed over
+        "pass_k": pass_k_json(summary),
         "catalog": catalog.to_json(),  # how each metric reads: label, direction, format
         "pricing": pricing,
         "agents": usage.to_json(),
@@ -124,6 +131,16 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             ignore_agents=confusion_ignore(experiment.spec.get("evaluators") or []),
         ),
     }
+
+
+def pass_k_json(summary: Summary) -> dict[str, Any] | None:
+    """pass@k and pass^k of each pass/fail key for every k, and the flaky examples (of any
+    key, and of each); null when no example was repeated."""
+    flaky = summary.flaky()
+    if flaky is None:
+        return None
+    outcomes = {key: found.to_json() for key, found in summary.repeated().items()}
+    return {"flaky": flaky.to_json(), "outcomes": outcomes}
 
 
 def result_json(stored: StoredResult, pricing: Mapping[str, Any] | None = None) -> dict[str, Any]:

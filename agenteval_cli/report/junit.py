@@ -48,7 +48,7 @@ def junit_tree(sides: Sequence[ExperimentData], *, thresholds: Mapping[str, Any]
                     node.text = xml_text("\n".join(errors))
                 elif not check.passed:
                     counts["failures"] += 1
-                    shown = side.catalog.fmt(check.key, check.value)
+                    shown = check.shown(side.catalog)
                     node = ET.SubElement(
                         case,
                         "failure",

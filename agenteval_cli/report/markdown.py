@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from agenteval_cli.core.redact import redact, strip_control
 from agenteval_cli.report.comparison import Comparison, fmt_mean
+from agenteval_cli.report.repetitions import legends, side_rows
 from agenteval_cli.results.failures import SHOWN_REASONS
 
 if TYPE_CHECKING:
@@ -91,6 +92,12 @@ def render_markdown(
             ]
         # The figures are formatted here (numbers, units, '**' for significance), not data.
         lines.append("| " + " | ".join(cells[:1] + [html.escape(c) for c in cells[1:]]) + " |")
+    for extra in side_rows(catalog, comparison.repeated, comparison.flaky):
+        shown = [html.escape(c) for c in extra.cells] + [""] * 3 * (len(names) - 1)
+        lines.append("| " + " | ".join([_cell(extra.label), *shown]) + " |")
+    spread = any(s is not None for r in comparison.rows for s in r.spreads)
+    said = legends(spread, comparison.repeated)
+    lines += [""] + [f"_{_cell(line)}_" for line in said] if said else []
     lines += [""] + [f"> **Warning:** {_cell(w)}" for w in comparison.warnings]
     for name, found in zip(names, comparison.errors, strict=True):
         if found.errored:

@@ -23,6 +23,7 @@ from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog, merged
 from agenteval_cli.metrics.info import NA, format_value
 from agenteval_cli.metrics.summary import Summary, conversation_note
+from agenteval_cli.report.repetitions import LEGEND, flaky_row, pass_rows, reasons
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,7 +49,10 @@ def comparison_table(
     Results served from the response cache get a row of their own ("from the cache"); the
     latency rows are over the other results (a cached latency is an earlier call's), so a
     cached result never wins latency's ★. The table is at least as wide as its title, which
-    stays on one line."""
+    stays on one line.
+
+    With repetitions, each pass/fail metric gets dim pass^k and pass@k lines under it (k =
+    1, 2 and the number of repetitions), and a row counts the flaky examples."""
     shown_title = _title(title)
     table = Table(
         title=shown_title,
@@ -68,6 +72,14 @@ def comparison_table(
     note = conversation_note(summaries, catalog, keys)
     if note and any(info(k).level == "conversation" for k in keys):
         note += "; the metrics under the line are per conversation"
+    repeated = [summary.repeated() for summary in summaries]
+    repetition_lines: dict[str, list[tuple[str, list[str]]]] = {}
+    for line in pass_rows(catalog, repeated):
+        repetition_lines.setdefault(line.key or "", []).append((line.label, line.cells))
+    flaky = flaky_row([summary.flaky() for summary in summaries])
+    if flaky is not None:
+        said = [LEGEND, *reasons(repeated)]
+        note = "\n".join([note, *said] if note else said)
     if note:
         caption.append(("\n" if clashes else "") + note, style="dim")
     if clashes or note:
@@ -102,6 +114,8 @@ def comparison_table(
             name = " / ".join(info(k).tiny for k in details[key])
             lines = [_details(catalog, details[key], m) for m in metrics]
             table.add_row(f"  {name}", *lines, style="dim")
+        for name, cells in repetition_lines.get(key, []):
+            table.add_row(f"  {name}", *cells, style="dim")
     for key in sorted({k for scores in dataset_scores for k in scores}):
         values = [_number(scores.get(key)) for scores in dataset_scores]
         table.add_row(plain(f"{label(key)} (dataset)"), *_cells(catalog, key, values))
@@ -109,6 +123,8 @@ def comparison_table(
         counted = [s.counts.get(info(key).of[0]) if info(key).of else None for s in summaries]
         values = [m.get(key) for m in metrics]
         table.add_row(plain(label(key)), *_cells(catalog, key, values, counted))
+    if flaky is not None:
+        table.add_row(flaky.label, *flaky.cells)
     table.add_row("examples run", *(f"{s.count}" for s in summaries), style="dim")
     if any(s.cached for s in summaries):
         cached = (f"{s.cached} of {s.count}" for s in summaries)

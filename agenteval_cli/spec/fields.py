@@ -14,10 +14,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from agenteval_cli.core import imports
 from agenteval_cli.core.errors import did_you_mean
-from agenteval_cli.core.yamlsource import describe
+from agenteval_cli.core.yamlsource import WHOLE_REFERENCE, describe
 from agenteval_cli.spec.errors import SpecValueError
 
 _ASCII_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+
+
+# A value written as one ``${VAR}`` or ``${VAR:-default}`` reference (expanded at load).
+EnvReference = Annotated[str, Field(pattern=WHOLE_REFERENCE)]
 
 
 def _number_check(
@@ -60,7 +64,13 @@ def _number_check(
         except OverflowError:  # an integer too large for a float
             raise SpecValueError(f"{expected}, got {describe(value)}") from None
 
-    return BeforeValidator(check)
+    # What an editor checks (the JSON Schema): the number with its bounds, or a whole
+    # ``${VAR}`` reference, whose value is checked here once expanded.
+    bounds: dict[str, float] = {"gt" if strict else "ge": bound}
+    if maximum is not None:
+        bounds["le"] = maximum
+    number = Annotated[kind, Field(**bounds)]  # type: ignore[valid-type, call-overload]
+    return BeforeValidator(check, json_schema_input_type=number | EnvReference)
 
 
 PositiveInt = Annotated[int, _number_check(int, 1, strict=False)]

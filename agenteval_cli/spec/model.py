@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import stat
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
     Field,
@@ -31,9 +31,11 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.imports import IMPORT_PATH_FORMS
+from agenteval_cli.core.retry import RetryKind
 from agenteval_cli.core.safe_text import lone_surrogate_at
 from agenteval_cli.core.yamlsource import (
     KeyPath,
@@ -241,7 +243,7 @@ class TargetSpec(SpecModel):
 
     internal_keys: ClassVar[frozenset[str]] = frozenset({"name"})
 
-    name: str
+    name: SkipJsonSchema[str]  # its key under ``targets``
     target: str = Field(description=f"give an import path: {IMPORT_PATH_FORMS}")
     input_key: NonEmptyStr = "question"
     initial_state: dict[str, Any] = Field(default_factory=dict)
@@ -265,7 +267,7 @@ class TargetSpec(SpecModel):
         split_import_path(value)
         return value
 
-    @field_validator("input", mode="before")
+    @field_validator("input", mode="before", json_schema_input_type=dict[str, Any] | str | None)
     @classmethod
     def _input_mapping_or_function(cls, value: Any) -> Any:
         if value is None:
@@ -285,7 +287,9 @@ class TargetSpec(SpecModel):
         _check_templates(value, ())
         return value
 
-    @field_validator("active_agent", mode="before")
+    @field_validator(
+        "active_agent", mode="before", json_schema_input_type=NonEmptyStr | ActiveAgentSpec | None
+    )
     @classmethod
     def _state_key(cls, value: Any) -> Any:
         """``active_agent: current_step`` is ``{key: current_step}``."""
@@ -298,7 +302,11 @@ class TargetSpec(SpecModel):
             )
         return value
 
-    @field_validator("skill_tools", mode="before")
+    @field_validator(
+        "skill_tools",
+        mode="before",
+        json_schema_input_type=NonEmptyStr | list[NonEmptyStr] | dict[str, str | None] | None,
+    )
     @classmethod
     def _skill_tool_names(cls, value: Any) -> Any:
         if value is None:
@@ -354,6 +362,28 @@ class TargetSpec(SpecModel):
         return self
 
 
+# An item of ``evaluators:`` as the YAML writes it; its options are the evaluator's own, which
+# the registry knows (agenteval_cli.evaluators.options), so the spec's schema leaves the item
+# to it (:data:`EVALUATOR_ITEM`).
+EVALUATOR_ITEM = "EvaluatorItem"
+EvaluatorItem = Annotated[
+    Any,
+    WithJsonSchema(
+        {
+            "title": EVALUATOR_ITEM,
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {"name": {"type": "string"}},
+                },
+            ],
+        }
+    ),
+]
+
+
 class EvaluatorSpec(SpecModel):
     """An evaluator by registry name; a mapping adds options: ``{name: x, mode: superset}``."""
 
@@ -380,6 +410,10 @@ class Price(SpecModel):
     output_reasoning: NonNegativeFloat | None = None  # the rare model billing it apart
 
 
+Backoff = Literal["exponential", "constant"]
+BACKOFFS: tuple[str, ...] = get_args(Backoff)
+
+
 class RetrySpec(SpecModel):
     """``retries: {max: 5, backoff: exponential, on: [rate_limit, timeout, connection]}``."""
 
@@ -396,18 +430,17 @@ class RetrySpec(SpecModel):
             return {("on" if key is True else key): value for key, value in data.items()}
         return data
 
-    @field_validator("backoff")
+    @field_validator("backoff", mode="before", json_schema_input_type=Backoff)
     @classmethod
-    def _known_backoff(cls, value: str) -> str:
-        if value not in ("exponential", "constant"):
+    def _known_backoff(cls, value: Any) -> Any:
+        if isinstance(value, str) and value not in BACKOFFS:  # else the type's own error
             raise SpecValueError(
                 f"unknown backoff {value!r}",
-                hint=did_you_mean(value, ["exponential", "constant"])
-                or "use exponential or constant",
+                hint=did_you_mean(value, BACKOFFS) or "use exponential or constant",
             )
         return value
 
-    @field_validator("on", mode="before")
+    @field_validator("on", mode="before", json_schema_input_type=RetryKind | list[RetryKind])
     @classmethod
     def _known_kinds(cls, value: Any) -> Any:
         from agenteval_cli.core.retry import RETRY_KINDS
@@ -583,7 +616,17 @@ class Spec(SpecModel):
     _content_hash: str = PrivateAttr(default="")
     _document: YamlDocument = PrivateAttr(default_factory=lambda: YamlDocument(None))
 
-    @field_validator("targets", mode="before")
+    @field_validator("dataset", mode="before", json_schema_input_type=str | DatasetSpec)
+    @classmethod
+    def _dataset_file_or_mapping(cls, value: Any) -> Any:
+        """``dataset: file.jsonl`` is short for ``{path: file.jsonl}`` (DatasetSpec.normalize)."""
+        return value
+
+    @field_validator(
+        "targets",
+        mode="before",
+        json_schema_input_type=Annotated[dict[str, NonEmptyStr | TargetSpec], Field(min_length=1)],
+    )
     @classmethod
     def _targets_in_file_order(cls, value: Any) -> Any:
         if not isinstance(value, dict):
@@ -615,7 +658,7 @@ class Spec(SpecModel):
             targets.append({**entry, "name": str(name)})
         return targets
 
-    @field_validator("evaluators", mode="before")
+    @field_validator("evaluators", mode="before", json_schema_input_type=list[EvaluatorItem] | None)
     @classmethod
     def _evaluators_with_options(cls, value: Any) -> Any:
         if value is None:

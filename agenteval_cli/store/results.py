@@ -428,14 +428,17 @@ def stored_summary(
     summary = Summary(track_outcomes=repetitions > 1, catalog=catalog)
     add = summary.add_row
     decoded: dict[str, list[tuple[str, Any]]] = {}
+    # a conversation's row has turns (an old store's none): pass^k counts conversations
+    turns = status_columns(db, "turns_json")
+    conversation = "turns_json IS NOT NULL" if turns == "turns_json" else "0"
     rows = db.execute(
         "SELECT example_id, repetition, error, latency_s, cached, scores_json,"
         " CASE WHEN instr(trace_json, '\"model_calls\":[]') THEN NULL"
-        f" ELSE json_extract(trace_json, '$.model_calls') END, {status_columns(db, 'status')}"
-        " FROM results WHERE experiment_id = ? ORDER BY id",
+        f" ELSE json_extract(trace_json, '$.model_calls') END, {status_columns(db, 'status')},"
+        f" {conversation} FROM results WHERE experiment_id = ? ORDER BY id",
         (experiment_id,),
     )
-    for example_id, rep, error, latency, cached, scores_json, model_calls, status in rows:
+    for example_id, rep, error, latency, cached, scores_json, model_calls, status, talk in rows:
         scores = decoded.get(scores_json) if scores_json is not None else ()
         if scores is None:
             if len(decoded) >= 4096:  # bounded: distinct comments make distinct texts
@@ -453,6 +456,7 @@ def stored_summary(
             cached=bool(cached),
             interrupted=status == INTERRUPTED,
             providers=[(call["model"], call.get("provider")) for call in calls],
+            conversation=bool(talk),
         )
     return summary
 
