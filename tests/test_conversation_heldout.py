@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from forms import conversing
 from forms.conversation_truth import ConversationTruth, conversation_truth
-from forms.harness import Row, Run, _per_agent, run_spec, write_form
+from forms.harness import BASE_EVALUATORS, Row, Run, _per_agent, run_spec, write_form
 from forms.model import LOG
 from forms.truth import Form, truth_of
 
@@ -619,3 +619,92 @@ def test_the_html_report_shows_each_turn_s_agents_as_the_log_has_them(tmp_path, 
     assert shown == {
         example: [turn.path for turn in truth.turns] for example, truth in truths.items()
     }
+
+
+def expected_confusion(truths: dict[str, ConversationTruth]) -> dict[str, Any]:
+    """The routing confusion of the swarm's conversations from the log: each turn against its
+    own expected agents where some turn has them, else the whole conversation against its
+    own. A hit is on the diagonal; a missed agent goes to each specialist reached instead
+    (or ``(none)``); with nothing missed, a specialist nobody expected is on ``(none)``."""
+    counts: dict[tuple[str, str], int] = {}
+
+    def add(expected: str, reached: str) -> None:
+        counts[expected, reached] = counts.get((expected, reached), 0) + 1
+
+    for truth in truths.values():
+        per_turn = any("expected_agents" in t.references for t in truth.turns)
+        units = (
+            [(t.references.get("expected_agents", []), set(t.path)) for t in truth.turns]
+            if per_turn
+            else [
+                (
+                    truth.references.get("expected_agents", []),
+                    {a for t in truth.turns for a in t.path},
+                )
+            ]
+        )
+        for wanted, reached in units:
+            others = sorted(reached - set(wanted))
+            missed = [a for a in wanted if a not in reached]
+            for agent in wanted:
+                if agent in reached:
+                    add(agent, agent)
+                else:
+                    for other in others or ["(none)"]:
+                        add(agent, other)
+            if not missed:
+                for other in others or ([] if wanted else ["(none)"]):
+                    add("(none)", other)
+    rows = sorted({e for e, _ in counts}, key=lambda a: (a == "(none)", a))
+    columns = sorted({r for _, r in counts}, key=lambda a: (a == "(none)", a))
+    return {
+        "expected": rows,
+        "invoked": columns,
+        "counts": [[counts.get((e, r), 0) for r in columns] for e in rows],
+    }
+
+
+def test_the_routing_confusion_counts_each_turn_against_its_own_expected_agents(
+    tmp_path, invoke
+) -> None:
+    """In --json, in compare's matrix and in the routing_confusion evaluator's score."""
+    from agenteval_cli.report.comparison import Confusion, confusion_matrix
+    from agenteval_cli.results.sources import load
+
+    spec = write_form(
+        tmp_path,
+        targets={"swarm": CASES["swarm"][0]},
+        rows=SWARM_ROWS,
+        evaluators=[*BASE_EVALUATORS, "routing_confusion"],
+    )
+    LOG.clear()
+    store, out = tmp_path / "s.db", tmp_path / "r.json"
+    ran = invoke("run", spec, "--store", store, "--json", out)
+    assert ran.exit_code == 0, ran.output
+    truths = {
+        row["id"]: conversation_truth(
+            LOG.calls(), "conv_swarm", row, Form(), pausing=(conversing.CANCEL,)
+        )
+        for row in SWARM_ROWS
+    }
+    want = expected_confusion(truths)
+    (experiment,) = json.loads(out.read_text())["experiments"]
+    assert experiment["routing_confusion"] == want
+    (side,) = load([experiment["name"]], store)
+    assert confusion_matrix(side) == Confusion.from_matrix(want)
+    # micro recall: the expected agents reached over every expected agent of every unit
+    rows = dict(zip(want["expected"], want["counts"], strict=True))
+    hits = sum(
+        rows[e][want["invoked"].index(e)] for e in rows if e != "(none)" and e in want["invoked"]
+    )
+    total = sum(
+        len(t.references.get("expected_agents", []))
+        for truth in truths.values()
+        for t in truth.turns
+    ) + sum(
+        len(truth.references.get("expected_agents", []))
+        for truth in truths.values()
+        if not any("expected_agents" in t.references for t in truth.turns)
+    )
+    score = experiment["dataset_results"]["routing_confusion"]["score"]
+    assert score == pytest.approx(hits / total)
