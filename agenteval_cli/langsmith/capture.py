@@ -18,6 +18,10 @@ from typing import Any
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.context import register_configure_hook
 
+from agenteval_cli.data.conversations import TurnInput
+from agenteval_cli.targets.adapt import TurnFn
+from agenteval_cli.targets.session import Session
+
 _current: ContextVar[RunTreeCollector | None] = ContextVar("agenteval_run_trees", default=None)
 register_configure_hook(_current, inheritable=True)
 
@@ -86,14 +90,14 @@ def wrap_items(items: Iterable[Any], experiment_ids: dict[str, str], sink: TreeS
 
 
 def _recording_turns(
-    turn: Any, experiment_id: str, example_id: str, repetition: int, sink: TreeSink
-):
+    turn: TurnFn, experiment_id: str, example_id: str, repetition: int, sink: TreeSink
+) -> TurnFn:
     """A conversation's turns, each recorded as its own tree: every run is marked with the
     number of the turn it belongs to (``"turn"``), and the trees of the turns so far are
     stored together after each turn. A conversation redone on a new thread starts over."""
     kept: dict[str, list[dict[str, Any]]] = {}
 
-    async def recorded(inputs: Any, session: Any, callbacks: list[Any]) -> dict[str, Any]:
+    async def recorded(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
         collector = RunTreeCollector()
         token = _current.set(collector)
         number = session.turns + 1  # the turns this session sent before this one, plus it
