@@ -4,14 +4,15 @@ It answers ``POST .../chat/completions`` from a script of replies and records ev
 so judges are tested through the real openevals and the real ``openai`` client
 (``base_url=server.base_url``). A reply is a dict (sent as the JSON answer, as a tool call
 when the request offers tools), a string (sent verbatim as the message text, e.g. malformed
-JSON), or an int (an HTTP error status).
+JSON), or an int (an HTTP error status); ``reply_for``, when set, chooses each reply from
+its request instead.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,6 +22,9 @@ class OpenAIServer:
     def __init__(self, replies: list[Any] | None = None, *, model: str = "judge-test-model"):
         self.replies = list(replies or [])
         self.default: Any = {"score": True, "reasoning": "fine"}
+        # request -> reply, when set: a reply chosen by what was asked, whatever the order
+        # concurrent requests arrive in
+        self.reply_for: Callable[[dict[str, Any]], Any] | None = None
         self.model = model
         self.usage = (120, 30)  # prompt, completion tokens per reply
         self.requests: list[dict[str, Any]] = []
@@ -44,6 +48,8 @@ class OpenAIServer:
     def _next(self, request: dict[str, Any]) -> Any:
         with self._lock:
             self.requests.append(request)
+            if self.reply_for is not None:
+                return self.reply_for(request)
             return self.replies.pop(0) if self.replies else self.default
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

@@ -299,10 +299,13 @@ def test_the_conversation_s_own_references_are_checked_on_the_whole_conversation
     scores, comments, turns = conversation(supervisor(), outputs)
     # each turn has no must_mention of its own: nothing to miss
     assert [t.score_map()["resolution_coverage"] for t in turns] == [1.0, 1.0]
-    # the key keeps its turns' value; the whole conversation's answers mention the refund,
-    # never the password: its check, unmet, leaves the conversation unresolved
-    assert scores["resolution_coverage"] == 1.0
-    assert comments["resolution_coverage"] == "mean of 2 turns"
+    # no turn has a must_mention of its own, so the key is the whole conversation's: its
+    # answers mention the refund, never the password; unmet, it leaves it unresolved
+    assert scores["resolution_coverage"] == 0.5
+    assert comments["resolution_coverage"].startswith("whole conversation: ")
+    assert "password" in comments["resolution_coverage"]
+    # routing_accuracy has each turn's own expected_agents: it keeps the turns' value
+    assert comments["routing_accuracy"] == "mean of 2 turns"
     assert scores["resolved"] is False
     assert comments["resolved"] == (
         "unmet: conversation resolution_coverage 50.0% (pass mark >= 1)"

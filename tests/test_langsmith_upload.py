@@ -480,35 +480,69 @@ def test_a_stop_ends_an_upload_with_one_line_and_the_next_one_finishes(
 
 
 @pytest.mark.slow
-def test_a_conversation_uploads_as_one_thread_with_a_run_per_turn(server, tmp_path, invoke):
+def test_a_conversation_uploads_as_one_thread_with_a_trace_per_turn(server, tmp_path, invoke):
+    """Each turn is a trace of its own in the conversation's thread (LangSmith's thread views
+    group traces by thread_id), holding that turn's LangChain runs, every one of them in the
+    thread; the conversation's root run is its row of the experiment."""
     spec = tmp_path / "conversations.yaml"
     text = (ROOT / "configs" / "conversations.yaml").read_text()
     spec.write_text(text.replace("../datasets/", f"{ROOT / 'datasets'}/"))
-    store = tmp_path / "db"
-    result = invoke("run", spec, "--upload", "--limit", "2", "--target", "swarm", "--store", store)
+    store, out = tmp_path / "db", tmp_path / "r.json"
+    result = invoke(
+        "run",
+        spec,
+        "--upload",
+        "--limit",
+        "2",
+        "--target",
+        "swarm",
+        "--store",
+        store,
+        "--json",
+        out,
+    )
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (ROOT / "datasets" / "conversations.jsonl").open()][:2]
+    (experiment,) = json.loads(out.read_text())["experiments"]
+    stored = {r["example_id"]: r for r in experiment["results"]}
     (name,) = stored_experiments(store).values()
     runs = server.runs_of(name)
-    roots = {r["extra"]["metadata"]["example_id"]: r for r in runs if not r.get("parent_run_id")}
+    tops = [r for r in runs if not r.get("parent_run_id")]
+    roots = {
+        r["extra"]["metadata"]["example_id"]: r
+        for r in tops
+        if "turn" not in r["extra"]["metadata"]
+    }
     assert sorted(roots) == sorted(row["id"] for row in rows)
     for row in rows:
         root = roots[row["id"]]
-        thread = root["extra"]["metadata"]["thread_id"]
+        thread = root["extra"]["metadata"]["agenteval_thread_id"]
+        assert "thread_id" not in root["extra"]["metadata"]  # the row is no turn of it
+        assert root.get("reference_example_id")
+        assert [r for r in runs if r.get("trace_id") == root["id"] and r is not root] == []
         turns = sorted(
             (
                 r
-                for r in runs
-                if r.get("parent_run_id") == root["id"] and r["name"].startswith("turn ")
+                for r in tops
+                if r["extra"]["metadata"].get("agenteval_conversation_run") == root["id"]
             ),
             key=lambda r: r["extra"]["metadata"]["turn"],
         )
-        # one run per turn the row scripts, each in the conversation's thread, in order
-        assert [r["name"] for r in turns] == [
-            f"turn {n}" for n in range(1, len(row["inputs"]["turns"]) + 1)
-        ]
+        # a trace per turn the row scripts, in the conversation's thread, one after the other
+        assert [r["extra"]["metadata"]["turn"] for r in turns] == list(
+            range(1, len(row["inputs"]["turns"]) + 1)
+        )
         assert {r["extra"]["metadata"]["thread_id"] for r in turns} == {thread}
-        assert [r["start_time"] <= r["end_time"] for r in turns] == [True] * len(turns)
+        assert not any(r.get("reference_example_id") for r in turns)
+        starts = [r["start_time"] for r in turns]
+        assert starts == sorted(starts)
+        for turn, kept in zip(turns, stored[row["id"]]["turns"], strict=True):
+            inside = [r for r in runs if r.get("trace_id") == turn["id"] and r is not turn]
+            # the turn's own LangChain runs, every one in the thread: a model run per call
+            assert inside, turn["name"]
+            assert {r["extra"]["metadata"].get("thread_id") for r in inside} == {thread}
+            assert sum(r["run_type"] == "llm" for r in inside) == len(kept["trace"]["model_calls"])
+            assert turn["inputs"] == kept["inputs"]
         turn_feedback = {
             (f["run_id"], f["key"])
             for f in server.state.feedback.values()
@@ -516,3 +550,46 @@ def test_a_conversation_uploads_as_one_thread_with_a_run_per_turn(server, tmp_pa
         }
         # each turn's routing accuracy is its own feedback, beside the conversation's
         assert {(r["id"], "routing_accuracy") for r in turns} <= turn_feedback
+
+
+def test_a_function_s_and_a_resumed_graph_s_turns_upload_with_their_own_runs(
+    server, tmp_path, invoke
+):
+    """A function keeping its own history and an agent resumed from interrupt(): each turn's
+    trace holds the model runs that turn made, none of another turn's."""
+    from forms.harness import write_form
+    from test_conversation_heldout import DESK_ROWS, OWN_HISTORY_ROWS
+
+    spec = write_form(
+        tmp_path,
+        targets={"own": "forms.conversing:own_history", "desk": "forms.conversing:desk"},
+        rows=[OWN_HISTORY_ROWS[0], DESK_ROWS[0]],
+        max_error_rate=1,  # the function cannot resume: the desk's row is its error
+    )
+    store, out = tmp_path / "db", tmp_path / "r.json"
+    result = invoke("run", spec, "--upload", "--store", store, "--json", out)
+    assert result.exit_code == 0, result.output
+    names = stored_experiments(store)
+    checked = 0
+    for experiment in json.loads(out.read_text())["experiments"]:
+        runs = server.runs_of(names[experiment["target"]])
+        for stored in experiment["results"]:
+            if stored["status"] != "ok":
+                continue
+            turns = sorted(
+                (
+                    r
+                    for r in runs
+                    if not r.get("parent_run_id")
+                    and r["extra"]["metadata"].get("example_id") == stored["example_id"]
+                    and "turn" in r["extra"]["metadata"]
+                ),
+                key=lambda r: r["extra"]["metadata"]["turn"],
+            )
+            assert len(turns) == len(stored["turns"]) >= 2
+            for turn, kept in zip(turns, stored["turns"], strict=True):
+                inside = [r for r in runs if r.get("trace_id") == turn["id"] and r is not turn]
+                llm = [r for r in inside if r["run_type"] == "llm"]
+                assert len(llm) == len(kept["trace"]["model_calls"]), (turn["name"], kept)
+                checked += 1
+    assert checked == 9  # three turns of each of the three that answered

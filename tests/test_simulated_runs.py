@@ -197,3 +197,40 @@ def test_errored_conversations_are_counted_as_conversations(tmp_path, invoke):
     assert invoke("run", spec, "--store", tmp_path / "s.db").exit_code == 0
     compared = invoke("compare", first[1], "swarm", "--store", tmp_path / "s.db")
     assert "1 of 2 conversation(s) failed" in compared.text, compared.output
+
+
+def test_the_simulated_demo_writes_the_same_conversations_every_run(tmp_path, invoke):
+    """configs/simulated.yaml: the demo customer sends each row's scenario and follow-ups,
+    one a turn, offline; two runs have the same conversations and figures, and the rows'
+    top-level references are scored on the whole conversation."""
+    config = Path(__file__).resolve().parent.parent / "configs" / "simulated.yaml"
+    rows = {
+        row["id"]: row
+        for row in map(json.loads, (config.parent.parent / "datasets" / "customers.jsonl").open())
+    }
+    runs = []
+    for attempt in ("first", "second"):
+        out = tmp_path / f"{attempt}.json"
+        result = invoke("run", config, "--store", tmp_path / f"{attempt}.db", "--json", out)
+        assert result.exit_code == 0, result.output
+        runs.append(
+            {
+                (e["target"], r["example_id"]): (
+                    [(t["inputs"], t["outputs"]["final_response"]) for t in r["turns"]],
+                    {k: v for k, v in r["scores"].items() if "latency" not in k},
+                    r["comments"],
+                )
+                for e in json.loads(out.read_text())["experiments"]
+                for r in e["results"]
+            }
+        )
+    first, second = runs
+    assert first == second
+    assert len(first) == 2 * len(rows)
+    for (target, example), (turns, scores, comments) in first.items():
+        inputs = rows[example]["inputs"]
+        said = [inputs["scenario"], *inputs["followups"]]
+        assert [t[0] for t in turns] == [{"question": text} for text in said], (target, example)
+        assert scores["turns"] == len(said)
+        for key in ("routing_accuracy", "resolution_coverage"):
+            assert comments[key].startswith("whole conversation: "), (target, example, key)

@@ -560,3 +560,30 @@ def test_loading_the_user_fails_with_exit_2_and_one_line(tmp_path, monkeypatch, 
     with pytest.raises(UserError) as caught:
         load_simulated_user(load_spec("spec.yaml"))
     assert (str(caught.value), caught.value.exit_code) == (message, 2)
+
+
+def test_the_users_cache_identity_changes_with_its_model_options_and_holds_no_secret(tmp_path):
+    """Another temperature is another user: its conversations are not served from the
+    cache. A secret-named option (an API key) changes no conversation: its value is not in
+    the identity, and another one leaves it as it was."""
+
+    def identity(kwargs: str) -> str:
+        folder = tmp_path / str(abs(hash(kwargs)))
+        folder.mkdir()
+        spec = write_spec(
+            folder,
+            "simulated_user:\n"
+            "  model: 'openai:user-model'\n"
+            "  base_url: 'http://127.0.0.1:9/v1'\n"
+            f"  model_kwargs: {kwargs}\n",
+        )
+        user = load_simulated_user(load_spec(spec))
+        assert user is not None
+        return user.identity
+
+    cold = identity("{temperature: 0, api_key: sk-first-secret}")
+    warm = identity("{temperature: 0.7, api_key: sk-first-secret}")
+    rekeyed = identity("{temperature: 0, api_key: sk-other-secret}")
+    assert cold != warm
+    assert cold == rekeyed
+    assert "sk-first-secret" not in cold and "sk-other-secret" not in rekeyed

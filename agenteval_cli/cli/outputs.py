@@ -210,7 +210,7 @@ def report_run_errors(
             over = found.over_interrupts(allowed)
             err.print(
                 f"  [{'red' if over else 'yellow'}]stopped at interrupt()[/]: {shown(target)}: "
-                f"{found.interrupted} of {found.calls} request(s) waiting for input "
+                f"{found.interrupted} of {found.calls} {found.waiting_unit} waiting for input "
                 f"({found.interrupt_rate:.1%}"
                 + (f", above max_interrupt_rate {allowed:g})" if over else ")"),
                 highlight=False,

@@ -344,6 +344,10 @@ class Turn:
     # False for a turn that never reached the target (a resume with no interrupt to answer):
     # kept as the turn that ended the conversation, but no turn the conversation ran.
     sent: bool = True
+    # Why the conversation ended after this turn, on its last turn (the script used up, the
+    # simulated user done, an interrupt nothing answered, ...); None on the others, and where
+    # the turn's error says it.
+    ended: str | None = None
 
     @property
     def status(self) -> str:
@@ -365,6 +369,7 @@ class Turn:
             "status": self.status,
             "user_calls": Trace(model_calls=self.user_calls).to_dict()["model_calls"],
             "sent": self.sent,
+            "ended": self.ended,
         }
 
     @classmethod
@@ -383,6 +388,7 @@ class Turn:
             latency_s=float(data.get("latency_s") or 0.0),
             user_calls=Trace.from_dict({"model_calls": data.get("user_calls") or []}).model_calls,
             sent=data.get("sent") is not False,
+            ended=data.get("ended"),
         )
 
 

@@ -11,7 +11,8 @@ Some evaluators are also, or only, run once on the whole conversation:
   references: ``must_mention`` the conversation as a whole must cover, say), which also run
   on each turn against the turn's own: this run is the conversation's check of those
   references, counted toward ``resolved`` (named in its comment when unmet), while their
-  keys keep their turns' value;
+  keys keep their turns' value where some turn has such a reference of its own (else the
+  turns scored against nothing, and the key is this run's);
 - those the spec gives ``level: conversation`` (a judge of the whole transcript), which run
   only here: their keys are this run's.
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -91,7 +92,8 @@ async def score_conversation(
         turn.scores = [*turn.scores, *scores]
     scores = across_turns(turns, catalog)
     whole = await score_whole(evaluators, example, result, pool)
-    scores = with_whole(scores, whole, _whole_evaluators(evaluators, example), catalog)
+    given = {field for refs in references for field in refs}  # the turns' reference fields
+    scores = with_whole(scores, whole, _whole_evaluators(evaluators, example), catalog, given)
     figures = await call_evaluator(
         _conversation_evaluator(evaluators), _available(example, result), pool
     )
@@ -190,13 +192,20 @@ def with_whole(
     whole: list[Score],
     chosen: Sequence[BoundEvaluator],
     catalog: Catalog,
+    turn_fields: Collection[str] = (),
 ) -> list[Score]:
     """The turns' scores with what the whole-conversation run adds: the keys of the
     ``level: conversation`` evaluators (which score no turn), and the judges' spend, added to
     the turns'. The other evaluators of that run are the conversation's checks (they count
-    toward ``resolved``): their keys keep their turns' value."""
-    once = {key for e in chosen if e.level == "conversation" for key in e.keys or (e.name,)}
-    checks = {key for e in chosen if e.level != "conversation" for key in e.keys or (e.name,)}
+    toward ``resolved``): their keys keep their turns' value where some turn has a reference
+    of its own they read (``turn_fields``, the fields of the turns' references). Where none
+    has, the turns scored against nothing (a routing accuracy of 1 where no agent was
+    expected), so the key is the whole conversation's."""
+    whole_only = [
+        e for e in chosen if e.level == "conversation" or not set(e.references) & set(turn_fields)
+    ]
+    once = {key for e in whole_only for key in e.keys or (e.name,)}
+    checks = {key for e in chosen if e not in whole_only for key in e.keys or (e.name,)}
     by_key = {s.key: s for s in scores}
     for one in whole:
         before = by_key.get(one.key)

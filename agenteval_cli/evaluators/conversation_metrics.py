@@ -164,6 +164,7 @@ def conversation_scores(turns: Sequence[Turn], coordinators: frozenset[str]) -> 
     ``resolved`` and ``turns_to_resolution``), over the turns that reached the target: a
     turn that could not be sent (a resume with no interrupt to answer) ran no call and is
     no follow-up."""
+    ended = turns[-1].ended if turns else None  # why it stopped, said with its turn count
     turns = [turn for turn in turns if turn.sent]
     untraced = next(
         (
@@ -173,7 +174,7 @@ def conversation_scores(turns: Sequence[Turn], coordinators: frozenset[str]) -> 
         ),
         None,
     )
-    scores = [Score("turns", float(len(turns)))]
+    scores = [Score("turns", float(len(turns)), ended)]
     if untraced is not None:
         return scores + [Score(key, None, untraced) for key in TRACE_KEYS if key != "turns"]
     skip = _skipped(turns, coordinators)

@@ -7,10 +7,10 @@ when it is any level of an invoked agent's path (``money_team > account`` meets 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from agenteval_cli.core.records import Trace
+from agenteval_cli.core.records import Trace, Turn
 from agenteval_cli.evaluators.registry import entry_parts, register
 from agenteval_cli.metrics.registry import metric
 
@@ -183,6 +183,28 @@ def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
 
 
 NONE = "(none)"
+
+
+def routing_rows(
+    reference: dict[str, Any] | None, trace: Trace, turns: Sequence[Turn] | None = None
+) -> list[tuple[dict[str, Any], Trace]]:
+    """What the routing confusion counts of one result, as ``(reference_outputs, trace)``:
+    a single-turn result itself; a conversation, each turn it sent against that turn's own
+    references (``outputs.turns``) when some turn expects agents, else the whole conversation
+    against its top-level ones, as its ``routing_accuracy`` is scored."""
+    reference = reference or {}
+    if turns is None:
+        return [(reference, trace)]
+    listed = reference.get("turns")
+    given: list[Any] = listed if isinstance(listed, list) else []
+    per_turn = [
+        (refs, turn.trace)
+        for turn, refs in zip(turns, given, strict=False)
+        if turn.sent and isinstance(refs, dict)
+    ]
+    if any(refs.get("expected_agents") for refs, _ in per_turn):
+        return per_turn
+    return [({k: v for k, v in reference.items() if k != "turns"}, trace)]
 
 
 def confusion_matrix(

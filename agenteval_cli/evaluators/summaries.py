@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agenteval_cli.core.records import OK, Example, Run, Score, Trace
+from agenteval_cli.core.records import OK, Example, Run, Score
 from agenteval_cli.evaluators.invoke import arguments_for, normalize
 from agenteval_cli.evaluators.registry import register
-from agenteval_cli.evaluators.routing import agent_names, confusion_matrix
+from agenteval_cli.evaluators.routing import agent_names, confusion_matrix, routing_rows
 from agenteval_cli.evaluators.scoring import (
     BoundEvaluator,
     EvaluatorPool,
@@ -121,10 +121,10 @@ async def score_experiment_summaries_async(
 def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:
     """Micro recall over every (example, expected agent) pair, and the worst confusions."""
 
-    def evaluate(reference_outputs: list[dict], traces: list[Trace]) -> dict:
-        matrix = confusion_matrix(
-            list(zip(reference_outputs, traces, strict=True)), ignore_agents=ignore_agents
-        )
+    def evaluate(runs: list[Run]) -> dict:
+        rows = [row for run in runs for row in routing_rows(run.reference, run.trace, run.turns)]
+        reference_outputs = [reference for reference, _ in rows]
+        matrix = confusion_matrix(rows, ignore_agents=ignore_agents)
         if matrix is None:
             return {"key": "routing_confusion", "score": None, "comment": "no expected_agents"}
         labels, counts = matrix["invoked"], matrix["counts"]

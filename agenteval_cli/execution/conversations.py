@@ -155,8 +155,16 @@ async def _run_turns(
             last.user_calls.extend(source.user_calls)
         if last is not None and last.interrupt is not None and not isinstance(turn, Resume):
             attempt.interrupt = last.interrupt  # nothing answers it: it ends here
+            last.ended = (
+                f"turn {number} stopped at interrupt() and no resume followed"
+                if turn is None
+                else f"turn {number} stopped at interrupt() and turn {number + 1} is a "
+                "message, not a resume: it was not sent"
+            )
             return
         if turn is None:
+            if last is not None:
+                last.ended = source.ended_because
             return
         number += 1
         sent = {RESUME: turn.value} if isinstance(turn, Resume) else dict(turn)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.imports import import_object
 from agenteval_cli.core.records import Example
+from agenteval_cli.core.redact import is_secret_name
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.targets import Target, TargetOptionError, adapt
@@ -121,7 +122,10 @@ def load_simulated_user(spec: Spec) -> SimulatedUser | None:
         user = LLMUser(_user_model(spec), system=section.system, marker=section.stop.marker)
     stop = StopRule(section.stop.marker, section.stop.judge, section.stop.threshold)
     described = section.model_dump(mode="json")
-    described["model_kwargs"] = sorted(section.model_kwargs)  # names only: never a key's value
+    described["model_kwargs"] = {  # a secret-named option's value never: it writes no turn
+        name: "(secret)" if is_secret_name(name) else value
+        for name, value in sorted(section.model_kwargs.items())
+    }
     return SimulatedUser(
         user,
         max_turns=section.max_turns,

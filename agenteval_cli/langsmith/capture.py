@@ -4,7 +4,8 @@ Used only when an experiment will be uploaded. A :class:`RunTreeCollector` (a La
 tracer that keeps runs in memory and sends nothing) joins the call's callbacks; plain
 functions that call ``graph.invoke`` themselves are reached through a configure hook, as
 :mod:`agenteval_cli.trace.recorder` does. Each work item gets its own wrapped target, so the tree is
-stored under exactly its (experiment, example, repetition).
+stored under exactly its (experiment, example, repetition); a conversation's turns are
+stored together, each run marked with its turn's number.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from typing import Any
 
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.context import register_configure_hook
+
+from agenteval_cli.data.conversations import TurnInput
+from agenteval_cli.targets.adapt import TurnFn
+from agenteval_cli.targets.session import Session
 
 _current: ContextVar[RunTreeCollector | None] = ContextVar("agenteval_run_trees", default=None)
 register_configure_hook(_current, inheritable=True)
@@ -75,13 +80,40 @@ def wrap_items(items: Iterable[Any], experiment_ids: dict[str, str], sink: TreeS
     """
     for item in items:
         target = item.target
+        key = (experiment_ids[target.name], item.example.id, item.repetition)
         wrapped = dataclasses.replace(
             target,
-            call=_recording(
-                target.call, experiment_ids[target.name], item.example.id, item.repetition, sink
-            ),
+            call=_recording(target.call, *key, sink),
+            turn_call=_recording_turns(target.turn, *key, sink),
         )
         yield dataclasses.replace(item, target=wrapped)
+
+
+def _recording_turns(
+    turn: TurnFn, experiment_id: str, example_id: str, repetition: int, sink: TreeSink
+) -> TurnFn:
+    """A conversation's turns, each recorded as its own tree: every run is marked with the
+    number of the turn it belongs to (``"turn"``), and the trees of the turns so far are
+    stored together after each turn. A conversation redone on a new thread starts over."""
+    kept: dict[str, list[dict[str, Any]]] = {}
+
+    async def recorded(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
+        collector = RunTreeCollector()
+        token = _current.set(collector)
+        number = session.turns + 1  # the turns this session sent before this one, plus it
+        try:
+            return await turn(inputs, session, [*callbacks, collector])
+        finally:
+            _current.reset(token)
+            if session.thread_id not in kept:
+                kept.clear()  # an earlier attempt's turns are not this conversation's
+                kept[session.thread_id] = []
+            runs = kept[session.thread_id]
+            runs[:] = [run for run in runs if run.get("turn") != number]
+            runs += [{**run, "turn": number} for run in collector.flat()]
+            sink(experiment_id, example_id, repetition, list(runs))
+
+    return recorded
 
 
 def _recording(call: Any, experiment_id: str, example_id: str, repetition: int, sink: TreeSink):

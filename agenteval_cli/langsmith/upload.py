@@ -230,21 +230,48 @@ def _runs(
             }
         },
     }
-    dotted = {root_id: root["dotted_order"]}
+    if result.turns is None:
+        return root, _tree_runs(root, project, tree, start)
+    # LangSmith's thread views group traces by their thread_id: each turn is a trace of its
+    # own in the conversation's thread, holding that turn's runs; the root run is the
+    # conversation's row of the experiment, named by the thread it leads to
+    root["extra"]["metadata"]["agenteval_thread_id"] = root_id
+    unmarked = [run for run in tree if "turn" not in run]  # a tree stored before turns were
+    children = _tree_runs(root, project, unmarked, start)
+    begin = start
+    for number, turn in enumerate(result.turns, 1):
+        runs = [run for run in tree if run.get("turn") == number]
+        trace = _turn_trace(root, project, number, turn, runs, begin)
+        children += [trace, *_tree_runs(trace, project, runs, trace["start_time"], root_id)]
+        begin = trace["end_time"]
+    return root, children
+
+
+def _tree_runs(
+    top: dict[str, Any],
+    project: Any,
+    tree: list[dict[str, Any]],
+    start: datetime,
+    thread: str | None = None,
+) -> list[dict[str, Any]]:
+    """The recorded LangChain runs of a call, in the trace of ``top`` (their parent when
+    theirs is not among them); every run in ``thread``, when given."""
+    trace_id = top["trace_id"]
+    dotted = {top["id"]: top["dotted_order"]}
     children = []
-    if result.turns is not None:  # LangSmith's thread views group a conversation's runs
-        root["extra"]["metadata"]["thread_id"] = root_id
-        children += _turn_runs(root, project, result.turns, start)
     for run in tree:  # parents come before their children
-        parent = run.get("parent_run_id") or root_id
+        parent = run.get("parent_run_id") or top["id"]
         if parent not in dotted:
-            parent = root_id
+            parent = top["id"]
         begin = datetime.fromisoformat(run["start_time"]) if run.get("start_time") else start
         dotted[run["id"]] = dotted[parent] + "." + _dotted(begin, run["id"])
+        metadata = dict(run.get("metadata") or {})
+        if thread is not None:  # so filtering and token counts by thread include it
+            metadata["thread_id"] = thread
         children.append(
             {
                 "id": run["id"],
-                "trace_id": root_id,
+                "trace_id": trace_id,
                 "parent_run_id": parent,
                 "dotted_order": dotted[run["id"]],
                 "name": run["name"],
@@ -258,52 +285,56 @@ def _runs(
                 "outputs": run.get("outputs"),
                 "error": run.get("error"),
                 "tags": run.get("tags") or [],
-                "extra": {"metadata": run.get("metadata") or {}},
+                "extra": {"metadata": metadata},
             }
         )
-    return root, children
+    return children
 
 
 def turn_run_id(root_id: str, number: int) -> str:
     return str(uuid.uuid5(uuid.UUID(root_id), f"turn/{number}"))
 
 
-def _turn_runs(
-    root: dict[str, Any], project: Any, turns: list[Turn], start: datetime
-) -> list[dict[str, Any]]:
-    """A child run per turn of a conversation, one after the other from ``start``, each in
-    the conversation's thread (``thread_id``: the root run's id)."""
-    runs = []
-    begin = start
-    for number, turn in enumerate(turns, 1):
-        run_id = turn_run_id(root["id"], number)
-        end = begin + timedelta(seconds=turn.latency_s or 0.0)
-        runs.append(
-            {
-                "id": run_id,
-                "trace_id": root["id"],
-                "parent_run_id": root["id"],
-                "dotted_order": root["dotted_order"] + "." + _dotted(begin, run_id),
-                "name": f"turn {number}",
-                "run_type": "chain",
-                "session_id": str(project.id),
-                "start_time": begin,
-                "end_time": end,
-                "inputs": turn.inputs,
-                "outputs": turn.outputs,
-                "error": turn.error,
-                "extra": {
-                    "metadata": {
-                        "thread_id": root["id"],
-                        "turn": number,
-                        "agenteval_status": turn.status,
-                        "agenteval_usage": usage_metadata(turn.trace.model_calls),
-                    }
-                },
+def _turn_trace(
+    root: dict[str, Any],
+    project: Any,
+    number: int,
+    turn: Turn,
+    runs: list[dict[str, Any]],
+    after: datetime,
+) -> dict[str, Any]:
+    """Turn ``number`` of the conversation ``root`` as a trace in its thread (``thread_id``:
+    the root run's id): it starts just before its first recorded run, or where the turn
+    before it ended when none was recorded."""
+    run_id = turn_run_id(root["id"], number)
+    starts = [datetime.fromisoformat(r["start_time"]) for r in runs if r.get("start_time")]
+    begin = (min(starts) - timedelta(microseconds=1)) if starts else after
+    metadata = root["extra"]["metadata"]
+    return {
+        "id": run_id,
+        "trace_id": run_id,
+        "dotted_order": _dotted(begin, run_id),
+        "name": f"{root['name']} turn {number}",
+        "run_type": "chain",
+        "session_id": str(project.id),
+        "start_time": begin,
+        "end_time": begin + timedelta(seconds=turn.latency_s or 0.0),
+        "inputs": turn.inputs,
+        "outputs": turn.outputs,
+        "error": turn.error,
+        "extra": {
+            "metadata": {
+                "thread_id": root["id"],
+                "turn": number,
+                "agenteval_experiment": metadata["agenteval_experiment"],
+                "example_id": metadata["example_id"],
+                "repetition": metadata["repetition"],
+                "agenteval_conversation_run": root["id"],
+                "agenteval_status": turn.status,
+                "agenteval_usage": usage_metadata(turn.trace.model_calls),
             }
-        )
-        begin = end
-    return runs
+        },
+    }
 
 
 def usage_metadata(calls: list[ModelCall]) -> dict[str, Any]:

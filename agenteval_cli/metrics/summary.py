@@ -240,8 +240,9 @@ def unanswered_note(summaries: Sequence[Summary]) -> str | None:
         return None
     parts = [f"the {errors} errored"] if errors else []
     parts += [f"the {interrupts} stopped at interrupt()"] if interrupts else []
+    every = "conversation" if all(s.conversations == s.count for s in summaries) else "request"
     return (
-        f"trace figures (agents, handoffs, tokens, cost) count every request, "
+        f"trace figures (agents, handoffs, tokens, cost) count every {every}, "
         f"{' and '.join(parts)} too; figures that need an answer leave them out"
     )
 
@@ -264,7 +265,14 @@ def conversation_note(
     summed = [m.label for m in shown if m.across_turns == "sum"]
     averaged = [m.label for m in shown if m.across_turns == "mean"]
     parts = [f"the sum of its turns' for {', '.join(summed)}"] if summed else []
-    parts += [f"the mean of its turns' for {', '.join(averaged)}"] if averaged else []
+    parts += (
+        [
+            f"the mean of its turns' for {', '.join(averaged)} (the whole conversation's score "
+            "where only its top-level references give one)"
+        ]
+        if averaged
+        else []
+    )
     counts = " / ".join(str(n) for n in counted)
     text = f"conversations: {counts}" + (" (per target)" if len(counted) > 1 else "")
     if parts:

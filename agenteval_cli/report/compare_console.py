@@ -243,7 +243,7 @@ def print_errors(console: Console, comparison: Comparison) -> None:
             console.print(
                 console_text(
                     f"  stopped at interrupt(): {name}: {found.interrupted} of {found.calls} "
-                    "request(s) waiting for input"
+                    f"{found.waiting_unit} waiting for input"
                 ),
                 style="yellow",
                 highlight=False,

@@ -142,6 +142,11 @@ class SideErrors:
     def unit(self) -> str:
         return unit_of(self.calls, self.conversations)
 
+    @property
+    def waiting_unit(self) -> str:
+        """What stopped at interrupt(), as the interrupt lines count it."""
+        return unit_of(self.calls, self.conversations, "request(s)")
+
 
 @dataclass
 class Comparison:
@@ -221,12 +226,14 @@ def confusion_matrix(side: ExperimentData) -> Confusion | None:
     """The ``routing_confusion`` evaluator's matrix over the side's successful runs (with
     the ``ignore_agents`` its spec gave it); None without ``expected_agents`` or traces,
     or when no routing evaluator scored the side."""
-    from agenteval_cli.evaluators.routing import confusion_ignore
+    from agenteval_cli.evaluators.routing import confusion_ignore, routing_rows
     from agenteval_cli.evaluators.routing import confusion_matrix as matrix_of
 
     if not side.has_traces or not ran_family(side, "routing"):
         return None
-    rows = ((r.reference, r.trace) for r in side.runs)  # one at a time, every status
+    rows = (  # one at a time, every status; a conversation's turns
+        row for r in side.runs for row in routing_rows(r.reference, r.trace, r.turns)
+    )
     matrix = matrix_of(rows, ignore_agents=confusion_ignore(side.evaluators))
     return None if matrix is None else Confusion.from_matrix(matrix)
 

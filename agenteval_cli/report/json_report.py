@@ -86,7 +86,7 @@ def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | No
 def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
     """Everything of an experiment's export but its results, read in two passes over its
     rows that keep no result: the summary and per-agent usage, then the routing confusion."""
-    from agenteval_cli.evaluators.routing import confusion_ignore, confusion_matrix
+    from agenteval_cli.evaluators.routing import confusion_ignore, confusion_matrix, routing_rows
 
     experiment = store.experiment(experiment_id)
     pricing = experiment.spec.get("pricing") or {}
@@ -99,7 +99,11 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             yield stored.result.trace.model_calls  # every call made, failed requests too
 
     usage = aggregate(model_calls(), pricing)
-    routed = ((s.reference_outputs, s.result.trace) for s in store.results(experiment_id))
+    routed = (  # a conversation's turns
+        row
+        for s in store.results(experiment_id)
+        for row in routing_rows(s.reference_outputs, s.result.trace, s.result.turns)
+    )
     return {
         "name": experiment.name,
         "target": experiment.target,
@@ -186,6 +190,7 @@ def _turn_json(turn: Turn, pricing: Mapping[str, Any] | None) -> dict[str, Any]:
         # the simulated user's calls that wrote the turn, priced apart from the target's
         "user_calls": [_priced_call(m, pricing) for m in turn.user_calls],
         "sent": turn.sent,  # false: the turn never reached the target (it ended the conversation)
+        "ended": turn.ended,  # on the last turn: why the conversation ended there
     }
 
 

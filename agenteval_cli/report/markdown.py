@@ -118,7 +118,7 @@ def render_markdown(
         if found.interrupted:
             lines.append(
                 f"- **Interrupted** {_code(name)}: {found.interrupted} of {found.calls} "
-                "request(s) stopped at `interrupt()`, waiting for input"
+                f"{found.waiting_unit} stopped at `interrupt()`, waiting for input"
             )
     if comparison.note:
         lines.append(f"- {_cell(comparison.note)}")

@@ -49,6 +49,11 @@ class TargetErrors:
         return unit_of(self.calls, self.conversations)
 
     @property
+    def waiting_unit(self) -> str:
+        """What stopped at interrupt(), as the interrupt lines count it."""
+        return unit_of(self.calls, self.conversations, "request(s)")
+
+    @property
     def rate(self) -> float:
         return self.errored / self.calls if self.calls else 0.0
 
@@ -71,9 +76,10 @@ class TargetErrors:
         return self.interrupted > max_interrupt_rate * self.calls
 
 
-def unit_of(calls: int, conversations: int) -> str:
-    """What was run, as the error lines count it: calls, or conversations (a call a turn)."""
-    return "conversation(s)" if conversations == calls > 0 else "call(s)"
+def unit_of(calls: int, conversations: int, single: str = "call(s)") -> str:
+    """What was run, as the error lines count it: calls (``single``), or conversations (a
+    call a turn)."""
+    return "conversation(s)" if conversations == calls > 0 else single
 
 
 def error_kind(message: str) -> str:

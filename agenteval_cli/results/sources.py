@@ -276,6 +276,7 @@ def _turn_from_json(data: dict[str, Any]) -> Turn:
         latency_s=latency_s,
         user_calls=[_model_call(c) for c in data.get("user_calls") or []],
         sent=data.get("sent") is not False,
+        ended=data.get("ended"),
     )
 
 
