@@ -1,0 +1,53 @@
+"""The end of a pytest session: its runs combined into the project's store, and the lines
+the terminal summary shows of them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agenteval_cli import api
+from agenteval_cli.core.errors import UserError
+from agenteval_cli.store import find_store
+
+if TYPE_CHECKING:
+    from agenteval_cli.pytest_plugin import SessionRuns
+
+
+def combine_session(runs: SessionRuns, stores: list[Path]) -> None:
+    """Every process's runs into one experiment per target of each spec, in the store
+    asked for (the project's by default); the reports, or the error, kept on ``runs``."""
+    out = runs.store or find_store(Path.cwd())
+    try:
+        runs.reports = api.combine(stores, store=out, session=runs.uid)
+    except UserError as exc:
+        runs.error = f"{exc.format()} (the runs are kept in {runs.parts})"
+
+
+Line = tuple[str, dict[str, Any]]
+
+
+def summary_lines(runs: SessionRuns) -> Iterator[Line]:
+    """Each combined experiment with its result count and store, then what to know."""
+    if runs.error is not None:
+        yield f"not stored: {runs.error}", {"red": True}
+        return
+    for report in runs.reports:
+        yield report.title, {"bold": True}
+        for experiment in report.experiments:
+            yield (
+                f"  {experiment.name}: {experiment.results} result(s), {experiment.status}",
+                {},
+            )
+        yield f"  in {report.store}", {}
+        for note in report.notes:
+            yield f"  {note}", {"yellow": True}
+        for warning in report.warnings:
+            yield f"  {warning}", {"red": True}
+        for errors in report.errors:
+            if errors.errored:
+                yield (
+                    f"  {errors.target}: {errors.errored} of {errors.calls} {errors.unit} failed",
+                    {"yellow": True},
+                )
