@@ -38,20 +38,22 @@ class SessionRuns:
     worker: str  # xdist's worker id, "main" without xdist
     combines: bool  # this process combines the stores at the end (not an xdist worker)
     store: Path | None = None  # where the combined experiments go (None: the project's)
+    folder: Path = field(default_factory=Path.cwd)  # where pytest was started
     reports: list[RunReport] = field(default_factory=list)
     error: str | None = None  # why they could not be combined
 
     @classmethod
     def of(cls, config: pytest.Config) -> SessionRuns:
         given = config.getoption("agenteval_store")
-        store = Path(given) if given else None
+        folder = config.invocation_params.dir
+        store = folder / given if given else None
         workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
         if workerinput is not None:
             uid = str(workerinput["testrunuid"])
             parts = workerinput.get(PARTS_KEY) or _parts_folder(uid)
-            return cls(uid, Path(parts), str(workerinput["workerid"]), False, store)
+            return cls(uid, Path(parts), str(workerinput["workerid"]), False, store, folder)
         uid = uuid.uuid4().hex
-        return cls(uid, _parts_folder(uid), "main", True, store)
+        return cls(uid, _parts_folder(uid), "main", True, store, folder)
 
     def adopt(self, uid: str) -> None:
         """The controller of xdist's workers: the run's id is theirs."""

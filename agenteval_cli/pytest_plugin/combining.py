@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def combine_session(runs: SessionRuns, stores: list[Path]) -> None:
     """Every process's runs into one experiment per target of each spec, in the store
     asked for (the project's by default); the reports, or the error, kept on ``runs``."""
-    out = runs.store or find_store(Path.cwd())
+    out = runs.store or runs.folder / find_store(runs.folder)
     try:
         runs.reports = api.combine(stores, store=out, session=runs.uid)
     except UserError as exc:

@@ -1,0 +1,253 @@
+"""The pytest plugin, through inner pytest sessions (pytester) run as pytest would be: in a
+process of their own, with and without pytest-xdist's workers.
+
+The inner sessions load the plugin with ``-p agenteval_cli.pytest_plugin``, as the
+``pytest11`` entry point does once the package is installed (checked last, against the
+installed distribution's metadata)."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agenteval_cli as agenteval
+from agenteval_cli.store.db import Store
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "configs" / "routing.yaml"
+ROWS = [json.loads(line) for line in (ROOT / "datasets" / "routing.jsonl").read_text().splitlines()]
+PLUGIN = ("-p", "agenteval_cli.pytest_plugin")
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """An inner session's folder, its temporary files (the runs' stores) kept in it."""
+    temp = pytester.path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
+    return pytester
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*PLUGIN, "-p", "no:cacheprovider", *args, timeout=300)
+
+
+def _experiments(path: Path) -> list[Any]:
+    with Store(path, readonly=True) as store:
+        return store.experiments()
+
+
+# -- inert unless used ---------------------------------------------------------------------
+
+
+def test_a_session_that_does_not_ask_is_left_as_it_was(inner: pytest.Pytester):
+    inner.makepyfile(
+        test_plain="""
+        import sys
+
+        def test_nothing_of_agenteval_is_loaded():
+            heavy = [m for m in ("agenteval_cli.api", "langchain_core", "langgraph")
+                     if m in sys.modules]
+            assert heavy == []
+            assert "agenteval_cli.pytest_plugin" in sys.modules  # loaded, and idle
+        """
+    )
+    result = _run(inner)
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    assert " agenteval " not in result.stdout.str()  # no section of its own in the summary
+    assert not (inner.path / ".agenteval").exists()
+    assert list((inner.path / "tmp").iterdir()) == []  # no folder for the runs either
+
+
+# -- one experiment per session, with and without xdist ------------------------------------
+
+EXAMPLE_TESTS = """
+import json, pytest
+
+pytestmark = pytest.mark.agenteval(spec={spec!r})
+ROWS = [json.loads(line) for line in open({data!r})][:6]
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
+def test_routes(agenteval, row):
+    report = agenteval.example(row["inputs"], row["outputs"], id=row["id"])
+    assert [e.target for e in report.experiments] == ["supervisor", "swarm"]
+    assert all(e.results == 1 for e in report.experiments)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [None, 2], ids=["one-process", "xdist-2"])
+def test_the_sessions_examples_end_in_one_experiment_per_target(
+    inner: pytest.Pytester, tmp_path: Path, workers: int | None
+):
+    data = str(ROOT / "datasets" / "routing.jsonl")
+    inner.makepyfile(test_examples=EXAMPLE_TESTS.format(spec=str(SPEC), data=data))
+    out = inner.path / "session.db"
+    args = ["--agenteval-store", str(out)] + (["-n", str(workers)] if workers else [])
+    result = _run(inner, *args)
+    result.assert_outcomes(passed=6)
+    stores = workers or 1
+    result.stdout.fnmatch_lines(
+        [
+            "*= agenteval =*",
+            f"routing · 6 examples × 1 repetition(s) · combined from 6 run(s) in {stores} store(s)",
+            "  routing-supervisor-*: 6 result(s), finished",
+            "  routing-swarm-*: 6 result(s), finished",
+        ]
+    )
+    experiments = _experiments(out)
+    assert sorted(e.target for e in experiments) == ["supervisor", "swarm"]
+    assert len({e.run_id for e in experiments}) == 1  # one run: the session
+    assert {e.example_count for e in experiments} == {6}
+    assert list((inner.path / "tmp").iterdir()) == []  # the runs' stores, combined, removed
+
+    # the same examples run at once, with no plugin: the same scores, example by example
+    direct = agenteval.run(SPEC, limit=6, store=tmp_path / "direct.db")
+    combined = agenteval.load_experiments([e.id for e in experiments], store=out)
+    expected = agenteval.load_experiments(direct)
+    by_target = sorted(combined, key=lambda e: e.target)
+    for got, want in zip(by_target, sorted(expected, key=lambda e: e.target), strict=True):
+        assert len(got.runs) == 6
+        scores = {r.example_id: r.scores for r in got.runs}
+        assert scores == {r.example_id: r.scores for r in want.runs}
+        assert {r.example_id for r in got.runs} == {row["id"] for row in ROWS[:6]}
+
+
+# -- readable failures, runs of a spec, examples run again ---------------------------------
+
+CHECK_TESTS = """
+import pytest
+
+SPEC = {spec!r}
+
+def test_a_spec_within_its_gate(agenteval):
+    report = agenteval.run(SPEC, limit=2, targets=["supervisor"])
+    assert report.experiments[0].metrics["routing_accuracy"] == 1.0
+    agenteval.check(report, {{"routing_accuracy": ">= 0.9"}})
+
+@pytest.mark.agenteval(SPEC)
+def test_a_misrouted_example(agenteval):
+    report = agenteval.example(
+        {{"question": "Can you tell me who my account manager is?"}},
+        {{"expected_agents": ["billing"]}},
+        id="account-manager",
+        targets=["supervisor"],
+    )
+    agenteval.check(report, {{"routing_accuracy": ">= 0.9", "handoff_chain_length": "<= 0"}})
+
+def test_no_spec(agenteval):
+    agenteval.run()
+"""
+
+
+@pytest.mark.slow
+def test_check_lists_what_failed_and_a_rerun_example_is_kept_once(inner: pytest.Pytester):
+    inner.makepyfile(test_check=CHECK_TESTS.format(spec=str(SPEC)))
+    out = inner.path / "session.db"
+    result = _run(inner, "--agenteval-store", str(out))
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    # the misrouted example: the account question expected at billing goes to account
+    result.stdout.fnmatch_lines(
+        [
+            "E *AssertionError: agenteval: 2 problem(s) in routing-supervisor-*",
+            "E *supervisor: routing accuracy = 0.0%, threshold >= 0.9 (off by −90.0 pp)",
+            "E *supervisor: handoff chain length = 2, threshold <= 0 (off by +2)",
+        ]
+    )
+    assert "ValueError: no spec: pass one" in text
+    # the first two rows are billing-payment-method and tech-sso-saml-error; the failing
+    # test ran the account-manager row again, so the session holds 3 examples, each once
+    result.stdout.fnmatch_lines(
+        [
+            "routing · 3 examples × 1 repetition(s) · combined from 2 run(s) in 1 store(s)",
+            "  routing-supervisor-*: 3 result(s), finished",
+        ]
+    )
+    (experiment,) = _experiments(out)
+    (data,) = agenteval.load_experiments([experiment.id], store=out)
+    by_id = {r.example_id: r.scores["routing_accuracy"] for r in data.runs}
+    assert by_id == {
+        "billing-payment-method": 1.0,
+        "tech-sso-saml-error": 1.0,
+        "account-manager": 0.0,
+    }
+
+
+RERUN_TESTS = """
+import pytest
+
+@pytest.mark.agenteval({spec!r})
+@pytest.mark.parametrize("expected", [["billing"], ["account"]])
+def test_same_example_twice(agenteval, expected):
+    agenteval.example(
+        {{"question": "Can you tell me who my account manager is?"}},
+        {{"expected_agents": expected}},
+        id="account-manager",
+        targets=["supervisor"],
+    )
+"""
+
+
+@pytest.mark.slow
+def test_an_example_run_again_keeps_its_latest_result(inner: pytest.Pytester):
+    inner.makepyfile(test_rerun=RERUN_TESTS.format(spec=str(SPEC)))
+    out = inner.path / "session.db"
+    result = _run(inner, "--agenteval-store", str(out))
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "routing · 1 examples × 1 repetition(s) · combined from 2 run(s) in 1 store(s)",
+            "  routing-supervisor-*: 1 result(s), finished",
+            "*1 result(s) of examples run again in the session replaced their earlier runs",
+        ]
+    )
+    (experiment,) = _experiments(out)
+    (data,) = agenteval.load_experiments([experiment.id], store=out)
+    # the second test's reference ("account") is the one kept: the graph routes there
+    assert [(r.example_id, r.scores["routing_accuracy"]) for r in data.runs] == [
+        ("account-manager", 1.0)
+    ]
+
+
+def test_a_session_whose_runs_cannot_be_combined_fails(inner: pytest.Pytester):
+    inner.makepyfile(
+        test_broken="""
+        def test_writes_a_broken_store(agenteval):
+            agenteval.store.write_text("not a database")
+        """
+    )
+    result = _run(inner, "--agenteval-store", str(inner.path / "session.db"))
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["*= agenteval =*", "not stored: *main.db*(the runs are kept in *)"]
+    )
+
+
+# -- the entry point -----------------------------------------------------------------------
+
+
+def test_the_installed_distribution_declares_the_pytest11_entry_point():
+    try:
+        found = distribution("agenteval-cli")
+    except PackageNotFoundError:
+        found = None
+    points = [] if found is None else [e for e in found.entry_points if e.group == "pytest11"]
+    if not points and not os.environ.get("CI"):
+        pytest.skip(
+            "agenteval-cli was installed before it declared its pytest plugin: reinstall it "
+            "(pip install -e .) to check the entry point"
+        )
+    assert [(e.name, e.value) for e in points] == [
+        ("agenteval_cli.pytest_plugin", "agenteval_cli.pytest_plugin")
+    ]
