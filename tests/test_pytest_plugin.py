@@ -219,6 +219,50 @@ def test_an_example_run_again_keeps_its_latest_result(inner: pytest.Pytester):
     ]
 
 
+GATED_SPEC = """
+experiment_prefix: gated
+dataset: {data}
+targets:
+  supervisor: agenteval_cli.demo.supervisor:graph
+evaluators: [routing_accuracy]
+thresholds: {{routing_accuracy: ">= 0.9"}}
+"""
+
+GATED_TESTS = """
+import pytest
+
+pytestmark = pytest.mark.agenteval("gated.yaml")
+QUESTIONS = [
+    ("I need to change my payment method to a credit card.", "billing"),
+    ("My SSO integration is returning error code SAML-401.", "tech_support"),
+    ("Can you tell me who my account manager is?", "billing"),  # the graph asks account
+]
+
+@pytest.mark.parametrize(("question", "expected"), QUESTIONS)
+def test_stored(agenteval, question, expected):
+    report = agenteval.example({{"question": question}}, {{"expected_agents": [expected]}})
+    assert report.experiments[0].results == 1
+"""
+
+
+@pytest.mark.slow
+def test_the_session_gate_judges_every_workers_results_together(inner: pytest.Pytester):
+    inner.makefile(".yaml", gated=GATED_SPEC.format(data=ROOT / "datasets" / "routing.jsonl"))
+    inner.makepyfile(test_gated=GATED_TESTS.format())
+    result = _run(inner, "-n", "2", "--agenteval-gate", "--agenteval-store", "session.db")
+    result.assert_outcomes(passed=3)
+    assert result.ret == 1  # every test passed; the session's experiment did not
+    # two of three examples routed as expected: 2/3 = 66.7%, 23.3 points under 90%
+    result.stdout.fnmatch_lines(
+        [
+            "gated · 3 examples × 1 repetition(s) · combined from 3 run(s) in 2 store(s)",
+            "gate failed: 1 problem(s)",
+            "  supervisor: routing accuracy = 66.7%, threshold >= 0.9 (off by −23.3 pp)",
+        ]
+    )
+    assert (inner.path / "session.db").is_file()
+
+
 def test_a_session_whose_runs_cannot_be_combined_fails(inner: pytest.Pytester):
     inner.makepyfile(
         test_broken="""

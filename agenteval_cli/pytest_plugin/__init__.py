@@ -39,11 +39,14 @@ class SessionRuns:
     combines: bool  # this process combines the stores at the end (not an xdist worker)
     store: Path | None = None  # where the combined experiments go (None: the project's)
     folder: Path = field(default_factory=Path.cwd)  # where pytest was started
+    gate: bool = False  # --agenteval-gate: the combined experiments must pass their gate
     reports: list[RunReport] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # the combined experiments' gate's
     error: str | None = None  # why they could not be combined
 
     @classmethod
     def of(cls, config: pytest.Config) -> SessionRuns:
+        gate = bool(config.getoption("agenteval_gate"))
         given = config.getoption("agenteval_store")
         folder = config.invocation_params.dir
         store = folder / given if given else None
@@ -51,9 +54,10 @@ class SessionRuns:
         if workerinput is not None:
             uid = str(workerinput["testrunuid"])
             parts = workerinput.get(PARTS_KEY) or _parts_folder(uid)
-            return cls(uid, Path(parts), str(workerinput["workerid"]), False, store, folder)
+            worker = str(workerinput["workerid"])
+            return cls(uid, Path(parts), worker, False, store, folder, gate)
         uid = uuid.uuid4().hex
-        return cls(uid, _parts_folder(uid), "main", True, store, folder)
+        return cls(uid, _parts_folder(uid), "main", True, store, folder, gate)
 
     def adopt(self, uid: str) -> None:
         """The controller of xdist's workers: the run's id is theirs."""
@@ -84,6 +88,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="where the session's experiments are stored (default: the project's "
         ".agenteval/agenteval.db, found as the agenteval command finds it)",
+    )
+    group.addoption(
+        "--agenteval-gate",
+        action="store_true",
+        help="fail the session unless the session's experiments pass their spec's gate "
+        "(thresholds, baseline, max_error_rate), judged over every test's results",
     )
 
 
@@ -131,7 +141,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from agenteval_cli.pytest_plugin.combining import combine_session
 
     combine_session(runs, stores)
-    if runs.error is not None and session.exitstatus == pytest.ExitCode.OK:
+    failed = runs.error is not None or runs.problems
+    if failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if runs.error is None:
         shutil.rmtree(runs.parts, ignore_errors=True)

@@ -23,6 +23,12 @@ def combine_session(runs: SessionRuns, stores: list[Path]) -> None:
         runs.reports = api.combine(stores, store=out, session=runs.uid)
     except UserError as exc:
         runs.error = f"{exc.format()} (the runs are kept in {runs.parts})"
+        return
+    if runs.gate:
+        from agenteval_cli.pytest_plugin.evals import report_problems
+
+        for report in runs.reports:
+            runs.problems += report_problems(report)
 
 
 Line = tuple[str, dict[str, Any]]
@@ -51,3 +57,16 @@ def summary_lines(runs: SessionRuns) -> Iterator[Line]:
                     f"  {errors.target}: {errors.errored} of {errors.calls} {errors.unit} failed",
                     {"yellow": True},
                 )
+    if runs.gate:
+        if runs.problems:
+            yield f"gate failed: {len(runs.problems)} problem(s)", {"red": True, "bold": True}
+            for problem in runs.problems:
+                yield f"  {problem}", {"red": True}
+        elif any(r.spec.thresholds or r.spec.baseline for r in runs.reports):
+            yield "gate passed", {"green": True, "bold": True}
+        else:  # nothing but the runs' own failures was checked: say so, not "passed"
+            yield (
+                "gate: no thresholds or baseline in the spec; the runs finished within "
+                "max_error_rate",
+                {"yellow": True},
+            )

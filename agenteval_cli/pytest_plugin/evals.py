@@ -84,9 +84,9 @@ class AgentEval:
         evaluator failed on every result, and the gate passed: ``thresholds`` and
         ``baseline`` are the spec's unless given. The message lists every failure."""
         __tracebackhide__ = True
-        problems = run_problems(report, max_error_rate)
-        verdict = api.gate(report, thresholds=thresholds, baseline=baseline)
-        problems += [f"{f.target}: {f.message}" for f in verdict.failures]
+        problems = report_problems(
+            report, thresholds, baseline=baseline, max_error_rate=max_error_rate
+        )
         if problems:
             names = ", ".join(e.name for e in report.experiments)
             lines = "\n".join(f"  {p}" for p in problems)
@@ -124,6 +124,20 @@ class AgentEval:
         loaded = api.load(self._spec(spec))
         dataset = DatasetSpec.model_validate({"path": str(path)})
         return loaded.model_copy(update={"dataset": dataset})
+
+
+def report_problems(
+    report: RunReport,
+    thresholds: Mapping[str, Any] | None = None,
+    *,
+    baseline: str | Path | None = None,
+    max_error_rate: float | None = None,
+) -> list[str]:
+    """A line per problem of a run: its own failures, then the gate's (thresholds and
+    baseline the spec's unless given)."""
+    problems = run_problems(report, max_error_rate)
+    verdict = api.gate(report, thresholds=thresholds, baseline=baseline)
+    return problems + [f"{f.target}: {f.message}" for f in verdict.failures]
 
 
 def run_problems(report: RunReport, max_error_rate: float | None = None) -> list[str]:
