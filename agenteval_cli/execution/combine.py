@@ -81,8 +81,9 @@ def _combine_spec(pieces: list[Piece], out: Store, session: str) -> Combined:
     evaluators = load_evaluators(spec)  # a user's evaluator that fails to load fails here
     key = first.spec_hash or first.spec_path or first.prefix
     run_id = hashlib.sha256(f"{session}\n{key}".encode()).hexdigest()[:32]
+    order = [t.name for t in spec.targets]  # the spec's order, as a run lists them
     by_target: dict[str, list[Piece]] = {}
-    for piece in pieces:
+    for piece in sorted(pieces, key=lambda p: _index(order, p.record.target)):
         by_target.setdefault(piece.record.target, []).append(piece)
     combined = Combined(
         spec,
@@ -95,7 +96,7 @@ def _combine_spec(pieces: list[Piece], out: Store, session: str) -> Combined:
     status = "interrupted"
     try:
         for found in by_target.values():
-            created.append(_create(out, found, run_id, catalog_of(evaluators)))
+            created.append(_create(out, found, spec, run_id, catalog_of(evaluators)))
             for piece in found:
                 combined.replaced += _copy(out, piece, created[-1].id)
         score_stored_summaries(spec, evaluators, out, [e.id for e in created])
@@ -107,11 +108,20 @@ def _combine_spec(pieces: list[Piece], out: Store, session: str) -> Combined:
     return combined
 
 
-def _create(out: Store, pieces: list[Piece], run_id: str, catalog: Catalog) -> ExperimentRecord:
+def _index(order: list[str], target: str) -> int:
+    return order.index(target) if target in order else len(order)
+
+
+def _create(
+    out: Store, pieces: list[Piece], spec: Spec, run_id: str, catalog: Catalog
+) -> ExperimentRecord:
     """The experiment the pieces of one target go into: their spec and target as the first
-    ran them, their dataset when they all ran one, and as many examples as they hold."""
+    ran them, the spec's dataset file when they all ran it (not a single example's file),
+    and as many examples as they hold."""
     first = pieces[0].record
     paths = {p.record.dataset_path for p in pieces}
+    dataset = str(spec.dataset.path) if spec.dataset.path else None
+    dataset_path = dataset if paths == {dataset} else None
     hashes = sorted({p.record.dataset_hash or "" for p in pieces})
     dataset_hash = hashes[0] or None
     if len(hashes) > 1:  # inline examples, or several files: the same set hashes the same
@@ -127,7 +137,7 @@ def _create(out: Store, pieces: list[Piece], run_id: str, catalog: Catalog) -> E
         spec=first.spec,
         spec_path=first.spec_path,
         spec_hash=first.spec_hash,
-        dataset_path=first.dataset_path if len(paths) == 1 else None,
+        dataset_path=dataset_path,
         dataset_name=first.dataset_name,
         dataset_hash=dataset_hash,
         git_commit=first.git_commit,

@@ -12,7 +12,7 @@ from agenteval_cli.core.errors import UserError
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
-    from agenteval_cli.pytest_plugin import SessionRuns
+    from agenteval_cli.pytest_plugin.session import SessionRuns
 
 
 def combine_session(runs: SessionRuns, stores: list[Path]) -> None:
@@ -46,7 +46,7 @@ def summary_lines(runs: SessionRuns) -> Iterator[Line]:
                 f"  {experiment.name}: {experiment.results} result(s), {experiment.status}",
                 {},
             )
-        yield f"  in {report.store}", {}
+        yield f"  in {_shown(report.store, runs.folder)}", {}
         for note in report.notes:
             yield f"  {note}", {"yellow": True}
         for warning in report.warnings:
@@ -70,3 +70,11 @@ def summary_lines(runs: SessionRuns) -> Iterator[Line]:
                 "max_error_rate",
                 {"yellow": True},
             )
+
+
+def _shown(path: Path, folder: Path) -> Path:
+    """``path`` from where pytest was started, when it is below it."""
+    try:
+        return path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return path
