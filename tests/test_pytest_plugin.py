@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,7 @@ def test_the_sessions_examples_end_in_one_experiment_per_target(
     assert sorted(e.target for e in experiments) == ["supervisor", "swarm"]
     assert len({e.run_id for e in experiments}) == 1  # one run: the session
     assert {e.example_count for e in experiments} == {6}
+    assert {e.dataset_path for e in experiments} == {None}  # one-row files, now removed
     assert list((inner.path / "tmp").iterdir()) == []  # the runs' stores, combined, removed
 
     # the same examples run at once, with no plugin: the same scores, example by example
@@ -278,6 +280,44 @@ def test_a_session_whose_runs_cannot_be_combined_fails(inner: pytest.Pytester):
     )
 
 
+# -- the docs' example --------------------------------------------------------------------
+
+DOC = ROOT / "docs" / "pytest.md"
+EXAMPLE = re.compile(r"<!-- example: (?P<path>\S+) -->\n```python\n(?P<code>.*?)```", re.S)
+OUTPUT = re.compile(r"<!-- output: pytest (?P<args>[^>]*?) -->\n```\n(?P<block>.*?)```", re.S)
+SECTION = re.compile(r"^=+ agenteval =+$.*?(?=^=+ )", re.M | re.S)
+IDS = re.compile(r"-[0-9a-f]{8}:")
+
+
+@pytest.mark.slow
+def test_the_docs_example_prints_what_the_docs_show(inner: pytest.Pytester):
+    """The test file docs/pytest.md shows, run as it says, prints the section it shows
+    (experiment ids aside); ``AGENTEVAL_WRITE_DOCS=1`` writes the section instead."""
+    text = DOC.read_text(encoding="utf-8")
+    example, shown = EXAMPLE.search(text), OUTPUT.search(text)
+    assert example is not None and shown is not None
+    for name in ("configs/routing.yaml", "datasets/routing.jsonl"):
+        (inner.path / name).parent.mkdir(exist_ok=True)
+        (inner.path / name).write_bytes((ROOT / name).read_bytes())
+    (inner.path / "tests").mkdir()
+    (inner.path / example["path"]).write_text(example["code"], encoding="utf-8")
+    result = _run(inner, *shown["args"].split())
+    result.assert_outcomes(passed=4)
+    printed = SECTION.search(result.stdout.str())
+    assert printed is not None
+    if os.environ.get("AGENTEVAL_WRITE_DOCS") == "1":
+        start, end = shown.span("block")
+        DOC.write_text(text[:start] + printed.group() + text[end:], encoding="utf-8")
+        return
+    assert IDS.sub("-…:", printed.group()) == IDS.sub("-…:", shown["block"])
+    stored = _experiments(inner.path / ".agenteval" / "agenteval.db")
+    supervisor, swarm = sorted(stored, key=lambda e: e.target)
+    # the supervisor's runs all read the spec's dataset; the swarm's were single examples
+    assert (supervisor.target, swarm.target) == ("supervisor", "swarm")
+    assert supervisor.dataset_path == str(inner.path / "datasets" / "routing.jsonl")
+    assert swarm.dataset_path is None
+
+
 # -- the entry point -----------------------------------------------------------------------
 
 
@@ -295,3 +335,51 @@ def test_the_installed_distribution_declares_the_pytest11_entry_point():
     assert [(e.name, e.value) for e in points] == [
         ("agenteval_cli.pytest_plugin", "agenteval_cli.pytest_plugin")
     ]
+
+
+# -- agenteval.combine, from Python --------------------------------------------------------
+
+ANSWER_FROM_FILE = (
+    "from pathlib import Path\n"
+    "def answer(inputs):\n"
+    "    return {'final_response': (Path(__file__).parent / 'answer.txt').read_text()}\n"
+)
+
+
+def test_combine_keeps_the_latest_run_of_an_example_whichever_store_holds_it(tmp_path: Path):
+    from projects import project, rows
+
+    spec = project(
+        tmp_path / "p",
+        ANSWER_FROM_FILE,
+        data=rows(3, outputs={"must_mention": ["yes"]}),
+        evaluators="[resolution_coverage]",
+    )
+    answer = tmp_path / "p" / "answer.txt"
+    answer.write_text("no")
+    agenteval.run(spec, store=tmp_path / "first.db", limit=2)  # e0, e1 answered "no"
+    answer.write_text("yes")
+    agenteval.run(spec, store=tmp_path / "second.db")  # e0, e1, e2 answered "yes"
+    # given in either order, the later run's results are the ones kept
+    (report,) = agenteval.combine(
+        [tmp_path / "second.db", tmp_path / "first.db"], store=tmp_path / "out.db"
+    )
+    (experiment,) = report.experiments
+    assert (experiment.results, experiment.status, report.status) == (3, "finished", "finished")
+    assert experiment.metrics["resolution_coverage"] == 1.0  # 0.0 for the first run's two
+    assert report.notes == [
+        "2 result(s) of examples run again in the session replaced their earlier runs"
+    ]
+    assert report.title == (
+        "spec · 3 examples × 1 repetition(s) · combined from 2 run(s) in 2 store(s)"
+    )
+    (record,) = _experiments(tmp_path / "out.db")
+    assert record.dataset_path == str(tmp_path / "p" / "data.jsonl")  # both read the file
+    assert record.example_count == 3
+
+
+def test_combine_names_a_store_that_is_not_there(tmp_path: Path):
+    from agenteval_cli.core.errors import UserError
+
+    with pytest.raises(UserError, match=r"no experiment store at .*missing\.db"):
+        agenteval.combine([tmp_path / "missing.db"], store=tmp_path / "out.db")
