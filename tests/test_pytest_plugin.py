@@ -148,6 +148,18 @@ def test_a_misrouted_example(agenteval):
 
 def test_no_spec(agenteval):
     agenteval.run()
+
+@pytest.mark.anyio
+@pytest.mark.agenteval(SPEC)
+async def test_in_an_event_loop(agenteval):
+    report = await agenteval.aexample(
+        {{"question": "My SSO integration is returning error code SAML-401."}},
+        {{"expected_agents": ["tech_support"]}},
+        targets=["swarm"],
+    )
+    agenteval.check(report, {{"routing_accuracy": "== 1"}})
+    report = await agenteval.arun(limit=1, targets=["swarm"])
+    assert report.experiment("swarm").results == 1
 """
 
 
@@ -156,7 +168,7 @@ def test_check_lists_what_failed_and_a_rerun_example_is_kept_once(inner: pytest.
     inner.makepyfile(test_check=CHECK_TESTS.format(spec=str(SPEC)))
     out = inner.path / "session.db"
     result = _run(inner, "--agenteval-store", str(out))
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=2, failed=2)
     text = result.stdout.str()
     # the misrouted example: the account question expected at billing goes to account
     result.stdout.fnmatch_lines(
@@ -168,14 +180,16 @@ def test_check_lists_what_failed_and_a_rerun_example_is_kept_once(inner: pytest.
     )
     assert "ValueError: no spec: pass one" in text
     # the first two rows are billing-payment-method and tech-sso-saml-error; the failing
-    # test ran the account-manager row again, so the session holds 3 examples, each once
+    # test ran the account-manager row again, so the supervisor's holds 3 examples, each
+    # once; the async test ran the swarm on the SSO question and on the first row
     result.stdout.fnmatch_lines(
         [
-            "routing · 3 examples × 1 repetition(s) · combined from 2 run(s) in 1 store(s)",
+            "routing · 4 examples × 1 repetition(s) · combined from 4 run(s) in 1 store(s)",
             "  routing-supervisor-*: 3 result(s), finished",
+            "  routing-swarm-*: 2 result(s), finished",
         ]
     )
-    (experiment,) = _experiments(out)
+    experiment = next(e for e in _experiments(out) if e.target == "supervisor")
     (data,) = agenteval.load_experiments([experiment.id], store=out)
     by_id = {r.example_id: r.scores["routing_accuracy"] for r in data.runs}
     assert by_id == {

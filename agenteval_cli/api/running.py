@@ -293,7 +293,7 @@ def combine(
                     f"{found.replaced} result(s) of examples run again in the session replaced "
                     "their earlier runs"
                 )
-            examples = max((r.example_count or 0) for r in found.experiments)
+            examples = found.examples
             title = (
                 f"{found.spec.experiment_prefix} · {examples} examples × "
                 f"{found.spec.repetitions} repetition(s) · combined from {found.runs} run(s) "

@@ -42,6 +42,7 @@ class Combined:
     spec: Spec
     experiments: list[ExperimentRecord]
     runs: int  # the runs combined
+    examples: int  # the distinct examples of their results, over every target
     stores: int  # the stores they came from (the session's processes)
     replaced: int = 0  # results of an example run again, the earlier run's dropped
     unfinished: list[str] = field(default_factory=list)  # runs stopped before their end
@@ -89,6 +90,7 @@ def _combine_spec(pieces: list[Piece], out: Store, session: str) -> Combined:
         spec,
         [],
         runs=len({p.record.run_id or p.record.id for p in pieces}),
+        examples=len(_examples(pieces)),
         stores=len({p.store for p in pieces}),
     )
     combined.unfinished = sorted({p.record.name for p in pieces if p.record.status != "finished"})
@@ -126,10 +128,7 @@ def _create(
     dataset_hash = hashes[0] or None
     if len(hashes) > 1:  # inline examples, or several files: the same set hashes the same
         dataset_hash = hashlib.sha256("\n".join(hashes).encode()).hexdigest()
-    examples: set[str] = set()
-    for piece in pieces:
-        with Store(piece.store, readonly=True) as store:
-            examples |= {example for example, _ in store.result_keys(piece.record.id)}
+    examples = _examples(pieces)
     return out.create_experiment(
         prefix=first.prefix,
         target=first.target,
@@ -147,6 +146,15 @@ def _create(
         target_fingerprint=first.target_fingerprint,
         catalog=catalog,
     )
+
+
+def _examples(pieces: Sequence[Piece]) -> set[str]:
+    """The ids of the examples the pieces hold results of."""
+    found: set[str] = set()
+    for piece in pieces:
+        with Store(piece.store, readonly=True) as store:
+            found |= {example for example, _ in store.result_keys(piece.record.id)}
+    return found
 
 
 def _copy(out: Store, piece: Piece, experiment_id: str) -> int:
