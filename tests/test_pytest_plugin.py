@@ -279,6 +279,21 @@ def test_the_session_gate_judges_every_workers_results_together(inner: pytest.Py
     assert (inner.path / "session.db").is_file()
 
 
+def test_a_test_that_runs_nothing_leaves_nothing(inner: pytest.Pytester):
+    inner.makepyfile(
+        test_idle="""
+        def test_asks_and_runs_nothing(agenteval):
+            assert agenteval.store.parent.is_dir()
+        """
+    )
+    result = _run(inner, "--agenteval-gate")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    assert " agenteval " not in result.stdout.str()
+    assert not (inner.path / ".agenteval").exists()
+    assert list((inner.path / "tmp").iterdir()) == []
+
+
 def test_a_session_whose_runs_cannot_be_combined_fails(inner: pytest.Pytester):
     inner.makepyfile(
         test_broken="""

@@ -83,15 +83,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if runs is None or not runs.combines:
         return
     stores = runs.stores()
-    if not stores:
-        return  # no test asked for agenteval
-    from agenteval_cli.pytest_plugin.combining import combine_session
+    if stores:  # a test ran something
+        from agenteval_cli.pytest_plugin.combining import combine_session
 
-    combine_session(runs, stores)
-    failed = runs.error is not None or runs.problems
-    if failed and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if runs.error is None:
+        combine_session(runs, stores)
+        failed = runs.error is not None or runs.problems
+        if failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if runs.error is None:  # combined, or nothing to: no folder is left behind
         shutil.rmtree(runs.parts, ignore_errors=True)
 
 
