@@ -124,6 +124,57 @@ def test_the_sessions_examples_end_in_one_experiment_per_target(
         assert {r.example_id for r in got.runs} == {row["id"] for row in ROWS[:6]}
 
 
+SUBAGENT_TESTS = """
+import pytest
+from forms import datasets
+
+ROWS = datasets.support()
+
+@pytest.mark.agenteval("forms/spec.yaml")
+@pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
+def test_row(agenteval, row):
+    agenteval.example(row["inputs"], row["outputs"], id=row["id"])
+"""
+
+
+@pytest.mark.slow
+def test_a_create_agent_supervisor_of_subagents_across_workers(
+    inner: pytest.Pytester, tmp_path: Path
+):
+    """LangChain's subagents pattern (a create_agent supervisor whose tools run
+    create_agent subagents), one test per row on two workers: the session's experiment
+    scores every row as one run of the whole dataset does."""
+    from forms import datasets
+    from forms.harness import write_form
+
+    spec = write_form(
+        inner.path / "forms",
+        targets={"subagents": "forms.patterns:subagents"},
+        rows=datasets.support(),
+    )
+    inner.makepyfile(test_subagents=SUBAGENT_TESTS)
+    out = inner.path / "session.db"
+    result = _run(inner, "-n", "2", "--agenteval-store", str(out))
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(
+        ["forms · 5 examples × 1 repetition(s) · combined from 5 run(s) in 2 store(s)"]
+    )
+    (experiment,) = _experiments(out)
+    (combined,) = agenteval.load_experiments([experiment.id], store=out)
+    (direct,) = agenteval.load_experiments(agenteval.run(spec, store=tmp_path / "direct.db"))
+    assert {r.example_id: r.scores for r in combined.runs} == {
+        r.example_id: r.scores for r in direct.runs
+    }
+    # the rows' own expectations met: both agents reached on the two-part requests
+    assert {r.example_id: r.scores["routing_accuracy"] for r in combined.runs} == {
+        "billing": 1.0,
+        "tech": 1.0,
+        "both": 1.0,
+        "both-reversed": 1.0,
+        "hours": 1.0,
+    }
+
+
 # -- readable failures, runs of a spec, examples run again ---------------------------------
 
 CHECK_TESTS = """
