@@ -296,6 +296,53 @@ def merge(
         return session.stored_report(records, title=title, examples=examples)
 
 
+def combine(
+    stores: Sequence[str | Path],
+    *,
+    store: str | Path | Store,
+    session: str | None = None,
+) -> list[RunReport]:
+    """Combine the runs held in ``stores`` (each call of :func:`run` in a test session, in
+    one store per process) into ``store``: one experiment per target of each spec, holding
+    every result of every run of it, with metrics and dataset-level scores computed over
+    them. An example run again later replaces its earlier result (said in the notes). One
+    report per spec; ``session`` (a new id unless given) names the run they make, the same
+    in every process of the session."""
+    import uuid
+
+    from agenteval_cli.execution.combine import combine as combine_runs
+
+    _no_running_loop("combine", "call it from a script, or from a thread of its own")
+    reports: list[RunReport] = []
+    with opened_store(store) as opened:
+        for found in combine_runs(
+            [Path(p) for p in stores], opened, session=session or uuid.uuid4().hex
+        ):
+            session_ = _Session(found.spec, opened, None)
+            if found.replaced:
+                session_.note(
+                    f"{found.replaced} result(s) of examples run again in the session replaced "
+                    "their earlier runs"
+                )
+            examples = found.examples
+            title = (
+                f"{found.spec.experiment_prefix} · {examples} examples × "
+                f"{found.spec.repetitions} repetition(s) · combined from {found.runs} run(s) "
+                f"in {found.stores} store(s)"
+            )
+            unfinished = [f"{name}: stopped before its end" for name in found.unfinished]
+            reports.append(
+                session_.stored_report(
+                    found.experiments,
+                    title=title,
+                    status="interrupted" if found.unfinished else "finished",
+                    warnings=unfinished,
+                    examples=examples,
+                )
+            )
+    return reports
+
+
 # -- the pieces -----------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """Copying results from one store into another, and removing experiments whole: what
-merging the stores of a sharded run (:mod:`agenteval_cli.execution.merge`) does in SQLite."""
+merging the stores of a sharded run (:mod:`agenteval_cli.execution.merge`) and combining a
+test session's runs (:mod:`agenteval_cli.execution.combine`) do in SQLite."""
 
 from __future__ import annotations
 
@@ -24,13 +25,16 @@ class SharedExamples(Exception):
     already has (a row of ``results`` would be doubled)."""
 
 
-def copy_results(out: Store, source: Path, experiments: Sequence[tuple[str, str]]) -> None:
+def copy_results(
+    out: Store, source: Path, experiments: Sequence[tuple[str, str]], *, replace: bool = False
+) -> int:
     """Copy the results of each ``(experiment id in source, experiment id in out)`` pair from
     the store at ``source`` into ``out``, each in the order it stored them, in one
     transaction (a database is attached outside one), a conversation's turns with it. A
     source stored before results had a status (or turns) gets what its rows meant.
     :class:`SharedExamples` when a result is there already; nothing of this source is kept
-    then."""
+    then. With ``replace``, a result of the same example and repetition already there is
+    replaced instead (the copy is the later run of it); the count replaced is returned."""
     columns = RESULT_COLUMNS.split(", ", 1)[1]  # all but experiment_id
     db = out.db
     alias = "shard"
@@ -41,16 +45,26 @@ def copy_results(out: Store, source: Path, experiments: Sequence[tuple[str, str]
         read = ", ".join(
             c if c in found else f"{OLD_ROWS[c]}" for c in columns.replace(" ", "").split(",")
         )
+        replaced = 0
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
         for source_id, new_id in experiments:
+            if replace:
+                replaced += db.execute(
+                    f"SELECT COUNT(*) FROM {alias}.results s JOIN results r"
+                    " ON r.experiment_id = ? AND r.example_id = s.example_id"
+                    " AND r.repetition = s.repetition WHERE s.experiment_id = ?",
+                    (new_id, source_id),
+                ).fetchone()[0]
             try:
                 db.execute(
-                    f"INSERT INTO results (experiment_id, {columns})"
+                    f"{verb} INTO results (experiment_id, {columns})"
                     f" SELECT ?, {read} FROM {alias}.results"
                     " WHERE experiment_id = ? ORDER BY id",
                     (new_id, source_id),
                 )
             except sqlite3.IntegrityError:
                 raise SharedExamples(source_id) from None
+    return replaced
 
 
 def delete_experiments(store: Store, experiment_ids: Sequence[str]) -> None:
