@@ -1,0 +1,225 @@
+"""A graph served by LangGraph's Agent Server (``langgraph dev``, ``langgraph up``, a
+LangSmith deployment) as a target: each example runs on a fresh thread of the server, a
+conversation on one thread, through ``langgraph_sdk``; the server's streamed events are
+replayed into the call's recorder (:mod:`agenteval_cli.trace.remote_events`), so its trace
+is the one the same graph run in-process gives.
+
+A header's value comes from the environment and is a secret: remembered for redaction
+(:func:`agenteval_cli.core.redact.remember`), never part of the target's description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval_cli.data.conversations import Resume, TurnInput
+from agenteval_cli.targets.adapt import Target, graph_state, input_messages
+from agenteval_cli.targets.inputs import InputBuilder, input_builder, template_fields
+from agenteval_cli.targets.outputs import graph_outputs
+from agenteval_cli.targets.session import Session
+
+__all__ = ["RemoteGraph", "RemoteGraphError", "remote_target"]
+
+# What the server streams: the callback events the trace is built from, and the state after
+# each step (the last one is the run's result, its pending interrupts included).
+_STREAM_MODES = ["events", "values"]
+
+
+class RemoteGraphError(Exception):
+    """The server could not be reached, refused the request, or the run failed on it."""
+
+
+@dataclass(frozen=True)
+class RemoteGraph:
+    """Where the graph is served: the server's URL, the graph's id (or an assistant's), and
+    the HTTP headers every request carries (their values are secrets)."""
+
+    url: str
+    graph: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+def remote_target(
+    remote: RemoteGraph,
+    *,
+    name: str,
+    import_path: str,
+    input_key: str = "question",
+    initial_state: dict[str, Any] | None = None,
+    input: Mapping[str, Any] | Callable[..., Any] | None = None,
+    output: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Target:
+    """The target that sends each example (or turn) to the served graph; ``import_path``
+    says what it is in the experiment's record (its URL and graph id, never a header)."""
+    build = None if input is None else input_builder(input)
+    runner = _Runner(
+        remote, input_key, dict(initial_state or {}), build, output, dict(config or {})
+    )
+    return Target(
+        name,
+        import_path,
+        "remote",
+        runner.call,
+        input_fields=(input_key,) if input is None else template_fields(input),
+        input_key=input_key,
+        turn_call=runner.turn,
+        keeps_state=True,  # the server keeps every thread's state
+    )
+
+
+@dataclass
+class _Runner:
+    remote: RemoteGraph
+    input_key: str
+    initial_state: dict[str, Any]
+    build: InputBuilder | None
+    output: str | None
+    config: dict[str, Any]
+
+    async def call(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+        state = await graph_state(inputs, self.input_key, self.initial_state, self.build)
+        async with _client(self.remote) as client:
+            thread = await _checked(self.remote, client.threads.create())
+            final = await self._run(client, thread["thread_id"], callbacks, input=state)
+        return graph_outputs(final, self.output, given=input_messages(state))
+
+    async def turn(
+        self, inputs: TurnInput, session: Session, callbacks: list[Any]
+    ) -> dict[str, Any]:
+        """One turn on the conversation's thread: the thread holds what came before, so
+        only the new turn (or the resume) is sent."""
+        first = session.turns == 0
+        async with _client(self.remote) as client:
+            if first:
+                await _checked(
+                    self.remote,
+                    client.threads.create(thread_id=session.thread_id, if_exists="do_nothing"),
+                )
+            if isinstance(inputs, Resume):
+                given = list(session.messages)
+                final = await self._run(
+                    client, session.thread_id, callbacks, command={"resume": inputs.value}
+                )
+            else:
+                value = await graph_state(
+                    inputs, self.input_key, self.initial_state, self.build, initial=first
+                )
+                given = [*session.messages, *input_messages(value)]
+                final = await self._run(client, session.thread_id, callbacks, input=value)
+        outputs = graph_outputs(final, self.output, given=given)
+        returned = final.get("messages") if isinstance(final, dict) else None
+        if isinstance(returned, list):
+            session.messages = list(returned)
+        return outputs
+
+    async def _run(self, client: Any, thread_id: str, callbacks: list[Any], **sent: Any) -> Any:
+        """Stream one run, replaying its events into ``callbacks``; its final state."""
+        from agenteval_cli.trace.remote_events import EventReplay, decoded
+
+        replay = EventReplay(callbacks)
+        final: Any = None
+        stream = client.runs.stream(
+            thread_id,
+            self.remote.graph,
+            stream_mode=_STREAM_MODES,
+            config=self.config or None,
+            on_disconnect="cancel",
+            **sent,
+        )
+        async for part in _checked_stream(self.remote, stream):
+            if part.event == "events" and isinstance(part.data, dict):
+                replay.feed(part.data)
+            elif part.event == "values":
+                final = part.data
+            elif part.event == "error":
+                raise RemoteGraphError(_run_failure(self.remote, part.data))
+        if final is None:
+            raise RemoteGraphError(
+                f"the run of {self.remote.graph!r} at {self.remote.url} sent no state"
+            )
+        return decoded(final)
+
+
+class _client:
+    """An SDK client for one call, closed after it (its connections belong to the event
+    loop the call runs on). ``api_key=None``: never a key the environment happens to hold,
+    only the headers the spec names."""
+
+    def __init__(self, remote: RemoteGraph) -> None:
+        self._remote = remote
+        self._client: Any = None
+
+    async def __aenter__(self) -> Any:
+        from langgraph_sdk import get_client
+
+        self._client = get_client(
+            url=self._remote.url, api_key=None, headers=dict(self._remote.headers)
+        )
+        return self._client
+
+    async def __aexit__(self, *_: Any) -> None:
+        await self._client.aclose()
+
+
+async def _checked(remote: RemoteGraph, request: Any) -> Any:
+    try:
+        return await request
+    except Exception as exc:
+        raise _failure(remote, exc) from exc
+
+
+async def _checked_stream(remote: RemoteGraph, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        async for part in stream:
+            yield part
+    except RemoteGraphError:
+        raise
+    except Exception as exc:
+        raise _failure(remote, exc) from exc
+
+
+def _failure(remote: RemoteGraph, exc: Exception) -> Exception:
+    """One line saying what went wrong with the server, or ``exc`` itself when it is not
+    the server's (the graph's own errors arrive as the stream's ``error`` event)."""
+    import httpx
+
+    where = f"the LangGraph server at {remote.url}"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(exc, httpx.HTTPStatusError) and status is not None:
+        detail = _detail(exc)
+        if status == 404:
+            return RemoteGraphError(
+                f"{where} serves no graph or assistant {remote.graph!r} ({detail}): check "
+                "the graph id in its langgraph.json"
+            )
+        if status in (401, 403):
+            return RemoteGraphError(
+                f"{where} refused the request with HTTP {status} ({detail}): check the "
+                "headers the target sends"
+            )
+        return RemoteGraphError(f"{where} answered HTTP {status}: {detail}")
+    if isinstance(exc, httpx.TransportError):
+        reason = str(exc) or type(exc).__name__
+        return RemoteGraphError(f"cannot reach {where}: {reason}")
+    return exc
+
+
+def _detail(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        return str(body["detail"])
+    message = getattr(exc, "message", None)
+    return str(message or exc).splitlines()[0]
+
+
+def _run_failure(remote: RemoteGraph, data: Any) -> str:
+    """The run's ``error`` event (``{"error": "ValueError", "message": "..."}``) as a line."""
+    if isinstance(data, dict):
+        kind, message = data.get("error"), data.get("message")
+        text = ": ".join(str(part) for part in (kind, message) if part)
+    else:
+        text = str(data)
+    return f"the graph {remote.graph!r} at {remote.url} failed: {text or 'no reason given'}"

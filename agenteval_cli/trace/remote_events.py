@@ -1,0 +1,192 @@
+"""A served graph's run, recorded as an in-process run is: the callback events LangGraph's
+Agent Server streams (``stream_mode="events"``, LangChain's ``astream_events`` v2 with
+every run's id, its ancestors' ids and its metadata) are replayed into the run's callback
+handlers, so the :class:`~agenteval_cli.trace.recorder.TraceRecorder` builds the same tree
+of runs, and attribution and every evaluator read it unchanged.
+
+The server sends values as JSON: messages, ``Command`` objects and chat results are made
+objects again here (:func:`decoded`). One thing the events leave out is the id of the tool
+call a tool run answers; the call is found among those its model asked for, by name and
+arguments (:class:`_AskedCalls`), as LangChain passes it in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+from uuid import UUID
+
+__all__ = ["EventReplay", "decoded"]
+
+# LangChain's message types as their JSON form spells them (``BaseMessage.type``).
+_MESSAGE_TYPES = frozenset(
+    {"human", "ai", "system", "tool", "function", "chat", "developer", "AIMessageChunk"}
+)
+_COMMAND_KEYS = frozenset({"graph", "update", "resume", "goto"})
+
+
+def decoded(value: Any, known: Mapping[str, Any] | None = None) -> Any:
+    """A JSON value from the server with its messages and ``Command`` objects rebuilt; a
+    message whose id is in ``known`` is that object."""
+    if isinstance(value, list):
+        return [decoded(item, known) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") in _MESSAGE_TYPES and "content" in value:
+        if known and value.get("id") in known:
+            return known[value["id"]]
+        from langchain_core.messages import messages_from_dict
+
+        kind = "ai" if value["type"] == "AIMessageChunk" else value["type"]
+        return messages_from_dict([{"type": kind, "data": value}])[0]
+    if set(value) == _COMMAND_KEYS:
+        from langgraph.types import Command
+
+        return Command(
+            graph=value["graph"],
+            update=decoded(value["update"], known),
+            resume=value["resume"],
+            goto=value["goto"] if value["goto"] is not None else (),
+        )
+    return {key: decoded(item, known) for key, item in value.items()}
+
+
+class _AskedCalls:
+    """The tool calls models asked for that no tool run has taken yet, oldest first."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[str, str, str]] = []  # (name, arguments as JSON, call id)
+
+    def asked(self, message: Any) -> None:
+        for call in getattr(message, "tool_calls", None) or ():
+            if call.get("id"):
+                self._open.append((call["name"], _canonical(call.get("args")), call["id"]))
+
+    def take(self, name: str, args: Any) -> str | None:
+        """The id of the call a tool run named ``name`` with ``args`` answers: the oldest
+        open call with both the same, else the oldest with the same name."""
+        wanted = _canonical(args)
+        for matches in (
+            lambda n, a: n == name and a == wanted,
+            lambda n, a: n == name,
+        ):
+            for index, (called, arguments, call_id) in enumerate(self._open):
+                if matches(called, arguments):
+                    del self._open[index]
+                    return call_id
+        return None
+
+
+def _canonical(args: Any) -> str:
+    return json.dumps(args or {}, sort_keys=True, default=str)
+
+
+class EventReplay:
+    """Feeds one served run's events to callback handlers (a recorder, mostly), in order."""
+
+    def __init__(self, handlers: Sequence[Any]) -> None:
+        self._handlers = [h for h in handlers if hasattr(h, "on_chain_start")]
+        self._asked = _AskedCalls()
+        # The request's own messages as the root run got them, before the graph gave them
+        # ids: in-process the graph sets the id on that very object, so the recorder knows
+        # it again later; here the id is set on it when the message comes back with one,
+        # and the message is that object wherever it comes again.
+        self._unnamed: list[Any] = []
+        self._own: dict[str, Any] = {}
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        """One ``events`` part's data: ``{"event": "on_chain_start", "run_id": ..., ...}``."""
+        kind = event.get("event")
+        run_id = event.get("run_id")
+        if not isinstance(kind, str) or not isinstance(run_id, str) or not self._handlers:
+            return
+        data = event.get("data") or {}
+        ids = event.get("parent_ids") or []
+        common: dict[str, Any] = {"run_id": UUID(run_id)}
+        started = {
+            **common,
+            "parent_run_id": UUID(ids[-1]) if ids else None,
+            "metadata": dict(event.get("metadata") or {}),
+            "name": event.get("name"),
+            "tags": list(event.get("tags") or []),
+        }
+        own = self._own
+        if kind == "on_chain_start":
+            inputs = decoded(data.get("input"), own)
+            if not ids:
+                self._unnamed = [m for m in _messages_in(inputs) if m.id is None]
+            elif self._unnamed:
+                self._name_inputs(inputs)
+            self._send("on_chain_start", None, inputs, **started)
+        elif kind == "on_chain_end":
+            self._send("on_chain_end", decoded(data.get("output"), own), **common)
+        elif kind == "on_chat_model_start":
+            batches = (data.get("input") or {}).get("messages") or []
+            messages = [decoded(batch, own) for batch in batches]
+            self._send("on_chat_model_start", None, messages, **started)
+        elif kind == "on_chat_model_end":
+            self._send("on_llm_end", _chat_result(decoded(data.get("output"), own)), **common)
+        elif kind == "on_tool_start":
+            name = str(event.get("name") or "tool")
+            inputs = data.get("input")
+            call_id = self._asked.take(name, inputs)
+            self._send(
+                "on_tool_start",
+                {"name": name},
+                str(inputs),
+                inputs=inputs if isinstance(inputs, dict) else None,
+                tool_call_id=call_id,
+                **started,
+            )
+        elif kind == "on_tool_end":
+            self._send("on_tool_end", decoded(data.get("output"), own), **common)
+
+    def _name_inputs(self, state: Any) -> None:
+        """Put the root's own message objects back where they come again with an id, the
+        id set on them: what the recorder sees in-process, where the state holds them."""
+        raw = state.get("messages") if isinstance(state, dict) else None
+        if not isinstance(raw, list):
+            return
+        for position, message in enumerate(raw):
+            if getattr(message, "id", None) is None:
+                continue
+            for index, mine in enumerate(self._unnamed):
+                if mine.type == message.type and mine.content == message.content:
+                    mine.id = message.id
+                    raw[position] = self._own[message.id] = mine
+                    del self._unnamed[index]
+                    break
+
+    def _send(self, method: str, *args: Any, **kwargs: Any) -> None:
+        if method == "on_llm_end":
+            self._asked.asked(_message_of(args[0]))
+        for handler in self._handlers:
+            callback = getattr(handler, method, None)
+            if callback is not None:
+                callback(*args, **kwargs)
+
+
+def _messages_in(state: Any) -> list[Any]:
+    from langchain_core.messages import BaseMessage
+
+    raw = state.get("messages") if isinstance(state, dict) else None
+    items = raw if isinstance(raw, list) else [raw]
+    return [m for m in items if isinstance(m, BaseMessage)]
+
+
+def _chat_result(output: Any) -> Any:
+    """The chat model's reply as the ``LLMResult`` ``on_llm_end`` is given in-process."""
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, LLMResult
+
+    if not isinstance(output, AIMessage):
+        return LLMResult(generations=[[]])
+    return LLMResult(generations=[[ChatGeneration(message=output)]])
+
+
+def _message_of(result: Any) -> Any:
+    for generations in getattr(result, "generations", None) or ():
+        for generation in generations:
+            return getattr(generation, "message", None)
+    return None
