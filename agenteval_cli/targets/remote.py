@@ -10,6 +10,7 @@ A header's value comes from the environment and is a secret: remembered for reda
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,10 @@ def remote_target(
 ) -> Target:
     """The target that sends each example (or turn) to the served graph; ``import_path``
     says what it is in the experiment's record (its URL and graph id, never a header)."""
+    import langgraph_sdk  # noqa: F401  (imported now, not on the run's event loop)
+
+    import agenteval_cli.trace.remote_events  # noqa: F401
+
     build = None if input is None else input_builder(input)
     runner = _Runner(
         remote, input_key, dict(initial_state or {}), build, output, dict(config or {})
@@ -78,12 +83,16 @@ class _Runner:
     build: InputBuilder | None
     output: str | None
     config: dict[str, Any]
+    clients: _Clients = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.clients = _Clients(self.remote)
 
     async def call(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         state = await graph_state(inputs, self.input_key, self.initial_state, self.build)
-        async with _client(self.remote) as client:
-            thread = await _checked(self.remote, client.threads.create())
-            final = await self._run(client, thread["thread_id"], callbacks, input=state)
+        client = self.clients.get()
+        thread = await _checked(self.remote, client.threads.create())
+        final = await self._run(client, thread["thread_id"], callbacks, input=state)
         return graph_outputs(final, self.output, given=input_messages(state))
 
     async def turn(
@@ -92,23 +101,23 @@ class _Runner:
         """One turn on the conversation's thread: the thread holds what came before, so
         only the new turn (or the resume) is sent."""
         first = session.turns == 0
-        async with _client(self.remote) as client:
-            if first:
-                await _checked(
-                    self.remote,
-                    client.threads.create(thread_id=session.thread_id, if_exists="do_nothing"),
-                )
-            if isinstance(inputs, Resume):
-                given = list(session.messages)
-                final = await self._run(
-                    client, session.thread_id, callbacks, command={"resume": inputs.value}
-                )
-            else:
-                value = await graph_state(
-                    inputs, self.input_key, self.initial_state, self.build, initial=first
-                )
-                given = [*session.messages, *input_messages(value)]
-                final = await self._run(client, session.thread_id, callbacks, input=value)
+        client = self.clients.get()
+        if first:
+            await _checked(
+                self.remote,
+                client.threads.create(thread_id=session.thread_id, if_exists="do_nothing"),
+            )
+        if isinstance(inputs, Resume):
+            given = list(session.messages)
+            final = await self._run(
+                client, session.thread_id, callbacks, command={"resume": inputs.value}
+            )
+        else:
+            value = await graph_state(
+                inputs, self.input_key, self.initial_state, self.build, initial=first
+            )
+            given = [*session.messages, *input_messages(value)]
+            final = await self._run(client, session.thread_id, callbacks, input=value)
         outputs = graph_outputs(final, self.output, given=given)
         returned = final.get("messages") if isinstance(final, dict) else None
         if isinstance(returned, list):
@@ -143,25 +152,25 @@ class _Runner:
         return decoded(final)
 
 
-class _client:
-    """An SDK client for one call, closed after it (its connections belong to the event
-    loop the call runs on). ``api_key=None``: never a key the environment happens to hold,
-    only the headers the spec names."""
+class _Clients:
+    """One SDK client per event loop the target is called on (its connections belong to
+    that loop), made once: building one loads TLS certificates, which blocks the loop.
+    ``api_key=None``: never a key the environment happens to hold, only the spec's headers."""
 
     def __init__(self, remote: RemoteGraph) -> None:
         self._remote = remote
-        self._client: Any = None
+        self._made: tuple[Any, Any] | None = None  # (the loop, its client)
 
-    async def __aenter__(self) -> Any:
-        from langgraph_sdk import get_client
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._made is None or self._made[0] is not loop:
+            from langgraph_sdk import get_client
 
-        self._client = get_client(
-            url=self._remote.url, api_key=None, headers=dict(self._remote.headers)
-        )
-        return self._client
-
-    async def __aexit__(self, *_: Any) -> None:
-        await self._client.aclose()
+            client = get_client(
+                url=self._remote.url, api_key=None, headers=dict(self._remote.headers)
+            )
+            self._made = (loop, client)
+        return self._made[1]
 
 
 async def _checked(remote: RemoteGraph, request: Any) -> Any:
@@ -191,9 +200,10 @@ def _failure(remote: RemoteGraph, exc: Exception) -> Exception:
     if isinstance(exc, httpx.HTTPStatusError) and status is not None:
         detail = _detail(exc)
         if status == 404:
+            path = exc.request.url.path
             return RemoteGraphError(
-                f"{where} serves no graph or assistant {remote.graph!r} ({detail}): check "
-                "the graph id in its langgraph.json"
+                f"{where} answered HTTP 404 ({detail}) for {path}: check the server's URL "
+                "and the graph id"
             )
         if status in (401, 403):
             return RemoteGraphError(
