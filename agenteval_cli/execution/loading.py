@@ -58,7 +58,6 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
             prepare_input = target.input
         if target.remote is not None:
             loaded.append(_remote_target(spec, target, prepare_input))
-            loaded[-1].coordinators = tuple(target.coordinators)
             _declarations(loaded[-1], target)
             continue
         assert target.target is not None
@@ -112,7 +111,7 @@ def _remote_target(
     """A graph served by LangGraph's Agent Server; each header's value read from the
     variable the spec names, and remembered as a secret so no output ever shows it."""
     from agenteval_cli.core.redact import remember
-    from agenteval_cli.targets.remote import RemoteGraph, remote_target
+    from agenteval_cli.targets.remote import RemoteGraph, remote_target, served_coordinators
 
     remote = target.remote
     assert remote is not None
@@ -128,8 +127,9 @@ def _remote_target(
             )
         remember(value)
         headers[header] = value
-    return remote_target(
-        RemoteGraph(remote.url, remote.graph, headers),
+    served = RemoteGraph(remote.url, remote.graph, headers)
+    loaded = remote_target(
+        served,
         name=target.name,
         import_path=target.described,
         input_key=target.input_key,
@@ -138,6 +138,8 @@ def _remote_target(
         output=target.output,
         config=target.config.runnable_config() if target.config else None,
     )
+    loaded.coordinators = tuple(dict.fromkeys([*target.coordinators, *served_coordinators(served)]))
+    return loaded
 
 
 def load_simulated_user(spec: Spec) -> SimulatedUser | None:

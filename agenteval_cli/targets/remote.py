@@ -15,13 +15,14 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval_cli.core.interrupts import INTERRUPT_KEY
 from agenteval_cli.data.conversations import Resume, TurnInput
 from agenteval_cli.targets.adapt import Target, graph_state, input_messages
 from agenteval_cli.targets.inputs import InputBuilder, input_builder, template_fields
 from agenteval_cli.targets.outputs import graph_outputs
 from agenteval_cli.targets.session import Session
 
-__all__ = ["RemoteGraph", "RemoteGraphError", "remote_target"]
+__all__ = ["RemoteGraph", "RemoteGraphError", "remote_target", "served_coordinators"]
 
 # What the server streams: the callback events the trace is built from, and the state after
 # each step (the last one is the run's result, its pending interrupts included).
@@ -144,12 +145,35 @@ class _Runner:
             elif part.event == "values":
                 final = part.data
             elif part.event == "error":
+                replay.stopped(_raised(part.data))
                 raise RemoteGraphError(_run_failure(self.remote, part.data))
         if final is None:
             raise RemoteGraphError(
                 f"the run of {self.remote.graph!r} at {self.remote.url} sent no state"
             )
+        if isinstance(final, dict) and final.get(INTERRUPT_KEY):
+            from langgraph.errors import GraphInterrupt
+
+            replay.stopped(GraphInterrupt(final[INTERRUPT_KEY]))
         return decoded(final)
+
+
+def served_coordinators(remote: RemoteGraph) -> list[str]:
+    """The agents of the served graph that coordinate, read off the drawing the server
+    gives of it (``GET /assistants/{graph}/graph?xray=true``), as they are off the graph
+    itself in-process; none when the server cannot be asked now (its calls will say why)."""
+    from langgraph_sdk import get_sync_client
+
+    from agenteval_cli.trace.attribution import drawn_coordinators
+
+    client = get_sync_client(url=remote.url, api_key=None, headers=dict(remote.headers))
+    try:
+        drawing = client.assistants.get_graph(remote.graph, xray=True)
+    except Exception:
+        return []
+    finally:
+        client.close()
+    return drawn_coordinators(drawing) if isinstance(drawing, dict) else []
 
 
 class _Clients:
@@ -218,11 +242,22 @@ def _failure(remote: RemoteGraph, exc: Exception) -> Exception:
 
 
 def _detail(exc: Exception) -> str:
+    """The server's reason, on one line."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict) and isinstance(body.get("detail"), str):
-        return str(body["detail"])
-    message = getattr(exc, "message", None)
-    return str(message or exc).splitlines()[0]
+        text = str(body["detail"])
+    else:
+        text = str(getattr(exc, "message", None) or exc)
+    return " ".join(text.split())
+
+
+def _raised(data: Any) -> Exception:
+    """The exception the run's ``error`` event names, as the graph raised it (its class
+    name and message), to end the runs it stopped with, as in-process."""
+    kind = data.get("error") if isinstance(data, dict) else None
+    message = data.get("message") if isinstance(data, dict) else data
+    name = kind if isinstance(kind, str) and kind.isidentifier() else "RemoteGraphError"
+    return type(name, (Exception,), {})(str(message or ""))
 
 
 def _run_failure(remote: RemoteGraph, data: Any) -> str:
@@ -232,4 +267,5 @@ def _run_failure(remote: RemoteGraph, data: Any) -> str:
         text = ": ".join(str(part) for part in (kind, message) if part)
     else:
         text = str(data)
+    text = " ".join(text.split())
     return f"the graph {remote.graph!r} at {remote.url} failed: {text or 'no reason given'}"

@@ -24,6 +24,11 @@ _MESSAGE_TYPES = frozenset(
     {"human", "ai", "system", "tool", "function", "chat", "developer", "AIMessageChunk"}
 )
 _COMMAND_KEYS = frozenset({"graph", "update", "resume", "goto"})
+_ERROR_CALLBACKS = {
+    "on_chain_start": "on_chain_error",
+    "on_chat_model_start": "on_llm_error",
+    "on_tool_start": "on_tool_error",
+}
 
 
 def decoded(value: Any, known: Mapping[str, Any] | None = None) -> Any:
@@ -94,6 +99,10 @@ class EventReplay:
         # and the message is that object wherever it comes again.
         self._unnamed: list[Any] = []
         self._own: dict[str, Any] = {}
+        # Runs started and not ended, in start order, with the callback that ends them in
+        # error: the events stream sends no error event, so a run cut short by interrupt()
+        # or an exception is ended by :meth:`stopped`.
+        self._open: dict[str, str] = {}
 
     def feed(self, event: Mapping[str, Any]) -> None:
         """One ``events`` part's data: ``{"event": "on_chain_start", "run_id": ..., ...}``."""
@@ -112,6 +121,10 @@ class EventReplay:
             "tags": list(event.get("tags") or []),
         }
         own = self._own
+        if kind in _ERROR_CALLBACKS:
+            self._open[run_id] = _ERROR_CALLBACKS[kind]
+        elif kind.endswith("_end"):
+            self._open.pop(run_id, None)
         if kind == "on_chain_start":
             inputs = decoded(data.get("input"), own)
             if not ids:
@@ -141,6 +154,13 @@ class EventReplay:
             )
         elif kind == "on_tool_end":
             self._send("on_tool_end", decoded(data.get("output"), own), **common)
+
+    def stopped(self, error: BaseException) -> None:
+        """End the runs still open with ``error``, innermost first, as LangChain does when
+        ``interrupt()`` or an exception stops them in-process."""
+        for run_id, method in reversed(list(self._open.items())):
+            self._send(method, error, run_id=UUID(run_id))
+        self._open.clear()
 
     def _name_inputs(self, state: Any) -> None:
         """Put the root's own message objects back where they come again with an id, the
