@@ -144,8 +144,14 @@ def build_swarm() -> Any:
     return create_swarm([alice, bob], default_active_agent="alice").compile()
 
 
+def _broken_rule(messages: list[BaseMessage]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    raise ValueError("the model is down")
+
+
 supervisor = build_supervisor()
 swarm = build_swarm()
+# an agent whose model raises: the run fails on the server
+broken = create_agent(RuleModel(rule=_broken_rule, model_name="rule-small"), [], name="broken")
 
 # The demo's teams as a conversation needs them (tools that ask for confirmation through
 # interrupt()), with no checkpointer of their own: the server keeps every thread's state.

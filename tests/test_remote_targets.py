@@ -23,6 +23,7 @@ GRAPHS = {
     "conversational_swarm": "served_graphs:conversational_swarm",
     "team": "served_graphs:supervisor",
     "pair": "served_graphs:swarm",
+    "broken": "served_graphs:broken",
 }
 DEMO_PRICES = """\
 pricing:
@@ -240,6 +241,8 @@ def test_a_server_that_cannot_serve_the_graph_errors_each_example_in_one_line(
     remote: {{url: "{served}/nothing", graph: team}}
   down:
     remote: {{url: "{down}", graph: team}}
+  broken:
+    remote: {{url: "{served}", graph: broken}}
 """
     spec = _spec(tmp_path, data, targets, "retries: {max: 0}\n")
     result, report = _run(invoke, spec)
@@ -255,6 +258,9 @@ def test_a_server_that_cannot_serve_the_graph_errors_each_example_in_one_line(
     )
     assert errors["down"].startswith(
         f"RemoteGraphError: cannot reach the LangGraph server at {down}"
+    )
+    assert errors["broken"] == (
+        f"RemoteGraphError: the graph 'broken' at {served} failed: ValueError: the model is down"
     )
     assert all("\n" not in e for e in errors.values())
     assert "Traceback" not in result.output
