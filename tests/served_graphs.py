@@ -153,6 +153,22 @@ swarm = build_swarm()
 # an agent whose model raises: the run fails on the server
 broken = create_agent(RuleModel(rule=_broken_rule, model_name="rule-small"), [], name="broken")
 
+
+@tool
+def refund_invoice(number: str) -> str:
+    """Refund an invoice."""
+    raise ValueError(f"the refund system rejected {number}")
+
+
+def _refunder_rule(messages: list[BaseMessage]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    return "", [("refund_invoice", {"number": "INV-3"})]
+
+
+# an agent whose tool raises: the run fails on the server after a model call, in the tool
+refunder = create_agent(
+    RuleModel(rule=_refunder_rule, model_name="rule-small"), [refund_invoice], name="refunder"
+)
+
 # The demo's teams as a conversation needs them (tools that ask for confirmation through
 # interrupt()), with no checkpointer of their own: the server keeps every thread's state.
 conversational_supervisor = demo_supervisor.build_graph(conversational=True).copy(

@@ -24,6 +24,7 @@ GRAPHS = {
     "team": "served_graphs:supervisor",
     "pair": "served_graphs:swarm",
     "broken": "served_graphs:broken",
+    "refunder": "served_graphs:refunder",
 }
 DEMO_PRICES = """\
 pricing:
@@ -264,6 +265,42 @@ def test_a_server_that_cannot_serve_the_graph_errors_each_example_in_one_line(
     )
     assert all("\n" not in e for e in errors.values())
     assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_a_tool_that_raises_on_the_server_is_traced_as_in_process(
+    served: str, invoke: Any, tmp_path: Path
+) -> None:
+    """The run fails in a tool: the example is an error with the graph's own exception, and
+    its trace (the model call made and billed, the tool call that failed) is the one the
+    same graph gives in-process, though the server streams no error event for the tool."""
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "a", "inputs": {"question": "refund"}}\n', encoding="utf-8")
+    targets = f"""\
+  refunder:
+    remote: {{url: "{served}", graph: refunder}}
+  local_refunder: served_graphs:refunder
+"""
+    spec = _spec(tmp_path, data, targets, "pricing:\n  rule-small: {input: 1.0, output: 2.0}\n")
+    result, report = _run(invoke, spec)
+    assert result.exit_code == 3, result.output
+    found = {e["target"]: e["results"][0] for e in report["experiments"]}
+    served_result, local = found["refunder"], found["local_refunder"]
+    assert served_result["status"] == local["status"] == "error"
+    assert served_result["error"] == (
+        f"RemoteGraphError: the graph 'refunder' at {served} failed: "
+        "ValueError: the refund system rejected INV-3"
+    )
+    assert local["error"] == "ValueError: the refund system rejected INV-3"
+    trace = _comparable(served_result["trace"])
+    assert trace == _comparable(local["trace"]), _first_difference(
+        trace, _comparable(local["trace"])
+    )
+    assert [
+        (c["name"], c["status"], c["output"]) for c in served_result["trace"]["tool_calls"]
+    ] == [("refund_invoice", "error", "ValueError: the refund system rejected INV-3")]
+    # one model call, one message given: 10 tokens in, 5 out for its tool call
+    assert served_result["scores"]["cost_usd"] == pytest.approx((10 * 1.0 + 5 * 2.0) / 1e6)
 
 
 def _closed_port() -> int:

@@ -39,7 +39,7 @@ class Target:
 
     name: str
     import_path: str
-    kind: str  # "graph", "runnable" or "function"
+    kind: str  # "graph", "runnable", "function" or "remote" (served: targets.remote)
     call: TargetFn = field(repr=False)
     coordinators: tuple[str, ...] = ()  # agents that regain control by design
     # The example input fields every call reads (the graph's input_key, or the fields of an

@@ -11,7 +11,7 @@ A header's value comes from the environment and is a secret: remembered for reda
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,14 +139,26 @@ class _Runner:
             on_disconnect="cancel",
             **sent,
         )
-        async for part in _checked_stream(self.remote, stream):
-            if part.event == "events" and isinstance(part.data, dict):
-                replay.feed(part.data)
-            elif part.event == "values":
-                final = part.data
-            elif part.event == "error":
-                replay.stopped(_raised(part.data))
-                raise RemoteGraphError(_run_failure(self.remote, part.data))
+        failed: Any = None
+        try:
+            async for part in stream:
+                if part.event == "events" and isinstance(part.data, dict):
+                    replay.feed(part.data)
+                elif part.event == "values":
+                    final = part.data
+                elif part.event == "error":
+                    failed = part.data
+                    break
+        except Exception as exc:
+            failure = _failure(self.remote, exc)
+            if failure is exc:
+                raise
+            raise failure from exc
+        finally:
+            await stream.aclose()  # the response ends here, not when the generator is freed
+        if failed is not None:
+            replay.stopped(_raised(failed))
+            raise RemoteGraphError(_run_failure(self.remote, failed))
         if final is None:
             raise RemoteGraphError(
                 f"the run of {self.remote.graph!r} at {self.remote.url} sent no state"
@@ -200,16 +212,6 @@ class _Clients:
 async def _checked(remote: RemoteGraph, request: Any) -> Any:
     try:
         return await request
-    except Exception as exc:
-        raise _failure(remote, exc) from exc
-
-
-async def _checked_stream(remote: RemoteGraph, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-    try:
-        async for part in stream:
-            yield part
-    except RemoteGraphError:
-        raise
     except Exception as exc:
         raise _failure(remote, exc) from exc
 
