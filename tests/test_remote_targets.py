@@ -303,6 +303,40 @@ def test_a_tool_that_raises_on_the_server_is_traced_as_in_process(
     assert served_result["scores"]["cost_usd"] == pytest.approx((10 * 1.0 + 5 * 2.0) / 1e6)
 
 
+@pytest.mark.slow
+def test_a_remotegraph_object_is_run_and_traced_as_a_remote_target(
+    served: str, invoke: Any, tmp_path: Path
+) -> None:
+    """``target:`` naming LangGraph's own ``RemoteGraph`` runs it as ``remote:`` does (a
+    RemoteGraph called as a Runnable would leave no trace), its headers kept secret."""
+    secret = "lg-remotegraph-0123456789"
+    (tmp_path / "deployed.py").write_text(
+        "from langgraph.pregel.remote import RemoteGraph\n"
+        f"team = RemoteGraph('team', url='{served}', headers={{'x-team-auth': '{secret}'}})\n",
+        encoding="utf-8",
+    )
+    rows = [
+        {"id": "refund", "inputs": {"question": "A refund please"}},
+        {"id": "both", "inputs": {"question": "A refund, and the outage?"}},
+    ]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    targets = "  team: deployed.py:team\n  local_team: served_graphs:supervisor\n"
+    spec = _spec(tmp_path, data, targets, "pricing:\n  rule-large: {input: 3.0, output: 15.0}\n")
+    result, report = _run(invoke, spec)
+    assert result.exit_code == 0, result.output
+    found = _experiments(report)
+    _assert_same(found["team"], found["local_team"])
+    both = next(r for r in found["team"]["results"] if r["example_id"] == "both")
+    path = ["supervisor", "billing", "supervisor", "tech", "supervisor"]
+    assert both["trace"]["agent_path"] == path
+    assert found["team"]["results"][0]["trace"]["model_calls"]  # traced, not a bare Runnable
+    for written in tmp_path.rglob("*"):  # the store, the export: all but the code itself
+        if written.is_file() and written.name != "deployed.py":
+            assert secret.encode() not in written.read_bytes(), written
+    assert secret not in result.output
+
+
 def _closed_port() -> int:
     from langgraph_server import free_port
 

@@ -62,6 +62,11 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
             continue
         assert target.target is not None
         obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
+        served = _served_by(obj)
+        if served is not None:  # a RemoteGraph object: run as remote: is
+            loaded.append(_served_target(served, target, target.target, prepare_input))
+            _declarations(loaded[-1], target)
+            continue
         try:
             loaded.append(
                 adapt(
@@ -111,7 +116,7 @@ def _remote_target(
     """A graph served by LangGraph's Agent Server; each header's value read from the
     variable the spec names, and remembered as a secret so no output ever shows it."""
     from agenteval_cli.core.redact import remember
-    from agenteval_cli.targets.remote import RemoteGraph, remote_target, served_coordinators
+    from agenteval_cli.targets.remote import RemoteGraph
 
     remote = target.remote
     assert remote is not None
@@ -127,11 +132,39 @@ def _remote_target(
             )
         remember(value)
         headers[header] = value
-    served = RemoteGraph(remote.url, remote.graph, headers)
+    return _served_target(
+        RemoteGraph(remote.url, remote.graph, headers), target, target.described, prepare_input
+    )
+
+
+def _served_by(obj: Any) -> Any:
+    """Where a LangGraph ``RemoteGraph`` object sends its runs; None for anything else
+    (checked only once LangGraph is loaded: a plain function's module does not load it)."""
+    if "langgraph.pregel.remote" not in sys.modules:
+        return None
+    from agenteval_cli.core.redact import remember
+    from agenteval_cli.targets.remote import served_by
+
+    served = served_by(obj)
+    for value in served.headers.values() if served is not None else ():
+        remember(value)  # a key its client read from the environment, whatever its name
+    return served
+
+
+def _served_target(
+    served: Any,
+    target: TargetSpec,
+    described: str,
+    prepare_input: Mapping[str, Any] | Callable[..., Any] | None,
+) -> Target:
+    """The target running a served graph; its coordinators read off the server's drawing
+    of it, with those the spec declares."""
+    from agenteval_cli.targets.remote import remote_target, served_coordinators
+
     loaded = remote_target(
         served,
         name=target.name,
-        import_path=target.described,
+        import_path=described,
         input_key=target.input_key,
         initial_state=target.initial_state,
         input=prepare_input,

@@ -11,6 +11,7 @@ A header's value comes from the environment and is a secret: remembered for reda
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,11 +23,21 @@ from agenteval_cli.targets.inputs import InputBuilder, input_builder, template_f
 from agenteval_cli.targets.outputs import graph_outputs
 from agenteval_cli.targets.session import Session
 
-__all__ = ["RemoteGraph", "RemoteGraphError", "remote_target", "served_coordinators"]
+__all__ = [
+    "RemoteGraph",
+    "RemoteGraphError",
+    "remote_target",
+    "served_by",
+    "served_coordinators",
+]
 
 # What the server streams: the callback events the trace is built from, and the state after
 # each step (the last one is the run's result, its pending interrupts included).
 _STREAM_MODES = ["events", "values"]
+
+
+# What every HTTP client sends: not the graph's headers (nor secrets).
+_CLIENT_HEADERS = frozenset({"user-agent", "accept", "accept-encoding", "connection"})
 
 
 class RemoteGraphError(Exception):
@@ -41,6 +52,21 @@ class RemoteGraph:
     url: str
     graph: str
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+def served_by(obj: Any) -> RemoteGraph | None:
+    """Where a LangGraph ``RemoteGraph`` object (``langgraph.pregel.remote``) sends its
+    runs: its client's URL and headers and its graph (assistant) id; None for anything else.
+    A target that names one is run as a ``remote:`` target is, so it is traced."""
+    module = sys.modules.get("langgraph.pregel.remote")
+    if module is None or not isinstance(obj, module.RemoteGraph):
+        return None
+    client = obj.client or obj.sync_client
+    http = getattr(getattr(client, "http", None), "client", None)
+    if http is None:
+        return None
+    headers = {k: v for k, v in http.headers.items() if k.lower() not in _CLIENT_HEADERS}
+    return RemoteGraph(str(http.base_url).rstrip("/"), str(obj.assistant_id), headers)
 
 
 def remote_target(
