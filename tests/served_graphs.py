@@ -21,6 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph_supervisor import create_supervisor
 from langgraph_swarm import create_handoff_tool, create_swarm
 
@@ -168,6 +170,32 @@ def _refunder_rule(messages: list[BaseMessage]) -> tuple[str, list[tuple[str, di
 refunder = create_agent(
     RuleModel(rule=_refunder_rule, model_name="rule-small"), [refund_invoice], name="refunder"
 )
+
+
+def _forgiving_rule(messages: list[BaseMessage]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    if not _done(messages, "refund_invoice"):
+        return "", [("refund_invoice", {"number": "INV-4"})]
+    return "Sorry, the refund did not go through.", []
+
+
+def build_forgiving() -> Any:
+    """A hand-built agent whose ToolNode turns the tool's exception into an error
+    ToolMessage (``handle_tool_errors=True``): the run goes on and answers."""
+    model = RuleModel(rule=_forgiving_rule, model_name="rule-small")
+
+    def call_model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", call_model)
+    graph.add_node("tools", ToolNode([refund_invoice], handle_tool_errors=True))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    return graph.compile(name="forgiving")
+
+
+forgiving = build_forgiving()
 
 # The demo's teams as a conversation needs them (tools that ask for confirmation through
 # interrupt()), with no checkpointer of their own: the server keeps every thread's state.

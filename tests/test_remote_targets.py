@@ -25,6 +25,7 @@ GRAPHS = {
     "pair": "served_graphs:swarm",
     "broken": "served_graphs:broken",
     "refunder": "served_graphs:refunder",
+    "forgiving": "served_graphs:forgiving",
 }
 DEMO_PRICES = """\
 pricing:
@@ -335,6 +336,30 @@ def test_a_remotegraph_object_is_run_and_traced_as_a_remote_target(
         if written.is_file() and written.name != "deployed.py":
             assert secret.encode() not in written.read_bytes(), written
     assert secret not in result.output
+
+
+@pytest.mark.slow
+def test_a_tool_error_the_graph_catches_is_the_tools_error_as_in_process(
+    served: str, invoke: Any, tmp_path: Path
+) -> None:
+    """A ToolNode with ``handle_tool_errors=True`` answers the model with the error and the
+    run goes on: the tool call is still ``error``, with the exception it raised."""
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "a", "inputs": {"question": "refund"}}\n', encoding="utf-8")
+    targets = f"""\
+  forgiving:
+    remote: {{url: "{served}", graph: forgiving}}
+  local_forgiving: served_graphs:forgiving
+"""
+    spec = _spec(tmp_path, data, targets, "pricing:\n  rule-small: {input: 1.0, output: 2.0}\n")
+    result, report = _run(invoke, spec)
+    assert result.exit_code == 0, result.output
+    found = _experiments(report)
+    _assert_same(found["forgiving"], found["local_forgiving"])
+    trace = found["forgiving"]["results"][0]["trace"]
+    assert [(c["name"], c["status"], c["output"]) for c in trace["tool_calls"]] == [
+        ("refund_invoice", "error", "ValueError: the refund system rejected INV-4")
+    ]
 
 
 def _closed_port() -> int:

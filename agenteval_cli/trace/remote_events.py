@@ -12,8 +12,11 @@ arguments (:class:`_AskedCalls`), as LangChain passes it in-process.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -55,6 +58,13 @@ def decoded(value: Any, known: Mapping[str, Any] | None = None) -> Any:
             goto=value["goto"] if value["goto"] is not None else (),
         )
     return {key: decoded(item, known) for key, item in value.items()}
+
+
+@dataclass(frozen=True)
+class _OpenRun:
+    error_callback: str  # the callback that ends it in error
+    ancestors: frozenset[str]  # the ids of the runs above it
+    call_id: str | None = None  # the tool call a tool run answers
 
 
 class _AskedCalls:
@@ -99,10 +109,10 @@ class EventReplay:
         # and the message is that object wherever it comes again.
         self._unnamed: list[Any] = []
         self._own: dict[str, Any] = {}
-        # Runs started and not ended, in start order, with the callback that ends them in
-        # error: the events stream sends no error event, so a run cut short by interrupt()
-        # or an exception is ended by :meth:`stopped`.
-        self._open: dict[str, str] = {}
+        # Runs started and not ended, in start order: the events stream sends no error
+        # event, so a run that raised is ended here, when a run above it ends (its error
+        # caught there, as ToolNode catches a tool's) or the run stops (:meth:`stopped`).
+        self._open: dict[str, _OpenRun] = {}
 
     def feed(self, event: Mapping[str, Any]) -> None:
         """One ``events`` part's data: ``{"event": "on_chain_start", "run_id": ..., ...}``."""
@@ -121,22 +131,23 @@ class EventReplay:
             "tags": list(event.get("tags") or []),
         }
         own = self._own
-        if kind in _ERROR_CALLBACKS:
-            self._open[run_id] = _ERROR_CALLBACKS[kind]
-        elif kind.endswith("_end"):
+        if kind.endswith("_end"):
             self._open.pop(run_id, None)
+            self._caught_under(run_id, data.get("output"))
         if kind == "on_chain_start":
             inputs = decoded(data.get("input"), own)
             if not ids:
                 self._unnamed = [m for m in _messages_in(inputs) if m.id is None]
             elif self._unnamed:
                 self._name_inputs(inputs)
+            self._opened(run_id, kind, ids)
             self._send("on_chain_start", None, inputs, **started)
         elif kind == "on_chain_end":
             self._send("on_chain_end", decoded(data.get("output"), own), **common)
         elif kind == "on_chat_model_start":
             batches = (data.get("input") or {}).get("messages") or []
             messages = [decoded(batch, own) for batch in batches]
+            self._opened(run_id, kind, ids)
             self._send("on_chat_model_start", None, messages, **started)
         elif kind == "on_chat_model_end":
             self._send("on_llm_end", _chat_result(decoded(data.get("output"), own)), **common)
@@ -144,6 +155,7 @@ class EventReplay:
             name = str(event.get("name") or "tool")
             inputs = data.get("input")
             call_id = self._asked.take(name, inputs)
+            self._opened(run_id, kind, ids, call_id)
             self._send(
                 "on_tool_start",
                 {"name": name},
@@ -158,9 +170,36 @@ class EventReplay:
     def stopped(self, error: BaseException) -> None:
         """End the runs still open with ``error``, innermost first, as LangChain does when
         ``interrupt()`` or an exception stops them in-process."""
-        for run_id, method in reversed(list(self._open.items())):
-            self._send(method, error, run_id=UUID(run_id))
+        for run_id, run in reversed(list(self._open.items())):
+            self._send(run.error_callback, error, run_id=UUID(run_id))
         self._open.clear()
+
+    def _opened(
+        self, run_id: str, kind: str, ids: Sequence[str], call_id: str | None = None
+    ) -> None:
+        self._open[run_id] = _OpenRun(_ERROR_CALLBACKS[kind], frozenset(ids), call_id)
+
+    def _caught_under(self, ended: str, output: Any) -> None:
+        """A tool run under one that ended, which has not ended itself but has an error
+        result in that run's output, raised and was caught there (a ToolNode's
+        ``handle_tool_errors``): ended with the error it raised. Other runs left open were
+        stopped by ``interrupt()`` or the run's error, which :meth:`stopped` ends them with."""
+        inside = [(i, run) for i, run in self._open.items() if ended in run.ancestors]
+        if not inside:
+            return
+        results = {
+            m.get("tool_call_id"): m
+            for m in _message_dicts(output)
+            if m.get("type") == "tool" and m.get("status") == "error"
+        }
+        for run_id, run in reversed(inside):
+            result = results.get(run.call_id)
+            if result is None:  # not caught: stopped by interrupt(), or the run's error
+                continue
+            del self._open[run_id]
+            self._send(
+                run.error_callback, _caught(str(result.get("content", ""))), run_id=UUID(run_id)
+            )
 
     def _name_inputs(self, state: Any) -> None:
         """Put the root's own message objects back where they come again with an id, the
@@ -185,6 +224,40 @@ class EventReplay:
             callback = getattr(handler, method, None)
             if callback is not None:
                 callback(*args, **kwargs)
+
+
+# ToolNode's answer for a tool that raised (``handle_tool_errors=True``): the exception's repr
+_CAUGHT = re.compile(r"Error: (?P<kind>\w+)\((?P<args>.*)\)\n Please fix your mistakes\.", re.S)
+
+
+def _caught(content: str) -> Exception:
+    """The exception a ToolNode turned into ``content``, rebuilt (its class name and
+    message) where its template says them; else one whose text is the content."""
+    found = _CAUGHT.fullmatch(content)
+    if found is not None:
+        try:
+            args = ast.literal_eval(f"({found['args']},)")
+        except (ValueError, SyntaxError):
+            args = None
+        if isinstance(args, tuple):
+            return type(found["kind"], (Exception,), {})(*args)
+    return type("ToolError", (Exception,), {})(content)
+
+
+def _message_dicts(value: Any) -> list[dict[str, Any]]:
+    """The messages (as the server sends them) in a run's output: a state, an update of
+    one per node, a list, a Command's update."""
+    found: list[dict[str, Any]] = []
+    if isinstance(value, list):
+        for item in value:
+            found += _message_dicts(item)
+    elif isinstance(value, dict):
+        if value.get("type") in _MESSAGE_TYPES and "content" in value:
+            found.append(value)
+        else:
+            for item in value.values():
+                found += _message_dicts(item)
+    return found
 
 
 def _messages_in(state: Any) -> list[Any]:
