@@ -36,6 +36,8 @@ __all__ = [
 _STREAM_MODES = ["events", "values"]
 
 
+# The SDK's time limits: connecting, and waiting for the next part of a streamed run.
+_CONNECT_S, _READ_S = 5.0, 300.0
 # What every HTTP client sends: not the graph's headers (nor secrets).
 _CLIENT_HEADERS = frozenset({"user-agent", "accept", "accept-encoding", "connection"})
 
@@ -200,11 +202,19 @@ def served_coordinators(remote: RemoteGraph) -> list[str]:
     """The agents of the served graph that coordinate, read off the drawing the server
     gives of it (``GET /assistants/{graph}/graph?xray=true``), as they are off the graph
     itself in-process; none when the server cannot be asked now (its calls will say why)."""
-    from langgraph_sdk import get_sync_client
+    import httpx
+    from langgraph_sdk.client import SyncLangGraphClient
 
     from agenteval_cli.trace.attribution import drawn_coordinators
 
-    client = get_sync_client(url=remote.url, api_key=None, headers=dict(remote.headers))
+    client = SyncLangGraphClient(
+        httpx.Client(
+            base_url=remote.url,
+            transport=httpx.HTTPTransport(retries=0),
+            timeout=httpx.Timeout(_CONNECT_S, read=_READ_S),
+            headers=dict(remote.headers),
+        )
+    )
     try:
         drawing = client.assistants.get_graph(remote.graph, xray=True)
     except Exception:
@@ -217,7 +227,9 @@ def served_coordinators(remote: RemoteGraph) -> list[str]:
 class _Clients:
     """One SDK client per event loop the target is called on (its connections belong to
     that loop), made once: building one loads TLS certificates, which blocks the loop.
-    ``api_key=None``: never a key the environment happens to hold, only the spec's headers."""
+    Made as ``langgraph_sdk.get_client`` makes one, but with the spec's headers only (never
+    an API key the environment happens to hold) and no retries of its own: a refused
+    connection is the call's error at once, which the spec's ``retries:`` may retry."""
 
     def __init__(self, remote: RemoteGraph) -> None:
         self._remote = remote
@@ -226,10 +238,16 @@ class _Clients:
     def get(self) -> Any:
         loop = asyncio.get_running_loop()
         if self._made is None or self._made[0] is not loop:
-            from langgraph_sdk import get_client
+            import httpx
+            from langgraph_sdk.client import LangGraphClient
 
-            client = get_client(
-                url=self._remote.url, api_key=None, headers=dict(self._remote.headers)
+            client = LangGraphClient(
+                httpx.AsyncClient(
+                    base_url=self._remote.url,
+                    transport=httpx.AsyncHTTPTransport(retries=0),
+                    timeout=httpx.Timeout(_CONNECT_S, read=_READ_S),
+                    headers=dict(self._remote.headers),
+                )
             )
             self._made = (loop, client)
         return self._made[1]
