@@ -4,8 +4,9 @@ conversation on one thread, through ``langgraph_sdk``; the server's streamed eve
 replayed into the call's recorder (:mod:`agenteval_cli.trace.remote_events`), so its trace
 is the one the same graph run in-process gives.
 
-A header's value comes from the environment and is a secret: remembered for redaction
-(:func:`agenteval_cli.core.redact.remember`), never part of the target's description.
+A header's value comes from the environment and is a secret: the loader remembers it for
+redaction (:func:`agenteval_cli.core.redact.remember`); it is never part of the target's
+description.
 """
 
 from __future__ import annotations
