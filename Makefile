@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench docs clean lock browser
+.PHONY: run test lint bench docs clean lock browser langgraph-server
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/agenteval run configs/routing.yaml
 
-test: lint browser
+test: lint browser langgraph-server
 	$(BIN)/pytest
 
 # The HTML report tests drive Debian's headless chromium through chromedriver. Installed
@@ -32,6 +32,20 @@ browser:
 	    echo "chromium missing: 'sudo apt-get install chromium chromium-driver' to run the browser tests"; \
 	  fi; \
 	fi
+
+# The remote-target tests serve graphs with `langgraph dev` (langgraph-cli[inmem]). Its server,
+# langgraph-api, is Elastic-2.0 licensed and pins protobuf<7, which .venv's pins exclude: a
+# test-only tool, installed in a venv of its own that sees .venv's packages after its own, so
+# .venv keeps its pins and agenteval never depends on it (tests/langgraph_server.py finds it).
+LANGGRAPH_VENV := .venv-langgraph
+PURELIB := import sysconfig; print(sysconfig.get_paths()["purelib"])
+
+$(LANGGRAPH_VENV)/bin/langgraph: $(STAMP) tests/langgraph-server.txt
+	$(PYTHON) -m venv --clear $(LANGGRAPH_VENV)
+	$(BIN)/python -c '$(PURELIB)' > "$$($(LANGGRAPH_VENV)/bin/python -c '$(PURELIB)')/agenteval-venv.pth"
+	$(LANGGRAPH_VENV)/bin/pip install --quiet -c tests/langgraph-server.txt 'langgraph-cli[inmem]'
+
+langgraph-server: $(LANGGRAPH_VENV)/bin/langgraph
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

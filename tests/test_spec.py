@@ -322,7 +322,8 @@ def test_a_broken_file_is_one_line_naming_where(workdir, text, message):
         pytest.param(
             BASE + "  swarm:\n    input_key: q\n",
             "spec.yaml:4: targets.swarm: missing required key 'target' "
-            "(give an import path: 'package.module:attr' or 'path/to/file.py:attr')",
+            "(give an import path: 'package.module:attr' or 'path/to/file.py:attr'; or "
+            "remote: {url: ..., graph: ...} for a graph served by LangGraph's Agent Server)",
             id="long-target-form-without-target",
         ),
         pytest.param(

@@ -76,6 +76,7 @@ class PreparedRun:
             from agenteval_cli.execution import fingerprint
 
             declared = next(t for t in self.spec.targets if t.name == target)
+            # a served graph's code is the server's: only its cache_env is known here
             taken = fingerprint.take(declared.target, self.spec.base_dir, declared.cache_env)
             self._fingerprints[target] = taken
         return taken
@@ -380,7 +381,11 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
     if run.use_cache:
         runner.cache = ResponseCache(store)
         for target in run.spec.targets:
-            path = absolute_import_path(target.target, run.spec.base_dir)
+            path = (
+                absolute_import_path(target.target, run.spec.base_dir)
+                if target.target is not None
+                else target.described
+            )
             runner.cache_paths[target.name] = path
             taken = run.fingerprint(target.name)
             runner.cache_fingerprints[target.name] = taken.to_json()

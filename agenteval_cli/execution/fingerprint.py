@@ -61,11 +61,13 @@ class Fingerprint:
         return found
 
 
-def take(import_path: str, base_dir: Path, env_names: Iterable[str] = ()) -> Fingerprint:
+def take(import_path: str | None, base_dir: Path, env_names: Iterable[str] = ()) -> Fingerprint:
     """The fingerprint of the target at ``import_path`` (``pkg.mod:attr`` or ``file.py:attr``
-    relative to ``base_dir``) with the variables ``env_names``."""
+    relative to ``base_dir``; None: a served graph, no file of ours) with the variables
+    ``env_names``."""
+    files = project_files(import_path, base_dir) if import_path is not None else []
     return Fingerprint(
-        files={str(path): _file_hash(path) for path in project_files(import_path, base_dir)},
+        files={str(path): _file_hash(path) for path in files},
         env=env_hashes(env_names, os.environ),
     )
 

@@ -4,6 +4,7 @@ and again on each Ray worker from the spec it is sent."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from agenteval_cli.core.imports import import_object
 from agenteval_cli.core.records import Example
 from agenteval_cli.core.redact import is_secret_name
 from agenteval_cli.evaluators.scoring import BoundEvaluator
-from agenteval_cli.spec.model import Spec
+from agenteval_cli.spec.model import Spec, TargetSpec
 from agenteval_cli.targets import Target, TargetOptionError, adapt
 from agenteval_cli.targets.inputs import check_active_agent
 from agenteval_cli.trace.declarations import ActiveAgent
@@ -41,7 +42,6 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
         if only and target.name not in only:
             continue
         line = spec.line_of("targets", target.name)
-        obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
         prepare_input: Mapping[str, Any] | Callable[..., Any] | None
         if isinstance(target.input, str):  # the import path of a function
             input_line = spec.line_of("targets", target.name, "input")
@@ -57,6 +57,17 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                 )
         else:
             prepare_input = target.input
+        if target.remote is not None:
+            loaded.append(_remote_target(spec, target, prepare_input))
+            _declarations(loaded[-1], target)
+            continue
+        assert target.target is not None
+        obj = import_object(target.target, base_dir=spec.base_dir, file=str(spec.source), line=line)
+        served = _served_by(obj)
+        if served is not None:  # a RemoteGraph object: run as remote: is
+            loaded.append(_served_target(served, target, target.target, prepare_input))
+            _declarations(loaded[-1], target)
+            continue
         try:
             loaded.append(
                 adapt(
@@ -83,15 +94,85 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
                 hint=exc.hint,
             ) from None
         loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
-        if target.active_agent is not None:
-            active = target.active_agent
-            loaded[-1].active_agent = ActiveAgent(active.key, active.default)
-        loaded[-1].skill_tools = dict(target.skill_tools)
+        _declarations(loaded[-1], target)
     # Tracing is made ready with the targets, before the run starts: a target that imports
     # LangChain lazily is then traced on its first call (called once, billed once), and a
     # run of targets that never load LangChain pays the import here, not in its loop.
     import agenteval_cli.trace.recorder  # noqa: F401
 
+    return loaded
+
+
+def _declarations(loaded: Target, target: TargetSpec) -> None:
+    """What the spec declares about how to read the target's trace."""
+    if target.active_agent is not None:
+        active = target.active_agent
+        loaded.active_agent = ActiveAgent(active.key, active.default)
+    loaded.skill_tools = dict(target.skill_tools)
+
+
+def _remote_target(
+    spec: Spec, target: TargetSpec, prepare_input: Mapping[str, Any] | Callable[..., Any] | None
+) -> Target:
+    """A graph served by LangGraph's Agent Server; each header's value read from the
+    variable the spec names, and remembered as a secret so no output ever shows it."""
+    from agenteval_cli.core.redact import remember
+    from agenteval_cli.targets.remote import RemoteGraph
+
+    remote = target.remote
+    assert remote is not None
+    headers = {}
+    for header, variable in remote.headers.items():
+        value = os.environ.get(variable)
+        if not value:
+            raise UserError(
+                f"targets.{target.name}.remote.headers.{header}: ${variable} is not set",
+                file=spec.source,
+                line=spec.line_of("targets", target.name, "remote", "headers", header),
+                hint=f"export {variable}=... before the run (its value is the header's)",
+            )
+        remember(value)
+        headers[header] = value
+    return _served_target(
+        RemoteGraph(remote.url, remote.graph, headers), target, target.described, prepare_input
+    )
+
+
+def _served_by(obj: Any) -> Any:
+    """Where a LangGraph ``RemoteGraph`` object sends its runs; None for anything else
+    (checked only once LangGraph is loaded: a plain function's module does not load it)."""
+    if "langgraph.pregel.remote" not in sys.modules:
+        return None
+    from agenteval_cli.core.redact import remember
+    from agenteval_cli.targets.remote import served_by
+
+    served = served_by(obj)
+    for value in served.headers.values() if served is not None else ():
+        remember(value)  # a key its client read from the environment, whatever its name
+    return served
+
+
+def _served_target(
+    served: Any,
+    target: TargetSpec,
+    described: str,
+    prepare_input: Mapping[str, Any] | Callable[..., Any] | None,
+) -> Target:
+    """The target running a served graph; its coordinators read off the server's drawing
+    of it, with those the spec declares."""
+    from agenteval_cli.targets.remote import remote_target, served_coordinators
+
+    loaded = remote_target(
+        served,
+        name=target.name,
+        import_path=described,
+        input_key=target.input_key,
+        initial_state=target.initial_state,
+        input=prepare_input,
+        output=target.output,
+        config=target.config.runnable_config() if target.config else None,
+    )
+    loaded.coordinators = tuple(dict.fromkeys([*target.coordinators, *served_coordinators(served)]))
     return loaded
 
 

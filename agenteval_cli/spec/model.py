@@ -71,6 +71,7 @@ __all__ = [
     "PositiveInt",
     "Price",
     "RateLimitSpec",
+    "RemoteSpec",
     "RetrySpec",
     "SimulatedUserSpec",
     "Spec",
@@ -233,6 +234,42 @@ class TargetConfig(SpecModel):
         }
 
 
+class RemoteSpec(SpecModel):
+    """``remote:`` of a target: a graph served by LangGraph's Agent Server (``langgraph
+    dev``, ``langgraph up``, a deployment). ``headers`` maps each HTTP header to the
+    environment variable holding its value, which is a secret: read when the run starts,
+    never written in the spec or stored."""
+
+    url: NonEmptyStr = Field(description="give the server's URL, e.g. http://127.0.0.1:2024")
+    graph: NonEmptyStr = Field(
+        description="give the graph's id in the server's langgraph.json (or an assistant id)"
+    )
+    headers: dict[NonEmptyStr, NonEmptyStr] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")) or value.endswith("://"):
+            raise SpecValueError(
+                f"expected an http:// or https:// URL, got {value!r}",
+                hint="e.g. http://127.0.0.1:2024 (langgraph dev's default)",
+            )
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _variable_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for header, variable in value.items():
+            if not variable.replace("_", "").isalnum() or variable[0].isdigit():
+                raise SpecValueError(
+                    "expected the name of an environment variable, not a value",
+                    hint=f"a header's value is a secret: put it in a variable and name it, "
+                    f"e.g. {{{header}: LANGGRAPH_API_KEY}}",
+                    at=(header,),
+                )
+        return value
+
+
 class TargetSpec(SpecModel):
     """A system under test. ``name: pkg.mod:graph`` is short for ``name: {target: ...}``.
 
@@ -244,7 +281,11 @@ class TargetSpec(SpecModel):
     internal_keys: ClassVar[frozenset[str]] = frozenset({"name"})
 
     name: SkipJsonSchema[str]  # its key under ``targets``
-    target: str = Field(description=f"give an import path: {IMPORT_PATH_FORMS}")
+    target: str | None = Field(
+        default=None, description=f"give an import path: {IMPORT_PATH_FORMS}"
+    )
+    # a graph served by LangGraph's Agent Server instead of one imported
+    remote: RemoteSpec | None = None
     input_key: NonEmptyStr = "question"
     initial_state: dict[str, Any] = Field(default_factory=dict)
     input: dict[str, Any] | str | None = None
@@ -263,9 +304,35 @@ class TargetSpec(SpecModel):
 
     @field_validator("target")
     @classmethod
-    def _import_path(cls, value: str) -> str:
-        split_import_path(value)
+    def _import_path(cls, value: str | None) -> str | None:
+        if value is not None:
+            split_import_path(value)
         return value
+
+    @model_validator(mode="after")
+    def _target_or_remote(self) -> TargetSpec:
+        if self.target is None and self.remote is None:
+            raise SpecValueError(
+                "missing required key 'target'",
+                hint=f"give an import path: {IMPORT_PATH_FORMS}; or remote: {{url: ..., "
+                "graph: ...} for a graph served by LangGraph's Agent Server",
+            )
+        if self.target is not None and self.remote is not None:
+            raise SpecValueError(
+                "'target' and 'remote' both given",
+                hint="a target is either imported (target:) or served (remote:); keep one",
+                at=("remote",),
+                about_key=True,
+            )
+        return self
+
+    @property
+    def described(self) -> str:
+        """What the target is: its import path, or the served graph's URL and id."""
+        if self.remote is not None:
+            return f"{self.remote.url.rstrip('/')}#{self.remote.graph}"
+        assert self.target is not None
+        return self.target
 
     @field_validator("input", mode="before", json_schema_input_type=dict[str, Any] | str | None)
     @classmethod

@@ -39,7 +39,7 @@ class Target:
 
     name: str
     import_path: str
-    kind: str  # "graph", "runnable" or "function"
+    kind: str  # "graph", "runnable", "function" or "remote" (served: targets.remote)
     call: TargetFn = field(repr=False)
     coordinators: tuple[str, ...] = ()  # agents that regain control by design
     # The example input fields every call reads (the graph's input_key, or the fields of an
@@ -184,24 +184,14 @@ def _graph_call(
     config: dict[str, Any],
 ) -> tuple[TargetFn, TurnFn]:
     """A graph's single call and its turn of a conversation (see :mod:`.session`)."""
-    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.messages import AIMessage
     from langgraph.types import Command
 
     sync_only: list[bool] = [False]  # found to run only synchronously: invoked on a thread
     keeps = keeps_conversation(graph)
 
     async def state_of(inputs: dict[str, Any], *, initial: bool = True) -> Any:
-        """The graph's input for ``inputs``: a message, or the ``input:`` mapping, with the
-        target's initial state when ``initial``."""
-        if build is None:
-            if input_key not in inputs:
-                raise KeyError(f"inputs have no {input_key!r} (set input_key for this target)")
-            state: Any = {"messages": [HumanMessage(str(inputs[input_key]))]}
-            return {**state, **_fresh(initial_state)} if initial else state
-        state = await built_input(build, inputs)
-        if initial and initial_state and isinstance(state, dict):
-            state = {**_fresh(initial_state), **state}
-        return state
+        return await graph_state(inputs, input_key, initial_state, build, initial=initial)
 
     async def invoke(value: Any, run_config: dict[str, Any], retry_config: Any) -> Any:
         """``graph.ainvoke``, or ``graph.invoke`` on a thread for a graph that runs only
@@ -223,7 +213,7 @@ def _graph_call(
             _run_config(config, callbacks),
             lambda: _run_config(config, callbacks),  # a thread the attempt never saw
         )
-        return graph_outputs(result, output, given=_input_messages(state))
+        return graph_outputs(result, output, given=input_messages(state))
 
     async def turn(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
         value: Any
@@ -234,10 +224,10 @@ def _graph_call(
             given = list(session.messages)
         elif keeps:  # the checkpointer has the conversation: only the new turn
             value = await state_of(inputs, initial=session.turns == 0)
-            given = [*session.messages, *_input_messages(value)]
+            given = [*session.messages, *input_messages(value)]
         else:
             value = _with_history(await state_of(inputs), session.messages, graph)
-            given = _input_messages(value)
+            given = input_messages(value)
 
         def retry_config() -> dict[str, Any]:
             if session.turns == 0:  # the refused call may have left the thread's first step
@@ -258,6 +248,29 @@ def _graph_call(
     return call, turn
 
 
+async def graph_state(
+    inputs: dict[str, Any],
+    input_key: str,
+    initial_state: dict[str, Any],
+    build: InputBuilder | None,
+    *,
+    initial: bool = True,
+) -> Any:
+    """A graph's input for ``inputs``: a message, or the ``input:`` mapping, with the
+    target's initial state when ``initial`` (a conversation's first turn, a single call)."""
+    if build is None:
+        if input_key not in inputs:
+            raise KeyError(f"inputs have no {input_key!r} (set input_key for this target)")
+        from langchain_core.messages import HumanMessage
+
+        state: Any = {"messages": [HumanMessage(str(inputs[input_key]))]}
+        return {**state, **_fresh(initial_state)} if initial else state
+    state = await built_input(build, inputs)
+    if initial and initial_state and isinstance(state, dict):
+        state = {**_fresh(initial_state), **state}
+    return state
+
+
 NO_CHECKPOINTER_TO_RESUME = (
     "the graph has no checkpointer, so it cannot resume from interrupt(): compile it with "
     "one (graph.compile(checkpointer=InMemorySaver()))"
@@ -276,7 +289,7 @@ def _with_history(state: Any, history: list[Any], graph: Any) -> Any:
             "the graph has no checkpointer and its input has no 'messages' to carry the "
             "conversation's history: compile it with a checkpointer, or give it messages"
         )
-    return {**state, "messages": [*history, *_input_messages(state)]}
+    return {**state, "messages": [*history, *input_messages(state)]}
 
 
 def _sync_only(error: NotImplementedError) -> bool:
@@ -285,7 +298,7 @@ def _sync_only(error: NotImplementedError) -> bool:
     return "Asynchronous implementation of awrap_" in str(error)
 
 
-def _input_messages(state: Any) -> list[Any]:
+def input_messages(state: Any) -> list[Any]:
     """The messages a graph was given (one, or a list), which are never its answer."""
     raw = state.get("messages") if isinstance(state, dict) else None
     if raw is None:

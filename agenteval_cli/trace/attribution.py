@@ -40,7 +40,7 @@ tools, and an agent that handed off explicitly and got control back by an edge.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -544,48 +544,102 @@ def graph_coordinators(graph: Any) -> list[str]:
         ends = {name: _choices(spec) for name, spec in nodes.items()}
         returns = set(getattr(builder, "edges", set()) or set())
         returns |= {(name, *only) for name, only in ends.items() if len(only) == 1}
-        for source, target in returns:
-            if source not in nodes or target not in nodes or source == target:
-                continue
-            if target in AGENT_STEP_NODES:
-                continue
-            if branches.get(target) or len(ends[target]) > 1:  # it routes
-                found.setdefault(target, None)
-        found.update(dict.fromkeys(_dispatchers(nodes, returns, branches, ends)))
+        routes: dict[str, set[str] | None] = {}  # where each node that routes may go
+        for name in nodes:
+            places: set[str] | None = set(ends[name]) if len(ends[name]) > 1 else set()
+            for branch in (branches.get(name) or {}).values():
+                mapping = getattr(branch, "ends", None)
+                places = (
+                    None
+                    if places is None or not isinstance(mapping, dict)
+                    else places | {str(p) for p in mapping.values()}
+                )
+            if places is None or places or branches.get(name):
+                routes[name] = places
+        found.update(dict.fromkeys(_coordinating(set(nodes), returns, routes)))
+    return list(found)
+
+
+def drawn_coordinators(drawing: Mapping[str, Any]) -> list[str]:
+    """:func:`graph_coordinators` of a graph known only by its drawing: the JSON of
+    ``graph.get_graph(xray=True)`` (``{"nodes": [{"id"}], "edges": [{"source", "target",
+    "conditional"}]}``), which LangGraph's Agent Server gives for a graph it serves. A
+    subgraph's nodes are drawn as ``parent:node``; an edge between levels is an edge of the
+    level they share, between the nodes that hold its ends there."""
+    levels: dict[tuple[str, ...], tuple[set[str], set[tuple[str, ...]], dict[str, Any]]] = {}
+
+    def level(prefix: tuple[str, ...]) -> tuple[set[str], set[tuple[str, ...]], dict[str, Any]]:
+        return levels.setdefault(prefix, (set(), set(), {}))
+
+    for node in drawing.get("nodes") or []:
+        parts = str(node.get("id", "")).split(":")
+        for depth in range(len(parts)):
+            level(tuple(parts[:depth]))[0].add(parts[depth])
+    for edge in drawing.get("edges") or []:
+        source = str(edge.get("source", "")).split(":")
+        target = str(edge.get("target", "")).split(":")
+        depth = 0
+        while depth < min(len(source), len(target)) - 1 and source[depth] == target[depth]:
+            depth += 1
+        ends = (source[depth], target[depth])
+        if ends[0] == ends[1]:
+            continue
+        nodes, returns, routes = level(tuple(source[:depth]))
+        if edge.get("conditional"):
+            routes.setdefault(ends[0], set()).add(ends[1])
+        else:
+            returns.add(ends)
+    found: dict[str, None] = {}
+    for nodes, returns, routes in levels.values():
+        nodes -= {"__start__", "__end__"}
+        # a Command that can go one place only is drawn as a conditional edge: a return
+        for name, places in list(routes.items()):
+            if len(places) == 1:
+                returns.add((name, *places))
+                del routes[name]
+        found.update(dict.fromkeys(_coordinating(nodes, returns, routes)))
+    return list(found)
+
+
+def _coordinating(
+    nodes: set[str], returns: set[tuple[str, ...]], routes: Mapping[str, set[str] | None]
+) -> list[str]:
+    """The coordinators of one graph: ``returns`` are its fixed edges (and ``Command`` objects
+    that can go one place only), ``routes`` where each node that routes may go (None: to
+    places the graph does not list)."""
+    found: dict[str, None] = {}
+    for source, target in returns:
+        if source not in nodes or target not in nodes or source == target:
+            continue
+        if target in AGENT_STEP_NODES:
+            continue
+        if target in routes:  # it routes
+            found.setdefault(target, None)
+    found.update(dict.fromkeys(_dispatchers(nodes, returns, routes)))
     return list(found)
 
 
 def _dispatchers(
-    nodes: dict[str, Any],
-    edges: set[tuple[str, ...]],
-    branches: dict[str, Any],
-    ends: dict[str, set[str]],
+    nodes: set[str], edges: set[tuple[str, ...]], routes: Mapping[str, set[str] | None]
 ) -> list[str]:
     """The entry node of a graph when it routes onwards and no other node routes to it
     (the Router pattern's classify node), and the node its routes all meet at again by
     fixed edges (the synthesize node): neither is an agent the request is routed to."""
-    routes: dict[str, set[str]] = {}  # a node that routes -> where it may send control
-    for name in nodes:
-        places = set(ends[name]) if len(ends[name]) > 1 else set()
-        for branch in (branches.get(name) or {}).values():
-            mapping = getattr(branch, "ends", None)
-            if not isinstance(mapping, dict):
-                return []  # a route whose destinations the graph does not list
-            places |= {str(p) for p in mapping.values()}
-        if places:
-            routes[name] = places
+    if any(places is None for places in routes.values()):
+        return []  # a route whose destinations the graph does not list
+    places_of = {name: places for name, places in routes.items() if places}
     found: list[str] = []
     entries = [edge[-1] for edge in edges if edge[0] == "__start__" and len(edge) == 2]
     for entry in entries:
-        if entry not in routes or is_step_node(entry):
+        if entry not in places_of or is_step_node(entry):
             continue
-        if any(entry in places for name, places in routes.items() if name != entry):
+        if any(entry in places for name, places in places_of.items() if name != entry):
             continue
         found.append(entry)
-        routed = routes[entry] & set(nodes)
+        routed = places_of[entry] & nodes
         for join in {edge[-1] for edge in edges if edge[0] in routed and edge[-1] in nodes}:
             sources = {edge[0] for edge in edges if edge[-1] == join}
-            if len(sources) > 1 and sources <= routed and join not in routes:
+            if len(sources) > 1 and sources <= routed and join not in places_of:
                 found.append(join)
     return found
 

@@ -187,6 +187,8 @@ def check_shippable(spec: Spec) -> None:
     """A target file outside the spec's folder would not reach a cluster's workers."""
     base = spec.base_dir.resolve()
     for target in spec.targets:
+        if target.target is None:  # served: nothing of it ships
+            continue
         module_part, _ = split_import_path(target.target)
         if not module_part.endswith(".py"):
             continue
@@ -211,6 +213,8 @@ def local_packages(spec: Spec) -> list[str]:
     }
     found: list[str] = []
     for target in spec.targets:
+        if target.target is None:
+            continue
         module_part, _ = split_import_path(target.target)
         if module_part.endswith(".py"):
             continue
