@@ -27,6 +27,9 @@ class RunOptions(TypedDict, total=False):
     shard: tuple[int, int] | None  # ``(i, N)``: only shard i of N of the examples
     executor: Executor | None  # "local" or "ray" (the spec's ``executor`` unless given)
     ray_address: str | None  # the Ray cluster (the spec's ``ray.address`` unless given)
+    # each request's trace as OpenTelemetry GenAI spans, sent when the run ends: to an
+    # OTLP/HTTP endpoint ("http://host:4318") or an OTLP JSON file ("traces.jsonl")
+    otel: str | None
 
 
 def resumes(options: RunOptions) -> bool:
