@@ -90,8 +90,9 @@ def _send(
 ) -> bool:
     from opentelemetry.sdk.trace.export import SpanExportResult
 
+    errors.messages.clear()
     if exporter.export(spans) is not SpanExportResult.SUCCESS:
-        reason = errors.last or "the exporter gave no reason"
+        reason = errors.reason()
         done.error = (
             f"the OTLP/HTTP export to {done.destination} failed after {done.requests} "
             f"request(s) were sent: {reason}"
@@ -187,17 +188,27 @@ def _hex_ids(value: Any) -> Any:
 
 
 class _ExporterErrors(logging.Handler):
-    """Keeps the OTLP exporter's last error while an export runs, instead of the log lines
-    it would print: the failure is reported once, as one line."""
+    """Keeps what the OTLP exporter logs while an export runs, instead of the lines it
+    would print: the failure is reported once, as one line."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.last: str | None = None
+        self.messages: list[str] = []
         self._logger = logging.getLogger(_EXPORTER_LOGGER)
         self._propagate = True
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.last = record.getMessage().splitlines()[0] if record.getMessage() else None
+        message = record.getMessage().strip()
+        if message:
+            self.messages.append(message.splitlines()[0])
+
+    def reason(self) -> str:
+        """The exporter's last word, and its first when that said more (a retried
+        connection error is first said, then given up on)."""
+        if not self.messages:
+            return "the exporter gave no reason"
+        first, last = self.messages[0], self.messages[-1]
+        return last if first == last else f"{last} ({first})"
 
     def __enter__(self) -> _ExporterErrors:
         self._logger.addHandler(self)
