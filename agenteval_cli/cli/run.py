@@ -307,6 +307,7 @@ def _run_command(
         with failures:
             if report.status == "interrupted":
                 _interrupted(err, spec_path, report)
+                _print_export(err, report)
                 raise typer.Exit(ExitCode.INTERRUPTED)
             _warn(err, report.warnings)
             allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
