@@ -333,3 +333,66 @@ def test_no_receiver_says_why_within_the_environment_timeout(tmp_path, invoke, d
     assert result.exit_code == 4, result.output
     assert "Connection refused" in result.text
     assert "the results are kept in the store" in result.text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("target", "rows", "depth"),
+    [
+        ("forms.supervisors:parallel_supervisor", "support", 1),  # parallel delegations
+        ("forms.nested:hierarchy", "hierarchy", 2),  # teams of agents, team supervisors
+        ("forms.nested:tool_supervisor", "support", 2),  # agents run inside its tools
+    ],
+)
+def test_supervised_forms_nest_agents_by_path_and_delegate(tmp_path, invoke, target, rows, depth):
+    """Graphs whose every move of control goes through a coordinator: each handoff is one
+    ``return_to_caller`` transfer, each model call sits under the agent spans of its path,
+    outer to inner, and every call's usage and every tool call is there."""
+    from forms import datasets
+    from forms.harness import write_form
+
+    spec = write_form(tmp_path, targets={"form": target}, rows=getattr(datasets, rows)())
+    out, file = tmp_path / "out.json", tmp_path / "spans.jsonl"
+    result = invoke("run", spec, "--json", out, "--otel", file, "--store", tmp_path / "a.db")
+    assert result.exit_code == 0, result.output
+    spans = read_jsonl(file)
+    by_id = {s.span_id: s for s in spans}
+    children = tree(spans)
+    experiment = json.loads(out.read_text())["experiments"][0]
+    roots = roots_by_request(spans)
+    delegations, deepest = 0, 0
+    for result_json in experiment["results"]:
+        trace = result_json["trace"]
+        root = roots[(experiment["name"], result_json["example_id"], 0)]
+        under = below(children, root)
+        transfers = sorted(
+            (s.attributes["agenteval.transfer.source"], s.attributes["gen_ai.transfer.target.name"])
+            for s in under
+            if "gen_ai.transfer.mode" in s.attributes
+        )
+        assert transfers == sorted((h["source"], h["target"]) for h in trace["handoffs"])
+        modes = {s.attributes.get("gen_ai.transfer.mode") for s in under} - {None}
+        assert modes <= {"return_to_caller"}
+        delegations += len(transfers)
+
+        def path_of(span: Span) -> list[str]:
+            path = []
+            parent = by_id.get(span.parent_id)
+            while parent is not None and parent.attributes[OP] == "invoke_agent":
+                path.insert(0, parent.attributes[AGENT])
+                parent = by_id.get(parent.parent_id)
+            return path
+
+        chats = [s for s in under if s.attributes[OP] == "chat"]
+        deepest = max([deepest, *(len(path_of(s)) for s in chats)])
+        assert sorted((path_of(s), usage_of(s)) for s in chats) == sorted(
+            (c["path"], usage_in_json(c)) for c in trace["model_calls"]
+        )
+        tools = sorted(
+            (s.attributes[AGENT], s.attributes["gen_ai.tool.name"])
+            for s in under
+            if s.attributes[OP] == "execute_tool"
+        )
+        assert tools == sorted((t["agent"], t["name"]) for t in trace["tool_calls"])
+    assert delegations > 0
+    assert deepest == depth  # a team's members under the team's span
