@@ -396,3 +396,23 @@ def test_supervised_forms_nest_agents_by_path_and_delegate(tmp_path, invoke, tar
         assert tools == sorted((t["agent"], t["name"]) for t in trace["tool_calls"])
     assert delegations > 0
     assert deepest == depth  # a team's members under the team's span
+
+
+def test_otel_env_sends_to_the_endpoint_the_environment_names(tmp_path, invoke, demo_spec):
+    with otlp_receiver() as receiver:
+        result = invoke(
+            "run", demo_spec, "--limit", 1, "--target", "swarm", "--no-cache",
+            "--otel", "env", "--store", tmp_path / "a.db", "-q",
+            env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url + "/"},
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert receiver.paths == ["/v1/traces"]
+    assert len([s for s in receiver.spans() if not s.parent_id]) == 1
+
+
+def test_otel_env_without_an_endpoint_is_one_line(tmp_path, invoke, demo_spec, monkeypatch):
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    result = invoke("run", demo_spec, "--otel", "env", "--store", tmp_path / "a.db")
+    assert result.exit_code == 2, result.output
+    assert "--otel env: neither OTEL_EXPORTER_OTLP_TRACES_ENDPOINT nor" in result.text

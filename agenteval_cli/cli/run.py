@@ -171,11 +171,11 @@ def run(
         str | None,
         typer.Option(
             "--otel",
-            metavar="URL|FILE",
+            metavar="URL|env|FILE",
             help="Also export each request's trace as OpenTelemetry GenAI spans, its scores "
-            "as evaluation events: to an OTLP/HTTP endpoint (http://localhost:4318; headers, "
-            "timeout and TLS from OTEL_EXPORTER_OTLP_*) or an OTLP JSON file (traces.jsonl). "
-            "Needs the otel extra.",
+            "as evaluation events: to an OTLP/HTTP endpoint (http://localhost:4318, or 'env' "
+            "for OTEL_EXPORTER_OTLP_ENDPOINT's; headers, timeout and TLS from "
+            "OTEL_EXPORTER_OTLP_*) or an OTLP JSON file (traces.jsonl). Needs the otel extra.",
             show_default=False,
         ),
     ] = None,

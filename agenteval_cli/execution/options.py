@@ -28,7 +28,8 @@ class RunOptions(TypedDict, total=False):
     executor: Executor | None  # "local" or "ray" (the spec's ``executor`` unless given)
     ray_address: str | None  # the Ray cluster (the spec's ``ray.address`` unless given)
     # each request's trace as OpenTelemetry GenAI spans, sent when the run ends: to an
-    # OTLP/HTTP endpoint ("http://host:4318") or an OTLP JSON file ("traces.jsonl")
+    # OTLP/HTTP endpoint ("http://host:4318", "env": the OTLP environment's) or an OTLP
+    # JSON file ("traces.jsonl")
     otel: str | None
 
 

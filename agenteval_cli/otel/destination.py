@@ -7,6 +7,7 @@ a missing extra costs no calls.
 from __future__ import annotations
 
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -35,8 +36,9 @@ class OtelDestination:
 
 def otel_destination(value: str) -> OtelDestination:
     """``--otel``'s value: ``http(s)://host:port`` (``/v1/traces`` added when no path is
-    given) or a file path, whose folder must exist. The OpenTelemetry libraries must be
-    installed: one line with the install hint when they are not."""
+    given), ``env`` (the endpoint the OTLP environment names) or a file path, whose folder
+    must exist. The OpenTelemetry libraries must be installed: one line with the install
+    hint when they are not."""
     for module in _NEEDED:
         if not _importable(module):
             raise UserError(
@@ -46,6 +48,8 @@ def otel_destination(value: str) -> OtelDestination:
     text = value.strip()
     if not text:
         raise UserError("--otel needs a value", hint="--otel http://localhost:4318 or traces.jsonl")
+    if text == "env":  # used as given: OTLP's variables say how they are read
+        return OtelDestination(url=_endpoint_from_environment())
     if text.startswith(("http://", "https://")):
         parts = urlsplit(text)
         if not parts.hostname:
@@ -66,6 +70,26 @@ def otel_destination(value: str) -> OtelDestination:
             f"--otel {text}: the folder {path.parent} does not exist", hint="create it first"
         )
     return OtelDestination(path=path)
+
+
+def _endpoint_from_environment() -> str:
+    """The traces endpoint as OTLP's environment variables give it: the signal's own URL as
+    it is, else the base URL with ``/v1/traces``."""
+    traces = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    found = traces or (base.rstrip("/") + TRACES_PATH if base else "")
+    if found.startswith(("http://", "https://")):
+        return found
+    if found:
+        raise UserError(
+            f"--otel env: the OTLP endpoint {found!r} is not an http:// or https:// URL",
+            hint="OTLP/HTTP, such as http://localhost:4318",
+        )
+    raise UserError(
+        "--otel env: neither OTEL_EXPORTER_OTLP_TRACES_ENDPOINT nor OTEL_EXPORTER_OTLP_ENDPOINT "
+        "is set",
+        hint="export OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318, or give the URL",
+    )
 
 
 def _importable(module: str) -> bool:
