@@ -106,3 +106,25 @@ def test_scores_are_evaluation_events_a_null_one_without_a_value():
     assert "gen_ai.evaluation.score.value" not in events["cost_usd"].attributes
     assert events["cost_usd"].attributes["gen_ai.evaluation.explanation"] == "no price for model m"
     assert all(e.time == root.end for e in root.events)
+
+
+def test_a_handoff_arrives_in_the_last_attempt_not_a_failed_one():
+    trace = Trace(
+        agent_path=["a", "b"],
+        model_calls=[
+            call(["a"], T0, retried=True),
+            call(["b"], T0 + 1, retried=True),
+            call(["a"], T0 + 3),
+            call(["b"], T0 + 5),
+        ],
+        handoffs=[Handoff("a", "b")],
+        latency_s=7.0,
+        started_at=T0 + 3,
+    )
+    root = result_span(Result("e1", 0, {}, trace), REQUEST, fallback_start=0.0)
+    assert [s.attributes["gen_ai.agent.name"] for s in root.children] == ["a", "b", "a", "b"]
+    arrived = [s for s in root.children if "gen_ai.transfer.mode" in s.attributes]
+    assert [(s.attributes["gen_ai.agent.name"], s.start) for s in arrived] == [("b", T0 + 5)]
+    retried = root.children[1].children[0]
+    assert retried.attributes["agenteval.model_call.retried"] is True
+    assert root.start == T0  # the request's span covers its failed attempt's calls

@@ -117,6 +117,7 @@ class _Segment:
     """A stretch of one agent's work: its path and the chat and tool spans it made."""
 
     path: tuple[str, ...]
+    retried: bool = False  # calls of an earlier attempt of the request, which failed
     spans: list[SpanPlan] = field(default_factory=list)
     chain: list[SpanPlan] = field(default_factory=list)  # its agent spans, outer to inner
 
@@ -150,8 +151,8 @@ def _request_span(trace: Trace, request: Request, fallback_start: float) -> Span
     segments: list[_Segment] = []
     for call in trace.model_calls:
         path = tuple(call.path)
-        if not segments or segments[-1].path != path:
-            segments.append(_Segment(path))
+        if not segments or (segments[-1].path, segments[-1].retried) != (path, call.retried):
+            segments.append(_Segment(path, call.retried))
         segments[-1].spans.append(_chat_span(call, clock))
     _place_tools(trace.tool_calls, segments, clock)
     arrivals = _place_handoffs(trace, segments)
@@ -208,12 +209,13 @@ def _place_handoffs(
     handoff to an agent whose arrival no segment shows gets an empty segment of its own."""
     arrivals: list[tuple[int, dict[str, AttributeValue]]] = []
     taken: set[int] = set()
-    cursor = 1
+    cursor = 0
     for handoff in trace.handoffs:
         target = handoff.target
         index = _arrival(segments, target, taken, cursor)
         if index is None:  # control arrived, no model call shows it: an empty span
-            index = min(cursor, len(segments))
+            entry = next((i for i, s in enumerate(segments) if not s.retried), len(segments))
+            index = min(max(cursor, entry + 1), len(segments))  # after the entry, at least
             segments.insert(index, _Segment(_path_to(target, segments)))
             taken = {i + 1 if i >= index else i for i in taken}
             arrivals = [(i + 1 if i >= index else i, a) for i, a in arrivals]
@@ -231,18 +233,18 @@ def _place_handoffs(
 
 
 def _arrival(segments: Sequence[_Segment], target: str, taken: set[int], cursor: int) -> int | None:
-    """The first stretch from ``cursor`` on (else from the second on) where ``target``
-    took over and no other handoff arrived."""
-
-    def enters(i: int) -> bool:
-        return i not in taken and target in segments[i].path and target not in segments[i - 1].path
-
-    found = next((i for i in range(max(cursor, 1), len(segments)) if enters(i)), None)
-    return (
-        found
-        if found is not None
-        else next((i for i in range(1, len(segments)) if enters(i)), None)
-    )
+    """The first stretch from ``cursor`` on (else any) where ``target`` took over from
+    another agent and no other handoff arrived; an earlier, failed attempt's are not."""
+    live = [i for i, segment in enumerate(segments) if not segment.retried]
+    entries = [
+        i
+        for k, i in enumerate(live)
+        if k > 0
+        and i not in taken
+        and target in segments[i].path
+        and target not in segments[live[k - 1]].path
+    ]
+    return next((i for i in entries if i >= cursor), entries[0] if entries else None)
 
 
 def _path_to(agent: str, segments: Sequence[_Segment]) -> tuple[str, ...]:
