@@ -179,7 +179,11 @@ def _place_tools(tools: Sequence[ToolCall], segments: list[_Segment], clock: _Cl
     cursor = 0
     for tool in tools:
         path = tuple(tool.path)
-        mine = [i for i, segment in enumerate(segments) if segment.path == path and segment.spans]
+        mine = [
+            i
+            for i, segment in enumerate(segments)
+            if segment.path == path and segment.spans and not segment.retried
+        ]  # the trace's tool calls are its last attempt's
         index: int | None
         if not mine:
             segments.append(_Segment(path))
