@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
     from agenteval_cli.metrics.summary import Summary
+    from agenteval_cli.otel.destination import OtelDestination
+    from agenteval_cli.otel.exporter import OtelExport
+    from agenteval_cli.otel.spans import Request
     from agenteval_cli.results.failures import TargetErrors
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
@@ -104,6 +107,7 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     errors: list[TargetErrors] = field(default_factory=list)  # per experiment, in order
     title: str = ""
+    otel: OtelExport | None = None  # what the OpenTelemetry export sent, when asked for
 
     @property
     def ids(self) -> list[str]:
@@ -188,7 +192,12 @@ def run(
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
         # the outputs go where they were asked for; Ray's own processes end with Ray
         prepared.warnings += pin.restore(end_children=prepared.ray is None)
-        return session.report(prepared, status)
+        report = session.report(prepared, status)
+        if session.otel is not None:
+            from agenteval_cli.otel.exporter import export_results
+
+            report.otel = export_results(session.otel, session.otel_results(prepared))
+        return report
 
 
 async def arun(
@@ -220,7 +229,15 @@ async def arun(
             prepared, session.store, hook, handle_signals=handle_signals, on_forced_exit=forced
         )
         prepared.warnings += pin.restore(end_children=prepared.ray is None)
-        return session.report(prepared, status)
+        report = session.report(prepared, status)
+        if session.otel is not None:  # read here (the store's thread), sent off the loop
+            import asyncio
+
+            from agenteval_cli.otel.exporter import export_results
+
+            results = list(session.otel_results(prepared))
+            report.otel = await asyncio.to_thread(export_results, session.otel, results)
+        return report
 
 
 def rescore(
@@ -384,6 +401,7 @@ class _Session:
         self.notes: list[str] = []
         self._on_note = on_note
         self.untraced = UntracedResults()
+        self.otel: OtelDestination | None = None  # where the run's spans go, if anywhere
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -395,6 +413,10 @@ class _Session:
         from agenteval_cli.execution import experiment
 
         options = RunOptions(**options)  # a copy: the checked values replace the given
+        if options.get("otel"):
+            from agenteval_cli.otel.destination import otel_destination
+
+            self.otel = otel_destination(str(options["otel"]))
         shard = options.get("shard")
         if shard is not None:
             from agenteval_cli.data.examples import check_shard
@@ -415,6 +437,21 @@ class _Session:
         prepared = experiment.prepare(self.spec, options, store=self.store, on_note=self.note)
         experiment.start_experiments(prepared, self.store)
         return prepared
+
+    def otel_results(self, prepared: PreparedRun) -> Iterator[tuple[Request, Result, float]]:
+        """What ``--otel`` exports: every result of the run's experiments (those a resumed
+        run kept included), each with its request and its experiment's start (the time of a
+        trace recorded without times)."""
+        from datetime import datetime
+
+        from agenteval_cli.otel.spans import Request
+
+        for record in prepared.experiments.values():
+            started = datetime.fromisoformat(record.started_at).timestamp()
+            for stored in self.store.results(record.id):
+                result = stored.result
+                request = Request(record.target, record.name, result.example_id, result.repetition)
+                yield request, result, started
 
     def starting(
         self,

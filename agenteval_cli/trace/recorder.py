@@ -175,6 +175,9 @@ class TraceRecorder(BaseCallbackHandler):
         # Until start() is called, events time the request: the first and the last one.
         self._untimed = True
         self._events: list[float | None] = [None, None]
+        # perf_counter() + this is the time since the epoch: calls are timed by the one and
+        # dated by the other
+        self._epoch = time.time() - time.perf_counter()
 
     def start(self) -> None:
         """Mark the start of the request (otherwise the first event's time is used)."""
@@ -261,6 +264,7 @@ class TraceRecorder(BaseCallbackHandler):
             node = self._register(run_id.int, parent_run_id, metadata, "model", model)
             call = ModelCall(agent=model, model=model, provider=_provider(metadata))
             run = _ModelRun(call, time.perf_counter(), named, node)
+            call.started_at = self._epoch + run.started
             run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
             self._open_models[run_id.int] = run
             self._models.append(run)
@@ -322,6 +326,7 @@ class TraceRecorder(BaseCallbackHandler):
                     ToolCall(agent=name, name=name, args=args), call_id, None
                 )
             tool.run = node
+            tool.call.started_at = self._epoch + time.perf_counter()
             if tool.origin is not None and tool.origin.kind == "model":
                 node.turn = tool.origin.seq  # one model turn's calls run side by side
                 if self._active is not None:  # a tool works for the agent that asked
@@ -341,6 +346,8 @@ class TraceRecorder(BaseCallbackHandler):
                 if self._active is not None:
                     self._state_handoff(node, output, self._active.key)
             tool = self._open_tools.pop(run_id.int, None)
+            if tool is not None:
+                tool.call.ended_at = self._epoch + time.perf_counter()
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
             messages = [output] if isinstance(output, BaseMessage) else state_messages(output)
@@ -361,6 +368,8 @@ class TraceRecorder(BaseCallbackHandler):
                 self._touch()
             node = self._end(run_id.int)
             tool = self._open_tools.pop(run_id.int, None)
+            if tool is not None:
+                tool.call.ended_at = self._epoch + time.perf_counter()
             if tool is not None and _pausing(error):  # interrupt() in the tool: no answer yet
                 tool.call.status = NOT_RUN
             elif node is not None and _bubbling(error):  # a handoff tool's Command
@@ -384,8 +393,11 @@ class TraceRecorder(BaseCallbackHandler):
             if end is None and start is not None:  # still running
                 end = now
             latency = end - start if start is not None and end is not None else 0.0
+            started_at = None if start is None else self._epoch + start
             if not self._runs:  # no LangChain run at all: nothing to assemble
-                return Trace(latency_s=latency, error=self._error or self._root_error)
+                return Trace(
+                    latency_s=latency, error=self._error or self._root_error, started_at=started_at
+                )
             for run in self._open_models.values():  # cut off by a timeout or an error
                 run.call.latency_s = now - run.started
                 run.call.input_tokens = run.call.output_tokens = None
@@ -449,6 +461,7 @@ class TraceRecorder(BaseCallbackHandler):
                 latency_s=latency,
                 error=self._error or self._root_error,
                 coordinators=found.coordinators,
+                started_at=started_at,
             )
 
     # -- internals (callers hold the lock) ---------------------------------------------

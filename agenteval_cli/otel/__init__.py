@@ -1,0 +1,1 @@
+"""OpenTelemetry out: each request's trace as GenAI semantic-convention spans (docs/otel.md)."""
