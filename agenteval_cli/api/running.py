@@ -241,6 +241,29 @@ def import_langsmith(
         return session.stored_report(records, title=title, examples=examples)
 
 
+def import_traces(
+    spec: str | Path | Spec,
+    files: Sequence[str | Path],
+    *,
+    target: str | None = None,
+    store: str | Path | Store | None = None,
+    on_note: NoteHook | None = None,
+) -> RunReport:
+    """Score recorded OpenTelemetry traces (OTLP JSON ``files``) as results of ``target``
+    (the spec's only one unless named) with ``spec``'s evaluators and pricing, calling no
+    target: one new experiment (docs/otel-import.md). ``on_note`` gets the traces no row
+    claims and the rows no trace answers."""
+    from agenteval_cli.execution.traces_import import import_traces as import_recorded
+
+    _no_running_loop("import_traces", "call it from a script, or from a thread of its own")
+    with _session(spec, store, on_note) as session:
+        record = import_recorded(
+            session.spec, session.store, list(files), target=target, note=session.note
+        )
+        title = f"{session.spec.experiment_prefix} · from traces"
+        return session.stored_report([record], title=title)
+
+
 def merge(
     stores: Sequence[str | Path],
     *,
