@@ -99,3 +99,106 @@ def test_demo_traces_score_as_the_callback_run(invoke: Any, tmp_path: Path, targ
     names = [e["name"] for e in local["experiments"] + imported["experiments"]]
     compared = invoke("compare", *names, "--store", tmp_path / "a.db")
     assert compared.exit_code == 0, compared.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["supervisor", "swarm"])
+def test_provider_graphs_traces_keep_cache_and_reasoning_tokens_and_cost(
+    invoke: Any, tmp_path: Path, target: str
+) -> None:
+    """langgraph-supervisor and langgraph-swarm on the real ChatOpenAI and ChatAnthropic:
+    cached, cache-written and reasoning tokens and the price database's cost come back."""
+    from provider_graphs import ROWS
+
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        f"targets: {{{target}: otel_graphs:{target}}}\n"
+        "evaluators: [handoff_chain_length, token_cost]\n"
+        "concurrency: 1\n"
+    )
+    local, imported, result = run_and_import(invoke, spec, target, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert_same(local, imported)
+    calls = [c for r in by_row(imported).values() for c in r["trace"]["model_calls"]]
+    # provider_graphs.USAGE reports cache reads on every agent's calls but tech's first
+    assert any(c["cache_read_tokens"] for c in calls)
+    assert all(c["cost_usd"] is not None for c in calls)
+
+
+AGENT_ROWS = [
+    {
+        "id": "refund",
+        "inputs": {"question": "billing: refund my $49"},
+        "outputs": {"expected_agents": ["billing"], "must_mention": ["billing"]},
+    },
+    {
+        "id": "crash",
+        "inputs": {"question": "tech: the app crashed"},
+        "outputs": {"expected_agents": ["tech"], "must_mention": ["tech"]},
+    },
+    {
+        "id": "hello",
+        "inputs": {"question": "hello there"},
+        "outputs": {"expected_agents": ["triage"], "must_mention": ["triage"]},
+    },
+]
+
+
+def agents_project(folder: Path) -> Path:
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in AGENT_ROWS))
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets: {triage: agents_sdk_app:answer}\n"
+        "evaluators: [routing_accuracy, resolution_coverage, handoff_chain_length, token_cost]\n"
+        "pricing: {gpt-4o-mini: {input: 0.15, output: 0.60}}\n"
+    )
+    return spec
+
+
+@pytest.mark.slow
+def test_openai_agents_sdk_handoffs_are_read_from_its_spans(invoke: Any, tmp_path: Path) -> None:
+    """The OpenAI Agents SDK, recorded by OpenInference's processor: agents from its agent
+    spans, the handoff from its handoff span (the model's transfer_to_* call it answered),
+    tokens from its generation spans; figures derived by hand from the server's script."""
+    import agents_sdk_app
+
+    spec = agents_project(tmp_path)
+    with recording("openai-agents") as spans:
+        for row in AGENT_ROWS:
+            agents_sdk_app.answer(row["inputs"])
+        traces = spans.write(tmp_path / "agents.otlp.jsonl")
+    out = tmp_path / "read.json"
+    result = invoke("import", spec, "--otlp", traces, "--json", out, "--store", tmp_path / "a.db")
+    assert result.exit_code == 0, result.output
+    rows = by_row(json.loads(out.read_text()))
+    refund, crash, hello = rows[("refund", 0)], rows[("crash", 0)], rows[("hello", 0)]
+
+    assert refund["trace"]["agent_path"] == ["triage", "billing"]
+    assert [
+        (h["source"], h["target"], h["via"], h["tool"]) for h in refund["trace"]["handoffs"]
+    ] == [("triage", "billing", "tool", "transfer_to_billing")]
+    kinds = [(t["agent"], t["name"], t["kind"]) for t in refund["trace"]["tool_calls"]]
+    assert kinds == [("triage", "transfer_to_billing", "handoff"), ("billing", "refund", "tool")]
+    assert refund["outputs"]["final_response"] == "billing handled it."
+    # 100 + 200 + 300 in, 10 + 20 + 30 out; $0.15 and $0.60 per million
+    assert refund["scores"]["input_tokens"] == 600 and refund["scores"]["output_tokens"] == 60
+    assert refund["scores"]["cost_usd"] == pytest.approx(600 * 0.15e-6 + 60 * 0.60e-6)
+    assert refund["scores"]["handoff_chain_length"] == 1
+    assert refund["scores"]["routing_accuracy"] == 1.0
+
+    assert crash["trace"]["agent_path"] == ["triage", "tech"]
+    assert crash["scores"]["input_tokens"] == 350 and crash["scores"]["output_tokens"] == 35
+    assert crash["scores"]["cost_usd"] == pytest.approx(350 * 0.15e-6 + 35 * 0.60e-6)
+    assert crash["scores"]["routing_accuracy"] == 1.0
+
+    assert hello["trace"]["agent_path"] == ["triage"]
+    assert hello["trace"]["handoffs"] == []
+    assert hello["scores"]["handoff_chain_length"] == 0
+    assert hello["scores"]["input_tokens"] == 120 and hello["scores"]["output_tokens"] == 12
+    # the processor keeps no cache or reasoning counts of chat completions: unknown, not 0
+    calls = [c for r in rows.values() for c in r["trace"]["model_calls"]]
+    assert {c["cache_read_tokens"] for c in calls} == {None}
+    assert all(r["scores"]["resolution_coverage"] == 1.0 for r in rows.values())

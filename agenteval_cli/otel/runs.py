@@ -191,7 +191,8 @@ def _semconv_run(span: Span, run: SpanRun, call: tuple[str, str] | None) -> None
             args if isinstance(args, dict) else {"input": "" if args is None else str(args)}
         )
         target = transfer_target(span)
-        if target is not None:  # control passed: as a handoff tool's Command says it
+        if target is not None and attributes.get(c.TRANSFER_MODE) != c.RETURN_TO_CALLER:
+            # control passed for good: as a handoff tool's Command says it
             result: Any = {"graph": "__parent__", "update": None, "resume": None, "goto": target}
         else:
             result = c.first(attributes, c.TOOL_RESULT)

@@ -61,14 +61,14 @@ def coordinators_of(transfers: list[Transfer]) -> list[str]:
 
 
 def explain(handoffs: list[Handoff], transfers: list[Transfer]) -> None:
-    """Mark each handoff a recorded transfer explains as passed by a tool (``via`` ``tool``,
-    with the tool span's name when one carried it)."""
+    """Mark each handoff the graph's edges would explain, which a tool span's transfer
+    attributes say a tool passed, as passed by that tool (``via`` ``tool``)."""
     said = {(t.source, t.target): t for t in transfers}
     for handoff in handoffs:
         transfer = said.get((handoff.source, handoff.target))
-        if transfer is not None and handoff.via == "edge":
+        if transfer is not None and transfer.tool and handoff.via == "edge":
             handoff.via = "tool"
-            handoff.tool = handoff.tool or transfer.tool
+            handoff.tool = transfer.tool
 
 
 def _enclosing_agent(span: Span, by_id: dict[str, Span]) -> str | None:

@@ -1,0 +1,350 @@
+"""Traces written by hand in the GenAI semantic conventions and OpenInference's attributes,
+as other instrumentations write them, through ``agenteval import --otlp``: each attribute
+agenteval reads, both cache-write spellings, matching rows by ``agenteval.example_id`` and
+by input, and the rows and traces that do not match said out loud."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from otlp_files import attributes
+
+NS = 1_800_000_000_000_000_000
+ROWS = [
+    {"id": "e1", "inputs": {"question": "refund me"}, "outputs": {"expected_agents": ["billing"]}},
+    {
+        "id": "e2",
+        "inputs": {"question": "bob: refund please"},
+        "outputs": {"expected_agents": ["bob"]},
+    },
+    {"id": "e3", "inputs": {"question": "nobody recorded me"}, "outputs": {}},
+]
+PRICING = (
+    "pricing:\n"
+    "  m-large: {input: 2.0, output: 8.0, cache_read: 0.5, cache_write: 2.5}\n"
+    "  m-small: {input: 1.0, output: 4.0, cache_write: 1.25}\n"
+)
+
+
+def span(trace: str, number: int, parent: int | None, name: str, at: int, **values: Any) -> dict:
+    return {
+        "traceId": trace * 32,
+        "spanId": f"{number:016x}",
+        "parentSpanId": f"{parent:016x}" if parent else "",
+        "name": name,
+        "kind": 1,
+        "startTimeUnixNano": str(NS + at * 1_000_000),
+        "endTimeUnixNano": str(NS + (at + 1) * 1_000_000),
+        "attributes": attributes(values),
+        "status": {"code": 1},
+    }
+
+
+def chat(
+    trace: str, number: int, parent: int, at: int, model: str, answer: Any, **usage: Any
+) -> dict:
+    parts = (
+        [{"type": "text", "content": answer}]
+        if isinstance(answer, str)
+        else [{"type": "tool_call", "id": answer[0], "name": answer[1], "arguments": {}}]
+    )
+    output = [{"role": "assistant", "parts": parts}]
+    return span(
+        trace,
+        number,
+        parent,
+        f"chat {model}",
+        at,
+        **{
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": model,
+            "gen_ai.provider.name": "acme",
+            "gen_ai.output.messages": json.dumps(output),
+            **{f"gen_ai.usage.{k}": v for k, v in usage.items()},
+        },
+    )
+
+
+def genai_trace() -> list[dict]:
+    """A coordinator delegating to billing through a tool, expecting control back
+    (``return_to_caller``); the row named by ``agenteval.example_id``."""
+    a = "a"
+    return [
+        span(
+            a,
+            1,
+            None,
+            "invoke_agent coordinator",
+            0,
+            **{
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "coordinator",
+                "agenteval.example_id": "e1",
+            },
+        ),
+        chat(
+            a,
+            2,
+            1,
+            1,
+            "m-large",
+            ("c1", "ask_billing"),
+            input_tokens=1000,
+            output_tokens=50,
+            **{"cache_read.input_tokens": 600, "cache_creation.input_tokens": 100},
+        ),
+        span(
+            a,
+            3,
+            1,
+            "execute_tool ask_billing",
+            2,
+            **{
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "ask_billing",
+                "gen_ai.tool.call.id": "c1",
+                "gen_ai.tool.call.result": "Refund done.",
+                "gen_ai.transfer.mode": "return_to_caller",
+                "gen_ai.transfer.target.agent.name": "billing",
+            },
+        ),
+        span(
+            a,
+            4,
+            3,
+            "invoke_agent billing",
+            3,
+            **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "billing"},
+        ),
+        chat(
+            a,
+            5,
+            4,
+            4,
+            "m-small",
+            "Refund done.",
+            input_tokens=400,
+            output_tokens=40,
+            **{"cache_write.input_tokens": 200, "reasoning.output_tokens": 10},
+        ),
+        chat(
+            a,
+            6,
+            1,
+            6,
+            "m-large",
+            "All set: refund done.",
+            input_tokens=1200,
+            output_tokens=30,
+            **{"cache_read.input_tokens": 1000},
+        ),
+    ]
+
+
+def openinference_trace() -> list[dict]:
+    """OpenInference's attributes outside LangChain: alice passes control to bob (a
+    handoff span), bob answers; matched to its row by the user's text."""
+    b = "b"
+    question = {
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": "bob: refund please",
+    }
+    return [
+        span(b, 1, None, "workflow", 0, **{"openinference.span.kind": "CHAIN"}),
+        span(b, 2, 1, "alice", 1, **{"openinference.span.kind": "AGENT", "agent.name": "alice"}),
+        span(
+            b,
+            3,
+            2,
+            "gen",
+            2,
+            **{
+                "openinference.span.kind": "LLM",
+                "llm.model_name": "m-small",
+                "llm.token_count.prompt": 300,
+                "llm.token_count.completion": 20,
+                "llm.token_count.prompt_details.cache_read": 100,
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": "h1",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "to_bob",
+                **question,
+            },
+        ),
+        span(
+            b,
+            4,
+            2,
+            "handoff to bob",
+            3,
+            **{"openinference.span.kind": "TOOL", "input.value": "alice", "output.value": "bob"},
+        ),
+        span(b, 5, 1, "bob", 4, **{"openinference.span.kind": "AGENT", "agent.name": "bob"}),
+        span(
+            b,
+            6,
+            5,
+            "gen",
+            5,
+            **{
+                "openinference.span.kind": "LLM",
+                "llm.model_name": "m-small",
+                "llm.token_count.prompt": 500,
+                "llm.token_count.completion": 25,
+                "llm.token_count.prompt_details.cache_write": 50,
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Bob refunded it.",
+                **question,
+            },
+        ),
+    ]
+
+
+def stray_trace() -> list[dict]:
+    """A trace of a question no row asks."""
+    return [
+        span(
+            "c",
+            1,
+            None,
+            "invoke_agent solo",
+            0,
+            **{
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "solo",
+                "input.value": "what is the weather?",
+            },
+        ),
+    ]
+
+
+def export(*traces: list[dict]) -> str:
+    """One ExportTraceServiceRequest per line, as a Collector's file exporter writes."""
+    return "".join(
+        json.dumps(
+            {
+                "resourceSpans": [
+                    {"resource": {}, "scopeSpans": [{"scope": {"name": "x"}, "spans": spans}]}
+                ]
+            }
+        )
+        + "\n"
+        for spans in traces
+    )
+
+
+def write_project(folder: Path, traces: str) -> tuple[Path, Path]:
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets: {app: not_installed_anywhere:app}\n"
+        "evaluators: [routing_accuracy, handoff_chain_length, token_cost]\n"
+        "max_error_rate: 0.5\n" + PRICING
+    )
+    (folder / "traces.jsonl").write_text(traces)
+    return spec, folder / "traces.jsonl"
+
+
+def test_genai_and_openinference_attributes_become_the_trace(invoke: Any, tmp_path: Path) -> None:
+    spec, traces = write_project(
+        tmp_path, export(genai_trace(), openinference_trace(), stray_trace())
+    )
+    out = tmp_path / "out.json"
+    result = invoke("import", spec, "--otlp", traces, "--json", out, "--store", tmp_path / "a.db")
+    assert result.exit_code == 0, result.output
+    # the stray trace and the row without one are said, not dropped
+    assert "answers no row: its input 'what is the weather?' is no row's 'question'" in result.text
+    assert "1 row(s) have no recorded trace, stored as errors: e3" in result.text
+    assert "target 'app' does not load" in result.text
+    (experiment,) = json.loads(out.read_text())["experiments"]
+    rows = {r["example_id"]: r for r in experiment["results"]}
+
+    e1 = rows["e1"]
+    calls = [
+        (
+            c["agent"],
+            c["model"],
+            c["path"],
+            c["input_tokens"],
+            c["output_tokens"],
+            c["cache_read_tokens"],
+            c["cache_write_tokens"],
+            c["reasoning_tokens"],
+        )
+        for c in e1["trace"]["model_calls"]
+    ]
+    assert calls == [
+        ("coordinator", "m-large", ["coordinator"], 1000, 50, 600, 100, None),
+        ("billing", "m-small", ["coordinator", "billing"], 400, 40, None, 200, 10),
+        ("coordinator", "m-large", ["coordinator"], 1200, 30, 1000, None, None),
+    ]
+    (tool,) = e1["trace"]["tool_calls"]
+    assert (tool["name"], tool["kind"], tool["target"]) == ("ask_billing", "agent", "billing")
+    assert e1["trace"]["coordinators"] == ["coordinator"]
+    assert e1["outputs"]["final_response"] == "All set: refund done."
+    assert e1["scores"]["routing_accuracy"] == 1.0
+    assert e1["scores"]["input_tokens"] == 2600 and e1["scores"]["output_tokens"] == 120
+    # m-large: (1000-600-100)*2 + 600*0.5 + 100*2.5 + 50*8, then (1200-1000)*2 + 1000*0.5
+    # + 30*8; m-small: (400-200)*1 + 200*1.25 + 40*4 (reasoning is output); per million
+    assert e1["scores"]["cost_usd"] == pytest.approx((1550 + 1140 + 610) / 1e6)
+
+    e2 = rows["e2"]
+    assert e2["trace"]["agent_path"] == ["alice", "bob"]
+    assert [(h["source"], h["target"], h["via"], h["tool"]) for h in e2["trace"]["handoffs"]] == [
+        ("alice", "bob", "tool", "to_bob")
+    ]
+    assert [
+        (c["cache_read_tokens"], c["cache_write_tokens"]) for c in e2["trace"]["model_calls"]
+    ] == [
+        (100, None),
+        (None, 50),
+    ]
+    assert e2["scores"]["handoff_chain_length"] == 1
+    assert e2["outputs"]["final_response"] == "Bob refunded it."
+    # m-small: (300-100)*1 + 100*1.0 (no cache_read price: the input rate) + 20*4, then
+    # (500-50)*1 + 50*1.25 + 25*4
+    assert e2["scores"]["cost_usd"] == pytest.approx((200 + 100 + 80 + 450 + 62.5 + 100) / 1e6)
+
+    e3 = rows["e3"]
+    assert e3["status"] == "error"
+    assert "no recorded trace answers this row" in e3["error"]
+
+
+def test_a_row_without_a_trace_fails_the_import_past_max_error_rate(
+    invoke: Any, tmp_path: Path
+) -> None:
+    spec, traces = write_project(tmp_path, export(genai_trace()))
+    result = invoke("import", spec, "--otlp", traces, "--store", tmp_path / "a.db")
+    assert result.exit_code == 3, result.output  # 2 of 3 rows have no trace, above 0.5
+    assert "2 row(s) have no recorded trace, stored as errors: e2, e3" in result.text
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"resourceSpans": []}\n{not json\n', "traces.jsonl:2: not JSON"),
+        ('{"spans": []}\n', "traces.jsonl:1: not an OTLP trace export: no 'resourceSpans' list"),
+        ("", "no spans in the file(s)"),
+    ],
+)
+def test_a_file_that_is_no_otlp_export_is_one_line(
+    invoke: Any, tmp_path: Path, text: str, said: str
+) -> None:
+    spec, traces = write_project(tmp_path, text)
+    result = invoke("import", spec, "--otlp", traces, "--store", tmp_path / "a.db")
+    assert result.exit_code == 2
+    assert said in result.text
+    assert "Traceback" not in result.output
+
+
+def test_import_options_that_do_not_go_together_are_refused(invoke: Any, tmp_path: Path) -> None:
+    spec, traces = write_project(tmp_path, export(genai_trace()))
+    both = invoke("import", spec, "some-experiment", "--otlp", traces)
+    assert both.exit_code == 2 and "not both" in both.text
+    nothing = invoke("import", spec)
+    assert nothing.exit_code == 2 and "nothing to import" in nothing.text
+    missing = invoke("import", spec, "--otlp", tmp_path / "absent.jsonl")
+    assert missing.exit_code == 2 and "absent.jsonl: no such file" in missing.text
