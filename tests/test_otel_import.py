@@ -202,3 +202,51 @@ def test_openai_agents_sdk_handoffs_are_read_from_its_spans(invoke: Any, tmp_pat
     calls = [c for r in rows.values() for c in r["trace"]["model_calls"]]
     assert {c["cache_read_tokens"] for c in calls} == {None}
     assert all(r["scores"]["resolution_coverage"] == 1.0 for r in rows.values())
+
+
+def test_a_langchain_run_names_its_row_in_its_config_metadata(invoke: Any, tmp_path: Path) -> None:
+    """Two rows ask the same question: the trace tagged with agenteval.example_id (the run
+    config's metadata, which OpenInference records) is the tagged row's, twice over as two
+    repetitions; the untagged one cannot be told apart and is said to answer no row."""
+    from langchain_core.messages import HumanMessage
+
+    from agenteval_cli.demo.supervisor import graph
+
+    question = "Can you send me a copy of invoice INV-2041?"
+    rows = [
+        {
+            "id": "first",
+            "inputs": {"question": question},
+            "outputs": {"expected_agents": ["billing"]},
+        },
+        {
+            "id": "second",
+            "inputs": {"question": question},
+            "outputs": {"expected_agents": ["billing"]},
+        },
+    ]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets: {supervisor: agenteval_cli.demo.supervisor:graph}\n"
+        "evaluators: [routing_accuracy]\n"
+        "max_error_rate: 0.5\n"
+    )
+    tagged = {"metadata": {"agenteval.example_id": "second"}}
+    with recording() as spans:
+        graph.invoke({"messages": [HumanMessage(question)]}, config=tagged)
+        graph.invoke({"messages": [HumanMessage(question)]})
+        graph.invoke({"messages": [HumanMessage(question)]}, config=tagged)
+        traces = spans.write(tmp_path / "traces.jsonl")
+    out = tmp_path / "out.json"
+    result = invoke("import", spec, "--otlp", traces, "--json", out, "--store", tmp_path / "a.db")
+    assert result.exit_code == 0, result.output
+    assert "its input matches rows first, second: tag each request with agenteval.example_id" in (
+        result.text
+    )
+    found = by_row(json.loads(out.read_text()))
+    assert sorted(found) == [("first", 0), ("second", 0), ("second", 1)]
+    assert found[("first", 0)]["status"] == "error"
+    assert found[("second", 0)]["trace"]["agent_path"] == ["supervisor", "billing", "supervisor"]
+    assert found[("second", 1)]["scores"]["routing_accuracy"] == 1.0
