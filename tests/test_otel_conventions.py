@@ -348,3 +348,31 @@ def test_import_options_that_do_not_go_together_are_refused(invoke: Any, tmp_pat
     assert nothing.exit_code == 2 and "nothing to import" in nothing.text
     missing = invoke("import", spec, "--otlp", tmp_path / "absent.jsonl")
     assert missing.exit_code == 2 and "absent.jsonl: no such file" in missing.text
+
+
+def test_a_model_span_without_token_counts_is_unknown_usage(invoke: Any, tmp_path: Path) -> None:
+    silent = [
+        span(
+            "f",
+            1,
+            None,
+            "invoke_agent solo",
+            0,
+            **{
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "solo",
+                "input.value": "refund me",
+            },
+        ),
+        chat("f", 2, 1, 1, "m-large", "Refunded."),
+    ]
+    spec, traces = write_project(tmp_path, export(silent))
+    out = tmp_path / "out.json"
+    invoke("import", spec, "--otlp", traces, "--json", out, "--store", tmp_path / "a.db")
+    (experiment,) = json.loads(out.read_text())["experiments"]
+    e1 = next(r for r in experiment["results"] if r["example_id"] == "e1")
+    (call,) = e1["trace"]["model_calls"]
+    assert (call["input_tokens"], call["output_tokens"]) == (None, None)
+    assert e1["scores"]["input_tokens"] is None and e1["scores"]["cost_usd"] is None
+    assert "reported no token usage" in e1["comments"]["cost_usd"]
+    assert e1["outputs"]["final_response"] == "Refunded."
