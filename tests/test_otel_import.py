@@ -250,3 +250,42 @@ def test_a_langchain_run_names_its_row_in_its_config_metadata(invoke: Any, tmp_p
     assert found[("first", 0)]["status"] == "error"
     assert found[("second", 0)]["trace"]["agent_path"] == ["supervisor", "billing", "supervisor"]
     assert found[("second", 1)]["scores"]["routing_accuracy"] == 1.0
+
+
+INTERRUPTING = """
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import interrupt
+
+
+def confirm(state):
+    interrupt({"confirm": "cancel the plan?"})
+    return {"messages": [AIMessage("cancelled")]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("confirm", confirm)
+builder.add_edge(START, "confirm")
+graph = builder.compile(checkpointer=InMemorySaver())
+"""
+
+
+def test_a_graph_stopped_at_interrupt_is_an_interrupted_result(invoke: Any, tmp_path: Path) -> None:
+    """The run's result of a graph waiting at interrupt() is interrupted, waiting for the
+    value it gave; the import reads the same from the GraphInterrupt its node recorded."""
+    from projects import project
+
+    spec = project(
+        tmp_path,
+        INTERRUPTING,
+        module="asking.py",
+        targets={"asking": "graph"},
+        data=[{"id": "cancel", "inputs": {"question": "cancel my plan"}}],
+        extra="max_interrupt_rate: 1.0\n",
+    )
+    local, imported, result = run_and_import(invoke, spec, "asking", tmp_path)
+    assert result.exit_code == 0, result.output
+    (ran,), (read,) = by_row(local).values(), by_row(imported).values()
+    assert ran["status"] == read["status"] == "interrupted"
+    assert ran["interrupt"] == read["interrupt"] == '{"confirm": "cancel the plan?"}'

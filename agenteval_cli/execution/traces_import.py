@@ -159,6 +159,7 @@ def _results(example: Example, requests: Sequence[Any]) -> list[Result]:
             trace=request.trace,
             error=request.error,
             latency_s=request.latency_s,
+            interrupt=request.interrupt,
         )
         for number, request in enumerate(requests)
     ]

@@ -34,6 +34,7 @@ class RecordedRequest:
     trace: Trace
     outputs: dict[str, Any] | None
     error: str | None
+    interrupt: str | None  # what the graph stopped at interrupt() waiting for
     latency_s: float
     example_id: str | None  # the row it names, if it names one
     input_text: str | None  # the user's text it started from, if found
@@ -73,6 +74,7 @@ def _request(
     latency = max((end - root.start_ns) / 1e9, 0.0)
     error = _error(root)
     trace.latency_s, trace.error = latency, error
+    interrupt = None if error is not None else _interrupt(spans)
     return RecordedRequest(
         trace_id=root.trace_id,
         origin=root.origin,
@@ -80,6 +82,7 @@ def _request(
         trace=trace,
         outputs=_outputs(root, spans, langchain) if error is None else None,
         error=error,
+        interrupt=interrupt,
         latency_s=latency,
         example_id=_example_id(spans),
         input_text=_input_text(root, spans),
@@ -129,6 +132,42 @@ def _error(root: Span) -> str | None:
             message = str(attributes.get(c.EXCEPTION_MESSAGE) or "")
             return f"{kind}: {message}" if message else kind
     return root.status_message or "the request's root span failed (no message recorded)"
+
+
+def _interrupt(spans: list[Span]) -> str | None:
+    """What a graph that stopped at ``interrupt()`` waits for: the values of the
+    ``Interrupt``s its ``GraphInterrupt`` carried (the request itself returned)."""
+    from agenteval_cli.core.interrupts import describe
+
+    values: list[Any] = []
+    for span in sorted(spans, key=lambda s: s.start_ns):
+        for name, attributes in span.events:
+            kind = str(attributes.get(c.EXCEPTION_TYPE) or "").rpartition(".")[2]
+            if name == c.EXCEPTION_EVENT and kind in ("GraphInterrupt", "NodeInterrupt"):
+                values = _interrupt_values(str(attributes.get(c.EXCEPTION_MESSAGE) or ""))
+    return describe(values) if values else None
+
+
+def _interrupt_values(text: str) -> list[Any]:
+    """``{"value": v}`` of each ``Interrupt(value=v, ...)`` in a GraphInterrupt's message;
+    a value that is no literal is kept as its source text."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError, SystemError):
+        return [{"value": text}]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Interrupt":
+            for keyword in node.keywords:
+                if keyword.arg == "value":
+                    try:
+                        value = ast.literal_eval(keyword.value)
+                    except (ValueError, SyntaxError, TypeError, RecursionError):
+                        value = ast.get_source_segment(text.strip(), keyword.value)
+                    found.append({"value": value})
+    return found or [{"value": text}]
 
 
 def _outputs(root: Span, spans: list[Span], langchain: bool) -> dict[str, Any]:

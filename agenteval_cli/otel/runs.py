@@ -463,14 +463,19 @@ def json_value(value: Any) -> Any:
 
 
 def error_text(span: Span) -> str | None:
-    """A failed span's error as a run keeps it: ``Type(message)``."""
-    if not span.error:
-        return None
+    """A failed span's error as a run keeps it: ``Type(message)``. LangGraph's control flow
+    (a ``ParentCommand``, an ``interrupt()``) counts though the span's status says OK, as
+    instrumentations record it."""
     for name, attributes in span.events:
         if name == c.EXCEPTION_EVENT:
             kind = str(attributes.get(c.EXCEPTION_TYPE) or "Error").rpartition(".")[2]
             message = str(attributes.get(c.EXCEPTION_MESSAGE) or "")
-            return f"{kind}({message})" if kind in _BUBBLING else f"{kind}({message!r})"
+            if kind in _BUBBLING:
+                return f"{kind}({message})"
+            if span.error:
+                return f"{kind}({message!r})"
+    if not span.error:
+        return None
     return f"Error({span.status_message or 'the span failed'!r})"
 
 
