@@ -376,3 +376,53 @@ def test_a_model_span_without_token_counts_is_unknown_usage(invoke: Any, tmp_pat
     assert e1["scores"]["input_tokens"] is None and e1["scores"]["cost_usd"] is None
     assert "reported no token usage" in e1["comments"]["cost_usd"]
     assert e1["outputs"]["final_response"] == "Refunded."
+
+
+def test_a_pass_control_transfer_makes_its_tool_a_handoff(invoke: Any, tmp_path: Path) -> None:
+    """alice's execute_tool span passes control to bob (``pass_control``): the tool is a
+    handoff to bob, the change of agent is its handoff, and no agent is a coordinator."""
+    d = "d"
+    swarm = [
+        span(d, 1, None, "workflow", 0, **{"agenteval.example_id": "e2"}),
+        span(d, 2, 1, "invoke_agent alice", 1, **{"gen_ai.operation.name": "invoke_agent"}),
+        chat(d, 3, 2, 2, "m-small", ("t1", "transfer_to_bob"), input_tokens=10, output_tokens=1),
+        span(
+            d,
+            4,
+            2,
+            "execute_tool transfer_to_bob",
+            3,
+            **{
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "transfer_to_bob",
+                "gen_ai.tool.call.id": "t1",
+                "gen_ai.transfer.mode": "pass_control",
+                "gen_ai.transfer.target.agent.name": "bob",
+            },
+        ),
+        span(
+            d,
+            5,
+            1,
+            "invoke_agent bob",
+            4,
+            **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bob"},
+        ),
+        chat(d, 6, 5, 5, "m-small", "Refunded.", input_tokens=20, output_tokens=2),
+    ]
+    spec, traces = write_project(tmp_path, export(swarm))
+    out = tmp_path / "out.json"
+    invoke("import", spec, "--otlp", traces, "--json", out, "--store", tmp_path / "a.db")
+    (experiment,) = json.loads(out.read_text())["experiments"]
+    e2 = next(r for r in experiment["results"] if r["example_id"] == "e2")
+    trace = e2["trace"]
+    # alice is named by her span's name, "invoke_agent alice", as the conventions write it
+    assert trace["agent_path"] == ["alice", "bob"]
+    assert [(h["source"], h["target"], h["via"], h["tool"]) for h in trace["handoffs"]] == [
+        ("alice", "bob", "tool", "transfer_to_bob")
+    ]
+    (tool,) = trace["tool_calls"]
+    assert (tool["agent"], tool["kind"], tool["target"]) == ("alice", "handoff", "bob")
+    assert trace["coordinators"] == []
+    assert e2["scores"]["handoff_chain_length"] == 1 and e2["scores"]["routing_accuracy"] == 1.0
+    assert e2["outputs"]["final_response"] == "Refunded."

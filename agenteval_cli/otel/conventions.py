@@ -53,7 +53,7 @@ TOOL_CALL_ID = ("gen_ai.tool.call.id", "tool_call.id")
 TOOL_ARGUMENTS = ("gen_ai.tool.call.arguments",)
 TOOL_RESULT = ("gen_ai.tool.call.result",)
 
-# Transfers of control: a handoff's mode and target, and the agent that handed it over.
+# Transfers of control: a handoff's mode and target.
 TRANSFER_MODE = "gen_ai.transfer.mode"
 RETURN_TO_CALLER, PASS_CONTROL = "return_to_caller", "pass_control"
 TRANSFER_TARGET = (
@@ -61,7 +61,6 @@ TRANSFER_TARGET = (
     "gen_ai.transfer.target.name",
     "gen_ai.transfer.target",
 )
-HANDED_OVER_BY = "graph.node.parent_id"  # OpenInference: on the agent span that took over
 
 # OpenInference's values as JSON text.
 INPUT_VALUE, OUTPUT_VALUE = "input.value", "output.value"

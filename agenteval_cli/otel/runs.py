@@ -9,8 +9,9 @@ Any other span is mapped onto the run it stands for: an agent span (``invoke_age
 ``gen_ai.agent.name``, or OpenInference's ``AGENT`` with ``agent.name``) is a chain whose
 ``lc_agent_name`` is that agent, which is how the tracer tells agents apart; a model span is
 a chat model whose answer carries the span's usage in LangChain's ``UsageMetadata`` form; a
-tool span is a tool. Spans that only say control moved (OpenInference's handoff spans) are no
-run: :mod:`agenteval_cli.otel.transfers` reads them.
+tool span is a tool. A span that passes control to another agent (``gen_ai.transfer.mode``
+``pass_control``, OpenInference's handoff span) is the handoff tool the model called, whose
+result is a ``Command`` going to that agent, as a LangGraph handoff tool's is.
 """
 
 from __future__ import annotations
@@ -144,15 +145,12 @@ def _langchain_run(span: Span, run: SpanRun) -> None:
 
 def _io(attributes: dict[str, Any], value_key: str, mime_key: str) -> Any:
     """An OpenInference input or output: JSON read back (LangChain's message dumps as plain
-    message dumps), else the text."""
+    message dumps), else the text as it is."""
     value = attributes.get(value_key)
-    if value is None:
-        return None
-    if attributes.get(mime_key) == "application/json" or isinstance(value, str):
-        parsed = json_value(value)
-        if parsed is not value:
-            return _plain_messages(parsed)
-    return value
+    parsed = json_value(value)
+    if parsed is value and attributes.get(mime_key) != "application/json":
+        return value
+    return _plain_messages(parsed)
 
 
 def _plain_messages(value: Any) -> Any:
@@ -221,9 +219,8 @@ def transfer_target(span: Span) -> str | None:
 def call_links(spans: list[Span]) -> dict[str, tuple[str, str]]:
     """The model tool call (id, name) each tool or transfer span answered, where the span
     does not say: among the spans under one parent, in start order, a tool span answers the
-    latest unanswered call of its tool's name a model span there made; a transfer span
-    (which names no tool) the one call of that model answer no tool span of its parent
-    answers."""
+    earliest unanswered call of its tool's name a model span there made; the transfer spans
+    (which name no tool) the calls no tool span answered, in order, when there are as many."""
     children: dict[str | None, list[Span]] = {}
     for span in sorted(spans, key=lambda s: s.start_ns):
         children.setdefault(span.parent_id, []).append(span)
@@ -237,9 +234,16 @@ def call_links(spans: list[Span]) -> dict[str, tuple[str, str]]:
                 for call in output_message(span.attributes)["tool_calls"]:
                     if call.get("id"):
                         asked.append((str(call["id"]), str(call["name"])))
-            elif kind == "tool" and c.first(span.attributes, c.TOOL_CALL_ID) is None:
+            elif kind == "tool":
+                given = c.first(span.attributes, c.TOOL_CALL_ID)
                 name = str(c.first(span.attributes, c.TOOL_NAME))
-                found = next((a for a in asked if a[1] == name), None)
+                found = next(
+                    (a for a in asked if (a[0] == str(given) if given else a[1] == name)), None
+                )
+                if given is not None:  # answered by its own id: no link needed
+                    if found is not None:
+                        asked.remove(found)
+                    continue
                 if found is not None:
                     asked.remove(found)
                     links[span.span_id] = found
