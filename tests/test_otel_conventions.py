@@ -426,3 +426,18 @@ def test_a_pass_control_transfer_makes_its_tool_a_handoff(invoke: Any, tmp_path:
     assert trace["coordinators"] == []
     assert e2["scores"]["handoff_chain_length"] == 1 and e2["scores"]["routing_accuracy"] == 1.0
     assert e2["outputs"]["final_response"] == "Refunded."
+
+
+def test_the_api_imports_traces_and_tells_what_matched_nothing(tmp_path: Path) -> None:
+    import agenteval_cli as agenteval
+
+    spec, traces = write_project(tmp_path, export(genai_trace(), openinference_trace()))
+    notes: list[str] = []
+    report = agenteval.import_traces(spec, [traces], store=tmp_path / "a.db", on_note=notes.append)
+    (experiment,) = report.experiments
+    assert (experiment.target, experiment.status, experiment.results) == ("app", "finished", 3)
+    assert any("1 row(s) have no recorded trace, stored as errors: e3" in n for n in notes)
+    metrics = experiment.metrics
+    assert metrics["error_rate"] == pytest.approx(1 / 3)
+    # e1: 2600 input tokens, e2: 300 + 500 (the errored e3 has no trace, no tokens)
+    assert metrics["input_tokens"] == pytest.approx((2600 + 800) / 2)
