@@ -441,3 +441,32 @@ def test_the_api_imports_traces_and_tells_what_matched_nothing(tmp_path: Path) -
     assert metrics["error_rate"] == pytest.approx(1 / 3)
     # e1: 2600 input tokens, e2: 300 + 500 (the errored e3 has no trace, no tokens)
     assert metrics["input_tokens"] == pytest.approx((2600 + 800) / 2)
+
+
+def test_base64_ids_and_one_whole_document_read_as_hex_lines_do(
+    invoke: Any, tmp_path: Path
+) -> None:
+    """protobuf's own JSON form (base64 ids) in one indented document reads as the
+    Collector's hex ids one request per line do."""
+    import base64
+
+    def b64(hex_id: str) -> str:
+        return base64.b64encode(bytes.fromhex(hex_id)).decode() if hex_id else ""
+
+    spans = genai_trace()
+    for item in spans:
+        item["traceId"], item["spanId"] = b64(item["traceId"]), b64(item["spanId"])
+        item["parentSpanId"] = b64(item["parentSpanId"])
+    document = json.loads(export(spans))
+    spec, traces = write_project(tmp_path, json.dumps(document, indent=2))
+    out = tmp_path / "out.json"
+    invoke("import", spec, "--otlp", traces, "--json", out, "--store", tmp_path / "a.db")
+    (experiment,) = json.loads(out.read_text())["experiments"]
+    e1 = next(r for r in experiment["results"] if r["example_id"] == "e1")
+    assert e1["status"] == "ok"
+    assert [c["agent"] for c in e1["trace"]["model_calls"]] == [
+        "coordinator",
+        "billing",
+        "coordinator",
+    ]
+    assert e1["scores"]["cost_usd"] == pytest.approx((1550 + 1140 + 610) / 1e6)
