@@ -289,3 +289,70 @@ def test_a_graph_stopped_at_interrupt_is_an_interrupted_result(invoke: Any, tmp_
     (ran,), (read,) = by_row(local).values(), by_row(imported).values()
     assert ran["status"] == read["status"] == "interrupted"
     assert ran["interrupt"] == read["interrupt"] == '{"confirm": "cancel the plan?"}'
+
+
+SINGLE_AGENT = '''
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+
+
+@tool
+def lookup_order(ref: str) -> str:
+    """Look an order up."""
+    return f"order {ref}: shipped"
+
+
+class OrderModel(BaseChatModel):
+    """Looks the order the question names up, then answers from the tool's result."""
+
+    model_name: str = "tiny-model"
+
+    @property
+    def _llm_type(self) -> str:
+        return "order-model"
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            usage = {"input_tokens": 80, "output_tokens": 8, "total_tokens": 88}
+            answer = AIMessage(f"Done: {last.content}.", usage_metadata=usage)
+        else:
+            ref = str(last.content).split()[-1].rstrip("?")
+            usage = {"input_tokens": 50, "output_tokens": 5, "total_tokens": 55}
+            call = {"name": "lookup_order", "args": {"ref": ref}, "id": "call_" + ref}
+            answer = AIMessage("", tool_calls=[call], usage_metadata=usage)
+        answer.response_metadata = {"model_name": self.model_name}
+        return ChatResult(generations=[ChatGeneration(message=answer)])
+
+
+graph = create_agent(OrderModel(), [lookup_order])
+'''
+
+
+def test_an_unnamed_create_agent_is_named_after_its_target(invoke: Any, tmp_path: Path) -> None:
+    """A single create_agent graph given no name: its agent is the target's, in the import
+    as in the run, because the import reads the trace as that target's."""
+    from projects import project
+
+    spec = project(
+        tmp_path,
+        SINGLE_AGENT,
+        module="orders.py",
+        targets={"orders": "graph"},
+        data=[{"id": r, "inputs": {"question": f"where is order {r}?"}} for r in ("A1", "B2")],
+        evaluators="[handoff_chain_length, token_cost]",
+        extra="pricing: {tiny-model: {input: 1.0, output: 2.0}}\n",
+    )
+    local, imported, result = run_and_import(invoke, spec, "orders", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert_same(local, imported)
+    for row in by_row(imported).values():
+        assert row["trace"]["agent_path"] == ["orders"]
+        assert [t["name"] for t in row["trace"]["tool_calls"]] == ["lookup_order"]
+        assert row["scores"]["cost_usd"] == pytest.approx((130 * 1.0 + 13 * 2.0) / 1e6)
