@@ -9,17 +9,14 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.otel import conventions as c
-from agenteval_cli.otel.otlp import Span
-from agenteval_cli.otel.runs import (
-    SpanRun,
-    call_links,
+from agenteval_cli.otel.messages import (
     input_messages,
-    is_langchain,
+    is_message_dump,
     json_value,
-    kind_of,
     output_message,
-    run_of,
 )
+from agenteval_cli.otel.otlp import Span
+from agenteval_cli.otel.runs import SpanRun, call_links, is_langchain, kind_of, run_of
 
 __all__ = ["RecordedRequest", "requests_of"]
 
@@ -201,8 +198,7 @@ def _revived(value: Any) -> Any:
         return [_revived(v) for v in value]
     if not isinstance(value, dict):
         return value
-    data = value.get("data")
-    if set(value) == {"type", "data"} and isinstance(data, dict) and "content" in data:
+    if is_message_dump(value):
         from langchain_core.messages import messages_from_dict
 
         try:
