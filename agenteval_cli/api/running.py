@@ -289,6 +289,30 @@ def import_langsmith(
         return session.stored_report(records, title=title, examples=examples)
 
 
+def import_traces(
+    spec: str | Path | Spec,
+    files: Sequence[str | Path],
+    *,
+    target: str | None = None,
+    store: str | Path | Store | None = None,
+    on_note: NoteHook | None = None,
+    env_file: str | Path | None = None,
+) -> RunReport:
+    """Score recorded OpenTelemetry traces (OTLP JSON ``files``) as results of ``target``
+    (the spec's only one unless named) with ``spec``'s evaluators and pricing, calling no
+    target: one new experiment (docs/otel.md). ``on_note`` gets the traces no row claims
+    and the rows no trace answers; the spec's ``.env`` files are read as a run reads them."""
+    from agenteval_cli.execution.traces_import import import_traces as import_recorded
+
+    _no_running_loop("import_traces", "call it from a script, or from a thread of its own")
+    with spec_env(spec, env_file), _session(spec, store, on_note) as session:
+        record = import_recorded(
+            session.spec, session.store, list(files), target=target, note=session.note
+        )
+        title = f"{session.spec.experiment_prefix} · from traces"
+        return session.stored_report([record], title=title)
+
+
 def merge(
     stores: Sequence[str | Path],
     *,

@@ -45,11 +45,14 @@ _ERROR_REPR = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)\((?P<args>.*)\)$", re.DOTA
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
-def replay(roots: Sequence[Any], runs: Iterable[Any], coordinators: Sequence[str] = ()) -> Trace:
+def replay(
+    roots: Sequence[Any], runs: Iterable[Any], coordinators: Sequence[str] = (), **target: Any
+) -> Trace:
     """The trace of one request: ``roots`` are the runs the request started with (a graph
     run, or the runs under a function), ``runs`` every run of the request (LangSmith
-    ``Run`` objects, any order)."""
-    return _Replay(roots, runs).trace(coordinators)
+    ``Run`` objects, any order). ``target`` is what the target declares to its recorder
+    (``own_agent``, ``active_agent``, ``skill_tools``), read as a local run reads it."""
+    return _Replay(roots, runs).trace(coordinators, target)
 
 
 def is_graph_run(run: Any, children: Iterable[Any]) -> bool:
@@ -161,7 +164,7 @@ class _Replay:
         self.messages: dict[str, Any] = {}  # id -> the message object
         self.unnamed: dict[tuple[Any, ...], list[Any]] = {}  # messages still without an id
 
-    def trace(self, coordinators: Sequence[str]) -> Trace:
+    def trace(self, coordinators: Sequence[str], target: dict[str, Any]) -> Trace:
         from agenteval_cli.trace.recorder import TraceRecorder
 
         kept: dict[uuid.UUID, Any] = {}  # the runs the roots reach, with their depth
@@ -171,7 +174,7 @@ class _Replay:
             run_id, level = stack.pop()
             kept[run_id], depth[run_id] = self.runs[run_id], level
             stack.extend((child, level + 1) for child in self.children.get(run_id, ()))
-        recorder = TraceRecorder(coordinators=coordinators)
+        recorder = TraceRecorder(coordinators=coordinators, **target)
         models: list[Any] = []  # model runs in the order they started: the model calls
         for phase, run_id in _events(kept, depth, self.children):
             run = kept[run_id]

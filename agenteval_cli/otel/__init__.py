@@ -1,1 +1,2 @@
-"""OpenTelemetry out: each request's trace as GenAI semantic-convention spans (docs/otel.md)."""
+"""OpenTelemetry out (each request's trace as GenAI semantic-convention spans) and in (recorded
+OTLP JSON read back as agenteval traces): docs/otel.md, docs/otel-import.md."""
