@@ -45,7 +45,7 @@ def roots_by_request(spans: list[Span]) -> dict[tuple[str, str, int], Span]:
     return {
         (
             r.attributes["agenteval.experiment"],
-            r.attributes["agenteval.example.id"],
+            r.attributes["agenteval.example_id"],
             r.attributes["agenteval.repetition"],
         ): r
         for r in roots

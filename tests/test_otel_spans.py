@@ -1,11 +1,11 @@
-"""How a recorded trace is laid out as spans (agenteval_cli.otel.spans), on traces built
+"""How a recorded trace is laid out as spans (agenteval_cli.otel.export.spans), on traces built
 by hand: nested teams, a handoff to an agent that called no model, a trace stored without
 times, null and boolean scores."""
 
 from __future__ import annotations
 
 from agenteval_cli.core.records import Handoff, ModelCall, Result, Score, ToolCall, Trace
-from agenteval_cli.otel.spans import Request, SpanPlan, result_span
+from agenteval_cli.otel.export.spans import Request, SpanPlan, result_span
 
 REQUEST = Request("graph", "exp-1", "e1", 0)
 T0 = 1_800_000_000.0

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
     from agenteval_cli.metrics.summary import Summary
-    from agenteval_cli.otel.destination import OtelDestination
-    from agenteval_cli.otel.exporter import OtelExport
-    from agenteval_cli.otel.spans import Request
+    from agenteval_cli.otel.export.destination import OtelDestination
+    from agenteval_cli.otel.export.exporter import OtelExport
+    from agenteval_cli.otel.export.spans import Request
     from agenteval_cli.results.failures import TargetErrors
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
@@ -194,7 +194,7 @@ def run(
         prepared.warnings += pin.restore(end_children=prepared.ray is None)
         report = session.report(prepared, status)
         if session.otel is not None:
-            from agenteval_cli.otel.exporter import export_results
+            from agenteval_cli.otel.export.exporter import export_results
 
             report.otel = export_results(session.otel, session.otel_results(prepared))
         return report
@@ -233,7 +233,7 @@ async def arun(
         if session.otel is not None:  # read here (the store's thread), sent off the loop
             import asyncio
 
-            from agenteval_cli.otel.exporter import export_results
+            from agenteval_cli.otel.export.exporter import export_results
 
             results = list(session.otel_results(prepared))
             report.otel = await asyncio.to_thread(export_results, session.otel, results)
@@ -438,7 +438,7 @@ class _Session:
 
         options = RunOptions(**options)  # a copy: the checked values replace the given
         if options.get("otel"):
-            from agenteval_cli.otel.destination import otel_destination
+            from agenteval_cli.otel.export.destination import otel_destination
 
             self.otel = otel_destination(str(options["otel"]))
         shard = options.get("shard")
@@ -468,7 +468,7 @@ class _Session:
         trace recorded without times)."""
         from datetime import datetime
 
-        from agenteval_cli.otel.spans import Request
+        from agenteval_cli.otel.export.spans import Request
 
         for record in prepared.experiments.values():
             started = datetime.fromisoformat(record.started_at).timestamp()

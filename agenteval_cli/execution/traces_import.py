@@ -2,7 +2,7 @@
 
 Each trace in the files is one request of the spec's target (``--target``, or its only one);
 it is read back into an agenteval trace (:mod:`agenteval_cli.otel`), matched to its dataset
-row (:mod:`agenteval_cli.otel.matching`), and scored by the spec's evaluators with its
+row (:mod:`agenteval_cli.otel.ingest.matching`), and scored by the spec's evaluators with its
 pricing, then stored as a finished experiment like a run's. A row no trace answers is an
 errored result saying so; a trace no row claims is a note.
 """
@@ -40,9 +40,9 @@ def import_traces(
     from agenteval_cli.execution.experiment import git_commit, run_settings
     from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.execution.rescore import score_into
-    from agenteval_cli.otel.matching import match
-    from agenteval_cli.otel.otlp import read_spans
-    from agenteval_cli.otel.requests import requests_of
+    from agenteval_cli.otel.ingest.matching import match
+    from agenteval_cli.otel.ingest.otlp import read_spans
+    from agenteval_cli.otel.ingest.requests import requests_of
 
     chosen = _target(spec, target)
     if spec.dataset.path is None:

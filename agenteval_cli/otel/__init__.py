@@ -1,2 +1,3 @@
-"""OpenTelemetry out (each request's trace as GenAI semantic-convention spans) and in (recorded
-OTLP JSON read back as agenteval traces): docs/otel.md, docs/otel-import.md."""
+"""OpenTelemetry out and in (docs/otel.md): :mod:`.export` lays each request's trace out as
+GenAI semantic-convention spans and sends them; :mod:`.ingest` reads recorded OTLP JSON back
+into agenteval traces. Both spell attribute names from one table, :mod:`.names`."""

@@ -1,53 +1,122 @@
-"""The OpenTelemetry names the export writes, each spelt once.
+"""The OpenTelemetry names agenteval writes and reads, each spelt once.
 
-The GenAI semantic conventions' own constants where the released package has them; the
-development ones it does not have yet (the cache-write rename, transfers, the evaluation
-event) spelt here as the conventions write them; agenteval's own under ``agenteval.``.
-Importing this module needs the ``otel`` extra.
+The GenAI semantic conventions' names (the development ones too: cache writes, reasoning,
+transfers, the evaluation event), OpenInference's where producers write those instead, and
+agenteval's own under ``agenteval.``. The export writes the convention's name; the import
+reads every spelling producers write (the ``*_READ`` tuples, the convention's first, first
+found wins). Plain strings: importing this module needs no OpenTelemetry package
+(tests/test_otel_names.py holds them against the released conventions package).
 """
 
 from __future__ import annotations
 
-from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+# -- what a span is ------------------------------------------------------------------------
+OPERATION = "gen_ai.operation.name"
+INVOKE_WORKFLOW = "invoke_workflow"
+INVOKE_AGENT = "invoke_agent"
+EXECUTE_TOOL = "execute_tool"
+CHAT = "chat"
+AGENT_OPERATIONS = frozenset({INVOKE_AGENT, "create_agent"})
+MODEL_OPERATIONS = frozenset({CHAT, "text_completion", "generate_content"})
+TOOL_OPERATIONS = frozenset({EXECUTE_TOOL})
+SPAN_KIND = "openinference.span.kind"  # OpenInference's: AGENT, LLM, TOOL, CHAIN, ...
 
-OPERATION = gen_ai.GEN_AI_OPERATION_NAME
-INVOKE_WORKFLOW = gen_ai.GenAiOperationNameValues.INVOKE_WORKFLOW.value
-INVOKE_AGENT = gen_ai.GenAiOperationNameValues.INVOKE_AGENT.value
-EXECUTE_TOOL = gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value
-CHAT = gen_ai.GenAiOperationNameValues.CHAT.value
+# -- requests, agents, conversations -------------------------------------------------------
+WORKFLOW_NAME = "gen_ai.workflow.name"
+AGENT_NAME = "gen_ai.agent.name"
+AGENT_NAME_READ = (AGENT_NAME, "agent.name")
+CONVERSATION_ID = "gen_ai.conversation.id"
 
-WORKFLOW_NAME = gen_ai.GEN_AI_WORKFLOW_NAME
-AGENT_NAME = gen_ai.GEN_AI_AGENT_NAME
-CONVERSATION_ID = gen_ai.GEN_AI_CONVERSATION_ID
-REQUEST_MODEL = gen_ai.GEN_AI_REQUEST_MODEL
-PROVIDER_NAME = gen_ai.GEN_AI_PROVIDER_NAME
+# -- models --------------------------------------------------------------------------------
+REQUEST_MODEL = "gen_ai.request.model"
+RESPONSE_MODEL = "gen_ai.response.model"
+MODEL_NAME_READ = (RESPONSE_MODEL, REQUEST_MODEL, "llm.model_name")
+PROVIDER_NAME = "gen_ai.provider.name"
+PROVIDER_READ = (PROVIDER_NAME, "gen_ai.system", "llm.provider", "llm.system")
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+INPUT_TOKENS_READ = (INPUT_TOKENS, "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+OUTPUT_TOKENS_READ = (
+    OUTPUT_TOKENS,
+    "gen_ai.usage.completion_tokens",
+    "llm.token_count.completion",
+)
+CACHE_READ_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+CACHE_READ_TOKENS_READ = (
+    CACHE_READ_TOKENS,
+    "gen_ai.usage.cache_read_input_tokens",
+    "llm.token_count.prompt_details.cache_read",
+)
+# cache writes: the released name, and the newer one the development conventions use; the
+# export writes both (one figure), the import reads either
+CACHE_CREATION_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+CACHE_WRITE_TOKENS = "gen_ai.usage.cache_write.input_tokens"
+CACHE_WRITE_TOKENS_READ = (
+    CACHE_CREATION_TOKENS,
+    CACHE_WRITE_TOKENS,
+    "gen_ai.usage.cache_creation_input_tokens",
+    "llm.token_count.prompt_details.cache_write",
+)
+REASONING_TOKENS = "gen_ai.usage.reasoning.output_tokens"
+REASONING_TOKENS_READ = (
+    REASONING_TOKENS,
+    "gen_ai.usage.reasoning_tokens",
+    "llm.token_count.completion_details.reasoning",
+)
+INPUT_MESSAGES = "gen_ai.input.messages"  # JSON: [{"role", "parts": [...]}]
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
 
-TOOL_NAME = gen_ai.GEN_AI_TOOL_NAME
-TOOL_TYPE = gen_ai.GEN_AI_TOOL_TYPE
-TOOL_ARGUMENTS = gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS
-TOOL_RESULT = gen_ai.GEN_AI_TOOL_CALL_RESULT
+# -- tools ---------------------------------------------------------------------------------
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_NAME_READ = (TOOL_NAME, "tool.name")
+TOOL_TYPE = "gen_ai.tool.type"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_CALL_ID_READ = (TOOL_CALL_ID, "tool_call.id")
+TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_ARGUMENTS_READ = (TOOL_ARGUMENTS,)
+TOOL_RESULT = "gen_ai.tool.call.result"
+TOOL_RESULT_READ = (TOOL_RESULT,)
 
-INPUT_TOKENS = gen_ai.GEN_AI_USAGE_INPUT_TOKENS
-OUTPUT_TOKENS = gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS
-CACHE_READ_TOKENS = gen_ai.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS
-CACHE_CREATION_TOKENS = gen_ai.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS
-CACHE_WRITE_TOKENS = "gen_ai.usage.cache_write.input_tokens"  # the newer name of the above
-REASONING_TOKENS = gen_ai.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS
-
+# -- transfers of control: on the span of the tool that made them (its gen_ai.agent.name
+# the source), as the development GenAI conventions put them -------------------------------
 TRANSFER_MODE = "gen_ai.transfer.mode"
-TRANSFER_TARGET_NAME = "gen_ai.transfer.target.name"
 RETURN_TO_CALLER = "return_to_caller"  # a coordinator's delegation: control comes back
 PASS_CONTROL = "pass_control"  # a swarm's handoff: the target goes on from there
+TRANSFER_TARGET_NAME = "gen_ai.transfer.target.name"
+TRANSFER_TARGET_TYPE = "gen_ai.transfer.target.type"
+TRANSFER_TARGET_AGENT = "agent"
+# what other producers wrote before the conventions settled on ``target.name``
+TRANSFER_TARGET_READ = (
+    TRANSFER_TARGET_NAME,
+    "gen_ai.transfer.target.agent.name",
+    "gen_ai.transfer.target",
+)
 
+# -- scores --------------------------------------------------------------------------------
 EVALUATION_RESULT = "gen_ai.evaluation.result"  # the event
-EVALUATION_NAME = gen_ai.GEN_AI_EVALUATION_NAME
-EVALUATION_SCORE_VALUE = gen_ai.GEN_AI_EVALUATION_SCORE_VALUE
-EVALUATION_SCORE_LABEL = gen_ai.GEN_AI_EVALUATION_SCORE_LABEL
-EVALUATION_EXPLANATION = gen_ai.GEN_AI_EVALUATION_EXPLANATION
+EVALUATION_NAME = "gen_ai.evaluation.name"
+EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
+EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 
-# agenteval's own: what the conventions have no name for
+# -- OpenInference's values as JSON text ---------------------------------------------------
+INPUT_VALUE, OUTPUT_VALUE = "input.value", "output.value"
+INPUT_MIME, OUTPUT_MIME = "input.mime_type", "output.mime_type"
+METADATA = "metadata"
+INVOCATION_PARAMETERS = "llm.invocation_parameters"
+# instrumentations whose spans are LangChain runs, replayed as such
+LANGCHAIN_SCOPES = ("openinference.instrumentation.langchain",)
+
+# -- exceptions, as OpenTelemetry records them (an ``exception`` event) --------------------
+EXCEPTION_EVENT = "exception"
+EXCEPTION_TYPE, EXCEPTION_MESSAGE = "exception.type", "exception.message"
+
+# -- agenteval's own: what the conventions have no name for --------------------------------
+# the dataset row a request answers: the export writes it on each request's root span; the
+# import matches rows by it on any span, or as a key of OpenInference's ``metadata``
+EXAMPLE_ID = "agenteval.example_id"
 EXPERIMENT = "agenteval.experiment"
-EXAMPLE_ID = "agenteval.example.id"
 REPETITION = "agenteval.repetition"
 STATUS = "agenteval.status"
 CACHED = "agenteval.cached"

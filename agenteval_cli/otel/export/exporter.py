@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agenteval_cli.otel.destination import OtelDestination
+from agenteval_cli.otel.export.destination import OtelDestination
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
     from agenteval_cli.core.records import Result
-    from agenteval_cli.otel.spans import Request, SpanPlan
+    from agenteval_cli.otel.export.spans import Request, SpanPlan
 
 BATCH_SPANS = 512  # spans per export request, a request's spans never split
 _EXPORTER_LOGGER = "opentelemetry.exporter"
@@ -46,7 +46,7 @@ def export_results(
     from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
-    from agenteval_cli.otel.spans import result_span
+    from agenteval_cli.otel.export.spans import result_span
 
     class Kept(SpanProcessor):
         def __init__(self) -> None:

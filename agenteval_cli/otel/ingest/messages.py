@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agenteval_cli.otel import conventions as c
+from agenteval_cli.otel import names
 
 __all__ = ["input_messages", "is_message_dump", "json_value", "output_message"]
 
@@ -17,13 +17,13 @@ def input_messages(attributes: dict[str, Any]) -> list[dict[str, Any]]:
     """A model span's input as OpenAI-form messages: ``gen_ai.input.messages`` (with
     ``gen_ai.system_instructions``), OpenInference's ``input.value`` when it is a message
     list, else its flattened ``llm.input_messages.*``."""
-    found = json_value(attributes.get(c.INPUT_MESSAGES))
+    found = json_value(attributes.get(names.INPUT_MESSAGES))
     if isinstance(found, list):
         messages = [m for m in map(_from_parts, found) if m is not None]
-        system = json_value(attributes.get(c.SYSTEM_INSTRUCTIONS))
+        system = json_value(attributes.get(names.SYSTEM_INSTRUCTIONS))
         text = _parts_text(system) if isinstance(system, list) else system
         return ([{"role": "system", "content": str(text)}] if text else []) + messages
-    found = json_value(attributes.get(c.INPUT_VALUE))
+    found = json_value(attributes.get(names.INPUT_VALUE))
     if isinstance(found, list) and all(isinstance(m, dict) and "role" in m for m in found):
         return [_openai_message(m) for m in found]
     return _flattened(attributes, "llm.input_messages")
@@ -31,12 +31,12 @@ def input_messages(attributes: dict[str, Any]) -> list[dict[str, Any]]:
 
 def output_message(attributes: dict[str, Any]) -> dict[str, Any]:
     """A model span's answer: its text and tool calls, as fields of an AI message dump."""
-    found = json_value(attributes.get(c.OUTPUT_MESSAGES))
+    found = json_value(attributes.get(names.OUTPUT_MESSAGES))
     message: dict[str, Any] | None = None
     if isinstance(found, list) and found:
         message = _from_parts(found[-1])
     if message is None:
-        found = json_value(attributes.get(c.OUTPUT_VALUE))
+        found = json_value(attributes.get(names.OUTPUT_VALUE))
         if isinstance(found, list) and found and isinstance(found[-1], dict):
             message = _openai_message(found[-1])
         elif isinstance(found, dict) and "role" in found:

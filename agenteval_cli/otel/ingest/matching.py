@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agenteval_cli.core.records import Example
-from agenteval_cli.otel.requests import RecordedRequest
+from agenteval_cli.otel.ingest.requests import RecordedRequest
 
 __all__ = ["Matched", "match"]
 

@@ -10,7 +10,7 @@ its target, ``gen_ai.transfer.target.agent.name``) says more about the agent it 
   edges would otherwise be its only explanation.
 
 ``pass_control`` on a tool span also makes the tool a handoff tool
-(:func:`agenteval_cli.otel.runs.transfer_target`). A tool's name alone (``transfer_to_x``)
+(:func:`agenteval_cli.otel.ingest.runs.transfer_target`). A tool's name alone (``transfer_to_x``)
 is never read as a handoff.
 """
 
@@ -19,9 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agenteval_cli.core.records import Handoff
-from agenteval_cli.otel import conventions as c
-from agenteval_cli.otel.otlp import Span
-from agenteval_cli.otel.runs import agent_of
+from agenteval_cli.otel import names
+from agenteval_cli.otel.ingest.attributes import first
+from agenteval_cli.otel.ingest.otlp import Span
+from agenteval_cli.otel.ingest.runs import agent_of
 
 __all__ = ["Transfer", "coordinators_of", "explain", "transfers_of"]
 
@@ -40,9 +41,9 @@ def transfers_of(spans: list[Span]) -> list[Transfer]:
     found: list[Transfer] = []
     for span in sorted(spans, key=lambda s: s.start_ns):
         attributes = span.attributes
-        mode = attributes.get(c.TRANSFER_MODE)
-        target = c.first(attributes, c.TRANSFER_TARGET)
-        tool = c.first(attributes, c.TOOL_NAME)
+        mode = attributes.get(names.TRANSFER_MODE)
+        target = first(attributes, names.TRANSFER_TARGET_READ)
+        tool = first(attributes, names.TOOL_NAME_READ)
         source = _enclosing_agent(span, by_id)
         if mode is not None and target is not None and tool is not None and source is not None:
             found.append(Transfer(source, str(target), str(mode), str(tool)))
@@ -51,7 +52,7 @@ def transfers_of(spans: list[Span]) -> list[Transfer]:
 
 def coordinators_of(transfers: list[Transfer]) -> list[str]:
     """Agents that delegated to have control back: they regain it by design."""
-    return list(dict.fromkeys(t.source for t in transfers if t.mode == c.RETURN_TO_CALLER))
+    return list(dict.fromkeys(t.source for t in transfers if t.mode == names.RETURN_TO_CALLER))
 
 
 def explain(handoffs: list[Handoff], transfers: list[Transfer]) -> None:

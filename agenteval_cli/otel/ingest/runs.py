@@ -22,14 +22,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agenteval_cli.otel import conventions as c
-from agenteval_cli.otel.messages import (
+from agenteval_cli.otel import names
+from agenteval_cli.otel.ingest.attributes import count, first
+from agenteval_cli.otel.ingest.messages import (
     input_messages,
     is_message_dump,
     json_value,
     output_message,
 )
-from agenteval_cli.otel.otlp import Span
+from agenteval_cli.otel.ingest.otlp import Span
 
 __all__ = ["SpanRun", "agent_of", "call_links", "is_langchain", "kind_of", "run_of"]
 
@@ -66,19 +67,19 @@ def span_uuid(span_id: str) -> uuid.UUID:
 def is_langchain(span: Span) -> bool:
     """Whether the span is a LangChain run: written by a LangChain instrumentation, or
     carrying LangGraph's run metadata."""
-    if span.scope in c.LANGCHAIN_SCOPES:
+    if span.scope in names.LANGCHAIN_SCOPES:
         return True
-    metadata = json_value(span.attributes.get(c.METADATA))
+    metadata = json_value(span.attributes.get(names.METADATA))
     return isinstance(metadata, dict) and any(str(k).startswith("langgraph_") for k in metadata)
 
 
 def agent_of(span: Span) -> str | None:
     """The agent a (non-LangChain) span runs, if it is an agent span."""
     attributes = span.attributes
-    operation = attributes.get(c.OPERATION)
-    if operation in c.AGENT_OPERATIONS or attributes.get(c.SPAN_KIND) == "AGENT":
-        name = c.first(attributes, c.AGENT_NAME)
-        if name is None and operation in c.AGENT_OPERATIONS:
+    operation = attributes.get(names.OPERATION)
+    if operation in names.AGENT_OPERATIONS or attributes.get(names.SPAN_KIND) == "AGENT":
+        name = first(attributes, names.AGENT_NAME_READ)
+        if name is None and operation in names.AGENT_OPERATIONS:
             name = span.name.removeprefix(str(operation)).strip() or None
         return str(name) if name else None
     return None
@@ -88,14 +89,14 @@ def kind_of(span: Span) -> str:
     """``agent``, ``model``, ``tool``, ``transfer`` (a span that only moves control) or
     ``chain``, for a span outside LangChain."""
     attributes = span.attributes
-    operation = attributes.get(c.OPERATION)
-    kind = attributes.get(c.SPAN_KIND)
+    operation = attributes.get(names.OPERATION)
+    kind = attributes.get(names.SPAN_KIND)
     if agent_of(span) is not None:
         return "agent"
-    if operation in c.MODEL_OPERATIONS or kind == "LLM":
+    if operation in names.MODEL_OPERATIONS or kind == "LLM":
         return "model"
-    if operation in c.TOOL_OPERATIONS or kind == "TOOL":
-        return "tool" if c.first(attributes, c.TOOL_NAME) is not None else "transfer"
+    if operation in names.TOOL_OPERATIONS or kind == "TOOL":
+        return "tool" if first(attributes, names.TOOL_NAME_READ) is not None else "transfer"
     return "chain"
 
 
@@ -128,16 +129,16 @@ def run_of(
 
 def _langchain_run(span: Span, run: SpanRun) -> None:
     attributes = span.attributes
-    run.run_type = _RUN_TYPES.get(str(attributes.get(c.SPAN_KIND)), "chain")
-    metadata = json_value(attributes.get(c.METADATA))
+    run.run_type = _RUN_TYPES.get(str(attributes.get(names.SPAN_KIND)), "chain")
+    metadata = json_value(attributes.get(names.METADATA))
     run.extra = {"metadata": metadata if isinstance(metadata, dict) else {}}
-    params = json_value(attributes.get(c.INVOCATION_PARAMETERS))
+    params = json_value(attributes.get(names.INVOCATION_PARAMETERS))
     if isinstance(params, dict):
         run.extra["invocation_params"] = params
-    inputs = _io(attributes, c.INPUT_VALUE, c.INPUT_MIME)
-    outputs = _io(attributes, c.OUTPUT_VALUE, c.OUTPUT_MIME)
+    inputs = _io(attributes, names.INPUT_VALUE, names.INPUT_MIME)
+    outputs = _io(attributes, names.OUTPUT_VALUE, names.OUTPUT_MIME)
     if run.run_type == "tool":
-        run.name = str(c.first(attributes, c.TOOL_NAME) or span.name)
+        run.name = str(first(attributes, names.TOOL_NAME_READ) or span.name)
         run.inputs = (
             inputs if isinstance(inputs, dict) else {"input": "" if inputs is None else inputs}
         )
@@ -145,8 +146,8 @@ def _langchain_run(span: Span, run: SpanRun) -> None:
     else:
         run.inputs = inputs if inputs is not None else {}
         run.outputs = outputs
-    run.prompt_tokens = c.count(attributes, c.INPUT_TOKENS)
-    run.completion_tokens = c.count(attributes, c.OUTPUT_TOKENS)
+    run.prompt_tokens = count(attributes, names.INPUT_TOKENS_READ)
+    run.completion_tokens = count(attributes, names.OUTPUT_TOKENS_READ)
 
 
 def _io(attributes: dict[str, Any], value_key: str, mime_key: str) -> Any:
@@ -186,25 +187,25 @@ def _semconv_run(span: Span, run: SpanRun, call: tuple[str, str] | None) -> None
         _model_run(span, run)
     elif kind in ("tool", "transfer"):
         run.run_type = "tool"
-        run.name = str(c.first(attributes, c.TOOL_NAME) or (call[1] if call else span.name))
-        given = c.first(attributes, c.TOOL_ARGUMENTS)
-        args = json_value(given if given is not None else attributes.get(c.INPUT_VALUE))
+        run.name = str(first(attributes, names.TOOL_NAME_READ) or (call[1] if call else span.name))
+        given = first(attributes, names.TOOL_ARGUMENTS_READ)
+        args = json_value(given if given is not None else attributes.get(names.INPUT_VALUE))
         if kind == "transfer":
             args = {}
         run.inputs = (
             args if isinstance(args, dict) else {"input": "" if args is None else str(args)}
         )
         target = transfer_target(span)
-        if target is not None and attributes.get(c.TRANSFER_MODE) != c.RETURN_TO_CALLER:
+        if target is not None and attributes.get(names.TRANSFER_MODE) != names.RETURN_TO_CALLER:
             # control passed for good: as a handoff tool's Command says it
             result: Any = {"graph": "__parent__", "update": None, "resume": None, "goto": target}
         else:
-            result = c.first(attributes, c.TOOL_RESULT)
+            result = first(attributes, names.TOOL_RESULT_READ)
             if result is None:
-                result = attributes.get(c.OUTPUT_VALUE)
+                result = attributes.get(names.OUTPUT_VALUE)
             result = result if isinstance(result, str) or result is None else json.dumps(result)
         run.outputs = {"output": result}
-        call_id = c.first(attributes, c.TOOL_CALL_ID) or (call[0] if call else None)
+        call_id = first(attributes, names.TOOL_CALL_ID_READ) or (call[0] if call else None)
         if call_id is not None:
             run.extra = {"tool_call_id": str(call_id)}
 
@@ -213,11 +214,11 @@ def transfer_target(span: Span) -> str | None:
     """The agent a span hands control to: its ``gen_ai.transfer`` target, or the output of
     OpenInference's handoff span."""
     attributes = span.attributes
-    if attributes.get(c.TRANSFER_MODE) is not None:
-        target = c.first(attributes, c.TRANSFER_TARGET)
+    if attributes.get(names.TRANSFER_MODE) is not None:
+        target = first(attributes, names.TRANSFER_TARGET_READ)
         return str(target) if target else None
     if kind_of(span) == "transfer":
-        target = attributes.get(c.OUTPUT_VALUE)
+        target = attributes.get(names.OUTPUT_VALUE)
         return target if isinstance(target, str) and target else None
     return None
 
@@ -241,8 +242,8 @@ def call_links(spans: list[Span]) -> dict[str, tuple[str, str]]:
                     if call.get("id"):
                         asked.append((str(call["id"]), str(call["name"])))
             elif kind == "tool":
-                given = c.first(span.attributes, c.TOOL_CALL_ID)
-                name = str(c.first(span.attributes, c.TOOL_NAME))
+                given = first(span.attributes, names.TOOL_CALL_ID_READ)
+                name = str(first(span.attributes, names.TOOL_NAME_READ))
                 found = next(
                     (a for a in asked if (a[0] == str(given) if given else a[1] == name)), None
                 )
@@ -265,8 +266,8 @@ def _model_run(span: Span, run: SpanRun) -> None:
     """A chat model run: the messages it was sent, its answer with the span's usage."""
     attributes = span.attributes
     run.run_type = "llm"
-    model = str(c.first(attributes, c.MODEL_NAME) or span.name)
-    provider = c.first(attributes, c.PROVIDER)
+    model = str(first(attributes, names.MODEL_NAME_READ) or span.name)
+    provider = first(attributes, names.PROVIDER_READ)
     run.name = model
     run.extra = {"metadata": {"ls_model_name": model}}
     if provider is not None:
@@ -287,8 +288,8 @@ def _model_run(span: Span, run: SpanRun) -> None:
 def _usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
     """The span's usage in LangChain's ``UsageMetadata`` form (input includes cache, output
     includes reasoning), or None when it reports none."""
-    tokens_in = c.count(attributes, c.INPUT_TOKENS)
-    tokens_out = c.count(attributes, c.OUTPUT_TOKENS)
+    tokens_in = count(attributes, names.INPUT_TOKENS_READ)
+    tokens_out = count(attributes, names.OUTPUT_TOKENS_READ)
     if tokens_in is None and tokens_out is None:
         return None
     usage: dict[str, Any] = {
@@ -299,12 +300,12 @@ def _usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
     details_in = {
         key: value
         for key, value in (
-            ("cache_read", c.count(attributes, c.CACHE_READ_TOKENS)),
-            ("cache_creation", c.count(attributes, c.CACHE_WRITE_TOKENS)),
+            ("cache_read", count(attributes, names.CACHE_READ_TOKENS_READ)),
+            ("cache_creation", count(attributes, names.CACHE_WRITE_TOKENS_READ)),
         )
         if value is not None
     }
-    reasoning = c.count(attributes, c.REASONING_TOKENS)
+    reasoning = count(attributes, names.REASONING_TOKENS_READ)
     if details_in:
         usage["input_token_details"] = details_in
     if reasoning is not None:
@@ -317,9 +318,9 @@ def error_text(span: Span) -> str | None:
     (a ``ParentCommand``, an ``interrupt()``) counts though the span's status says OK, as
     instrumentations record it."""
     for name, attributes in span.events:
-        if name == c.EXCEPTION_EVENT:
-            kind = str(attributes.get(c.EXCEPTION_TYPE) or "Error").rpartition(".")[2]
-            message = str(attributes.get(c.EXCEPTION_MESSAGE) or "")
+        if name == names.EXCEPTION_EVENT:
+            kind = str(attributes.get(names.EXCEPTION_TYPE) or "Error").rpartition(".")[2]
+            message = str(attributes.get(names.EXCEPTION_MESSAGE) or "")
             if kind in _BUBBLING:
                 return f"{kind}({message})"
             if span.error:

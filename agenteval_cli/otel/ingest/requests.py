@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenteval_cli.core.records import Trace
-from agenteval_cli.otel import conventions as c
-from agenteval_cli.otel.messages import (
+from agenteval_cli.otel import names
+from agenteval_cli.otel.ingest.messages import (
     input_messages,
     is_message_dump,
     json_value,
     output_message,
 )
-from agenteval_cli.otel.otlp import Span
-from agenteval_cli.otel.runs import SpanRun, call_links, is_langchain, kind_of, run_of
+from agenteval_cli.otel.ingest.otlp import Span
+from agenteval_cli.otel.ingest.runs import SpanRun, call_links, is_langchain, kind_of, run_of
 
 __all__ = ["RecordedRequest", "requests_of"]
 
@@ -54,7 +54,7 @@ def _request(
     spans: list[Span], coordinators: Sequence[str], target: dict[str, Any]
 ) -> RecordedRequest:
     from agenteval_cli.langsmith.replay import replay
-    from agenteval_cli.otel.transfers import coordinators_of, explain, transfers_of
+    from agenteval_cli.otel.ingest.transfers import coordinators_of, explain, transfers_of
 
     spans = _unique(spans)
     ids = {s.span_id for s in spans}
@@ -124,9 +124,9 @@ def _error(root: Span) -> str | None:
     if not root.error:
         return None
     for name, attributes in root.events:
-        if name == c.EXCEPTION_EVENT:
-            kind = str(attributes.get(c.EXCEPTION_TYPE) or "Error").rpartition(".")[2]
-            message = str(attributes.get(c.EXCEPTION_MESSAGE) or "")
+        if name == names.EXCEPTION_EVENT:
+            kind = str(attributes.get(names.EXCEPTION_TYPE) or "Error").rpartition(".")[2]
+            message = str(attributes.get(names.EXCEPTION_MESSAGE) or "")
             return f"{kind}: {message}" if message else kind
     return root.status_message or "the request's root span failed (no message recorded)"
 
@@ -139,9 +139,9 @@ def _interrupt(spans: list[Span]) -> str | None:
     values: list[Any] = []
     for span in sorted(spans, key=lambda s: s.start_ns):
         for name, attributes in span.events:
-            kind = str(attributes.get(c.EXCEPTION_TYPE) or "").rpartition(".")[2]
-            if name == c.EXCEPTION_EVENT and kind in ("GraphInterrupt", "NodeInterrupt"):
-                values = _interrupt_values(str(attributes.get(c.EXCEPTION_MESSAGE) or ""))
+            kind = str(attributes.get(names.EXCEPTION_TYPE) or "").rpartition(".")[2]
+            if name == names.EXCEPTION_EVENT and kind in ("GraphInterrupt", "NodeInterrupt"):
+                values = _interrupt_values(str(attributes.get(names.EXCEPTION_MESSAGE) or ""))
     return describe(values) if values else None
 
 
@@ -172,10 +172,10 @@ def _outputs(root: Span, spans: list[Span], langchain: bool) -> dict[str, Any]:
     otherwise the root's output, else the last model answer's text."""
     from agenteval_cli.targets.outputs import as_outputs, graph_outputs
 
-    value = json_value(root.attributes.get(c.OUTPUT_VALUE))
+    value = json_value(root.attributes.get(names.OUTPUT_VALUE))
     if langchain and value is not None:
         state = _revived(value)
-        given = _revived(json_value(root.attributes.get(c.INPUT_VALUE)))
+        given = _revived(json_value(root.attributes.get(names.INPUT_VALUE)))
         messages = given.get("messages") if isinstance(given, dict) else None
         if isinstance(state, dict):
             return graph_outputs(state, given=list(messages or []))
@@ -210,10 +210,10 @@ def _revived(value: Any) -> Any:
 
 def _example_id(spans: list[Span]) -> str | None:
     for span in sorted(spans, key=lambda s: s.start_ns):
-        found = span.attributes.get(c.EXAMPLE_ID)
+        found = span.attributes.get(names.EXAMPLE_ID)
         if found is None:
-            metadata = json_value(span.attributes.get(c.METADATA))
-            found = metadata.get(c.EXAMPLE_ID) if isinstance(metadata, dict) else None
+            metadata = json_value(span.attributes.get(names.METADATA))
+            found = metadata.get(names.EXAMPLE_ID) if isinstance(metadata, dict) else None
         if found is not None and str(found):
             return str(found)
     return None
@@ -222,7 +222,7 @@ def _example_id(spans: list[Span]) -> str | None:
 def _input_text(root: Span, spans: list[Span]) -> str | None:
     """The user's text the request began with: the root's input (the first human message of
     a graph's input state, or its text), else the first user message a model was sent."""
-    value = json_value(root.attributes.get(c.INPUT_VALUE))
+    value = json_value(root.attributes.get(names.INPUT_VALUE))
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         for message in value["messages"]:
             text = _user_text(message)
