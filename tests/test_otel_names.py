@@ -44,10 +44,10 @@ def test_each_name_is_the_released_conventions(ours: str) -> None:
 
 def test_operation_values_are_the_released_conventions() -> None:
     values = gen_ai.GenAiOperationNameValues
-    assert names.INVOKE_WORKFLOW == values.INVOKE_WORKFLOW.value
-    assert names.INVOKE_AGENT == values.INVOKE_AGENT.value
-    assert names.EXECUTE_TOOL == values.EXECUTE_TOOL.value
-    assert names.CHAT == values.CHAT.value
+    assert values.INVOKE_WORKFLOW.value == names.INVOKE_WORKFLOW
+    assert values.INVOKE_AGENT.value == names.INVOKE_AGENT
+    assert values.EXECUTE_TOOL.value == names.EXECUTE_TOOL
+    assert values.CHAT.value == names.CHAT
 
 
 def test_the_import_reads_first_what_the_export_writes() -> None:
