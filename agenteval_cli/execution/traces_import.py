@@ -1,7 +1,8 @@
 """Recorded OpenTelemetry traces scored as a run's results, no target called.
 
-Each trace in the files is one request of the spec's target (``--target``, or its only one);
-it is read back into an agenteval trace (:mod:`agenteval_cli.otel`), matched to its dataset
+Each trace in the files is one request of the spec's target (``--target``, or its only one;
+when the files name their requests' targets, as ``agenteval run --otel`` does, its own);
+it is read back into an agenteval trace (:mod:`agenteval_cli.otel.ingest`), matched to its dataset
 row (:mod:`agenteval_cli.otel.ingest.matching`), and scored by the spec's evaluators with its
 pricing, then stored as a finished experiment like a run's. A row no trace answers is an
 errored result saying so; a trace no row claims is a note.
@@ -10,14 +11,18 @@ errored result saying so; a trace no row claims is a note.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.records import Example, Result, Trace
 from agenteval_cli.spec.model import Spec, TargetSpec
 from agenteval_cli.store.db import ExperimentRecord, Store
+
+if TYPE_CHECKING:
+    from agenteval_cli.otel.ingest.requests import RecordedRequest
 
 __all__ = ["import_traces"]
 
@@ -60,7 +65,7 @@ def import_traces(
         raise UserError(f"{shown}: no spans in the file(s)", hint="give OTLP JSON trace exports")
     examples = list(open_examples(spec.dataset.path))
     coordinators, declared = _declared(spec, chosen, note)
-    requests = requests_of(spans, coordinators, **declared)
+    requests = _of_target(requests_of(spans, coordinators, **declared), chosen.name, note)
     matched = match(requests, examples, chosen.input_key)
     for request, why in matched.unclaimed:
         note(f"{request.origin}: trace {request.trace_id} answers no row: {why}")
@@ -96,6 +101,19 @@ def import_traces(
     finally:
         store.finish_experiment(record.id, status)
     return store.experiment(record.id)
+
+
+def _of_target(requests: list[RecordedRequest], target: str, note: Note) -> list[RecordedRequest]:
+    """The requests of ``target`` when the files hold several workflows' (an export of a
+    run of several targets names each request's root after its target); all of them when
+    none is named after it."""
+    if not any(r.workflow == target for r in requests):
+        return requests
+    others = Counter(r.workflow for r in requests if r.workflow != target)
+    if others:
+        shown = ", ".join(f"{count} of {name or 'no workflow'}" for name, count in others.items())
+        note(f"traces of other workflows than {target!r} left out: {shown}")
+    return [r for r in requests if r.workflow == target]
 
 
 def _target(spec: Spec, name: str | None) -> TargetSpec:

@@ -35,6 +35,7 @@ class RecordedRequest:
     latency_s: float
     example_id: str | None  # the row it names, if it names one
     input_text: str | None  # the user's text it started from, if found
+    workflow: str | None = None  # the root's gen_ai.workflow.name: the target, if it says
 
 
 def requests_of(
@@ -83,6 +84,7 @@ def _request(
         latency_s=latency,
         example_id=_example_id(spans),
         input_text=_input_text(root, spans),
+        workflow=_workflow(root),
     )
 
 
@@ -206,6 +208,15 @@ def _revived(value: Any) -> Any:
         except (KeyError, ValueError, TypeError):
             return value
     return {k: _revived(v) for k, v in value.items()}
+
+
+def _workflow(root: Span) -> str | None:
+    """The workflow a request's root says it ran (``agenteval run --otel`` writes the
+    target's name there)."""
+    if root.attributes.get(names.OPERATION) != names.INVOKE_WORKFLOW:
+        return None
+    found = root.attributes.get(names.WORKFLOW_NAME)
+    return str(found) if found else None
 
 
 def _example_id(spans: list[Span]) -> str | None:
