@@ -66,10 +66,15 @@ def test_a_handoff_to_an_agent_that_called_no_model_is_an_empty_agent_span():
     assert agents(root) == [(0, "front"), (0, "desk")]
     desk = root.children[1]
     assert desk.children == [] and desk.start == desk.end == T0 + 1
-    assert desk.attributes["gen_ai.transfer.mode"] == "return_to_caller"
     tool = root.children[0].children[1]
     assert tool.name == "execute_tool transfer_to_desk"
     assert (tool.start, tool.end) == (T0 + 1, T0 + 1)  # no tool ran it: where front ended
+    # the transfer is on the tool span that made it (its agent the source), not on desk's
+    assert tool.attributes["gen_ai.agent.name"] == "front"
+    assert tool.attributes["gen_ai.transfer.mode"] == "return_to_caller"
+    assert tool.attributes["gen_ai.transfer.target.name"] == "desk"
+    assert tool.attributes["gen_ai.transfer.target.type"] == "agent"
+    assert "gen_ai.transfer.mode" not in desk.attributes
 
 
 def test_a_trace_stored_without_times_is_laid_out_call_after_call_and_says_so():

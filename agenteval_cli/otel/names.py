@@ -103,6 +103,7 @@ EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 # -- OpenInference's values as JSON text ---------------------------------------------------
 INPUT_VALUE, OUTPUT_VALUE = "input.value", "output.value"
 INPUT_MIME, OUTPUT_MIME = "input.mime_type", "output.mime_type"
+JSON_MIME = "application/json"
 METADATA = "metadata"
 INVOCATION_PARAMETERS = "llm.invocation_parameters"
 # instrumentations whose spans are LangChain runs, replayed as such

@@ -3,10 +3,14 @@
 A request is a root ``invoke_workflow`` span; under it one ``invoke_agent`` span per stretch
 of an agent's work (nested as the agent's path is: a team holds its members), holding that
 stretch's ``chat`` spans (its model calls, with their usage) and ``execute_tool`` spans.
-Every handoff is one ``invoke_agent`` span, the one where control arrived, carrying
-``gen_ai.transfer.*``; an agent that was handed control but called no model gets an empty
-span for it. Scores are ``gen_ai.evaluation.result`` events on the root. A conversation is a
-root holding one such request span per turn, every span carrying its conversation id.
+Every handoff carries ``gen_ai.transfer.*`` once: on the ``execute_tool`` span of the
+handoff tool that made it (its ``gen_ai.agent.name`` the source), as the development GenAI
+conventions place transfers; a handoff no tool made (a graph's edge, a return to a
+coordinator) on the ``invoke_agent`` span where control arrived. An agent that was handed
+control but called no model gets an empty span for it. Scores are
+``gen_ai.evaluation.result`` events on the root, what the target returned its
+``output.value``. A conversation is a root holding one such request span per turn, every
+span carrying its conversation id.
 
 Times are the trace's own (seconds since the epoch). A trace recorded without them (stored
 by an earlier version, or imported) is laid out call after call from ``fallback_start``,
@@ -18,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agenteval_cli.core.records import (
     ModelCall,
@@ -72,6 +77,7 @@ def result_span(result: Result, request: Request, *, fallback_start: float) -> S
     """The root span of ``result``: a request, or a conversation holding its turns."""
     if result.turns is None:
         root = _request_span(result.trace, request, fallback_start)
+        _outputs(root, result.outputs)
     else:
         conversation = f"{request.experiment}/{request.example_id}/{request.repetition}"
         root = SpanPlan(_named(names.INVOKE_WORKFLOW, request.workflow))
@@ -83,6 +89,7 @@ def result_span(result: Result, request: Request, *, fallback_start: float) -> S
                 continue
             span = _request_span(turn.trace, request, next_start)
             span.attributes[names.TURN] = index
+            _outputs(span, turn.outputs)
             _score_events(span, turn.scores)
             if turn.error is not None:
                 span.error = turn.error
@@ -159,9 +166,13 @@ def _request_span(trace: Trace, request: Request, fallback_start: float) -> Span
     root = SpanPlan(_named(names.INVOKE_WORKFLOW, request.workflow))
     root.attributes.update(_request_attributes(request))
     root.children = _agent_spans(segments)
+    carried: set[int] = set()
     for segment_index, attributes in arrivals:
-        segment = segments[segment_index]
-        for span in segment.chain:
+        tool = _handoff_tool(root, attributes.pop(names.TOOL_NAME, None), attributes, carried)
+        if tool is not None:  # the source's tool span made it: the conventions' place
+            tool.attributes.update(attributes)
+            continue
+        for span in segments[segment_index].chain:  # no tool did: where control arrived
             if span.attributes.get(names.AGENT_NAME) == attributes[names.TRANSFER_TARGET_NAME]:
                 span.attributes.update(attributes)
     if trace.untraced is not None:
@@ -229,11 +240,39 @@ def _place_handoffs(
         attributes: dict[str, AttributeValue] = {
             names.TRANSFER_MODE: mode,
             names.TRANSFER_TARGET_NAME: target,
+            names.TRANSFER_TARGET_TYPE: names.TRANSFER_TARGET_AGENT,
             names.TRANSFER_SOURCE: handoff.source,
             names.TRANSFER_VIA: handoff.via,
         }
+        if handoff.via == "tool" and handoff.tool:
+            attributes[names.TOOL_NAME] = handoff.tool
         arrivals.append((index, attributes))
     return arrivals
+
+
+def _handoff_tool(
+    root: SpanPlan,
+    tool: AttributeValue | None,
+    transfer: dict[str, AttributeValue],
+    carried: set[int],
+) -> SpanPlan | None:
+    """The first ``execute_tool`` span not yet carrying a transfer that is the handoff
+    tool ``tool`` (the one the handoff names), called by its source and handing control to
+    its target."""
+    if tool is None:
+        return None
+    for span in root.walk():
+        attributes = span.attributes
+        if (
+            id(span) not in carried
+            and attributes.get(names.OPERATION) == names.EXECUTE_TOOL
+            and attributes.get(names.TOOL_NAME) == tool
+            and attributes.get(names.AGENT_NAME) == transfer[names.TRANSFER_SOURCE]
+            and attributes.get(names.TOOL_TARGET) == transfer[names.TRANSFER_TARGET_NAME]
+        ):
+            carried.add(id(span))
+            return span
+    return None
 
 
 def _arrival(segments: Sequence[_Segment], target: str, taken: set[int], cursor: int) -> int | None:
@@ -354,6 +393,14 @@ def _tool_span(tool: ToolCall, start: float, end: float) -> SpanPlan:
     if tool.status == "error":
         span.error = tool.output or "the tool failed"
     return span
+
+
+def _outputs(span: SpanPlan, outputs: dict[str, Any] | None) -> None:
+    """What the target returned, as OpenInference's JSON ``output.value`` (the conventions
+    have no attribute for a workflow's result), so an import scores it as the run did."""
+    if outputs is not None:
+        span.attributes[names.OUTPUT_VALUE] = json.dumps(outputs, default=str, ensure_ascii=False)
+        span.attributes[names.OUTPUT_MIME] = names.JSON_MIME
 
 
 def _score_events(span: SpanPlan, scores: Sequence[Score]) -> None:
