@@ -196,8 +196,12 @@ def _semconv_run(span: Span, run: SpanRun, call: tuple[str, str] | None) -> None
             args if isinstance(args, dict) else {"input": "" if args is None else str(args)}
         )
         target = transfer_target(span)
-        if target is not None and attributes.get(names.TRANSFER_MODE) != names.RETURN_TO_CALLER:
-            # control passed for good: as a handoff tool's Command says it
+        handed = attributes.get(names.TOOL_KIND) == "handoff"  # agenteval's export says so
+        if target is not None and (
+            handed or attributes.get(names.TRANSFER_MODE) != names.RETURN_TO_CALLER
+        ):
+            # control passed on (a coordinator's handoff tool also passes it, to have it
+            # back by an edge): as a handoff tool's Command says it
             result: Any = {"graph": "__parent__", "update": None, "resume": None, "goto": target}
         else:
             result = first(attributes, names.TOOL_RESULT_READ)
@@ -216,6 +220,9 @@ def transfer_target(span: Span) -> str | None:
     attributes = span.attributes
     if attributes.get(names.TRANSFER_MODE) is not None:
         target = first(attributes, names.TRANSFER_TARGET_READ)
+        return str(target) if target else None
+    if attributes.get(names.TOOL_KIND) == "handoff":  # agenteval's export, no transfer said
+        target = attributes.get(names.TOOL_TARGET)
         return str(target) if target else None
     if kind_of(span) == "transfer":
         target = attributes.get(names.OUTPUT_VALUE)
