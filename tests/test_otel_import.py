@@ -49,13 +49,28 @@ def assert_same(local: dict[str, Any], imported: dict[str, Any]) -> None:
         assert other["scores"] == result["scores"], key
         assert other["outputs"]["final_response"] == result["outputs"]["final_response"], key
         for name in COMPARED:
+            if name == "tool_calls":
+                continue
             assert other["trace"][name] == result["trace"][name], (key, name)
+        tools, again_tools = result["trace"]["tool_calls"], other["trace"]["tool_calls"]
+        assert [_untimed(t) for t in again_tools] == [_untimed(t) for t in tools], key
+        for tool, again_tool in zip(tools, again_tools, strict=True):
+            # the same call seen by two instrumentations: the span's times, not the callback's
+            for when in ("started_at", "ended_at"):
+                if tool[when] is None:
+                    assert again_tool[when] is None, key
+                else:
+                    assert abs(again_tool[when] - tool[when]) < 0.5, key
         calls = [{f: c.get(f) for f in MODEL_FIELDS} for c in result["trace"]["model_calls"]]
         again = [{f: c.get(f) for f in MODEL_FIELDS} for c in other["trace"]["model_calls"]]
         assert again == calls, key
     metrics = {k: v for k, v in local["experiments"][0]["metrics"].items() if "latency" not in k}
     again = {k: v for k, v in imported["experiments"][0]["metrics"].items() if "latency" not in k}
     assert again == metrics
+
+
+def _untimed(tool: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in tool.items() if k not in ("started_at", "ended_at")}
 
 
 def run_and_import(

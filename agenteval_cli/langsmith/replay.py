@@ -174,10 +174,14 @@ class _Replay:
             run_id, level = stack.pop()
             kept[run_id], depth[run_id] = self.runs[run_id], level
             stack.extend((child, level + 1) for child in self.children.get(run_id, ()))
-        recorder = TraceRecorder(coordinators=coordinators, **target)
+        now = [0.0]  # the recorder's clock: the time each run started or ended, as recorded
+        recorder = TraceRecorder(coordinators=coordinators, clock=lambda: now[0], **target)
         models: list[Any] = []  # model runs in the order they started: the model calls
         for phase, run_id in _events(kept, depth, self.children):
             run = kept[run_id]
+            when = run.start_time if phase == "start" else run.end_time
+            if when is not None:  # else the last time seen: the run has no end recorded
+                now[0] = max(now[0], _time(when).timestamp())
             parent = None if run_id in self.top else _uuid(run.parent_run_id)
             if phase == "start":
                 self.start(recorder, run, run_id, parent)
