@@ -108,7 +108,8 @@ def genai_trace() -> list[dict]:
                 "gen_ai.tool.call.id": "c1",
                 "gen_ai.tool.call.result": "Refund done.",
                 "gen_ai.transfer.mode": "return_to_caller",
-                "gen_ai.transfer.target.agent.name": "billing",
+                "gen_ai.transfer.target.name": "billing",  # the conventions' spelling
+                "gen_ai.transfer.target.type": "agent",
             },
         ),
         span(
@@ -397,7 +398,7 @@ def test_a_pass_control_transfer_makes_its_tool_a_handoff(invoke: Any, tmp_path:
                 "gen_ai.tool.name": "transfer_to_bob",
                 "gen_ai.tool.call.id": "t1",
                 "gen_ai.transfer.mode": "pass_control",
-                "gen_ai.transfer.target.agent.name": "bob",
+                "gen_ai.transfer.target.agent.name": "bob",  # an older spelling, read too
             },
         ),
         span(
