@@ -95,7 +95,7 @@ def import_experiments(
             "--otlp",
             metavar="PATH",
             help="Recorded OpenTelemetry traces instead: an OTLP JSON file (a Collector's file "
-            "exporter's); repeat for more files (docs/otel-import.md).",
+            "exporter's); repeat for more files (docs/otel.md, Import).",
         ),
     ] = None,
     target: Annotated[
