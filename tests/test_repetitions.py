@@ -8,7 +8,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from projects import project, rows
@@ -171,6 +173,25 @@ EVALUATORS = (
 )
 
 
+def documented_pass_k() -> dict:
+    """The ``pass_k`` example docs/output.md shows, for the run below."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "output.md").read_text()
+    block = re.search(r'```json\n\s*("pass_k": .*?)\n\s*```', text, re.S)
+    assert block, "docs/output.md shows no pass_k example"
+    return json.loads("{" + block.group(1) + "}")["pass_k"]
+
+
+def rounded(value):
+    """``value`` with every float rounded to 3 places, as the docs print it."""
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {key: rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rounded(item) for item in value]
+    return value
+
+
 def test_run_reports_pass_k_of_a_target_whose_passes_are_fixed(tmp_path, invoke):
     """Passes per example 3, 2, 1, 0 of 3 (e3's three errors). By hand: pass^1 = 6/12;
     pass^2 = (1 + 1/3) / 4 = 1/3; pass^3 = 1/4; pass@2 = (1 + 1 + 2/3) / 4 = 2/3; pass@3 =
@@ -198,6 +219,7 @@ def test_run_reports_pass_k_of_a_target_whose_passes_are_fixed(tmp_path, invoke)
     assert (figures["examples"], figures["repetitions"]) == (4, 3)
     assert [(k["k"], k["examples"]) for k in figures["k"]] == [(1, 4), (2, 4), (3, 4)]
     assert [k["pass_hat_k"] for k in figures["k"]] == pytest.approx([0.5, 1 / 3, 0.25])
+    assert documented_pass_k() == rounded(experiment["pass_k"]), "docs/output.md's example"
     assert [k["pass_at_k"] for k in figures["k"]] == pytest.approx([0.5, 2 / 3, 0.75])
     flaky = experiment["pass_k"]["flaky"]
     assert (flaky["examples"], flaky["of"], flaky["share"]) == (2, 4, 0.5)

@@ -21,6 +21,7 @@ from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
 
 from agenteval_cli.core.errors import UserError, did_you_mean
+from agenteval_cli.evaluators.factory_options import CONTEXT_PARAMETERS, check_options
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.registry import (
     ALIASES,
@@ -39,9 +40,6 @@ from agenteval_cli.spec.fields import NonEmptyStr
 
 Evaluator = Callable[..., Any]
 Factory = Callable[..., Evaluator]
-
-# Filled in from the experiment, never written in YAML; `evaluators show` hides them.
-CONTEXT_PARAMETERS = ("pricing", "name", "base_dir", "spec_file", "spec_line")
 
 
 @dataclass(frozen=True)
@@ -193,9 +191,7 @@ def build_evaluator(
                 line=line,
                 hint=did_you_mean(str(options[key]), [str(a) for a in choices]),
             )
-    from agenteval_cli.evaluators.options import check_options
-
-    problem = check_options(name, options)
+    problem = check_options(info.factory, options)
     if problem is not None:
         raise UserError(
             f"evaluator {name!r}: {problem}",
