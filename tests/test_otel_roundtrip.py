@@ -13,8 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 CALL_FIELDS = (
     "agent",
@@ -58,6 +56,20 @@ def assert_scored_alike(ran: dict[str, Any], read: dict[str, Any]) -> None:
         assert [
             (t["agent"], t["name"], t["kind"], t["target"]) for t in again_trace["tool_calls"]
         ] == tools, key
+        # the times the run recorded come back (through OTLP's nanoseconds)
+        times = [
+            *(
+                (c["started_at"], d["started_at"])
+                for c, d in zip(trace["model_calls"], again_trace["model_calls"], strict=True)
+            ),
+            *(
+                (t[when], u[when])
+                for t, u in zip(trace["tool_calls"], again_trace["tool_calls"], strict=True)
+                for when in ("started_at", "ended_at")
+                if t[when] is not None
+            ),
+        ]
+        assert times and all(abs(a - b) < 1e-5 for a, b in times), key
 
 
 def run_and_import(invoke: Any, spec: Path, folder: Path, targets: list[str]) -> None:
@@ -85,14 +97,12 @@ def run_and_import(invoke: Any, spec: Path, folder: Path, targets: list[str]) ->
         assert_scored_alike(experiments[target], back)
 
 
-@pytest.mark.slow
 def test_the_demo_exported_and_imported_scores_as_its_run(invoke: Any, tmp_path: Path) -> None:
     """configs/routing.yaml, both targets: routing, resolution (the final state's notes),
     handoff chains, tokens and cost come back from the spans."""
     run_and_import(invoke, ROOT / "configs" / "routing.yaml", tmp_path, ["supervisor", "swarm"])
 
 
-@pytest.mark.slow
 def test_langgraph_swarm_and_supervisor_exported_and_imported_score_as_their_run(
     invoke: Any, tmp_path: Path
 ) -> None:
