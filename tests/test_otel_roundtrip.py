@@ -52,10 +52,9 @@ def assert_scored_alike(ran: dict[str, Any], read: dict[str, Any]) -> None:
         calls = [{f: c.get(f) for f in CALL_FIELDS} for c in trace["model_calls"]]
         again_calls = [{f: c.get(f) for f in CALL_FIELDS} for c in again_trace["model_calls"]]
         assert again_calls == calls, key
-        tools = [(t["agent"], t["name"], t["kind"], t["target"]) for t in trace["tool_calls"]]
-        assert [
-            (t["agent"], t["name"], t["kind"], t["target"]) for t in again_trace["tool_calls"]
-        ] == tools, key
+        fields = ("agent", "name", "args", "output", "kind", "target", "status")
+        tools = [tuple(t[f] for f in fields) for t in trace["tool_calls"]]
+        assert [tuple(t[f] for f in fields) for t in again_trace["tool_calls"]] == tools, key
         # the times the run recorded come back (through OTLP's nanoseconds)
         times = [
             *(

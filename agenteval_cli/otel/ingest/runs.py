@@ -195,21 +195,25 @@ def _semconv_run(span: Span, run: SpanRun, call: tuple[str, str] | None) -> None
         run.inputs = (
             args if isinstance(args, dict) else {"input": "" if args is None else str(args)}
         )
+        call_id = first(attributes, names.TOOL_CALL_ID_READ) or (call[0] if call else None)
+        said = first(attributes, names.TOOL_RESULT_READ)
         target = transfer_target(span)
         handed = attributes.get(names.TOOL_KIND) == "handoff"  # agenteval's export says so
         if target is not None and (
             handed or attributes.get(names.TRANSFER_MODE) != names.RETURN_TO_CALLER
         ):
             # control passed on (a coordinator's handoff tool also passes it, to have it
-            # back by an edge): as a handoff tool's Command says it
-            result: Any = {"graph": "__parent__", "update": None, "resume": None, "goto": target}
+            # back by an edge): as a handoff tool's Command says it, with the tool's
+            # message when the span has its text
+            update = None
+            if isinstance(said, str):
+                message = {"type": "tool", "content": said, "tool_call_id": str(call_id or "")}
+                update = {"messages": [{**message, "name": run.name}]}
+            result: Any = {"graph": "__parent__", "update": update, "resume": None, "goto": target}
         else:
-            result = first(attributes, names.TOOL_RESULT_READ)
-            if result is None:
-                result = attributes.get(names.OUTPUT_VALUE)
+            result = said if said is not None else attributes.get(names.OUTPUT_VALUE)
             result = result if isinstance(result, str) or result is None else json.dumps(result)
         run.outputs = {"output": result}
-        call_id = first(attributes, names.TOOL_CALL_ID_READ) or (call[0] if call else None)
         if call_id is not None:
             run.extra = {"tool_call_id": str(call_id)}
 
