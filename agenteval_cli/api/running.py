@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from agenteval_cli.core.records import Result
     from agenteval_cli.execution.experiment import PreparedRun, Status
     from agenteval_cli.metrics.summary import Summary
+    from agenteval_cli.otel.export.destination import OtelDestination
+    from agenteval_cli.otel.export.exporter import OtelExport
+    from agenteval_cli.otel.export.spans import Request
     from agenteval_cli.results.failures import TargetErrors
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import ExperimentRecord, Store
@@ -104,6 +107,7 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     errors: list[TargetErrors] = field(default_factory=list)  # per experiment, in order
     title: str = ""
+    otel: OtelExport | None = None  # what the OpenTelemetry export sent, when asked for
 
     @property
     def ids(self) -> list[str]:
@@ -188,7 +192,12 @@ def run(
         status = experiment.execute(prepared, session.store, hook, on_forced_exit=forced)
         # the outputs go where they were asked for; Ray's own processes end with Ray
         prepared.warnings += pin.restore(end_children=prepared.ray is None)
-        return session.report(prepared, status)
+        report = session.report(prepared, status)
+        if session.otel is not None:
+            from agenteval_cli.otel.export.exporter import export_results
+
+            report.otel = export_results(session.otel, session.otel_results(prepared))
+        return report
 
 
 async def arun(
@@ -220,7 +229,15 @@ async def arun(
             prepared, session.store, hook, handle_signals=handle_signals, on_forced_exit=forced
         )
         prepared.warnings += pin.restore(end_children=prepared.ray is None)
-        return session.report(prepared, status)
+        report = session.report(prepared, status)
+        if session.otel is not None:  # read here (the store's thread), sent off the loop
+            import asyncio
+
+            from agenteval_cli.otel.export.exporter import export_results
+
+            results = list(session.otel_results(prepared))
+            report.otel = await asyncio.to_thread(export_results, session.otel, results)
+        return report
 
 
 def rescore(
@@ -270,6 +287,30 @@ def import_langsmith(
         examples = max((r.example_count or 0) for r in records)
         title = f"{loaded.experiment_prefix} · from LangSmith · {examples} examples"
         return session.stored_report(records, title=title, examples=examples)
+
+
+def import_traces(
+    spec: str | Path | Spec,
+    files: Sequence[str | Path],
+    *,
+    target: str | None = None,
+    store: str | Path | Store | None = None,
+    on_note: NoteHook | None = None,
+    env_file: str | Path | None = None,
+) -> RunReport:
+    """Score recorded OpenTelemetry traces (OTLP JSON ``files``) as results of ``target``
+    (the spec's only one unless named) with ``spec``'s evaluators and pricing, calling no
+    target: one new experiment (docs/otel.md). ``on_note`` gets the traces no row claims
+    and the rows no trace answers; the spec's ``.env`` files are read as a run reads them."""
+    from agenteval_cli.execution.traces_import import import_traces as import_recorded
+
+    _no_running_loop("import_traces", "call it from a script, or from a thread of its own")
+    with spec_env(spec, env_file), _session(spec, store, on_note) as session:
+        record = import_recorded(
+            session.spec, session.store, list(files), target=target, note=session.note
+        )
+        title = f"{session.spec.experiment_prefix} · from traces"
+        return session.stored_report([record], title=title)
 
 
 def merge(
@@ -431,6 +472,7 @@ class _Session:
         self.notes: list[str] = []
         self._on_note = on_note
         self.untraced = UntracedResults()
+        self.otel: OtelDestination | None = None  # where the run's spans go, if anywhere
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -442,6 +484,10 @@ class _Session:
         from agenteval_cli.execution import experiment
 
         options = RunOptions(**options)  # a copy: the checked values replace the given
+        if options.get("otel"):
+            from agenteval_cli.otel.export.destination import otel_destination
+
+            self.otel = otel_destination(str(options["otel"]))
         shard = options.get("shard")
         if shard is not None:
             from agenteval_cli.data.examples import check_shard
@@ -462,6 +508,21 @@ class _Session:
         prepared = experiment.prepare(self.spec, options, store=self.store, on_note=self.note)
         experiment.start_experiments(prepared, self.store)
         return prepared
+
+    def otel_results(self, prepared: PreparedRun) -> Iterator[tuple[Request, Result, float]]:
+        """What ``--otel`` exports: every result of the run's experiments (those a resumed
+        run kept included), each with its request and its experiment's start (the time of a
+        trace recorded without times)."""
+        from datetime import datetime
+
+        from agenteval_cli.otel.export.spans import Request
+
+        for record in prepared.experiments.values():
+            started = datetime.fromisoformat(record.started_at).timestamp()
+            for stored in self.store.results(record.id):
+                result = stored.result
+                request = Request(record.target, record.name, result.example_id, result.repetition)
+                yield request, result, started
 
     def starting(
         self,

@@ -225,3 +225,44 @@ def run_from_langsmith(
 
             write_json_output(json_path, store, ids)
         return finish_run(store, ids, spec, outputs)
+
+
+def run_from_traces(
+    spec: Spec,
+    files: list[Path],
+    target: str | None,
+    store_path: Path,
+    json_path: Path | None,
+    outputs: RunOutputs,
+    *,
+    by_agent: bool = False,
+    env_file: str | Path | None = None,
+) -> None:
+    """``agenteval import SPEC --otlp FILE...``: the traces scored as one new experiment,
+    then the run's table, errors, ``--json``, reports, baseline and gate as after a run
+    (exit 3 when rows errored or went untraced above ``max_error_rate``, 1 when the gate
+    failed)."""
+    from agenteval_cli import api
+    from agenteval_cli.cli.outputs import finish_run, report_run_errors, write_json_output
+    from agenteval_cli.core.errors import ExitCode
+    from agenteval_cli.store.db import Store
+
+    err = stderr()
+    with Store(store_path) as store:
+        report = api.import_traces(
+            spec, files, target=target, store=store, on_note=_sayer(err), env_file=env_file
+        )
+        ids = report.ids
+        print_comparison(store, ids, pricing=dict(spec.pricing or {}), title=report.title)
+        clean = report_run_errors(report, max_error_rate=spec.max_error_rate)
+        if by_agent:
+            from agenteval_cli.report.table import print_stored_agents
+
+            print_stored_agents(stdout(), store, ids)
+        if json_path is not None:
+            write_json_output(json_path, store, ids)
+        passed = finish_run(store, ids, spec, outputs)
+    if not clean:
+        raise typer.Exit(ExitCode.RUN_ERRORS)
+    if not passed:
+        raise typer.Exit(ExitCode.GATE_FAILED)

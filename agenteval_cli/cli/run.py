@@ -169,6 +169,18 @@ def run(
             show_default=False,
         ),
     ] = None,
+    otel: Annotated[
+        str | None,
+        typer.Option(
+            "--otel",
+            metavar="URL|env|FILE",
+            help="Also export each request's trace as OpenTelemetry GenAI spans, its scores "
+            "as evaluation events: to an OTLP/HTTP endpoint (http://localhost:4318, or 'env' "
+            "for OTEL_EXPORTER_OTLP_ENDPOINT's; headers, timeout and TLS from "
+            "OTEL_EXPORTER_OTLP_*) or an OTLP JSON file (traces.jsonl). Needs the otel extra.",
+            show_default=False,
+        ),
+    ] = None,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -186,9 +198,9 @@ def run(
     3 run errors (a target's calls errored above max_error_rate, its requests stopped at
     interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
     LangSmith failure (fetch or upload), a Ray cluster lost, a price fetch (--update-prices)
-    that failed, a store's disk failure (read-only, full, locked), or an output that cannot
-    be written after the run; 130 interrupted (the run stopped by Ctrl-C). When several
-    apply: 3, then 1, then 4.
+    that failed, an OpenTelemetry export (--otel) that failed, a store's disk failure
+    (read-only, full, locked), or an output that cannot be written after the run; 130
+    interrupted (the run stopped by Ctrl-C). When several apply: 3, then 1, then 4.
 
     With -q/--quiet the run prints no start lines, progress bars or tables; warnings,
     errors (the run's, the gate's failures), the files written and, last, one line on
@@ -212,6 +224,7 @@ def run(
                 executor=executor,  # type: ignore[typeddict-item]  # checked before use
                 ray_address=ray_address,
                 env_file=env_file,
+                otel=otel,
             ),
             shard=shard,
             rescore=rescore,
@@ -261,6 +274,7 @@ def _run_command(
                 "--shard": shard is not None,
                 "--executor": executor is not None,
                 "--ray-address": ray_address is not None,
+                "--otel": options.get("otel") is not None,
                 "--max-error-rate": max_error_rate is not None,
                 "--rescore": bool(rescore and from_langsmith),
             }
@@ -312,6 +326,7 @@ def _run_command(
         with failures:
             if report.status == "interrupted":
                 _interrupted(err, spec_path, report)
+                _print_export(err, report)
                 raise typer.Exit(ExitCode.INTERRUPTED)
             _warn(err, report.warnings)
             allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
@@ -329,18 +344,45 @@ def _run_command(
                 from agenteval_cli.cli.upload import upload_after_run
 
                 uploaded = upload_after_run(store, report, debug)
+            exported = _print_export(err, report)
             passed = True
             if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
                 with user_errors(debug):
                     passed = finish_run(store, report.ids, spec, outputs, quiet=quiet)
             if quiet:
-                _print_verdict(report, clean=clean, passed=passed, uploaded=uploaded)
+                _print_verdict(
+                    report, clean=clean, passed=passed, uploaded=uploaded, exported=exported
+                )
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:
         raise typer.Exit(ExitCode.GATE_FAILED)
-    if not uploaded:
+    if not uploaded or not exported:
         raise typer.Exit(ExitCode.SERVICE_FAILED)
+
+
+def _print_export(err, report) -> bool:
+    """What ``--otel`` sent, or why it stopped (one line each); False when it failed."""
+    from rich.markup import escape
+
+    from agenteval_cli.core.redact import console_text
+
+    done = report.otel
+    if done is None:
+        return True
+    if done.error is not None:
+        err.print(f"[bold red]error:[/] {escape(console_text(done.error))}", highlight=False)
+        err.print("  the results are kept in the store", highlight=False)
+        return False
+    err.print(
+        console_text(
+            f"exported {done.requests} request(s) as {done.spans} OpenTelemetry spans "
+            f"to {done.destination}"
+        ),
+        highlight=False,
+        markup=False,
+    )
+    return True
 
 
 def _shard_option(text: str | None, *, resume: bool) -> tuple[int, int] | None:
@@ -390,7 +432,9 @@ def check_quiet(quiet: bool, by_agent: bool) -> None:
         )
 
 
-def verdict_line(report, *, clean: bool, passed: bool, uploaded: bool) -> str:
+def verdict_line(
+    report, *, clean: bool, passed: bool, uploaded: bool, exported: bool = True
+) -> str:
     """The one line a quiet run ends with: its outcome and what it stored."""
     word = (
         "run failed"
@@ -399,6 +443,8 @@ def verdict_line(report, *, clean: bool, passed: bool, uploaded: bool) -> str:
         if not passed
         else "upload failed"
         if not uploaded
+        else "export failed"
+        if not exported
         else "passed"
     )
     errored = sum(found.errored for found in report.errors)
@@ -410,10 +456,12 @@ def verdict_line(report, *, clean: bool, passed: bool, uploaded: bool) -> str:
     )
 
 
-def _print_verdict(report, *, clean: bool, passed: bool, uploaded: bool) -> None:
+def _print_verdict(
+    report, *, clean: bool, passed: bool, uploaded: bool, exported: bool = True
+) -> None:
     from agenteval_cli.core.redact import console_text
 
-    line = verdict_line(report, clean=clean, passed=passed, uploaded=uploaded)
+    line = verdict_line(report, clean=clean, passed=passed, uploaded=uploaded, exported=exported)
     stdout().print(console_text(line), highlight=False, markup=False, soft_wrap=True)
 
 

@@ -86,9 +86,27 @@ def rescore(
 def import_experiments(
     spec_path: SpecArgument,
     experiments: Annotated[
-        list[str],
-        typer.Argument(metavar="EXPERIMENT...", help="LangSmith experiments (a unique prefix)."),
-    ],
+        list[str] | None,
+        typer.Argument(metavar="[EXPERIMENT...]", help="LangSmith experiments (a unique prefix)."),
+    ] = None,
+    otlp: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--otlp",
+            metavar="PATH",
+            help="Recorded OpenTelemetry traces instead: an OTLP JSON file (a Collector's file "
+            "exporter's); repeat for more files (docs/otel.md, Import).",
+        ),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            metavar="NAME",
+            help="With --otlp: the spec's target that recorded the traces (needed when the "
+            "spec has several).",
+        ),
+    ] = None,
     json_path: JsonOption = None,
     by_agent: ByAgentOption = False,
     html_path: HtmlOption = None,
@@ -101,24 +119,64 @@ def import_experiments(
     env_file: EnvFileOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Import LangSmith experiments into the store, calling no target, then report and gate
-    on them with SPEC's evaluators' metrics, pricing and thresholds, as after a run.
+    """Import LangSmith experiments or recorded OpenTelemetry traces, calling no target.
 
-    Importing again refreshes an experiment. Needs LANGSMITH_API_KEY.
+    They are stored, then reported and gated on with SPEC's evaluators' metrics, pricing
+    and thresholds, as after a run.
 
-    Exit codes: 0 success; 1 gate failed; 2 bad input; 4 LangSmith failed.
+    LangSmith: importing again refreshes an experiment; needs LANGSMITH_API_KEY.
 
-    Example: agenteval import configs/routing.yaml supervisor-v1-1a2b3c4d swarm-v1-5e6f7a8b"""
+    Traces (--otlp): each trace is one request of the target, matched to its dataset row
+    by the agenteval.example_id attribute or by its input, and scored by SPEC's evaluators
+    as a new experiment; a row no trace answers is an errored result.
+
+    Exit codes: 0 success; 1 gate failed; 2 bad input; 3 too many rows errored or had no
+    trace (max_error_rate); 4 LangSmith failed.
+
+    Example: agenteval import configs/routing.yaml supervisor-v1-1a2b3c4d swarm-v1-5e6f7a8b
+
+    Example: agenteval import configs/routing.yaml --otlp traces.jsonl --target swarm"""
     from agenteval_cli import api
-    from agenteval_cli.cli.experiments import run_from_langsmith
+    from agenteval_cli.cli.experiments import run_from_langsmith, run_from_traces
+    from agenteval_cli.core.errors import UserError
 
     outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
+        if otlp and experiments:
+            raise UserError(
+                "give LangSmith experiments or --otlp files, not both",
+                hint="import each in its own command",
+            )
+        if not otlp and not experiments:
+            raise UserError(
+                "nothing to import",
+                hint="name LangSmith experiments, or OTLP JSON files with --otlp PATH",
+            )
+        if target is not None and not otlp:
+            raise UserError("--target goes with --otlp", hint="leave it out for LangSmith")
         set_spec_env(spec_path, env_file)
         spec = api.load(spec_path)
         if update_prices:
             fetch_prices(False)
+        if otlp:
+            run_from_traces(
+                spec,
+                otlp,
+                target,
+                store_path,
+                json_path,
+                outputs,
+                by_agent=by_agent,
+                env_file=env_file,
+            )
+            return
         if not run_from_langsmith(
-            spec, experiments, store_path, json_path, outputs, by_agent=by_agent, env_file=env_file
+            spec,
+            experiments or [],
+            store_path,
+            json_path,
+            outputs,
+            by_agent=by_agent,
+            env_file=env_file,
         ):
             raise typer.Exit(ExitCode.GATE_FAILED)

@@ -56,6 +56,9 @@ class ModelCall:
     token_details: dict[str, int] = field(default_factory=dict)
     # Who served the call, as the chat model says (LangChain's ``ls_provider``), or None.
     provider: str | None = None
+    # When it started, in seconds since the epoch (it ended ``latency_s`` later); None when
+    # not recorded (traces stored before, imported ones without times).
+    started_at: float | None = None
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -93,6 +96,10 @@ class ToolCall:
     kind: str = TOOL
     target: str | None = None
     status: str = OK
+    # When a tool started and ended it, in seconds since the epoch; None when no tool ran it
+    # or the times were not recorded.
+    started_at: float | None = None
+    ended_at: float | None = None
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -157,6 +164,8 @@ class Trace:
     # 2: handoffs are every change of agent, in the graph's order; 1: stored before that,
     # when handoffs were only the transfer tools called
     schema: int = 2
+    # When the request started, in seconds since the epoch; None when not recorded
+    started_at: float | None = None
 
     @property
     def agents_invoked(self) -> list[str]:
@@ -252,6 +261,8 @@ class Trace:
                     "kind": t.kind,
                     "target": t.target,
                     "status": t.status,
+                    "started_at": t.started_at,
+                    "ended_at": t.ended_at,
                 }
                 for t in self.tool_calls
             ],
@@ -272,6 +283,7 @@ class Trace:
                     "reasoning_tokens": m.reasoning_tokens,
                     "token_details": dict(m.token_details),
                     "provider": m.provider,
+                    "started_at": m.started_at,
                 }
                 for m in self.model_calls
             ],
@@ -282,6 +294,7 @@ class Trace:
             "untraced": self.untraced,
             "skills": None if self.skills is None else list(self.skills),
             "schema": self.schema,
+            "started_at": self.started_at,
             "tokens": self.tokens,
         }
 
@@ -302,6 +315,7 @@ class Trace:
             untraced=data.get("untraced"),
             skills=None if data.get("skills") is None else list(data["skills"]),
             schema=int(data.get("schema", 1)),
+            started_at=data.get("started_at"),
         )
 
 

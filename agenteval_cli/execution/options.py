@@ -31,6 +31,10 @@ class RunOptions(TypedDict, total=False):
     # the .env file to read instead of those from the spec's folder up to the project root
     # (agenteval_cli.core.envfiles); the process environment wins over either
     env_file: str | Path | None
+    # each request's trace as OpenTelemetry GenAI spans, sent when the run ends: to an
+    # OTLP/HTTP endpoint ("http://host:4318", "env": the OTLP environment's) or an OTLP
+    # JSON file ("traces.jsonl")
+    otel: str | None
 
 
 def resumes(options: RunOptions) -> bool:

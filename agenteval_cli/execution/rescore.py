@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.core.records import Example
+from agenteval_cli.core.records import Example, Result
 from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
 from agenteval_cli.spec.model import Spec
@@ -68,29 +68,44 @@ async def _rescore_into(
     settings: RunSettings,
     pricing: Mapping[str, Any],
 ) -> None:
+    stored = list(store.results(source.id))  # read fully before writing to the same tables
+    pairs = [
+        (Example(item.result.example_id, item.inputs, item.reference_outputs), item.result)
+        for item in stored
+    ]
+    await score_into(store, new, pairs, evaluators, settings, pricing)
+
+
+async def score_into(
+    store: Store,
+    experiment: ExperimentRecord,
+    pairs: Iterable[tuple[Example, Result]],
+    evaluators: list[BoundEvaluator],
+    settings: RunSettings,
+    pricing: Mapping[str, Any],
+) -> None:
+    """Score each result from nothing with ``evaluators`` and store it in ``experiment``,
+    within the run's evaluator limits (each call within ``evaluator_timeout_s``, a sync one
+    in a daemon thread)."""
     from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 
-    stored = list(store.results(source.id))  # read fully before writing to the same tables
-    # the run's limits: each call within evaluator_timeout_s, a sync one in a daemon thread
     threads = DaemonThreadPool("agenteval-evaluator", max_threads=settings.evaluator_cap())
     pool = settings.evaluator_pool(executor=threads)
     try:
-        await _score_each(store, stored, new, evaluators, pool, pricing)
+        await _score_each(store, pairs, experiment, evaluators, pool, pricing)
     finally:
         threads.shutdown(wait=False)
 
 
 async def _score_each(
     store: Store,
-    stored: list[Any],
+    pairs: Iterable[tuple[Example, Result]],
     new: ExperimentRecord,
     evaluators: list[BoundEvaluator],
     pool: EvaluatorPool,
     pricing: Mapping[str, Any],
 ) -> None:
-    for item in stored:
-        result = item.result
-        example = Example(result.example_id, item.inputs, item.reference_outputs)
+    for example, result in pairs:
         if result.turns is not None:  # a conversation: each turn, then the whole
             for turn in result.turns:  # scored again from nothing, as the result is
                 turn.scores = []

@@ -45,11 +45,14 @@ _ERROR_REPR = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)\((?P<args>.*)\)$", re.DOTA
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
-def replay(roots: Sequence[Any], runs: Iterable[Any], coordinators: Sequence[str] = ()) -> Trace:
+def replay(
+    roots: Sequence[Any], runs: Iterable[Any], coordinators: Sequence[str] = (), **target: Any
+) -> Trace:
     """The trace of one request: ``roots`` are the runs the request started with (a graph
     run, or the runs under a function), ``runs`` every run of the request (LangSmith
-    ``Run`` objects, any order)."""
-    return _Replay(roots, runs).trace(coordinators)
+    ``Run`` objects, any order). ``target`` is what the target declares to its recorder
+    (``own_agent``, ``active_agent``, ``skill_tools``), read as a local run reads it."""
+    return _Replay(roots, runs).trace(coordinators, target)
 
 
 def is_graph_run(run: Any, children: Iterable[Any]) -> bool:
@@ -161,7 +164,7 @@ class _Replay:
         self.messages: dict[str, Any] = {}  # id -> the message object
         self.unnamed: dict[tuple[Any, ...], list[Any]] = {}  # messages still without an id
 
-    def trace(self, coordinators: Sequence[str]) -> Trace:
+    def trace(self, coordinators: Sequence[str], target: dict[str, Any]) -> Trace:
         from agenteval_cli.trace.recorder import TraceRecorder
 
         kept: dict[uuid.UUID, Any] = {}  # the runs the roots reach, with their depth
@@ -171,10 +174,14 @@ class _Replay:
             run_id, level = stack.pop()
             kept[run_id], depth[run_id] = self.runs[run_id], level
             stack.extend((child, level + 1) for child in self.children.get(run_id, ()))
-        recorder = TraceRecorder(coordinators=coordinators)
+        now = [0.0]  # the recorder's clock: the time each run started or ended, as recorded
+        recorder = TraceRecorder(coordinators=coordinators, clock=lambda: now[0], **target)
         models: list[Any] = []  # model runs in the order they started: the model calls
         for phase, run_id in _events(kept, depth, self.children):
             run = kept[run_id]
+            when = run.start_time if phase == "start" else run.end_time
+            if when is not None:  # else the last time seen: the run has no end recorded
+                now[0] = max(now[0], _time(when).timestamp())
             parent = None if run_id in self.top else _uuid(run.parent_run_id)
             if phase == "start":
                 self.start(recorder, run, run_id, parent)

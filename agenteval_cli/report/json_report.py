@@ -205,6 +205,7 @@ def _trace_json(trace: Trace, calls: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": trace.tokens,
         "untraced": trace.untraced,  # why nothing was recorded, if so
         "skills": trace.skills,  # loaded by the target's skill_tools; None: none declared
+        "started_at": trace.started_at,  # seconds since the epoch; None: not recorded
     }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -151,6 +151,7 @@ class TraceRecorder(BaseCallbackHandler):
         own_agent: str | None = None,
         active_agent: ActiveAgent | None = None,
         skill_tools: Mapping[str, str | None] | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         # Declared by the target: the state key naming the agent at work, the skill tools.
@@ -175,15 +176,20 @@ class TraceRecorder(BaseCallbackHandler):
         # Until start() is called, events time the request: the first and the last one.
         self._untimed = True
         self._events: list[float | None] = [None, None]
+        # clock() + this is the time since the epoch: calls are timed by the one and dated
+        # by the other. The clock is perf_counter(), or the recorded times a replay of a
+        # recorded trace gives (seconds since the epoch already)
+        self._clock = time.perf_counter if clock is None else clock
+        self._epoch = time.time() - time.perf_counter() if clock is None else 0.0
 
     def start(self) -> None:
         """Mark the start of the request (otherwise the first event's time is used)."""
-        self._span[0] = time.perf_counter()
+        self._span[0] = self._clock()
         self._untimed = False
 
     def finish(self, error: BaseException | str | None = None) -> None:
         """Mark the end of the request and, if it failed, why."""
-        self._span[1] = time.perf_counter()
+        self._span[1] = self._clock()
         if error is not None:
             self._error = error_text(error)
 
@@ -260,7 +266,8 @@ class TraceRecorder(BaseCallbackHandler):
             model = model or _class_name(serialized, name)
             node = self._register(run_id.int, parent_run_id, metadata, "model", model)
             call = ModelCall(agent=model, model=model, provider=_provider(metadata))
-            run = _ModelRun(call, time.perf_counter(), named, node)
+            run = _ModelRun(call, self._clock(), named, node)
+            call.started_at = self._epoch + run.started
             run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
             self._open_models[run_id.int] = run
             self._models.append(run)
@@ -275,7 +282,7 @@ class TraceRecorder(BaseCallbackHandler):
             run = self._open_models.pop(run_id.int, None)
             if run is None:
                 return
-            run.call.latency_s = time.perf_counter() - run.started
+            run.call.latency_s = self._clock() - run.started
             message = _output_message(response)
             _read_usage(run.call, message, response)
             if message is None:
@@ -293,7 +300,7 @@ class TraceRecorder(BaseCallbackHandler):
             self._end(run_id.int)
             run = self._open_models.pop(run_id.int, None)
             if run is not None:  # it answered nothing: no call of the agent's, no tokens
-                run.call.latency_s = time.perf_counter() - run.started
+                run.call.latency_s = self._clock() - run.started
                 run.call.input_tokens = run.call.output_tokens = None
                 run.call.failed = True
 
@@ -322,6 +329,7 @@ class TraceRecorder(BaseCallbackHandler):
                     ToolCall(agent=name, name=name, args=args), call_id, None
                 )
             tool.run = node
+            tool.call.started_at = self._epoch + self._clock()
             if tool.origin is not None and tool.origin.kind == "model":
                 node.turn = tool.origin.seq  # one model turn's calls run side by side
                 if self._active is not None:  # a tool works for the agent that asked
@@ -341,6 +349,8 @@ class TraceRecorder(BaseCallbackHandler):
                 if self._active is not None:
                     self._state_handoff(node, output, self._active.key)
             tool = self._open_tools.pop(run_id.int, None)
+            if tool is not None:
+                tool.call.ended_at = self._epoch + self._clock()
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
             messages = [output] if isinstance(output, BaseMessage) else state_messages(output)
@@ -361,6 +371,8 @@ class TraceRecorder(BaseCallbackHandler):
                 self._touch()
             node = self._end(run_id.int)
             tool = self._open_tools.pop(run_id.int, None)
+            if tool is not None:
+                tool.call.ended_at = self._epoch + self._clock()
             if tool is not None and _pausing(error):  # interrupt() in the tool: no answer yet
                 tool.call.status = NOT_RUN
             elif node is not None and _bubbling(error):  # a handoff tool's Command
@@ -379,13 +391,16 @@ class TraceRecorder(BaseCallbackHandler):
     def trace(self) -> Trace:
         """A copy of everything recorded so far; calls still in flight have unknown tokens."""
         with self._lock:
-            now = time.perf_counter()
+            now = self._clock()
             start, end = self._span if not self._untimed else self._events
             if end is None and start is not None:  # still running
                 end = now
             latency = end - start if start is not None and end is not None else 0.0
+            started_at = None if start is None else self._epoch + start
             if not self._runs:  # no LangChain run at all: nothing to assemble
-                return Trace(latency_s=latency, error=self._error or self._root_error)
+                return Trace(
+                    latency_s=latency, error=self._error or self._root_error, started_at=started_at
+                )
             for run in self._open_models.values():  # cut off by a timeout or an error
                 run.call.latency_s = now - run.started
                 run.call.input_tokens = run.call.output_tokens = None
@@ -449,12 +464,13 @@ class TraceRecorder(BaseCallbackHandler):
                 latency_s=latency,
                 error=self._error or self._root_error,
                 coordinators=found.coordinators,
+                started_at=started_at,
             )
 
     # -- internals (callers hold the lock) ---------------------------------------------
 
     def _touch(self) -> None:
-        now = time.perf_counter()
+        now = self._clock()
         if self._events[0] is None:
             self._events[0] = now
         self._events[1] = now

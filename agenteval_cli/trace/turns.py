@@ -36,6 +36,7 @@ def merge_turn_traces(traces: Sequence[Trace]) -> Trace:
         if trace.skills is not None:
             skills = [*(skills or []), *(s for s in trace.skills if s not in (skills or []))]
     merged.skills = skills
+    merged.started_at = next((t.started_at for t in traces if t.started_at is not None), None)
     merged.untraced = _untraced(traces)
     merged.schema = min((trace.schema for trace in traces), default=merged.schema)
     return merged

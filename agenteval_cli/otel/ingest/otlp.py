@@ -1,0 +1,184 @@
+"""Spans from OTLP JSON files, as an OpenTelemetry Collector's file exporter writes them.
+
+A file holds one ``ExportTraceServiceRequest`` as a JSON document, or one per line (the file
+exporter's form). Values follow OTLP's JSON mapping: ids are hex (base64, protobuf's own JSON
+form, is read too), integers may be strings, attributes are ``{"key", "value": AnyValue}``.
+Every problem is a :class:`~agenteval_cli.core.errors.UserError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agenteval_cli.core.errors import UserError
+
+__all__ = ["Span", "read_spans"]
+
+_ERROR_CODES = (2, "STATUS_CODE_ERROR")
+_FIX = "give OTLP JSON: an ExportTraceServiceRequest ({'resourceSpans': [...]}) per line or file"
+
+
+@dataclass
+class Span:
+    """One span: ids as lowercase hex, times in nanoseconds since the epoch, attributes and
+    its events' attributes as plain Python values."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int | None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    error: bool = False
+    status_message: str = ""
+    scope: str = ""  # the instrumentation scope's name
+    resource: dict[str, Any] = field(default_factory=dict)
+    origin: str = ""  # "file:line", for messages
+
+
+def read_spans(path: Path) -> list[Span]:
+    """Every span in the file, in file order."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(
+            "no such file", file=path, hint="give the path of an OTLP JSON file"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read it ({exc})", file=path) from None
+    spans: list[Span] = []
+    for line, document in _documents(text, path):
+        spans.extend(_request_spans(document, path, line))
+    return spans
+
+
+def _documents(text: str, path: Path) -> Iterator[tuple[int, Any]]:
+    """(line, document): the whole file as one JSON document, else one per non-empty line."""
+    try:
+        yield 1, json.loads(text)
+        return
+    except json.JSONDecodeError:
+        pass
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(
+                f"not JSON ({exc.msg}, column {exc.colno})", file=path, line=number, hint=_FIX
+            ) from None
+
+
+def _request_spans(document: Any, path: Path, line: int) -> Iterator[Span]:
+    if not isinstance(document, dict) or not isinstance(document.get("resourceSpans"), list):
+        raise UserError(
+            "not an OTLP trace export: no 'resourceSpans' list", file=path, line=line, hint=_FIX
+        )
+    for resource_spans in document["resourceSpans"]:
+        resource = _attributes((resource_spans.get("resource") or {}).get("attributes"))
+        for scope_spans in resource_spans.get("scopeSpans") or []:
+            scope = str((scope_spans.get("scope") or {}).get("name") or "")
+            for raw in scope_spans.get("spans") or []:
+                yield _span(raw, scope, resource, path, line)
+
+
+def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int) -> Span:
+    origin = f"{path}:{line}"
+    if not isinstance(raw, dict):
+        raise UserError("a span is not a JSON object", file=path, line=line, hint=_FIX)
+    trace_id = _id(raw.get("traceId"), 16)
+    span_id = _id(raw.get("spanId"), 8)
+    if trace_id is None or span_id is None:
+        name = raw.get("name")
+        raise UserError(
+            f"span {name!r} has no valid traceId and spanId",
+            file=path,
+            line=line,
+            hint="ids are hex strings, as OTLP JSON writes them",
+        )
+    try:
+        start = int(raw.get("startTimeUnixNano") or 0)
+        end_raw = raw.get("endTimeUnixNano")
+        end = int(end_raw) if end_raw not in (None, "", 0, "0") else None
+    except (TypeError, ValueError):
+        raise UserError(
+            f"span {raw.get('name')!r} has a time that is no integer", file=path, line=line
+        ) from None
+    status = raw.get("status") or {}
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=_id(raw.get("parentSpanId"), 8),
+        name=str(raw.get("name") or ""),
+        start_ns=start,
+        end_ns=end,
+        attributes=_attributes(raw.get("attributes")),
+        events=[
+            (str(e.get("name") or ""), _attributes(e.get("attributes")))
+            for e in raw.get("events") or []
+            if isinstance(e, dict)
+        ],
+        error=status.get("code") in _ERROR_CODES,
+        status_message=str(status.get("message") or ""),
+        scope=scope,
+        resource=resource,
+        origin=origin,
+    )
+
+
+def _id(value: Any, size: int) -> str | None:
+    """An id as lowercase hex: OTLP JSON's hex, or protobuf JSON's base64; None when empty
+    or all zeros."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.lower()
+    if len(text) == 2 * size and all(c in "0123456789abcdef" for c in text):
+        return None if set(text) == {"0"} else text
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw.hex() if len(raw) == size and any(raw) else None
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    if not isinstance(items, list):
+        return {}
+    return {
+        str(item["key"]): _value(item.get("value"))
+        for item in items
+        if isinstance(item, dict) and "key" in item
+    }
+
+
+def _value(value: Any) -> Any:
+    """An ``AnyValue`` as a plain value."""
+    if not isinstance(value, dict):
+        return value
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "intValue" in value:
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError):
+            return value["intValue"]
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "arrayValue" in value:
+        return [_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in value:
+        return _attributes((value["kvlistValue"] or {}).get("values"))
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None

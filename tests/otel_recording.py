@@ -1,0 +1,59 @@
+"""A real OpenTelemetry instrumentation recording what a test runs, written as OTLP JSON.
+
+:func:`recording` instruments LangChain with OpenInference's instrumentor (or the OpenAI
+Agents SDK with OpenInference's processor) on an SDK ``TracerProvider`` with an in-memory
+exporter, for the block only; the spans it finished are then written by
+:func:`otlp_files.write_otlp`, as a Collector's file exporter writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from otlp_files import write_otlp
+
+
+class Recording:
+    def __init__(self, exporter: Any) -> None:
+        self.exporter = exporter
+
+    def spans(self) -> list[Any]:
+        return list(self.exporter.get_finished_spans())
+
+    def write(self, path: Path) -> Path:
+        """The spans so far into ``path``, a line per trace (as exports arrive), then cleared."""
+        by_trace: dict[int, list[Any]] = {}
+        for span in self.spans():
+            by_trace.setdefault(span.context.trace_id, []).append(span)
+        self.exporter.clear()
+        return write_otlp(path, by_trace.values())
+
+
+@contextmanager
+def recording(framework: str = "langchain") -> Iterator[Recording]:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if framework == "langchain":
+        from openinference.instrumentation.langchain import LangChainInstrumentor
+
+        instrumentor: Any = LangChainInstrumentor()
+    else:
+        import agents
+        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+        agents.set_trace_processors([])  # nothing sent to OpenAI's own trace backend
+        instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        yield Recording(exporter)
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
