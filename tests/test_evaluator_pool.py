@@ -200,8 +200,11 @@ def test_the_evaluators_rate_limit_spaces_their_calls():
 
     settings = RunSettings(concurrency=4, evaluator_requests_per_minute=600)  # 0.1 s apart
     run_all(runner_for([BoundEvaluator("timed", timed)], settings, instant), examples(4))
+    # 0.1 s apart as granted; a call the loaded machine starts late shortens the next gap
+    # by as much, so each gap is checked loosely and the span of the four closely
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert len(starts) == 4 and min(gaps) >= 0.09, gaps
+    assert len(starts) == 4 and min(gaps) >= 0.05, gaps
+    assert starts[-1] - starts[0] >= 0.29, gaps
 
 
 def stopped_mid_scoring(
