@@ -401,3 +401,11 @@ def test_a_malformed_label_is_said_in_the_table_and_reports_which_are_still_writ
     page = (out / "r.html").read_text()
     in_page = said.replace("'", "&#39;")
     assert f'<p class="warning">⚠ answerer: {in_page}' in page
+
+
+def test_the_run_table_reads_only_the_labelled_rows(tmp_path, invoke):
+    # r3 unlabelled: people 1, 1, 0, 0 against the judge 1, 1, 0, 1 (r4): kappa .5
+    spec = _project(tmp_path, [1, True, 0, None, 0])
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 0, result.text
+    assert "    answerer verdict: n=4, agreement 75%, kappa 0.50 [" in result.stdout

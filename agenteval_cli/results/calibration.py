@@ -9,6 +9,7 @@ calibrated: an LLM judge's, or any evaluator's.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -134,10 +135,12 @@ def stored_calibration(
     store: Store, record: ExperimentRecord
 ) -> tuple[list[Calibration], str | None]:
     """:func:`calibrated` over a stored experiment's labelled results (the run table's
-    block), the rows without labels never turned into runs."""
+    block): the store hands over only rows whose references name the labels field, so a
+    run without labels decodes no result."""
+    held = store.results(record.id, reference_holding=json.dumps(LABELS_FIELD))
     runs = [
         Run.from_result(s.result, s.inputs, s.reference_outputs)
-        for s in store.results(record.id)
+        for s in held
         if row_has_labels(s.reference_outputs)
     ]
     return calibrated(record.target, record.name, runs) if runs else ([], None)
