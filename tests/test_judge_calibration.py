@@ -227,7 +227,7 @@ def test_calibrate_before_any_run_says_to_run_first(tmp_path, invoke):
 
 
 def test_a_three_level_judge_reads_as_weighted_kappa_with_its_confusion():
-    from agenteval_cli.cli.judge import calibration_lines
+    from agenteval_cli.report.calibration import calibration_lines
     from agenteval_cli.results.calibration import Calibration
 
     table = [[2, 1, 0], [0, 3, 1], [0, 1, 2]]
@@ -340,3 +340,72 @@ def test_a_conversations_turns_are_labelled_under_outputs_turns():
     bad = Run("c", reference={"turns": [{"human": {"turn_ok": "yes"}}]}, turns=[turn(1.0)])
     with pytest.raises(UserError, match=r"example 'c' \(outputs.turns\[0\]\): outputs.human"):
         calibrate("t", "exp", [bad])
+
+
+def test_the_run_table_and_reports_show_the_judge_beside_its_figures(tmp_path, invoke):
+    # the five rows of the first test: kappa 8/13, agreement 80%, two values, unweighted
+    spec = _project(tmp_path, [1, True, 0, False, 0])
+    out = tmp_path / "out"
+    result = invoke(
+        "run",
+        spec,
+        "--store",
+        tmp_path / "db",
+        "--markdown",
+        out / "r.md",
+        "--html",
+        out / "r.html",
+    )
+    assert result.exit_code == 0, result.text
+    lines = result.stdout.splitlines()
+    at = lines.index("  judges against people (outputs.human):")
+    assert lines[at + 1].startswith("    answerer verdict: n=5, agreement 80%, kappa 0.62 [")
+    markdown = (out / "r.md").read_text()
+    assert "| `answerer` | verdict | 5 | 80% | 0.62 [" in markdown
+    assert "| none (two values) | 0 |" in markdown
+    page = (out / "r.html").read_text()
+    assert '<table class="calibration">' in page and "kappa-confusion" in page
+
+
+def test_a_run_without_labels_shows_no_judge_block(tmp_path, invoke):
+    spec = _project(tmp_path, [None] * 5)
+    out = tmp_path / "out"
+    result = invoke("run", spec, "--store", tmp_path / "db", "--markdown", out / "r.md")
+    assert result.exit_code == 0, result.text
+    assert "judges against people" not in result.stdout
+    assert "Judges against people" not in (out / "r.md").read_text()
+
+
+def test_a_malformed_label_is_said_in_the_table_and_reports_which_are_still_written(
+    tmp_path, invoke
+):
+    spec = _project(tmp_path, [1, "yes", 0, 0, 0])
+    out = tmp_path / "out"
+    result = invoke(
+        "run",
+        spec,
+        "--store",
+        tmp_path / "db",
+        "--markdown",
+        out / "r.md",
+        "--html",
+        out / "r.html",
+    )
+    assert result.exit_code == 0, result.text
+    said = "example 'r1': outputs.human.verdict is 'yes', not a number or true/false"
+    lines = result.stdout.splitlines()
+    at = lines.index("  judges against people (outputs.human):")
+    assert lines[at + 1].startswith(f"    answerer: {said}")
+    shown = said.replace("'", "&#x27;")
+    assert f"> **Warning:** answerer: {shown}" in (out / "r.md").read_text()
+    page = (out / "r.html").read_text()
+    in_page = said.replace("'", "&#39;")
+    assert f'<p class="warning">⚠ answerer: {in_page}' in page
+
+
+def test_the_run_table_reads_only_the_labelled_rows(tmp_path, invoke):
+    # r3 unlabelled: people 1, 1, 0, 0 against the judge 1, 1, 0, 1 (r4): kappa .5
+    spec = _project(tmp_path, [1, True, 0, None, 0])
+    result = invoke("run", spec, "--store", tmp_path / "db")
+    assert result.exit_code == 0, result.text
+    assert "    answerer verdict: n=4, agreement 75%, kappa 0.50 [" in result.stdout

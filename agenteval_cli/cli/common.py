@@ -368,6 +368,7 @@ def print_comparison(
     note = unanswered_note([summary for _, summary in columns])
     if note:
         out.print(f"  [dim]{note}[/]", highlight=False, soft_wrap=True)
+    print_calibration(store, experiments)
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
         out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)
@@ -381,6 +382,26 @@ def print_comparison(
                 highlight=False,
             )
     out.print(f"  store: {store.path}", highlight=False)
+
+
+def print_calibration(store: Store, experiments: list[ExperimentRecord]) -> None:
+    """Under the table, when rows carry people's labels: each judge's agreement with them
+    (n, agreement, kappa and its interval), as ``agenteval judge calibrate`` heads it."""
+    from agenteval_cli.core.redact import console_text
+    from agenteval_cli.report.calibration import TITLE, headline
+    from agenteval_cli.results.calibration import stored_calibration
+
+    lines = []
+    for experiment in experiments:
+        found, error = stored_calibration(store, experiment)
+        lines += [f"{experiment.target} {headline(item)}" for item in found]
+        lines += [] if error is None else [f"{experiment.target}: {error}"]
+    if not lines:
+        return
+    out = stdout()
+    out.print(f"  {TITLE[:1].lower()}{TITLE[1:]}:", highlight=False, markup=False)
+    for line in lines:
+        out.print(f"    {console_text(line)}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _prices_tokens(experiment: ExperimentRecord) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -18,9 +18,6 @@ from agenteval_cli.cli.common import (
     stdout,
     user_errors,
 )
-
-if TYPE_CHECKING:
-    from agenteval_cli.results.calibration import Calibration
 
 judge_app = typer.Typer(help="Check judges against people's labels.", no_args_is_help=True)
 app.add_typer(judge_app, name="judge")
@@ -50,6 +47,7 @@ def judge_calibrate(
 
     Example: agenteval judge calibrate configs/routing.yaml"""
     from agenteval_cli.api.calibrating import calibrate_judges
+    from agenteval_cli.report.calibration import calibration_lines
 
     with user_errors(debug):
         set_spec_env(spec_path, env_file)
@@ -61,32 +59,3 @@ def judge_calibrate(
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     for note in notes:
         stderr().print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-
-
-def calibration_lines(found: list[Calibration]) -> list[str]:
-    """The report, one block per target and key: a headline, then the confusion."""
-    lines: list[str] = []
-    for item in found:
-        a = item.agreement
-        kind = "weighted kappa" if a.weighted else "kappa"
-        if a.kappa is None:
-            kappa = f"{kind} undefined (both sides gave one value only)"
-        else:
-            kappa = f"{kind} {a.kappa:.2f} [{a.kappa_low:.2f}, {a.kappa_high:.2f}]"
-        unscored = f", {item.unscored} labelled result(s) unscored" if item.unscored else ""
-        lines.append(
-            f"{item.target} ({item.experiment}) {item.key}: n={a.n}, "
-            f"agreement {a.agreement:.0%}, {kappa}{unscored}"
-        )
-        labels = [_value(c) for c in a.categories]
-        width = max(len(x) for x in labels) + 3
-        corner = "people\\judge"
-        lines.append("  " + corner + "".join(x.rjust(width) for x in labels))
-        for label, row in zip(labels, a.confusion, strict=True):
-            cells = "".join(str(c).rjust(width) for c in row)
-            lines.append("  " + label.ljust(len(corner)) + cells)
-    return lines
-
-
-def _value(value: float) -> str:
-    return str(int(value)) if value.is_integer() else f"{value:g}"

@@ -33,6 +33,7 @@ from agenteval_cli.metrics.stats import (
 )
 from agenteval_cli.metrics.summary import conversation_note, unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
+from agenteval_cli.results.calibration import Calibration, calibrated
 from agenteval_cli.results.failures import ErrorReason, error_reasons, unit_of
 from agenteval_cli.results.sources import ExperimentData, Run
 
@@ -170,6 +171,10 @@ class Comparison:
     # differently, said in ``warnings``).
     catalog: Catalog = BUILT_IN
     method: Method = "t"  # or "bootstrap": how the rows that are not 0/1 were computed
+    # Each side's judges against people's labels (outputs.human), over all its runs as
+    # ``agenteval judge calibrate`` reads them; a side whose labels cannot be read is a line.
+    calibration: list[Calibration] = field(default_factory=list)
+    calibration_errors: list[str] = field(default_factory=list)
 
     @property
     def tested(self) -> int:
@@ -355,6 +360,7 @@ def build(
     add_q_values(rows)
     warnings += concentration_warnings(rows, [s.target for s in paired])
     outcomes = outcome_keys(paired, catalog)
+    calibration, calibration_errors = judges_against_people(sides)
     return Comparison(
         sides=sides,
         rows=rows,
@@ -374,7 +380,20 @@ def build(
         ),
         catalog=catalog,
         method=method,
+        calibration=calibration,
+        calibration_errors=calibration_errors,
     )
+
+
+def judges_against_people(sides: list[ExperimentData]) -> tuple[list[Calibration], list[str]]:
+    """Every side's calibrations, and a line per side whose labels could not be read."""
+    found: list[Calibration] = []
+    errors: list[str] = []
+    for side in sides:
+        items, error = calibrated(side.target, side.name, side.runs)
+        found += items
+        errors += [] if error is None else [f"{side.target}: {error}"]
+    return found, errors
 
 
 def compared_with_first(

@@ -23,6 +23,7 @@ from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.info import NA, format_value
 from agenteval_cli.metrics.kinds import paired_kind
 from agenteval_cli.metrics.stats import side_interval
+from agenteval_cli.report import calibration
 from agenteval_cli.report.agents import (
     TREE_MARK,
     AgentRow,
@@ -565,6 +566,25 @@ def _table(comparison: Comparison) -> list[dict[str, Any]]:
     return rows
 
 
+def _calibration_section(comparison: Comparison) -> list[dict[str, Any]]:
+    """Per target and labelled key: its figures and its confusion, row by row."""
+    return [
+        {
+            "target": item.target,
+            "key": item.key,
+            "figures": calibration.figures(item),
+            "levels": [calibration.value(c) for c in item.agreement.categories],
+            "rows": [
+                {"value": calibration.value(c), "index": i, "counts": counts}
+                for i, (c, counts) in enumerate(
+                    zip(item.agreement.categories, item.agreement.confusion, strict=True)
+                )
+            ],
+        }
+        for item in comparison.calibration
+    ]
+
+
 def _link(url: str | None) -> str | None:
     """A URL the page may link to: http(s) only."""
     return url if url and url.startswith(("https://", "http://")) else None
@@ -647,6 +667,11 @@ def render_html(
         confusion=[
             (name, c) for name, c in zip(names, comparison.confusion, strict=True) if c is not None
         ],
+        calibration=_calibration_section(comparison),
+        calibration_errors=comparison.calibration_errors,
+        calibration_title=calibration.TITLE,
+        calibration_headings=calibration.HEADINGS,
+        corner=calibration.CORNER,
         histograms=[
             (
                 catalog.label(key),

@@ -13,13 +13,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ModelCall, Run, Trace, Turn
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.prices import price_call
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
-from agenteval_cli.results.calibration import calibrate, row_has_labels
+from agenteval_cli.results.calibration import calibrated, row_has_labels
 from agenteval_cli.results.sources import experiment_catalog
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
@@ -56,10 +55,10 @@ def _calibration(
     if not runs:
         return None
     record = store.experiment(experiment_id)
-    try:
-        return [c.to_json() for c in calibrate(record.target, record.name, runs)]
-    except UserError as exc:  # a malformed label: said here, the export still written
-        return [{"error": str(exc)}]
+    found, error = calibrated(record.target, record.name, runs)
+    if error is not None:  # a malformed label: said here, the export still written
+        return [{"error": error}]
+    return [c.to_json() for c in found]
 
 
 def metrics_summary(catalog: Catalog) -> Summary:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval_cli.core.redact import redact, strip_control
+from agenteval_cli.report.calibration import HEADINGS, TITLE, figures
 from agenteval_cli.report.comparison import Comparison, fmt_mean
 from agenteval_cli.report.paired_cells import counts_cell, detectable_cell, method_note, p_cell
 from agenteval_cli.report.repetitions import legends, side_rows
@@ -132,6 +133,7 @@ def render_markdown(
         ),
         "",
     ]
+    lines += _calibration(comparison)
     if comparison.disagreements:
         lines += ["<details><summary>Examples where the targets disagree most</summary>", ""]
         lines.append("| example | question | " + " | ".join(_cell(n) for n in names) + " |")
@@ -147,6 +149,24 @@ def render_markdown(
     for side in comparison.sides:
         lines.append(f"- {_code(side.target)}: {_cell(side.name)}")
     return "\n".join(lines) + "\n"
+
+
+def _calibration(comparison: Comparison) -> list[str]:
+    """The judges' agreement with people's labels, when some row carries them."""
+    if not comparison.calibration and not comparison.calibration_errors:
+        return []
+    lines = [f"#### {_cell(TITLE)}", ""]
+    if comparison.calibration:
+        header = ["target", "judge", *HEADINGS]
+        lines.append("| " + " | ".join(_cell(h) for h in header) + " |")
+        lines.append("|" + "|".join([":--", ":--", "--:", "--:", "--:", ":--", "--:"]) + "|")
+        for item in comparison.calibration:
+            cells = [_code(item.target, in_table=True), _cell(item.key)]
+            cells += [html.escape(c) for c in figures(item)]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [f"> **Warning:** {_cell(e)}" for e in comparison.calibration_errors]
+    return lines + ([""] if comparison.calibration_errors else [])
 
 
 def write_markdown(

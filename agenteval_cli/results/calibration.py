@@ -9,15 +9,19 @@ calibrated: an LLM judge's, or any evaluator's.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Run
 from agenteval_cli.evaluators.reference_fields import HUMAN_LABELS
 from agenteval_cli.metrics.agreement import Agreement, agreement
+
+if TYPE_CHECKING:
+    from agenteval_cli.store.db import ExperimentRecord, Store
 
 LABELS_FIELD = HUMAN_LABELS  # outputs.human: {<score key>: <a person's value>}
 
@@ -114,6 +118,32 @@ def calibrate(target: str, experiment: str, runs: Iterable[Run]) -> list[Calibra
         for key, found in pairs.items()
         if found
     ]
+
+
+def calibrated(
+    target: str, experiment: str, runs: Iterable[Run]
+) -> tuple[list[Calibration], str | None]:
+    """:func:`calibrate` for a report: a malformed label is its reason, returned to be said
+    beside the figures, so the rest of the report is still written."""
+    try:
+        return calibrate(target, experiment, runs), None
+    except UserError as exc:
+        return [], str(exc)
+
+
+def stored_calibration(
+    store: Store, record: ExperimentRecord
+) -> tuple[list[Calibration], str | None]:
+    """:func:`calibrated` over a stored experiment's labelled results (the run table's
+    block): the store hands over only rows whose references name the labels field, so a
+    run without labels decodes no result."""
+    held = store.results(record.id, reference_holding=json.dumps(LABELS_FIELD))
+    runs = [
+        Run.from_result(s.result, s.inputs, s.reference_outputs)
+        for s in held
+        if row_has_labels(s.reference_outputs)
+    ]
+    return calibrated(record.target, record.name, runs) if runs else ([], None)
 
 
 def unmatched_keys(runs: Iterable[Run]) -> list[str]:

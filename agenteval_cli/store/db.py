@@ -380,9 +380,12 @@ class Store:
         """A group-committing writer for a run (see :class:`ResultWriter`)."""
         return ResultWriter(self.db)
 
-    def results(self, experiment_id: str) -> Iterator[StoredResult]:
-        """Results of an experiment in insertion order, with their inputs and references."""
-        return iter_results(self.db, experiment_id)
+    def results(
+        self, experiment_id: str, *, reference_holding: str | None = None
+    ) -> Iterator[StoredResult]:
+        """Results of an experiment in insertion order, with their inputs and references;
+        ``reference_holding``: only those whose reference JSON text holds that string."""
+        return iter_results(self.db, experiment_id, reference_holding=reference_holding)
 
     def summary(
         self, experiment_id: str, *, repetitions: int = 1, catalog: Catalog = BUILT_IN

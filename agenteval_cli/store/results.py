@@ -388,16 +388,22 @@ class ResultWriter:
 # --- reading -----------------------------------------------------------------------------
 
 
-def iter_results(db: sqlite3.Connection, experiment_id: str) -> Iterator[StoredResult]:
+def iter_results(
+    db: sqlite3.Connection, experiment_id: str, *, reference_holding: str | None = None
+) -> Iterator[StoredResult]:
     """Results of an experiment in insertion order, with their inputs and references; the
-    rows are read as they are consumed."""
-
+    rows are read as they are consumed. ``reference_holding``: only the rows whose
+    reference JSON text holds it, filtered before any row is decoded."""
+    where, params = "experiment_id = ?", [experiment_id]
+    if reference_holding is not None:
+        where += " AND instr(reference_json, ?) > 0"
+        params.append(reference_holding)
     rows = db.execute(
         "SELECT example_id, repetition, inputs_json, reference_json, outputs_json, trace_json,"
         " error, latency_s, attempts, cached, scores_json,"
         f" {status_columns(db, 'interrupt', 'turns_json')}"
-        " FROM results WHERE experiment_id = ? ORDER BY id",
-        (experiment_id,),
+        f" FROM results WHERE {where} ORDER BY id",
+        params,
     )
     for example_id, rep, inputs, reference, outputs, trace, error, latency, *rest in rows:
         attempts, cached, scores, interrupt, turns = rest
