@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -365,6 +366,44 @@ def test_the_run_table_and_reports_show_the_judge_beside_its_figures(tmp_path, i
     assert "| none (two values) | 0 |" in markdown
     page = (out / "r.html").read_text()
     assert '<table class="calibration">' in page and "kappa-confusion" in page
+
+
+def _docs_blocks() -> list[list[str]]:
+    """The code blocks of docs/evaluators.md, each as its lines (less its fence's indent)."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "evaluators.md").read_text()
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    indent = 0  # a block inside a list item is indented as its fence is
+    for line in page.splitlines():
+        if line.strip().startswith("```"):
+            if current is None:
+                current, indent = [], len(line) - len(line.lstrip())
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(line[indent:])
+    return blocks
+
+
+def test_the_docs_show_what_calibrate_the_run_table_and_markdown_print(tmp_path, invoke):
+    """docs/evaluators.md's samples are this project's output (the experiment id aside)."""
+    spec = _project(tmp_path, [1, True, 0, False, 0])
+    db, markdown = tmp_path / "db", tmp_path / "r.md"
+    ran = invoke("run", spec, "--store", db, "--markdown", markdown)
+    assert ran.exit_code == 0, ran.text
+    calibrated = invoke("judge", "calibrate", spec, "--store", db)
+    assert calibrated.exit_code == 0, calibrated.text
+    blocks = _docs_blocks()
+    [shown] = [b for b in blocks if b and b[0] == "$ agenteval judge calibrate judged.yaml"]
+    ids = re.compile(r"-[0-9a-f]{8}\)")
+    assert [ids.sub("-…)", line) for line in shown[1:]] == [
+        ids.sub("-…)", line) for line in calibrated.stdout.splitlines()
+    ]
+    [table] = [b for b in blocks if b and b[0].strip() == "judges against people (outputs.human):"]
+    assert "\n".join(table) in ran.stdout
+    [rows] = [b for b in blocks if b and b[0].strip().startswith("| target | judge |")]
+    assert "\n".join(line.strip() for line in rows) in markdown.read_text()
 
 
 def test_a_run_without_labels_shows_no_judge_block(tmp_path, invoke):
