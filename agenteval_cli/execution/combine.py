@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.execution.merge import merged_spec
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
-from agenteval_cli.store.merging import SharedExamples, copy_results
+from agenteval_cli.store.merging import SharedExamples, copy_results, create_like
 
 if TYPE_CHECKING:
     from agenteval_cli.metrics.catalog import Catalog
@@ -75,7 +76,6 @@ def _combine_spec(pieces: list[Piece], out: Store, session: str) -> Combined:
     from agenteval_cli.evaluators.loading import catalog_of
     from agenteval_cli.execution.experiment import score_stored_summaries
     from agenteval_cli.execution.loading import load_evaluators
-    from agenteval_cli.execution.merge import merged_spec
 
     first = pieces[0].record
     spec = merged_spec(first)
@@ -128,23 +128,14 @@ def _create(
     dataset_hash = hashes[0] or None
     if len(hashes) > 1:  # inline examples, or several files: the same set hashes the same
         dataset_hash = hashlib.sha256("\n".join(hashes).encode()).hexdigest()
-    examples = _examples(pieces)
-    return out.create_experiment(
-        prefix=first.prefix,
-        target=first.target,
-        target_path=first.target_path,
-        spec=first.spec,
-        spec_path=first.spec_path,
-        spec_hash=first.spec_hash,
-        dataset_path=dataset_path,
-        dataset_name=first.dataset_name,
-        dataset_hash=dataset_hash,
-        git_commit=first.git_commit,
-        repetitions=first.repetitions,
-        example_count=len(examples),
+    return create_like(
+        out,
+        first,
         run_id=run_id,
-        target_fingerprint=first.target_fingerprint,
         catalog=catalog,
+        dataset_path=dataset_path,
+        dataset_hash=dataset_hash,
+        example_count=len(_examples(pieces)),
     )
 
 

@@ -22,7 +22,12 @@ from pathlib import Path
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.spec.model import Spec, load_spec
 from agenteval_cli.store.db import ExperimentRecord, Store
-from agenteval_cli.store.merging import SharedExamples, copy_results, delete_experiments
+from agenteval_cli.store.merging import (
+    SharedExamples,
+    copy_results,
+    create_like,
+    delete_experiments,
+)
 
 
 @dataclass
@@ -178,26 +183,10 @@ def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecor
     evaluators = load_evaluators(spec)  # a user's evaluator that fails to load fails here
     run_id = merge_run_id(shards)
     _drop_merge(out, run_id)
-    created: list[ExperimentRecord] = []
-    for source in shards[0].experiments:
-        created.append(
-            out.create_experiment(
-                prefix=source.prefix,
-                target=source.target,
-                target_path=source.target_path,
-                spec=source.spec,
-                spec_path=source.spec_path,
-                spec_hash=source.spec_hash,
-                dataset_path=source.dataset_path,
-                dataset_name=source.dataset_name,
-                dataset_hash=source.dataset_hash,
-                git_commit=source.git_commit,
-                repetitions=source.repetitions,
-                example_count=source.dataset_examples,
-                run_id=run_id,
-                catalog=catalog_of(evaluators),
-            )
-        )
+    catalog = catalog_of(evaluators)
+    created = [
+        create_like(out, source, run_id=run_id, catalog=catalog) for source in shards[0].experiments
+    ]
     status = "interrupted"
     try:
         _copy_results(out, shards, created)

@@ -1,4 +1,5 @@
-"""Copying results from one store into another, and removing experiments whole: what
+"""Copying experiments and their results from one store into another, and removing
+experiments whole: what
 merging the stores of a sharded run (:mod:`agenteval_cli.execution.merge`) and combining a
 test session's runs (:mod:`agenteval_cli.execution.combine`) do in SQLite."""
 
@@ -8,13 +9,14 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.store.results import OLD_ROWS, RESULT_COLUMNS
 from agenteval_cli.store.tx import has_table, write_transaction
 
 if TYPE_CHECKING:
-    from agenteval_cli.store.db import Store
+    from agenteval_cli.metrics.catalog import Catalog
+    from agenteval_cli.store.db import ExperimentRecord, Store
 
 # The tables whose rows belong to one experiment (by experiment_id), besides langsmith_sent.
 OWN_TABLES = ("results", "summary_scores", "langsmith_run_trees", "langsmith_uploads")
@@ -23,6 +25,30 @@ OWN_TABLES = ("results", "summary_scores", "langsmith_run_trees", "langsmith_upl
 class SharedExamples(Exception):
     """The results copied hold an example and repetition the experiment copied into
     already has (a row of ``results`` would be doubled)."""
+
+
+def create_like(
+    out: Store, source: ExperimentRecord, *, run_id: str, catalog: Catalog, **changes: Any
+) -> ExperimentRecord:
+    """A new experiment in ``out`` of ``source``'s spec, target and dataset (its whole
+    dataset's example count), in run ``run_id``, with ``changes`` to those fields: the
+    experiment a merge or a combination copies results into."""
+    fields: dict[str, Any] = {
+        "prefix": source.prefix,
+        "target": source.target,
+        "target_path": source.target_path,
+        "spec": source.spec,
+        "spec_path": source.spec_path,
+        "spec_hash": source.spec_hash,
+        "dataset_path": source.dataset_path,
+        "dataset_name": source.dataset_name,
+        "dataset_hash": source.dataset_hash,
+        "git_commit": source.git_commit,
+        "repetitions": source.repetitions,
+        "example_count": source.dataset_examples,
+        "target_fingerprint": source.target_fingerprint,
+    }
+    return out.create_experiment(**{**fields, **changes}, run_id=run_id, catalog=catalog)
 
 
 def copy_results(
