@@ -815,10 +815,11 @@ def test_compare_pairs_by_conversation_and_by_agent_totals_are_the_turns_sums(tm
         for line in compared.output.splitlines()
         if line.strip()
     }
-    # model calls: (6 + 3) / 2 against (3 + 2) / 2; paired differences -3 and -1
-    assert rows["model calls"][:5] == ["4.5", "2.5", "\u22122.0", "[\u22123.0,", "\u22121.0]"]
+    # model calls: (6 + 3) / 2 against (3 + 2) / 2; paired differences -3 and -1: mean -2,
+    # sd sqrt(2), standard error 1, t(1 df, 0.975) = 12.706: [-14.7, +10.7]
+    assert rows["model calls"][:5] == ["4.5", "2.5", "\u22122.0", "[\u221215,", "+11]"]
     # handoffs: (2 + 2 + 2) / 2 against (1 + 0 + 1) / 2, paired differences -3 and -1
-    assert rows["handoffs 3.0"][:4] == ["1.0", "\u22122.0", "[\u22123.0,", "\u22121.0]"]
+    assert rows["handoffs 3.0"][:4] == ["1.0", "\u22122.0", "[\u221215,", "+11]"]
     # a follow-up only in the first conversation: 3 calls against 1
     assert rows["follow-up 3.0"][:2] == ["1.0", "\u22122.0"]
     assert rows["continuity 0.0%"][:2] == ["100.0%", "+100.0"]
