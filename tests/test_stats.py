@@ -309,3 +309,19 @@ def test_examples_are_paired_by_id_so_the_test_does_not_depend_on_the_stored_ord
     b.pop("ex000")
     assert compare_examples(a, b).n == 39
     assert compare_examples(a, {}) is None
+
+
+def test_a_difference_of_two_rates_is_never_wider_than_100_points():
+    """Differences -0.5, -1, 0, -1: mean -0.625, sd 0.4787, t(3 df, 0.975) = 3.1824, so t
+    gives [-1.387, +0.137]; a rate's difference lies in [-1, 1], so the interval stops at
+    -1, and a quantity's is left as t gives it."""
+    from agenteval_cli.report.comparison import compared_with_first
+
+    a = {"e1": 1.0, "e2": 1.0, "e3": 1.0, "e4": 1.0}
+    b = {"e1": 0.5, "e2": 0.0, "e3": 1.0, "e4": 0.0}
+    half = 3.182446 * math.sqrt(0.6875 / 3) / 2
+    [rate] = compared_with_first([a, b], metric("coverage", fmt="percent"), {})
+    [count] = compared_with_first([a, b], metric("steps", quantity=True), {})
+    assert rate is not None and count is not None
+    assert (rate.ci_low, rate.ci_high) == pytest.approx((-1.0, -0.625 + half), abs=1e-4)
+    assert (count.ci_low, count.ci_high) == pytest.approx((-0.625 - half, -0.625 + half), abs=1e-4)

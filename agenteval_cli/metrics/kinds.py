@@ -33,3 +33,9 @@ def paired_kind(info: MetricInfo, *values: Iterable[float]) -> PairedKind:
                     return "mean"
         return "binary" if seen else "mean"
     return "mean"
+
+
+def is_rate(info: MetricInfo) -> bool:
+    """A 0–1 rate (an outcome in percent): its mean lies in [0, 1], a difference of two in
+    [-1, 1], so an interval past those bounds is cut to them (no coverage is lost)."""
+    return info.kind == "outcome" and info.format == "percent"

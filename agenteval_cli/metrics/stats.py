@@ -351,6 +351,13 @@ def compare_paired(
     return replace(found, mean_a=_mean(xs), mean_b=_mean(ys))
 
 
+def within(found: PairedComparison, low: float, high: float) -> PairedComparison:
+    """``found`` with its interval cut to what the difference can be: ``[low, high]``."""
+    if found.ci_low is None or found.ci_high is None:
+        return found
+    return replace(found, ci_low=max(found.ci_low, low), ci_high=min(found.ci_high, high))
+
+
 def compare_examples(
     a: Mapping[str, float],
     b: Mapping[str, float],

@@ -21,7 +21,7 @@ from agenteval_cli.data.conversations import opening_line
 from agenteval_cli.gating.examples import checks_for, example_checks
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.info import NA, format_value
-from agenteval_cli.metrics.kinds import paired_kind
+from agenteval_cli.metrics.kinds import is_rate, paired_kind
 from agenteval_cli.metrics.stats import side_interval
 from agenteval_cli.report import calibration
 from agenteval_cli.report.agents import (
@@ -74,6 +74,8 @@ def _chart(
         mean = side_mean
         interval = side_interval(values, kind)
         low, high = interval if interval is not None else (mean, mean)
+        if is_rate(catalog.info(key)):  # a rate's mean lies in [0, 1]
+            low, high = max(low, 0.0), min(high, 1.0)
         present.append((mean, low, high))
         bars.append({"name": name, "mean": mean, "low": low, "high": high})
     if not present:
