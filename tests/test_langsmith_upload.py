@@ -593,3 +593,35 @@ def test_a_function_s_and_a_resumed_graph_s_turns_upload_with_their_own_runs(
                 assert len(llm) == len(kept["trace"]["model_calls"]), (turn["name"], kept)
                 checked += 1
     assert checked == 9  # three turns of each of the three that answered
+
+
+def test_a_stop_the_client_swallowed_still_ends_the_upload(
+    server, spec, tmp_path, invoke, monkeypatch
+):
+    """A SIGTERM whose KeyboardInterrupt lands in langsmith's log filters (they catch
+    BaseException in a ``finally``) is lost to the code; the stop is remembered, so the
+    upload ends after the dataset's push with the stop's line, no run sent."""
+    import contextlib
+
+    from agenteval_cli.cli import stop_signals
+    from agenteval_cli.langsmith import datasets as lsd
+
+    store = tmp_path / "db"
+    assert invoke("run", spec, "--limit", "2", "--store", store).exit_code == 0
+    names = stored_experiments(store)
+    pushed = lsd.push
+
+    def push_then_swallow(*args, **kwargs):
+        report = pushed(*args, **kwargs)
+        with contextlib.suppress(BaseException):  # as langsmith.utils.filter_logs does
+            stop_signals._interrupt(signal.SIGTERM, None)
+        return report
+
+    monkeypatch.setattr(lsd, "push", push_then_swallow)
+    stopped = invoke("upload", *names.values(), "--store", store)
+    assert stopped.exit_code == 130, stopped.output
+    assert "interrupted (SIGTERM); 0 of 4 result(s) were sent" in stopped.text
+    assert not server.state.runs  # stopped before any project or run was made
+    monkeypatch.setattr(lsd, "push", pushed)
+    again = invoke("upload", *names.values(), "--store", store)  # a new command: no stop
+    assert again.exit_code == 0, again.output

@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 from typer.core import TyperGroup
 
+from agenteval_cli.core import stops
 from agenteval_cli.core.errors import ExitCode, UserError
 from agenteval_cli.store import DEFAULT_STORE as DEFAULT_STORE  # re-exported: every option
 from agenteval_cli.store import find_store
@@ -465,6 +466,7 @@ def command_endings() -> Iterator[None]:
     from agenteval_cli.cli.stop_signals import INTERRUPTED, interrupted_line, set_stop_note
 
     exit_code: int = ExitCode.SERVICE_FAILED
+    stops.forget()
     try:
         try:
             yield

@@ -9,14 +9,16 @@ that Ctrl-C raises, and each ends the command where every command ends
 command did (:func:`set_stop_note`). Importing the commands takes a while (Typer, Rich): a
 signal then exits at once with one line.
 
-This module imports only ``os`` and ``signal`` (no ``typing`` even), so that it is in place
-before anything slow loads.
+This module imports only ``os``, ``signal`` and :mod:`agenteval_cli.core.stops` (no
+``typing`` even), so that it is in place before anything slow loads.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+
+from agenteval_cli.core import stops
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +51,9 @@ def _exit_now(signum: int, _frame: FrameType | None) -> None:
 
 def _interrupt(signum: int, _frame: FrameType | None) -> None:
     """What Ctrl-C does: a KeyboardInterrupt, named after the signal for its line
-    (:func:`interrupted_line`, printed where every command ends)."""
+    (:func:`interrupted_line`, printed where every command ends), and remembered, should a
+    library swallow it (:mod:`agenteval_cli.core.stops`)."""
+    stops.ask(_name(signum))
     raise KeyboardInterrupt(_name(signum))
 
 
@@ -85,8 +89,9 @@ def quiet_while_importing() -> dict[int, Any]:
 
 
 def stop_like_ctrl_c() -> None:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, as Ctrl-C does."""
-    install(_interrupt, tuple(s for s in STOP_SIGNALS if s != signal.SIGINT))
+    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, as Ctrl-C does (and
+    Ctrl-C's is remembered as theirs are)."""
+    install(_interrupt, STOP_SIGNALS)
 
 
 def install(handler: Any, signals: tuple[int, ...]) -> dict[int, Any]:

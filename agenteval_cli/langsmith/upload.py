@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agenteval_cli.core import stops
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ModelCall, Score, Turn
 from agenteval_cli.langsmith.client import (
@@ -119,6 +120,7 @@ def _linked_dataset(
 
         say(f"dataset {name!r} is not pushed yet: pushing {path} first")
         report = lsd.push(conn, state, name, load_examples(path), file_hash=dataset_hash(path))
+        stops.raise_if_asked()  # a stop the client's log filters swallowed mid-push
         say(f"pushed {name!r}: {report.plan.summary(prune=False)}")
         ids = state.example_ids(conn.endpoint, name)
     dataset = lsd.find_dataset(conn, name)
@@ -170,6 +172,7 @@ def _send(
     report = UploadReport(project.name, None, 0, 0, 0, len(sent))
     start = datetime.fromisoformat(exp.started_at)
     for offset in range(0, len(pending), CHUNK):
+        stops.raise_if_asked()  # a stop the client swallowed while it sent the last chunk
         chunk = pending[offset : offset + CHUNK]
         runs: list[dict[str, Any]] = []
         feedback: list[dict[str, Any]] = []
@@ -186,6 +189,7 @@ def _send(
         state.mark_sent(exp.id, [(s.result.example_id, s.result.repetition) for s in chunk])
         report.runs += len(chunk)
         report.feedback += len(feedback)
+    stops.raise_if_asked()  # and while it sent the last: a stop is said, never lost
     return report
 
 
