@@ -287,6 +287,20 @@ def truths_of(run: Run, target: str) -> dict[str, ConversationTruth]:
     }
 
 
+def transcript(result: dict) -> list[tuple]:
+    """What a stored conversation said and did, turn by turn (its latencies aside): the same
+    for a simulated user that writes the same conversation twice."""
+    return [
+        (
+            turn["inputs"],
+            turn["outputs"]["final_response"],
+            turn["trace"]["agent_path"],
+            {k: v for k, v in turn["scores"].items() if "latency" not in k},
+        )
+        for turn in result["turns"]
+    ]
+
+
 @pytest.mark.parametrize("target", list(CASES))
 def test_every_metric_per_turn_and_per_conversation_matches_the_log(heldout, target) -> None:
     run = heldout[target]
@@ -387,15 +401,7 @@ def test_a_scripted_simulated_user_has_the_same_conversation_twice(tmp_path) -> 
             truth = conversation_truth(run.calls, "conv_swarm", scripted, Form())
             problems = mismatches_of_one(row.json, truth, f"{attempt}/{row.example_id}")
             assert not problems, "\n" + "\n".join(problems)
-            conversations[row.example_id] = [
-                (
-                    turn["inputs"],
-                    turn["outputs"]["final_response"],
-                    turn["trace"]["agent_path"],
-                    {k: v for k, v in turn["scores"].items() if "latency" not in k},
-                )
-                for turn in row.json["turns"]
-            ]
+            conversations[row.example_id] = transcript(row.json)
         seen.append(conversations)
     assert seen[0] == seen[1]
     # the plan, the thanks, and the greeting that ended it
@@ -582,15 +588,7 @@ def test_an_llm_simulated_user_has_the_same_conversations_twice(tmp_path, monkey
                 assert row.json["scores"]["user_input_tokens"] == 120 * (len(plan) + 1)
                 assert row.json["scores"]["user_output_tokens"] == 30 * (len(plan) + 1)
                 assert row.json["comments"]["turns"] == "the user said it is done"
-                conversations[row.example_id] = [
-                    (
-                        turn["inputs"],
-                        turn["outputs"]["final_response"],
-                        turn["trace"]["agent_path"],
-                        {k: v for k, v in turn["scores"].items() if "latency" not in k},
-                    )
-                    for turn in row.json["turns"]
-                ]
+                conversations[row.example_id] = transcript(row.json)
             seen.append(conversations)
     assert seen[0] == seen[1]
 

@@ -343,20 +343,18 @@ def test_a_conversations_turns_are_labelled_under_outputs_turns():
         calibrate("t", "exp", [bad])
 
 
+def _run_with_reports(invoke, spec: Path, store: Path, out: Path):
+    """``agenteval run SPEC`` writing its Markdown and HTML reports into ``out``."""
+    return invoke(
+        "run", spec, "--store", store, "--markdown", out / "r.md", "--html", out / "r.html"
+    )
+
+
 def test_the_run_table_and_reports_show_the_judge_beside_its_figures(tmp_path, invoke):
     # the five rows of the first test: kappa 8/13, agreement 80%, two values, unweighted
     spec = _project(tmp_path, [1, True, 0, False, 0])
     out = tmp_path / "out"
-    result = invoke(
-        "run",
-        spec,
-        "--store",
-        tmp_path / "db",
-        "--markdown",
-        out / "r.md",
-        "--html",
-        out / "r.html",
-    )
+    result = _run_with_reports(invoke, spec, tmp_path / "db", out)
     assert result.exit_code == 0, result.text
     lines = result.stdout.splitlines()
     at = lines.index("  judges against people (outputs.human):")
@@ -420,16 +418,7 @@ def test_a_malformed_label_is_said_in_the_table_and_reports_which_are_still_writ
 ):
     spec = _project(tmp_path, [1, "yes", 0, 0, 0])
     out = tmp_path / "out"
-    result = invoke(
-        "run",
-        spec,
-        "--store",
-        tmp_path / "db",
-        "--markdown",
-        out / "r.md",
-        "--html",
-        out / "r.html",
-    )
+    result = _run_with_reports(invoke, spec, tmp_path / "db", out)
     assert result.exit_code == 0, result.text
     said = "example 'r1': outputs.human.verdict is 'yes', not a number or true/false"
     lines = result.stdout.splitlines()

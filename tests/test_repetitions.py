@@ -192,20 +192,28 @@ def rounded(value):
     return value
 
 
+def fixed_passes(folder: Path, extra: str) -> Path:
+    """The project of four examples passing 3, 2, 1 and 0 of 3 repetitions, its spec ending
+    with ``extra``."""
+    return project(
+        folder,
+        TARGET,
+        data=rows(4, question="e{i}"),
+        evaluators=EVALUATORS,
+        concurrency=1,
+        files={"checks.py": CHECKS},
+        extra=extra,
+    )
+
+
 def test_run_reports_pass_k_of_a_target_whose_passes_are_fixed(tmp_path, invoke):
     """Passes per example 3, 2, 1, 0 of 3 (e3's three errors). By hand: pass^1 = 6/12;
     pass^2 = (1 + 1/3) / 4 = 1/3; pass^3 = 1/4; pass@2 = (1 + 1 + 2/3) / 4 = 2/3; pass@3 =
     3/4; flaky 2 of 4, Wilson [15.0, 85.0]. An example's check passes when every repetition
     does: e1's mean 0.667 is above the threshold, yet it fails, reading 2/3 in the JUnit
     file."""
-    spec = project(
-        tmp_path,
-        TARGET,
-        data=rows(4, question="e{i}"),
-        evaluators=EVALUATORS,
-        concurrency=1,
-        files={"checks.py": CHECKS},
-        extra='repetitions: 3\nmax_error_rate: 0.5\nthresholds:\n  said_refund: ">= 0.4"\n',
+    spec = fixed_passes(
+        tmp_path, 'repetitions: 3\nmax_error_rate: 0.5\nthresholds:\n  said_refund: ">= 0.4"\n'
     )
     out, junit = tmp_path / "out.json", tmp_path / "junit.xml"
     ran = invoke("run", spec, "--store", tmp_path / "db", "--json", out, "--junit", junit)
@@ -302,15 +310,7 @@ def test_compare_and_the_reports_show_pass_k_flaky_and_what_the_spread_is():
 def test_the_api_gives_the_repetitions_of_the_json_export(tmp_path):
     from agenteval_cli import api
 
-    spec = project(
-        tmp_path,
-        TARGET,
-        data=rows(4, question="e{i}"),
-        evaluators=EVALUATORS,
-        concurrency=1,
-        files={"checks.py": CHECKS},
-        extra="repetitions: 3\nmax_error_rate: 0.5\n",
-    )
+    spec = fixed_passes(tmp_path, "repetitions: 3\nmax_error_rate: 0.5\n")
     report = api.run(spec, store=tmp_path / "db")
     [experiment] = report.experiments
     found = experiment.pass_k
