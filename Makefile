@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# `make run` needs only the package itself; the test extras (pytest, mypy, Ray, OpenTelemetry,
+# the third-party agent frameworks the tests drive) are installed by `make test`.
+RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: run test lint bench docs clean lock browser langgraph-server
 
@@ -11,11 +14,15 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # Reinstall only when the dependency pins change.
-$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+$(RUN_STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/pip install --quiet -c constraints.txt -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,ray]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/agenteval run configs/routing.yaml
 
 test: lint browser langgraph-server
