@@ -11,15 +11,16 @@ RUN_STAMP := $(VENV)/.installed-run
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install -qq --upgrade pip
 
-# Reinstall only when the dependency pins change.
+# Reinstall only when the dependency pins change. -qq: errors only, so the first screen
+# of `make run` is the demo (setuptools warns about every flat-layout editable install).
 $(RUN_STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/pip install --quiet -c constraints.txt -e .
+	$(BIN)/pip install -qq -c constraints.txt -e .
 	touch $(RUN_STAMP)
 
 $(STAMP): $(RUN_STAMP)
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,ray]'
+	$(BIN)/pip install -qq -c constraints.txt -e '.[dev,ray]'
 	touch $(STAMP)
 
 run: $(RUN_STAMP)
@@ -63,9 +64,11 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# Write the run output README.md and docs/ show from a fresh run of each demo.
+# Write the run output README.md and docs/ show from a fresh run of each demo, and the
+# command reference in docs/commands.md from the CLI's own --help.
 docs: $(STAMP)
 	AGENTEVAL_WRITE_DOCS=1 $(BIN)/python -m pytest tests/test_docs_output.py -q -m slow
+	$(BIN)/cog -r docs/commands.md
 
 # Refresh constraints.txt from the current environment after a tested upgrade.
 lock: $(STAMP)
