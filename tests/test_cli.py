@@ -231,12 +231,18 @@ def test_a_target_that_loads_langchain_on_its_first_call_is_called_once_per_exam
     """Nothing of LangChain is loaded when the run starts; the target imports it inside its
     first call. That call is traced as it is, never made a second time to trace it."""
     (tmp_path / "lazy_runnable.py").write_text(
+        "import sys\n"
         "from pathlib import Path\n"
         "def target(inputs):\n"
-        "    from langchain_core.runnables import RunnableLambda\n"
+        "    loaded = 'langchain_core' in sys.modules\n"
+        "    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel\n"
+        "    from langchain_core.messages import AIMessage\n"
         "    with (Path(__file__).parent / 'calls.txt').open('a') as calls:\n"
-        "        calls.write(inputs['question'] + '\\n')\n"
-        "    return {'final_response': RunnableLambda(str.upper).invoke(inputs['question'])}\n"
+        "        calls.write(f\"{inputs['question']} {loaded}\\n\")\n"
+        "    usage = {'input_tokens': 7, 'output_tokens': 2, 'total_tokens': 9}\n"
+        "    reply = AIMessage(inputs['question'].upper(), usage_metadata=usage)\n"
+        "    model = GenericFakeChatModel(messages=iter([reply]))\n"
+        "    return {'final_response': model.invoke(inputs['question']).content}\n"
     )
     rows = [{"inputs": {"question": f"q{i}"}, "outputs": {}} for i in range(3)]
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -249,10 +255,45 @@ def test_a_target_that_loads_langchain_on_its_first_call_is_called_once_per_exam
          "--json", "out.json"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
-    assert proc.returncode in (0, 3), proc.stderr  # 3: the model-less calls have no tokens
-    assert (tmp_path / "calls.txt").read_text().split() == ["q0", "q1", "q2"]
+    assert proc.returncode == 0, proc.stderr
+    # LangChain was first imported by the first call itself, which was made once
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert calls == ["q0 False", "q1 True", "q2 True"]
     [experiment] = json.loads((tmp_path / "out.json").read_text())["experiments"]
-    assert [r["outputs"]["final_response"] for r in experiment["results"]] == ["Q0", "Q1", "Q2"]
+    results = sorted(experiment["results"], key=lambda r: r["outputs"]["final_response"])
+    assert [r["outputs"]["final_response"] for r in results] == ["Q0", "Q1", "Q2"]
+    # and traced from its first model call: every call's 9 tokens, the first one's too
+    assert [r["scores"]["total_tokens"] for r in results] == [9, 9, 9]
+    assert [r["trace"]["untraced"] for r in results] == [None, None, None]
+
+
+def test_a_run_of_plain_function_targets_never_imports_langchain(tmp_path):
+    """Start-up follows the targets: functions that never use LangChain never load it."""
+    (tmp_path / "plain.py").write_text(
+        "import sys\n"
+        "from pathlib import Path\n"
+        "async def target(inputs):\n"
+        "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "                    ('langchain_core', 'langchain', 'langgraph', 'langsmith'))\n"
+        "    with (Path(__file__).parent / 'seen.txt').open('a') as seen:\n"
+        "        seen.write(f'{len(loaded)}\\n')\n"
+        "    return {'final_response': inputs['question']}\n"
+    )
+    rows = [{"inputs": {"question": f"q{i}"}, "outputs": {"must_mention": ["q"]}} for i in range(3)]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(
+        "dataset: rows.jsonl\ntargets: {plain: plain.py:target}\n"
+        "evaluators: [resolution_coverage]\nconcurrency: 2\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "agenteval_cli.cli", "run", "spec.yaml", "--store", "db",
+         "--json", "out.json"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "seen.txt").read_text().split() == ["0", "0", "0"]
+    [experiment] = json.loads((tmp_path / "out.json").read_text())["experiments"]
+    assert experiment["metrics"]["resolution_coverage"] == 1.0
 
 
 def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path, invoke):

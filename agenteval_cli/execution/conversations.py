@@ -22,6 +22,7 @@ from agenteval_cli.data.conversations import RESUME, Resume, TurnInput, shape_pr
 from agenteval_cli.execution.guards.deadline import Call
 from agenteval_cli.execution.target_calls import (
     CallGuard,
+    callbacks_of,
     checked_outputs,
     finished_trace,
     recorder_for,
@@ -179,7 +180,9 @@ async def _run_turns(
         attempt.sent, attempt.recorder, attempt.started = sent, None, None
         with recorder_for(target) as attempt.recorder:
             attempt.started = time.perf_counter()
-            answered = await guard.outputs(target.turn(turn, session, [attempt.recorder]), who)
+            answered = await guard.outputs(
+                target.turn(turn, session, callbacks_of(attempt.recorder)), who
+            )
         latency = time.perf_counter() - attempt.started
         outputs = checked_outputs(answered)
         session.took(turn, outputs, target.input_key)

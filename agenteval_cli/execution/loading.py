@@ -18,6 +18,7 @@ from agenteval_cli.spec.model import Spec, TargetSpec
 from agenteval_cli.targets import Target, TargetOptionError, adapt
 from agenteval_cli.targets.inputs import check_active_agent
 from agenteval_cli.trace.declarations import ActiveAgent
+from agenteval_cli.trace.pending import prepare_tracing
 
 if TYPE_CHECKING:
     from agenteval_cli.targets.users import SimulatedUser, User
@@ -97,8 +98,8 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
         _declarations(loaded[-1], target)
     # Tracing is made ready with the targets, before the run starts: a target that imports
     # LangChain lazily is then traced on its first call (called once, billed once), and a
-    # run of targets that never load LangChain pays the import here, not in its loop.
-    import agenteval_cli.trace.recorder  # noqa: F401
+    # run of targets that never load LangChain never imports it.
+    prepare_tracing()
 
     return loaded
 

@@ -29,7 +29,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import import_module
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -55,12 +54,14 @@ from agenteval_cli.execution.guards.stalls import LoopStalls
 from agenteval_cli.execution.target_calls import (
     WAITING,
     CallGuard,
+    callbacks_of,
     checked_outputs,
     finished_trace,
     recorder_for,
     retried_calls,
 )
 from agenteval_cli.targets import Target
+from agenteval_cli.trace.pending import prepare_tracing
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.cache import Answers
@@ -243,11 +244,10 @@ class Runner:
         from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
         from agenteval_cli.trace.threads import follow_threads
 
-        # Tracing is ready (LangChain's callbacks loaded) before the first call, so a target
-        # that imports its graph lazily is traced on its first call: called once, billed once.
-        # Loading the targets made it so already (execution.loading); a Runner built by hand
-        # pays the import here.
-        import_module("agenteval_cli.trace.recorder")
+        # Tracing is ready before the first call, so a target that imports its graph lazily
+        # is traced on its first call: called once, billed once. Loading the targets made it
+        # so already (execution.loading); a Runner built by hand gets it here.
+        prepare_tracing()
 
         loop = asyncio.get_running_loop()
         pool = DaemonThreadPool(
@@ -567,7 +567,8 @@ class Runner:
             with recorder_for(target) as recorder:
                 started = time.perf_counter()
                 outputs = await guard.outputs(
-                    target(item.example.inputs, [recorder]), Call(target.name, item.example.id)
+                    target(item.example.inputs, callbacks_of(recorder)),
+                    Call(target.name, item.example.id),
                 )
             return checked_outputs(outputs)
 

@@ -17,6 +17,7 @@ from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.execution.guards.deadline import Call, within
 from agenteval_cli.execution.guards.stalls import LoopStalls, blocked_text
 from agenteval_cli.targets import Target
+from agenteval_cli.trace.pending import PendingRecorder, capture_pending, langchain_loaded
 
 # The thread requests of the target call running in this context that found every thread
 # busy and had to wait: set per call, filled by the worker pool.
@@ -105,14 +106,22 @@ def recorder_for(target: Target) -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for a call of ``target``, which reads the trace as the target
     declares: its coordinators, its name (its agent's, where the graph names none), the state
     key of its active agent and its skill tools (none: skills unknown)."""
+    options: dict[str, Any] = {
+        "coordinators": target.coordinators,
+        "own_agent": target.name,
+        "active_agent": target.active_agent,
+        "skill_tools": target.skill_tools or None,
+    }
+    if not langchain_loaded():  # a plain function: LangChain is imported only if it does so
+        return capture_pending(**options)
     from agenteval_cli.trace.recorder import capture
 
-    return capture(
-        coordinators=target.coordinators,
-        own_agent=target.name,
-        active_agent=target.active_agent,
-        skill_tools=target.skill_tools or None,
-    )
+    return capture(**options)
+
+
+def callbacks_of(recorder: Any) -> list[Any]:
+    """The callbacks a target call is handed: its recorder, once LangChain is there."""
+    return recorder.callbacks if isinstance(recorder, PendingRecorder) else [recorder]
 
 
 def finished_trace(

@@ -182,9 +182,10 @@ class TraceRecorder(BaseCallbackHandler):
         self._clock = time.perf_counter if clock is None else clock
         self._epoch = time.time() - time.perf_counter() if clock is None else 0.0
 
-    def start(self) -> None:
-        """Mark the start of the request (otherwise the first event's time is used)."""
-        self._span[0] = self._clock()
+    def start(self, at: float | None = None) -> None:
+        """Mark the start of the request (otherwise the first event's time is used); ``at``
+        is a time of the recorder's clock when the request began before the recorder."""
+        self._span[0] = self._clock() if at is None else at
         self._untimed = False
 
     def finish(self, error: BaseException | str | None = None) -> None:
