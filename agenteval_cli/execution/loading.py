@@ -99,7 +99,7 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
     # Tracing is made ready with the targets, before the run starts: a target that imports
     # LangChain lazily is then traced on its first call (called once, billed once), and a
     # run of targets that never load LangChain never imports it.
-    prepare_tracing()
+    prepare_tracing(target.kind for target in loaded)
 
     return loaded
 

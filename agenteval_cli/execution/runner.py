@@ -247,7 +247,7 @@ class Runner:
         # Tracing is ready before the first call, so a target that imports its graph lazily
         # is traced on its first call: called once, billed once. Loading the targets made it
         # so already (execution.loading); a Runner built by hand gets it here.
-        prepare_tracing()
+        prepare_tracing(target.kind for target in self.targets)
 
         loop = asyncio.get_running_loop()
         pool = DaemonThreadPool(

@@ -17,7 +17,12 @@ from agenteval_cli.core.safe_text import exception_text
 from agenteval_cli.execution.guards.deadline import Call, within
 from agenteval_cli.execution.guards.stalls import LoopStalls, blocked_text
 from agenteval_cli.targets import Target
-from agenteval_cli.trace.pending import PendingRecorder, capture_pending, langchain_loaded
+from agenteval_cli.trace.pending import (
+    FUNCTION,
+    PendingRecorder,
+    capture_pending,
+    langchain_loaded,
+)
 
 # The thread requests of the target call running in this context that found every thread
 # busy and had to wait: set per call, filled by the worker pool.
@@ -112,7 +117,7 @@ def recorder_for(target: Target) -> contextlib.AbstractContextManager[Any]:
         "active_agent": target.active_agent,
         "skill_tools": target.skill_tools or None,
     }
-    if not langchain_loaded():  # a plain function: LangChain is imported only if it does so
+    if target.kind == FUNCTION and not langchain_loaded():  # imported only if it does so
         return capture_pending(**options)
     from agenteval_cli.trace.recorder import capture
 

@@ -15,7 +15,7 @@ import importlib.machinery
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import ModuleType
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from agenteval_cli.trace.recorder import TraceRecorder
 
 __all__ = ["PendingRecorder", "capture_pending", "langchain_loaded", "prepare_tracing"]
+
+FUNCTION = "function"  # the target kind that may never import LangChain (targets.adapt)
 
 # Where LangChain keeps its configure hooks; every callback manager imports it to configure.
 _HOOKS_MODULE = "langchain_core.tracers.context"
@@ -41,14 +43,15 @@ def langchain_loaded() -> bool:
     return _HOOKS_MODULE in sys.modules
 
 
-def prepare_tracing() -> None:
-    """Make tracing ready before a run's first call, importing LangChain only if it is here.
+def prepare_tracing(kinds: Iterable[str]) -> None:
+    """Make tracing ready before a run's first call, given the kinds of its targets.
 
-    With LangChain already imported (a graph or Runnable target), the recorder is loaded now,
-    outside the run's loop; otherwise the import is watched, so a target that imports LangChain
-    during a call is traced on that call.
+    With LangChain already imported (a graph or Runnable target), or a target whose events
+    are replayed into a recorder (a remote graph), the recorder is loaded now, outside the
+    run's loop; for plain functions the import is watched instead, so a target that imports
+    LangChain during a call is traced on that call.
     """
-    if langchain_loaded():
+    if langchain_loaded() or any(kind != FUNCTION for kind in kinds):
         import agenteval_cli.trace.recorder  # noqa: F401
     else:
         _watch_langchain()
