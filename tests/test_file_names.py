@@ -86,7 +86,16 @@ def test_a_safe_name_is_kept_and_names_that_reduce_alike_stay_distinct():
 # --- every command that writes a file -----------------------------------------------------
 
 # A prefix the spec accepts of each hostile class; `ABSOLUTE` is made absolute in the test.
-PREFIXES = ["../escaped", "ABSOLUTE", '"a\\0b"', "x" * 300, "CON", "..", "-rf", "'trailing. '"]
+# The first three quick; the other classes with the slow tests.
+PREFIXES = [
+    "../escaped",
+    "ABSOLUTE",
+    '"a\\0b"',
+    *(
+        pytest.param(prefix, marks=pytest.mark.slow)
+        for prefix in ("x" * 300, "CON", "..", "-rf", "'trailing. '")
+    ),
+]
 
 
 def _files(folder: Path) -> set[Path]:
