@@ -110,6 +110,45 @@ def test_a_bad_line_names_the_file_and_the_line(tmp_path):
     assert str(caught.value).startswith(f"{path}:4: not a NAME=value line of an env file")
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("GOOD=1\nBAD=x\0y\n", 2, "a NUL byte in a variable's name or value"),
+        ("GOOD=1\n\nB\0AD=1\n", 3, "a NUL byte in a variable's name or value"),
+        ("export BAD='x\0'\n", 1, "a NUL byte in a variable's name or value"),
+        ('GOOD=1\nBAD="first\nsecond\0"\n', 3, "a NUL byte in a variable's name or value"),
+        ("GOOD=1\n'A=B'=1\n", 2, "the name 'A=B' holds '='"),
+    ],
+)
+def test_a_variable_no_environment_can_hold_names_its_line(tmp_path, text, line, message):
+    """os.environ refuses a NUL anywhere and '=' in a name: said at the file's line."""
+    path = tmp_path / ".env"
+    path.write_text(text)
+    with pytest.raises(UserError) as caught:
+        read_env_file(path)
+    assert str(caught.value).startswith(f"{path}:{line}: {message}"), caught.value
+
+
+def test_a_nul_byte_in_a_comment_sets_nothing_and_is_left_alone(tmp_path):
+    path = tmp_path / ".env"
+    path.write_text("# a comment \0 with a NUL\nGOOD=1\n")
+    assert read_env_file(path) == {"GOOD": "1"}
+
+
+@pytest.mark.parametrize("command", [("run", "SPEC"), ("dataset", "validate", "--spec", "SPEC")])
+def test_a_nul_byte_stops_the_command_in_one_line(tmp_path, invoke, command):
+    spec = project(tmp_path / "p", data=1)
+    env = tmp_path / "p" / ".env"
+    env.write_text("OK=1\nAGENTEVAL_DOTENV_TEST_NUL=a\0b\n")
+    store = ("--store", tmp_path / "s.db") if command[0] == "run" else ()
+    result = invoke(*[spec if part == "SPEC" else part for part in command], *store)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert result.text.startswith(f"error: {env}:2: a NUL byte in a variable's name or value")
+    assert not (tmp_path / "s.db").exists()
+
+
 def _run(invoke, spec: Path, tmp_path: Path, *options: object, env=None):
     out = tmp_path / "r.json"
     result = invoke("run", spec, "--store", tmp_path / "s.db", "--json", out, *options, env=env)

@@ -154,9 +154,9 @@ def test_plan_without_a_pilot_for_a_score():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--difference", "0", "--discordance", "0.2"], "--difference must not be 0"),
-        (["--difference", "0.1", "--discordance", "0"], "the discordance must lie in (0, 1]"),
-        (["--difference", "0.1", "--discordance", "1.5"], "the discordance must lie in (0, 1]"),
+        (["--difference", "0", "--discordance", "0.2"], "--difference must be a finite number"),
+        (["--difference", "0.1", "--discordance", "0"], "--discordance must lie in (0, 1]"),
+        (["--difference", "0.1", "--discordance", "1.5"], "--discordance must lie in (0, 1]"),
         (["--difference", "0.3", "--discordance", "0.2"], "a difference of 0.3 is larger than"),
         (["--difference", "0.1"], "nothing to plan from"),
         (["--difference", "0.1", "--discordance", "0.2", "--sd", "1"], "not both"),
@@ -166,6 +166,66 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     code, _, err = _plan("--metric", "routing_accuracy", *args)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+# Every value a float option can be given that a formula may not survive.
+HOSTILE = ("nan", "inf", "-inf", "0", "-1", "1e-300", "1e300", "5e-324", "1.7e308")
+# Each argument in turn hostile, the others sensible: discordance and sd plans both.
+SENSIBLE = {"--difference": "0.1", "--alpha": "0.05", "--power": "0.8"}
+
+
+def _cases() -> list[list[str]]:
+    cases = []
+    for spread in ({"--discordance": "0.2"}, {"--sd": "1"}):
+        sensible = {**SENSIBLE, **spread}
+        for option in sensible:
+            for value in HOSTILE:
+                args = {**sensible, option: value}
+                cases.append([part for pair in args.items() for part in pair])
+        for repetitions in ("0", "-3", "1001", "10000000000000000000000"):
+            if "--sd" in spread:
+                cases.append(["--difference", "0.1", "--sd", "1", "-k", repetitions])
+    cases.append(["--difference", "1e300", "--sd", "1e-300"])
+    cases.append(["--difference", "1e-300", "--sd", "1e300"])
+    return cases
+
+
+@pytest.mark.parametrize("args", _cases(), ids=" ".join)
+def test_every_argument_is_range_checked_and_the_answer_is_a_count(args):
+    """Whatever each argument is given: a plan whose every count is a whole number of 1 or
+    more, or one line naming what is out of range, exit 2; never a traceback nor 0."""
+    code, out, err = _plan("--metric", "routing_accuracy", *args)
+    assert code in (0, 2), (code, out, err)
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1 and err.startswith("error: "), err
+        assert "Traceback" not in out + err
+        return
+    (needed,) = [line for line in out.splitlines() if "examples needed" in line]
+    counts = [int(n) for n in re.findall(r"k=\d+: (\S+)", needed)]
+    assert counts and all(1 <= n <= planning.MAX_EXAMPLES for n in counts), needed
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--difference", "nan", "--discordance", "0.2"], "--difference must be a finite number"),
+        (["--difference", "1e-300", "--sd", "1"], "needs more than 9,007,199,254,740,992"),
+        (["--difference", "1e-300", "--discordance", "0.2"], "needs more than 9,007,199,254,740,"),
+        (["--difference", "0.1", "--sd", "inf"], "--sd must be a finite number above 0, not inf"),
+        (["--difference", "0.1", "--sd", "1", "--alpha", "1e-300"], "--alpha must lie in [1e-15"),
+        (["--difference", "0.1", "--sd", "1", "--power", "0.01"], "--power must lie between"),
+        (["--difference", "0.1", "--sd", "1", "-k", "1001"], "--repetitions must lie in [1, 1000]"),
+    ],
+)
+def test_an_argument_out_of_range_is_named(args, message):
+    code, _, err = _plan("--metric", "routing_accuracy", *args)
+    assert code == 2 and message in err, err
+
+
+def test_a_difference_far_above_its_spread_needs_one_example():
+    code, out, _ = _plan("--metric", "total_tokens", "--difference", "1e300", "--sd", "1e-300")
+    assert code == 0
+    assert out.splitlines()[-1] == "  examples needed (k repetitions per side): k=1: 1"
 
 
 EVALS = (

@@ -284,6 +284,74 @@ def test_judge_spend_is_priced_by_the_database_and_kept_apart():
     assert [s.score for s in unknown if s.key == "judge_cost_usd"] == [None]
 
 
+# A spec stored before prices had a ceiling can still hold one no provider charges.
+ABSURD = {"m": {"input": 1e308, "output": 0}}
+
+
+def test_a_call_whose_cost_overflows_is_na_with_the_reason_not_inf():
+    price = price_call(ModelCall("a", "m", 10_000_000, 0), ABSURD)  # 1e309 USD
+    assert price.usd is None and price.source == "spec"
+    assert "overflows the largest number a score holds" in (price.reason or "")
+    cost = scores(Trace(model_calls=[ModelCall("a", "m", 10_000_000, 0)]), ABSURD)["cost_usd"]
+    assert cost["score"] is None and "of model 'm' of 1.000E+309 USD" in cost["comment"]
+
+
+def test_a_request_whose_calls_add_up_past_the_largest_float_is_na_with_the_reason():
+    calls = [ModelCall("a", "m", 1_000_000, 0), ModelCall("b", "m", 1_000_000, 0)]  # 1e308 each
+    assert all(price_call(call, ABSURD).usd == Decimal("1E+308") for call in calls)
+    cost = scores(Trace(model_calls=calls), ABSURD)["cost_usd"]
+    assert cost["score"] is None and cost["comment"].startswith("a cost of 2.000E+308 USD")
+    usage = aggregate([calls], ABSURD)
+    assert usage.get("a").cost_usd == 1e308 and usage.total.cost_usd is None
+
+
+def test_judge_spend_past_the_largest_float_is_na_with_the_reason():
+    usage = {"input_tokens": 1_000_000, "output_tokens": 0}
+    spent = judge_usage("m", usage, "m", ABSURD)
+    assert spent.cost_usd == 1e308
+    cost = {s.key: s for s in usage_scores([spent, spent])}["judge_cost_usd"]
+    assert cost.score is None and "overflows the largest number a score holds" in cost.comment
+
+
+@pytest.mark.parametrize(
+    "reported",
+    [10**400, float("inf"), float("nan"), 2**53 + 1],
+    ids=["huge", "inf", "nan", "2**53+1"],
+)
+def test_a_token_count_no_score_holds_is_unknown_with_the_reason(reported):
+    """A count past 2**53 (or not finite) would overflow the float a score is, or its cost:
+    the call's usage is unknown, and its tokens and cost n/a naming why."""
+    call = ModelCall("a", "m")
+    read_usage(call, {"input_tokens": reported, "output_tokens": 1})
+    assert call.input_tokens is None and call.output_tokens == 1
+    got = scores(Trace(model_calls=[call]), {"m": {"input": 1, "output": 1}})
+    assert got["input_tokens"]["score"] is None and got["cost_usd"]["score"] is None
+    assert "its input_tokens were" in got["cost_usd"]["comment"]
+    assert "not a token count (at most 2**53)" in got["cost_usd"]["comment"]
+
+
+def test_the_price_ceiling_is_above_every_rate_the_database_lists():
+    """No real price is refused: the spec's ceiling is over genai-prices' dearest rate."""
+    from genai_prices import data_snapshot
+    from genai_prices.types import TieredPrices
+
+    from agenteval_cli.spec.fields import MAX_PRICE_PER_MTOK
+
+    rates = []
+    for provider in data_snapshot.get_snapshot().providers:
+        for model in provider.models:
+            listed = model.prices if isinstance(model.prices, list) else [model.prices]
+            for entry in listed:
+                price = getattr(entry, "prices", entry)
+                for name in dir(price):
+                    value = getattr(price, name) if name.endswith("_mtok") else None
+                    if isinstance(value, TieredPrices):
+                        rates += [value.base, *(tier.price for tier in value.tiers)]
+                    elif value is not None:
+                        rates.append(value)
+    assert rates and 10 * max(rates) <= MAX_PRICE_PER_MTOK
+
+
 # --- money, the network, start-up ----------------------------------------------------------
 
 

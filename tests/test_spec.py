@@ -387,8 +387,22 @@ def test_unknown_key_without_a_close_match_lists_the_keys(workdir):
             "'routing_accuracy' (e.g. [routing_accuracy, token_cost])",
         ),
         ("evaluators: [1]", "evaluators[0]: expected an evaluator name or mapping, got 1"),
-        ("pricing: {m: {input: x, output: 1}}", "pricing.m.input: expected a number >= 0, got 'x'"),
+        (
+            "pricing: {m: {input: x, output: 1}}",
+            "pricing.m.input: expected a number from 0 to 10000, got 'x' "
+            "(USD per 1M tokens; no provider charges above 10000)",
+        ),
         ("pricing: {m: 3}", "pricing.m: expected a mapping, got 3"),
+        (
+            "pricing: {m: {input: 1.0e+308, output: 1}}",
+            "pricing.m.input: expected a number from 0 to 10000, got 1e+308 "
+            "(USD per 1M tokens; no provider charges above 10000)",
+        ),
+        (
+            "pricing: {m: {input: 1, output: 2, cache_read: 10001}}",
+            "pricing.m.cache_read: expected a number from 0 to 10000, got 10001 "
+            "(USD per 1M tokens; no provider charges above 10000)",
+        ),
         (
             "pricing: {m: {input: 1}}",
             "pricing.m: missing required key 'output' (give the USD price per 1M output tokens)",

@@ -10,6 +10,7 @@ variance when the pilot has repetitions (:mod:`agenteval_cli.metrics.planning`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.metrics import planning
 from agenteval_cli.metrics.kinds import paired_kind
+from agenteval_cli.spec.fields import MAX_REPETITIONS
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
@@ -65,14 +67,70 @@ def plan(
     """How many examples a paired comparison of ``metric`` needs to detect ``difference``
     (in the metric's unit: 0.05 is 5 pp of a rate) at two-sided ``alpha`` with ``power``,
     for ``repetitions`` per side (by default 1, 2, 3 and 5 where the spread allows)."""
-    if difference == 0:
-        raise UserError("--difference must not be 0", hint="give the difference to detect")
+    _check_arguments(difference, discordance, sd, repetitions, alpha, power)
+    try:
+        return _plan(metric, difference, discordance, sd, repetitions, pilot, store, alpha, power)
+    except planning.TooManyExamples as exc:
+        raise UserError(
+            str(exc), hint="plan for a larger --difference, or a smaller spread"
+        ) from None
+
+
+def _check_arguments(
+    difference: float,
+    discordance: float | None,
+    sd: float | None,
+    repetitions: int | None,
+    alpha: float,
+    power: float,
+) -> None:
+    """Each argument within what the formulas compute: finite, positive where a spread or
+    a level is, a level that leaves a finite normal quantile."""
+    if not math.isfinite(difference) or difference == 0:
+        raise UserError(
+            f"--difference must be a finite number other than 0, not {difference:g}",
+            hint="give the difference to detect, in the metric's unit",
+        )
     if discordance is not None and sd is not None:
         raise UserError("give --discordance (a 0/1 metric) or --sd (a score), not both")
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise UserError("--alpha and --power must lie strictly between 0 and 1")
-    if repetitions is not None and repetitions < 1:
-        raise UserError(f"--repetitions must be 1 or more, not {repetitions}")
+    if discordance is not None and not 0 < discordance <= 1:
+        raise UserError(
+            f"--discordance must lie in (0, 1], not {discordance:g}",
+            hint="give the share of examples where the two sides differ",
+        )
+    if sd is not None and not 0 < sd < math.inf:
+        raise UserError(
+            f"--sd must be a finite number above 0, not {sd:g}",
+            hint="give the sd of the per-example differences",
+        )
+    if not planning.MIN_ALPHA <= alpha < 1:
+        raise UserError(
+            f"--alpha must lie in [{planning.MIN_ALPHA:g}, 1), not {alpha:g}",
+            hint="give the two-sided level of the test, such as 0.05",
+        )
+    if not alpha / 2 < power < 1:
+        raise UserError(
+            f"--power must lie between --alpha/2 ({alpha / 2:g}) and 1, not {power:g}",
+            hint="give the chance of detecting the difference, such as 0.8",
+        )
+    if repetitions is not None and not 1 <= repetitions <= MAX_REPETITIONS:
+        raise UserError(
+            f"--repetitions must lie in [1, {MAX_REPETITIONS}], not {repetitions}",
+            hint="a spec runs at most that many repetitions",
+        )
+
+
+def _plan(
+    metric: str,
+    difference: float,
+    discordance: float | None,
+    sd: float | None,
+    repetitions: int | None,
+    pilot: tuple[str, str] | None,
+    store: str | Path | None,
+    alpha: float,
+    power: float,
+) -> Plan:
     if pilot is not None:
         return _from_pilot(
             metric, difference, discordance, sd, repetitions, pilot, store, alpha, power

@@ -231,12 +231,13 @@ def dataset_pull(
     """Write a LangSmith dataset's examples to a file agenteval can run.
 
     Example: agenteval dataset pull multi-agent-routing-evals -o datasets/routing.jsonl"""
+    from agenteval_cli.core.filenames import file_name
     from agenteval_cli.langsmith import datasets as lsd
     from agenteval_cli.langsmith import files
     from agenteval_cli.langsmith.client import connect, credentials
 
     with user_errors(debug):
-        output = output or Path(f"{name}.jsonl")
+        output = output or Path(file_name(name, ".jsonl"))
         files.render([], output.suffix.lower())  # an unknown format fails before any request
         conn = connect(credentials())
         _, remote = lsd.pull(conn, name, version=version, splits=split)

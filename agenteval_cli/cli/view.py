@@ -54,6 +54,7 @@ def view(
 
     Example: agenteval view configs/routing.yaml"""
     from agenteval_cli.core.errors import UserError
+    from agenteval_cli.core.filenames import path_in
     from agenteval_cli.report import comparison
     from agenteval_cli.report.html import write_html
     from agenteval_cli.results import sources
@@ -80,7 +81,7 @@ def view(
         thresholds: dict = {}
         for side in reversed(sides):
             thresholds.update(side.thresholds)
-        path = output or store_path.parent / "reports" / f"{group[0].name}.html"
+        path = output or path_in(store_path.parent / "reports", group[0].name, ".html")
         title = f"{group[0].prefix} · {' vs '.join(result.names)}"
         try:
             write_html(path, result, thresholds=thresholds, title=title)

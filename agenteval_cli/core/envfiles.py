@@ -10,7 +10,8 @@ The process environment always wins: a variable already set is never replaced.
 A value is a secret as any environment variable's is (:mod:`agenteval_cli.core.redact`): a
 secret-looking name's value is redacted from every message and report, and a spec records
 ``${NAME}`` as written, never the value. Files are parsed by python-dotenv (``export``,
-quotes, ``${VAR}`` inside values); a line it cannot parse is a UserError at that line.
+quotes, ``${VAR}`` inside values); a line it cannot parse, or whose variable holds a NUL byte
+(which no environment can), is a UserError at that line.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ __all__ = [
 DOTENV = ".env"
 NO_DOTENV = "AGENTEVAL_NO_DOTENV"
 ROOT_MARKERS = ("pyproject.toml", ".git")
+NUL = "\x00"
+# What the environment cannot hold (os.environ raises on them): NUL anywhere, "=" in a name.
+_UNSETTABLE_HINTS = {
+    NUL: "remove the NUL byte (\\0) from that line; save the file as text",
+    "=": "a name cannot hold '='; write NAME=value with the name unquoted",
+}
 
 
 def project_root(folder: Path) -> Path | None:
@@ -81,8 +88,8 @@ def read_env_file(path: Path) -> dict[str, str]:
         line = path.read_bytes().count(b"\n", 0, exc.start) + 1
         raise UserError("not valid UTF-8", file=path, line=line, hint="save it as UTF-8") from None
     for binding in parse_stream(io.StringIO(text)):
+        original = binding.original
         if binding.error:
-            original = binding.original
             line = original.line + len(original.string) - len(original.string.lstrip("\n"))
             raise UserError(
                 "not a NAME=value line of an env file",
@@ -90,8 +97,26 @@ def read_env_file(path: Path) -> dict[str, str]:
                 line=line,
                 hint="write NAME=value (quote a value with spaces); '#' starts a comment",
             )
+        refused = _unsettable(binding.key, binding.value)
+        if refused is not None:
+            reason, character = refused
+            at = original.string.find(character)
+            line = original.line + (original.string.count("\n", 0, at) if at >= 0 else 0)
+            raise UserError(reason, file=path, line=line, hint=_UNSETTABLE_HINTS[character])
     values = dotenv_values(stream=io.StringIO(text), interpolate=True)
     return {name: value for name, value in values.items() if value is not None}
+
+
+def _unsettable(name: str | None, value: str | None) -> tuple[str, str] | None:
+    """Why the environment cannot hold this variable, and the character at fault; None
+    when it can. Said at the file's line, rather than as os.environ's ValueError later."""
+    if name is None:
+        return None
+    if NUL in name or NUL in (value or ""):
+        return "a NUL byte in a variable's name or value, which no environment can hold", NUL
+    if "=" in name:
+        return f"the name {name!r} holds '=', which no environment variable's name can", "="
+    return None
 
 
 def spec_env(spec_folder: Path | None, env_file: str | Path | None = None) -> dict[str, str]:

@@ -14,7 +14,14 @@ from typing import Any
 from agenteval_cli.core.records import Trace
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.metrics.info import NA
-from agenteval_cli.metrics.prices import CallPrice, price_call, sources, total
+from agenteval_cli.metrics.prices import (
+    CallPrice,
+    overflow_reason,
+    price_call,
+    sources,
+    total,
+    usd_score,
+)
 from agenteval_cli.metrics.registry import declare, metric
 
 
@@ -112,10 +119,13 @@ def token_cost(*, pricing: Mapping[str, Any] | None = None) -> Any:
         elif usd is None:
             reasons = dict.fromkeys(p.reason for p in prices if p.reason)
             cost = {"key": "cost_usd", "score": None, "comment": "; ".join(filter(None, reasons))}
+        elif usd_score(usd) is None:
+            cost = {"key": "cost_usd", "score": None, "comment": overflow_reason(usd)}
         else:
             notes = dict.fromkeys(note for p in prices for note in p.notes)
             comment = f"{breakdown}; prices: {sources(prices)}"
-            cost = {"key": "cost_usd", "score": float(usd), "comment": "; ".join([comment, *notes])}
+            score = usd_score(usd)
+            cost = {"key": "cost_usd", "score": score, "comment": "; ".join([comment, *notes])}
         total_tokens = (
             None if input_tokens is None or output_tokens is None else input_tokens + output_tokens
         )

@@ -18,7 +18,13 @@ from decimal import Decimal
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Score
-from agenteval_cli.metrics.prices import CallPrice, price_call, sources
+from agenteval_cli.metrics.prices import (
+    CallPrice,
+    overflow_reason,
+    price_call,
+    sources,
+    usd_score,
+)
 from agenteval_cli.metrics.registry import declare, metric
 
 # A judge's own spend, per result: kept apart from the target's tokens and cost, shown in
@@ -238,7 +244,9 @@ def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
         cost = Score("judge_cost_usd", None, comment)
     else:
         usd = sum((Decimal(repr(u.cost_usd or 0.0)) for u in usages), Decimal(0))
-        cost = Score("judge_cost_usd", float(usd), f"{models}; prices: {sources(prices)}")
+        score = usd_score(usd)
+        comment = overflow_reason(usd) if score is None else f"{models}; prices: {sources(prices)}"
+        cost = Score("judge_cost_usd", score, comment)
     return [
         Score("judge_input_tokens", float(inp), models),
         Score("judge_output_tokens", float(out), models),

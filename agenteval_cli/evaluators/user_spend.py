@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Score, Turn
-from agenteval_cli.metrics.prices import price_call, sources
+from agenteval_cli.metrics.prices import overflow_reason, price_call, sources, usd_score
 from agenteval_cli.metrics.registry import declare, metric
 
 USER_METRICS = (
@@ -84,7 +84,9 @@ def user_spend(turns: Sequence[Turn], pricing: Mapping[str, Any] | None) -> list
         scores.append(Score("user_cost_usd", None, unpriced.reason or "no price"))
     else:
         usd = sum((p.usd or Decimal(0) for p in prices), Decimal(0))
-        scores.append(Score("user_cost_usd", float(usd), f"{models}; prices: {sources(prices)}"))
+        score = usd_score(usd)
+        comment = overflow_reason(usd) if score is None else f"{models}; prices: {sources(prices)}"
+        scores.append(Score("user_cost_usd", score, comment))
     return scores
 
 

@@ -29,21 +29,43 @@ from statistics import NormalDist
 ALPHA = 0.05
 POWER = 0.8
 _STANDARD = NormalDist()
+# The formulas run in floats: a count above 2**53 is no longer exact, so none is given.
+MAX_EXAMPLES = 2**53
+# Below this, 1 - alpha/2 rounds to 1 and the normal quantile is infinite.
+MIN_ALPHA = 1e-15
+
+
+class TooManyExamples(ValueError):
+    """The difference is too small for its spread: no count the formula can give."""
 
 
 def z_values(alpha: float = ALPHA, power: float = POWER) -> tuple[float, float]:
     """z_{α/2} and z_β of a two-sided test at level ``alpha`` with ``power``."""
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise ValueError("alpha and power must lie strictly between 0 and 1")
+    if not MIN_ALPHA <= alpha < 1 or not alpha / 2 < power < 1:
+        raise ValueError(
+            f"alpha must lie in [{MIN_ALPHA:g}, 1) and power in (alpha/2, 1), "
+            f"not {alpha:g} and {power:g}"
+        )
     return _STANDARD.inv_cdf(1 - alpha / 2), _STANDARD.inv_cdf(power)
+
+
+def _count(root: float, what: str) -> int:
+    """Examples needed, ``root²`` rounded up: at least 1, at most :data:`MAX_EXAMPLES`
+    (``root`` is infinite when a tiny difference overflows the ratio)."""
+    if not abs(root) <= math.sqrt(MAX_EXAMPLES):  # inf and nan included
+        raise TooManyExamples(
+            f"{what} needs more than {MAX_EXAMPLES:,} examples, past what the formula counts "
+            "exactly"
+        )
+    return max(1, math.ceil(root * root - 1e-9))
 
 
 def check_discordance(difference: float, discordance: float) -> None:
     """A McNemar plan needs 0 < |d| ≤ ψ ≤ 1: no difference exceeds the share that differs."""
     if not 0 < discordance <= 1:
         raise ValueError(f"the discordance must lie in (0, 1], not {discordance:g}")
-    if difference == 0:
-        raise ValueError("the difference must not be 0")
+    if not math.isfinite(difference) or difference == 0:
+        raise ValueError(f"the difference must be a finite number other than 0, not {difference:g}")
     if abs(difference) > discordance:
         raise ValueError(
             f"a difference of {abs(difference):g} is larger than the discordance "
@@ -51,9 +73,15 @@ def check_discordance(difference: float, discordance: float) -> None:
         )
 
 
+def _mcnemar_root(difference: float, discordance: float, z_a: float, z_b: float) -> float:
+    """√n of Connor's formula; divided before squaring, so a tiny d gives inf, not 1/0."""
+    spread = z_a * math.sqrt(discordance) + z_b * math.sqrt(discordance - difference * difference)
+    return spread / abs(difference)
+
+
 def _mcnemar_n(difference: float, discordance: float, z_a: float, z_b: float) -> float:
-    root = z_a * math.sqrt(discordance) + z_b * math.sqrt(discordance - difference**2)
-    return root**2 / difference**2
+    root = _mcnemar_root(difference, discordance, z_a, z_b)
+    return root * root
 
 
 def mcnemar_examples(
@@ -61,7 +89,8 @@ def mcnemar_examples(
 ) -> int:
     """Examples for McNemar's test to detect ``difference`` (Connor 1987), rounded up."""
     check_discordance(difference, discordance)
-    return math.ceil(_mcnemar_n(difference, discordance, *z_values(alpha, power)) - 1e-9)
+    root = _mcnemar_root(difference, discordance, *z_values(alpha, power))
+    return _count(root, f"a difference of {abs(difference):g} at discordance {discordance:g}")
 
 
 def mcnemar_detectable(
@@ -90,12 +119,14 @@ def paired_examples(
 ) -> int:
     """Examples for a paired test to detect ``difference`` when the per-example
     differences have sd ``sd``, rounded up."""
-    if difference == 0:
-        raise ValueError("the difference must not be 0")
-    if not sd > 0:
+    if not math.isfinite(difference) or difference == 0:
+        raise ValueError(f"the difference must be a finite number other than 0, not {difference:g}")
+    if not 0 < sd < math.inf:
         raise ValueError(f"the sd of the per-example differences must be above 0, not {sd:g}")
     z_a, z_b = z_values(alpha, power)
-    return math.ceil(((z_a + z_b) * sd / abs(difference)) ** 2 - 1e-9)
+    return _count(
+        (z_a + z_b) * sd / abs(difference), f"a difference of {abs(difference):g} at sd {sd:g}"
+    )
 
 
 def paired_detectable(

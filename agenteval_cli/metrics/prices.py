@@ -16,6 +16,7 @@ that show no dollars never load it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -70,10 +71,30 @@ def price_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> CallPrice:
     try:
         usage = _usage(call)
         if entry is not None:
-            return _spec_price(call.model, entry, usage)
-        return _database_price(call, usage)
+            price = _spec_price(call.model, entry, usage)
+        else:
+            price = _database_price(call, usage)
     except ValueError as exc:  # parts that do not add up (cache reads above the input...)
         return CallPrice(None, reason=f"the usage model {call.model!r} reported: {exc}")
+    if price.usd is not None and usd_score(price.usd) is None:
+        return CallPrice(None, price.source, overflow_reason(price.usd, call.model))
+    return price
+
+
+def usd_score(usd: Decimal) -> float | None:
+    """An exact cost as the float a score holds; None when it is past the largest float
+    (a score of inf would read as an evaluator's fault)."""
+    value = float(usd)
+    return value if math.isfinite(value) else None
+
+
+def overflow_reason(usd: Decimal, model: str | None = None) -> str:
+    """Why a cost :func:`usd_score` cannot hold is n/a, and what to check."""
+    whose = f" of model {model!r}" if model is not None else ""
+    return (
+        f"a cost{whose} of {usd:.3E} USD overflows the largest number a score holds "
+        f"(check the tokens the model reported and its price under 'pricing:')"
+    )
 
 
 def is_priced(model: str, provider: str | None, pricing: Mapping[str, Any] | None) -> bool:

@@ -56,11 +56,15 @@ class SessionRuns:
     def part_store(self) -> Path:
         """This process's store, its folder made on first use."""
         self.parts.mkdir(parents=True, exist_ok=True)
-        return self.parts / f"{self.worker}.db"
+        from agenteval_cli.core.filenames import path_in
+
+        return path_in(self.parts, self.worker, ".db")
 
     def stores(self) -> list[Path]:
         return sorted(self.parts.glob("*.db")) if self.parts.is_dir() else []
 
 
 def _parts_folder(uid: str) -> Path:
-    return Path(tempfile.gettempdir()) / f"agenteval-pytest-{uid}"
+    from agenteval_cli.core.filenames import path_in
+
+    return path_in(Path(tempfile.gettempdir()), f"agenteval-pytest-{uid}")

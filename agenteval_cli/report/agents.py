@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import ModelCall, Trace
-from agenteval_cli.metrics.prices import CallPrice, price_call, total
+from agenteval_cli.metrics.prices import CallPrice, price_call, total, usd_score
 
 if TYPE_CHECKING:
     from agenteval_cli.store.db import Store
@@ -223,6 +223,7 @@ def _add(total: int | None, value: int | None) -> int | None:
 
 
 def _usd(prices: list[CallPrice]) -> float | None:
-    """The exact sum of the calls' prices, as a float; None once one is unknown."""
+    """The exact sum of the calls' prices, as a float; None once one is unknown, or past
+    the largest float."""
     usd = total(prices)
-    return None if usd is None else float(usd)
+    return None if usd is None else usd_score(usd)

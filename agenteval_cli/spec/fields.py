@@ -25,18 +25,24 @@ EnvReference = Annotated[str, Field(pattern=WHOLE_REFERENCE)]
 
 
 def _number_check(
-    kind: type, bound: float, *, strict: bool, maximum: float | None = None
+    kind: type,
+    bound: float,
+    *,
+    strict: bool,
+    maximum: float | None = None,
+    hint: str | None = None,
 ) -> BeforeValidator:
     """Accept ints/floats, or numeric strings (which ``${VAR}`` expansion produces).
 
     Only finite numbers written with ASCII digits pass: NaN and infinity (``.nan``, ``.inf``,
     ``"1e999"``) and digits of other scripts (``"١٢"``, which ``int()`` would read as 12)
-    are refused, as is anything above ``maximum``."""
+    are refused, as is anything above ``maximum``; ``hint`` says what the bounds mean."""
     noun = "an integer" if kind is int else "a number"
     if maximum is None:
         expected = f"expected {noun} {'>' if strict else '>='} {bound:g}"
     else:
         expected = f"expected {noun} from {bound:g} to {maximum:g}"
+    after = f" ({hint})" if hint else ""
 
     def check(value: Any) -> Any:
         number = value
@@ -58,11 +64,11 @@ def _number_check(
             or (number <= bound if strict else number < bound)
             or (maximum is not None and number > maximum)
         ):
-            raise SpecValueError(f"{expected}, got {describe(value)}")
+            raise SpecValueError(f"{expected}, got {describe(value)}{after}")
         try:
             return kind(number)
         except OverflowError:  # an integer too large for a float
-            raise SpecValueError(f"{expected}, got {describe(value)}") from None
+            raise SpecValueError(f"{expected}, got {describe(value)}{after}") from None
 
     # What an editor checks (the JSON Schema): the number with its bounds, or a whole
     # ``${VAR}`` reference, whose value is checked here once expanded.
@@ -86,6 +92,20 @@ MAX_REPETITIONS = 1000
 Concurrency = Annotated[int, _number_check(int, 1, strict=False, maximum=MAX_CONCURRENCY)]
 Repetitions = Annotated[int, _number_check(int, 1, strict=False, maximum=MAX_REPETITIONS)]
 Fraction = Annotated[float, _number_check(float, 0, strict=False, maximum=1)]
+# A price per 1M tokens no provider charges: the dearest rate genai-prices lists is $600
+# (o1-pro's output), so a rate above this is a typo (per token, per 1K) or a test value,
+# and its costs could overflow the floats scores are.
+MAX_PRICE_PER_MTOK = 10_000
+PricePerMTok = Annotated[
+    float,
+    _number_check(
+        float,
+        0,
+        strict=False,
+        maximum=MAX_PRICE_PER_MTOK,
+        hint="USD per 1M tokens; no provider charges above 10000",
+    ),
+]
 
 
 def split_import_path(text: str) -> tuple[str, str]:

@@ -54,6 +54,7 @@ from agenteval_cli.spec.fields import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    PricePerMTok,
     Repetitions,
     SpecModel,
     split_import_path,
@@ -461,20 +462,20 @@ class EvaluatorSpec(SpecModel):
 class Price(SpecModel):
     """USD per million tokens for one model."""
 
-    input: NonNegativeFloat = Field(description="give the USD price per 1M input tokens")
-    output: NonNegativeFloat = Field(description="give the USD price per 1M output tokens")
+    input: PricePerMTok = Field(description="give the USD price per 1M input tokens")
+    output: PricePerMTok = Field(description="give the USD price per 1M output tokens")
     # The parts providers bill apart, each named as genai-prices names its rate without
     # ``_mtok``; a part without a rate here is priced at the rate of the part holding it.
-    cache_read: NonNegativeFloat | None = None  # cache hits (part of the input)
-    cache_write: NonNegativeFloat | None = None  # cache writes (Anthropic's 5-minute ones)
-    cache_write_1h: NonNegativeFloat | None = None  # Anthropic's 1-hour cache writes
-    input_audio: NonNegativeFloat | None = None
-    output_audio: NonNegativeFloat | None = None
-    cache_audio_read: NonNegativeFloat | None = None
-    input_image: NonNegativeFloat | None = None
-    output_image: NonNegativeFloat | None = None
-    cache_image_read: NonNegativeFloat | None = None
-    output_reasoning: NonNegativeFloat | None = None  # the rare model billing it apart
+    cache_read: PricePerMTok | None = None  # cache hits (part of the input)
+    cache_write: PricePerMTok | None = None  # cache writes (Anthropic's 5-minute ones)
+    cache_write_1h: PricePerMTok | None = None  # Anthropic's 1-hour cache writes
+    input_audio: PricePerMTok | None = None
+    output_audio: PricePerMTok | None = None
+    cache_audio_read: PricePerMTok | None = None
+    input_image: PricePerMTok | None = None
+    output_image: PricePerMTok | None = None
+    cache_image_read: PricePerMTok | None = None
+    output_reasoning: PricePerMTok | None = None  # the rare model billing it apart
 
 
 Backoff = Literal["exponential", "constant"]

@@ -31,11 +31,18 @@ _OUTPUT_PARTS = {"audio": "output_audio_tokens"}
 _WRITE_PARTS = frozenset(("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"))
 
 
+# Past this a count is no longer exact in the float a score is (and its cost may overflow).
+MAX_TOKENS = 2**53
+
+
 def _count(value: Any) -> int | None:
-    """A token count as reported, or ``None`` for anything that is not a number."""
+    """A token count as reported, or ``None`` for anything that is not a number, or is
+    one no count holds (infinite, NaN, above :data:`MAX_TOKENS`)."""
     if type(value) is int:  # the usual case, first
-        return value
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        return value if -MAX_TOKENS <= value <= MAX_TOKENS else None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return int(value) if -MAX_TOKENS <= value <= MAX_TOKENS else None  # nan fails both
 
 
 def read_usage(call: ModelCall, usage: Mapping[str, Any]) -> None:
@@ -43,6 +50,11 @@ def read_usage(call: ModelCall, usage: Mapping[str, Any]) -> None:
     ``usage_metadata``). One pass over each details mapping: it runs for every model call."""
     call.input_tokens = _count(usage.get("input_tokens"))
     call.output_tokens = _count(usage.get("output_tokens"))
+    for key in ("input_tokens", "output_tokens"):
+        value = usage.get(key)
+        if _count(value) is None and isinstance(value, int | float) and not isinstance(value, bool):
+            shown = str(value) if len(str(value)) <= 20 else f"a number of {len(str(value))} digits"
+            call.no_usage_reason = f"its {key} were {shown}, not a token count (at most 2**53)"
     call.cache_read_tokens = call.cache_write_tokens = call.reasoning_tokens = None
     details: dict[str, int] = {}
     inputs = usage.get("input_token_details")
