@@ -536,6 +536,11 @@ class Execution:
         run, runner, writer = self.run, self.runner, self.writer
         experiment_id = run.experiments[item.target.name].id
         cache_key = None if result.cached else item.cache_key
+        fingerprint_json = runner.cache_fingerprints.get(item.target.name)
+        if result.env_reads:  # the variables the call read, kept with its cache entry
+            from agenteval_cli.execution.cache import entry_fingerprint
+
+            fingerprint_json = entry_fingerprint(fingerprint_json, result.env_reads)
         try:
             encoded = encode(
                 experiment_id,
@@ -544,7 +549,7 @@ class Execution:
                 replace=item.replace,
                 cache_key=cache_key,
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
-                fingerprint_json=runner.cache_fingerprints.get(item.target.name),
+                fingerprint_json=fingerprint_json,
             )
         except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
             encoded = encode(
