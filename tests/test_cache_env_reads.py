@@ -64,7 +64,10 @@ def test_a_variable_the_target_reads_undeclared_is_part_of_its_cached_answers(
     info = invoke("cache", "info", "--store", db)
     assert f"4 no longer match: ${VARIABLE} changed since they were cached" in info.text
     assert "gpt-" not in info.text
-    assert invoke("run", spec, "--store", db).exit_code == 0
+    rerun = invoke("run", spec, "--store", db)
+    assert rerun.exit_code == 0
+    said = " ".join(rerun.text.split())  # the run says so too
+    assert f"4 cached answer(s) called again: ${VARIABLE} changed since they were cached" in said
     assert len(calls) == 8
     assert all(text.endswith("by gpt-large-model") for text in answers(db))
     assert invoke("run", spec, "--store", db).exit_code == 0

@@ -100,14 +100,16 @@ class ResponseCache:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.hits = 0
-        self.changed = 0  # entries not served: a variable their call read has changed
+        # entries not served, by the variables their call read that have changed since
+        self.changed: dict[tuple[str, ...], int] = {}
 
     def get(self, key: str) -> CachedCall | None:
         found = self.store.cache_get(key)
         if found is None or returned_interrupt(found.outputs) is not None:
             return None  # an interrupted answer (cached before they were told apart): call again
-        if found.fingerprint is not None and _parsed(found.fingerprint).reads_changed():
-            self.changed += 1
+        changed = () if found.fingerprint is None else _parsed(found.fingerprint).changed_reads()
+        if changed:
+            self.changed[tuple(changed)] = self.changed.get(tuple(changed), 0) + 1
             return None
         self.hits += 1
         cached = Trace.from_dict(found.trace)
@@ -123,6 +125,20 @@ def entry_fingerprint(target_fingerprint: str | None, reads: dict[str, str] | No
     if target_fingerprint is None or not reads:
         return target_fingerprint
     return dataclasses.replace(_parsed(target_fingerprint), reads=reads).to_json()
+
+
+def changed_note(answers: Answers | None) -> str | None:
+    """The run's note when cached answers were not served, a variable their call read having
+    changed since (they are called again): said, not only found by ``cache info``."""
+    changed = getattr(answers, "changed", None)
+    if not changed:
+        return None
+    count = sum(changed.values())
+    names = sorted({name for names in changed for name in names})
+    return (
+        f"{count} cached answer(s) called again: "
+        f"{', '.join('$' + name for name in names)} changed since they were cached"
+    )
 
 
 @functools.lru_cache(maxsize=64)

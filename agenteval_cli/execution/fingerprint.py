@@ -73,13 +73,13 @@ class Fingerprint:
         found += [f"${name} changed" for name, was in variables.items() if current[name] != was]
         return found
 
-    def reads_changed(self, environ: Any = None) -> bool:
-        """Whether a variable the cached call read has another value now (or is set, or
+    def changed_reads(self, environ: Any = None) -> list[str]:
+        """The variables the cached call read that have another value now (or are set, or
         unset, now): its answer may no longer be the target's."""
         if not self.reads:
-            return False
+            return []
         current = env_hashes(self.reads, os.environ if environ is None else environ)
-        return current != self.reads
+        return [name for name, was in self.reads.items() if current[name] != was]
 
 
 def take(import_path: str | None, base_dir: Path, env_names: Iterable[str] = ()) -> Fingerprint:
