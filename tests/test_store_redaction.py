@@ -113,3 +113,26 @@ def test_every_column_of_a_result_and_its_cache_entry_is_redacted(tmp_path, monk
     stored = _store_bytes(tmp_path)
     for form in (secret, json.dumps(secret)[1:-1], "0123456789"):
         assert form.encode() not in stored, form
+
+
+def test_a_json_text_is_redacted_as_its_strings_would_be_and_left_alone_without_secrets():
+    from agenteval_cli.core.redact import redact_json
+
+    secret = "sk-test-0123456789abcdef"
+    text = json.dumps(
+        {
+            "cut": f"key '{secret[:10]}...' refused",
+            "url": "postgres://app:hunter22@db/prod",
+            "keys": {secret: "x"},
+            "n": [1.5, None, True],
+        }
+    )
+    redacted = json.loads(redact_json(text, [secret]))
+    assert redacted == {
+        "cut": "key '***' refused",
+        "url": "postgres://app:***@db/prod",
+        "keys": {"***": "x"},
+        "n": [1.5, None, True],
+    }
+    plain = json.dumps({"final_response": "see https://example.com ... later"})
+    assert redact_json(plain, [secret]) is plain  # nothing to redact: the text as it was
