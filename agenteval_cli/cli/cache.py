@@ -44,7 +44,8 @@ def cache_clear(
 @cache_app.command("info")
 def cache_info(store_path: StoreOption = DEFAULT_STORE) -> None:
     """How many calls are cached, per target import path, and which no run will use again
-    because the target's source or a ``cache_env`` variable changed since.
+    because the target's source, a ``cache_env`` variable or a variable the call read
+    changed since.
 
     Example: agenteval cache info"""
     with user_errors(), open_store(store_path) as store:
@@ -62,10 +63,12 @@ def cache_info(store_path: StoreOption = DEFAULT_STORE) -> None:
 
 
 def _stale_entries(groups: list[tuple[str, str | None, int]]) -> dict[str, list[tuple[int, str]]]:
-    """Per target import path, ``(entries, why)`` for the entries a run would not use."""
+    """Per target import path, ``(entries, why)`` for the entries a run would not use; the
+    entries stale for the same reason counted together (each set of variables its calls
+    read is a fingerprint of its own)."""
     from agenteval_cli.execution.fingerprint import Fingerprint
 
-    stale: dict[str, list[tuple[int, str]]] = {}
+    counted: dict[str, dict[str, int]] = {}
     for path, fingerprint_json, count in groups:
         if fingerprint_json is None:
             why = "cached before the target's source was part of the key"
@@ -74,5 +77,6 @@ def _stale_entries(groups: list[tuple[str, str | None, int]]) -> dict[str, list[
             if not changes:
                 continue
             why = f"{'; '.join(changes)} since they were cached"
-        stale.setdefault(path, []).append((count, why))
-    return stale
+        reasons = counted.setdefault(path, {})
+        reasons[why] = reasons.get(why, 0) + count
+    return {path: [(n, why) for why, n in reasons.items()] for path, reasons in counted.items()}

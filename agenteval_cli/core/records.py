@@ -427,6 +427,9 @@ class Result:
     # The graph stopped at ``interrupt()`` waiting for input (what it asked for): no answer.
     interrupt: str | None = None
     turns: list[Turn] | None = None
+    # Hashes of the environment variables the call read (execution.env_reads), kept with
+    # its cache entry; None when the call was not recorded (no cache, or served from it).
+    env_reads: dict[str, str] | None = None
 
     @property
     def status(self) -> str:

@@ -13,23 +13,28 @@ Three rules, applied by :func:`redact`:
 
 :func:`console_text` also removes control characters (terminal escape sequences, bidi
 overrides), for data printed on a terminal; :func:`xml_text` removes what XML 1.0 cannot
-hold. Values shorter than :data:`MIN_SECRET_LENGTH` are not redacted: a variable such as
+hold; :func:`redact_json` redacts the strings of a JSON text (what the store writes).
+Values shorter than :data:`MIN_SECRET_LENGTH` are not redacted: a variable such as
 ``TOKENIZERS_PARALLELISM=false`` would otherwise blank out every "false".
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "MASK",
     "MIN_SECRET_LENGTH",
+    "Secrets",
     "console_text",
     "is_secret_name",
     "redact",
+    "redact_json",
     "redact_urls",
     "remember",
     "remember_environment",
@@ -82,12 +87,27 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values to redact, longest first: secret-named variables' and remembered ones."""
     env = os.environ if environ is None else environ
     values = set(_remembered)
-    for name in env:  # only secret-named values are read: os.environ decodes each one read
-        if is_secret_name(name):
-            value = env.get(name)
-            if value is not None and len(value) >= MIN_SECRET_LENGTH:
-                values.add(value)
+    values.update(value for value in _secret_named(env) if len(value) >= MIN_SECRET_LENGTH)
     return sorted(values, key=len, reverse=True)
+
+
+def _secret_named(env: Mapping[str, str]) -> list[str]:
+    """The values of ``env``'s secret-named variables. Asked for each batch of rows the store
+    writes: for ``os.environ`` its raw entries are read, so only those values are decoded."""
+    data = getattr(env, "_data", None) if isinstance(env, _Environ) else None
+    if isinstance(data, dict):
+        decode = env.decodevalue  # type: ignore[attr-defined]
+        return [decode(value) for key, value in data.items() if _is_secret_key(key)]
+    return [value for name in env if is_secret_name(name) and (value := env.get(name)) is not None]
+
+
+_Environ = type(os.environ)
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_secret_key(key: bytes | str) -> bool:
+    """:func:`is_secret_name` of a key as ``os.environ`` keeps it (bytes on POSIX)."""
+    return is_secret_name(os.fsdecode(key))
 
 
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
@@ -97,6 +117,78 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     for secret in secret_values() if secrets is None else secrets:
         text = _redact_one(text, secret)
     return redact_urls(text)
+
+
+def redact_json(text: str, secrets: Sequence[str] | None = None) -> str:
+    """JSON ``text`` with every known secret and URL password in its strings (keys too)
+    redacted, as :func:`redact` would; decoded and written again only when it holds one, so
+    it stays the JSON it was (a secret's escaped form is found too)."""
+    return Secrets.of(secret_values() if secrets is None else secrets).json(text)
+
+
+class Secrets:
+    """The secrets known at one moment, to redact many texts with: most hold none, and are
+    told so by one search (:meth:`Secrets.now` once for a batch of the store's rows)."""
+
+    __slots__ = ("_search", "values")
+
+    def __init__(self, values: Sequence[str]) -> None:
+        self.values = tuple(values)
+        forms = sorted(_json_forms(self.values), key=len, reverse=True)
+        self._search = re.compile("|".join(map(re.escape, forms))).search if forms else None
+
+    @classmethod
+    def now(cls) -> Secrets:
+        return cls.of(secret_values())
+
+    @staticmethod
+    def of(values: Sequence[str]) -> Secrets:
+        return _secrets(tuple(values))
+
+    def may_hold(self, text: str) -> bool:
+        """Whether ``text`` may hold a secret or a URL password (False: it holds none)."""
+        if "://" in text or "..." in text:  # a URL, a secret cut short: redact() tells
+            return True
+        return self._search is not None and self._search(text) is not None
+
+    def text(self, text: str) -> str:
+        """:func:`redact` of plain ``text``."""
+        return redact(text, self.values) if text and self.may_hold(text) else text
+
+    def json(self, text: str) -> str:
+        """:func:`redact_json` of JSON ``text``."""
+        if not text or not self.may_hold(text) or redact(text, self._forms()) == text:
+            return text
+        plain = _redacted_value(json.loads(text), self.values)
+        return json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
+
+    def _forms(self) -> tuple[str, ...]:
+        return _json_forms(self.values)
+
+
+@functools.lru_cache(maxsize=16)
+def _secrets(values: tuple[str, ...]) -> Secrets:
+    return Secrets(values)
+
+
+@functools.lru_cache(maxsize=64)
+def _json_forms(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """Each secret as it may be written in JSON: as it is or as ``repr`` shows it, each
+    escaped as JSON escapes it (a quote, a backslash, a control character)."""
+    forms = set(secrets)
+    forms.update(repr(secret)[1:-1] for secret in secrets)
+    forms.update([json.dumps(form, ensure_ascii=False)[1:-1] for form in forms])
+    return tuple(forms)
+
+
+def _redacted_value(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, list):
+        return [_redacted_value(each, secrets) for each in value]
+    if isinstance(value, dict):
+        return {redact(k, secrets): _redacted_value(v, secrets) for k, v in value.items()}
+    return value
 
 
 def redact_urls(text: str) -> str:

@@ -7,10 +7,16 @@ answer five times. A conversation is cached whole, its turns with it (its inputs
 turn, so the key does). Only successful calls are cached; errors, and a conversation that
 ended in an error or at an interrupt, are always called again. The entries
 live in the store's ``cache`` table, written in the same transaction as the result.
+
+Each entry keeps the hashes of the environment variables its call read
+(:mod:`agenteval_cli.execution.env_reads`, in its fingerprint): an entry one of them has
+changed for since is not served, and the call made again replaces it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -19,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval_cli.core.interrupts import returned_interrupt
 from agenteval_cli.core.records import Trace, Turn
+from agenteval_cli.execution.fingerprint import Fingerprint
 
 if TYPE_CHECKING:
     from agenteval_cli.spec.model import TargetSpec
@@ -93,14 +100,49 @@ class ResponseCache:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.hits = 0
+        # entries not served, by the variables their call read that have changed since
+        self.changed: dict[tuple[str, ...], int] = {}
 
     def get(self, key: str) -> CachedCall | None:
         found = self.store.cache_get(key)
         if found is None or returned_interrupt(found.outputs) is not None:
             return None  # an interrupted answer (cached before they were told apart): call again
+        changed = () if found.fingerprint is None else _parsed(found.fingerprint).changed_reads()
+        if changed:
+            self.changed[tuple(changed)] = self.changed.get(tuple(changed), 0) + 1
+            return None
         self.hits += 1
         cached = Trace.from_dict(found.trace)
         cached.latency_s = found.latency_s  # the trace's JSON may leave it to the column
         return CachedCall(
             outputs=found.outputs, trace=cached, latency_s=found.latency_s, turns=found.turns
         )
+
+
+def entry_fingerprint(target_fingerprint: str | None, reads: dict[str, str] | None) -> str | None:
+    """The fingerprint JSON kept with one cache entry: its target's, with the hashes of the
+    variables the call read."""
+    if target_fingerprint is None or not reads:
+        return target_fingerprint
+    return dataclasses.replace(_parsed(target_fingerprint), reads=reads).to_json()
+
+
+def changed_note(answers: Answers | None) -> str | None:
+    """The run's note when cached answers were not served, a variable their call read having
+    changed since (they are called again): said, not only found by ``cache info``."""
+    changed = getattr(answers, "changed", None)
+    if not changed:
+        return None
+    count = sum(changed.values())
+    names = sorted({name for names in changed for name in names})
+    return (
+        f"{count} cached answer(s) called again: "
+        f"{', '.join('$' + name for name in names)} changed since they were cached"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(fingerprint_json: str) -> Fingerprint:
+    """Entries share a few fingerprints (a target's, with each set of variables read):
+    each is decoded once. Treated as read-only."""
+    return Fingerprint.from_json(fingerprint_json)

@@ -511,17 +511,20 @@ class Execution:
         return status
 
     def conclude(self, status: Status, *, summaries: bool = True) -> Status:
-        """After a finished run, its note and (unless the caller scores them in its own
-        loop) its dataset-level scores; a changed dataset is the run's error (the calls in
+        """After a run, its notes (cached answers called again; after a finished run, the
+        dataset file grown) and (unless the caller scores them in its own loop) a finished
+        run's dataset-level scores; a changed dataset is the run's error (the calls in
         flight finished and are kept; it can be resumed)."""
         if self.changed:
             raise self.changed[0]
+        notes = [_changed_reads_note(self.runner)]
         if status == FINISHED:
-            note = _grown_note(self.run.examples)
+            notes.append(_grown_note(self.run.examples))
+        for note in notes:
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
-            if summaries:
-                score_summaries(self.run, self.store)
+        if status == FINISHED and summaries:
+            score_summaries(self.run, self.store)
         return status
 
     def _forced(self, reason: str) -> None:
@@ -536,6 +539,11 @@ class Execution:
         run, runner, writer = self.run, self.runner, self.writer
         experiment_id = run.experiments[item.target.name].id
         cache_key = None if result.cached else item.cache_key
+        fingerprint_json = runner.cache_fingerprints.get(item.target.name)
+        if result.env_reads:  # the variables the call read, kept with its cache entry
+            from agenteval_cli.execution.cache import entry_fingerprint
+
+            fingerprint_json = entry_fingerprint(fingerprint_json, result.env_reads)
         try:
             encoded = encode(
                 experiment_id,
@@ -544,7 +552,7 @@ class Execution:
                 replace=item.replace,
                 cache_key=cache_key,
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
-                fingerprint_json=runner.cache_fingerprints.get(item.target.name),
+                fingerprint_json=fingerprint_json,
             )
         except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
             encoded = encode(
@@ -566,6 +574,14 @@ def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) 
         yield from items
     except UserError as exc:  # reading the examples is all that raises it here
         changed.append(exc)
+
+
+def _changed_reads_note(runner: Runner) -> str | None:
+    if runner.cache is None:
+        return None
+    from agenteval_cli.execution.cache import changed_note
+
+    return changed_note(runner.cache)
 
 
 def _grown_note(examples: Sequence[Example]) -> str | None:

@@ -7,7 +7,10 @@ under the module's top-level package, or under a ``file.py`` target's folder, an
 project's other packages they import: see :class:`_ProjectPackages`), and a hash of
 each variable the target declares with ``cache_env:`` (values are never stored, only their
 hashes). It is part of the cache key, and kept with each entry so that ``agenteval cache
-info`` can say which file or variable changed since the entry was written.
+info`` can say which file or variable changed since the entry was written. An entry's also
+holds the hashes of the variables its call read (:mod:`agenteval_cli.execution.env_reads`):
+not part of the key, as they are known only once the call ran, but checked when the entry
+is looked up (:meth:`Fingerprint.reads_changed`).
 """
 
 from __future__ import annotations
@@ -31,18 +34,27 @@ UNSET = "unset"
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """Hashes of a target's project files (by absolute path) and of its declared variables."""
+    """Hashes of a target's project files (by absolute path), of its declared variables and,
+    for one cached call, of the variables the call read."""
 
     files: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    reads: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps({"files": self.files, "env": self.env}, sort_keys=True)
+        data = {"files": self.files, "env": self.env}
+        if self.reads:  # a target's own fingerprint has none: its digest stays as it was
+            data["reads"] = self.reads
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Fingerprint:
         data = json.loads(text)
-        return cls(files=dict(data.get("files", {})), env=dict(data.get("env", {})))
+        return cls(
+            files=dict(data.get("files", {})),
+            env=dict(data.get("env", {})),
+            reads=dict(data.get("reads", {})),
+        )
 
     def digest(self) -> str:
         """The part of the cache key: one hash of everything above."""
@@ -56,9 +68,18 @@ class Fingerprint:
             now = _file_hash(Path(path))
             if now != digest:
                 found.append(f"{_shown(path)} {'was removed' if now == UNSET else 'changed'}")
-        current = env_hashes(self.env, os.environ if environ is None else environ)
-        found += [f"${name} changed" for name in self.env if current[name] != self.env[name]]
+        variables = {**self.reads, **self.env}  # read by the call, and declared
+        current = env_hashes(variables, os.environ if environ is None else environ)
+        found += [f"${name} changed" for name, was in variables.items() if current[name] != was]
         return found
+
+    def changed_reads(self, environ: Any = None) -> list[str]:
+        """The variables the cached call read that have another value now (or are set, or
+        unset, now): its answer may no longer be the target's."""
+        if not self.reads:
+            return []
+        current = env_hashes(self.reads, os.environ if environ is None else environ)
+        return [name for name, was in self.reads.items() if current[name] != was]
 
 
 def take(import_path: str | None, base_dir: Path, env_names: Iterable[str] = ()) -> Fingerprint:

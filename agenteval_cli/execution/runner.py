@@ -487,6 +487,15 @@ class Runner:
                     cached=True,
                     turns=hit.turns,
                 )
+            from agenteval_cli.execution.env_reads import recording
+
+            with recording() as reads:  # what the answer depends on, for its cache entry
+                result = await self._called(item)
+            result.env_reads = reads.hashes()
+            return result
+        return await self._called(item)
+
+    async def _called(self, item: WorkItem) -> Result:
         if is_conversation(item.example) or self.users is not None:
             return await self._converse(item)
         return await self._call(item)

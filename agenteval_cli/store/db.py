@@ -85,6 +85,7 @@ class CacheEntry:
     trace: dict[str, Any] | None
     latency_s: float
     turns: list[Turn] | None = None
+    fingerprint: str | None = None  # what the answer depended on, JSON (None: not kept)
 
 
 class Store:
@@ -438,17 +439,19 @@ class Store:
     def cache_get(self, key: str) -> CacheEntry | None:
         """What is cached under ``key``, or None."""
         row = self.db.execute(
-            "SELECT outputs_json, trace_json, latency_s, turns_json FROM cache WHERE key = ?",
+            "SELECT outputs_json, trace_json, latency_s, turns_json, fingerprint_json FROM cache"
+            " WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        outputs, trace, latency, turns = row
+        outputs, trace, latency, turns, fingerprint = row
         return CacheEntry(
             outputs=json.loads(outputs),
             trace=json.loads(trace) if trace else None,
             latency_s=latency or 0.0,
             turns=turns_from_json(turns),
+            fingerprint=fingerprint,
         )
 
     def cache_clear(self, target_path: str | None = None) -> int:

@@ -11,6 +11,7 @@ import json
 import sqlite3
 from typing import Any
 
+from agenteval_cli.core.redact import redact_json
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import dumps, now
 from agenteval_cli.store.tx import has_table, write_transaction
@@ -123,7 +124,7 @@ class LangSmithState:
         with write_transaction(self.db):
             self.db.execute(
                 "INSERT OR REPLACE INTO langsmith_run_trees VALUES (?,?,?,?)",
-                (experiment_id, example_id, repetition, dumps(runs)),
+                (experiment_id, example_id, repetition, redact_json(dumps(runs))),
             )
 
     def trees(self, experiment_id: str) -> dict[tuple[str, int], list[dict[str, Any]]]:

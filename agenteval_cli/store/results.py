@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace, Turn
-from agenteval_cli.core.redact import redact
+from agenteval_cli.core.redact import Secrets, redact
 from agenteval_cli.core.safe_text import exception_text, storable
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.store.tx import is_storage_failure, write_transaction
@@ -151,7 +151,7 @@ def encode(
     """Every JSON column of the result; raises what the encoder raises for bad outputs.
     A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD; NaN
     and ±Infinity, which strict JSON parsers (SQLite's ``json_extract`` among them) refuse,
-    become null."""
+    become null. Known secrets are redacted when the rows are written (:func:`write`)."""
     trace_json = storable(_strict(_trace_json(result.trace)))
     outputs_json = None if result.outputs is None else storable(_strict(dumps(result.outputs)))
     inputs_json = storable(_strict(dumps(example.inputs)))
@@ -167,14 +167,14 @@ def encode(
         reference_json,
         outputs_json,
         trace_json,
-        storable(redact(result.error)) if result.error else "",  # no known secret is stored
+        storable(result.error) if result.error else "",
         result.latency_s,
         finished,
         result.attempts,
         1 if result.cached else 0,
-        None if scores_json is None else storable(redact(scores_json)),  # comments: text too
+        None if scores_json is None else storable(scores_json),
         result.status,
-        None if result.interrupt is None else storable(redact(result.interrupt)),
+        None if result.interrupt is None else storable(result.interrupt),
         turns_json,
     )
     cache = None
@@ -192,6 +192,49 @@ def encode(
     return EncodedResult(row, cache, replace)
 
 
+# Where a target's text is in the rows (positions in INSERT_RESULT's and INSERT_CACHE's
+# columns): the example, the answer, the trace, the error, the score comments, the interrupt
+# and the turns; JSON texts, but for the error and the interrupt, which are plain.
+_RESULT_JSON = (3, 4, 5, 6, 12, 15)
+_RESULT_TEXT = (7, 14)
+_CACHE_JSON = {2: 5, 3: 6, 7: None}  # cache column -> the result column of the same text
+_RESULT_COLUMNS = _RESULT_JSON + _RESULT_TEXT
+
+
+def without_secrets(batch: Sequence[EncodedResult]) -> list[EncodedResult]:
+    """``batch`` with every known secret redacted from each text a target's call or its
+    example put in it (:mod:`agenteval_cli.core.redact`): a target that echoes its key in its
+    answer, its error, a message or a tool's output leaves it in no column, its cache
+    entry's included, for store files travel. The secrets are looked up once a batch."""
+    secrets = Secrets.now()
+    return [_redacted(item, secrets) for item in batch]
+
+
+def _redacted(item: EncodedResult, secrets: Secrets) -> EncodedResult:
+    texts = [item.row[i] for i in _RESULT_COLUMNS if item.row[i]]
+    if item.cache is not None and item.cache[7]:
+        texts.append(item.cache[7])  # the turns without their scores
+    if not secrets.may_hold("\n".join(texts)):  # the common case: one search, no copy
+        return item
+    row = list(item.row)
+    for i in _RESULT_JSON:
+        if row[i]:
+            row[i] = secrets.json(row[i])
+    for i in _RESULT_TEXT:
+        if row[i]:
+            row[i] = secrets.text(row[i])
+    cache = item.cache
+    if cache is not None:
+        entry = list(cache)
+        for i, same in _CACHE_JSON.items():
+            if same is not None and cache[i] is item.row[same]:
+                entry[i] = row[same]  # the result's own text, redacted once
+            elif cache[i]:
+                entry[i] = secrets.json(cache[i])
+        cache = tuple(entry)
+    return EncodedResult(tuple(row), cache, item.replace)
+
+
 def _answered(result: Result) -> bool:
     """Whether a result may be cached: it answered (no error, no interrupt waiting), and a
     conversation's every turn did (a turn stopped at an interrupt was resumed after it)."""
@@ -202,8 +245,8 @@ def _answered(result: Result) -> bool:
 
 
 def _turns_json(turns: list[Turn] | None, *, scores: bool = True) -> str | None:
-    """``[turn.to_dict(), ...]`` as the store keeps it (None for a single-turn result):
-    each turn's error, interrupt and score comments redacted, as the result's own are."""
+    """``[turn.to_dict(), ...]`` as the store keeps it (None for a single-turn result);
+    ``scores=False`` leaves the scores out."""
     if turns is None:
         return None
     return storable(_strict(dumps([_stored_turn(turn, scores) for turn in turns])))
@@ -211,18 +254,10 @@ def _turns_json(turns: list[Turn] | None, *, scores: bool = True) -> str | None:
 
 def _stored_turn(turn: Turn, scores: bool) -> dict[str, Any]:
     data = turn.to_dict()
-    data["error"] = data["trace"]["error"] = _redacted(turn.error)
-    data["interrupt"] = _redacted(turn.interrupt)
-    data["scores"] = (
-        [{**each, "comment": _redacted(each["comment"])} for each in data["scores"]]
-        if scores
-        else []
-    )
+    data["trace"]["error"] = turn.error
+    if not scores:
+        data["scores"] = []
     return data
-
-
-def _redacted(text: str | None) -> str | None:
-    return None if text is None else redact(text)
 
 
 def turns_from_json(text: str | None) -> list[Turn] | None:
@@ -300,7 +335,9 @@ def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
     full, locked, damaged) is raised at once: each retry would fail, or wait, alike.
 
     Only an ordinary exception is retried: Ctrl-C, ``SystemExit`` or a cancellation is
-    raised as it comes, the results already committed kept."""
+    raised as it comes, the results already committed kept. No known secret is written
+    (:func:`without_secrets`)."""
+    batch = without_secrets(batch)
     try:
         _write(db, batch)
     except Exception as exc:
