@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.data.conversations import Resume, TurnInput
+from agenteval_cli.targets.checkpointers import runs_only_sync, saver_of
 from agenteval_cli.targets.errors import TargetOptionError
 from agenteval_cli.targets.inputs import (
     InputBuilder,
@@ -158,11 +159,8 @@ def _is_graph(obj: Any) -> bool:
 
 def keeps_conversation(graph: Any) -> bool:
     """Whether a compiled graph keeps a conversation itself: compiled with a checkpointer
-    (a saver). ``checkpointer=True`` is only for subgraphs, which keep theirs in the saver
-    of the graph above; a root graph with none remembers nothing between calls."""
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-
-    return isinstance(getattr(graph, "checkpointer", None), BaseCheckpointSaver)
+    (a saver); a root graph with none remembers nothing between calls."""
+    return saver_of(graph) is not None
 
 
 def _run_config(
@@ -187,7 +185,9 @@ def _graph_call(
     from langchain_core.messages import AIMessage
     from langgraph.types import Command
 
-    sync_only: list[bool] = [False]  # found to run only synchronously: invoked on a thread
+    # Runs only synchronously (its checkpointer has no async methods, or middleware with no
+    # async hook): invoked on a worker thread. None until the checkpointer is asked.
+    sync_only: list[bool | None] = [None]
     keeps = keeps_conversation(graph)
 
     async def state_of(inputs: dict[str, Any], *, initial: bool = True) -> Any:
@@ -196,6 +196,8 @@ def _graph_call(
     async def invoke(value: Any, run_config: dict[str, Any], retry_config: Any) -> Any:
         """``graph.ainvoke``, or ``graph.invoke`` on a thread for a graph that runs only
         synchronously (``retry_config()``: the config of a call after a refused one)."""
+        if sync_only[0] is None:
+            sync_only[0] = await runs_only_sync(graph)
         if sync_only[0]:
             return await asyncio.to_thread(graph.invoke, value, config=run_config)
         try:
