@@ -13,6 +13,7 @@ from typing import Any
 
 from agenteval_cli.data.conversations import Resume, TurnInput
 from agenteval_cli.targets.checkpointers import runs_only_sync, saver_of
+from agenteval_cli.targets.configs import RowConfig, call_config
 from agenteval_cli.targets.errors import TargetOptionError
 from agenteval_cli.targets.inputs import (
     InputBuilder,
@@ -61,6 +62,8 @@ class Target:
     # It keeps a conversation itself (a graph compiled with a checkpointer): each turn is
     # sent alone on the conversation's thread, and an interrupt can be resumed.
     keeps_state: bool = False
+    # The row fields its config: fills placeholders from (targets.configs.row_fields).
+    config_fields: tuple[str, ...] = ()
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
@@ -96,7 +99,7 @@ def adapt(
     """
     initial_state = dict(initial_state or {})
     build = None if input is None else input_builder(input)
-    run_config = dict(config or {})
+    run_config = RowConfig(dict(config or {}))
     # An object can only be a graph or a Runnable if its library is loaded; a plain
     # function's module that never imported them does not pay for importing them here.
     if "langgraph" in sys.modules:
@@ -122,6 +125,7 @@ def adapt(
                 no_answer=None if output is not None else why_no_answer(obj),
                 turn_call=turn,
                 keeps_state=keeps_conversation(obj),
+                config_fields=run_config.fields,
             )
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
@@ -129,9 +133,17 @@ def adapt(
         if isinstance(obj, Runnable):
             call, turn = _runnable_call(obj, build, output, run_config)
             fields = template_fields(input)
-            return Target(name, import_path, "runnable", call, input_fields=fields, turn_call=turn)
+            return Target(
+                name,
+                import_path,
+                "runnable",
+                call,
+                input_fields=fields,
+                turn_call=turn,
+                config_fields=run_config.fields,
+            )
     if callable(obj):
-        if run_config:
+        if run_config.template:
             raise TargetOptionError(
                 "'config' is for graphs and Runnables; a function target calls its graph itself",
                 hint="pass config=... to the graph call inside the function",
@@ -163,23 +175,13 @@ def keeps_conversation(graph: Any) -> bool:
     return saver_of(graph) is not None
 
 
-def _run_config(
-    base: dict[str, Any], callbacks: list[Any], thread_id: str | None = None
-) -> dict[str, Any]:
-    """The RunnableConfig of one call: the target's ``config``, its thread (a fresh one for
-    a single call, so a checkpointer keeps each example's conversation apart; the
-    conversation's for a turn) and the trace recorder."""
-    configurable = {**base.get("configurable", {}), "thread_id": thread_id or new_thread()}
-    return {**base, "configurable": configurable, "callbacks": callbacks}
-
-
 def _graph_call(
     graph: Any,
     input_key: str,
     initial_state: dict[str, Any],
     build: InputBuilder | None,
     output: str | None,
-    config: dict[str, Any],
+    config: RowConfig,
 ) -> tuple[TargetFn, TurnFn]:
     """A graph's single call and its turn of a conversation (see :mod:`.session`)."""
     from langchain_core.messages import AIMessage
@@ -210,10 +212,11 @@ def _graph_call(
 
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         state = await state_of(inputs)
+        filled = config.filled(inputs)
         result = await invoke(
             state,
-            _run_config(config, callbacks),
-            lambda: _run_config(config, callbacks),  # a thread the attempt never saw
+            call_config(filled, callbacks),
+            lambda: call_config(filled, callbacks),  # a thread the attempt never saw
         )
         return graph_outputs(result, output, given=input_messages(state))
 
@@ -231,12 +234,16 @@ def _graph_call(
             value = _with_history(await state_of(inputs), session.messages, graph)
             given = input_messages(value)
 
-        def retry_config() -> dict[str, Any]:
-            if session.turns == 0:  # the refused call may have left the thread's first step
-                session.thread_id = new_thread()
-            return _run_config(config, callbacks, session.thread_id)
+        filled = config.for_turn(session, inputs)
 
-        run_config = _run_config(config, callbacks, session.thread_id)
+        def retry_config() -> dict[str, Any]:
+            # the refused call may have left the thread's first step (a thread of the row's
+            # own is the row's, whatever it holds)
+            if session.turns == 0 and not config.sets_thread:
+                session.thread_id = new_thread()
+            return call_config(filled, callbacks, session.thread_id)
+
+        run_config = call_config(filled, callbacks, session.thread_id)
         result = await invoke(value, run_config, retry_config)
         outputs = graph_outputs(result, output, given=given)
         returned = result.get("messages") if isinstance(result, dict) else None
@@ -316,16 +323,17 @@ def _fresh(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _runnable_call(
-    runnable: Any, build: InputBuilder | None, output: str | None, config: dict[str, Any]
+    runnable: Any, build: InputBuilder | None, output: str | None, config: RowConfig
 ) -> tuple[TargetFn, TurnFn]:
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         value = inputs if build is None else await built_input(build, inputs)
-        result = await runnable.ainvoke(value, config=_run_config(config, callbacks))
-        return as_outputs(result, output)
+        run_config = call_config(config.filled(inputs), callbacks)
+        return as_outputs(await runnable.ainvoke(value, config=run_config), output)
 
     async def turn(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
+        filled = config.for_turn(session, inputs)
         value = turn_value(inputs, session, await _built_turn(build, inputs))
-        run_config = _run_config(config, callbacks, session.thread_id)
+        run_config = call_config(filled, callbacks, session.thread_id)
         return as_outputs(await runnable.ainvoke(value, config=run_config), output)
 
     return call, turn
