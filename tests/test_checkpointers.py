@@ -165,3 +165,45 @@ def test_which_savers_run_only_synchronously():
     # told by their methods, but for one that overrides them all only to refuse them
     savers = (sqlite_saver(), SyncOnlySaver(), RefusingSaver(), InMemorySaver())
     assert [lacks_async_methods(s) for s in savers] == [True, True, False, False]
+
+
+SQLITE_GRAPH = """
+import sqlite3
+
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, MessagesState, StateGraph
+
+builder = StateGraph(MessagesState)
+builder.add_node("answer", lambda state: {"messages": [AIMessage("hi")]})
+builder.add_edge(START, "answer")
+connection = sqlite3.connect(":memory:"{options})
+graph = builder.compile(checkpointer=SqliteSaver(connection))
+"""
+
+
+def test_a_sqlite_saver_only_its_own_thread_may_use_is_refused_before_any_call(tmp_path, invoke):
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"inputs": {"question": "hello"}}\n')
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"dataset: {data}\ntargets:\n  keeper: graphs.py:graph\n")
+    (tmp_path / "graphs.py").write_text(SQLITE_GRAPH.replace("{options}", ""))
+    result = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(
+        f"error: {spec}:3: targets.keeper: the graph's checkpointer (SqliteSaver) has only sync "
+        "methods, so the graph runs on a worker thread, where the checkpointer cannot be read: "
+        "SQLite objects created in a thread can only be used in that same thread."
+    )
+    assert line.endswith(
+        "(make it usable from any thread; for a SqliteSaver, open its connection with "
+        'sqlite3.connect("checkpoints.sqlite", check_same_thread=False), as '
+        "SqliteSaver.from_conn_string does)"
+    )
+    # opened for any thread, as the hint says: it runs (another module: that one is loaded)
+    options = ", check_same_thread=False"
+    (tmp_path / "any_thread.py").write_text(SQLITE_GRAPH.replace("{options}", options))
+    spec.write_text(f"dataset: {data}\ntargets:\n  keeper: any_thread.py:graph\n")
+    again = invoke("run", spec, "--store", tmp_path / "s.db")
+    assert again.exit_code == 0, again.output

@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.data.conversations import Resume, TurnInput
-from agenteval_cli.targets.checkpointers import runs_only_sync, saver_of
+from agenteval_cli.targets.checkpointers import (
+    check_worker_thread_read,
+    runs_only_sync,
+    saver_of,
+)
 from agenteval_cli.targets.configs import RowConfig, call_config
 from agenteval_cli.targets.errors import TargetOptionError
 from agenteval_cli.targets.inputs import (
@@ -109,6 +113,7 @@ def adapt(
             obj = obj.compile()
         if _is_graph(obj):
             check_graph_input(obj, input, input_key)
+            check_worker_thread_read(obj)
             through = passed_through(obj, input)
             if through:
                 build = pass_through_builder(through, input_key)

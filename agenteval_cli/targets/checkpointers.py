@@ -9,8 +9,11 @@ told by what they do, never by their class's name.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any
+
+from agenteval_cli.targets.errors import TargetOptionError
 
 # The async methods a run calls: a saver whose class leaves any to BaseCheckpointSaver
 # (which raises NotImplementedError) runs only synchronously.
@@ -47,11 +50,48 @@ async def runs_only_sync(graph: Any) -> bool:
         return False
     if lacks_async_methods(saver):
         return True
-    probe = {"configurable": {"thread_id": f"agenteval-probe-{uuid.uuid4()}", "checkpoint_ns": ""}}
     try:
-        await saver.aget_tuple(probe)
+        await saver.aget_tuple(_unused_thread())
     except NotImplementedError:
         return True
     except Exception:
         return False
     return False
+
+
+PROBE_TIMEOUT_S = 30.0  # a read that takes longer is left to the calls to report
+
+
+def check_worker_thread_read(graph: Any) -> None:
+    """Refuse, before any call, a sync-only saver that cannot be read from a worker thread,
+    where its graph will run: a ``SqliteSaver`` whose connection was opened with the default
+    ``check_same_thread=True`` would fail every example with SQLite's thread error."""
+    saver = saver_of(graph)
+    if saver is None or not lacks_async_methods(saver):
+        return
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            saver.get_tuple(_unused_thread())
+        except BaseException as exc:  # reported below, in the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=read, name="agenteval-checkpointer-probe", daemon=True)
+    worker.start()
+    worker.join(PROBE_TIMEOUT_S)
+    if not failed:
+        return
+    name = type(saver).__name__
+    raise TargetOptionError(
+        f"the graph's checkpointer ({name}) has only sync methods, so the graph runs on a worker "
+        f"thread, where the checkpointer cannot be read: {failed[0]}",
+        hint="make it usable from any thread; for a SqliteSaver, open its connection with "
+        'sqlite3.connect("checkpoints.sqlite", check_same_thread=False), as '
+        "SqliteSaver.from_conn_string does",
+    )
+
+
+def _unused_thread() -> dict[str, Any]:
+    """The config of a thread nobody uses: a read of it finds nothing and changes nothing."""
+    return {"configurable": {"thread_id": f"agenteval-probe-{uuid.uuid4()}", "checkpoint_ns": ""}}
