@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -173,3 +174,52 @@ def test_a_thread_id_the_same_for_every_row_is_refused_in_the_spec(tmp_path):
     target = load_spec(per_row).targets[0]
     assert target.config is not None
     assert target.config.runnable_config() == {"configurable": {"thread_id": "t-{ticket}"}}
+
+
+class StubServer:
+    """Stands for the LangGraph SDK client of a served graph: records the threads made and
+    each run's thread and config, answering each run with one AI message."""
+
+    def __init__(self) -> None:
+        self.threads: list[Any] = []
+        self.runs: list[tuple[str, Any]] = []
+        self.threads_api = SimpleNamespace(create=self.create)
+        self.runs_api = SimpleNamespace(stream=self.stream)
+
+    def get(self) -> Any:
+        return SimpleNamespace(threads=self.threads_api, runs=self.runs_api)
+
+    async def create(self, thread_id: str | None = None, **_: Any) -> dict[str, Any]:
+        made = thread_id or f"server-{len(self.threads)}"
+        self.threads.append(thread_id)
+        return {"thread_id": made}
+
+    def stream(self, thread_id: str, graph: str, *, config: Any, **_: Any) -> Any:
+        self.runs.append((thread_id, config))
+        values = {"messages": [{"type": "ai", "content": f"on {thread_id}"}]}
+
+        async def parts() -> Any:
+            yield SimpleNamespace(event="values", data=values)
+
+        return parts()
+
+
+def test_a_served_graph_gets_the_rows_config_and_runs_on_the_thread_it_names():
+    from agenteval_cli.targets.remote import RemoteGraph, remote_target
+
+    config = {"configurable": {"user_id": "{user_id}", "thread_id": "t-{user_id}"}, "tags": ["x"]}
+    target = remote_target(
+        RemoteGraph("http://127.0.0.1:1", "agent"), name="r", import_path="r", config=config
+    )
+    server = StubServer()
+    target.call.__self__.clients = server  # type: ignore[attr-defined]
+    results = run_all(target, [{"question": "q", "user_id": "u1"}, {"turns": ["a", "b"]}])
+    assert results[0].outputs["final_response"] == "on t-u1"
+    # the conversation's first turn has no user_id: that conversation's error, in one line
+    assert results[1].error == (
+        "turn 1: MissingInputField: config: this example's inputs have no field 'user_id' (its "
+        "fields: question)"
+    )
+    # the thread is the run's, never a configurable the server is sent
+    assert server.threads == ["t-u1"]
+    assert server.runs == [("t-u1", {"configurable": {"user_id": "u1"}, "tags": ["x"]})]
