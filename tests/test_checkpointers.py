@@ -207,3 +207,18 @@ def test_a_sqlite_saver_only_its_own_thread_may_use_is_refused_before_any_call(t
     spec.write_text(f"dataset: {data}\ntargets:\n  keeper: any_thread.py:graph\n")
     again = invoke("run", spec, "--store", tmp_path / "s.db")
     assert again.exit_code == 0, again.output
+
+
+def test_concurrent_conversations_on_one_sqlite_saver_keep_apart():
+    saver = sqlite_saver()
+    graph = counting_graph(saver)
+
+    async def together() -> list[Result]:
+        openings = [f"Hi from {n}" for n in range(4)]
+        return list(await asyncio.gather(*(run(graph, {"turns": [o, "More?"]}) for o in openings)))
+
+    results = asyncio.run(together())
+    assert [[t.outputs["final_response"] for t in r.turns] for r in results] == [
+        [f"1 asked, last: Hi from {n}", "2 asked, last: More?"] for n in range(4)
+    ]
+    assert len(thread_ids(list(saver.list(None)))) == 4
