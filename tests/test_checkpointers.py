@@ -222,3 +222,41 @@ def test_concurrent_conversations_on_one_sqlite_saver_keep_apart():
         [f"1 asked, last: Hi from {n}", "2 asked, last: More?"] for n in range(4)
     ]
     assert len(thread_ids(list(saver.list(None)))) == 4
+
+
+class WritesOnlySync(SyncOnlySaver):
+    """Reads async, but refuses to write so: the probe's read passes, the first write fails."""
+
+    async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
+        return self.kept.get_tuple(config)
+
+    async def aput(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("sync writes only")
+
+    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("sync writes only")
+
+
+def test_a_saver_refusing_an_async_write_the_probe_missed_is_run_synchronously():
+    saver = WritesOnlySync()
+    graph = counting_graph(saver)
+    assert asyncio.run(runs_only_sync(graph)) is False  # its reads work under ainvoke
+    result = asyncio.run(run(graph, {"turns": ["Hi", "And now?"]}))
+    assert (result.status, result.error) == ("ok", None)
+    assert [t.outputs["final_response"] for t in result.turns] == [
+        "1 asked, last: Hi",
+        "2 asked, last: And now?",
+    ]
+    assert len(thread_ids(list(saver.list(None)))) == 1  # the refused first step's thread: none
+
+
+def test_a_not_implemented_error_of_the_graphs_own_code_is_its_error():
+    def answer(state: MessagesState) -> dict[str, Any]:
+        raise NotImplementedError("no answer yet")
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    result = asyncio.run(run(builder.compile(checkpointer=InMemorySaver()), {"question": "q"}))
+    assert result.status == "error"
+    assert "no answer yet" in (result.error or "")

@@ -14,6 +14,7 @@ from typing import Any
 from agenteval_cli.data.conversations import Resume, TurnInput
 from agenteval_cli.targets.checkpointers import (
     check_worker_thread_read,
+    refused_by_saver,
     runs_only_sync,
     saver_of,
 )
@@ -210,7 +211,7 @@ def _graph_call(
         try:
             return await graph.ainvoke(value, config=run_config)
         except NotImplementedError as exc:
-            if not _sync_only(exc):
+            if not (_sync_only(exc) or refused_by_saver(exc, graph)):
                 raise
             sync_only[0] = True  # middleware with no async hook: as graph.invoke runs it
             return await asyncio.to_thread(graph.invoke, value, config=retry_config())

@@ -4,7 +4,9 @@ called from ``ainvoke`` at all.
 A saver that implements only LangGraph's sync methods (``SqliteSaver``, the first one most
 guides show, or a saver of one's own) fails a graph's ``ainvoke`` on its first read. Such a
 graph is run through ``graph.invoke`` on a worker thread instead; which savers need it is
-told by what they do, never by their class's name.
+told by what they do, never by their class's name: the async methods their class lacks, a
+read that refuses to run async, or, past that, a ``NotImplementedError`` the saver itself
+raised under ``ainvoke``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,20 @@ async def runs_only_sync(graph: Any) -> bool:
         return True
     except Exception:
         return False
+    return False
+
+
+def refused_by_saver(error: NotImplementedError, graph: Any) -> bool:
+    """Whether the graph's own saver raised ``error`` (an async method it has only to
+    refuse, past the probe's read): the graph works, called as ``graph.invoke``."""
+    saver = saver_of(graph)
+    if saver is None:
+        return False
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_locals.get("self") is saver:
+            return True
+        trace = trace.tb_next
     return False
 
 
