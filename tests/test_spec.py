@@ -468,9 +468,10 @@ def test_template_parts():
     [
         (
             "config:\n      configurable:\n        thread_id: t1",
-            "spec.yaml:8: 'thread_id' cannot be set in targets.qa.config.configurable "
-            "(agenteval gives every call a thread of its own, so examples never share a "
-            "checkpointer's state)",
+            "spec.yaml:8: targets.qa.config.configurable.thread_id: 'thread_id' is the same "
+            "for every example, so they would share one thread (fill it from the row, e.g. "
+            'thread_id: "{ticket_id}", or leave it out: agenteval then gives every call a '
+            "thread of its own)",
         ),
         (
             "config: {recursion_limt: 5}",

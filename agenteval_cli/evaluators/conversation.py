@@ -66,11 +66,14 @@ async def score_conversation(
     *,
     catalog: Catalog | None = None,
     pricing: Mapping[str, Any] | None = None,
+    judge: str | None = None,
 ) -> list[Score]:
     """Score each of ``result.turns`` (its ``scores`` set in place) and return the
     conversation's scores. ``catalog``: how the keys read (by default the evaluators' own
     declarations, then the built-ins); ``pricing``: the spec's, for a simulated user's
-    model calls (:mod:`~agenteval_cli.evaluators.user_spend`)."""
+    model calls (:mod:`~agenteval_cli.evaluators.user_spend`); ``judge``: the evaluator
+    that stops a simulated conversation, whose word its resolution is (see
+    :func:`~agenteval_cli.evaluators.conversation_metrics.resolution`)."""
     catalog = catalog or Catalog.of(m for e in evaluators for m in e.metrics)
     turns = result.turns or []
     per_turn = [e for e in evaluators if e.level != "conversation"]
@@ -99,7 +102,7 @@ async def score_conversation(
     )
     figures = [s for s in figures if s.key not in RESOLUTION_KEYS]  # (if it failed)
     unanswered = no_answer_reason(result.error, result.interrupt)
-    resolved = resolution(turns, whole, unanswered, catalog)
+    resolved = resolution(turns, whole, unanswered, catalog, judge=judge)
     return scores + figures + resolved + user_spend(turns, pricing)
 
 

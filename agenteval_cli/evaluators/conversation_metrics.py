@@ -126,6 +126,10 @@ def conversation(*, coordinators: list[str] | None = None) -> Any:
     next turn resumed has no answer of its own: its scores that need one are not checked.
     `turns_to_resolution`: the turns a resolved conversation took (with a simulated user that
     stops once satisfied, how soon it got there); null, with the reason, when not resolved.
+    With `simulated_user.stop.judge`, the judge is the word on resolution: its scores of each
+    turn (read against the whole conversation's references, to know when to stop) are not
+    turn checks, and a conversation the judge stopped is resolved at that turn (its other
+    checks met), one it did not stop (the user was done first, `max_turns`) is not.
 
     `agent_continuity`: the share of follow-ups answered by the agent already active, without
     routing again: the turn's first agent is the last agent of the previous turn that is not a
@@ -357,23 +361,33 @@ def resolution(
     whole: Sequence[Score],
     unanswered: str | None,
     catalog: Catalog,
+    *,
+    judge: str | None = None,
 ) -> list[Score]:
     """``resolved`` and ``turns_to_resolution``, from the turns' scores and those of the
     evaluators run on the whole conversation (``whole``), each checked against the pass
     mark its metric declares; ``unanswered`` says why the conversation ended without an
-    answer (an error, an interrupt nothing resumed), which is never resolved."""
+    answer (an error, an interrupt nothing resumed), which is never resolved.
+
+    ``judge``: the evaluator that stops a simulated conversation once it says resolved
+    (``simulated_user.stop.judge``). Its score of each turn, read against the whole
+    conversation's references, says how far the conversation had got, not whether that turn
+    was answered: the judge's key is met when the judge stopped the conversation (resolved at
+    that turn, the last), and unmet otherwise, whatever its pass mark."""
     marks = catalog.pass_marks()
     if unanswered is not None:
         ended = f"not resolved, turn {len(turns)}: {unanswered}"
         return [Score("resolved", False, ended), Score("turns_to_resolution", None, ended)]
     unmet: list[str] = []
     unknown: list[str] = []
+    if judge is not None and turns:
+        _judge_verdict(turns, judge, unmet, unknown)
     checked = [(f"turn {n}", t.scores, t.status) for n, t in enumerate(turns, 1)]
     checked.append(("conversation", list(whole), OK))
     for where, scores, turn_status in checked:
         for one in scores:
             mark = marks.get(one.key)
-            if mark is None:
+            if mark is None or one.key == judge:
                 continue
             if one.score is None:
                 if turn_status == OK:  # a resumed interrupt's turn has no answer to check
@@ -390,6 +404,21 @@ def resolution(
         return [Score("resolved", None, comment), Score("turns_to_resolution", None, comment)]
     done = f"every check met in {len(turns)} turn(s)"
     return [Score("resolved", True, done), Score("turns_to_resolution", float(len(turns)), done)]
+
+
+def _judge_verdict(turns: Sequence[Turn], judge: str, unmet: list[str], unknown: list[str]) -> None:
+    """The stop judge's word on a simulated conversation: met when it ended the
+    conversation, unknown when its score of the last turn is, else unmet."""
+    from agenteval_cli.targets.users import ended_by_judge
+
+    last = turns[-1]
+    if ended_by_judge(last.ended):
+        return
+    said = last.score_map().get(judge)
+    if said is None and judge in last.score_map():
+        unknown.append(f"turn {len(turns)} {judge} (the stop judge's score of the last turn)")
+        return
+    unmet.append(f"the stop judge {judge} never said resolved ({last.ended or 'no reason'})")
 
 
 def meets(value: float, mark: str, higher_is_better: bool) -> bool:

@@ -29,6 +29,7 @@ from agenteval_cli.execution.target_calls import (
     retried_calls,
 )
 from agenteval_cli.targets import Target
+from agenteval_cli.targets.configs import row_fields
 from agenteval_cli.targets.session import Session
 from agenteval_cli.targets.users import SimulatedUserError, TurnSource
 from agenteval_cli.trace.turns import merge_turn_traces
@@ -98,7 +99,7 @@ async def converse(
         nonlocal current
         if current is not None:  # an earlier attempt failed: its calls were still made
             spent.append(current.spent())
-        current = _Attempt()
+        current = _Attempt(Session(row=row_fields(example, input_key=target.input_key)))
         await _run_turns(current, target, source(), guard, who, limiter, score_turn)
         return current
 

@@ -190,11 +190,14 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
     by turn, so its turns' inputs are checked, and a target reading ``{turns}`` is refused."""
     from itertools import islice
 
-    if not any(target.input_fields or target.passes_through for target in targets):
+    if not any(
+        target.input_fields or target.passes_through or target.config_fields for target in targets
+    ):
         return  # functions read what they like: nothing to check, nothing to read again
     rows = list(islice(examples, CHECKED_ROWS))
     simulated = spec.simulated_user is not None
     for target in targets:
+        _check_config_fields(spec, target, rows)
         calls = list(_calls(rows, target.input_key, simulated=simulated))
         if TURNS in target.input_fields and any(turn for _, turn, _ in calls):
             _refuse_whole_conversations(spec, target)
@@ -215,6 +218,29 @@ def check_target_inputs(spec: Spec, targets: Sequence[Target], examples: Sequenc
                 line=spec.line_of("targets", target.name),
                 hint="set input_key to a field the rows have, or map the fields with input:",
             )
+
+
+def _check_config_fields(spec: Spec, target: Target, rows: Sequence[Example]) -> None:
+    """A UserError naming the first row that lacks a field the target's ``config:`` fills a
+    placeholder from: its every call would only fail."""
+    from agenteval_cli.targets.configs import row_fields
+
+    if not target.config_fields:
+        return
+    for example in rows:
+        fields = row_fields(example, input_key=target.input_key)
+        lacking = [name for name in target.config_fields if name not in fields]
+        if not lacking:
+            continue
+        turn = 1 if is_conversation(example) else None
+        has = ", ".join(str(k) for k in fields) or "none"
+        raise UserError(
+            f"target {target.name!r} config: fills {{{lacking[0]}}} from the row, which "
+            f"{_where(example, turn)} lacks (it has: {has})",
+            file=spec.source,
+            line=spec.line_of("targets", target.name, "config"),
+            hint=f"give every row inputs.{lacking[0]}, or take the placeholder out of config:",
+        )
 
 
 Call = tuple[Example, int | None, dict[str, Any]]  # an example, its turn (1-based), the inputs

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example, Result
+from agenteval_cli.data.conversations import is_conversation
 from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
 from agenteval_cli.spec.model import Spec
@@ -52,7 +53,10 @@ def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord
         )
         status = "interrupted"
         try:
-            asyncio.run(_rescore_into(store, source, new, evaluators, settings, spec.pricing))
+            judge = spec.simulated_user.stop.judge if spec.simulated_user else None
+            asyncio.run(
+                _rescore_into(store, source, new, evaluators, settings, spec.pricing, judge)
+            )
             status = "finished"
         finally:
             store.finish_experiment(new.id, status)
@@ -67,13 +71,14 @@ async def _rescore_into(
     evaluators: list[BoundEvaluator],
     settings: RunSettings,
     pricing: Mapping[str, Any],
+    judge: str | None = None,
 ) -> None:
     stored = list(store.results(source.id))  # read fully before writing to the same tables
     pairs = [
         (Example(item.result.example_id, item.inputs, item.reference_outputs), item.result)
         for item in stored
     ]
-    await score_into(store, new, pairs, evaluators, settings, pricing)
+    await score_into(store, new, pairs, evaluators, settings, pricing, judge)
 
 
 async def score_into(
@@ -83,16 +88,18 @@ async def score_into(
     evaluators: list[BoundEvaluator],
     settings: RunSettings,
     pricing: Mapping[str, Any],
+    judge: str | None = None,
 ) -> None:
     """Score each result from nothing with ``evaluators`` and store it in ``experiment``,
     within the run's evaluator limits (each call within ``evaluator_timeout_s``, a sync one
-    in a daemon thread)."""
+    in a daemon thread); ``judge``: the simulated user's stop judge, whose word a simulated
+    conversation's resolution is."""
     from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 
     threads = DaemonThreadPool("agenteval-evaluator", max_threads=settings.evaluator_cap())
     pool = settings.evaluator_pool(executor=threads)
     try:
-        await _score_each(store, pairs, experiment, evaluators, pool, pricing)
+        await _score_each(store, pairs, experiment, evaluators, pool, pricing, judge)
     finally:
         threads.shutdown(wait=False)
 
@@ -104,13 +111,20 @@ async def _score_each(
     evaluators: list[BoundEvaluator],
     pool: EvaluatorPool,
     pricing: Mapping[str, Any],
+    judge: str | None,
 ) -> None:
     for example, result in pairs:
         if result.turns is not None:  # a conversation: each turn, then the whole
             for turn in result.turns:  # scored again from nothing, as the result is
                 turn.scores = []
+            simulated = not is_conversation(example)  # its turns were a simulated user's
             result.scores = await score_conversation(
-                evaluators, example, result, pool, pricing=pricing
+                evaluators,
+                example,
+                result,
+                pool,
+                pricing=pricing,
+                judge=judge if simulated else None,
             )
         else:  # an errored or interrupted result is scored too: its trace's keys (see score())
             result.scores = await score(

@@ -547,8 +547,14 @@ class Runner:
             from agenteval_cli.evaluators.conversation import score_conversation
 
             pricing = None if self.users is None else self.users.pricing
+            simulated = self.users is not None and not is_conversation(item.example)
             return await score_conversation(
-                self.evaluators, item.example, result, self._pool, pricing=pricing
+                self.evaluators,
+                item.example,
+                result,
+                self._pool,
+                pricing=pricing,
+                judge=self.users.stop.judge if simulated and self.users else None,
             )
         outputs = result.outputs or {}
         return await score(

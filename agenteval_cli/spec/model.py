@@ -207,7 +207,8 @@ class ActiveAgentSpec(SpecModel):
 
 
 class TargetConfig(SpecModel):
-    """``config:`` of a target: merged into the RunnableConfig of every call."""
+    """``config:`` of a target: merged into the RunnableConfig of every call, its strings'
+    ``{field}`` placeholders filled from the row as ``input:``'s are."""
 
     configurable: dict[str, Any] = Field(default_factory=dict)
     recursion_limit: PositiveInt | None = None
@@ -215,16 +216,24 @@ class TargetConfig(SpecModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     max_concurrency: PositiveInt | None = None
 
+    @field_validator("configurable", "metadata", "tags")
+    @classmethod
+    def _templates(cls, value: Any) -> Any:
+        _check_templates(value, ())
+        return value
+
     @field_validator("configurable")
     @classmethod
-    def _no_thread_id(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if "thread_id" in value:
+    def _thread_id_per_row(cls, value: dict[str, Any]) -> dict[str, Any]:
+        thread = value.get("thread_id")
+        if "thread_id" in value and not (
+            isinstance(thread, str) and any(f for _, f in template_parts(thread))
+        ):
             raise SpecValueError(
-                "'thread_id' cannot be set",
-                hint="agenteval gives every call a thread of its own, so examples never "
-                "share a checkpointer's state",
+                "'thread_id' is the same for every example, so they would share one thread",
+                hint='fill it from the row, e.g. thread_id: "{ticket_id}", or leave it out: '
+                "agenteval then gives every call a thread of its own",
                 at=("thread_id",),
-                about_key=True,
             )
         return value
 

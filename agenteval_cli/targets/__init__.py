@@ -5,10 +5,13 @@ A compiled LangGraph graph gets ``{"messages": [HumanMessage(inputs[input_key])]
 async) is called with the inputs dict, as a LangSmith ``evaluate()`` target is.
 
 A target's ``input`` (a mapping of ``{field}`` templates, or a function) replaces those
-defaults, ``output`` names where the final answer is in what comes back, and ``config`` is
-merged into the RunnableConfig of graphs and Runnables. Every graph or Runnable call runs
-on a thread of its own (a fresh ``thread_id``), so a checkpointer never carries one
-example's conversation into the next.
+defaults, ``output`` names where the final answer is in what comes back, and ``config``,
+its placeholders filled from the row (:mod:`~agenteval_cli.targets.configs`), is merged into
+the RunnableConfig of graphs and Runnables. Every graph or Runnable call runs on a thread of
+its own (a fresh ``thread_id``, unless ``config`` fills one from the row), so a checkpointer
+never carries one example's conversation into the next. A graph whose checkpointer has only
+sync methods runs as ``graph.invoke`` on a worker thread
+(:mod:`~agenteval_cli.targets.checkpointers`).
 
 A conversation's turns are sent one at a time with :meth:`Target.turn` on a
 :class:`~agenteval_cli.targets.session.Session`: one thread for all its turns, and the

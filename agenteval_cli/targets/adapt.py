@@ -12,6 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.data.conversations import Resume, TurnInput
+from agenteval_cli.targets.checkpointers import (
+    check_worker_thread_read,
+    refused_by_saver,
+    runs_only_sync,
+    saver_of,
+)
+from agenteval_cli.targets.configs import RowConfig, call_config
 from agenteval_cli.targets.errors import TargetOptionError
 from agenteval_cli.targets.inputs import (
     InputBuilder,
@@ -60,6 +67,8 @@ class Target:
     # It keeps a conversation itself (a graph compiled with a checkpointer): each turn is
     # sent alone on the conversation's thread, and an interrupt can be resumed.
     keeps_state: bool = False
+    # The row fields its config: fills placeholders from (targets.configs.row_fields).
+    config_fields: tuple[str, ...] = ()
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)
@@ -95,7 +104,7 @@ def adapt(
     """
     initial_state = dict(initial_state or {})
     build = None if input is None else input_builder(input)
-    run_config = dict(config or {})
+    run_config = RowConfig(dict(config or {}))
     # An object can only be a graph or a Runnable if its library is loaded; a plain
     # function's module that never imported them does not pay for importing them here.
     if "langgraph" in sys.modules:
@@ -105,6 +114,7 @@ def adapt(
             obj = obj.compile()
         if _is_graph(obj):
             check_graph_input(obj, input, input_key)
+            check_worker_thread_read(obj)
             through = passed_through(obj, input)
             if through:
                 build = pass_through_builder(through, input_key)
@@ -121,6 +131,7 @@ def adapt(
                 no_answer=None if output is not None else why_no_answer(obj),
                 turn_call=turn,
                 keeps_state=keeps_conversation(obj),
+                config_fields=run_config.fields,
             )
     if "langchain_core" in sys.modules:
         from langchain_core.runnables import Runnable
@@ -128,9 +139,17 @@ def adapt(
         if isinstance(obj, Runnable):
             call, turn = _runnable_call(obj, build, output, run_config)
             fields = template_fields(input)
-            return Target(name, import_path, "runnable", call, input_fields=fields, turn_call=turn)
+            return Target(
+                name,
+                import_path,
+                "runnable",
+                call,
+                input_fields=fields,
+                turn_call=turn,
+                config_fields=run_config.fields,
+            )
     if callable(obj):
-        if run_config:
+        if run_config.template:
             raise TargetOptionError(
                 "'config' is for graphs and Runnables; a function target calls its graph itself",
                 hint="pass config=... to the graph call inside the function",
@@ -158,21 +177,8 @@ def _is_graph(obj: Any) -> bool:
 
 def keeps_conversation(graph: Any) -> bool:
     """Whether a compiled graph keeps a conversation itself: compiled with a checkpointer
-    (a saver). ``checkpointer=True`` is only for subgraphs, which keep theirs in the saver
-    of the graph above; a root graph with none remembers nothing between calls."""
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-
-    return isinstance(getattr(graph, "checkpointer", None), BaseCheckpointSaver)
-
-
-def _run_config(
-    base: dict[str, Any], callbacks: list[Any], thread_id: str | None = None
-) -> dict[str, Any]:
-    """The RunnableConfig of one call: the target's ``config``, its thread (a fresh one for
-    a single call, so a checkpointer keeps each example's conversation apart; the
-    conversation's for a turn) and the trace recorder."""
-    configurable = {**base.get("configurable", {}), "thread_id": thread_id or new_thread()}
-    return {**base, "configurable": configurable, "callbacks": callbacks}
+    (a saver); a root graph with none remembers nothing between calls."""
+    return saver_of(graph) is not None
 
 
 def _graph_call(
@@ -181,13 +187,15 @@ def _graph_call(
     initial_state: dict[str, Any],
     build: InputBuilder | None,
     output: str | None,
-    config: dict[str, Any],
+    config: RowConfig,
 ) -> tuple[TargetFn, TurnFn]:
     """A graph's single call and its turn of a conversation (see :mod:`.session`)."""
     from langchain_core.messages import AIMessage
     from langgraph.types import Command
 
-    sync_only: list[bool] = [False]  # found to run only synchronously: invoked on a thread
+    # Runs only synchronously (its checkpointer has no async methods, or middleware with no
+    # async hook): invoked on a worker thread. None until the checkpointer is asked.
+    sync_only: list[bool | None] = [None]
     keeps = keeps_conversation(graph)
 
     async def state_of(inputs: dict[str, Any], *, initial: bool = True) -> Any:
@@ -196,22 +204,25 @@ def _graph_call(
     async def invoke(value: Any, run_config: dict[str, Any], retry_config: Any) -> Any:
         """``graph.ainvoke``, or ``graph.invoke`` on a thread for a graph that runs only
         synchronously (``retry_config()``: the config of a call after a refused one)."""
+        if sync_only[0] is None:
+            sync_only[0] = await runs_only_sync(graph)
         if sync_only[0]:
             return await asyncio.to_thread(graph.invoke, value, config=run_config)
         try:
             return await graph.ainvoke(value, config=run_config)
         except NotImplementedError as exc:
-            if not _sync_only(exc):
+            if not (_sync_only(exc) or refused_by_saver(exc, graph)):
                 raise
             sync_only[0] = True  # middleware with no async hook: as graph.invoke runs it
             return await asyncio.to_thread(graph.invoke, value, config=retry_config())
 
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         state = await state_of(inputs)
+        filled = config.filled(inputs)
         result = await invoke(
             state,
-            _run_config(config, callbacks),
-            lambda: _run_config(config, callbacks),  # a thread the attempt never saw
+            call_config(filled, callbacks),
+            lambda: call_config(filled, callbacks),  # a thread the attempt never saw
         )
         return graph_outputs(result, output, given=input_messages(state))
 
@@ -229,12 +240,16 @@ def _graph_call(
             value = _with_history(await state_of(inputs), session.messages, graph)
             given = input_messages(value)
 
-        def retry_config() -> dict[str, Any]:
-            if session.turns == 0:  # the refused call may have left the thread's first step
-                session.thread_id = new_thread()
-            return _run_config(config, callbacks, session.thread_id)
+        filled = config.for_turn(session, inputs)
 
-        run_config = _run_config(config, callbacks, session.thread_id)
+        def retry_config() -> dict[str, Any]:
+            # the refused call may have left the thread's first step (a thread of the row's
+            # own is the row's, whatever it holds)
+            if session.turns == 0 and not config.sets_thread:
+                session.thread_id = new_thread()
+            return call_config(filled, callbacks, session.thread_id)
+
+        run_config = call_config(filled, callbacks, session.thread_id)
         result = await invoke(value, run_config, retry_config)
         outputs = graph_outputs(result, output, given=given)
         returned = result.get("messages") if isinstance(result, dict) else None
@@ -314,16 +329,17 @@ def _fresh(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _runnable_call(
-    runnable: Any, build: InputBuilder | None, output: str | None, config: dict[str, Any]
+    runnable: Any, build: InputBuilder | None, output: str | None, config: RowConfig
 ) -> tuple[TargetFn, TurnFn]:
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         value = inputs if build is None else await built_input(build, inputs)
-        result = await runnable.ainvoke(value, config=_run_config(config, callbacks))
-        return as_outputs(result, output)
+        run_config = call_config(config.filled(inputs), callbacks)
+        return as_outputs(await runnable.ainvoke(value, config=run_config), output)
 
     async def turn(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
+        filled = config.for_turn(session, inputs)
         value = turn_value(inputs, session, await _built_turn(build, inputs))
-        run_config = _run_config(config, callbacks, session.thread_id)
+        run_config = call_config(filled, callbacks, session.thread_id)
         return as_outputs(await runnable.ainvoke(value, config=run_config), output)
 
     return call, turn

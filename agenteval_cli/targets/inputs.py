@@ -142,7 +142,7 @@ def input_builder(input: Mapping[str, Any] | Callable[..., Any]) -> InputBuilder
     if callable(input):
         fn = input
         return lambda inputs: fn(copy.deepcopy(inputs))
-    return _compile_template(dict(input))
+    return compile_template(dict(input))
 
 
 def template_fields(template: Any) -> tuple[str, ...]:
@@ -157,8 +157,9 @@ def template_fields(template: Any) -> tuple[str, ...]:
     return ()
 
 
-def _compile_template(template: Any) -> InputBuilder:
-    """A function filling ``template``'s ``{field}`` placeholders from an example's inputs.
+def compile_template(template: Any, option: str = "input") -> InputBuilder:
+    """A function filling ``template``'s ``{field}`` placeholders from an example's inputs
+    (``option``: the spec's key it came from, named when a field is missing).
 
     A string that is exactly one placeholder takes the field's value as it is (a copy);
     any other string gets the fields' text; mappings and lists are filled item by item.
@@ -169,30 +170,30 @@ def _compile_template(template: Any) -> InputBuilder:
         parts = template_parts(template)
         if len(parts) == 1 and not parts[0][0] and parts[0][1] is not None:
             only = parts[0][1]
-            return lambda inputs: copy.deepcopy(_field(inputs, only))
+            return lambda inputs: copy.deepcopy(_field(inputs, only, option))
         if all(field is None for _, field in parts):
             text = "".join(literal for literal, _ in parts)
             return lambda inputs: text
         return lambda inputs: "".join(
-            literal if field is None else literal + str(_field(inputs, field))
+            literal if field is None else literal + str(_field(inputs, field, option))
             for literal, field in parts
         )
     if isinstance(template, Mapping):
-        items = [(key, _compile_template(value)) for key, value in template.items()]
+        items = [(key, compile_template(value, option)) for key, value in template.items()]
         return lambda inputs: {key: fill(inputs) for key, fill in items}
     if isinstance(template, list):
-        fills = [_compile_template(value) for value in template]
+        fills = [compile_template(value, option) for value in template]
         return lambda inputs: [fill(inputs) for fill in fills]
     return lambda inputs: copy.deepcopy(template)
 
 
-def _field(inputs: dict[str, Any], name: str) -> Any:
+def _field(inputs: dict[str, Any], name: str, option: str = "input") -> Any:
     try:
         return inputs[name]
     except KeyError:
         fields = ", ".join(str(key) for key in inputs) or "none"
         raise MissingInputField(
-            f"input: this example's inputs have no field {name!r} (its fields: {fields})"
+            f"{option}: this example's inputs have no field {name!r} (its fields: {fields})"
         ) from None
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from agenteval_cli.core.interrupts import INTERRUPT_KEY
 from agenteval_cli.data.conversations import Resume, TurnInput
 from agenteval_cli.targets.adapt import Target, graph_state, input_messages
+from agenteval_cli.targets.configs import THREAD_ID, RowConfig
 from agenteval_cli.targets.inputs import InputBuilder, input_builder, template_fields
 from agenteval_cli.targets.outputs import graph_outputs
 from agenteval_cli.targets.session import Session
@@ -90,9 +91,8 @@ def remote_target(
     import agenteval_cli.trace.remote_events  # noqa: F401
 
     build = None if input is None else input_builder(input)
-    runner = _Runner(
-        remote, input_key, dict(initial_state or {}), build, output, dict(config or {})
-    )
+    row_config = RowConfig(dict(config or {}))
+    runner = _Runner(remote, input_key, dict(initial_state or {}), build, output, row_config)
     return Target(
         name,
         import_path,
@@ -102,6 +102,7 @@ def remote_target(
         input_key=input_key,
         turn_call=runner.turn,
         keeps_state=True,  # the server keeps every thread's state
+        config_fields=row_config.fields,
     )
 
 
@@ -112,7 +113,7 @@ class _Runner:
     initial_state: dict[str, Any]
     build: InputBuilder | None
     output: str | None
-    config: dict[str, Any]
+    config: RowConfig
     clients: _Clients = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -120,9 +121,16 @@ class _Runner:
 
     async def call(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         state = await graph_state(inputs, self.input_key, self.initial_state, self.build)
+        config = self.config.filled(inputs)
+        own = config.get("configurable", {}).get(THREAD_ID)
         client = self.clients.get()
-        thread = await _checked(self.remote, client.threads.create())
-        final = await self._run(client, thread["thread_id"], callbacks, input=state)
+        if own is None:
+            thread = await _checked(self.remote, client.threads.create())
+        else:  # the row's own thread, which may hold what earlier calls left
+            thread = await _checked(
+                self.remote, client.threads.create(thread_id=str(own), if_exists="do_nothing")
+            )
+        final = await self._run(client, thread["thread_id"], callbacks, config, input=state)
         return graph_outputs(final, self.output, given=input_messages(state))
 
     async def turn(
@@ -131,6 +139,7 @@ class _Runner:
         """One turn on the conversation's thread: the thread holds what came before, so
         only the new turn (or the resume) is sent."""
         first = session.turns == 0
+        config = self.config.for_turn(session, inputs)
         client = self.clients.get()
         if first:
             await _checked(
@@ -140,22 +149,30 @@ class _Runner:
         if isinstance(inputs, Resume):
             given = list(session.messages)
             final = await self._run(
-                client, session.thread_id, callbacks, command={"resume": inputs.value}
+                client, session.thread_id, callbacks, config, command={"resume": inputs.value}
             )
         else:
             value = await graph_state(
                 inputs, self.input_key, self.initial_state, self.build, initial=first
             )
             given = [*session.messages, *input_messages(value)]
-            final = await self._run(client, session.thread_id, callbacks, input=value)
+            final = await self._run(client, session.thread_id, callbacks, config, input=value)
         outputs = graph_outputs(final, self.output, given=given)
         returned = final.get("messages") if isinstance(final, dict) else None
         if isinstance(returned, list):
             session.messages = list(returned)
         return outputs
 
-    async def _run(self, client: Any, thread_id: str, callbacks: list[Any], **sent: Any) -> Any:
-        """Stream one run, replaying its events into ``callbacks``; its final state."""
+    async def _run(
+        self,
+        client: Any,
+        thread_id: str,
+        callbacks: list[Any],
+        config: dict[str, Any],
+        **sent: Any,
+    ) -> Any:
+        """Stream one run with the row's ``config`` (its thread is the run's), replaying its
+        events into ``callbacks``; its final state."""
         from agenteval_cli.trace.remote_events import EventReplay, decoded
 
         replay = EventReplay(callbacks)
@@ -164,7 +181,7 @@ class _Runner:
             thread_id,
             self.remote.graph,
             stream_mode=_STREAM_MODES,
-            config=self.config or None,
+            config=_without_thread(config) or None,
             on_disconnect="cancel",
             **sent,
         )
@@ -316,3 +333,10 @@ def _run_failure(remote: RemoteGraph, data: Any) -> str:
         text = str(data)
     text = " ".join(text.split())
     return f"the graph {remote.graph!r} at {remote.url} failed: {text or 'no reason given'}"
+
+
+def _without_thread(config: dict[str, Any]) -> dict[str, Any]:
+    """The config sent with a run: the thread is the run's own, not a configurable."""
+    configurable = {k: v for k, v in config.get("configurable", {}).items() if k != THREAD_ID}
+    rest = {k: v for k, v in config.items() if k != "configurable"}
+    return {**rest, "configurable": configurable} if configurable else rest

@@ -38,6 +38,10 @@ class Session:
     history: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False  # the last turn stopped at interrupt(), waiting for a resume
     turns: int = 0  # turns taken so far
+    # The row's fields a target's config: is filled from (targets.configs.row_fields; None:
+    # the first turn's), and the config so filled on the first turn, kept for the others.
+    row: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
 
     def took(self, turn: TurnInput, outputs: dict[str, Any], input_key: str) -> None:
         """Remember a turn the target answered (or stopped at an interrupt in)."""

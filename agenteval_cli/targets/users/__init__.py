@@ -19,6 +19,7 @@ from agenteval_cli.targets.users.source import (
     StopRule,
     TurnSource,
     User,
+    ended_by_judge,
     transcript_message,
     turn_source,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "TurnSource",
     "User",
     "default_system",
+    "ended_by_judge",
     "system_prompt",
     "transcript_message",
     "turn_source",

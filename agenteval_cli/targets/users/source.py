@@ -32,6 +32,12 @@ USER_AGENT = "simulated_user"
 
 SCRIPT_DONE = "the script's turns are used up"
 USER_DONE = "the user said it is done"
+JUDGE_DONE = "judge: resolved"  # how the reason a judge ended a conversation begins
+
+
+def ended_by_judge(ended: str | None) -> bool:
+    """Whether a conversation's last turn was ended by the stop judge saying resolved."""
+    return ended is not None and ended.startswith(f"{JUDGE_DONE} (")
 
 
 class SimulatedUserError(Exception):
@@ -201,7 +207,7 @@ class SimulatedTurns(TurnSource):
         score = scores.get(judge)
         if score is None or float(score) < self.stop.threshold:
             return None
-        return f"judge: resolved ({judge} scored {float(score):g} >= {self.stop.threshold:g})"
+        return f"{JUDGE_DONE} ({judge} scored {float(score):g} >= {self.stop.threshold:g})"
 
 
 def transcript_message(turn: TurnInput, *, input_key: str = "question") -> Message:
