@@ -138,3 +138,15 @@ def test_walks_writes_tracing_settings_and_other_threads_are_not_the_calls_reads
         os.getenv("AGENTEVAL_TEST_READ")
     monkeypatch.delenv("AGENTEVAL_TEST_SET_BY_CALL")
     assert list(reads.seen) == ["AGENTEVAL_TEST_READ"]
+
+
+def test_a_secret_the_call_reads_is_not_recorded(monkeypatch):
+    """A rotated API key gives the same answers, and no hash of a secret is kept."""
+    from agenteval_cli.execution.env_reads import recording
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    monkeypatch.setenv("AGENTEVAL_TEST_MODEL", "gpt-4o-mini")
+    with recording() as reads:
+        os.getenv("OPENAI_API_KEY")
+        os.environ.get("AGENTEVAL_TEST_MODEL")
+    assert list(reads.seen) == ["AGENTEVAL_TEST_MODEL"]

@@ -15,7 +15,9 @@ Not counted, as they do not say which variables the answer depends on:
   subprocess's environment, a proxy lookup): its keys are marked, and a read by a marked
   key is not noted;
 - LangSmith's and LangChain's tracing settings (:data:`IGNORED_PREFIXES`), which change
-  where a run is traced, not what it answers.
+  where a run is traced, not what it answers;
+- secrets (``OPENAI_API_KEY``, ...: :func:`agenteval_cli.core.redact.is_secret_name`): a
+  rotated key gives the same answers, and no hash of a secret is kept.
 
 Reads made before the call (at import time, by a client built once) cannot be seen: those
 variables go in ``cache_env:``.
@@ -30,6 +32,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from agenteval_cli.core.redact import is_secret_name
 from agenteval_cli.execution.fingerprint import env_hashes
 
 __all__ = ["IGNORED_PREFIXES", "EnvReads", "recording"]
@@ -61,7 +64,7 @@ class EnvReads:
 
 
 def _ignored(name: str) -> bool:
-    return name.upper().startswith(IGNORED_PREFIXES)
+    return name.upper().startswith(IGNORED_PREFIXES) or is_secret_name(name)
 
 
 class _Listed(str):
