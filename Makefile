@@ -1,5 +1,8 @@
 # Two commands set everything up: `make run` and `make test`.
 PYTHON ?= python3
+# Compiled modules are kept (some machines turn that off): the test run's workers then
+# compile and rewrite each module once, not once each.
+unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -26,8 +29,9 @@ $(STAMP): $(RUN_STAMP)
 run: $(RUN_STAMP)
 	$(BIN)/agenteval run configs/routing.yaml
 
+# The suite runs on every core (pytest-xdist; worksteal evens out the long tests).
 test: lint browser langgraph-server
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist worksteal
 
 # The HTML report tests drive Debian's headless chromium through chromedriver. Installed
 # here when missing and apt is usable (CI runs as root); elsewhere those tests are skipped.

@@ -29,13 +29,17 @@ def _invoke(
         app, [str(a) for a in args], env=env, catch_exceptions=catch_exceptions
     )
     result.text = " ".join(result.output.split())  # type: ignore[attr-defined]  # unwrapped
+    # with no whitespace at all: a path longer than the terminal is folded mid-word, which
+    # ``text`` reads as two words (a worker's tmp_path is longer than a serial run's)
+    result.squeezed = "".join(result.output.split())  # type: ignore[attr-defined]
     return result
 
 
 @pytest.fixture(scope="session")
 def invoke() -> Callable[..., Any]:
     """``agenteval ARGS...`` in this process, through Typer's runner; arguments may be
-    paths or numbers. The result's ``text`` is its output with Rich's line wrapping undone.
+    paths or numbers. The result's ``text`` is its output with Rich's line wrapping undone,
+    ``squeezed`` the output without whitespace (for paths, which Rich folds mid-word).
     An exception the CLI does not handle is raised, not kept in the result."""
     return _invoke
 

@@ -48,15 +48,22 @@ def test_the_gate_rarely_fails_a_run_that_changed_nothing():
     assert outcome.failed <= FALSE_ALARMS + 0.03
 
 
+# One test per setting, so parallel workers share the study's minutes.
 @pytest.mark.slow
-def test_every_setting_holds_the_bar():
-    for setting in settings():
-        outcome = run_setting(setting, 1500)
-        if setting.truth == 0:
-            assert outcome.rejected <= TYPE_I, (setting, outcome)
-        assert outcome.covered >= COVERAGE, (setting, outcome)
-    for name, targets, named, n in gate_settings():
-        assert run_gate(name, targets, named, n, 800).failed <= FALSE_ALARMS, name
+@pytest.mark.parametrize(
+    "setting", settings(), ids=lambda s: f"{s.name}, n={s.n}, true Δ {s.shown}"
+)
+def test_every_setting_holds_the_bar(setting):
+    outcome = run_setting(setting, 1500)
+    if setting.truth == 0:
+        assert outcome.rejected <= TYPE_I, (setting, outcome)
+    assert outcome.covered >= COVERAGE, (setting, outcome)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "targets", "named", "n"), gate_settings())
+def test_every_gate_setting_rarely_fails_a_run_that_changed_nothing(name, targets, named, n):
+    assert run_gate(name, targets, named, n, 800).failed <= FALSE_ALARMS, name
 
 
 def test_the_docs_table_is_the_scripts_and_holds_the_bar():

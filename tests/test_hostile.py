@@ -357,9 +357,9 @@ def test_a_dataset_beyond_a_limit_is_one_line_and_exit_2_at_once(
 
 def test_a_416_byte_alias_bomb_spec_is_refused_in_under_a_second(tmp_path, monkeypatch, invoke):
     monkeypatch.chdir(BAD)
-    started = time.monotonic()
+    started = time.process_time()  # the work done, whatever else holds the CPU
     result = invoke("run", "specs/alias_bomb.yaml", "--store", tmp_path / "db")
-    assert time.monotonic() - started < 1
+    assert time.process_time() - started < 1
     assert_one_line_error(
         result,
         "specs/alias_bomb.yaml",

@@ -202,7 +202,7 @@ def test_save_baseline_to_the_specs_missing_baseline_says_only_that_it_saved(tmp
     )
     assert result.exit_code == 0, result.output
     assert "no baseline yet" not in result.output
-    assert f"baseline saved: {tmp_path / 'base.json'}" in " ".join(result.output.split())
+    assert f"baselinesaved:{tmp_path / 'base.json'}" in result.squeezed
 
 
 def test_a_spec_without_evaluators_says_what_it_measures(tmp_path, invoke):
