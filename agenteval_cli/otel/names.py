@@ -106,7 +106,17 @@ JSON_MIME = "application/json"
 METADATA = "metadata"
 INVOCATION_PARAMETERS = "llm.invocation_parameters"
 # instrumentations whose spans are LangChain runs, replayed as such
-LANGCHAIN_SCOPES = ("openinference.instrumentation.langchain",)
+OPENLLMETRY_LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
+LANGCHAIN_SCOPES = ("openinference.instrumentation.langchain", OPENLLMETRY_LANGCHAIN_SCOPE)
+
+# -- OpenLLMetry's (traceloop) LangChain runs: the run's metadata one attribute a key under
+# the prefix, its inputs and outputs as JSON ({"inputs" | "outputs" | "output", "kwargs"}) --
+TRACELOOP_METADATA_PREFIX = "traceloop.association.properties."
+TRACELOOP_SPAN_KIND = "traceloop.span.kind"  # workflow, task, agent, tool; none on models
+TRACELOOP_TOOL = "tool"
+TRACELOOP_ENTITY_NAME = "traceloop.entity.name"  # the run's name (the span's is decorated)
+TRACELOOP_ENTITY_INPUT = "traceloop.entity.input"
+TRACELOOP_ENTITY_OUTPUT = "traceloop.entity.output"
 
 # -- exceptions, as OpenTelemetry records them (an ``exception`` event) --------------------
 EXCEPTION_EVENT = "exception"

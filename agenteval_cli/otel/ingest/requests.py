@@ -15,6 +15,7 @@ from agenteval_cli.otel.ingest.messages import (
     json_value,
     output_message,
 )
+from agenteval_cli.otel.ingest.openllmetry import as_openinference
 from agenteval_cli.otel.ingest.otlp import Span
 from agenteval_cli.otel.ingest.runs import SpanRun, call_links, is_langchain, kind_of, run_of
 
@@ -45,7 +46,7 @@ def requests_of(
     and ``target`` (``own_agent``, ``active_agent``, ``skill_tools``) are what the target
     declares, read as its local run reads them."""
     by_trace: dict[str, list[Span]] = {}
-    for span in spans:
+    for span in as_openinference(spans):
         by_trace.setdefault(span.trace_id, []).append(span)
     requests = [_request(group, coordinators, target) for group in by_trace.values()]
     return sorted(requests, key=lambda r: r.start_ns)

@@ -131,10 +131,17 @@ def _langchain_run(span: Span, run: SpanRun) -> None:
     attributes = span.attributes
     run.run_type = _RUN_TYPES.get(str(attributes.get(names.SPAN_KIND)), "chain")
     metadata = json_value(attributes.get(names.METADATA))
-    run.extra = {"metadata": metadata if isinstance(metadata, dict) else {}}
+    metadata = metadata if isinstance(metadata, dict) else {}
+    run.extra = {"metadata": metadata}
     params = json_value(attributes.get(names.INVOCATION_PARAMETERS))
     if isinstance(params, dict):
         run.extra["invocation_params"] = params
+    if run.run_type == "llm" and names.INPUT_VALUE not in attributes:
+        # a model run recorded in the GenAI attributes (OpenLLMetry's): read as such, with
+        # the run's metadata (its ls_provider and ls_model_name are LangChain's own)
+        _model_run(span, run)
+        run.extra["metadata"] = {**run.extra["metadata"], **metadata}
+        return
     inputs = _io(attributes, names.INPUT_VALUE, names.INPUT_MIME)
     outputs = _io(attributes, names.OUTPUT_VALUE, names.OUTPUT_MIME)
     if run.run_type == "tool":
