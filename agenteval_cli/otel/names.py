@@ -23,6 +23,7 @@ SPAN_KIND = "openinference.span.kind"  # OpenInference's: AGENT, LLM, TOOL, CHAI
 
 # -- requests, agents, conversations -------------------------------------------------------
 WORKFLOW_NAME = "gen_ai.workflow.name"
+WORKFLOW_NAME_READ = (WORKFLOW_NAME, "traceloop.workflow.name")
 AGENT_NAME = "gen_ai.agent.name"
 AGENT_NAME_READ = (AGENT_NAME, "agent.name")
 CONVERSATION_ID = "gen_ai.conversation.id"
@@ -114,6 +115,7 @@ LANGCHAIN_SCOPES = ("openinference.instrumentation.langchain", OPENLLMETRY_LANGC
 TRACELOOP_METADATA_PREFIX = "traceloop.association.properties."
 TRACELOOP_SPAN_KIND = "traceloop.span.kind"  # workflow, task, agent, tool; none on models
 TRACELOOP_TOOL = "tool"
+TRACELOOP_WORKFLOW = "workflow"  # the request's top span, which also says invoke_agent
 TRACELOOP_ENTITY_NAME = "traceloop.entity.name"  # the run's name (the span's is decorated)
 TRACELOOP_ENTITY_INPUT = "traceloop.entity.input"
 TRACELOOP_ENTITY_OUTPUT = "traceloop.entity.output"

@@ -9,6 +9,7 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.otel import names
+from agenteval_cli.otel.ingest.agents import named_agents
 from agenteval_cli.otel.ingest.messages import (
     input_messages,
     is_message_dump,
@@ -37,6 +38,7 @@ class RecordedRequest:
     example_id: str | None  # the row it names, if it names one
     input_text: str | None  # the user's text it started from, if found
     workflow: str | None = None  # the root's gen_ai.workflow.name: the target, if it says
+    named_agents: frozenset[str] = frozenset()  # the agents its spans name (otel.ingest.agents)
 
 
 def requests_of(
@@ -86,6 +88,7 @@ def _request(
         example_id=_example_id(spans),
         input_text=_input_text(root, spans),
         workflow=_workflow(root),
+        named_agents=named_agents(spans, trace, langchain),
     )
 
 
