@@ -98,3 +98,35 @@ def test_rows_that_expect_no_agents_are_scored_from_the_same_traces(
     assert result.exit_code == 0, result.output
     found = by_row(json.loads((tmp_path / "out.json").read_text()))
     assert [c["input_tokens"] for c in found[("r1", 0)]["trace"]["model_calls"]] == [100, 120]
+
+
+def test_traceloop_agent_spans_under_a_workflow_span_are_the_agents(
+    invoke: Any, tmp_path: Path
+) -> None:
+    """Traceloop's decorators' layout outside LangChain: a workflow span that says
+    invoke_agent for the workflow, and agent spans known by their ``traceloop.span.kind``
+    and entity name only. The agents are triage then billing, the workflow none of them."""
+    workflow = {
+        **AGENT, "gen_ai.agent.name": "support_app", "traceloop.span.kind": "workflow",
+        "traceloop.workflow.name": "support_app", "agenteval.example_id": "r1",
+    }  # fmt: skip
+    spans = [span("c", 1, None, "support_app.workflow", 0, **workflow)]
+    for number, (agent, model, tokens) in enumerate(
+        [("triage", "m-large", 100), ("billing", "m-small", 120)]
+    ):
+        kind = {"traceloop.span.kind": "agent", "traceloop.entity.name": agent}
+        spans.append(span("c", 2 + 2 * number, 1, f"{agent}.agent", 1 + 2 * number, **kind))
+        spans.append(
+            chat("c", 3 + 2 * number, 2 + 2 * number, 2 + 2 * number, model, "ok",
+                 input_tokens=tokens, output_tokens=5)
+        )  # fmt: skip
+    result = run_import(invoke, tmp_path, project_with(tmp_path, spans, ROWS[:1]))
+    assert result.exit_code == 0, result.output
+    (row,) = by_row(json.loads((tmp_path / "out.json").read_text())).values()
+    assert row["trace"]["agent_path"] == ["triage", "billing"]
+    assert [(h["source"], h["target"]) for h in row["trace"]["handoffs"]] == [("triage", "billing")]
+    assert [(c["agent"], c["input_tokens"]) for c in row["trace"]["model_calls"]] == [
+        ("triage", 100),
+        ("billing", 120),
+    ]
+    assert row["scores"]["routing_accuracy"] == 1.0

@@ -116,6 +116,7 @@ TRACELOOP_METADATA_PREFIX = "traceloop.association.properties."
 TRACELOOP_SPAN_KIND = "traceloop.span.kind"  # workflow, task, agent, tool; none on models
 TRACELOOP_TOOL = "tool"
 TRACELOOP_WORKFLOW = "workflow"  # the request's top span, which also says invoke_agent
+TRACELOOP_AGENT = "agent"  # an agent's span (Traceloop's @agent), named by its entity name
 TRACELOOP_ENTITY_NAME = "traceloop.entity.name"  # the run's name (the span's is decorated)
 TRACELOOP_ENTITY_INPUT = "traceloop.entity.input"
 TRACELOOP_ENTITY_OUTPUT = "traceloop.entity.output"

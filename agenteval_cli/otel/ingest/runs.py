@@ -74,11 +74,15 @@ def is_langchain(span: Span) -> bool:
 
 
 def agent_of(span: Span) -> str | None:
-    """The agent a (non-LangChain) span runs, if it is an agent span. A workflow's span is
-    none, though it says ``invoke_agent`` (OpenLLMetry's does): its own kind says it is the
-    workflow, or the agent it names is its workflow."""
+    """The agent a (non-LangChain) span runs, if it is an agent span (Traceloop's kind
+    ``agent`` too, named by its entity). A workflow's span is none, though it says
+    ``invoke_agent`` (OpenLLMetry's does): its own kind says it is the workflow, or the
+    agent it names is its workflow."""
     attributes = span.attributes
     operation = attributes.get(names.OPERATION)
+    if attributes.get(names.TRACELOOP_SPAN_KIND) == names.TRACELOOP_AGENT:
+        name = first(attributes, (*names.AGENT_NAME_READ, names.TRACELOOP_ENTITY_NAME))
+        return str(name) if name else None
     if operation in names.AGENT_OPERATIONS or attributes.get(names.SPAN_KIND) == "AGENT":
         name = first(attributes, names.AGENT_NAME_READ)
         if name is None and operation in names.AGENT_OPERATIONS:
