@@ -90,3 +90,50 @@ def test_openllmetry_traces_score_as_the_callback_run(
     assert metrics["routing_accuracy"] == local["experiments"][0]["metrics"]["routing_accuracy"]
     assert metrics["routing_accuracy"] > 0.9
     assert any(r["trace"]["handoffs"] for r in read.values())
+
+
+@pytest.mark.parametrize("target", ["supervisor", "swarm"])
+def test_openllmetry_provider_graphs_keep_each_figure_it_recorded_and_no_other(
+    invoke: Any, tmp_path: Path, target: str
+) -> None:
+    """langgraph-supervisor and langgraph-swarm on the real ChatOpenAI and ChatAnthropic:
+    agents, handoffs, tool calls, input, output and cache-read tokens as the run's. What
+    OpenLLMetry does not keep is unknown, never another number: reasoning tokens, and the
+    cache writes LangChain's Anthropic model splits by cache lifetime (it copies the 0 left
+    in LangChain's total)."""
+    from provider_graphs import ROWS
+
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        f"targets: {{{target}: otel_graphs:openllmetry_{target}}}\n"
+        "evaluators: [handoff_chain_length, token_cost]\n"
+        "concurrency: 1\n"
+    )
+    local, imported, result = run_and_import(invoke, spec, target, tmp_path, producer="openllmetry")
+    assert result.exit_code == 0, result.output
+    ran, read = by_row(local), by_row(imported)
+    exact = ("agent", "model", "path", "input_tokens", "output_tokens", "cache_read_tokens")
+    unknown_or_same = ("cache_write_tokens", "reasoning_tokens")
+    writes = []
+    for key, row in ran.items():
+        again = read[key]["trace"]
+        for name in ("agent_path", "handoffs", "coordinators"):
+            assert again[name] == row["trace"][name], (key, name)
+        tools = [
+            (t["agent"], t["name"], t["kind"], t["target"]) for t in row["trace"]["tool_calls"]
+        ]
+        assert [(t["agent"], t["name"], t["kind"], t["target"]) for t in again["tool_calls"]] == (
+            tools
+        )
+        calls = row["trace"]["model_calls"]
+        assert len(again["model_calls"]) == len(calls), key
+        for call, read_call in zip(calls, again["model_calls"], strict=True):
+            assert {f: read_call[f] for f in exact} == {f: call[f] for f in exact}, key
+            for name in unknown_or_same:
+                assert read_call[name] in (None, call[name]), (key, name)
+            writes.append((call["cache_write_tokens"], read_call["cache_write_tokens"]))
+        scores = ("input_tokens", "output_tokens", "handoff_chain_length", "cache_share")
+        assert {s: read[key]["scores"][s] for s in scores} == {s: row["scores"][s] for s in scores}
+    assert any(ran_writes for ran_writes, _ in writes)  # the script's cache writes were made

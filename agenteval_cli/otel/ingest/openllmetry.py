@@ -8,7 +8,8 @@ under ``traceloop.association.properties.``; its name is ``traceloop.entity.name
 span's is decorated: ``execute_task NAME``, ``NAME.workflow``); a chain's or tool's inputs
 and outputs are JSON in ``traceloop.entity.input`` / ``traceloop.entity.output``, messages
 in LangChain's serialized form; a model run has no such JSON, only the GenAI messages and
-usage, which :func:`agenteval_cli.otel.ingest.runs.run_of` reads as any model span's.
+usage, which :func:`agenteval_cli.otel.ingest.runs.run_of` reads as any model span's (a
+cache-write count of 0 is unknown: see :func:`_attributes`).
 
 It also writes spans that are no run, which are left out: a graph's structure
 (``invoke_agent NAME`` with ``gen_ai.workflow.nodes``, opened beside the agent's node, never
@@ -96,6 +97,10 @@ def _attributes(span: Span) -> dict[str, Any]:
     attributes[names.METADATA] = json.dumps(metadata)
     if attributes.get(names.OPERATION) in names.MODEL_OPERATIONS:
         attributes[names.SPAN_KIND] = "LLM"
+        if attributes.get(names.CACHE_CREATION_TOKENS) in (0, "0"):
+            # it copies LangChain's cache_creation only, which LangChain's Anthropic model
+            # leaves 0 when it splits the writes by cache lifetime: a 0 is unknown
+            del attributes[names.CACHE_CREATION_TOKENS]
         return attributes
     if attributes.get(names.TRACELOOP_SPAN_KIND) == names.TRACELOOP_TOOL:
         attributes[names.SPAN_KIND] = "TOOL"
