@@ -1,7 +1,7 @@
 """The OpenTelemetry names agenteval writes and reads, each spelt once.
 
-The GenAI semantic conventions' names (the development ones too: cache writes, reasoning,
-transfers, the evaluation event), OpenInference's where producers write those instead, and
+The GenAI semantic conventions' names (the development ones too: transfers, the evaluation
+event), OpenInference's and OpenLLMetry's where producers write those instead, and
 agenteval's own under ``agenteval.``. The export writes the convention's name; the import
 reads every spelling producers write (the ``*_READ`` tuples, the convention's first, first
 found wins). Plain strings: importing this module needs no OpenTelemetry package
