@@ -5,8 +5,8 @@ when the files name their requests' targets, as ``agenteval run --otel`` does, i
 it is read back into an agenteval trace (:mod:`agenteval_cli.otel.ingest`), matched to its dataset
 row (:mod:`agenteval_cli.otel.ingest.matching`), and scored by the spec's evaluators with its
 pricing, then stored as a finished experiment like a run's. A row no trace answers is an
-errored result saying so; a trace no row claims is a note; traces whose model calls sit
-under no agent the rows expect are refused (:mod:`.traces_attribution`).
+errored result saying so; a trace no row claims is a note; traces with model calls under
+no agent span are refused when their rows expect agents (:mod:`.traces_attribution`).
 """
 
 from __future__ import annotations
