@@ -1,6 +1,7 @@
-"""A langgraph-supervisor and a langgraph-swarm on the real provider clients, twice: one pair
-for the export tests (``supervisor``, ``swarm``), one for the import tests
-(``recorded_supervisor``, ``recorded_swarm``), each on loopback servers of its own.
+"""A langgraph-supervisor and a langgraph-swarm on the real provider clients, three times: one
+pair for the export tests (``supervisor``, ``swarm``), one for the import tests
+(``recorded_supervisor``, ``recorded_swarm``), one for OpenLLMetry's import tests
+(``openllmetry_supervisor``, ``openllmetry_swarm``), each on loopback servers of its own.
 
 A pair is run in one event loop only: the provider clients' async HTTP clients keep
 keep-alive connections that another run's loop cannot use (see
@@ -49,3 +50,4 @@ def _pair() -> tuple[Any, Any]:
 
 supervisor, swarm = _pair()
 recorded_supervisor, recorded_swarm = _pair()
+openllmetry_supervisor, openllmetry_swarm = _pair()

@@ -1,9 +1,10 @@
 """A real OpenTelemetry instrumentation recording what a test runs, written as OTLP JSON.
 
-:func:`recording` instruments LangChain with OpenInference's instrumentor (or the OpenAI
-Agents SDK with OpenInference's processor) on an SDK ``TracerProvider`` with an in-memory
-exporter, for the block only; the spans it finished are then written by
-:func:`otlp_files.write_otlp`, as a Collector's file exporter writes them.
+:func:`recording` instruments LangChain with OpenInference's instrumentor (``langchain``)
+or OpenLLMetry's (``openllmetry``), or the OpenAI Agents SDK with OpenInference's processor,
+on an SDK ``TracerProvider`` with an in-memory exporter, for the block only; the spans it
+finished are then written by :func:`otlp_files.write_otlp`, as a Collector's file exporter
+writes them.
 """
 
 from __future__ import annotations
@@ -32,19 +33,40 @@ class Recording:
         return write_otlp(path, by_trace.values())
 
 
-@contextmanager
-def recording(framework: str = "langchain") -> Iterator[Recording]:
+_KEPT: dict[str, tuple[Any, Any]] = {}  # framework -> (provider, exporter) kept for the process
+
+
+def _provider(framework: str) -> tuple[Any, Any]:
+    """A fresh provider and in-memory exporter; OpenLLMetry's, one for the process: agents
+    built while it instruments keep its callback handler, and so its provider, afterwards
+    (as an application instruments once, at startup)."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+    kept = _KEPT.get(framework)
+    if kept is not None:
+        kept[1].clear()
+        return kept
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if framework == "openllmetry":
+        _KEPT[framework] = (provider, exporter)
+    return provider, exporter
+
+
+@contextmanager
+def recording(framework: str = "langchain") -> Iterator[Recording]:
+    provider, exporter = _provider(framework)
     if framework == "langchain":
         from openinference.instrumentation.langchain import LangChainInstrumentor
 
         instrumentor: Any = LangChainInstrumentor()
+    elif framework == "openllmetry":
+        from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+        instrumentor = LangchainInstrumentor()
     else:
         import agents
         from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -56,4 +78,5 @@ def recording(framework: str = "langchain") -> Iterator[Recording]:
         yield Recording(exporter)
     finally:
         instrumentor.uninstrument()
-        provider.shutdown()
+        if framework not in _KEPT:
+            provider.shutdown()

@@ -74,12 +74,13 @@ def _untimed(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_and_import(
-    invoke: Any, spec: Path, target: str, folder: Path, *more: str
+    invoke: Any, spec: Path, target: str, folder: Path, *more: str, producer: str = "langchain"
 ) -> tuple[dict[str, Any], dict[str, Any], Any]:
-    """The callback-traced run of ``target`` (recorded by OpenInference meanwhile), then the
-    import of what was recorded: both --json documents and the import's CLI result."""
+    """The callback-traced run of ``target`` (recorded by ``producer``'s instrumentation
+    meanwhile, OpenInference's by default), then the import of what was recorded: both
+    --json documents and the import's CLI result."""
     store, ran, read = folder / "a.db", folder / "ran.json", folder / "read.json"
-    with recording() as spans:
+    with recording(producer) as spans:
         result = invoke(
             "run", spec, "--target", target, "--no-cache", "--json", ran, "--store", store
         )

@@ -5,7 +5,8 @@ when the files name their requests' targets, as ``agenteval run --otel`` does, i
 it is read back into an agenteval trace (:mod:`agenteval_cli.otel.ingest`), matched to its dataset
 row (:mod:`agenteval_cli.otel.ingest.matching`), and scored by the spec's evaluators with its
 pricing, then stored as a finished experiment like a run's. A row no trace answers is an
-errored result saying so; a trace no row claims is a note.
+errored result saying so; a trace no row claims is a note; traces with model calls under
+no agent span are refused when their rows expect agents (:mod:`.traces_attribution`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def import_traces(
     from agenteval_cli.execution.experiment import git_commit, run_settings
     from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.execution.rescore import score_into
+    from agenteval_cli.execution.traces_attribution import check_attributed
     from agenteval_cli.otel.ingest.matching import match
     from agenteval_cli.otel.ingest.otlp import read_spans
     from agenteval_cli.otel.ingest.requests import requests_of
@@ -69,6 +71,7 @@ def import_traces(
     matched = match(requests, examples, chosen.input_key)
     for request, why in matched.unclaimed:
         note(f"{request.origin}: trace {request.trace_id} answers no row: {why}")
+    check_attributed(examples, matched.by_row)
     evaluators = load_evaluators(spec, examples)
     repetitions = max(matched.repetitions, 1)
     record = store.create_experiment(

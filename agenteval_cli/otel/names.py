@@ -1,7 +1,7 @@
 """The OpenTelemetry names agenteval writes and reads, each spelt once.
 
-The GenAI semantic conventions' names (the development ones too: cache writes, reasoning,
-transfers, the evaluation event), OpenInference's where producers write those instead, and
+The GenAI semantic conventions' names (the development ones too: transfers, the evaluation
+event), OpenInference's and OpenLLMetry's where producers write those instead, and
 agenteval's own under ``agenteval.``. The export writes the convention's name; the import
 reads every spelling producers write (the ``*_READ`` tuples, the convention's first, first
 found wins). Plain strings: importing this module needs no OpenTelemetry package
@@ -23,6 +23,7 @@ SPAN_KIND = "openinference.span.kind"  # OpenInference's: AGENT, LLM, TOOL, CHAI
 
 # -- requests, agents, conversations -------------------------------------------------------
 WORKFLOW_NAME = "gen_ai.workflow.name"
+WORKFLOW_NAME_READ = (WORKFLOW_NAME, "traceloop.workflow.name")
 AGENT_NAME = "gen_ai.agent.name"
 AGENT_NAME_READ = (AGENT_NAME, "agent.name")
 CONVERSATION_ID = "gen_ai.conversation.id"
@@ -47,13 +48,12 @@ CACHE_READ_TOKENS_READ = (
     "gen_ai.usage.cache_read_input_tokens",
     "llm.token_count.prompt_details.cache_read",
 )
-# cache writes: the released name, and the newer one the development conventions use; the
-# export writes both (one figure), the import reads either
+# cache writes: the GenAI registry's one name, which the export writes; the import also
+# reads the ``cache_write`` spelling earlier agenteval exports wrote (no registry name)
 CACHE_CREATION_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
-CACHE_WRITE_TOKENS = "gen_ai.usage.cache_write.input_tokens"
 CACHE_WRITE_TOKENS_READ = (
     CACHE_CREATION_TOKENS,
-    CACHE_WRITE_TOKENS,
+    "gen_ai.usage.cache_write.input_tokens",
     "gen_ai.usage.cache_creation_input_tokens",
     "llm.token_count.prompt_details.cache_write",
 )
@@ -107,7 +107,19 @@ JSON_MIME = "application/json"
 METADATA = "metadata"
 INVOCATION_PARAMETERS = "llm.invocation_parameters"
 # instrumentations whose spans are LangChain runs, replayed as such
-LANGCHAIN_SCOPES = ("openinference.instrumentation.langchain",)
+OPENLLMETRY_LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
+LANGCHAIN_SCOPES = ("openinference.instrumentation.langchain", OPENLLMETRY_LANGCHAIN_SCOPE)
+
+# -- OpenLLMetry's (traceloop) LangChain runs: the run's metadata one attribute a key under
+# the prefix, its inputs and outputs as JSON ({"inputs" | "outputs" | "output", "kwargs"}) --
+TRACELOOP_METADATA_PREFIX = "traceloop.association.properties."
+TRACELOOP_SPAN_KIND = "traceloop.span.kind"  # workflow, task, agent, tool; none on models
+TRACELOOP_TOOL = "tool"
+TRACELOOP_WORKFLOW = "workflow"  # the request's top span, which also says invoke_agent
+TRACELOOP_AGENT = "agent"  # an agent's span (Traceloop's @agent), named by its entity name
+TRACELOOP_ENTITY_NAME = "traceloop.entity.name"  # the run's name (the span's is decorated)
+TRACELOOP_ENTITY_INPUT = "traceloop.entity.input"
+TRACELOOP_ENTITY_OUTPUT = "traceloop.entity.output"
 
 # -- exceptions, as OpenTelemetry records them (an ``exception`` event) --------------------
 EXCEPTION_EVENT = "exception"

@@ -359,7 +359,6 @@ def _chat_span(call: ModelCall, clock: _Clock) -> SpanPlan:
         names.OUTPUT_TOKENS: call.output_tokens,
         names.CACHE_READ_TOKENS: call.cache_read_tokens,
         names.CACHE_CREATION_TOKENS: call.cache_write_tokens,
-        names.CACHE_WRITE_TOKENS: call.cache_write_tokens,
         names.REASONING_TOKENS: call.reasoning_tokens,
     }
     attributes.update({key: value for key, value in usage.items() if value is not None})

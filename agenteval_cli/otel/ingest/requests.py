@@ -9,12 +9,14 @@ from typing import Any
 
 from agenteval_cli.core.records import Trace
 from agenteval_cli.otel import names
+from agenteval_cli.otel.ingest.agents import named_agents
 from agenteval_cli.otel.ingest.messages import (
     input_messages,
     is_message_dump,
     json_value,
     output_message,
 )
+from agenteval_cli.otel.ingest.openllmetry import as_openinference
 from agenteval_cli.otel.ingest.otlp import Span
 from agenteval_cli.otel.ingest.runs import SpanRun, call_links, is_langchain, kind_of, run_of
 
@@ -36,6 +38,7 @@ class RecordedRequest:
     example_id: str | None  # the row it names, if it names one
     input_text: str | None  # the user's text it started from, if found
     workflow: str | None = None  # the root's gen_ai.workflow.name: the target, if it says
+    named_agents: frozenset[str] = frozenset()  # the agents its spans name (otel.ingest.agents)
 
 
 def requests_of(
@@ -45,7 +48,7 @@ def requests_of(
     and ``target`` (``own_agent``, ``active_agent``, ``skill_tools``) are what the target
     declares, read as its local run reads them."""
     by_trace: dict[str, list[Span]] = {}
-    for span in spans:
+    for span in as_openinference(spans):
         by_trace.setdefault(span.trace_id, []).append(span)
     requests = [_request(group, coordinators, target) for group in by_trace.values()]
     return sorted(requests, key=lambda r: r.start_ns)
@@ -85,6 +88,7 @@ def _request(
         example_id=_example_id(spans),
         input_text=_input_text(root, spans),
         workflow=_workflow(root),
+        named_agents=named_agents(spans, trace, langchain),
     )
 
 

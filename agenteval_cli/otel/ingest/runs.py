@@ -74,13 +74,23 @@ def is_langchain(span: Span) -> bool:
 
 
 def agent_of(span: Span) -> str | None:
-    """The agent a (non-LangChain) span runs, if it is an agent span."""
+    """The agent a (non-LangChain) span runs, if it is an agent span (Traceloop's kind
+    ``agent`` too, named by its entity). A workflow's span is none, though it says
+    ``invoke_agent`` (OpenLLMetry's does): its own kind says it is the workflow, or the
+    agent it names is its workflow."""
     attributes = span.attributes
     operation = attributes.get(names.OPERATION)
+    if attributes.get(names.TRACELOOP_SPAN_KIND) == names.TRACELOOP_AGENT:
+        name = first(attributes, (*names.AGENT_NAME_READ, names.TRACELOOP_ENTITY_NAME))
+        return str(name) if name else None
     if operation in names.AGENT_OPERATIONS or attributes.get(names.SPAN_KIND) == "AGENT":
         name = first(attributes, names.AGENT_NAME_READ)
         if name is None and operation in names.AGENT_OPERATIONS:
             name = span.name.removeprefix(str(operation)).strip() or None
+        if attributes.get(names.TRACELOOP_SPAN_KIND) == names.TRACELOOP_WORKFLOW:
+            return None
+        if name and name == first(attributes, names.WORKFLOW_NAME_READ):
+            return None
         return str(name) if name else None
     return None
 
@@ -131,10 +141,17 @@ def _langchain_run(span: Span, run: SpanRun) -> None:
     attributes = span.attributes
     run.run_type = _RUN_TYPES.get(str(attributes.get(names.SPAN_KIND)), "chain")
     metadata = json_value(attributes.get(names.METADATA))
-    run.extra = {"metadata": metadata if isinstance(metadata, dict) else {}}
+    metadata = metadata if isinstance(metadata, dict) else {}
+    run.extra = {"metadata": metadata}
     params = json_value(attributes.get(names.INVOCATION_PARAMETERS))
     if isinstance(params, dict):
         run.extra["invocation_params"] = params
+    if run.run_type == "llm" and names.INPUT_VALUE not in attributes:
+        # a model run recorded in the GenAI attributes (OpenLLMetry's): read as such, with
+        # the run's metadata (its ls_provider and ls_model_name are LangChain's own)
+        _model_run(span, run)
+        run.extra["metadata"] = {**run.extra["metadata"], **metadata}
+        return
     inputs = _io(attributes, names.INPUT_VALUE, names.INPUT_MIME)
     outputs = _io(attributes, names.OUTPUT_VALUE, names.OUTPUT_MIME)
     if run.run_type == "tool":
