@@ -469,3 +469,18 @@ def test_multiple_domains_cost_the_docs_calls_and_tokens(tmp_path, invoke):
     assert turn["trace"]["agent_path"] == ["main", "python", "javascript", "rust"]
     (turn,) = _turns(runs["skills"])
     assert turn["trace"]["skills"] == ["python", "javascript", "rust"]
+
+
+def test_each_language_has_the_docs_2k_tokens_of_notes():
+    """The docs' third scenario: "Each language skill contains ~2000 tokens of
+    documentation". Counted as the scripted model counts what it reads (a quarter of the
+    characters), each language's notes round to 2K, and every pattern reads the same text."""
+    from agenteval_cli.demo.patterns import handoffs, skills, subagents
+    from agenteval_cli.demo.patterns.knowledge import LANGUAGES, notes
+
+    for language in LANGUAGES:
+        text = notes(language)
+        assert abs(-(-len(text) // 4) - 2_000) <= ROUNDING, (language, len(text))
+        assert text in subagents.subagent_prompt(language)
+        assert text in handoffs.step_prompt(language)
+        assert skills.load_skill.invoke({"skill_name": language}) == text
