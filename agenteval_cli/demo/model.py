@@ -36,34 +36,21 @@ ModelChoice = BaseChatModel | str | Callable[[str], BaseChatModel]
 """A chat model for every agent, an ``init_chat_model`` id, or a factory called per role."""
 
 
-class RuleBasedChatModel(BaseChatModel):
-    """Plays ``role`` ("supervisor" or a specialist name) by keyword rules over the messages.
+class ScriptedChatModel(BaseChatModel):
+    """A real LangChain chat model whose replies come from rules, not from a network.
 
+    Subclasses say what to answer (:meth:`_decide`); this class binds tools, reports a model
+    name and ``usage_metadata`` and runs through callbacks as a provider's model does.
     Token usage is estimated as ceil(characters / 4): the input counts every message
     (system prompt included) and the bound tool schemas, the output counts the text plus
-    the tool calls as JSON. That makes cost grow with history length, as with a real
-    provider, which is what the supervisor/swarm token comparison is about.
+    the tool calls as JSON. That makes cost grow with what the model is given to read, as
+    with a real provider.
     """
 
     model_config = ConfigDict(protected_namespaces=())
 
     role: str = "supervisor"
     model_name: str = ""
-    """Defaults to ``scripted-large`` for the supervisor, ``scripted-small`` otherwise."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_model_name(cls, values: Any) -> Any:
-        if isinstance(values, dict):
-            role = values.get("role", "supervisor")
-            if role != "supervisor" and role not in AGENTS:
-                raise ValueError(f"unknown role {role!r}; expected 'supervisor' or one of {AGENTS}")
-            if not values.get("model_name"):
-                values = {
-                    **values,
-                    "model_name": LARGE_MODEL if role == "supervisor" else SMALL_MODEL,
-                }
-        return values
 
     @property
     def _llm_type(self) -> str:
@@ -109,29 +96,31 @@ class RuleBasedChatModel(BaseChatModel):
     ) -> ChatResult:
         return self._respond(messages, kwargs.get("tools") or [])
 
+    def _decide(
+        self, messages: list[BaseMessage], tool_names: tuple[str, ...]
+    ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+        """The reply's text and its tool calls (name, arguments)."""
+        raise NotImplementedError
+
     def _respond(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> ChatResult:
         names = tuple(_tool_name(t) for t in tools)
-        convo = policy.Conversation(tuple(_turn(m) for m in messages), names)
-        if self.role == "supervisor":
-            reply = policy.supervisor_turn(convo)
-        else:
-            reply = policy.specialist_turn(self.role, convo)
+        content, calls = self._decide(messages, names)
 
         digest = _digest([self.role, self.model_name, names, [_fingerprint(m) for m in messages]])
         tool_calls = [
             {"name": name, "args": args, "id": f"call_{digest[:16]}_{i}", "type": "tool_call"}
-            for i, (name, args) in enumerate(reply.calls)
+            for i, (name, args) in enumerate(calls)
         ]
         input_tokens = _tokens(sum(_chars(m) for m in messages) + len(_dumps(tools)))
         calls_json = _dumps([{"name": c["name"], "args": c["args"]} for c in tool_calls])
-        output_tokens = _tokens(len(reply.content) + len(calls_json))
+        output_tokens = _tokens(len(content) + len(calls_json))
         usage = {
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
             "total_tokens": input_tokens + output_tokens,
         }
         message = AIMessage(
-            content=reply.content,
+            content=content,
             tool_calls=tool_calls,
             id=f"scripted-{digest[:24]}",
             usage_metadata=usage,
@@ -143,6 +132,41 @@ class RuleBasedChatModel(BaseChatModel):
         )
         llm_output = {"model_name": self.model_name, "token_usage": dict(usage)}
         return ChatResult(generations=[ChatGeneration(message=message)], llm_output=llm_output)
+
+
+class RuleBasedChatModel(ScriptedChatModel):
+    """Plays ``role`` ("supervisor" or a specialist name) by keyword rules over the messages.
+
+    Its input grows with the history it is given, which is what the supervisor/swarm token
+    comparison is about.
+    """
+
+    model_name: str = ""
+    """Defaults to ``scripted-large`` for the supervisor, ``scripted-small`` otherwise."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_model_name(cls, values: Any) -> Any:
+        if isinstance(values, dict):
+            role = values.get("role", "supervisor")
+            if role != "supervisor" and role not in AGENTS:
+                raise ValueError(f"unknown role {role!r}; expected 'supervisor' or one of {AGENTS}")
+            if not values.get("model_name"):
+                values = {
+                    **values,
+                    "model_name": LARGE_MODEL if role == "supervisor" else SMALL_MODEL,
+                }
+        return values
+
+    def _decide(
+        self, messages: list[BaseMessage], tool_names: tuple[str, ...]
+    ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+        convo = policy.Conversation(tuple(_turn(m) for m in messages), tool_names)
+        if self.role == "supervisor":
+            reply = policy.supervisor_turn(convo)
+        else:
+            reply = policy.specialist_turn(self.role, convo)
+        return reply.content, list(reply.calls)
 
 
 def model_for(role: str, choice: ModelChoice | None = None) -> BaseChatModel:
