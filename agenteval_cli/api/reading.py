@@ -18,6 +18,7 @@ from agenteval_cli.api.running import ExperimentReport, RunReport, load
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
+    from agenteval_cli.gating.family import CheckOutcome
     from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.report.comparison import Comparison
     from agenteval_cli.results.sources import ExperimentData
@@ -114,11 +115,19 @@ def _check_two_different(sides: list[ExperimentData]) -> None:
 
 @dataclass
 class Gate:
-    """The CI gate's verdict: an empty ``failures`` passes."""
+    """The CI gate's verdict: an empty ``failures`` passes. ``checks``: what it decided
+    about each baseline check (failed, cleared by Holm's adjustment, passed, unchanged or
+    untested), with the interval it decided from."""
 
     failures: list[GateFailure] = field(default_factory=list)
     checked: bool = False  # there were thresholds or a baseline to check
     missing_baseline: str | None = None  # the spec's baseline file, not written yet
+    checks: list[CheckOutcome] = field(default_factory=list)
+    allow_untested: bool = False  # an untested check passes (listed, not failed)
+
+    @property
+    def untested(self) -> list[CheckOutcome]:
+        return [c for c in self.checks if c.status == "untested"]
 
     @property
     def passed(self) -> bool:
@@ -133,11 +142,13 @@ def gate(
     baseline: str | Path | None = None,
     max_regression: Mapping[str, float] | None = None,
     store: str | Path | Store | None = None,
+    allow_untested: bool | None = None,
 ) -> Gate:
     """Check the thresholds and the baseline (a file or a stored experiment) of the
-    experiments; each is the spec's (a run report's own) unless given."""
+    experiments; each is the spec's (a run report's own) unless given. A baseline check
+    no result could fail fails the gate unless ``allow_untested``."""
     from agenteval_cli.gating.baselines import load_baselines
-    from agenteval_cli.gating.verdict import evaluate
+    from agenteval_cli.gating.verdict import judge
 
     experiments = _listed(experiments)
     sides = load_experiments(experiments, store=store)
@@ -146,6 +157,8 @@ def gate(
         thresholds = loaded.thresholds if loaded is not None else _stored_thresholds(sides)
     if max_regression is None:
         max_regression = loaded.max_regression if loaded is not None else {}
+    if allow_untested is None:
+        allow_untested = loaded.allow_untested if loaded is not None else False
     name = str(baseline) if baseline is not None else None
     if name is None and loaded is not None and loaded.baseline:
         name = str(loaded.baseline)
@@ -153,11 +166,21 @@ def gate(
     if name is not None:
         where = _store_of(experiments, store)
         baselines = load_baselines(name, where, sides, from_spec=baseline is None)
-    failures = evaluate(
-        sides, thresholds=thresholds, baselines=baselines, max_regression=max_regression
+    verdict = judge(
+        sides,
+        thresholds=thresholds,
+        baselines=baselines,
+        max_regression=max_regression,
+        allow_untested=allow_untested,
     )
     missing = name if name is not None and not baselines else None
-    return Gate(failures, checked=bool(thresholds or baselines), missing_baseline=missing)
+    return Gate(
+        verdict.failures,
+        checked=bool(thresholds or baselines),
+        missing_baseline=missing,
+        checks=verdict.checks,
+        allow_untested=allow_untested,
+    )
 
 
 def write_report(

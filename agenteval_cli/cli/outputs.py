@@ -15,7 +15,7 @@ import typer
 from agenteval_cli.cli.common import is_stdout, json_stdout, stderr, stdout
 
 if TYPE_CHECKING:
-    from agenteval_cli.api import RunReport
+    from agenteval_cli.api import Gate, RunReport
     from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import Store
@@ -152,23 +152,34 @@ def finish_run(
     if outputs.save_baseline is not None:
         api.save_baseline(outputs.save_baseline, sides)
         out.print(f"  baseline saved: {outputs.save_baseline}", highlight=False)
-    print_gate(verdict.failures, checked=verdict.checked and not (quiet and verdict.passed))
+    print_gate(verdict, checked=verdict.checked and not (quiet and verdict.passed))
     return verdict.passed
 
 
-def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
+def print_gate(verdict: Gate, *, checked: bool) -> None:
+    """The gate's verdict, then a line per baseline check that did not fail it yet may
+    read as if it should: cleared by Holm's adjustment, or untested and allowed."""
     from agenteval_cli.core.redact import console_text
+    from agenteval_cli.gating.wording import gate_summary, outcome_line
 
     out = stdout()
     if not checked:
         return
+    failures = verdict.failures
     if not failures:
-        out.print("  [bold green]gate passed[/]: thresholds met, no significant regression")
-        return
-    out.print(f"  [bold red]gate failed[/]: {len(failures)} problem(s)")
-    for failure in failures:
-        line = console_text(f"    {failure.target}: {failure.message}")
-        out.print(line, highlight=False, markup=False)
+        summary = gate_summary(verdict.checks, allow_untested=verdict.allow_untested)
+        out.print(f"  [bold green]gate passed[/]: {summary}", highlight=False)
+    else:
+        out.print(f"  [bold red]gate failed[/]: {len(failures)} problem(s)")
+    lines = [f"{f.target}: {f.message}" for f in failures]
+    lines += [
+        f"{o.check.target}: {outcome_line(o)}"
+        + (" (allow_untested: passed)" if o.status == "untested" else "")
+        for o in verdict.checks
+        if o.status == "cleared" or (o.status == "untested" and verdict.allow_untested)
+    ]
+    for line in lines:
+        out.print(console_text(f"    {line}"), highlight=False, markup=False)
 
 
 def report_run_errors(

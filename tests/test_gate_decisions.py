@@ -1,0 +1,193 @@
+"""The gate decides from the interval compare shows: a drop whose interval lies wholly
+beyond its allowed drop fails whatever the count of differing examples; Holm's step-down
+reads as intervals at its levels, and a check it clears, or one no result could fail, says
+so. The reference figures are scipy 1.17.1's (``scipy.stats``), written out here."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agenteval_cli.gating.family import decide
+from agenteval_cli.gating.margins import ALPHA, could_fail
+from agenteval_cli.gating.regression import baseline_checks, check_baseline
+from agenteval_cli.gating.verdict import judge
+from agenteval_cli.gating.wording import outcome_line
+from agenteval_cli.metrics.kinds import paired_kind
+from agenteval_cli.metrics.paired import paired_comparison
+from agenteval_cli.metrics.stats import holm
+from agenteval_cli.report.comparison import build
+from agenteval_cli.results.sources import ExperimentData, Run
+
+
+def side(target: str, scores: list[dict], name: str | None = None) -> ExperimentData:
+    runs = [Run(example_id=f"ex-{i}", scores=s) for i, s in enumerate(scores)]
+    return ExperimentData(name or f"exp-{target}", target, runs)
+
+
+def routing(right: int, n: int) -> list[dict]:
+    return [{"routing_accuracy": 1.0 if i < right else 0.0} for i in range(n)]
+
+
+def test_five_of_22_worse_fails_the_gate_with_the_interval_compare_shows():
+    """90.9% → 68.2%, 5 examples worse and none better: the 95% interval compare shows is
+    [−43.4, −1.0] pp, wholly below 0, so the gate fails; under the old rule 5 differing
+    examples were "not tested" and the gate passed."""
+    baseline = side("swarm", routing(20, 22), "before")
+    run = side("swarm", routing(15, 22), "after")
+    (line,) = check_baseline(run, baseline, {})
+    shown = build([baseline, run]).rows[0].vs_first[0]
+    assert shown is not None and (round(shown.ci_low * 100, 1), round(shown.ci_high * 100, 1)) == (
+        -43.4,
+        -1.0,
+    )
+    assert line.startswith("routing accuracy regressed: 90.9% → 68.2% (−22.7 pp over 22")
+    assert "its 95% interval [−43.4, −1.0] pp lies wholly beyond the allowed drop" in line
+    # the one-sided mid-p of 5 of 5 differing examples worse:
+    # binom.sf(5, 5, .5) + binom.pmf(5, 5, .5) / 2
+    mid_p = 0.015625
+    assert f"p = {mid_p:.3g}, Holm-adjusted {mid_p:.3g} over 1 check(s)" in line
+
+
+def coverage_family() -> tuple[ExperimentData, ExperimentData, list[float]]:
+    """Coverage falls on 7 of 12 examples, by more than the 5 pp allowed at 95%; routing and
+    agent continuity change both ways."""
+    drops = [0.75, 0.5, 0.25, 0.25, 0.5, 0.0, 0.0, 0.25, 0.0, 0.5, 0.0, 0.0]
+    flips_a = [1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1, 1]
+    flips_b = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1, 0]
+    before, after = [], []
+    for i, drop in enumerate(drops):
+        before.append(
+            {"resolution_coverage": 1.0, "routing_accuracy": 1.0, "agent_continuity": 1.0}
+        )
+        after.append(
+            {
+                "resolution_coverage": 1.0 - drop,
+                "routing_accuracy": float(flips_a[i]),
+                "agent_continuity": float(flips_b[i]),
+            }
+        )
+    for i in (0, 5, 9):  # the run fixed these
+        before[i]["routing_accuracy"] = 0.0
+        before[i]["agent_continuity"] = 0.0
+        after[i]["routing_accuracy"] = after[i]["agent_continuity"] = 1.0
+    return side("swarm", before), side("swarm", after), drops
+
+
+NAMED = {"routing_accuracy": 0.05, "resolution_coverage": 0.05, "agent_continuity": 0.05}
+
+
+def test_a_drop_holm_clears_says_so_with_the_adjusted_p_and_the_interval_it_decided_from():
+    baseline, run, _ = coverage_family()
+    alone = check_baseline(run, baseline, {"resolution_coverage": 0.05})
+    assert len(alone) == 1 and alone[0].startswith("resolution coverage regressed")
+    verdict = judge([run], thresholds={}, baselines={"swarm": baseline}, max_regression=NAMED)
+    assert verdict.failures == []
+    outcome = next(o for o in verdict.checks if o.check.key == "resolution_coverage")
+    assert outcome.status == "cleared"
+    tested = [o for o in verdict.checks if o.p_value is not None]
+    assert outcome.family == len(tested) == 3
+    # the p against the margin: ttest_1samp([d - 0.05 for d in drops], 0, alternative="greater")
+    p = 0.011226858832812783
+    assert outcome.p_value == pytest.approx(p, rel=1e-9)
+    assert outcome.adjusted == pytest.approx(holm([o.p_value for o in tested])[1], rel=1e-9)
+    assert ALPHA / 3 < p < ALPHA
+    # its interval at Holm's level: t.interval(1 − 2·0.025/3, 11, −mean(drops), sem(drops))
+    low, high = -0.4625680381602204, -0.0374319618397794
+    assert outcome.comparison is not None
+    assert (outcome.comparison.ci_low, outcome.comparison.ci_high) == pytest.approx((low, high))
+    line = outcome_line(outcome)
+    assert line.startswith("resolution coverage cleared by Holm's adjustment: 100.0% → ")
+    assert f"p = {p:.3g}, Holm-adjusted {outcome.adjusted:.3g} over 3 check(s)" in line
+    assert "its 98.3% interval [−46.3, −3.7] pp, at Holm's level, does not" in line
+    # and at 95%, alone (t.interval(0.95, ...)): [−41.6, −8.4] pp
+    assert "its 95% interval [−41.6, −8.4] pp lies beyond the allowed drop (allowed 5.0 pp)" in line
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_check_fails_exactly_when_its_interval_at_holms_level_lies_beyond_its_margin(seed):
+    """On random families: the decision, the interval shown and Holm's adjusted p agree."""
+    rng = random.Random(seed)
+    for _ in range(40):
+        n = rng.randint(8, 40)
+        shift = rng.choice([0.0, 0.1, 0.2])
+        before = [
+            {"resolution_coverage": rng.random(), "routing_accuracy": float(rng.random() < 0.7)}
+            for _ in range(n)
+        ]
+        after = [
+            {
+                "resolution_coverage": min(1.0, max(0.0, b["resolution_coverage"] - shift))
+                + rng.gauss(0, 0.1),
+                "routing_accuracy": float(rng.random() < 0.7 - shift),
+            }
+            for b in before
+        ]
+        allowed = {"resolution_coverage": 0.02, "routing_accuracy": 0}
+        checks, _ = baseline_checks(side("t", after), side("t", before), allowed)
+        for outcome in decide(checks):
+            if outcome.p_value is None:
+                continue
+            found = outcome.comparison
+            assert found is not None and found.ci_high is not None
+            assert (outcome.status == "failed") == (found.ci_high < -outcome.check.margin)
+            assert (outcome.status == "failed") == (outcome.adjusted < ALPHA)
+
+
+def test_the_gate_reads_the_comparison_compare_shows():
+    baseline, run, _ = coverage_family()
+    (check, *_), _ = baseline_checks(run, baseline, NAMED)
+    before, after = baseline.per_example(check.key), run.per_example(check.key)
+    info = run.catalog.info(check.key)
+    kind = paired_kind(info, before.values(), after.values())
+    assert check.at(ALPHA) == paired_comparison(info, before, after, kind=kind)
+    assert check.at(ALPHA) == build([baseline, replace_name(run)]).rows[0].vs_first[0]
+
+
+def replace_name(data: ExperimentData) -> ExperimentData:
+    return ExperimentData("exp-after", data.target, data.runs)
+
+
+def test_too_few_differing_examples_to_fail_is_untested_and_fails_unless_allowed():
+    """With 4 differing examples no result fails a 0/1 check (all 4 worse: one-sided mid-p
+    2⁻⁵ > 2.5%); with 5 one can. A metric the baseline never scored is untested too."""
+    assert not could_fail(22, 4, "binary") and could_fail(22, 5, "binary")
+    baseline = side("swarm", routing(22, 22))
+    run = side("swarm", [{**r, "resolution_coverage": 1.0} for r in routing(18, 22)])
+    verdict = judge(
+        [run],
+        thresholds={},
+        baselines={"swarm": baseline},
+        max_regression={"routing_accuracy": 0, "resolution_coverage": 0},
+    )
+    assert [(f.key, f.message) for f in verdict.failures] == [
+        (
+            "untested",
+            "routing accuracy untested: 4 of 22 examples differ: too few for any result to "
+            "fail the check (even all of them worse would not)",
+        ),
+        (
+            "untested",
+            "resolution coverage untested: the baseline 'exp-swarm' has no value for it",
+        ),
+    ]
+    allowed = judge(
+        [run],
+        thresholds={},
+        baselines={"swarm": baseline},
+        max_regression={"routing_accuracy": 0, "resolution_coverage": 0},
+        allow_untested=True,
+    )
+    assert allowed.failures == []
+    assert [o.status for o in allowed.checks] == ["untested", "untested", "unchanged"]
+
+
+def test_an_unchanged_run_passes_and_is_said_to_be_unchanged():
+    baseline = side("swarm", routing(20, 22))
+    verdict = judge([baseline], thresholds={}, baselines={"swarm": baseline}, max_regression={})
+    assert verdict.failures == []
+    assert [outcome_line(o) for o in verdict.checks] == [
+        "routing accuracy unchanged on all 22 examples",
+        "error rate unchanged on all 22 examples",
+    ]
