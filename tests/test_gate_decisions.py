@@ -191,3 +191,70 @@ def test_an_unchanged_run_passes_and_is_said_to_be_unchanged():
         "routing accuracy unchanged on all 22 examples",
         "error rate unchanged on all 22 examples",
     ]
+
+
+def test_the_gates_lines_say_what_each_check_came_to(capsys):
+    """A passed gate counts its baseline checks and prints the one Holm cleared; never "no
+    significant regression" about checks it did not make."""
+    from agenteval_cli.api import Gate
+    from agenteval_cli.cli.outputs import print_gate
+
+    baseline, run, _ = coverage_family()
+    verdict = judge([run], thresholds={}, baselines={"swarm": baseline}, max_regression=NAMED)
+    print_gate(Gate(verdict.failures, checked=True, checks=verdict.checks), checked=True)
+    out = capsys.readouterr().out
+    assert "no significant regression" not in out
+    assert (
+        "gate passed: thresholds met; baseline checks: 3 tested, none beyond its allowed drop "
+        "after Holm's adjustment (1 cleared by it), 1 unchanged on every example"
+    ) in " ".join(out.split())
+    assert "swarm: resolution coverage cleared by Holm's adjustment" in out
+    short = side("swarm", routing(18, 22))
+    allowed = judge(
+        [short],
+        thresholds={},
+        baselines={"swarm": side("swarm", routing(22, 22))},
+        max_regression={},
+        allow_untested=True,
+    )
+    print_gate(
+        Gate(allowed.failures, checked=True, checks=allowed.checks, allow_untested=True),
+        checked=True,
+    )
+    out = " ".join(capsys.readouterr().out.split())
+    assert "baseline checks: 0 tested, none beyond its allowed drop, 1 unchanged on every " in out
+    assert "1 untested (allowed)" in out
+    assert "swarm: routing accuracy untested: 4 of 22 examples differ" in out
+    assert "(allow_untested: passed)" in out
+
+
+def test_a_run_with_an_untested_check_exits_1_unless_the_spec_allows_it(tmp_path, invoke):
+    import json
+
+    from projects import project
+
+    evaluators = "\n  - {name: fine, type: custom, target: evals.py:fine}"
+    files = {"evals.py": "def fine(outputs):\n    return 1.0\n"}
+    spec = project(
+        tmp_path, files=files, evaluators=evaluators, extra="max_regression: {fine: 0}\n"
+    )
+    saved = tmp_path / "b.json"
+    result = invoke("run", spec, "--store", tmp_path / "db", "--save-baseline", saved)
+    assert result.exit_code == 0, result.output
+    data = json.loads(saved.read_text())
+    scores = data["experiments"][0]["scores"]
+    for example in list(scores)[:2]:  # the run is better on 2 of 3: no result could fail
+        scores[example]["fine"] = 0.0
+    saved.write_text(json.dumps(data))
+    result = invoke("run", spec, "--store", tmp_path / "db", "--baseline", saved)
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "t: fine untested: 2 of 3 examples differ: too few for any result to fail" in text
+    spec.write_text(spec.read_text() + "allow_untested: true\n")
+    result = invoke("run", spec, "--store", tmp_path / "db", "--baseline", saved)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "gate passed: thresholds met; baseline checks: 0 tested" in text
+    assert "1 untested (allowed)" in text and "(allow_untested: passed)" in text
+    schema = json.loads(invoke("schema").output)
+    assert schema["properties"]["allow_untested"]["type"] == "boolean"
