@@ -6,6 +6,7 @@ so. The reference figures are scipy 1.17.1's (``scipy.stats``), written out here
 from __future__ import annotations
 
 import random
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -19,6 +20,7 @@ from agenteval_cli.metrics.paired import paired_comparison
 from agenteval_cli.metrics.stats import holm
 from agenteval_cli.report.comparison import build
 from agenteval_cli.results.sources import ExperimentData, Run
+from agenteval_cli.store.results import strict_json
 
 
 def side(target: str, scores: list[dict], name: str | None = None) -> ExperimentData:
@@ -246,15 +248,47 @@ def test_a_run_with_an_untested_check_exits_1_unless_the_spec_allows_it(tmp_path
     for example in list(scores)[:2]:  # the run is better on 2 of 3: no result could fail
         scores[example]["fine"] = 0.0
     saved.write_text(json.dumps(data))
-    result = invoke("run", spec, "--store", tmp_path / "db", "--baseline", saved)
+    out, junit = tmp_path / "r.json", tmp_path / "r.xml"
+    result = invoke(
+        "run",
+        spec,
+        "--store",
+        tmp_path / "db",
+        "--baseline",
+        saved,
+        "--json",
+        out,
+        "--junit",
+        junit,
+    )
     assert result.exit_code == 1, result.output
     text = " ".join(result.output.split())
-    assert "t: fine untested: 2 of 3 examples differ: too few for any result to fail" in text
+    why = "2 of 3 examples differ: too few for any result to fail the check"
+    assert f"t: fine untested: {why}" in text
+    document = json.loads(out.read_text())
+    assert out.read_text() == strict_json(document, indent=2) + "\n"  # as every --json is laid out
+    gate = document["gate"]
+    assert gate["passed"] is False and gate["allow_untested"] is False
+    fine, errors = gate["checks"]
+    assert (fine["key"], fine["status"], fine["fails_gate"]) == ("fine", "untested", True)
+    assert fine["untested"].startswith(why) and fine["ci_low"] is None
+    assert (errors["key"], errors["status"], errors["fails_gate"]) == (
+        "error_rate",
+        "unchanged",
+        False,
+    )
+    suite = ET.parse(junit).getroot().find("testsuite[@name='baseline gate']")
+    assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "1"
+    failure = suite.find("testcase[@name='fine']/failure")
+    assert failure is not None and why in failure.get("message", "")
     spec.write_text(spec.read_text() + "allow_untested: true\n")
     result = invoke("run", spec, "--store", tmp_path / "db", "--baseline", saved)
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "gate passed: thresholds met; baseline checks: 0 tested" in text
     assert "1 untested (allowed)" in text and "(allow_untested: passed)" in text
+    result = invoke("run", spec, "--store", tmp_path / "db", "--baseline", saved, "--junit", junit)
+    suite = ET.parse(junit).getroot().find("testsuite[@name='baseline gate']")
+    assert suite is not None and suite.get("failures") == "0" and suite.get("skipped") == "1"
     schema = json.loads(invoke("schema").output)
     assert schema["properties"]["allow_untested"]["type"] == "boolean"

@@ -194,10 +194,13 @@ def write_report(
     gate_failures: list[GateFailure] | None = None,
     title: str | None = None,
     allow_different_data: bool = False,
+    gate: Gate | None = None,
 ) -> list[Path]:
     """Write each report asked for (a self-contained HTML page, a Markdown summary, JUnit
     XML), whole or not at all; the paths written, in that order. The thresholds shown are
-    the spec's of a run report, else those the experiments were run with."""
+    the spec's of a run report, else those the experiments were run with. ``gate``: its
+    failures in the Markdown (unless ``gate_failures`` are given) and a JUnit case per
+    baseline check."""
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.report import comparison
 
@@ -213,7 +216,9 @@ def write_report(
     result = comparison.build(sides, allow_different_data=allow_different_data)
     title = title or " vs ".join(result.names)
     html, markdown, junit = (None if p is None else Path(p) for p in (html, markdown, junit))
-    return _write(result, html, markdown, junit, dict(thresholds), gate_failures, title)
+    if gate is not None and gate_failures is None:
+        gate_failures = gate.failures
+    return _write(result, html, markdown, junit, dict(thresholds), gate_failures, title, gate)
 
 
 def save_baseline(
@@ -236,6 +241,7 @@ def _write(
     thresholds: dict,
     gate_failures: list[GateFailure] | None,
     title: str,
+    gate: Gate | None = None,
 ) -> list[Path]:
     written = []
     if html is not None:
@@ -251,7 +257,13 @@ def _write(
     if junit is not None:
         from agenteval_cli.report.junit import write_junit
 
-        write_junit(junit, result.sides, thresholds=thresholds)
+        write_junit(
+            junit,
+            result.sides,
+            thresholds=thresholds,
+            gate_checks=gate.checks if gate is not None else (),
+            allow_untested=gate is not None and gate.allow_untested,
+        )
         written.append(junit)
     return written
 

@@ -220,11 +220,13 @@ def run_from_langsmith(
 
             print_stored_agents(stdout(), store, ids)
         print_langsmith_urls(stdout(), api.load_experiments(ids, store=store))
+        verdict = None
         if json_path is not None:
-            from agenteval_cli.cli.outputs import write_json_output
+            from agenteval_cli.cli.outputs import run_gate, write_json_output
 
-            write_json_output(json_path, store, ids)
-        return finish_run(store, ids, spec, outputs)
+            verdict = run_gate(store, ids, spec, outputs)
+            write_json_output(json_path, store, ids, verdict)
+        return finish_run(store, ids, spec, outputs, verdict=verdict)
 
 
 def run_from_traces(
@@ -243,7 +245,12 @@ def run_from_traces(
     (exit 3 when rows errored or went untraced above ``max_error_rate``, 1 when the gate
     failed)."""
     from agenteval_cli import api
-    from agenteval_cli.cli.outputs import finish_run, report_run_errors, write_json_output
+    from agenteval_cli.cli.outputs import (
+        finish_run,
+        report_run_errors,
+        run_gate,
+        write_json_output,
+    )
     from agenteval_cli.core.errors import ExitCode
     from agenteval_cli.store.db import Store
 
@@ -259,9 +266,11 @@ def run_from_traces(
             from agenteval_cli.report.table import print_stored_agents
 
             print_stored_agents(stdout(), store, ids)
+        verdict = None
         if json_path is not None:
-            write_json_output(json_path, store, ids)
-        passed = finish_run(store, ids, spec, outputs)
+            verdict = run_gate(store, ids, spec, outputs)
+            write_json_output(json_path, store, ids, verdict)
+        passed = finish_run(store, ids, spec, outputs, verdict=verdict)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:
