@@ -92,6 +92,58 @@ def compare(
     )
 
 
+def compare_each(
+    *experiments: Experiment,
+    store: str | Path | Store | None = None,
+    allow_different_data: bool = False,
+    top: int = 10,
+    seed: int | None = None,
+    bootstrap: bool = False,
+) -> list[Comparison]:
+    """:func:`compare`, or, when an argument holds several targets' experiments (a file
+    from a spec with two targets), one comparison per target, each target's experiment of
+    every argument paired by its name; its note says so."""
+    from agenteval_cli.report import comparison
+    from agenteval_cli.results.pairing import by_target
+
+    groups = [load_experiments([e], store=store) for e in experiments]
+    paired = by_target(groups, [_shown(e) for e in experiments])
+    if paired is None:
+        return [
+            compare(
+                *[side for group in groups for side in group],
+                allow_different_data=allow_different_data,
+                top=top,
+                seed=seed,
+                bootstrap=bootstrap,
+            )
+        ]
+    found = []
+    for sides in paired:
+        _check_two_different(sides)
+        result = comparison.build(
+            sides,
+            allow_different_data=allow_different_data,
+            top=top,
+            seed=seed,
+            method="bootstrap" if bootstrap else "t",
+        )
+        said = (
+            f"{sides[0].target}: paired by target name across "
+            f"{', '.join(_shown(e) for e in experiments)}"
+        )
+        result.note = "; ".join(n for n in (said, result.note) if n)
+        found.append(result)
+    return found
+
+
+def _shown(experiment: Experiment) -> str:
+    """How an argument reads in a line: its name or path."""
+    if isinstance(experiment, str | Path):
+        return str(experiment)
+    return str(getattr(experiment, "name", experiment))
+
+
 def _check_two_different(sides: list[ExperimentData]) -> None:
     """A comparison needs two experiments, each named once."""
     from agenteval_cli.core.errors import UserError

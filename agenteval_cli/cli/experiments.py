@@ -106,23 +106,39 @@ def compare(
     if update_prices:
         fetch_prices()
     with user_errors(debug):
-        result = api.compare(
-            *names,
-            store=store_path,
-            allow_different_data=allow_different_data,
-            top=top,
-            seed=seed,
-            from_langsmith=from_langsmith,
-            on_note=_sayer(stderr()) if from_langsmith else None,
-            bootstrap=bootstrap,
-        )
+        if from_langsmith:
+            results = [
+                api.compare(
+                    *names,
+                    allow_different_data=allow_different_data,
+                    top=top,
+                    seed=seed,
+                    from_langsmith=True,
+                    on_note=_sayer(stderr()),
+                    bootstrap=bootstrap,
+                )
+            ]
+        else:  # files holding several targets each: one comparison per target
+            results = api.compare_each(
+                *names,
+                store=store_path,
+                allow_different_data=allow_different_data,
+                top=top,
+                seed=seed,
+                bootstrap=bootstrap,
+            )
     if as_json:
         from agenteval_cli.report.compare_json import comparison_json
         from agenteval_cli.store.results import strict_json
 
-        typer.echo(strict_json(comparison_json(result), indent=2))
+        found = [comparison_json(result) for result in results]
+        document = found[0] if len(found) == 1 else {"by_target": found}
+        typer.echo(strict_json(document, indent=2))
         return
-    print_comparison(stdout(), result, by_agent=by_agent)
+    for index, result in enumerate(results):
+        if index:
+            stdout().print()
+        print_comparison(stdout(), result, by_agent=by_agent)
 
 
 @app.command("experiments")
