@@ -292,3 +292,18 @@ def test_a_run_with_an_untested_check_exits_1_unless_the_spec_allows_it(tmp_path
     assert suite is not None and suite.get("failures") == "0" and suite.get("skipped") == "1"
     schema = json.loads(invoke("schema").output)
     assert schema["properties"]["allow_untested"]["type"] == "boolean"
+
+
+def test_the_markdown_says_what_passed_and_what_holm_cleared():
+    from agenteval_cli.report.markdown import render_markdown
+
+    baseline, run, _ = coverage_family()
+    verdict = judge([run], thresholds={}, baselines={"swarm": baseline}, max_regression=NAMED)
+    text = render_markdown(
+        build([baseline, replace_name(run)]),
+        gate_failures=verdict.failures,
+        gate_checks=verdict.checks,
+    )
+    assert "no significant regression" not in text
+    assert "**Gate passed**: thresholds met; baseline checks: 3 tested, none beyond" in text
+    assert "- `swarm`: resolution coverage cleared by Holm&#x27;s adjustment" in text  # escaped

@@ -178,10 +178,6 @@ class Gate:
     allow_untested: bool = False  # an untested check passes (listed, not failed)
 
     @property
-    def untested(self) -> list[CheckOutcome]:
-        return [c for c in self.checks if c.status == "untested"]
-
-    @property
     def passed(self) -> bool:
         return not self.failures
 
@@ -304,7 +300,14 @@ def _write(
     if markdown is not None:
         from agenteval_cli.report.markdown import write_markdown
 
-        write_markdown(markdown, result, gate_failures=gate_failures, title=title)
+        write_markdown(
+            markdown,
+            result,
+            gate_failures=gate_failures,
+            title=title,
+            gate_checks=gate.checks if gate is not None else (),
+            allow_untested=gate is not None and gate.allow_untested,
+        )
         written.append(markdown)
     if junit is not None:
         from agenteval_cli.report.junit import write_junit
