@@ -197,8 +197,9 @@ def run(
 ) -> None:
     """Run every target of SPEC on every example, score the results, print the comparison.
 
-    Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, or a metric
-    significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
+    Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, a metric whose
+    interval lies beyond its allowed drop against the baseline, or a baseline check that
+    could not be tested, unless allow_untested); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, its requests stopped at
     interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
     LangSmith failure (fetch or upload), a Ray cluster lost, a price fetch (--update-prices)
