@@ -28,6 +28,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -463,3 +464,16 @@ def test_compare_by_agent_on_the_demo_matches_the_run(demo):
     )
     _, from_compare = agent_rows(result.output, "per agent · totals over the 3 examples")
     assert from_compare == from_run
+
+
+def test_the_html_agents_section_says_it_counts_every_result_and_does():
+    """An errored request's model call is counted, and the section says so: never "over the
+    successful results"."""
+    errored = flat_side()
+    errored.runs[0] = replace(errored.runs[0], error="boom")
+    text = render_html(comparison.build([errored, flat_side()]), title="t")
+    section = text.split("<h2>Agents</h2>", 1)[1].split("<h2>Metrics</h2>", 1)[0]
+    assert "successful" not in section
+    assert "over every result of the examples every side ran" in section
+    usage = comparison.agent_usage([errored, flat_side()])[0]
+    assert usage is not None and usage.total.model_calls == 3  # the errored one's call too

@@ -292,6 +292,21 @@ def test_cli_run_goes_on_without_credentials(tmp_path, monkeypatch):
     assert "routing accuracy" in result.output
 
 
+def test_the_library_says_a_skipped_judge_in_the_reports_warnings_and_prints_nothing(
+    tmp_path, monkeypatch, capfd
+):
+    import agenteval_cli as agenteval
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    spec = write_spec(tmp_path, "  - routing_accuracy\n" + QUALITY)
+    report = agenteval.run(spec, store=tmp_path / "db", limit=1)
+    out, err = capfd.readouterr()
+    assert "OPENAI_API_KEY" not in out + err
+    assert report.warnings == [
+        "skipping judge(s) quality: OPENAI_API_KEY is not set; the other evaluators still run"
+    ]
+
+
 def test_a_sampled_judge_in_a_full_run(tmp_path, monkeypatch):
     """Judge on a seeded half of the examples: its own cost row, and the table says n."""
     from typer.testing import CliRunner

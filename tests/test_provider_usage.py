@@ -255,6 +255,18 @@ def test_a_chatopenai_stream_without_usage_says_to_set_stream_usage(providers):
     )
 
 
+def test_the_run_table_says_why_a_streamed_models_tokens_read_n_a(providers):
+    """Under the table, not only in --json's comments: the calls without usage and the
+    stream_usage=True that brings it; a target whose calls all reported usage says nothing."""
+    calls = sum(len(r["trace"]["model_calls"][:1]) for r in results(providers, "silent").values())
+    assert (
+        f"silent: {calls} model call(s) reported no token usage, so tokens and cost read n/a: "
+        "streamed without usage: set stream_usage=True on ChatOpenAI (off by default with a "
+        "custom base_url)"
+    ) in providers["output"]
+    assert providers["output"].count("so tokens and cost read n/a") == 1
+
+
 @pytest.fixture(scope="module")
 def failed(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
     """The supervisor on servers where billing's provider answers 500 (``max_retries=0``):

@@ -31,7 +31,6 @@ from agenteval_cli.metrics.stats import (
     mcnemar_mid_p,
     side_interval,
     stdev,
-    worse_beyond_margin,
 )
 
 # Student's t quantiles as printed in any table (e.g. Abramowitz & Stegun, table 26.10).
@@ -247,20 +246,6 @@ def test_holm_and_benjamini_hochberg_by_hand():
     assert holm(p) == pytest.approx([0.04, 0.09, 0.09, 0.2])
     # BH: .2·4/4, .04·4/3, .03·4/2, .01·4/1, each capped by the ones above it
     assert benjamini_hochberg(p) == pytest.approx([0.04, 0.0533333, 0.0533333, 0.2])
-
-
-def test_the_margin_test_fails_only_beyond_the_margin():
-    rng = random.Random(9)
-    for _ in range(100):
-        a = [rng.random() for _ in range(40)]
-        b = [x - 0.1 + rng.gauss(0, 0.2) for x in a]
-        p, bound = worse_beyond_margin(a, b, kind="mean", higher_is_better=True, margin=0.05)
-        assert (bound > 0.05) == (p < 0.05)
-    # 0/1 at margin 0: the one-sided mid-p, and the bound from the same interval
-    a, b = [1.0] * 14 + [1.0] * 16, [0.0] * 14 + [1.0] * 16
-    p, bound = worse_beyond_margin(a, b, kind="binary", higher_is_better=True)
-    assert p == pytest.approx(0.5**14 / 2)
-    assert bound > 0
 
 
 def test_side_intervals_are_wilson_for_outcomes_and_t_otherwise():

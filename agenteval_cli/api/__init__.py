@@ -8,6 +8,7 @@ is a layer over these functions: it maps its options to them and prints what the
 from agenteval_cli.api.reading import (
     Gate,
     compare,
+    compare_each,
     gate,
     load_experiments,
     save_baseline,
@@ -40,6 +41,7 @@ __all__ = [
     "arun",
     "combine",
     "compare",
+    "compare_each",
     "gate",
     "import_langsmith",
     "import_traces",

@@ -18,6 +18,7 @@ from agenteval_cli.api.running import ExperimentReport, RunReport, load
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
+    from agenteval_cli.gating.family import CheckOutcome
     from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.report.comparison import Comparison
     from agenteval_cli.results.sources import ExperimentData
@@ -91,6 +92,58 @@ def compare(
     )
 
 
+def compare_each(
+    *experiments: Experiment,
+    store: str | Path | Store | None = None,
+    allow_different_data: bool = False,
+    top: int = 10,
+    seed: int | None = None,
+    bootstrap: bool = False,
+) -> list[Comparison]:
+    """:func:`compare`, or, when an argument holds several targets' experiments (a file
+    from a spec with two targets), one comparison per target, each target's experiment of
+    every argument paired by its name; its note says so."""
+    from agenteval_cli.report import comparison
+    from agenteval_cli.results.pairing import by_target
+
+    groups = [load_experiments([e], store=store) for e in experiments]
+    paired = by_target(groups, [_shown(e) for e in experiments])
+    if paired is None:
+        return [
+            compare(
+                *[side for group in groups for side in group],
+                allow_different_data=allow_different_data,
+                top=top,
+                seed=seed,
+                bootstrap=bootstrap,
+            )
+        ]
+    found = []
+    for sides in paired:
+        _check_two_different(sides)
+        result = comparison.build(
+            sides,
+            allow_different_data=allow_different_data,
+            top=top,
+            seed=seed,
+            method="bootstrap" if bootstrap else "t",
+        )
+        said = (
+            f"{sides[0].target}: paired by target name across "
+            f"{', '.join(_shown(e) for e in experiments)}"
+        )
+        result.note = "; ".join(n for n in (said, result.note) if n)
+        found.append(result)
+    return found
+
+
+def _shown(experiment: Experiment) -> str:
+    """How an argument reads in a line: its name or path."""
+    if isinstance(experiment, str | Path):
+        return str(experiment)
+    return str(getattr(experiment, "name", experiment))
+
+
 def _check_two_different(sides: list[ExperimentData]) -> None:
     """A comparison needs two experiments, each named once."""
     from agenteval_cli.core.errors import UserError
@@ -114,11 +167,15 @@ def _check_two_different(sides: list[ExperimentData]) -> None:
 
 @dataclass
 class Gate:
-    """The CI gate's verdict: an empty ``failures`` passes."""
+    """The CI gate's verdict: an empty ``failures`` passes. ``checks``: what it decided
+    about each baseline check (failed, cleared by Holm's adjustment, passed, unchanged or
+    untested), with the interval it decided from."""
 
     failures: list[GateFailure] = field(default_factory=list)
     checked: bool = False  # there were thresholds or a baseline to check
     missing_baseline: str | None = None  # the spec's baseline file, not written yet
+    checks: list[CheckOutcome] = field(default_factory=list)
+    allow_untested: bool = False  # an untested check passes (listed, not failed)
 
     @property
     def passed(self) -> bool:
@@ -133,11 +190,13 @@ def gate(
     baseline: str | Path | None = None,
     max_regression: Mapping[str, float] | None = None,
     store: str | Path | Store | None = None,
+    allow_untested: bool | None = None,
 ) -> Gate:
     """Check the thresholds and the baseline (a file or a stored experiment) of the
-    experiments; each is the spec's (a run report's own) unless given."""
+    experiments; each is the spec's (a run report's own) unless given. A baseline check
+    no result could fail fails the gate unless ``allow_untested``."""
     from agenteval_cli.gating.baselines import load_baselines
-    from agenteval_cli.gating.verdict import evaluate
+    from agenteval_cli.gating.verdict import judge
 
     experiments = _listed(experiments)
     sides = load_experiments(experiments, store=store)
@@ -146,6 +205,8 @@ def gate(
         thresholds = loaded.thresholds if loaded is not None else _stored_thresholds(sides)
     if max_regression is None:
         max_regression = loaded.max_regression if loaded is not None else {}
+    if allow_untested is None:
+        allow_untested = loaded.allow_untested if loaded is not None else False
     name = str(baseline) if baseline is not None else None
     if name is None and loaded is not None and loaded.baseline:
         name = str(loaded.baseline)
@@ -153,11 +214,21 @@ def gate(
     if name is not None:
         where = _store_of(experiments, store)
         baselines = load_baselines(name, where, sides, from_spec=baseline is None)
-    failures = evaluate(
-        sides, thresholds=thresholds, baselines=baselines, max_regression=max_regression
+    verdict = judge(
+        sides,
+        thresholds=thresholds,
+        baselines=baselines,
+        max_regression=max_regression,
+        allow_untested=allow_untested,
     )
     missing = name if name is not None and not baselines else None
-    return Gate(failures, checked=bool(thresholds or baselines), missing_baseline=missing)
+    return Gate(
+        verdict.failures,
+        checked=bool(thresholds or baselines),
+        missing_baseline=missing,
+        checks=verdict.checks,
+        allow_untested=allow_untested,
+    )
 
 
 def write_report(
@@ -171,10 +242,13 @@ def write_report(
     gate_failures: list[GateFailure] | None = None,
     title: str | None = None,
     allow_different_data: bool = False,
+    gate: Gate | None = None,
 ) -> list[Path]:
     """Write each report asked for (a self-contained HTML page, a Markdown summary, JUnit
     XML), whole or not at all; the paths written, in that order. The thresholds shown are
-    the spec's of a run report, else those the experiments were run with."""
+    the spec's of a run report, else those the experiments were run with. ``gate``: its
+    failures in the Markdown (unless ``gate_failures`` are given) and a JUnit case per
+    baseline check."""
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.report import comparison
 
@@ -190,7 +264,9 @@ def write_report(
     result = comparison.build(sides, allow_different_data=allow_different_data)
     title = title or " vs ".join(result.names)
     html, markdown, junit = (None if p is None else Path(p) for p in (html, markdown, junit))
-    return _write(result, html, markdown, junit, dict(thresholds), gate_failures, title)
+    if gate is not None and gate_failures is None:
+        gate_failures = gate.failures
+    return _write(result, html, markdown, junit, dict(thresholds), gate_failures, title, gate)
 
 
 def save_baseline(
@@ -213,6 +289,7 @@ def _write(
     thresholds: dict,
     gate_failures: list[GateFailure] | None,
     title: str,
+    gate: Gate | None = None,
 ) -> list[Path]:
     written = []
     if html is not None:
@@ -223,12 +300,25 @@ def _write(
     if markdown is not None:
         from agenteval_cli.report.markdown import write_markdown
 
-        write_markdown(markdown, result, gate_failures=gate_failures, title=title)
+        write_markdown(
+            markdown,
+            result,
+            gate_failures=gate_failures,
+            title=title,
+            gate_checks=gate.checks if gate is not None else (),
+            allow_untested=gate is not None and gate.allow_untested,
+        )
         written.append(markdown)
     if junit is not None:
         from agenteval_cli.report.junit import write_junit
 
-        write_junit(junit, result.sides, thresholds=thresholds)
+        write_junit(
+            junit,
+            result.sides,
+            thresholds=thresholds,
+            gate_checks=gate.checks if gate is not None else (),
+            allow_untested=gate is not None and gate.allow_untested,
+        )
         written.append(junit)
     return written
 

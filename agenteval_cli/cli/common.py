@@ -348,7 +348,7 @@ def print_comparison(
     from rich.markup import escape
 
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.metrics.summary import unanswered_note
+    from agenteval_cli.metrics.summary import unanswered_note, usage_note
     from agenteval_cli.report.table import comparison_table, unpriced_models
     from agenteval_cli.results.sources import stored_summary
     from agenteval_cli.store.summaries import summary_scores
@@ -373,6 +373,13 @@ def print_comparison(
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
         out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)
+        no_usage = usage_note(summary)
+        if no_usage:
+            out.print(
+                f"  [yellow]{target}[/]: {escape(console_text(no_usage))}",
+                highlight=False,
+                soft_wrap=True,
+            )
         missing = unpriced_models(summary, pricing or {}) if _prices_tokens(exp) else []
         if missing:
             models = escape(console_text(", ".join(missing)))

@@ -106,23 +106,39 @@ def compare(
     if update_prices:
         fetch_prices()
     with user_errors(debug):
-        result = api.compare(
-            *names,
-            store=store_path,
-            allow_different_data=allow_different_data,
-            top=top,
-            seed=seed,
-            from_langsmith=from_langsmith,
-            on_note=_sayer(stderr()) if from_langsmith else None,
-            bootstrap=bootstrap,
-        )
+        if from_langsmith:
+            results = [
+                api.compare(
+                    *names,
+                    allow_different_data=allow_different_data,
+                    top=top,
+                    seed=seed,
+                    from_langsmith=True,
+                    on_note=_sayer(stderr()),
+                    bootstrap=bootstrap,
+                )
+            ]
+        else:  # files holding several targets each: one comparison per target
+            results = api.compare_each(
+                *names,
+                store=store_path,
+                allow_different_data=allow_different_data,
+                top=top,
+                seed=seed,
+                bootstrap=bootstrap,
+            )
     if as_json:
         from agenteval_cli.report.compare_json import comparison_json
         from agenteval_cli.store.results import strict_json
 
-        typer.echo(strict_json(comparison_json(result), indent=2))
+        found = [comparison_json(result) for result in results]
+        document = found[0] if len(found) == 1 else {"by_target": found}
+        typer.echo(strict_json(document, indent=2))
         return
-    print_comparison(stdout(), result, by_agent=by_agent)
+    for index, result in enumerate(results):
+        if index:
+            stdout().print()
+        print_comparison(stdout(), result, by_agent=by_agent)
 
 
 @app.command("experiments")
@@ -220,11 +236,13 @@ def run_from_langsmith(
 
             print_stored_agents(stdout(), store, ids)
         print_langsmith_urls(stdout(), api.load_experiments(ids, store=store))
+        verdict = None
         if json_path is not None:
-            from agenteval_cli.cli.outputs import write_json_output
+            from agenteval_cli.cli.outputs import run_gate, write_json_output
 
-            write_json_output(json_path, store, ids)
-        return finish_run(store, ids, spec, outputs)
+            verdict = run_gate(store, ids, spec, outputs)
+            write_json_output(json_path, store, ids, verdict)
+        return finish_run(store, ids, spec, outputs, verdict=verdict)
 
 
 def run_from_traces(
@@ -243,7 +261,12 @@ def run_from_traces(
     (exit 3 when rows errored or went untraced above ``max_error_rate``, 1 when the gate
     failed)."""
     from agenteval_cli import api
-    from agenteval_cli.cli.outputs import finish_run, report_run_errors, write_json_output
+    from agenteval_cli.cli.outputs import (
+        finish_run,
+        report_run_errors,
+        run_gate,
+        write_json_output,
+    )
     from agenteval_cli.core.errors import ExitCode
     from agenteval_cli.store.db import Store
 
@@ -259,9 +282,11 @@ def run_from_traces(
             from agenteval_cli.report.table import print_stored_agents
 
             print_stored_agents(stdout(), store, ids)
+        verdict = None
         if json_path is not None:
-            write_json_output(json_path, store, ids)
-        passed = finish_run(store, ids, spec, outputs)
+            verdict = run_gate(store, ids, spec, outputs)
+            write_json_output(json_path, store, ids, verdict)
+        passed = finish_run(store, ids, spec, outputs, verdict=verdict)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:

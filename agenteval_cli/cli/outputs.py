@@ -15,7 +15,7 @@ import typer
 from agenteval_cli.cli.common import is_stdout, json_stdout, stderr, stdout
 
 if TYPE_CHECKING:
-    from agenteval_cli.api import RunReport
+    from agenteval_cli.api import Gate, RunReport
     from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.spec.model import Spec
     from agenteval_cli.store.db import Store
@@ -80,6 +80,7 @@ def write_reports(
     gate_failures: list[GateFailure] | None = None,
     title: str | None = None,
     allow_different_data: bool = False,
+    gate: Gate | None = None,
 ) -> None:
     """``api.write_report``, each path written echoed on stderr."""
     from agenteval_cli import api
@@ -94,38 +95,64 @@ def write_reports(
         gate_failures=gate_failures,
         title=title,
         allow_different_data=allow_different_data,
+        gate=gate,
     )
     err = stderr()
     for path in written:
         err.print(f"wrote {path}", highlight=False)
 
 
-def write_json_output(path: Path, store: Store, experiment_ids: list[str]) -> None:
+def write_json_output(
+    path: Path, store: Store, experiment_ids: list[str], gate: Gate | None = None
+) -> None:
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
-    ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``)."""
+    ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``); with the
+    gate's verdict when the run was gated."""
+    from agenteval_cli.report.gate_json import gate_json
     from agenteval_cli.report.json_report import json_chunks, write_json
 
+    verdict = (
+        None
+        if gate is None or not gate.checked
+        else gate_json(gate.failures, gate.checks, allow_untested=gate.allow_untested)
+    )
     if is_stdout(path):
         out = json_stdout()
-        for chunk in json_chunks(store, experiment_ids):
+        for chunk in json_chunks(store, experiment_ids, verdict):
             out.write(chunk)
         out.write("\n")
         out.flush()
         return
-    write_json(path, store, experiment_ids)
+    write_json(path, store, experiment_ids, verdict)
     stderr().print(f"wrote {path}", highlight=False, markup=False)
 
 
+def run_gate(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> Gate:
+    """The gate's verdict on the run's experiments, by the spec and ``--baseline``."""
+    from agenteval_cli import api
+
+    sides = api.load_experiments(experiment_ids, store=store)
+    return api.gate(sides, spec=spec, baseline=outputs.baseline, store=store)
+
+
 def finish_run(
-    store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs, *, quiet: bool = False
+    store: Store,
+    experiment_ids: list[str],
+    spec: Spec,
+    outputs: RunOutputs,
+    *,
+    quiet: bool = False,
+    verdict: Gate | None = None,
 ) -> bool:
-    """Write what was asked for, apply the gate and print its verdict; False if it failed.
-    ``quiet``: a passed gate says nothing (the run's one-line verdict tells it)."""
+    """Write what was asked for, apply the gate (``verdict``, when it was decided before the
+    ``--json`` document was written) and print its verdict; False if it failed. ``quiet``:
+    a passed gate says nothing (the run's one-line verdict tells it)."""
     from agenteval_cli import api
 
     sides = api.load_experiments(experiment_ids, store=store)  # read once for all three
     out = stdout()
-    verdict = api.gate(sides, spec=spec, baseline=outputs.baseline, store=store)
+    if verdict is None:
+        verdict = api.gate(sides, spec=spec, baseline=outputs.baseline, store=store)
     if verdict.checked and spec.min_kappa:
         from agenteval_cli.gating.calibration import refuse_uncalibrated
 
@@ -146,29 +173,41 @@ def finish_run(
             store=store,
             thresholds=spec.thresholds,
             gate_failures=verdict.failures,
+            gate=verdict if verdict.checked else None,
             title=f"{spec.experiment_prefix} · {' vs '.join(s.target for s in sides)}",
             allow_different_data=True,
         )
     if outputs.save_baseline is not None:
         api.save_baseline(outputs.save_baseline, sides)
         out.print(f"  baseline saved: {outputs.save_baseline}", highlight=False)
-    print_gate(verdict.failures, checked=verdict.checked and not (quiet and verdict.passed))
+    print_gate(verdict, checked=verdict.checked and not (quiet and verdict.passed))
     return verdict.passed
 
 
-def print_gate(failures: list[GateFailure], *, checked: bool) -> None:
+def print_gate(verdict: Gate, *, checked: bool) -> None:
+    """The gate's verdict, then a line per baseline check that did not fail it yet may
+    read as if it should: cleared by Holm's adjustment, or untested and allowed."""
     from agenteval_cli.core.redact import console_text
+    from agenteval_cli.gating.wording import gate_summary, outcome_line
 
     out = stdout()
     if not checked:
         return
+    failures = verdict.failures
     if not failures:
-        out.print("  [bold green]gate passed[/]: thresholds met, no significant regression")
-        return
-    out.print(f"  [bold red]gate failed[/]: {len(failures)} problem(s)")
-    for failure in failures:
-        line = console_text(f"    {failure.target}: {failure.message}")
-        out.print(line, highlight=False, markup=False)
+        summary = gate_summary(verdict.checks, allow_untested=verdict.allow_untested)
+        out.print(f"  [bold green]gate passed[/]: {summary}", highlight=False)
+    else:
+        out.print(f"  [bold red]gate failed[/]: {len(failures)} problem(s)")
+    lines = [f"{f.target}: {f.message}" for f in failures]
+    lines += [
+        f"{o.check.target}: {outcome_line(o)}"
+        + (" (allow_untested: passed)" if o.status == "untested" else "")
+        for o in verdict.checks
+        if o.status == "cleared" or (o.status == "untested" and verdict.allow_untested)
+    ]
+    for line in lines:
+        out.print(console_text(f"    {line}"), highlight=False, markup=False)
 
 
 def report_run_errors(

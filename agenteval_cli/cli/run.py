@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -36,10 +36,14 @@ from agenteval_cli.cli.outputs import (
     SaveBaselineOption,
     finish_run,
     report_run_errors,
+    run_gate,
     write_json_output,
 )
 from agenteval_cli.core.errors import ExitCode, UserError
 from agenteval_cli.execution.options import RunOptions, resumes
+
+if TYPE_CHECKING:
+    from agenteval_cli.api import Gate
 
 
 @app.command()
@@ -193,8 +197,9 @@ def run(
 ) -> None:
     """Run every target of SPEC on every example, score the results, print the comparison.
 
-    Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, or a metric
-    significantly worse than the baseline); 2 bad input (spec, dataset, option), nothing run;
+    Exit codes: 0 success; 1 quality gate failed (a threshold of the spec, a metric whose
+    interval lies beyond its allowed drop against the baseline, or a baseline check that
+    could not be tested, unless allow_untested); 2 bad input (spec, dataset, option), nothing run;
     3 run errors (a target's calls errored above max_error_rate, its requests stopped at
     interrupt() above max_interrupt_rate, or an evaluator failed on every example); 4
     LangSmith failure (fetch or upload), a Ray cluster lost, a price fetch (--update-prices)
@@ -330,6 +335,11 @@ def _run_command(
                 raise typer.Exit(ExitCode.INTERRUPTED)
             _warn(err, report.warnings)
             allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
+            gated = _has_gate_or_reports(spec, outputs)
+            verdict = None
+            if json_path is not None and gated:  # --json carries the gate's verdict
+                with user_errors(debug):
+                    verdict = run_gate(store, report.ids, spec, outputs)
             clean = _print_run(
                 store,
                 report,
@@ -338,6 +348,7 @@ def _run_command(
                 max_error_rate=allowed,
                 quiet=quiet,
                 failures=failures,
+                gate=verdict,
             )
             uploaded = True
             if report.spec.upload or upload:
@@ -346,9 +357,11 @@ def _run_command(
                 uploaded = upload_after_run(store, report, debug)
             exported = _print_export(err, report)
             passed = True
-            if _has_gate_or_reports(spec, outputs):  # else there is nothing to read back
+            if gated:  # else there is nothing to read back
                 with user_errors(debug):
-                    passed = finish_run(store, report.ids, spec, outputs, quiet=quiet)
+                    passed = finish_run(
+                        store, report.ids, spec, outputs, quiet=quiet, verdict=verdict
+                    )
             if quiet:
                 _print_verdict(
                     report, clean=clean, passed=passed, uploaded=uploaded, exported=exported
@@ -572,6 +585,7 @@ def _print_run(
     quiet: bool = False,
     max_interrupt_rate: float | None = None,
     failures: OutputFailures | None = None,
+    gate: Gate | None = None,
 ) -> bool:
     """The comparison table (not when ``quiet``), the run's errors, the per-agent table and
     the --json document; False when the run failed on its errors (told to ``failures``
@@ -586,7 +600,7 @@ def _print_run(
     if by_agent:
         _print_agents(store, report.ids)
     if json_path is not None:
-        write_json_output(json_path, store, report.ids)
+        write_json_output(json_path, store, report.ids, gate)
     return clean
 
 

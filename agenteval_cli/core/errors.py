@@ -63,7 +63,7 @@ class ExitCode(IntEnum):
     in ``agenteval run --help``."""
 
     OK = 0
-    GATE_FAILED = 1  # a threshold failed, or a metric is significantly worse than the baseline
+    GATE_FAILED = 1  # a threshold failed, a drop beyond its margin, or an untested check
     BAD_INPUT = 2  # a spec, dataset, option or import refused before anything ran
     # calls errored above max_error_rate (or stopped at interrupt() above max_interrupt_rate),
     # or an evaluator failed everywhere

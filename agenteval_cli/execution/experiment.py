@@ -136,14 +136,15 @@ def prepare(
                 "executor ray: each call's child runs are recorded in-process only; the "
                 "upload sends every result without them"
             )
-    evaluators = load_evaluators(spec, examples)
+    skipped: list[str] = []  # the report's warnings: the library prints nothing
+    evaluators = load_evaluators(spec, examples, warn=skipped.append)
     return PreparedRun(
         spec=spec,
         examples=examples,
         targets=targets,
         evaluators=evaluators,
         users=load_simulated_user(spec),
-        warnings=reference_field_warnings(spec, evaluators, examples),
+        warnings=skipped + reference_field_warnings(spec, evaluators, examples),
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=keep_run_trees,
         notes=on_note,

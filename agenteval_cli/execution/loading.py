@@ -260,9 +260,16 @@ def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[st
     return tuple(dict.fromkeys([*declared, *found]))
 
 
-def load_evaluators(spec: Spec, examples: Sequence[Example] | None = None) -> list[BoundEvaluator]:
-    """Every evaluator of the spec; with ``examples``, sampled evaluators get their sample."""
+def load_evaluators(
+    spec: Spec,
+    examples: Sequence[Example] | None = None,
+    *,
+    warn: Callable[[str], None] | None = None,
+) -> list[BoundEvaluator]:
+    """Every evaluator of the spec; with ``examples``, sampled evaluators get their sample.
+    ``warn`` gets what is skipped (a judge without credentials); by default it is printed
+    on stderr."""
     import agenteval_cli.evaluators  # noqa: F401 (registers every family)
     from agenteval_cli.evaluators.loading import bind_evaluators
 
-    return bind_evaluators(spec, examples)
+    return bind_evaluators(spec, examples, warn=warn)

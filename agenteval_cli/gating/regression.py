@@ -1,60 +1,30 @@
 """Regressions against a baseline: the gate is a test with a stated false-alarm rate.
 
-Each (target, metric) checked is a one-sided test of "the run is worse than the baseline by
-more than the metric's allowed drop" (``max_regression``, 0 when unset), on the examples both
-scored, with the paired construction of the metric's kind
-(:func:`agenteval_cli.metrics.stats.worse_beyond_margin`): a check fails when the bound of
-the drop lies beyond the allowed drop. The bound is the one-sided 97.5% one, the low end of
-the drop's two-sided 95% interval, so the gate fails a metric only when the interval
-compare shows lies wholly beyond the margin (the convention for non-inferiority margins,
-ICH E9: one-sided 2.5%). Holm's step-down adjustment runs across every check of the gate
-(every target, every metric), so a run that changed nothing fails at most 2.5% of the time,
-within the 5% the docs promise, whatever the number of checks.
+Each (target, metric) checked compares the run with the baseline on the examples both
+scored, by the construction compare uses for the metric (:mod:`agenteval_cli.gating.margins`),
+against the metric's allowed drop (``max_regression``, 0 when unset). The checks of a gate are
+one family (:mod:`agenteval_cli.gating.family`): a check fails when its interval, at the
+level Holm's step-down tests it, lies wholly beyond the allowed drop; alone in the family
+that is the 95% interval compare shows.
 
-Checked: the metrics the spec names (``max_regression`` and the target's ``thresholds``), or,
-when it names none, the headline ones (those the evaluators declare as headline); and
-always the error rate, example by example, so a run whose calls error is not a run with
-fewer examples.
+Checked: the metrics ``max_regression`` names (one neither side scored is *untested*) and
+those the target's ``thresholds`` name that both sides score, or, when none is named, the
+headline ones (those the evaluators declare as headline); and always the error rate, example
+by example, so a run whose calls error is not a run with fewer examples.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
+from agenteval_cli.gating.family import CheckOutcome, decide
+from agenteval_cli.gating.margins import BaselineCheck, could_fail, too_few
 from agenteval_cli.gating.thresholds import metric_key
-from agenteval_cli.metrics.catalog import Catalog
+from agenteval_cli.gating.wording import outcome_line
 from agenteval_cli.metrics.kinds import paired_kind
-from agenteval_cli.metrics.stats import holm, worse_beyond_margin
 from agenteval_cli.results.sources import ExperimentData
 
-ALPHA = 0.025  # one-sided: the side of a two-sided 95% interval
-CONFIDENCE = 1 - ALPHA
 ERROR_RATE = "error_rate"
-
-
-@dataclass(frozen=True)
-class BaselineCheck:
-    """One (target, metric) test against the baseline, before the family is adjusted."""
-
-    target: str
-    key: str
-    label: str
-    p_value: float | None  # one-sided; None when there was nothing to test
-    before: str  # the baseline's mean, formatted
-    after: str  # the run's mean, formatted
-    change: str  # the mean paired difference, formatted
-    bound: str  # the one-sided 97.5% bound of the drop (its 95% interval's end), formatted
-    allowed: str  # the allowed drop, formatted
-    n: int  # examples paired
-
-    def message(self, adjusted: float, checks: int) -> str:
-        return (
-            f"{self.label} regressed: {self.before} → {self.after} ({self.change} over "
-            f"{self.n} examples; its 95% interval puts it at least {self.bound} worse, "
-            f"{self.allowed}; p = {self.p_value:.3g}, Holm-adjusted {adjusted:.3g} "
-            f"over {checks} check(s))"
-        )
 
 
 def checked_keys(
@@ -63,14 +33,15 @@ def checked_keys(
     max_regression: Mapping[str, float],
     named: Sequence[str] = (),
 ) -> list[str]:
-    """What the gate checks for ``side``: the keys ``max_regression`` and the spec's
-    thresholds name (``named``; those no result of either side scored left out), else the
-    headline scores both sides have; then the error rate."""
+    """What the gate checks for ``side``: the keys ``max_regression`` names, and those the
+    spec's thresholds name (``named``) that both sides score, else the headline scores
+    both sides have; then the error rate."""
     catalog = side.catalog
     shared = side.score_keys() & baseline.score_keys()
-    asked = [metric_key(k) for k in [*max_regression, *named]]
-    keys = [k for k in dict.fromkeys(asked) if k == ERROR_RATE or k in shared]
-    if not asked:
+    asked = [metric_key(k) for k in max_regression]
+    asked += [k for k in map(metric_key, named) if k == ERROR_RATE or k in shared]
+    keys = list(dict.fromkeys(asked))
+    if not asked and not named:
         keys = [k for k in catalog.ordered(shared) if catalog.info(k).headline]
         if not keys:  # no headline declared: every outcome score both sides have
             keys = [k for k in catalog.ordered(shared) if not catalog.is_quantity(k)]
@@ -91,80 +62,61 @@ def baseline_checks(
     max_regression: Mapping[str, float],
     named: Sequence[str] = (),
 ) -> tuple[list[BaselineCheck], list[str]]:
-    """Every check of ``side`` against ``baseline`` (unadjusted), and the failures that
-    need no test (a gate that could pair nothing)."""
+    """Every check of ``side`` against ``baseline``, and the failures that need no test (a
+    gate that could pair nothing)."""
     catalog = side.catalog
     allowed = {metric_key(k): float(v) for k, v in max_regression.items()}
     keys = checked_keys(side, baseline, max_regression, named)
     checks = []
     for key in keys:
         before, after = _values(baseline, key), _values(side, key)
-        if before is None or after is None:  # a baseline file written without errors
-            continue
-        shared = sorted(e for e in before if e in after)
-        if not shared:
-            continue
-        a, b = [before[e] for e in shared], [after[e] for e in shared]
-        info = catalog.info(key)
+        shared = sorted(e for e in before or {} if e in (after or {}))
         margin = allowed.get(key, 0.0)
-        p, bound = worse_beyond_margin(
-            a,
-            b,
-            kind=paired_kind(info, a, b),
-            higher_is_better=info.higher_is_better,
-            margin=margin,
-            confidence=CONFIDENCE,
-        )
-        checks.append(_check(side.target, key, catalog, a, b, p, bound, margin))
+        if before is None or after is None or not shared:
+            why = _unpaired(key, before, after, side, baseline)
+            checks.append(BaselineCheck(side.target, key, catalog, {}, {}, margin, why))
+            continue
+        a = {e: before[e] for e in shared}
+        b = {e: after[e] for e in shared}
+        check = BaselineCheck(side.target, key, catalog, a, b, margin)
+        differing = check.worse + check.better
+        kind = paired_kind(catalog.info(key), a.values(), b.values())
+        if differing and not could_fail(len(shared), differing, kind):
+            check = BaselineCheck(
+                side.target, key, catalog, a, b, margin, too_few(len(shared), differing)
+            )
+        checks.append(check)
     scores = [k for k in keys if k != ERROR_RATE]
     only_errors = {metric_key(k) for k in max_regression} == {ERROR_RATE}
-    if not checks or (not only_errors and all(c.key == ERROR_RATE for c in checks)):
+    paired = [c for c in checks if c.before]
+    if not paired or (not only_errors and all(c.key == ERROR_RATE for c in paired)):
         # a gate that compared no score would pass whatever the run did
-        return checks, [_nothing_compared(side, baseline, scores)]
+        return [c for c in checks if c.key == ERROR_RATE and c.before], [
+            _nothing_compared(side, baseline, scores)
+        ]
     return checks, []
 
 
-def _check(
-    target: str,
+def _unpaired(
     key: str,
-    catalog: Catalog,
-    a: Sequence[float],
-    b: Sequence[float],
-    p: float | None,
-    bound: float | None,
-    margin: float,
-) -> BaselineCheck:
-    n = len(a)
-    mean_a, mean_b = sum(a) / n, sum(b) / n
-    return BaselineCheck(
-        target=target,
-        key=key,
-        label=catalog.label(key),
-        p_value=p,
-        before=catalog.fmt(key, mean_a),
-        after=catalog.fmt(key, mean_b),
-        change=catalog.fmt_diff(key, mean_b - mean_a),
-        bound=_size(catalog, key, bound),
-        allowed=f"allowed {_size(catalog, key, margin)}" if margin else "no drop allowed",
-        n=n,
-    )
-
-
-def _size(catalog: Catalog, key: str, value: float | None) -> str:
-    """An unsigned amount in the metric's unit (percentage points for a rate)."""
-    return catalog.fmt_diff(key, value).lstrip("+−±")
-
-
-def failed_checks(checks: Sequence[BaselineCheck]) -> list[tuple[BaselineCheck, str]]:
-    """The checks Holm's step-down rejects at one-sided 2.5% across the whole family, with
-    their failure lines."""
-    tested = [c for c in checks if c.p_value is not None]
-    adjusted = holm([c.p_value for c in tested if c.p_value is not None])
-    return [
-        (check, check.message(q, len(tested)))
-        for check, q in zip(tested, adjusted, strict=True)
-        if q < ALPHA
-    ]
+    before: Mapping[str, float] | None,
+    after: Mapping[str, float] | None,
+    side: ExperimentData,
+    baseline: ExperimentData,
+) -> str:
+    """Why ``key`` has no example both sides scored, for the untested line."""
+    if not before and not after:
+        return "neither the run nor the baseline scored it"
+    if before is None and key == ERROR_RATE:
+        return (
+            f"the baseline {baseline.name!r} keeps no per-example errors (a file written "
+            "before they were kept)"
+        )
+    if not before:
+        return f"the baseline {baseline.name!r} has no value for it"
+    if not after:
+        return "the run has no value for it"
+    return "no example scored on both sides"
 
 
 def check_baseline(
@@ -173,11 +125,19 @@ def check_baseline(
     max_regression: Mapping[str, float],
     *,
     named: Sequence[str] = (),
+    allow_untested: bool = False,
 ) -> list[str]:
     """One target's gate against its baseline, Holm across its own checks: the failure
     lines (empty when it passes)."""
     checks, failures = baseline_checks(side, baseline, max_regression, named)
-    return failures + [message for _, message in failed_checks(checks)]
+    return failures + [
+        outcome_line(o) for o in decide(checks) if fails(o, allow_untested=allow_untested)
+    ]
+
+
+def fails(outcome: CheckOutcome, *, allow_untested: bool) -> bool:
+    """Whether ``outcome`` fails the gate: beyond its margin, or untested unless allowed."""
+    return outcome.status == "failed" or (outcome.status == "untested" and not allow_untested)
 
 
 def _nothing_compared(side: ExperimentData, baseline: ExperimentData, keys: list[str]) -> str:

@@ -43,7 +43,6 @@ from agenteval_cli.metrics.distributions import (
     mid_p_interval,
     t_quantile,
     t_two_sided,
-    t_upper,
     wilson,
 )
 from agenteval_cli.metrics.kinds import PairedKind
@@ -381,49 +380,6 @@ def compare_examples(
         method=method,
         seed=seed,
     )
-
-
-# -- the gate: one-sided tests of a margin -----------------------------------------------
-
-
-def worse_beyond_margin(
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    kind: PairedKind,
-    higher_is_better: bool,
-    margin: float = 0.0,
-    confidence: float = 0.95,
-) -> tuple[float | None, float | None]:
-    """(one-sided p, bound) of "B is worse than A by more than ``margin``".
-
-    H0: the drop (A − B when higher is better, else B − A) is at most ``margin``; a small p
-    says the drop lies beyond it. The bound is the one-sided ``confidence`` lower bound of
-    the drop, from the same construction: it exceeds the margin exactly when p is below
-    1 − confidence. With a margin of 0 on 0/1 outcomes the test is the one-sided mid-p
-    McNemar; otherwise the one-sided paired t on the per-example drops. (None, None) when
-    there is nothing to test (fewer than :data:`MIN_DIFFERING` differing examples, or no
-    spread).
-    """
-    sign = -1.0 if higher_is_better else 1.0
-    drops = [sign * (float(y) - float(x)) for x, y in zip(a, b, strict=True)]
-    n = len(drops)
-    if n == 0:
-        return None, None
-    worse = sum(1 for d in drops if d > _EPS)
-    better = sum(1 for d in drops if d < -_EPS)
-    if worse + better < MIN_DIFFERING:
-        return None, None
-    if kind == "binary" and margin == 0:
-        p = mid_p_above(worse, worse + better, 0.5)
-        low, _ = mcnemar_interval(worse, better, n, 1 - 2 * (1 - confidence))
-        return p, low
-    estimate = t_test(drops)
-    if estimate is None or estimate[1] <= 0:
-        return None, None
-    mean, error = estimate
-    p = t_upper((mean - margin) / error, n - 1)
-    return p, mean - t_quantile(confidence, n - 1) * error
 
 
 # -- many tests at once -----------------------------------------------------------------

@@ -46,6 +46,10 @@ class Summary:
     # Results that were conversations (rows with turns): their request figures are per
     # conversation, each the sum or the mean of its turns' (see MetricInfo.across_turns).
     conversations: int = 0
+    # Model calls that finished yet reported no token usage, by why (the recorder's reason,
+    # such as a stream without stream_usage=True; "" when it could not tell): the tokens
+    # and cost that read n/a.
+    without_usage: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._conversation_keys = frozenset(
@@ -65,6 +69,11 @@ class Summary:
             interrupted=result.interrupt is not None,
             providers=[(call.model, call.provider) for call in result.trace.model_calls],
             conversation=result.turns is not None,
+            without_usage=[
+                c.no_usage_reason or ""
+                for c in result.trace.model_calls
+                if reported_nothing(c.input_tokens, c.output_tokens, c.failed, c.cut_off)
+            ],
         )
 
     def add_row(
@@ -80,6 +89,7 @@ class Summary:
         interrupted: bool = False,
         providers: Iterable[tuple[str, str | None]] = (),
         conversation: bool = False,
+        without_usage: Iterable[str] = (),
     ) -> None:
         """One result, as its parts: what the store's rows give without building a Result.
         A ``cached`` result's latency is the stored one of an earlier call, not a
@@ -102,6 +112,8 @@ class Summary:
             self.latencies.append(latency_s)
         self.models.update(models)
         self.model_providers.update(providers)
+        for reason in without_usage:
+            self.without_usage[reason] = self.without_usage.get(reason, 0) + 1
         if error is not None:
             self.errors += 1
         elif interrupted:
@@ -228,6 +240,25 @@ class Summary:
         for key in self.catalog.ordered({*self.keys, *self.sums, *run}):
             values[key] = run[key] if key in run else self.mean(key)
         return values
+
+
+def reported_nothing(
+    input_tokens: int | None, output_tokens: int | None, failed: bool, cut_off: bool
+) -> bool:
+    """Whether a model call finished without reporting its usage (one that failed made no
+    tokens; one cut off is counted apart, as maybe billed)."""
+    return not failed and not cut_off and (input_tokens is None or output_tokens is None)
+
+
+def usage_note(summary: Summary) -> str | None:
+    """Why a target's tokens and cost read n/a, for the line under the run table; None
+    when every finished call reported its usage."""
+    if not summary.without_usage:
+        return None
+    count = sum(summary.without_usage.values())
+    reasons = [r for r in summary.without_usage if r]
+    why = "; ".join(reasons) if reasons else "the model returned none"
+    return f"{count} model call(s) reported no token usage, so tokens and cost read n/a: {why}"
 
 
 def unanswered_note(summaries: Sequence[Summary]) -> str | None:

@@ -2,13 +2,14 @@
 
 Every model call carries its agent's path, outer to inner (``["money_team", "account"]``).
 A row is one path: leaf agents, and the teams above them as the sum of their members (a
-team that also made calls of its own includes those). Over a target's successful results a
-row counts the results in which it made a model call, its calls, tokens, USD and model
-time. Tokens are unknown (``None``) as soon as one call reported no usage: never counted as
-zero; so are cache reads, cache writes and reasoning tokens once one call did not report
-them. A call's cost comes from :mod:`agenteval_cli.metrics.prices` (the spec's ``pricing``,
-else the price database), exactly as the ``token_cost`` evaluator prices it; unknown tokens
-or an unpriced model leave the cost of that call, and of every row holding it, unknown.
+team that also made calls of its own includes those). Over a target's results (every call
+made: errored and interrupted requests too) a row counts the results in which it made a
+model call, its calls, tokens, USD and model time. Tokens are unknown (``None``) as soon
+as one call reported no usage: never counted as zero; so are cache reads, cache writes and
+reasoning tokens once one call did not report them. A call's cost comes from
+:mod:`agenteval_cli.metrics.prices` (the spec's ``pricing``, else the price database),
+exactly as the ``token_cost`` evaluator prices it; unknown tokens or an unpriced model
+leave the cost of that call, and of every row holding it, unknown.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from agenteval_cli.core.records import INTERRUPTED
 from agenteval_cli.data.conversations import opening_line
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog, merged
 from agenteval_cli.metrics.info import NA
-from agenteval_cli.metrics.kinds import is_rate, paired_kind
+from agenteval_cli.metrics.kinds import paired_kind
+from agenteval_cli.metrics.paired import paired_comparison
 from agenteval_cli.metrics.registry import MetricInfo
 from agenteval_cli.metrics.repetitions import Flaky, Repeated
 from agenteval_cli.metrics.stats import (
@@ -29,8 +30,6 @@ from agenteval_cli.metrics.stats import (
     Method,
     PairedComparison,
     benjamini_hochberg,
-    compare_examples,
-    within,
 )
 from agenteval_cli.metrics.summary import conversation_note, unanswered_note
 from agenteval_cli.report.agents import AgentUsage, aggregate
@@ -403,10 +402,7 @@ def compared_with_first(
     """Each later side against the first, by the construction of the metric's kind (decided
     once for the row, from its declaration and every side's values)."""
     kind = paired_kind(info, *(side.values() for side in per_example))
-    found = [compare_examples(per_example[0], v, kind=kind, **extra) for v in per_example[1:]]
-    if is_rate(info):  # a difference of two rates lies within ±100 pp, whatever t says
-        found = [None if c is None else within(c, -1.0, 1.0) for c in found]
-    return found
+    return [paired_comparison(info, per_example[0], v, kind=kind, **extra) for v in per_example[1:]]
 
 
 def add_q_values(rows: list[MetricRow]) -> None:

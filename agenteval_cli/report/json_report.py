@@ -228,11 +228,14 @@ def _indented(text: str, depth: int) -> str:
     return text.replace("\n", "\n" + "  " * depth)
 
 
-def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
-    """The ``--json`` document in pieces, exactly ``strict_json({"experiments": [...]},
-    indent=2)``: an experiment's header, then one result at a time as its row is read."""
+def json_chunks(
+    store: Store, experiment_ids: Sequence[str], gate: dict[str, Any] | None = None
+) -> Iterator[str]:
+    """The ``--json`` document in pieces, exactly ``strict_json({"experiments": [...],
+    "gate": ...}, indent=2)`` (``gate`` when the run was gated): an experiment's header,
+    then one result at a time as its row is read."""
     if not experiment_ids:
-        yield strict_json({"experiments": []}, indent=2)
+        yield strict_json({"experiments": []} | ({} if gate is None else {"gate": gate}), indent=2)
         return
     yield '{\n  "experiments": ['
     for index, experiment_id in enumerate(experiment_ids):
@@ -253,17 +256,23 @@ def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
             text = strict_json({"calibration": calibration}, indent=2)
             yield ",\n      " + _indented(text[len("{\n  ") : -len("\n}")], 2)
         yield "\n    }"
-    yield "\n  ]\n}"
+    if gate is None:
+        yield "\n  ]\n}"
+        return
+    text = strict_json({"gate": gate}, indent=2)
+    yield "\n  ],\n  " + text[len("{\n  ") : -len("\n}")] + "\n}"  # at its own depth
 
 
-def write_json(path: Path, store: Store, experiment_ids: Sequence[str]) -> None:
+def write_json(
+    path: Path, store: Store, experiment_ids: Sequence[str], gate: dict[str, Any] | None = None
+) -> None:
     """Write as the rows are read, never holding every result; atomically: a half-written
     file never replaces a good one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
-            for chunk in json_chunks(store, experiment_ids):
+            for chunk in json_chunks(store, experiment_ids, gate):
                 handle.write(chunk)
             handle.write("\n")
         tmp.replace(path)

@@ -19,6 +19,7 @@ from agenteval_cli.report.repetitions import legends, side_rows
 from agenteval_cli.results.failures import SHOWN_REASONS
 
 if TYPE_CHECKING:
+    from agenteval_cli.gating.family import CheckOutcome
     from agenteval_cli.gating.verdict import GateFailure
 
 
@@ -56,16 +57,13 @@ def render_markdown(
     *,
     gate_failures: Sequence[GateFailure] | None = None,
     title: str = "agenteval report",
+    gate_checks: Sequence[CheckOutcome] = (),
+    allow_untested: bool = False,
 ) -> str:
     names = comparison.names
     lines = [f"## {_cell(title)}", ""]
     if gate_failures is not None:
-        if gate_failures:
-            lines.append(f"**Gate failed** ({len(gate_failures)} problem(s)):")
-            lines += [f"- {_code(f.target)}: {_cell(f.message)}" for f in gate_failures]
-        else:
-            lines.append("**Gate passed**: thresholds met, no significant regression.")
-        lines.append("")
+        lines += _gate_lines(gate_failures, gate_checks, allow_untested)
     binary = any(c is not None and c.kind == "binary" for r in comparison.rows for c in r.vs_first)
     header = ["metric", *names]
     for name in names[1:]:
@@ -169,14 +167,42 @@ def _calibration(comparison: Comparison) -> list[str]:
     return lines + ([""] if comparison.calibration_errors else [])
 
 
+def _gate_lines(
+    failures: Sequence[GateFailure], checks: Sequence[CheckOutcome], allow_untested: bool
+) -> list[str]:
+    """The gate's verdict, then each baseline check Holm cleared or that is untested and
+    allowed: what passed without being a pass of its own."""
+    from agenteval_cli.gating.wording import gate_summary, outcome_line
+
+    if failures:
+        lines = [f"**Gate failed** ({len(failures)} problem(s)):"]
+        lines += [f"- {_code(f.target)}: {_cell(f.message)}" for f in failures]
+    else:
+        lines = [f"**Gate passed**: {_cell(gate_summary(checks, allow_untested=allow_untested))}."]
+    lines += [
+        f"- {_code(o.check.target)}: {_cell(outcome_line(o))}"
+        for o in checks
+        if o.status == "cleared" or (o.status == "untested" and allow_untested)
+    ]
+    return [*lines, ""]
+
+
 def write_markdown(
     path: Path,
     comparison: Comparison,
     *,
     gate_failures: Sequence[GateFailure] | None = None,
     title: str = "agenteval report",
+    gate_checks: Sequence[CheckOutcome] = (),
+    allow_untested: bool = False,
 ) -> None:
-    text = render_markdown(comparison, gate_failures=gate_failures, title=title)
+    text = render_markdown(
+        comparison,
+        gate_failures=gate_failures,
+        title=title,
+        gate_checks=gate_checks,
+        allow_untested=allow_untested,
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -310,7 +310,8 @@ def print_agent_table(
 
 
 def print_stored_agents(console: Console, store: Store, experiment_ids: Sequence[str]) -> None:
-    """``run --by-agent``: each stored experiment's agents, over its successful results."""
+    """``run --by-agent``: each stored experiment's agents, over every result (every call
+    made, failed requests too)."""
     from agenteval_cli.report.agents import stored_usage
 
     columns = [(store.experiment(i).target, stored_usage(store, i)) for i in experiment_ids]

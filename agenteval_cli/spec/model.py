@@ -672,6 +672,9 @@ class Spec(SpecModel):
     thresholds: dict[str, Any] = Field(default_factory=dict)
     baseline: Path | None = None
     max_regression: dict[str, NonNegativeFloat] = Field(default_factory=dict)
+    # Pass a baseline check no result could fail (too few examples changed, or a metric one
+    # side did not score) instead of failing the build on it; it is listed either way.
+    allow_untested: bool = False
     # The least Cohen's kappa against people's labels (outputs.human) a score key must reach
     # before the gate uses it (agenteval judge calibrate); below it a gated run exits 3.
     min_kappa: dict[str, Fraction] = Field(default_factory=dict)

@@ -466,7 +466,7 @@ def stored_summary(
     """The metrics' summary of an experiment (``catalog``: its metrics), read from only the
     columns it needs: no Result is built, and a scores text repeated across rows is decoded
     once."""
-    from agenteval_cli.metrics.summary import Summary
+    from agenteval_cli.metrics.summary import Summary, reported_nothing
 
     summary = Summary(track_outcomes=repetitions > 1, catalog=catalog)
     add = summary.add_row
@@ -500,6 +500,16 @@ def stored_summary(
             interrupted=status == INTERRUPTED,
             providers=[(call["model"], call.get("provider")) for call in calls],
             conversation=bool(talk),
+            without_usage=[
+                call.get("no_usage_reason") or ""
+                for call in calls
+                if reported_nothing(
+                    call.get("input_tokens", 0),
+                    call.get("output_tokens", 0),
+                    bool(call.get("failed")),
+                    bool(call.get("cut_off")),
+                )
+            ],
         )
     return summary
 
