@@ -181,6 +181,14 @@ def run(
             show_default=False,
         ),
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse to run (exit 2, before any call) when the dataset names an agent, "
+            "tool or skill no target has (the spec's strict_names: true does the same).",
+        ),
+    ] = False,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -225,6 +233,7 @@ def run(
                 ray_address=ray_address,
                 env_file=env_file,
                 otel=otel,
+                strict=strict or None,
             ),
             shard=shard,
             rescore=rescore,

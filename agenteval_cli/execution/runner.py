@@ -27,7 +27,7 @@ import contextlib
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import FrameType
@@ -151,6 +151,16 @@ class Feed:
         return item
 
 
+def noted(scores: list[Score], notes: Mapping[str, str]) -> list[Score]:
+    """``scores`` with each one ``notes`` names carrying its note after its comment."""
+    return [
+        Score(s.key, s.score, "; ".join(filter(None, [s.comment, notes[s.key]])))
+        if s.key in notes
+        else s
+        for s in scores
+    ]
+
+
 YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
 # Threads a sync target may leave behind, stuck past their time-out, before its further
 # calls wait for a thread to free up instead of starting another one.
@@ -189,6 +199,11 @@ class Runner:
     # Writes the turns of rows without a script (the spec's simulated_user:); None: only
     # rows with inputs.turns are conversations.
     users: SimulatedUser | None = field(default=None, repr=False)
+    # target -> example id -> score key -> what its comment adds (execution.names): the
+    # names the row gives that the target has not, so no score reads as a plain miss
+    name_notes: Mapping[str, Mapping[str, Mapping[str, str]]] = field(
+        default_factory=dict, repr=False
+    )
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
     # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
@@ -533,7 +548,17 @@ class Runner:
 
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
         """The scores of a result, under the run's evaluator pool: for one that errored or
-        stopped at an interrupt, the trace's (the scores that need an answer are null)."""
+        stopped at an interrupt, the trace's (the scores that need an answer are null);
+        a score whose references name what the target has not says so in its comment."""
+        scores = await self._scores(item, result)
+        notes = self.name_notes.get(item.target.name, {}).get(item.example.id)
+        if notes:
+            for turn in result.turns or []:
+                turn.scores = noted(turn.scores, notes)
+            scores = noted(scores, notes)
+        return scores
+
+    async def _scores(self, item: WorkItem, result: Result) -> list[Score]:
         if result.turns is not None:  # a conversation: each turn, then the whole
             from agenteval_cli.evaluators.conversation import score_conversation
 

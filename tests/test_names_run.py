@@ -1,0 +1,145 @@
+"""Names in the dataset checked against the system, through the CLI on the demo: said
+before any call, again with the run's warnings and in the comments of the rows' scores;
+--strict (or strict_names) refuses the run; a function target is checked after the run
+against what its traces show; ``dataset validate --spec`` says the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agenteval_cli.store.db import Store
+
+PAYMENT = "I need to change my payment method to a credit card."  # the demo routes it to billing
+SSO = "My SSO integration is returning error code SAML-401."  # and this to tech_support
+
+
+def write_spec(folder: Path, rows: list[dict], targets: dict[str, Any], **more: Any) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {
+        "experiment_prefix": "names",
+        "dataset": "data.jsonl",
+        "targets": targets,
+        "evaluators": ["routing_accuracy"],
+        **more,
+    }
+    path = folder / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+def demo_rows(expected: list[str]) -> list[dict]:
+    return [
+        {"id": "pay", "inputs": {"question": PAYMENT}, "outputs": {"expected_agents": expected}},
+        {
+            "id": "pay2",
+            "inputs": {"question": PAYMENT},
+            "outputs": {"expected_agents": ["billing"]},
+        },
+    ]
+
+
+SUPERVISOR = {"supervisor": "agenteval_cli.demo.supervisor:graph"}
+
+
+def results_of(db: Path) -> dict[str, Any]:
+    with Store(db) as store:
+        (record,) = store.experiments()
+        return {s.result.example_id: s.result for s in store.results(record.id)}
+
+
+def test_a_misnamed_agent_is_said_before_any_call_and_under_its_rows(tmp_path, invoke):
+    spec = write_spec(tmp_path, demo_rows(["billing", "bill"]), SUPERVISOR)
+    db = tmp_path / "a.db"
+    result = invoke("run", spec, "--store", db)
+    assert result.exit_code == 0, result.output
+    line = (
+        f"{tmp_path / 'data.jsonl'}: row 1: expected_agents: 'bill' is no agent of target "
+        "'supervisor' (nearest: 'billing')"
+    )
+    assert f"note: {line}" in result.text  # before the run
+    assert result.text.index(f"note: {line}") < result.text.index("names: 2 examples")
+    assert f"warning: {line}" in result.text  # again with the run's warnings
+    # the figure stays computed (billing ran, 'bill' did not), and its comment says why
+    pay = results_of(db)["pay"]
+    (score,) = [s for s in pay.scores if s.key == "routing_accuracy"]
+    assert score.score == 0.5
+    assert score.comment == (
+        "invoked ['supervisor', 'billing']; missing ['bill']; "
+        "'bill' is no agent of target 'supervisor' (nearest: 'billing')"
+    )
+    (plain,) = [s for s in results_of(db)["pay2"].scores if s.key == "routing_accuracy"]
+    assert plain.comment == "invoked ['supervisor', 'billing']"
+
+
+@pytest.mark.parametrize("how", ["--strict", "strict_names"])
+def test_strict_refuses_the_run_before_any_call(tmp_path, invoke, how):
+    more = {"strict_names": True} if how == "strict_names" else {}
+    spec = write_spec(tmp_path, demo_rows(["tech"]), SUPERVISOR, **more)
+    db = tmp_path / "a.db"
+    args = ["run", spec, "--store", db, *([how] if how == "--strict" else [])]
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert (
+        f"{tmp_path / 'data.jsonl'}: row 1: expected_agents: 'tech' is no agent of target "
+        "'supervisor' (nearest: 'tech_support')"
+    ) in result.text
+    with Store(db) as store:
+        assert list(store.experiments()) == []  # nothing ran
+
+
+def test_dataset_validate_says_the_same(tmp_path, invoke):
+    spec = write_spec(tmp_path, demo_rows(["tech"]), SUPERVISOR)
+    result = invoke("dataset", "validate", "--spec", spec)
+    assert result.exit_code == 0, result.output
+    assert (
+        f"warning: {tmp_path / 'data.jsonl'}: row 1: expected_agents: 'tech' is no agent of "
+        "target 'supervisor' (nearest: 'tech_support')"
+    ) in result.text
+    strict = write_spec(tmp_path / "strict", demo_rows(["tech"]), SUPERVISOR, strict_names=True)
+    assert invoke("dataset", "validate", "--spec", strict).exit_code == 2
+
+
+FUNCTION = """
+from langchain_core.messages import HumanMessage
+from agenteval_cli.demo.supervisor import build_graph
+
+
+def answer(inputs):
+    graph = build_graph()  # built on each call: nothing to read before the run
+    state = {"messages": [HumanMessage(inputs["question"])], "resolution_notes": []}
+    return {"final_response": graph.invoke(state)["messages"][-1].content}
+"""
+
+
+def test_a_function_target_is_checked_after_the_run_against_its_traces(tmp_path, invoke):
+    (tmp_path / "desk.py").write_text(FUNCTION)
+    rows = [
+        {"id": "pay", "inputs": {"question": PAYMENT}, "outputs": {"expected_agents": ["bill"]}},
+        {
+            "id": "sso",
+            "inputs": {"question": SSO},
+            "outputs": {"expected_agents": ["tech_support"]},
+        },
+    ]
+    spec = write_spec(tmp_path, rows, {"desk": "desk.py:answer"})
+    result = invoke("run", spec, "--store", tmp_path / "a.db")
+    assert result.exit_code == 0, result.output
+    assert "note:" not in result.text  # nothing known before the run
+    assert (
+        f"warning: {tmp_path / 'data.jsonl'}: row 1: expected_agents: no agent of target "
+        "'desk' ran under the name 'bill' in this run (nearest: 'billing')"
+    ) in result.text
+    assert result.text.count("warning:") == 1  # tech_support ran: it is the system's
+
+
+def test_the_demo_dataset_names_only_real_agents(invoke, demo_spec):
+    result = invoke("dataset", "validate", "--spec", demo_spec)
+    assert result.exit_code == 0
+    assert "warning" not in result.text
