@@ -55,16 +55,18 @@ def results_of(db: Path) -> dict[str, Any]:
 
 def test_a_misnamed_agent_is_said_before_any_call_and_under_its_rows(tmp_path, invoke):
     spec = write_spec(tmp_path, demo_rows(["billing", "bill"]), SUPERVISOR)
-    db = tmp_path / "a.db"
-    result = invoke("run", spec, "--store", db)
+    db, out = tmp_path / "a.db", tmp_path / "out.json"
+    result = invoke("run", spec, "--store", db, "--json", out)
     assert result.exit_code == 0, result.output
     line = (
         f"{tmp_path / 'data.jsonl'}: row 1: expected_agents: 'bill' is no agent of target "
         "'supervisor' (nearest: 'billing')"
     )
-    assert f"note: {line}" in result.text  # before the run
-    assert result.text.index(f"note: {line}") < result.text.index("names: 2 examples")
-    assert f"warning: {line}" in result.text  # again with the run's warnings
+    text = result.text
+    assert text.index(f"note: {line}") < text.index("names: 2 examples")  # before any call
+    assert text.index("routing accuracy") < text.index(f"warning: {line}")  # under the table
+    assert text.count(line) == 2
+    assert json.loads(out.read_text())["warnings"] == [line]
     # the figure stays computed (billing ran, 'bill' did not), and its comment says why
     pay = results_of(db)["pay"]
     (score,) = [s for s in pay.scores if s.key == "routing_accuracy"]
@@ -75,6 +77,26 @@ def test_a_misnamed_agent_is_said_before_any_call_and_under_its_rows(tmp_path, i
     )
     (plain,) = [s for s in results_of(db)["pay2"].scores if s.key == "routing_accuracy"]
     assert plain.comment == "invoked ['supervisor', 'billing']"
+
+
+def test_the_api_report_warns_of_a_misnamed_tool(tmp_path):
+    import agenteval_cli
+
+    rows = [
+        {
+            "id": "pay",
+            "inputs": {"question": PAYMENT},
+            "outputs": {"required_tools": ["update_payment"]},
+        }
+    ]
+    spec = write_spec(tmp_path, rows, SUPERVISOR)
+    report = agenteval_cli.run(spec, store=tmp_path / "a.db")
+    line = (
+        f"{tmp_path / 'data.jsonl'}: row 1: required_tools: 'update_payment' is no tool of "
+        "target 'supervisor' (nearest: 'update_payment_method')"
+    )
+    assert report.warnings == [line]
+    assert report.name_warnings == [line]
 
 
 @pytest.mark.parametrize("how", ["--strict", "strict_names"])

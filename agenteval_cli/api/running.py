@@ -104,6 +104,9 @@ class RunReport:
     store: Path
     examples: int
     warnings: list[str] = field(default_factory=list)
+    # those of ``warnings`` that name what the dataset gives and no target has
+    # (agenteval_cli.execution.names), which the run's table is read with
+    name_warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[TargetErrors] = field(default_factory=list)  # per experiment, in order
     title: str = ""
@@ -568,6 +571,7 @@ class _Session:
             warnings=warnings,
             examples=len(prepared.examples),
             light=light,
+            name_warnings=prepared.name_warnings,
         )
 
     def stored_report(
@@ -579,6 +583,7 @@ class _Session:
         warnings: list[str] | None = None,
         examples: int | None = None,
         light: bool = False,
+        name_warnings: list[str] | None = None,
     ) -> RunReport:
         """The report of experiments as the store holds them now."""
         from agenteval_cli.results.failures import run_errors
@@ -592,6 +597,7 @@ class _Session:
             store=Path(self.store.path),
             examples=max((r.example_count or 0) for r in records) if examples is None else examples,
             warnings=warnings or [],
+            name_warnings=name_warnings or [],
             notes=list(self.notes),
             errors=[] if light else run_errors(self.store, ids),
             title=title,

@@ -337,7 +337,9 @@ def _run_command(
                 _interrupted(err, spec_path, report)
                 _print_export(err, report)
                 raise typer.Exit(ExitCode.INTERRUPTED)
-            _warn(err, report.warnings)
+            # names the dataset gives and no target has are read with the table: under it
+            shown_below = [] if quiet else report.name_warnings
+            _warn(err, [w for w in report.warnings if w not in shown_below])
             allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
             clean = _print_run(
                 store,
@@ -586,7 +588,13 @@ def _print_run(
     the --json document; False when the run failed on its errors (told to ``failures``
     first, so an output that then cannot be written keeps that exit code)."""
     if not quiet:
-        print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
+        print_comparison(
+            store,
+            report.ids,
+            pricing=report.spec.pricing,
+            title=report.title,
+            warnings=getattr(report, "name_warnings", []),
+        )
     clean = report_run_errors(
         report, max_error_rate=max_error_rate, max_interrupt_rate=max_interrupt_rate
     )
@@ -595,7 +603,7 @@ def _print_run(
     if by_agent:
         _print_agents(store, report.ids)
     if json_path is not None:
-        write_json_output(json_path, store, report.ids)
+        write_json_output(json_path, store, report.ids, warnings=report.warnings)
     return clean
 
 

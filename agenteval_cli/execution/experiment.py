@@ -67,6 +67,9 @@ class PreparedRun:
     # target -> example id -> score key -> what its comment adds: the names the row gives
     # that the target has not (agenteval_cli.execution.names)
     name_notes: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    # the lines of those names (also among ``warnings``): before the run, then after it
+    # for targets whose names only their traces show
+    name_warnings: list[str] = field(default_factory=list)
     _fingerprints: dict[str, Fingerprint] = field(default_factory=dict, repr=False)
 
     @property
@@ -158,6 +161,7 @@ def prepare(
         users=load_simulated_user(spec),
         warnings=reference_warnings(reads, examples, _dataset_source(spec)) + names.lines(),
         name_notes=names.notes(keys_reading(reads, evaluators)),
+        name_warnings=names.lines(),
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=keep_run_trees,
         notes=on_note,
@@ -553,7 +557,9 @@ class Execution:
             note = _grown_note(self.run.examples)
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
-            self.run.warnings += names_after_run(self.run, self.store)
+            after = names_after_run(self.run, self.store)
+            self.run.warnings += after
+            self.run.name_warnings += after
             if summaries:
                 score_summaries(self.run, self.store)
         return status
