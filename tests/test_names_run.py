@@ -165,3 +165,18 @@ def test_the_demo_dataset_names_only_real_agents(invoke, demo_spec):
     result = invoke("dataset", "validate", "--spec", demo_spec)
     assert result.exit_code == 0
     assert "warning" not in result.text
+
+
+@pytest.mark.slow
+def test_on_ray_the_rows_comments_name_the_unknown_agent_too(tmp_path, invoke):
+    pytest.importorskip("ray")
+    spec = write_spec(tmp_path, demo_rows(["billing", "bill"]), SUPERVISOR)
+    db = tmp_path / "a.db"
+    result = invoke("run", spec, "--store", db, "--executor", "ray")
+    assert result.exit_code == 0, result.output
+    (score,) = [s for s in results_of(db)["pay"].scores if s.key == "routing_accuracy"]
+    assert (score.score, score.comment) == (
+        0.5,
+        "invoked ['supervisor', 'billing']; missing ['bill']; "
+        "'bill' is no agent of target 'supervisor' (nearest: 'billing')",
+    )

@@ -201,9 +201,7 @@ class Runner:
     users: SimulatedUser | None = field(default=None, repr=False)
     # target -> example id -> score key -> what its comment adds (execution.names): the
     # names the row gives that the target has not, so no score reads as a plain miss
-    name_notes: Mapping[str, Mapping[str, Mapping[str, str]]] = field(
-        default_factory=dict, repr=False
-    )
+    name_notes: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
     # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)

@@ -50,6 +50,9 @@ class Job:
     evaluator_limiter: Any = None
     judged: bool = False  # an evaluator is an LLM judge: its first call is the run's
     first_calls: Any = None  # the judges' SharedFirstCalls actor handle, or None
+    # what the comments of scores add where a row names what its target has not (the
+    # driver's check: agenteval_cli.execution.names)
+    name_notes: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -154,6 +157,7 @@ class Worker:
             evaluators=evaluators,
             settings=job.settings,
             users=load_simulated_user(spec),
+            name_notes=job.name_notes,
         )
         runner.cache = self.answers
         if job.limiter is not None:
