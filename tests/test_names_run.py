@@ -180,3 +180,29 @@ def test_on_ray_the_rows_comments_name_the_unknown_agent_too(tmp_path, invoke):
         "invoked ['supervisor', 'billing']; missing ['bill']; "
         "'bill' is no agent of target 'supervisor' (nearest: 'billing')",
     )
+
+
+def test_a_turns_unknown_name_is_in_that_turns_comments_and_the_conversations(tmp_path, invoke):
+    rows = [
+        {
+            "id": "talk",
+            "inputs": {"turns": [PAYMENT, SSO]},
+            "outputs": {"turns": [{"expected_agents": ["billing"]}, {"expected_agents": ["tech"]}]},
+        }
+    ]
+    spec = write_spec(tmp_path, rows, SUPERVISOR)
+    db = tmp_path / "a.db"
+    result = invoke("run", spec, "--store", db)
+    assert result.exit_code == 0, result.output
+    assert (
+        f"{tmp_path / 'data.jsonl'}: row 1 turn 2: turns[].expected_agents: 'tech' is no agent "
+        "of target 'supervisor' (nearest: 'tech_support')"
+    ) in result.text
+    talk = results_of(db)["talk"]
+    note = "'tech' is no agent of target 'supervisor' (nearest: 'tech_support')"
+    first, second = ({s.key: s for s in turn.scores} for turn in talk.turns or [])
+    assert note not in (first["routing_accuracy"].comment or "")
+    assert second["routing_accuracy"].comment.endswith(f"; {note}")
+    assert second["routing_accuracy"].score == 0.0
+    (whole,) = [s for s in talk.scores if s.key == "routing_accuracy"]
+    assert whole.comment.endswith(f"; {note}")

@@ -22,7 +22,7 @@ from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
-from agenteval_cli.execution.names import check_after_run, check_before_run
+from agenteval_cli.execution.names import RowNotes, check_after_run, check_before_run
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
@@ -66,7 +66,7 @@ class PreparedRun:
     users: SimulatedUser | None = None  # the spec's simulated_user:, loaded
     # target -> example id -> score key -> what its comment adds: the names the row gives
     # that the target has not (agenteval_cli.execution.names)
-    name_notes: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict)
     # the lines of those names (also among ``warnings``): before the run, then after it
     # for targets whose names only their traces show
     name_warnings: list[str] = field(default_factory=list)

@@ -28,6 +28,7 @@ from agenteval_cli.targets.names import SystemNames
 __all__ = [
     "FIELDS",
     "NameCheck",
+    "RowNotes",
     "Unknown",
     "check_after_run",
     "check_before_run",
@@ -59,7 +60,8 @@ class Unknown:
     after_run: bool = False  # checked against the traces, not the graph
     fields: list[str] = field(default_factory=list)  # the reference fields naming it
     rows: list[str] = field(default_factory=list)  # "row 4", "row 4 turn 2"
-    in_rows: dict[str, set[str]] = field(default_factory=dict)  # example id -> its fields
+    # example id -> (turn, field) naming it: turn None for the row's own references
+    in_rows: dict[str, set[tuple[int | None, str]]] = field(default_factory=dict)
 
     @property
     def nearest(self) -> str | None:
@@ -127,7 +129,7 @@ def unknown_names(
             where = _row(example) + ("" if turn is None else f" turn {turn}")
             if where not in unknown.rows:
                 unknown.rows.append(where)
-            unknown.in_rows.setdefault(example.id, set()).add(reference_field)
+            unknown.in_rows.setdefault(example.id, set()).add((turn, reference_field))
     return list(found.values())
 
 
@@ -190,19 +192,33 @@ def seen_names(results: Iterable[Result]) -> SystemNames:
     )
 
 
+# What the comments of one row's scores add, by turn: None for the row's own scores (every
+# name the row gives, its turns' included), a turn's number for that turn's scores (the
+# names its own references give): turn -> score key -> the note.
+RowNotes = dict[int | None, dict[str, str]]
+
+
 def row_notes(
     unknowns: Sequence[Unknown], keys_reading: Mapping[str, Iterable[str]]
-) -> dict[str, dict[str, str]]:
-    """example id -> score key -> what to add to that score's comment: the unknown names
-    the row gives in the fields the key's evaluator reads."""
-    notes: dict[str, dict[str, list[str]]] = {}
+) -> dict[str, RowNotes]:
+    """example id -> the notes of its scores: the unknown names the row gives in the fields
+    each score key's evaluator reads."""
+    notes: dict[str, dict[int | None, dict[str, list[str]]]] = {}
     for unknown in unknowns:
-        for example_id, fields in unknown.in_rows.items():
-            for key in dict.fromkeys(k for f in sorted(fields) for k in keys_reading.get(f, ())):
-                notes.setdefault(example_id, {}).setdefault(key, []).append(unknown.what())
+        for example_id, places in unknown.in_rows.items():
+            for turn, reference_field in sorted(places, key=lambda p: (p[0] or 0, p[1])):
+                for key in keys_reading.get(reference_field, ()):
+                    for level in dict.fromkeys([None, turn]):
+                        texts = notes.setdefault(example_id, {}).setdefault(level, {})
+                        said = texts.setdefault(key, [])
+                        if unknown.what() not in said:
+                            said.append(unknown.what())
     return {
-        example_id: {key: "; ".join(texts) for key, texts in by_key.items()}
-        for example_id, by_key in notes.items()
+        example_id: {
+            level: {key: "; ".join(texts) for key, texts in by_key.items()}
+            for level, by_key in levels.items()
+        }
+        for example_id, levels in notes.items()
     }
 
 
@@ -216,10 +232,8 @@ class NameCheck:
     def lines(self) -> list[str]:
         return [u.line(self.source) for found in self.unknowns.values() for u in found]
 
-    def notes(
-        self, keys_reading: Mapping[str, Iterable[str]]
-    ) -> dict[str, dict[str, dict[str, str]]]:
-        """target -> example id -> score key -> the note its comment gets."""
+    def notes(self, keys_reading: Mapping[str, Iterable[str]]) -> dict[str, dict[str, RowNotes]]:
+        """target -> example id -> the notes its scores' comments get."""
         return {
             target: notes
             for target, found in self.unknowns.items()

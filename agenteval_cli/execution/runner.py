@@ -52,6 +52,7 @@ from agenteval_cli.execution.guards.deadline import (
 )
 from agenteval_cli.execution.guards.leftovers import SETTLE_S, abandoned_warnings, settle
 from agenteval_cli.execution.guards.stalls import LoopStalls
+from agenteval_cli.execution.names import RowNotes
 from agenteval_cli.execution.target_calls import (
     WAITING,
     CallGuard,
@@ -201,7 +202,7 @@ class Runner:
     users: SimulatedUser | None = field(default=None, repr=False)
     # target -> example id -> score key -> what its comment adds (execution.names): the
     # names the row gives that the target has not, so no score reads as a plain miss
-    name_notes: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict, repr=False)
+    name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
     # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
@@ -551,9 +552,9 @@ class Runner:
         scores = await self._scores(item, result)
         notes = self.name_notes.get(item.target.name, {}).get(item.example.id)
         if notes:
-            for turn in result.turns or []:
-                turn.scores = noted(turn.scores, notes)
-            scores = noted(scores, notes)
+            for number, turn in enumerate(result.turns or [], 1):
+                turn.scores = noted(turn.scores, notes.get(number, {}))
+            scores = noted(scores, notes.get(None, {}))
         return scores
 
     async def _scores(self, item: WorkItem, result: Result) -> list[Score]:

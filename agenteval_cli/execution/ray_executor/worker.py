@@ -22,6 +22,7 @@ from typing import Any
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.execution.cache import CachedCall
+from agenteval_cli.execution.names import RowNotes
 from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
 from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
@@ -52,7 +53,7 @@ class Job:
     first_calls: Any = None  # the judges' SharedFirstCalls actor handle, or None
     # what the comments of scores add where a row names what its target has not (the
     # driver's check: agenteval_cli.execution.names)
-    name_notes: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict)
 
 
 @dataclass
