@@ -124,6 +124,9 @@ def test_dataset_validate_says_the_same(tmp_path, invoke):
         f"warning: {tmp_path / 'data.jsonl'}: row 1: expected_agents: 'tech' is no agent of "
         "target 'supervisor' (nearest: 'tech_support')"
     ) in result.text
+    refused = invoke("dataset", "validate", "--spec", spec, "--strict")
+    assert refused.exit_code == 2
+    assert "row 1: expected_agents: 'tech' is no agent of target 'supervisor'" in refused.text
     strict = write_spec(tmp_path / "strict", demo_rows(["tech"]), SUPERVISOR, strict_names=True)
     assert invoke("dataset", "validate", "--spec", strict).exit_code == 2
 

@@ -37,6 +37,14 @@ def dataset_validate(
             "names a field no evaluator reads when one an evaluator needs is in no row.",
         ),
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="With --spec: exit 2 when a row names an agent, tool or skill no target "
+            "has (the spec's strict_names: true does the same).",
+        ),
+    ] = False,
     env_file: EnvFileOption = None,
 ) -> None:
     """Check a dataset file offline, with the same checks a run makes; every bad row is
@@ -58,7 +66,8 @@ def dataset_validate(
             digest = dataset_hash(path)[:12]
             warnings = _reference_warnings(loaded, path) if loaded is not None else []
             names = _name_check(loaded, path) if loaded is not None else None
-            refusal = names.refusal() if names is not None and loaded.strict_names else None
+            strict = strict or (loaded is not None and loaded.strict_names)
+            refusal = names.refusal() if names is not None and strict else None
             if refusal is not None:
                 raise refusal
         typer.echo(f"{path}: {_examples(check.valid)}, all valid (sha256 {digest})")
