@@ -26,8 +26,7 @@ def write_spec(folder: Path, rows: list[dict], targets: dict[str, Any], **more: 
         "dataset": "data.jsonl",
         "targets": targets,
         "evaluators": ["routing_accuracy"],
-        **more,
-    }
+    } | more
     path = folder / "spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
@@ -209,3 +208,22 @@ def test_a_turns_unknown_name_is_in_that_turns_comments_and_the_conversations(tm
     assert second["routing_accuracy"].score == 0.0
     (whole,) = [s for s in talk.scores if s.key == "routing_accuracy"]
     assert whole.comment.endswith(f"; {note}")
+
+
+def test_skills_a_plain_string_argument_loads_are_checked_after_the_run(tmp_path, invoke):
+    """``load_skill(skill_name: str)`` lists no choices: the expected skills are checked
+    against those the run's traces loaded."""
+    question = "My invoice INV-42 needs a refund."  # the skills agent loads 'billing'
+    rows = [
+        {"id": "r1", "inputs": {"question": question}, "outputs": {"expected_skills": ["bill"]}},
+        {"id": "r2", "inputs": {"question": question}, "outputs": {"expected_skills": ["billing"]}},
+    ]
+    target = {"target": "forms.patterns:skills", "skill_tools": ["load_skill"]}
+    spec = write_spec(tmp_path, rows, {"skills": target}, evaluators=["skill_accuracy"])
+    result = invoke("run", spec, "--store", tmp_path / "a.db")
+    assert result.exit_code == 0, result.output
+    assert (
+        f"warning: {tmp_path / 'data.jsonl'}: row 1: expected_skills: no skill of target "
+        "'skills' was loaded under the name 'bill' in this run (nearest: 'billing')"
+    ) in result.text
+    assert result.text.count("warning:") == 1
