@@ -268,7 +268,10 @@ def _names(target: Target, obj: Any) -> SystemNames:
     ``active_agent`` names agents by a state value: they are known after the run."""
     if target.kind != "graph":
         return SystemNames()
-    names = graph_names(obj, target.name, target.skill_tools)
+    try:
+        names = graph_names(obj, target.name, target.skill_tools)
+    except Exception:  # a graph that cannot be read up front: its traces tell after the run
+        return SystemNames()
     return replace(names, agents=None) if target.active_agent is not None else names
 
 
