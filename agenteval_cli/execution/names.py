@@ -115,10 +115,14 @@ def unknown_names(
     """The names ``examples`` give that ``names`` lacks, in the order first met; a kind
     ``names`` cannot tell (None) is not checked."""
     found: dict[tuple[str, str], Unknown] = {}
+    keys: dict[str, set[str]] = {}  # the names of each kind the target has, as compared
+    for kind in set(FIELDS.values()):
+        if (has := _known(names, kind)) is not None:
+            keys[kind] = {_key(kind, k) for k in has}
     for example in islice(examples, CHECKED_ROWS):
         for reference_field, turn, kind, name in named_in(example):
             known = _known(names, kind)
-            if known is None or _key(kind, name) in {_key(kind, k) for k in known}:
+            if known is None or _key(kind, name) in keys[kind]:
                 continue
             unknown = found.setdefault(
                 (kind, _key(kind, name)), Unknown(target, kind, name, known, after_run)
@@ -127,7 +131,7 @@ def unknown_names(
             if label not in unknown.fields:
                 unknown.fields.append(label)
             where = _row(example) + ("" if turn is None else f" turn {turn}")
-            if where not in unknown.rows:
+            if not unknown.rows or unknown.rows[-1] != where:  # a row's names come together
                 unknown.rows.append(where)
             unknown.in_rows.setdefault(example.id, set()).add((turn, reference_field))
     return list(found.values())
