@@ -174,8 +174,8 @@ def _row(example: Example) -> str:
 
 def seen_names(results: Iterable[Result]) -> SystemNames:
     """What an experiment's traces show: every agent that ran (teams included), every tool
-    called and every skill loaded; a kind no traced result shows stays unknown (None)
-    only when no result was traced."""
+    the models called and every skill loaded. Nothing is known (None) when no result was
+    traced, and no skill when no trace could tell skills (no ``skill_tools``)."""
     agents: set[str] = set()
     tools: set[str] = set()
     skills: set[str] | None = None
@@ -209,14 +209,15 @@ def row_notes(
     each score key's evaluator reads."""
     notes: dict[str, dict[int | None, dict[str, list[str]]]] = {}
     for unknown in unknowns:
+        text = unknown.what()
         for example_id, places in unknown.in_rows.items():
             for turn, reference_field in sorted(places, key=lambda p: (p[0] or 0, p[1])):
                 for key in keys_reading.get(reference_field, ()):
                     for level in dict.fromkeys([None, turn]):
                         texts = notes.setdefault(example_id, {}).setdefault(level, {})
                         said = texts.setdefault(key, [])
-                        if unknown.what() not in said:
-                            said.append(unknown.what())
+                        if text not in said:
+                            said.append(text)
     return {
         example_id: {
             level: {key: "; ".join(texts) for key, texts in by_key.items()}
