@@ -227,3 +227,51 @@ def test_skills_a_plain_string_argument_loads_are_checked_after_the_run(tmp_path
         "'skills' was loaded under the name 'bill' in this run (nearest: 'billing')"
     ) in result.text
     assert result.text.count("warning:") == 1
+
+
+FRESH_AGENT = '''
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+from forms.model import form_model, text_of
+from forms.policy import agent_tools_supervisor, specialist
+from forms.tools import TOOL_OF
+
+
+@tool
+def ask_billing(query: str) -> str:
+    """Ask the billing agent about invoices and refunds."""
+    model = form_model("fresh", "billing", specialist("billing"))
+    agent = create_agent(model, [TOOL_OF["billing"]], name="billing")  # built on each call
+    return text_of(agent.invoke({"messages": [{"role": "user", "content": query}]})["messages"][-1])
+
+
+graph = create_agent(
+    form_model("fresh", "supervisor", agent_tools_supervisor(["billing"]), large=True),
+    [ask_billing],
+    name="supervisor",
+)
+'''
+
+
+def test_an_agent_built_on_each_call_is_said_unknown_before_the_run_and_known_after(
+    tmp_path, invoke
+):
+    (tmp_path / "fresh.py").write_text(FRESH_AGENT)
+    question = "My invoice INV-42 needs a refund."
+    rows = [
+        {"id": "r", "inputs": {"question": question}, "outputs": {"expected_agents": ["billing"]}}
+    ]
+    spec = write_spec(tmp_path, rows, {"fresh": "fresh.py:graph"})
+    db = tmp_path / "a.db"
+    result = invoke("run", spec, "--store", db)
+    assert result.exit_code == 0, result.output
+    where = f"{tmp_path / 'data.jsonl'}: row 1: expected_agents:"
+    said = f"{where} 'billing' is no agent of target 'fresh' (nearest: 'supervisor')"
+    assert f"note: {said}" in result.text
+    assert f"warning: {said}" not in result.text
+    assert (
+        f"warning: {where} 'billing' is an agent of target 'fresh' after all: the run's traces "
+        "show it, though its graph did not hold it when loaded"
+    ) in result.text
+    (score,) = [s for s in results_of(db)["r"].scores if s.key == "routing_accuracy"]
+    assert (score.score, score.comment) == (1.0, "invoked ['supervisor', 'billing']")

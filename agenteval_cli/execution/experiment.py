@@ -22,7 +22,12 @@ from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
-from agenteval_cli.execution.names import RowNotes, check_after_run, check_before_run
+from agenteval_cli.execution.names import (
+    NameCheck,
+    RowNotes,
+    check_after_run,
+    check_before_run,
+)
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
@@ -70,6 +75,7 @@ class PreparedRun:
     # the lines of those names (also among ``warnings``): before the run, then after it
     # for targets whose names only their traces show
     name_warnings: list[str] = field(default_factory=list)
+    names: NameCheck | None = None  # what was checked before the run
     _fingerprints: dict[str, Fingerprint] = field(default_factory=dict, repr=False)
 
     @property
@@ -162,6 +168,7 @@ def prepare(
         warnings=reference_warnings(reads, examples, _dataset_source(spec)) + names.lines(),
         name_notes=names.notes(keys_reading(reads, evaluators)),
         name_warnings=names.lines(),
+        names=names,
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=keep_run_trees,
         notes=on_note,
@@ -557,9 +564,7 @@ class Execution:
             note = _grown_note(self.run.examples)
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
-            after = names_after_run(self.run, self.store)
-            self.run.warnings += after
-            self.run.name_warnings += after
+            names_after_run(self.run, self.store)
             if summaries:
                 score_summaries(self.run, self.store)
         return status
@@ -608,16 +613,23 @@ def _until_dataset_changes(items: Iterator[WorkItem], changed: list[UserError]) 
         changed.append(exc)
 
 
-def names_after_run(run: PreparedRun, store: Store) -> list[str]:
-    """The warnings for names in the dataset that no trace of a target's experiment shows,
-    where its graph could not tell them before the run (a function, a Runnable)."""
+def names_after_run(run: PreparedRun, store: Store) -> None:
+    """The run's name warnings, once its traces are in: a name no trace of a target shows
+    where its graph could not tell its names before the run (a function, a Runnable) is
+    warned of; one said unknown before the run that the traces show is not, and the run
+    says so."""
 
     def results(target: str) -> Iterator[Result]:
         record = run.experiments.get(target)
         if record is not None:
             yield from (stored.result for stored in store.results(record.id))
 
-    return check_after_run(run.targets, run.examples, results, _dataset_source(run.spec)).lines()
+    before = run.names or NameCheck(_dataset_source(run.spec))
+    after = check_after_run(run.targets, run.examples, results, before)
+    withdrawn = {u.line(before.source) for u in after.shown}
+    lines = [u.after_all(before.source) for u in after.shown] + after.unknown.lines()
+    run.warnings = [w for w in run.warnings if w not in withdrawn] + lines
+    run.name_warnings = [w for w in run.name_warnings if w not in withdrawn] + lines
 
 
 def _grown_note(examples: Sequence[Example]) -> str | None:

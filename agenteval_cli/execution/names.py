@@ -17,24 +17,28 @@ import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.core.records import Example, Result
+from agenteval_cli.core.records import Example, Result, Score, Trace
 from agenteval_cli.data.conversations import TURNS
 from agenteval_cli.targets import Target
 from agenteval_cli.targets.names import SystemNames
 
 __all__ = [
     "FIELDS",
+    "AfterRun",
     "NameCheck",
+    "NameNote",
     "RowNotes",
     "Unknown",
     "check_after_run",
     "check_before_run",
     "row_notes",
     "seen_names",
+    "trace_names",
     "unknown_names",
+    "with_notes",
 ]
 
 # The reference fields that name parts of the system: field -> what it names.
@@ -90,6 +94,19 @@ class Unknown:
     def line(self, source: str) -> str:
         """The warning: the file, the rows, the fields, the name and the nearest real one."""
         return f"{source}: {self.where()}: {', '.join(self.fields)}: {self.what()}"
+
+    def after_all(self, source: str) -> str:
+        """What the run says of a name said unknown before it that its traces showed (an
+        agent or tool the graph builds on each call, which is not there to read)."""
+        return (
+            f"{source}: {self.where()}: {', '.join(self.fields)}: {self.name!r} is "
+            f"{'an' if self.kind == 'agent' else 'a'} {self.kind} of target {self.target!r} "
+            "after all: the run's traces show it, "
+            "though its graph did not hold it when loaded"
+        )
+
+    def note(self) -> NameNote:
+        return NameNote(self.kind, _key(self.kind, self.name), self.what())
 
 
 def nearest(name: str, known: Iterable[str]) -> str | None:
@@ -173,22 +190,30 @@ def _row(example: Example) -> str:
 
 
 def seen_names(results: Iterable[Result]) -> SystemNames:
-    """What an experiment's traces show: every agent that ran (teams included), every tool
-    the models called and every skill loaded. Nothing is known (None) when no result was
-    traced, and no skill when no trace could tell skills (no ``skill_tools``)."""
+    """What an experiment's traces show (:func:`trace_names` of every result and turn)."""
+    return trace_names(
+        trace
+        for result in results
+        for trace in [result.trace, *(t.trace for t in result.turns or [])]
+    )
+
+
+def trace_names(traces: Iterable[Trace | None]) -> SystemNames:
+    """What traces show: every agent that ran (teams included), every tool the models
+    called and every skill loaded. Nothing is known (None) when none was traced, and no
+    skill when no trace could tell skills (no ``skill_tools``)."""
     agents: set[str] = set()
     tools: set[str] = set()
     skills: set[str] | None = None
     traced = False
-    for result in results:
-        for trace in [result.trace, *(t.trace for t in result.turns or [])]:
-            if trace is None or trace.untraced:
-                continue
-            traced = True
-            agents.update(trace.agents_at_any_level)
-            tools.update(call.name for call in trace.tool_calls)
-            if trace.skills is not None:
-                skills = (skills or set()) | set(trace.skills)
+    for trace in traces:
+        if trace is None or trace.untraced:
+            continue
+        traced = True
+        agents.update(trace.agents_at_any_level)
+        tools.update(call.name for call in trace.tool_calls)
+        if trace.skills is not None:
+            skills = (skills or set()) | set(trace.skills)
     if not traced:
         return SystemNames()
     return SystemNames(
@@ -196,10 +221,24 @@ def seen_names(results: Iterable[Result]) -> SystemNames:
     )
 
 
+def shows(names: SystemNames, kind: str, key: str) -> bool:
+    """Whether ``names`` hold the name of ``kind`` compared as ``key`` (:func:`_key`)."""
+    known = _known(names, kind)
+    return known is not None and key in {_key(kind, k) for k in known}
+
+
+class NameNote(NamedTuple):
+    """An unknown name a score's comment is to say: its kind, its name as compared, the text."""
+
+    kind: str
+    key: str
+    text: str
+
+
 # What the comments of one row's scores add, by turn: None for the row's own scores (every
 # name the row gives, its turns' included), a turn's number for that turn's scores (the
-# names its own references give): turn -> score key -> the note.
-RowNotes = dict[int | None, dict[str, str]]
+# names its own references give): turn -> score key -> the notes.
+RowNotes = dict[int | None, dict[str, list[NameNote]]]
 
 
 def row_notes(
@@ -207,24 +246,33 @@ def row_notes(
 ) -> dict[str, RowNotes]:
     """example id -> the notes of its scores: the unknown names the row gives in the fields
     each score key's evaluator reads."""
-    notes: dict[str, dict[int | None, dict[str, list[str]]]] = {}
+    notes: dict[str, RowNotes] = {}
     for unknown in unknowns:
-        text = unknown.what()
+        note = unknown.note()
         for example_id, places in unknown.in_rows.items():
             for turn, reference_field in sorted(places, key=lambda p: (p[0] or 0, p[1])):
                 for key in keys_reading.get(reference_field, ()):
                     for level in dict.fromkeys([None, turn]):
-                        texts = notes.setdefault(example_id, {}).setdefault(level, {})
-                        said = texts.setdefault(key, [])
-                        if text not in said:
-                            said.append(text)
-    return {
-        example_id: {
-            level: {key: "; ".join(texts) for key, texts in by_key.items()}
-            for level, by_key in levels.items()
-        }
-        for example_id, levels in notes.items()
-    }
+                        said = notes.setdefault(example_id, {}).setdefault(level, {})
+                        if note not in said.setdefault(key, []):
+                            said[key].append(note)
+    return notes
+
+
+def with_notes(
+    scores: list[Score], notes: Mapping[str, Sequence[NameNote]], traces: Iterable[Trace | None]
+) -> list[Score]:
+    """``scores`` whose keys ``notes`` names with those notes after their comment, but for
+    a name ``traces`` show: the graph lacked it when loaded, the call ran it all the same."""
+    if not notes:
+        return scores
+    shown = trace_names(traces)
+    found = []
+    for score in scores:
+        texts = [n.text for n in notes.get(score.key, ()) if not shows(shown, n.kind, n.key)]
+        comment = "; ".join(filter(None, [score.comment, *texts]))
+        found.append(Score(score.key, score.score, comment) if texts else score)
+    return found
 
 
 @dataclass
@@ -273,27 +321,40 @@ def check_before_run(
     return check
 
 
+@dataclass
+class AfterRun:
+    """What a run's traces say of the dataset's names: those no trace of a target whose
+    names were not read shows (``unknown``), and those said unknown before the run that
+    the traces showed after all (``shown``)."""
+
+    unknown: NameCheck
+    shown: list[Unknown] = field(default_factory=list)
+
+
 def check_after_run(
     targets: Sequence[Target],
     examples: Iterable[Example],
     results: Callable[[str], Iterable[Result]],
-    source: str,
-) -> NameCheck:
+    before: NameCheck,
+) -> AfterRun:
     """The names the rows give that no trace of a target's experiment shows, for the kinds
-    its graph could not tell before the run; ``results(target)`` reads its results."""
+    its graph could not tell before the run, and those ``before`` said unknown that its
+    traces show; ``results(target)`` reads its results."""
     rows = list(islice(examples, CHECKED_ROWS))
-    check = NameCheck(source)
+    after = AfterRun(NameCheck(before.source))
     for target in targets:
-        before = target.names
-        if None not in (before.agents, before.tools, before.skills):
+        said = before.unknowns.get(target.name, [])
+        names = target.names
+        if not said and None not in (names.agents, names.tools, names.skills):
             continue
         seen = seen_names(results(target.name))
-        after = SystemNames(
-            seen.agents if before.agents is None else None,
-            seen.tools if before.tools is None else None,
-            seen.skills if before.skills is None else None,
+        after.shown += [u for u in said if shows(seen, u.kind, _key(u.kind, u.name))]
+        unread = SystemNames(
+            seen.agents if names.agents is None else None,
+            seen.tools if names.tools is None else None,
+            seen.skills if names.skills is None else None,
         )
-        found = unknown_names(target.name, after, rows, after_run=True)
+        found = unknown_names(target.name, unread, rows, after_run=True)
         if found:
-            check.unknowns[target.name] = found
-    return check
+            after.unknown.unknowns[target.name] = found
+    return after

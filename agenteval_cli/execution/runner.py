@@ -27,7 +27,7 @@ import contextlib
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import FrameType
@@ -52,7 +52,7 @@ from agenteval_cli.execution.guards.deadline import (
 )
 from agenteval_cli.execution.guards.leftovers import SETTLE_S, abandoned_warnings, settle
 from agenteval_cli.execution.guards.stalls import LoopStalls
-from agenteval_cli.execution.names import RowNotes
+from agenteval_cli.execution.names import RowNotes, with_notes
 from agenteval_cli.execution.target_calls import (
     WAITING,
     CallGuard,
@@ -150,16 +150,6 @@ class Feed:
         if not self._items:
             self.drained.set()
         return item
-
-
-def noted(scores: list[Score], notes: Mapping[str, str]) -> list[Score]:
-    """``scores`` with each one ``notes`` names carrying its note after its comment."""
-    return [
-        Score(s.key, s.score, "; ".join(filter(None, [s.comment, notes[s.key]])))
-        if s.key in notes
-        else s
-        for s in scores
-    ]
 
 
 YIELD_EVERY_S = 0.02  # longest a worker runs without letting the event loop in
@@ -552,9 +542,11 @@ class Runner:
         scores = await self._scores(item, result)
         notes = self.name_notes.get(item.target.name, {}).get(item.example.id)
         if notes:
-            for number, turn in enumerate(result.turns or [], 1):
-                turn.scores = noted(turn.scores, notes.get(number, {}))
-            scores = noted(scores, notes.get(None, {}))
+            turns = result.turns or []
+            for number, turn in enumerate(turns, 1):
+                turn.scores = with_notes(turn.scores, notes.get(number, {}), [turn.trace])
+            traces = [result.trace, *(turn.trace for turn in turns)]
+            scores = with_notes(scores, notes.get(None, {}), traces)
         return scores
 
     async def _scores(self, item: WorkItem, result: Result) -> list[Score]:
