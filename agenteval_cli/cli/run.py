@@ -593,7 +593,7 @@ def _print_run(
             report.ids,
             pricing=report.spec.pricing,
             title=report.title,
-            warnings=getattr(report, "name_warnings", []),
+            warnings=report.name_warnings,
         )
     clean = report_run_errors(
         report, max_error_rate=max_error_rate, max_interrupt_rate=max_interrupt_rate
