@@ -275,3 +275,31 @@ def test_an_agent_built_on_each_call_is_said_unknown_before_the_run_and_known_af
     ) in result.text
     (score,) = [s for s in results_of(db)["r"].scores if s.key == "routing_accuracy"]
     assert (score.score, score.comment) == (1.0, "invoked ['supervisor', 'billing']")
+
+
+def test_imported_traces_are_checked_against_what_they_show(tmp_path, invoke):
+    """``import --otlp``: no graph is loaded, so the names are checked against the traces."""
+    from otel_recording import recording
+
+    rows = [
+        {"id": "pay", "inputs": {"question": PAYMENT}, "outputs": {"expected_agents": ["bill"]}},
+        {
+            "id": "sso",
+            "inputs": {"question": SSO},
+            "outputs": {"expected_agents": ["tech_support"]},
+        },
+    ]
+    spec = write_spec(tmp_path, rows, SUPERVISOR)
+    with recording() as spans:
+        ran = invoke("run", spec, "--store", tmp_path / "ran.db")
+        assert ran.exit_code == 0, ran.output
+        traces = spans.write(tmp_path / "supervisor.otlp.jsonl")
+    out = tmp_path / "read.json"
+    result = invoke("import", spec, "--otlp", traces, "--store", tmp_path / "a.db", "--json", out)
+    assert result.exit_code == 0, result.output
+    line = (
+        f"{tmp_path / 'data.jsonl'}: example 'pay': expected_agents: no agent of target "
+        "'supervisor' ran under the name 'bill' in the imported traces (nearest: 'billing')"
+    )
+    assert f"warning: {line}" in result.text
+    assert json.loads(out.read_text())["warnings"] == [line]

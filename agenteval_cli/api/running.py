@@ -289,7 +289,10 @@ def import_langsmith(
         records = [import_experiment(opened, r, spec=kept, say=say) for r in remotes]
         examples = max((r.example_count or 0) for r in records)
         title = f"{loaded.experiment_prefix} · from LangSmith · {examples} examples"
-        return session.stored_report(records, title=title, examples=examples)
+        names = session.recorded_names(records)
+        return session.stored_report(
+            records, title=title, examples=examples, warnings=names, name_warnings=names
+        )
 
 
 def import_traces(
@@ -313,7 +316,8 @@ def import_traces(
             session.spec, session.store, list(files), target=target, note=session.note
         )
         title = f"{session.spec.experiment_prefix} · from traces"
-        return session.stored_report([record], title=title)
+        names = session.recorded_names([record])
+        return session.stored_report([record], title=title, warnings=names, name_warnings=names)
 
 
 def merge(
@@ -573,6 +577,22 @@ class _Session:
             light=light,
             name_warnings=prepared.name_warnings,
         )
+
+    def recorded_names(self, records: Sequence[ExperimentRecord]) -> list[str]:
+        """The warnings of imported experiments' names: those their rows' references give
+        that none of their traces shows (no graph was loaded to read them from)."""
+        from agenteval_cli.core.records import Example
+        from agenteval_cli.execution.names import check_recorded
+
+        source = str(self.spec.dataset.path or self.spec.source)
+        lines: list[str] = []
+        for record in records:
+            recorded = (
+                (Example(s.result.example_id, s.inputs, s.reference_outputs), s.result)
+                for s in self.store.results(record.id)
+            )
+            lines += check_recorded(record.target, recorded, source).lines()
+        return lines
 
     def stored_report(
         self,

@@ -214,7 +214,13 @@ def run_from_langsmith(
             spec, names, store=store, on_note=_sayer(err), env_file=env_file
         )
         ids = report.ids
-        print_comparison(store, ids, pricing=dict(spec.pricing or {}), title=report.title)
+        print_comparison(
+            store,
+            ids,
+            pricing=dict(spec.pricing or {}),
+            title=report.title,
+            warnings=report.name_warnings,
+        )
         if by_agent:
             from agenteval_cli.report.table import print_stored_agents
 
@@ -223,7 +229,7 @@ def run_from_langsmith(
         if json_path is not None:
             from agenteval_cli.cli.outputs import write_json_output
 
-            write_json_output(json_path, store, ids)
+            write_json_output(json_path, store, ids, warnings=report.warnings)
         return finish_run(store, ids, spec, outputs)
 
 
@@ -253,14 +259,20 @@ def run_from_traces(
             spec, files, target=target, store=store, on_note=_sayer(err), env_file=env_file
         )
         ids = report.ids
-        print_comparison(store, ids, pricing=dict(spec.pricing or {}), title=report.title)
+        print_comparison(
+            store,
+            ids,
+            pricing=dict(spec.pricing or {}),
+            title=report.title,
+            warnings=report.name_warnings,
+        )
         clean = report_run_errors(report, max_error_rate=spec.max_error_rate)
         if by_agent:
             from agenteval_cli.report.table import print_stored_agents
 
             print_stored_agents(stdout(), store, ids)
         if json_path is not None:
-            write_json_output(json_path, store, ids)
+            write_json_output(json_path, store, ids, warnings=report.warnings)
         passed = finish_run(store, ids, spec, outputs)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)

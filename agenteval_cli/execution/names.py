@@ -34,6 +34,7 @@ __all__ = [
     "Unknown",
     "check_after_run",
     "check_before_run",
+    "check_recorded",
     "row_notes",
     "seen_names",
     "trace_names",
@@ -61,7 +62,8 @@ class Unknown:
     kind: str  # "agent", "tool" or "skill"
     name: str
     known: frozenset[str]  # what the target has (or the run showed)
-    after_run: bool = False  # checked against the traces, not the graph
+    # the traces it was checked against ("this run", "the imported traces"); None: the graph
+    seen_in: str | None = None
     fields: list[str] = field(default_factory=list)  # the reference fields naming it
     rows: list[str] = field(default_factory=list)  # "row 4", "row 4 turn 2"
     # example id -> (turn, field) naming it: turn None for the row's own references
@@ -80,10 +82,10 @@ class Unknown:
 
     def what(self) -> str:
         """``'hotel' is no agent of target 'supervisor'``, with the nearest real name."""
-        if self.after_run:
+        if self.seen_in is not None:
             verb = {"agent": "ran", "tool": "was called", "skill": "was loaded"}[self.kind]
             text = f"no {self.kind} of target {self.target!r} {verb} under the name {self.name!r}"
-            text += " in this run"
+            text += f" in {self.seen_in}"
         else:
             text = f"{self.name!r} is no {self.kind} of target {self.target!r}"
         close = self.nearest
@@ -127,7 +129,7 @@ def unknown_names(
     names: SystemNames,
     examples: Iterable[Example],
     *,
-    after_run: bool = False,
+    seen_in: str | None = None,
 ) -> list[Unknown]:
     """The names ``examples`` give that ``names`` lacks, in the order first met; a kind
     ``names`` cannot tell (None) is not checked."""
@@ -142,7 +144,7 @@ def unknown_names(
             if known is None or _key(kind, name) in keys[kind]:
                 continue
             unknown = found.setdefault(
-                (kind, _key(kind, name)), Unknown(target, kind, name, known, after_run)
+                (kind, _key(kind, name)), Unknown(target, kind, name, known, seen_in)
             )
             label = reference_field if turn is None else f"turns[].{reference_field}"
             if label not in unknown.fields:
@@ -354,7 +356,22 @@ def check_after_run(
             seen.tools if names.tools is None else None,
             seen.skills if names.skills is None else None,
         )
-        found = unknown_names(target.name, unread, rows, after_run=True)
+        found = unknown_names(target.name, unread, rows, seen_in="this run")
         if found:
             after.unknown.unknowns[target.name] = found
     return after
+
+
+def check_recorded(
+    target: str, recorded: Iterable[tuple[Example, Result]], source: str
+) -> NameCheck:
+    """An experiment no graph was loaded for (imported from LangSmith or from OpenTelemetry
+    traces): the names its rows' references give that none of its traces shows."""
+    pairs = list(islice(recorded, CHECKED_ROWS))
+    seen = seen_names(result for _, result in pairs)
+    rows = list({example.id: example for example, _ in pairs}.values())
+    check = NameCheck(source)
+    found = unknown_names(target, seen, rows, seen_in="the imported traces")
+    if found:
+        check.unknowns[target] = found
+    return check
