@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from agenteval_cli.core.errors import UserError
 from agenteval_cli.store.db import Store
 
 PAYMENT = "I need to change my payment method to a credit card."  # the demo routes it to billing
@@ -96,6 +97,9 @@ def test_the_api_report_warns_of_a_misnamed_tool(tmp_path):
     )
     assert report.warnings == [line]
     assert report.name_warnings == [line]
+    with pytest.raises(UserError) as refused:
+        agenteval_cli.run(spec, store=tmp_path / "b.db", strict=True)
+    assert str(refused.value).startswith(line)
 
 
 @pytest.mark.parametrize("how", ["--strict", "strict_names"])
