@@ -53,7 +53,7 @@ def graph_names(
     none."""
     walk = _Walk()
     root = graph_name(graph)
-    walk.graph(graph, root or own if _single_agent(graph) else None)
+    walk.graph(graph, (root or own) if _single_agent(graph) else None)
     skills = _skills(walk.tools, skill_tools) if skill_tools else None
     return SystemNames(frozenset(walk.agents), frozenset(walk.tools), skills)
 
@@ -74,8 +74,8 @@ class _Walk:
         self._seen.add(id(graph))
         for node, runnable in graph_nodes(graph).items():
             self._tools_of(runnable)
-            for name, tool in search(runnable, _as_tool):  # run by the node, a response format
-                self.tools.setdefault(name, tool)
+            for tool_name, tool in search(runnable, _as_tool):  # the node's own, a response format
+                self.tools.setdefault(tool_name, tool)
             if is_step_node(node):
                 continue
             self.agents.add(node)
@@ -87,8 +87,8 @@ class _Walk:
         tools = getattr(runnable, "tools_by_name", None)
         if not isinstance(tools, dict):
             return
-        for name, tool in tools.items():
-            self.tools.setdefault(str(name), tool)
+        for tool_name, tool in tools.items():
+            self.tools.setdefault(str(tool_name), tool)
         for agent, agent_name in agents_run_by(runnable):
             self.graph(agent, agent_name)
 
