@@ -69,8 +69,8 @@ class PreparedRun:
     dataset_examples: int | None = None  # a shard's whole dataset (before the split)
     ray: RayOptions | None = None  # set when the calls run on Ray workers (executor: ray)
     users: SimulatedUser | None = None  # the spec's simulated_user:, loaded
-    # target -> example id -> score key -> what its comment adds: the names the row gives
-    # that the target has not (agenteval_cli.execution.names)
+    # target -> example id -> what its scores' comments add, by turn: the names the row
+    # gives that the target has not (agenteval_cli.execution.names)
     name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict)
     # the lines of those names (also among ``warnings``): before the run, then after it
     # for targets whose names only their traces show

@@ -190,7 +190,7 @@ class Runner:
     # Writes the turns of rows without a script (the spec's simulated_user:); None: only
     # rows with inputs.turns are conversations.
     users: SimulatedUser | None = field(default=None, repr=False)
-    # target -> example id -> score key -> what its comment adds (execution.names): the
+    # target -> example id -> what its scores' comments add, by turn (execution.names): the
     # names the row gives that the target has not, so no score reads as a plain miss
     name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
