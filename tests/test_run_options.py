@@ -92,8 +92,12 @@ def test_json_dash_writes_the_document_to_stdout_and_the_rest_to_stderr(tmp_path
     with Store(db) as store:
         ids = [e.id for e in store.experiments()]
         write_json(tmp_path / "file.json", store, ids)
+    # the stored experiments' document, with the run's warnings (its results are untraced)
+    warnings = document.pop("warnings")
     assert document == json.loads((tmp_path / "file.json").read_text())
     assert [e["target"] for e in document["experiments"]] == ["a"]
+    assert [w.split(":")[0] for w in warnings] == ["target 'a'"]
+    assert all(f"warning: {w}" in " ".join(result.stderr.split()) for w in warnings)
 
 
 def test_json_dash_with_a_gate_keeps_stdout_pure(tmp_path, invoke):

@@ -104,6 +104,9 @@ class RunReport:
     store: Path
     examples: int
     warnings: list[str] = field(default_factory=list)
+    # those of ``warnings`` that name what the dataset gives and no target has
+    # (agenteval_cli.execution.names), which the run's table is read with
+    name_warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[TargetErrors] = field(default_factory=list)  # per experiment, in order
     title: str = ""
@@ -286,7 +289,10 @@ def import_langsmith(
         records = [import_experiment(opened, r, spec=kept, say=say) for r in remotes]
         examples = max((r.example_count or 0) for r in records)
         title = f"{loaded.experiment_prefix} · from LangSmith · {examples} examples"
-        return session.stored_report(records, title=title, examples=examples)
+        names = session.recorded_names(records)
+        return session.stored_report(
+            records, title=title, examples=examples, warnings=names, name_warnings=names
+        )
 
 
 def import_traces(
@@ -310,7 +316,8 @@ def import_traces(
             session.spec, session.store, list(files), target=target, note=session.note
         )
         title = f"{session.spec.experiment_prefix} · from traces"
-        return session.stored_report([record], title=title)
+        names = session.recorded_names([record])
+        return session.stored_report([record], title=title, warnings=names, name_warnings=names)
 
 
 def merge(
@@ -568,7 +575,24 @@ class _Session:
             warnings=warnings,
             examples=len(prepared.examples),
             light=light,
+            name_warnings=prepared.name_warnings,
         )
+
+    def recorded_names(self, records: Sequence[ExperimentRecord]) -> list[str]:
+        """The warnings of imported experiments' names: those their rows' references give
+        that none of their traces shows (no graph was loaded to read them from)."""
+        from agenteval_cli.core.records import Example
+        from agenteval_cli.execution.names import check_recorded
+
+        source = str(self.spec.dataset.path or self.spec.source)
+        lines: list[str] = []
+        for record in records:
+            recorded = (
+                (Example(s.result.example_id, s.inputs, s.reference_outputs), s.result)
+                for s in self.store.results(record.id)
+            )
+            lines += check_recorded(record.target, recorded, source).lines()
+        return lines
 
     def stored_report(
         self,
@@ -579,6 +603,7 @@ class _Session:
         warnings: list[str] | None = None,
         examples: int | None = None,
         light: bool = False,
+        name_warnings: list[str] | None = None,
     ) -> RunReport:
         """The report of experiments as the store holds them now."""
         from agenteval_cli.results.failures import run_errors
@@ -592,6 +617,7 @@ class _Session:
             store=Path(self.store.path),
             examples=max((r.example_count or 0) for r in records) if examples is None else examples,
             warnings=warnings or [],
+            name_warnings=name_warnings or [],
             notes=list(self.notes),
             errors=[] if light else run_errors(self.store, ids),
             title=title,

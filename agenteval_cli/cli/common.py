@@ -7,7 +7,7 @@ Heavy libraries (langchain, langgraph, langsmith) are imported inside commands s
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, redirect_stdout, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, TextIO
@@ -342,9 +342,15 @@ def resolve_experiment(store: Store, name: str) -> ExperimentRecord:
 
 
 def print_comparison(
-    store: Store, experiment_ids: list[str], *, pricing: dict, title: str | None
+    store: Store,
+    experiment_ids: list[str],
+    *,
+    pricing: dict,
+    title: str | None,
+    warnings: Sequence[str] = (),
 ) -> None:
-    """The comparison table of stored experiments, with their names and pricing gaps."""
+    """The comparison table of stored experiments, with their names and pricing gaps;
+    ``warnings`` are said under it (what its figures are read with)."""
     from rich.markup import escape
 
     from agenteval_cli.core.redact import console_text
@@ -369,6 +375,9 @@ def print_comparison(
     note = unanswered_note([summary for _, summary in columns])
     if note:
         out.print(f"  [dim]{note}[/]", highlight=False, soft_wrap=True)
+    for warning in warnings:
+        line = f"  [bold yellow]warning:[/] {escape(console_text(warning))}"
+        out.print(line, highlight=False, soft_wrap=True)
     print_calibration(store, experiments)
     for exp, (_, summary) in zip(experiments, columns, strict=True):
         target, name = escape(console_text(exp.target)), escape(console_text(exp.name))

@@ -37,6 +37,14 @@ def dataset_validate(
             "names a field no evaluator reads when one an evaluator needs is in no row.",
         ),
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="With --spec: exit 2 when a row names an agent, tool or skill no target "
+            "has (the spec's strict_names: true does the same).",
+        ),
+    ] = False,
     env_file: EnvFileOption = None,
 ) -> None:
     """Check a dataset file offline, with the same checks a run makes; every bad row is
@@ -57,8 +65,13 @@ def dataset_validate(
         with user_errors():
             digest = dataset_hash(path)[:12]
             warnings = _reference_warnings(loaded, path) if loaded is not None else []
+            names = _name_check(loaded, path) if loaded is not None else None
+            strict = strict or (loaded is not None and loaded.strict_names)
+            refusal = names.refusal() if names is not None and strict else None
+            if refusal is not None:
+                raise refusal
         typer.echo(f"{path}: {_examples(check.valid)}, all valid (sha256 {digest})")
-        for line in warnings:
+        for line in warnings + (names.lines() if names is not None else []):
             stderr().print(f"warning: {console_text(line)}", highlight=False, markup=False)
         return
     err = stderr()
@@ -112,6 +125,16 @@ def _reference_warnings(spec: Any, path: Path) -> list[str]:
     examples = open_examples(path)
     evaluators = bind_evaluators(spec, warn=lambda _: None)  # a judge left out: not checked
     return reference_field_warnings(spec, evaluators, examples, source=str(path))
+
+
+def _name_check(spec: Any, path: Path) -> Any:
+    """The names the rows give that a target's graph lacks, as a run says them before
+    any call (the targets are imported, none is called)."""
+    from agenteval_cli.data.examples import open_examples
+    from agenteval_cli.execution.loading import load_targets
+    from agenteval_cli.execution.names import check_before_run
+
+    return check_before_run(load_targets(spec), open_examples(path), str(path))
 
 
 def _examples(count: int) -> str:

@@ -230,7 +230,13 @@ def run_from_langsmith(
             spec, names, store=store, on_note=_sayer(err), env_file=env_file
         )
         ids = report.ids
-        print_comparison(store, ids, pricing=dict(spec.pricing or {}), title=report.title)
+        print_comparison(
+            store,
+            ids,
+            pricing=dict(spec.pricing or {}),
+            title=report.title,
+            warnings=report.name_warnings,
+        )
         if by_agent:
             from agenteval_cli.report.table import print_stored_agents
 
@@ -241,7 +247,7 @@ def run_from_langsmith(
             from agenteval_cli.cli.outputs import run_gate, write_json_output
 
             verdict = run_gate(store, ids, spec, outputs)
-            write_json_output(json_path, store, ids, verdict)
+            write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
         return finish_run(store, ids, spec, outputs, verdict=verdict)
 
 
@@ -276,7 +282,13 @@ def run_from_traces(
             spec, files, target=target, store=store, on_note=_sayer(err), env_file=env_file
         )
         ids = report.ids
-        print_comparison(store, ids, pricing=dict(spec.pricing or {}), title=report.title)
+        print_comparison(
+            store,
+            ids,
+            pricing=dict(spec.pricing or {}),
+            title=report.title,
+            warnings=report.name_warnings,
+        )
         clean = report_run_errors(report, max_error_rate=spec.max_error_rate)
         if by_agent:
             from agenteval_cli.report.table import print_stored_agents
@@ -285,7 +297,7 @@ def run_from_traces(
         verdict = None
         if json_path is not None:
             verdict = run_gate(store, ids, spec, outputs)
-            write_json_output(json_path, store, ids, verdict)
+            write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
         passed = finish_run(store, ids, spec, outputs, verdict=verdict)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)

@@ -6,6 +6,7 @@ Kept apart from the run command so ``agenteval report`` writes the same files th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -103,11 +104,16 @@ def write_reports(
 
 
 def write_json_output(
-    path: Path, store: Store, experiment_ids: list[str], gate: Gate | None = None
+    path: Path,
+    store: Store,
+    experiment_ids: list[str],
+    gate: Gate | None = None,
+    *,
+    warnings: Sequence[str] = (),
 ) -> None:
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
     ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``); with the
-    gate's verdict when the run was gated."""
+    gate's verdict when the run was gated, and a run's ``warnings``."""
     from agenteval_cli.report.gate_json import gate_json
     from agenteval_cli.report.json_report import json_chunks, write_json
 
@@ -118,12 +124,12 @@ def write_json_output(
     )
     if is_stdout(path):
         out = json_stdout()
-        for chunk in json_chunks(store, experiment_ids, verdict):
+        for chunk in json_chunks(store, experiment_ids, verdict, warnings=warnings):
             out.write(chunk)
         out.write("\n")
         out.flush()
         return
-    write_json(path, store, experiment_ids, verdict)
+    write_json(path, store, experiment_ids, verdict, warnings=warnings)
     stderr().print(f"wrote {path}", highlight=False, markup=False)
 
 

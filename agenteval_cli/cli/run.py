@@ -185,6 +185,14 @@ def run(
             show_default=False,
         ),
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse to run (exit 2, before any call) when the dataset names an agent, "
+            "tool or skill no target has (the spec's strict_names: true does the same).",
+        ),
+    ] = False,
     html_path: HtmlOption = None,
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
@@ -230,6 +238,7 @@ def run(
                 ray_address=ray_address,
                 env_file=env_file,
                 otel=otel,
+                strict=strict or None,
             ),
             shard=shard,
             rescore=rescore,
@@ -333,7 +342,9 @@ def _run_command(
                 _interrupted(err, spec_path, report)
                 _print_export(err, report)
                 raise typer.Exit(ExitCode.INTERRUPTED)
-            _warn(err, report.warnings)
+            # names the dataset gives and no target has are read with the table: under it
+            shown_below = [] if quiet else report.name_warnings
+            _warn(err, [w for w in report.warnings if w not in shown_below])
             allowed = spec.max_error_rate if max_error_rate is None else max_error_rate
             gated = _has_gate_or_reports(spec, outputs)
             verdict = None
@@ -591,7 +602,13 @@ def _print_run(
     the --json document; False when the run failed on its errors (told to ``failures``
     first, so an output that then cannot be written keeps that exit code)."""
     if not quiet:
-        print_comparison(store, report.ids, pricing=report.spec.pricing, title=report.title)
+        print_comparison(
+            store,
+            report.ids,
+            pricing=report.spec.pricing,
+            title=report.title,
+            warnings=report.name_warnings,
+        )
     clean = report_run_errors(
         report, max_error_rate=max_error_rate, max_interrupt_rate=max_interrupt_rate
     )
@@ -600,7 +617,7 @@ def _print_run(
     if by_agent:
         _print_agents(store, report.ids)
     if json_path is not None:
-        write_json_output(json_path, store, report.ids, gate)
+        write_json_output(json_path, store, report.ids, gate, warnings=report.warnings)
     return clean
 
 

@@ -17,10 +17,17 @@ from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.data.conversations import TURNS, is_conversation, turn_inputs
 from agenteval_cli.evaluators.loading import catalog_of
+from agenteval_cli.evaluators.reference_fields import Reads, reference_warnings, spec_reads
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
+from agenteval_cli.execution.names import (
+    NameCheck,
+    RowNotes,
+    check_after_run,
+    check_before_run,
+)
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
@@ -62,6 +69,13 @@ class PreparedRun:
     dataset_examples: int | None = None  # a shard's whole dataset (before the split)
     ray: RayOptions | None = None  # set when the calls run on Ray workers (executor: ray)
     users: SimulatedUser | None = None  # the spec's simulated_user:, loaded
+    # target -> example id -> what its scores' comments add, by turn: the names the row
+    # gives that the target has not (agenteval_cli.execution.names)
+    name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict)
+    # the lines of those names (also among ``warnings``): before the run, then after it
+    # for targets whose names only their traces show
+    name_warnings: list[str] = field(default_factory=list)
+    names: NameCheck | None = None  # what was checked before the run
     _fingerprints: dict[str, Fingerprint] = field(default_factory=dict, repr=False)
 
     @property
@@ -118,6 +132,13 @@ def prepare(
     only = options.get("targets")
     targets = load_targets(spec, list(only) if only else None)
     check_target_inputs(spec, targets, examples)
+    names = check_before_run(targets, examples, _dataset_source(spec))
+    strict = options.get("strict")
+    if (spec.strict_names if strict is None else strict) and (refusal := names.refusal()):
+        raise refusal
+    for warning in names.lines():
+        if on_note is not None:
+            on_note(warning)
     for target in targets:
         if target.no_answer is not None and on_note is not None:
             line = spec.line_of("targets", target.name)
@@ -138,13 +159,19 @@ def prepare(
             )
     skipped: list[str] = []  # the report's warnings: the library prints nothing
     evaluators = load_evaluators(spec, examples, warn=skipped.append)
+    reads = _reads(spec, evaluators)
     return PreparedRun(
         spec=spec,
         examples=examples,
         targets=targets,
         evaluators=evaluators,
         users=load_simulated_user(spec),
-        warnings=skipped + reference_field_warnings(spec, evaluators, examples),
+        warnings=skipped
+        + reference_warnings(reads, examples, _dataset_source(spec))
+        + names.lines(),
+        name_notes=names.notes(keys_reading(reads, evaluators)),
+        name_warnings=names.lines(),
+        names=names,
         use_cache=bool(getattr(spec, "cache", False)) if cache is None else cache,
         keep_run_trees=keep_run_trees,
         notes=on_note,
@@ -163,12 +190,30 @@ def reference_field_warnings(
 ) -> list[str]:
     """A line for an evaluator whose reference field no row has while rows have one no
     evaluator reads (a misspelt ``expected_agent`` would score 100% routing accuracy)."""
-    from agenteval_cli.evaluators.reference_fields import reference_warnings, spec_reads
+    return reference_warnings(_reads(spec, evaluators), examples, source or _dataset_source(spec))
 
+
+def _dataset_source(spec: Spec) -> str:
+    """Where the rows come from, as a warning names it."""
+    return str(spec.dataset.path or spec.source)
+
+
+def _reads(spec: Spec, evaluators: Sequence[BoundEvaluator]) -> list[Reads]:
+    """What each of the spec's evaluators reads of the references."""
     functions = {e.name: e.fn for e in evaluators}
-    reads = spec_reads([i for i in spec.evaluators if i.name in functions], functions)
-    where = source or str(spec.dataset.path or spec.source)
-    return reference_warnings(reads, examples, where)
+    return spec_reads([i for i in spec.evaluators if i.name in functions], functions)
+
+
+def keys_reading(
+    reads: Sequence[Reads], evaluators: Sequence[BoundEvaluator]
+) -> dict[str, list[str]]:
+    """reference field -> the score keys of the evaluators that read it."""
+    keys = {e.name: e.keys or (e.name,) for e in evaluators}
+    found: dict[str, list[str]] = {}
+    for read in reads:
+        for name in (*read.needed, *read.optional):
+            found.setdefault(name, []).extend(keys.get(read.name, ()))
+    return found
 
 
 def _ray_options(spec: Spec, executor: Executor | None, address: str | None) -> RayOptions | None:
@@ -404,6 +449,7 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
         evaluators=run.evaluators,
         settings=run_settings(run.spec),
         users=run.users,
+        name_notes=run.name_notes,
     )
     if run.use_cache:
         runner.cache = ResponseCache(store)
@@ -550,8 +596,10 @@ class Execution:
         for note in notes:
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
-        if status == FINISHED and summaries:
-            score_summaries(self.run, self.store)
+        if status == FINISHED:
+            names_after_run(self.run, self.store)
+            if summaries:
+                score_summaries(self.run, self.store)
         return status
 
     def _forced(self, reason: str) -> None:
@@ -609,6 +657,25 @@ def _changed_reads_note(runner: Runner) -> str | None:
     from agenteval_cli.execution.cache import changed_note
 
     return changed_note(runner.cache)
+
+
+def names_after_run(run: PreparedRun, store: Store) -> None:
+    """The run's name warnings, once its traces are in: a name no trace of a target shows
+    where its graph could not tell its names before the run (a function, a Runnable) is
+    warned of; one said unknown before the run that the traces show is not, and the run
+    says so."""
+
+    def results(target: str) -> Iterator[Result]:
+        record = run.experiments.get(target)
+        if record is not None:
+            yield from (stored.result for stored in store.results(record.id))
+
+    before = run.names or NameCheck(_dataset_source(run.spec))
+    after = check_after_run(run.targets, run.examples, results, before)
+    withdrawn = {u.line(before.source) for u in after.shown}
+    lines = [u.after_all(before.source) for u in after.shown] + after.unknown.lines()
+    run.warnings = [w for w in run.warnings if w not in withdrawn] + lines
+    run.name_warnings = [w for w in run.name_warnings if w not in withdrawn] + lines
 
 
 def _grown_note(examples: Sequence[Example]) -> str | None:

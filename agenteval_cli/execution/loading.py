@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
@@ -17,6 +18,7 @@ from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.spec.model import Spec, TargetSpec
 from agenteval_cli.targets import Target, TargetOptionError, adapt
 from agenteval_cli.targets.inputs import check_active_agent
+from agenteval_cli.targets.names import SystemNames, graph_names
 from agenteval_cli.trace.declarations import ActiveAgent
 from agenteval_cli.trace.pending import prepare_tracing
 
@@ -96,6 +98,7 @@ def load_targets(spec: Spec, only: list[str] | None = None) -> list[Target]:
             ) from None
         loaded[-1].coordinators = _coordinators(loaded[-1], obj, target.coordinators)
         _declarations(loaded[-1], target)
+        loaded[-1].names = _names(loaded[-1], obj)
     # Tracing is made ready with the targets, before the run starts: a target that imports
     # LangChain lazily is then traced on its first call (called once, billed once), and a
     # run of targets that never load LangChain never imports it.
@@ -258,6 +261,19 @@ def _coordinators(target: Target, obj: Any, declared: Sequence[str]) -> tuple[st
         for graph in [obj] if target.kind == "graph" else graphs_run_by(obj):
             found += [*graph_coordinators(graph), *agent_tool_coordinators(graph, target.name)]
     return tuple(dict.fromkeys([*declared, *found]))
+
+
+def _names(target: Target, obj: Any) -> SystemNames:
+    """The agents, tools and skills a graph target has; none read for a function or a
+    Runnable, whose graph (if any) is only known by what it runs. A declared
+    ``active_agent`` names agents by a state value: they are known after the run."""
+    if target.kind != "graph":
+        return SystemNames()
+    try:
+        names = graph_names(obj, target.name, target.skill_tools)
+    except Exception:  # a graph that cannot be read up front: its traces tell after the run
+        return SystemNames()
+    return replace(names, agents=None) if target.active_agent is not None else names
 
 
 def load_evaluators(

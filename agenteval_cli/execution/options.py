@@ -35,6 +35,9 @@ class RunOptions(TypedDict, total=False):
     # OTLP/HTTP endpoint ("http://host:4318", "env": the OTLP environment's) or an OTLP
     # JSON file ("traces.jsonl")
     otel: str | None
+    # a name in the dataset that no agent, tool or skill of a target has refuses the run
+    # before any call (the spec's ``strict_names`` unless given)
+    strict: bool | None
 
 
 def resumes(options: RunOptions) -> bool:

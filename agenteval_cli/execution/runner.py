@@ -51,6 +51,7 @@ from agenteval_cli.execution.guards.deadline import (
 )
 from agenteval_cli.execution.guards.leftovers import SETTLE_S, abandoned_warnings, settle
 from agenteval_cli.execution.guards.stalls import LoopStalls
+from agenteval_cli.execution.names import RowNotes, with_notes
 from agenteval_cli.execution.target_calls import (
     WAITING,
     CallGuard,
@@ -190,6 +191,9 @@ class Runner:
     # Writes the turns of rows without a script (the spec's simulated_user:); None: only
     # rows with inputs.turns are conversations.
     users: SimulatedUser | None = field(default=None, repr=False)
+    # target -> example id -> what its scores' comments add, by turn (execution.names): the
+    # names the row gives that the target has not, so no score reads as a plain miss
+    name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
     # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
@@ -542,7 +546,19 @@ class Runner:
 
     async def _score(self, item: WorkItem, result: Result) -> list[Score]:
         """The scores of a result, under the run's evaluator pool: for one that errored or
-        stopped at an interrupt, the trace's (the scores that need an answer are null)."""
+        stopped at an interrupt, the trace's (the scores that need an answer are null);
+        a score whose references name what the target has not says so in its comment."""
+        scores = await self._scores(item, result)
+        notes = self.name_notes.get(item.target.name, {}).get(item.example.id)
+        if notes:
+            turns = result.turns or []
+            for number, turn in enumerate(turns, 1):
+                turn.scores = with_notes(turn.scores, notes.get(number, {}), [turn.trace])
+            traces = [result.trace, *(turn.trace for turn in turns)]
+            scores = with_notes(scores, notes.get(None, {}), traces)
+        return scores
+
+    async def _scores(self, item: WorkItem, result: Result) -> list[Score]:
         if result.turns is not None:  # a conversation: each turn, then the whole
             from agenteval_cli.evaluators.conversation import score_conversation
 

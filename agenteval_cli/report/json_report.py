@@ -229,13 +229,23 @@ def _indented(text: str, depth: int) -> str:
 
 
 def json_chunks(
-    store: Store, experiment_ids: Sequence[str], gate: dict[str, Any] | None = None
+    store: Store,
+    experiment_ids: Sequence[str],
+    gate: dict[str, Any] | None = None,
+    *,
+    warnings: Sequence[str] = (),
 ) -> Iterator[str]:
     """The ``--json`` document in pieces, exactly ``strict_json({"experiments": [...],
-    "gate": ...}, indent=2)`` (``gate`` when the run was gated): an experiment's header,
-    then one result at a time as its row is read."""
+    "gate": ..., "warnings": [...]}, indent=2)`` (``gate`` when the run was gated, a run's
+    ``warnings`` when it has some): an experiment's header, then one result at a time as its
+    row is read."""
+    tail: dict[str, Any] = {}
+    if gate is not None:
+        tail["gate"] = gate
+    if warnings:
+        tail["warnings"] = list(warnings)
     if not experiment_ids:
-        yield strict_json({"experiments": []} | ({} if gate is None else {"gate": gate}), indent=2)
+        yield strict_json({"experiments": [], **tail}, indent=2)
         return
     yield '{\n  "experiments": ['
     for index, experiment_id in enumerate(experiment_ids):
@@ -256,15 +266,20 @@ def json_chunks(
             text = strict_json({"calibration": calibration}, indent=2)
             yield ",\n      " + _indented(text[len("{\n  ") : -len("\n}")], 2)
         yield "\n    }"
-    if gate is None:
-        yield "\n  ]\n}"
-        return
-    text = strict_json({"gate": gate}, indent=2)
-    yield "\n  ],\n  " + text[len("{\n  ") : -len("\n}")] + "\n}"  # at its own depth
+    yield "\n  ]"
+    for key, value in tail.items():  # each at its own depth
+        text = strict_json({key: value}, indent=2)
+        yield ",\n  " + text[len("{\n  ") : -len("\n}")]
+    yield "\n}"
 
 
 def write_json(
-    path: Path, store: Store, experiment_ids: Sequence[str], gate: dict[str, Any] | None = None
+    path: Path,
+    store: Store,
+    experiment_ids: Sequence[str],
+    gate: dict[str, Any] | None = None,
+    *,
+    warnings: Sequence[str] = (),
 ) -> None:
     """Write as the rows are read, never holding every result; atomically: a half-written
     file never replaces a good one."""
@@ -272,7 +287,7 @@ def write_json(
     tmp = path.with_name(path.name + ".tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
-            for chunk in json_chunks(store, experiment_ids, gate):
+            for chunk in json_chunks(store, experiment_ids, gate, warnings=warnings):
                 handle.write(chunk)
             handle.write("\n")
         tmp.replace(path)

@@ -684,6 +684,10 @@ class Spec(SpecModel):
     # The share of requests (per target) that may stop at interrupt() waiting for input
     # (status interrupted) before the run fails; 0: a graph that stops short fails the run.
     max_interrupt_rate: Fraction = 0.0
+    # A name in the dataset (expected_agents, required_tools, expected_skills, ...) that no
+    # agent, tool or skill of a target has refuses the run before any call (exit 2), rather
+    # than being warned about (agenteval run --strict).
+    strict_names: bool = False
     # Where the calls run: this process, or Ray workers (agenteval_cli.execution.ray_executor).
     executor: Executor = "local"
     ray: RaySpec = Field(default_factory=RaySpec)

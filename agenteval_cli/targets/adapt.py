@@ -30,6 +30,7 @@ from agenteval_cli.targets.inputs import (
     passed_through,
     template_fields,
 )
+from agenteval_cli.targets.names import SystemNames
 from agenteval_cli.targets.outputs import as_outputs, graph_outputs, why_no_answer
 from agenteval_cli.targets.session import Session, new_thread, turn_value
 from agenteval_cli.trace.declarations import ActiveAgent
@@ -69,6 +70,9 @@ class Target:
     keeps_state: bool = False
     # The row fields its config: fills placeholders from (targets.configs.row_fields).
     config_fields: tuple[str, ...] = ()
+    # The agents, tools and skills it has, read from its graph when it is loaded (None
+    # where they cannot be read before the run: checked against its traces after it).
+    names: SystemNames = field(default_factory=SystemNames)
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)

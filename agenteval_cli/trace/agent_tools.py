@@ -23,7 +23,17 @@ from typing import Any, TypeVar
 
 from agenteval_cli.trace.attribution import DEFAULT_GRAPH_NAME, is_step_node
 
-__all__ = ["agent_tool_coordinators", "graphs_run_by"]
+__all__ = [
+    "agent_tool_coordinators",
+    "agents_run_by",
+    "as_agent",
+    "graph_name",
+    "graph_nodes",
+    "graphs_run_by",
+    "is_graph",
+    "node_subgraphs",
+    "search",
+]
 
 _DEPTH = 4  # how far below a tool (or a function target) its agents are looked for
 _ITEMS = 200  # items of one dict, list or object looked at
@@ -36,22 +46,22 @@ def agent_tool_coordinators(graph: Any, own: str) -> list[str]:
     tools run other agents, named as the trace names them; ``own`` is the name of the
     target's own agent where the graph gives it none (the target's name)."""
     found: dict[str, None] = {}
-    _visit(graph, _graph_name(graph) or own, found, set())
+    _visit(graph, graph_name(graph) or own, found, set())
     return list(found)
 
 
 def graphs_run_by(function: Any) -> list[Any]:
     """The graphs a function target holds (the graph it invokes), nearest first."""
-    return _search(function, lambda value: value if _is_graph(value) else None)
+    return search(function, lambda value: value if is_graph(value) else None)
 
 
 def _visit(graph: Any, name: str | None, found: dict[str, None], seen: set[int]) -> None:
     if id(graph) in seen:
         return
     seen.add(id(graph))
-    nodes = _nodes(graph)
+    nodes = graph_nodes(graph)
     if all(is_step_node(n) for n in nodes):  # one agent: its steps hold its tools
-        held = [agent for tools in nodes.values() for agent in _agents_run_by(tools)]
+        held = [agent for tools in nodes.values() for agent in agents_run_by(tools)]
         if held and name:
             found.setdefault(name, None)
         for agent, agent_name in held:
@@ -60,16 +70,16 @@ def _visit(graph: Any, name: str | None, found: dict[str, None], seen: set[int])
     edges = set(getattr(getattr(graph, "builder", None) or graph, "edges", set()) or set())
     for node, runnable in nodes.items():
         if is_step_node(node):  # a tools node among agents: its agent is where it returns to
-            if _agents_run_by(runnable):
+            if agents_run_by(runnable):
                 for source, target in edges:
                     if source == node and target in nodes and not is_step_node(target):
                         found.setdefault(target, None)
             continue
-        for sub in [runnable] if _is_graph(runnable) else _subgraphs(graph, node):
-            _visit(sub, _graph_name(sub) or node, found, seen)
+        for sub in [runnable] if is_graph(runnable) else node_subgraphs(graph, node):
+            _visit(sub, graph_name(sub) or node, found, seen)
 
 
-def _nodes(graph: Any) -> dict[str, Any]:
+def graph_nodes(graph: Any) -> dict[str, Any]:
     """A graph's nodes (``__start__`` left out): name -> the runnable it runs."""
     builder = getattr(graph, "builder", None) or graph  # compiled, or a StateGraph
     nodes = getattr(builder, "nodes", None)
@@ -82,17 +92,17 @@ def _nodes(graph: Any) -> dict[str, Any]:
     }
 
 
-def _subgraphs(graph: Any, node: str) -> list[Any]:
+def node_subgraphs(graph: Any, node: str) -> list[Any]:
     compiled = getattr(graph, "nodes", {}).get(node)
     return list(getattr(compiled, "subgraphs", None) or [])
 
 
-def _graph_name(graph: Any) -> str | None:
+def graph_name(graph: Any) -> str | None:
     name = getattr(graph, "name", None)
     return name if isinstance(name, str) and name and name != DEFAULT_GRAPH_NAME else None
 
 
-def _agents_run_by(runnable: Any) -> list[tuple[Any, str | None]]:
+def agents_run_by(runnable: Any) -> list[tuple[Any, str | None]]:
     """The agents the tools of a node (a ``ToolNode``) run: (graph, its name)."""
     tools = getattr(runnable, "tools_by_name", None)
     if not isinstance(tools, dict):
@@ -101,10 +111,10 @@ def _agents_run_by(runnable: Any) -> list[tuple[Any, str | None]]:
 
 
 def _agents_in(tool: Any) -> list[tuple[Any, str | None]]:
-    return _search(tool, _as_agent)
+    return search(tool, as_agent)
 
 
-def _search(start: Any, match: Callable[[Any], _Found | None]) -> list[_Found]:
+def search(start: Any, match: Callable[[Any], _Found | None]) -> list[_Found]:
     """What ``match`` finds among the values ``start`` holds, a few levels down, nearest
     first (breadth first, so what one path reaches deep down is not left unexplored when
     another reaches it sooner); a value found is not looked into."""
@@ -156,7 +166,7 @@ def _filled(cell: Any) -> bool:
     return True
 
 
-def _as_agent(value: Any) -> tuple[Any, str | None] | None:
+def as_agent(value: Any) -> tuple[Any, str | None] | None:
     """(graph, name) when ``value`` is an agent the trace counts as one of its own: a compiled
     graph with a name (its own, or an ``lc_agent_name`` given by ``with_config``, on the graph
     or on a binding of it), or a graph of several agents."""
@@ -164,10 +174,10 @@ def _as_agent(value: Any) -> tuple[Any, str | None] | None:
     while hasattr(value, "bound") and isinstance(getattr(value, "config", None), dict):
         value = value.bound
         named = named or _lc_agent_name(value)
-    if not _is_graph(value):
+    if not is_graph(value):
         return None
-    named = named or _graph_name(value)
-    if named is None and all(is_step_node(n) for n in _nodes(value)):
+    named = named or graph_name(value)
+    if named is None and all(is_step_node(n) for n in graph_nodes(value)):
         return None  # an unnamed single agent: its calls are its caller's
     return value, named
 
@@ -179,8 +189,8 @@ def _lc_agent_name(value: Any) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def _is_graph(value: Any) -> bool:
+def is_graph(value: Any) -> bool:
     """A LangGraph graph (compiled, or a ``StateGraph``), known without importing LangGraph."""
     return any(c.__name__ in ("Pregel", "StateGraph") for c in type(value).__mro__) and bool(
-        _nodes(value)
+        graph_nodes(value)
     )

@@ -458,4 +458,5 @@ def make_job(spec: Spec, runner: Runner, evaluators: list[BoundEvaluator]) -> Jo
         version=agenteval_version(),
         sys_path=[p for p in sys.path if p],
         judged=any(getattr(e.fn, "judge_calls", None) is not None for e in evaluators),
+        name_notes=runner.name_notes,
     )

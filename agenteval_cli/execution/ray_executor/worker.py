@@ -22,6 +22,7 @@ from typing import Any
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.execution.cache import CachedCall
+from agenteval_cli.execution.names import RowNotes
 from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
 from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
@@ -50,6 +51,9 @@ class Job:
     evaluator_limiter: Any = None
     judged: bool = False  # an evaluator is an LLM judge: its first call is the run's
     first_calls: Any = None  # the judges' SharedFirstCalls actor handle, or None
+    # what the comments of scores add where a row names what its target has not (the
+    # driver's check: agenteval_cli.execution.names)
+    name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict)
 
 
 @dataclass
@@ -154,6 +158,7 @@ class Worker:
             evaluators=evaluators,
             settings=job.settings,
             users=load_simulated_user(spec),
+            name_notes=job.name_notes,
         )
         runner.cache = self.answers
         if job.limiter is not None:
