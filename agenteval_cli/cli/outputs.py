@@ -100,19 +100,22 @@ def write_reports(
         err.print(f"wrote {path}", highlight=False)
 
 
-def write_json_output(path: Path, store: Store, experiment_ids: list[str]) -> None:
+def write_json_output(
+    path: Path, store: Store, experiment_ids: list[str], warnings: list[str] | None = None
+) -> None:
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
-    ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``)."""
+    ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``); a run's
+    ``warnings`` go in it too."""
     from agenteval_cli.report.json_report import json_chunks, write_json
 
     if is_stdout(path):
         out = json_stdout()
-        for chunk in json_chunks(store, experiment_ids):
+        for chunk in json_chunks(store, experiment_ids, warnings):
             out.write(chunk)
         out.write("\n")
         out.flush()
         return
-    write_json(path, store, experiment_ids)
+    write_json(path, store, experiment_ids, warnings)
     stderr().print(f"wrote {path}", highlight=False, markup=False)
 
 

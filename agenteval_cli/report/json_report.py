@@ -203,6 +203,7 @@ def _trace_json(trace: Trace, calls: list[dict[str, Any]]) -> dict[str, Any]:
         "coordinators": trace.coordinators,
         "tokens": trace.tokens,
         "untraced": trace.untraced,  # why nothing was recorded, if so
+        "unattributed": trace.unattributed,  # what to declare so agents are told apart
         "skills": trace.skills,  # loaded by the target's skill_tools; None: none declared
         "started_at": trace.started_at,  # seconds since the epoch; None: not recorded
     }
@@ -228,11 +229,17 @@ def _indented(text: str, depth: int) -> str:
     return text.replace("\n", "\n" + "  " * depth)
 
 
-def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
+def json_chunks(
+    store: Store, experiment_ids: Sequence[str], warnings: Sequence[str] | None = None
+) -> Iterator[str]:
     """The ``--json`` document in pieces, exactly ``strict_json({"experiments": [...]},
-    indent=2)``: an experiment's header, then one result at a time as its row is read."""
+    indent=2)``: an experiment's header, then one result at a time as its row is read.
+    A run's document also carries the run's ``warnings`` (None: not a run's, no key)."""
     if not experiment_ids:
-        yield strict_json({"experiments": []}, indent=2)
+        document: dict[str, Any] = {"experiments": []}
+        if warnings is not None:
+            document["warnings"] = list(warnings)
+        yield strict_json(document, indent=2)
         return
     yield '{\n  "experiments": ['
     for index, experiment_id in enumerate(experiment_ids):
@@ -253,17 +260,23 @@ def json_chunks(store: Store, experiment_ids: Sequence[str]) -> Iterator[str]:
             text = strict_json({"calibration": calibration}, indent=2)
             yield ",\n      " + _indented(text[len("{\n  ") : -len("\n}")], 2)
         yield "\n    }"
-    yield "\n  ]\n}"
+    yield "\n  ]"
+    if warnings is not None:
+        text = strict_json({"warnings": list(warnings)}, indent=2)
+        yield ",\n  " + text[len("{\n  ") : -len("\n}")]
+    yield "\n}"
 
 
-def write_json(path: Path, store: Store, experiment_ids: Sequence[str]) -> None:
+def write_json(
+    path: Path, store: Store, experiment_ids: Sequence[str], warnings: Sequence[str] | None = None
+) -> None:
     """Write as the rows are read, never holding every result; atomically: a half-written
     file never replaces a good one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
-            for chunk in json_chunks(store, experiment_ids):
+            for chunk in json_chunks(store, experiment_ids, warnings):
                 handle.write(chunk)
             handle.write("\n")
         tmp.replace(path)

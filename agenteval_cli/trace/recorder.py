@@ -31,6 +31,14 @@ from langchain_core.tracers.context import register_configure_hook
 from agenteval_cli.core.records import ERROR, NOT_RUN, ModelCall, ToolCall, Trace
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
+from agenteval_cli.trace.blind_spots import (
+    ModelSeen,
+    ToolSeen,
+    blind_spot,
+    model_prompt,
+    model_tools,
+    state_keys_set,
+)
 from agenteval_cli.trace.conversation import Conversation, state_messages
 from agenteval_cli.trace.declarations import ActiveAgent, active_value, skills_loaded, updated_value
 from agenteval_cli.trace.unran import (
@@ -121,6 +129,8 @@ class _ModelRun:
     named: bool  # the model name was declared (metadata, params), not the class name
     run: RunNode
     structured: StructuredOutput | None = None  # asked for a structured-output schema
+    prompt: str | None = None  # the system prompt it was given
+    tools: tuple[str, ...] = ()  # the tools bound to it
 
 
 @dataclass
@@ -129,6 +139,7 @@ class _ToolRun:
     call_id: str | None
     origin: RunNode | None  # the model run that asked for it, or the run that wrote it
     run: RunNode | None = None  # its own run, once on_tool_start was seen
+    keys: dict[str, str] | None = None  # state keys its Command set, messages left out
 
 
 class TraceRecorder(BaseCallbackHandler):
@@ -269,6 +280,8 @@ class TraceRecorder(BaseCallbackHandler):
             run = _ModelRun(call, self._clock(), named, node)
             call.started_at = self._epoch + run.started
             run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
+            run.prompt = model_prompt(messages[0]) if messages else None
+            run.tools = model_tools(invocation_params)
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
@@ -351,6 +364,7 @@ class TraceRecorder(BaseCallbackHandler):
             tool = self._open_tools.pop(run_id.int, None)
             if tool is not None:
                 tool.call.ended_at = self._epoch + self._clock()
+                tool.keys = state_keys_set(output)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
             messages = [output] if isinstance(output, BaseMessage) else state_messages(output)
@@ -377,6 +391,8 @@ class TraceRecorder(BaseCallbackHandler):
                 tool.call.status = NOT_RUN
             elif node is not None and _bubbling(error):  # a handoff tool's Command
                 node.goto = command_destinations(getattr(error, "args", ())[:1])
+                if tool is not None:
+                    tool.keys = state_keys_set(next(iter(getattr(error, "args", ())), None))
             elif tool is not None:
                 tool.call.output = error_text(error)
                 tool.call.status = ERROR
@@ -450,6 +466,17 @@ class TraceRecorder(BaseCallbackHandler):
                     )
                 )
             _name_returns(found.handoffs, tool_calls)
+            unattributed = blind_spot(
+                [ModelSeen(run.run, run.prompt, run.tools) for run in self._models],
+                [
+                    ToolSeen(tool.call.name, tool.run, tool.origin, tool.keys or {})
+                    for tool in self._tools
+                    if tool.run is not None
+                ],
+                found.paths,
+                found.delegations,
+                declared_key=self._active.key if self._active is not None else None,
+            )
             same_tool_as_ran(tool_calls)
             skills = None
             if self._skill_tools is not None:
@@ -465,6 +492,7 @@ class TraceRecorder(BaseCallbackHandler):
                 error=self._error or self._root_error,
                 coordinators=found.coordinators,
                 started_at=started_at,
+                unattributed=unattributed,
             )
 
     # -- internals (callers hold the lock) ---------------------------------------------
