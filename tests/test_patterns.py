@@ -336,6 +336,40 @@ def test_handoffs_without_the_key_declared_are_said_not_scored(tmp_path):
         assert row.scores["cost_usd"] == pytest.approx(_cost(calls))
 
 
+ONE_AGENT = (
+    "every result shows the one agent 'assistant' while rows expect ['billing', 'tech']; "
+    "name the agents the target runs (create_agent(name=...)), or declare the state key "
+    "that switches them (active_agent: {key: ...})"
+)
+
+
+def test_one_agent_against_references_naming_others_is_not_measured(tmp_path):
+    """One ``create_agent`` (the skills agent) run on rows that expect billing and tech:
+    every result shows ``assistant`` alone, so routing is not measured. The rows naming
+    other agents get null routing and chain length with the reason, the row expecting none
+    keeps its score, tokens and cost stay, and the run says it once."""
+    run = run_spec(tmp_path, targets={"skills": "forms.patterns:skills"}, rows=datasets.support())
+    truth = truths(run, "skills", Form())
+    expecting = [r for r in run.rows["skills"] if r.reference["expected_agents"]]
+    assert 0 < len(expecting) < len(run.rows["skills"])
+    assert run.document["warnings"] == [
+        f"target 'skills': {len(expecting)} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {ONE_AGENT}"
+    ]
+    for row in run.rows["skills"]:
+        assert row.json["trace"]["agent_path"] == ["assistant"]
+        assert row.scores["cost_usd"] == pytest.approx(_cost(truth[row.question].calls))
+        if not row.reference["expected_agents"]:
+            assert row.json["trace"]["unattributed"] is None
+            assert row.scores["routing_accuracy"] == 1.0  # nothing expected, nothing missed
+            continue
+        assert row.trace.unattributed == row.json["trace"]["unattributed"] == ONE_AGENT
+        for key in ("routing_accuracy", "handoff_chain_length", "ping_pong"):
+            assert row.scores[key] is None, key
+            assert row.json["comments"][key] == f"agents not told apart: {ONE_AGENT}"
+    assert run.metrics("skills")["routing_accuracy"] == 1.0  # the one row measured
+
+
 def _skills_rows() -> list[dict]:
     def row(example_id: str, question: str, domains: list[str], skills: list[str]) -> dict:
         return datasets.row(

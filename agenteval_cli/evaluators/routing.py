@@ -183,6 +183,35 @@ def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
     return evaluate
 
 
+def one_agent_only(rows: Iterable[tuple[dict[str, Any], Trace]]) -> str | None:
+    """Why an experiment's routing is not measured, or None when it is: every result whose
+    agents are known shows the one same agent while rows expect others. One request answered
+    alone says nothing; a whole experiment of one agent against references naming others
+    says the target's agents were never told apart (unnamed agents, an undeclared state
+    key), and each such row would score a confident 0."""
+    seen: set[str] = set()
+    expected: set[str] = set()
+    for reference, trace in rows:
+        expected.update(agent_names((reference or {}).get("expected_agents")))
+        if trace.agents_unknown is None:
+            seen.update(invoked_names(trace))
+    others = sorted(expected - seen)
+    if len(seen) != 1 or not others:
+        return None
+    (only,) = seen
+    return (
+        f"every result shows the one agent {only!r} while rows expect {others}; name the "
+        "agents the target runs (create_agent(name=...)), or declare the state key that "
+        "switches them (active_agent: {key: ...})"
+    )
+
+
+def expects_others(reference: dict[str, Any] | None, trace: Trace) -> bool:
+    """Whether a row's references name an agent its trace does not show."""
+    expected = set(agent_names((reference or {}).get("expected_agents")))
+    return bool(expected - set(invoked_names(trace)))
+
+
 NONE = "(none)"
 
 

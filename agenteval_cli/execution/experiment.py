@@ -21,6 +21,7 @@ from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
+from agenteval_cli.execution.one_agent import mark_one_agent_experiments
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
@@ -511,15 +512,21 @@ class Execution:
         return status
 
     def conclude(self, status: Status, *, summaries: bool = True) -> Status:
-        """After a finished run, its note and (unless the caller scores them in its own
-        loop) its dataset-level scores; a changed dataset is the run's error (the calls in
-        flight finished and are kept; it can be resumed)."""
+        """After a finished run, its note, the rows of a target that showed one agent
+        against references naming others marked unmeasured (:mod:`.one_agent`), and
+        (unless the caller scores them in its own loop) its dataset-level scores; a
+        changed dataset is the run's error (the calls in flight finished and are kept; it
+        can be resumed)."""
         if self.changed:
             raise self.changed[0]
         if status == FINISHED:
             note = _grown_note(self.run.examples)
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
+            experiments = list(self.run.experiments.values())
+            self.run.warnings += mark_one_agent_experiments(
+                experiments, self.run.evaluators, self.store
+            )
             if summaries:
                 score_summaries(self.run, self.store)
         return status

@@ -57,7 +57,15 @@ class UntracedResults:
             for target, count in self.counts.items()
         ]
         return untraced + [
-            f"target {target!r}: {count} result(s) whose agents are not told apart, their "
-            f"routing and handoff figures null until declared: {self.declare[target]}"
+            unattributed_warning(target, count, self.declare[target])
             for target, count in self.unattributed.items()
         ]
+
+
+def unattributed_warning(target: str, count: int, reason: str) -> str:
+    """The run's one line for a target whose agents were not told apart in ``count``
+    results; ``reason`` says what to declare."""
+    return (
+        f"target {target!r}: {count} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {reason}"
+    )
