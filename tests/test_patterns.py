@@ -5,6 +5,7 @@ from the models' own log (see tests/forms/patterns.py for how each is built).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 
@@ -19,9 +20,11 @@ from forms.harness import (
     truths,
     write_form,
 )
-from forms.model import PRICING, Call
+from forms.model import LOG, PRICING, Call
 from forms.patterns import AGENTS
 from forms.truth import Form
+
+import agenteval_cli as agenteval
 
 
 def assert_exact(run: Run, target: str, form: Form) -> None:
@@ -368,6 +371,28 @@ def test_one_agent_against_references_naming_others_is_not_measured(tmp_path):
             assert row.scores[key] is None, key
             assert row.json["comments"][key] == f"agents not told apart: {ONE_AGENT}"
     assert run.metrics("skills")["routing_accuracy"] == 1.0  # the one row measured
+
+
+def test_the_api_report_says_what_to_declare(tmp_path):
+    """``arun`` (the API in a running loop) gives the same warnings in ``report.warnings``:
+    the dispatcher's, from its results' traces, and the one agent's, once the run ended."""
+    spec = write_form(
+        tmp_path,
+        targets={"dispatcher": "forms.patterns:dispatcher", "skills": "forms.patterns:skills"},
+        rows=datasets.support(),
+    )
+    LOG.clear()
+    report = asyncio.run(agenteval.arun(spec, store=tmp_path / "agenteval.db"))
+    delegated = {
+        c.question for c in LOG.calls("dispatcher") if any(name == "task" for name, _ in c.tools)
+    }
+    expecting = sum(bool(r["outputs"]["expected_agents"]) for r in datasets.support())
+    assert report.warnings == [
+        f"target 'dispatcher': {len(delegated)} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {DISPATCH_FIX}",
+        f"target 'skills': {expecting} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {ONE_AGENT}",
+    ]
 
 
 def _skills_rows() -> list[dict]:
