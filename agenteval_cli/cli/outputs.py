@@ -6,6 +6,7 @@ Kept apart from the run command so ``agenteval report`` writes the same files th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -101,21 +102,21 @@ def write_reports(
 
 
 def write_json_output(
-    path: Path, store: Store, experiment_ids: list[str], warnings: list[str] | None = None
+    path: Path, store: Store, experiment_ids: list[str], *, warnings: Sequence[str] = ()
 ) -> None:
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
     ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``); a run's
-    ``warnings`` go in it too."""
+    ``warnings`` with it."""
     from agenteval_cli.report.json_report import json_chunks, write_json
 
     if is_stdout(path):
         out = json_stdout()
-        for chunk in json_chunks(store, experiment_ids, warnings):
+        for chunk in json_chunks(store, experiment_ids, warnings=warnings):
             out.write(chunk)
         out.write("\n")
         out.flush()
         return
-    write_json(path, store, experiment_ids, warnings)
+    write_json(path, store, experiment_ids, warnings=warnings)
     stderr().print(f"wrote {path}", highlight=False, markup=False)
 
 

@@ -586,7 +586,7 @@ def _print_run(
     if by_agent:
         _print_agents(store, report.ids)
     if json_path is not None:
-        write_json_output(json_path, store, report.ids, list(report.warnings))
+        write_json_output(json_path, store, report.ids, warnings=report.warnings)
     return clean
 
 

@@ -230,16 +230,16 @@ def _indented(text: str, depth: int) -> str:
 
 
 def json_chunks(
-    store: Store, experiment_ids: Sequence[str], warnings: Sequence[str] | None = None
+    store: Store, experiment_ids: Sequence[str], *, warnings: Sequence[str] = ()
 ) -> Iterator[str]:
     """The ``--json`` document in pieces, exactly ``strict_json({"experiments": [...]},
-    indent=2)``: an experiment's header, then one result at a time as its row is read.
-    A run's document also carries the run's ``warnings`` (None: not a run's, no key)."""
+    indent=2)``: an experiment's header, then one result at a time as its row is read;
+    a run's ``warnings`` (when it has some) after them, as ``"warnings": [...]``."""
     if not experiment_ids:
         document: dict[str, Any] = {"experiments": []}
-        if warnings is not None:
-            document["warnings"] = list(warnings)
-        yield strict_json(document, indent=2)
+        yield strict_json(
+            {**document, **({"warnings": list(warnings)} if warnings else {})}, indent=2
+        )
         return
     yield '{\n  "experiments": ['
     for index, experiment_id in enumerate(experiment_ids):
@@ -261,14 +261,14 @@ def json_chunks(
             yield ",\n      " + _indented(text[len("{\n  ") : -len("\n}")], 2)
         yield "\n    }"
     yield "\n  ]"
-    if warnings is not None:
+    if warnings:
         text = strict_json({"warnings": list(warnings)}, indent=2)
         yield ",\n  " + text[len("{\n  ") : -len("\n}")]
     yield "\n}"
 
 
 def write_json(
-    path: Path, store: Store, experiment_ids: Sequence[str], warnings: Sequence[str] | None = None
+    path: Path, store: Store, experiment_ids: Sequence[str], *, warnings: Sequence[str] = ()
 ) -> None:
     """Write as the rows are read, never holding every result; atomically: a half-written
     file never replaces a good one."""
@@ -276,7 +276,7 @@ def write_json(
     tmp = path.with_name(path.name + ".tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
-            for chunk in json_chunks(store, experiment_ids, warnings):
+            for chunk in json_chunks(store, experiment_ids, warnings=warnings):
                 handle.write(chunk)
             handle.write("\n")
         tmp.replace(path)
