@@ -520,13 +520,13 @@ class Execution:
         if self.changed:
             raise self.changed[0]
         if status == FINISHED:
-            note = _grown_note(self.run.examples)
-            if note is not None and self.run.notes is not None:
-                self.run.notes(note)
             experiments = list(self.run.experiments.values())
             self.run.warnings += mark_one_agent_experiments(
                 experiments, self.run.evaluators, self.store
             )
+            note = _grown_note(self.run.examples)
+            if note is not None and self.run.notes is not None:
+                self.run.notes(note)
             if summaries:
                 score_summaries(self.run, self.store)
         return status
