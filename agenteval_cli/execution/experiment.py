@@ -501,7 +501,9 @@ class Execution:
                 self.writer.flush()  # what finished is committed, however the run ended
 
     def close(self, completed: bool) -> Status:
-        """Commit what is left and mark every experiment finished or interrupted."""
+        """Commit what is left and mark every experiment finished or interrupted; in a
+        finished run, the rows of a target that showed one agent against references naming
+        others are marked unmeasured (:mod:`agenteval_cli.execution.one_agent`)."""
         status = FINISHED if completed and not self.changed else INTERRUPTED
         try:
             self.writer.flush()
@@ -509,21 +511,20 @@ class Execution:
             self.run.warnings += self.engine.stall_warnings() + self.engine.abandoned_warnings()
             for experiment in self.run.experiments.values():
                 self.store.finish_experiment(experiment.id, status)
-        return status
-
-    def conclude(self, status: Status, *, summaries: bool = True) -> Status:
-        """After a finished run, its note, the rows of a target that showed one agent
-        against references naming others marked unmeasured (:mod:`.one_agent`), and
-        (unless the caller scores them in its own loop) its dataset-level scores; a
-        changed dataset is the run's error (the calls in flight finished and are kept; it
-        can be resumed)."""
-        if self.changed:
-            raise self.changed[0]
         if status == FINISHED:
             experiments = list(self.run.experiments.values())
             self.run.warnings += mark_one_agent_experiments(
                 experiments, self.run.evaluators, self.store
             )
+        return status
+
+    def conclude(self, status: Status, *, summaries: bool = True) -> Status:
+        """After a finished run, its note and (unless the caller scores them in its own
+        loop) its dataset-level scores; a changed dataset is the run's error (the calls in
+        flight finished and are kept; it can be resumed)."""
+        if self.changed:
+            raise self.changed[0]
+        if status == FINISHED:
             note = _grown_note(self.run.examples)
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
