@@ -18,6 +18,7 @@ from agenteval_cli.evaluators.routing import expects_others, one_agent_only
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.execution.untraced import unattributed_warning
 from agenteval_cli.store.db import ExperimentRecord, Store
+from agenteval_cli.store.results import StoredResult, encode
 
 __all__ = ["mark_one_agent_experiments"]
 
@@ -25,31 +26,39 @@ __all__ = ["mark_one_agent_experiments"]
 def mark_one_agent_experiments(
     experiments: Sequence[ExperimentRecord], evaluators: Sequence[BoundEvaluator], store: Store
 ) -> list[str]:
-    """Mark the rows of each experiment whose routing is not measured (see the module);
-    the warnings, one per target marked."""
+    """Mark the rows of each experiment whose routing is not measured (see the module), in
+    one group of commits; the warnings, one per target marked. The verdict streams the
+    experiment's rows; only those to mark are held."""
     keys = {key for e in evaluators if _routes(e) for key in (e.keys or (e.name,))}
     warnings = []
+    writer = store.writer()
     for experiment in experiments:
-        stored = [s for s in store.results(experiment.id) if s.result.turns is None]
-        reason = one_agent_only((s.reference_outputs, s.result.trace) for s in stored)
+        reason = one_agent_only(
+            (s.reference_outputs, s.result.trace)
+            for s in store.results(experiment.id)
+            if s.result.turns is None
+        )
         if reason is None:
             continue
         marked = 0
-        for each in stored:
-            result = each.result
-            if result.trace.unattributed == reason:  # marked before this run was resumed
+        to_mark: list[StoredResult] = []
+        for each in store.results(experiment.id):
+            trace = each.result.trace
+            if each.result.turns is not None:
+                continue
+            if trace.unattributed == reason:  # marked before this run was resumed
                 marked += 1
-                continue
-            if result.trace.agents_unknown is not None:
-                continue
-            if not expects_others(each.reference_outputs, result.trace):
-                continue
+            elif trace.agents_unknown is None and expects_others(each.reference_outputs, trace):
+                to_mark.append(each)
+        for each in to_mark:  # written once the rows were read: a row rewritten moves
+            result = each.result
             result.trace.unattributed = reason
             why = result.trace.agents_unknown
             result.scores = [Score(s.key, None, why) if s.key in keys else s for s in result.scores]
             example = Example(result.example_id, each.inputs, each.reference_outputs)
-            store.add_result(experiment.id, example, result, replace=True)
-            marked += 1
+            writer.add(encode(experiment.id, example, result, replace=True))
+        writer.flush()
+        marked += len(to_mark)
         if marked:  # else every row naming others was said unattributed already
             warnings.append(unattributed_warning(experiment.target, marked, reason))
     return warnings
