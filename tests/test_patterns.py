@@ -5,6 +5,7 @@ from the models' own log (see tests/forms/patterns.py for how each is built).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,9 +21,11 @@ from forms.harness import (
     truths,
     write_form,
 )
-from forms.model import PRICING, Call
+from forms.model import LOG, PRICING, Call
 from forms.patterns import AGENTS
 from forms.truth import Form
+
+import agenteval_cli as agenteval
 
 
 def assert_exact(run: Run, target: str, form: Form) -> None:
@@ -199,6 +202,51 @@ def test_subagents(tmp_path):
     assert_exact(run, "subagents", form)
 
 
+DISPATCH_FIX = (
+    "tool 'task' runs a chat model in a graph with no agent name; name the sub-agents it runs "
+    "(create_agent(name=...), create_react_agent(name=...))"
+)
+
+
+def test_a_dispatcher_of_unnamed_subagents_is_said_not_scored(tmp_path):
+    """One ``task(agent_name, ...)`` tool invoking ``create_agent`` graphs with no ``name=``:
+    their calls would be the supervisor's own (routing 0, chain 0). The run says once to
+    name them; routing and handoff figures are null with that reason, tokens and cost stay.
+    Named, the same graph is exact."""
+    run = run_spec(
+        tmp_path,
+        targets={
+            "dispatcher": "forms.patterns:dispatcher",
+            "named": "forms.patterns:named_dispatcher",
+        },
+        rows=datasets.support(),
+    )
+    truth = truths(run, "dispatcher", Form())
+    delegated = {
+        question
+        for question, each in truth.items()
+        if any(name == "task" for c in each.calls for name, _ in c.tools)
+    }
+    assert 0 < len(delegated) < len(run.rows["dispatcher"])
+    assert run.document["warnings"] == [
+        f"target 'dispatcher': {len(delegated)} result(s) whose agents are not told apart, "
+        f"their routing and handoff figures null until declared: {DISPATCH_FIX}"
+    ]
+    for row in run.rows["dispatcher"]:
+        calls = truth[row.question].calls
+        assert row.scores["cost_usd"] == pytest.approx(_cost(calls))
+        if row.question not in delegated:
+            assert row.json["trace"]["unattributed"] is None
+            continue
+        assert row.json["trace"]["unattributed"] == DISPATCH_FIX
+        for key in ("routing_accuracy", "handoff_chain_length", "ping_pong"):
+            assert row.scores[key] is None, key
+            assert row.json["comments"][key] == f"agents not told apart: {DISPATCH_FIX}"
+    form = Form(coordinators=frozenset({"supervisor"}), kinds={"task": "agent"}, paths_known=False)
+    problems = mismatches(run, "named", form, graph="named_dispatcher")
+    assert not problems, report(problems)
+
+
 HANDOFFS = {
     "target": "forms.patterns:handoffs",
     "active_agent": "current_step",
@@ -250,15 +298,102 @@ def test_handoffs_by_a_state_key_the_graph_only_defaults(tmp_path):
         assert row.json["trace"]["agent_path"][0] == "triage"
 
 
-def test_handoffs_without_the_key_declared_are_one_agent(tmp_path):
-    """Without ``active_agent`` nothing outside the graph names the steps: one agent."""
+STATE_FIX = (
+    "tool 'record_issue' sets the state key 'current_step' and the model's system prompt or "
+    "tools change with it; declare it in the target: active_agent: {key: current_step}"
+)
+
+
+def test_handoffs_without_the_key_declared_are_said_not_scored(tmp_path):
+    """Without ``active_agent`` nothing outside the graph names the steps: one agent, whose
+    routing and chain length would be silently wrong. The tool's ``Command`` sets
+    ``current_step`` and the next call's system prompt differs: the run says once what to
+    declare, routing and handoff figures are null with that reason, tokens and cost stay."""
     run = run_spec(
         tmp_path,
         targets={"handoffs": {k: v for k, v in HANDOFFS.items() if k != "active_agent"}},
-        rows=datasets.support()[:1],
+        rows=datasets.support(),
     )
-    (row,) = run.rows["handoffs"]
-    assert row.json["trace"]["agent_path"] == ["support"]
+    truth = truths(run, "handoffs", Form())
+    switched = {
+        question
+        for question, each in truth.items()
+        if any(name == "record_issue" for c in each.calls for name, _ in c.tools)
+    }
+    assert 0 < len(switched) < len(run.rows["handoffs"])
+    warning = (
+        f"target 'handoffs': {len(switched)} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {STATE_FIX}"
+    )
+    assert run.document["warnings"] == [warning]
+    assert " ".join(warning.split()[:6]) in " ".join(run.output.split())
+    for row in run.rows["handoffs"]:
+        assert row.json["trace"]["agent_path"] == ["support"]
+        calls = truth[row.question].calls
+        if row.question not in switched:  # the request the triage step answered alone
+            assert row.json["trace"]["unattributed"] is None
+            continue
+        assert row.json["trace"]["unattributed"] == STATE_FIX
+        for key in ("routing_accuracy", "handoff_chain_length", "ping_pong"):
+            assert row.scores[key] is None, key
+            assert row.json["comments"][key] == f"agents not told apart: {STATE_FIX}"
+        assert row.scores["cost_usd"] == pytest.approx(_cost(calls))
+
+
+ONE_AGENT = (
+    "every result shows the one agent 'assistant' while rows expect ['billing', 'tech']; "
+    "name the agents the target runs (create_agent(name=...)), or declare the state key "
+    "that switches them (active_agent: {key: ...})"
+)
+
+
+def test_one_agent_against_references_naming_others_is_not_measured(tmp_path):
+    """One ``create_agent`` (the skills agent) run on rows that expect billing and tech:
+    every result shows ``assistant`` alone, so routing is not measured. The rows naming
+    other agents get null routing and chain length with the reason, the row expecting none
+    keeps its score, tokens and cost stay, and the run says it once."""
+    run = run_spec(tmp_path, targets={"skills": "forms.patterns:skills"}, rows=datasets.support())
+    truth = truths(run, "skills", Form())
+    expecting = [r for r in run.rows["skills"] if r.reference["expected_agents"]]
+    assert 0 < len(expecting) < len(run.rows["skills"])
+    assert run.document["warnings"] == [
+        f"target 'skills': {len(expecting)} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {ONE_AGENT}"
+    ]
+    for row in run.rows["skills"]:
+        assert row.json["trace"]["agent_path"] == ["assistant"]
+        assert row.scores["cost_usd"] == pytest.approx(_cost(truth[row.question].calls))
+        if not row.reference["expected_agents"]:
+            assert row.json["trace"]["unattributed"] is None
+            assert row.scores["routing_accuracy"] == 1.0  # nothing expected, nothing missed
+            continue
+        assert row.trace.unattributed == row.json["trace"]["unattributed"] == ONE_AGENT
+        for key in ("routing_accuracy", "handoff_chain_length", "ping_pong"):
+            assert row.scores[key] is None, key
+            assert row.json["comments"][key] == f"agents not told apart: {ONE_AGENT}"
+    assert run.metrics("skills")["routing_accuracy"] == 1.0  # the one row measured
+
+
+def test_the_api_report_says_what_to_declare(tmp_path):
+    """``arun`` (the API in a running loop) gives the same warnings in ``report.warnings``:
+    the dispatcher's, from its results' traces, and the one agent's, once the run ended."""
+    spec = write_form(
+        tmp_path,
+        targets={"dispatcher": "forms.patterns:dispatcher", "skills": "forms.patterns:skills"},
+        rows=datasets.support(),
+    )
+    LOG.clear()
+    report = asyncio.run(agenteval.arun(spec, store=tmp_path / "agenteval.db"))
+    delegated = {
+        c.question for c in LOG.calls("dispatcher") if any(name == "task" for name, _ in c.tools)
+    }
+    expecting = sum(bool(r["outputs"]["expected_agents"]) for r in datasets.support())
+    assert report.warnings == [
+        f"target 'dispatcher': {len(delegated)} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {DISPATCH_FIX}",
+        f"target 'skills': {expecting} result(s) whose agents are not told apart, their "
+        f"routing and handoff figures null until declared: {ONE_AGENT}",
+    ]
 
 
 def _skills_rows() -> list[dict]:

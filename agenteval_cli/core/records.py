@@ -147,7 +147,10 @@ class Trace:
     the same agent collapsed into one step; the order is the graph's own (its supersteps),
     and agents that ran in parallel branches appear in a fixed order. ``handoffs`` are the
     transitions between those agents. ``untraced`` gives the reason when the target returned
-    but no LangChain run was seen, so agent, handoff and token figures are unknown.
+    but no LangChain run was seen, so agent, handoff and token figures are unknown;
+    ``unattributed`` when runs were seen but the target switches agents in a way nothing
+    names (a state key it did not declare, sub-agents without names), so which agent did what
+    is unknown while tokens and cost stay known.
     """
 
     agent_path: list[str] = field(default_factory=list)
@@ -159,6 +162,7 @@ class Trace:
     error: str | None = None
     coordinators: list[str] = field(default_factory=list)
     untraced: str | None = None
+    unattributed: str | None = None  # what to declare so the agents can be told apart
     # the skills the target's declared skill tools loaded; None when it declares none
     skills: list[str] | None = None
     # 2: handoffs are every change of agent, in the graph's order; 1: stored before that,
@@ -166,6 +170,15 @@ class Trace:
     schema: int = 2
     # When the request started, in seconds since the epoch; None when not recorded
     started_at: float | None = None
+
+    @property
+    def agents_unknown(self) -> str | None:
+        """Why which agent did what cannot be scored, or None when the trace says it."""
+        if self.untraced:
+            return f"untraced: {self.untraced}"
+        if self.unattributed:
+            return f"agents not told apart: {self.unattributed}"
+        return None
 
     @property
     def agents_invoked(self) -> list[str]:
@@ -292,6 +305,7 @@ class Trace:
             "error": self.error,
             "coordinators": list(self.coordinators),
             "untraced": self.untraced,
+            "unattributed": self.unattributed,
             "skills": None if self.skills is None else list(self.skills),
             "schema": self.schema,
             "started_at": self.started_at,
@@ -313,6 +327,7 @@ class Trace:
             error=data.get("error"),
             coordinators=list(data.get("coordinators", [])),
             untraced=data.get("untraced"),
+            unattributed=data.get("unattributed"),
             skills=None if data.get("skills") is None else list(data["skills"]),
             schema=int(data.get("schema", 1)),
             started_at=data.get("started_at"),
@@ -494,6 +509,7 @@ class Run:
     error: str | None = None
     model_calls: list[ModelCall] = field(default_factory=list)  # each with its agent path
     untraced: str | None = None  # why the run recorded nothing, if so
+    unattributed: str | None = None  # what to declare so its agents can be told apart
     coordinators: tuple[str, ...] = ()
     cached: bool = False  # served from the response cache: its latency is an earlier call's
     interrupt: str | None = None  # stopped at interrupt(): what the graph waits for
@@ -532,6 +548,7 @@ class Run:
             error=self.error,
             coordinators=list(self.coordinators),
             untraced=self.untraced,
+            unattributed=self.unattributed,
         )
 
     @classmethod
@@ -560,6 +577,7 @@ class Run:
             error=result.error,
             model_calls=list(trace.model_calls),
             untraced=trace.untraced,
+            unattributed=trace.unattributed,
             coordinators=tuple(trace.coordinators),
             cached=result.cached,
             interrupt=result.interrupt,

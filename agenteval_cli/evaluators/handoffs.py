@@ -87,8 +87,8 @@ def handoff_chain_length(*, coordinators: list[str] | None = None) -> Any:
     declared = frozenset(c.lower() for c in coordinators or ())
 
     def evaluate(trace: Trace) -> list[dict]:
-        if trace.untraced:
-            reason = f"untraced: {trace.untraced}"
+        reason = trace.agents_unknown
+        if reason is not None:
             return [
                 {"key": "handoff_chain_length", "score": None, "comment": reason},
                 {"key": "ping_pong", "score": None, "comment": reason},

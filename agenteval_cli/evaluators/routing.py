@@ -2,7 +2,8 @@
 
 ``expected_agents`` may name leaf agents or the teams holding them: an expected name is met
 when it is any level of an invoked agent's path (``money_team > account`` meets both
-``money_team`` and ``account``). An untraced result has no routing figures, only a reason.
+``money_team`` and ``account``). An untraced result has no routing figures, only a reason;
+so has one whose agents the target switches without naming them (``Trace.unattributed``).
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ def _covered(path: list[str], expected: set[str]) -> bool:
 
 
 def _untraced(key: str, trace: Trace) -> dict | None:
-    if trace.untraced:
-        return {"key": key, "score": None, "comment": f"untraced: {trace.untraced}"}
-    return None
+    """Null with the reason when the trace cannot say which agents ran."""
+    reason = trace.agents_unknown
+    return None if reason is None else {"key": key, "score": None, "comment": reason}
 
 
 @register(
@@ -182,6 +183,35 @@ def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
     return evaluate
 
 
+def one_agent_only(rows: Iterable[tuple[dict[str, Any], Trace]]) -> str | None:
+    """Why an experiment's routing is not measured, or None when it is: every result whose
+    agents are known shows the one same agent while rows expect others. One request answered
+    alone says nothing; a whole experiment of one agent against references naming others
+    says the target's agents were never told apart (unnamed agents, an undeclared state
+    key), and each such row would score a confident 0."""
+    seen: set[str] = set()
+    expected: set[str] = set()
+    for reference, trace in rows:
+        expected.update(agent_names((reference or {}).get("expected_agents")))
+        if trace.agents_unknown is None:
+            seen.update(invoked_names(trace))
+    others = sorted(expected - seen)
+    if len(seen) != 1 or not others:
+        return None
+    (only,) = seen
+    return (
+        f"every result shows the one agent {only!r} while rows expect {others}; name the "
+        "agents the target runs (create_agent(name=...)), or declare the state key that "
+        "switches them (active_agent: {key: ...})"
+    )
+
+
+def expects_others(reference: dict[str, Any] | None, trace: Trace) -> bool:
+    """Whether a row's references name an agent its trace does not show."""
+    expected = set(agent_names((reference or {}).get("expected_agents")))
+    return bool(expected - set(invoked_names(trace)))
+
+
 NONE = "(none)"
 
 
@@ -219,7 +249,8 @@ def confusion_matrix(
     on the diagonal; one that was missed adds 1 to each invoked specialist that was not
     expected (where the request went instead), or to ``(none)`` if there is none; an
     unexpected specialist when nothing was missed adds 1 to the ``(none)`` row (invoked
-    without being expected). None when no row expects agents.
+    without being expected). A result whose agents are unknown adds nothing. None when no
+    row expects agents.
     """
     ignore = ["supervisor"] if ignore_agents is None else ignore_agents
     counts: dict[str, dict[str, int]] = {}
@@ -230,6 +261,8 @@ def confusion_matrix(
         row[invoked] = row.get(invoked, 0) + 1
 
     for reference, trace in rows:
+        if trace.agents_unknown is not None:  # no agents to count, not "(none)"
+            continue
         expected = list(dict.fromkeys(agent_names((reference or {}).get("expected_agents"))))
         seen_expected = seen_expected or bool(expected)
         paths = specialists(trace, ignore)

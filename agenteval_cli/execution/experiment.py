@@ -28,6 +28,7 @@ from agenteval_cli.execution.names import (
     check_after_run,
     check_before_run,
 )
+from agenteval_cli.execution.one_agent import mark_one_agent_experiments
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
@@ -573,7 +574,9 @@ class Execution:
                 self.writer.flush()  # what finished is committed, however the run ended
 
     def close(self, completed: bool) -> Status:
-        """Commit what is left and mark every experiment finished or interrupted."""
+        """Commit what is left and mark every experiment finished or interrupted; in a
+        finished run, the rows of a target that showed one agent against references naming
+        others are marked unmeasured (:mod:`agenteval_cli.execution.one_agent`)."""
         status = FINISHED if completed and not self.changed else INTERRUPTED
         try:
             self.writer.flush()
@@ -581,6 +584,11 @@ class Execution:
             self.run.warnings += self.engine.stall_warnings() + self.engine.abandoned_warnings()
             for experiment in self.run.experiments.values():
                 self.store.finish_experiment(experiment.id, status)
+        if status == FINISHED:
+            experiments = list(self.run.experiments.values())
+            self.run.warnings += mark_one_agent_experiments(
+                experiments, self.run.evaluators, self.store
+            )
         return status
 
     def conclude(self, status: Status, *, summaries: bool = True) -> Status:

@@ -254,6 +254,7 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         interrupt=data.get("interrupt"),
         model_calls=[_model_call(m) for m in trace.get("model_calls") or []],
         untraced=trace.get("untraced"),
+        unattributed=trace.get("unattributed"),
         coordinators=tuple(str(a) for a in trace.get("coordinators") or ()),
         cached=bool(data.get("cached")),
         turns=None if data.get("turns") is None else [_turn_from_json(t) for t in data["turns"]],

@@ -28,11 +28,20 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from agenteval_cli.core.records import ERROR, NOT_RUN, ModelCall, ToolCall, Trace
+from agenteval_cli.core.records import ERROR, HANDOFF, NOT_RUN, TOOL, ModelCall, ToolCall, Trace
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
+from agenteval_cli.trace.blind_spots import (
+    ModelSeen,
+    ToolSeen,
+    blind_spot,
+    model_prompt,
+    model_tools,
+    state_keys_set,
+)
 from agenteval_cli.trace.conversation import Conversation, state_messages
 from agenteval_cli.trace.declarations import ActiveAgent, active_value, skills_loaded, updated_value
+from agenteval_cli.trace.routing_tools import ends_turn, name_tool_handoffs, turn_passing_tools
 from agenteval_cli.trace.unran import (
     StructuredOutput,
     same_tool_as_ran,
@@ -121,6 +130,8 @@ class _ModelRun:
     named: bool  # the model name was declared (metadata, params), not the class name
     run: RunNode
     structured: StructuredOutput | None = None  # asked for a structured-output schema
+    prompt: str | None = None  # the system prompt it was given
+    tools: tuple[str, ...] = ()  # the tools bound to it
 
 
 @dataclass
@@ -129,6 +140,8 @@ class _ToolRun:
     call_id: str | None
     origin: RunNode | None  # the model run that asked for it, or the run that wrote it
     run: RunNode | None = None  # its own run, once on_tool_start was seen
+    keys: dict[str, str] | None = None  # state keys its Command set, messages left out
+    ends: bool = False  # its Command went to the end of the graph
 
 
 class TraceRecorder(BaseCallbackHandler):
@@ -270,6 +283,8 @@ class TraceRecorder(BaseCallbackHandler):
             run = _ModelRun(call, self._clock(), named, node)
             call.started_at = self._epoch + run.started
             run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
+            run.prompt = model_prompt(messages[0]) if messages else None
+            run.tools = model_tools(invocation_params)
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
@@ -352,6 +367,8 @@ class TraceRecorder(BaseCallbackHandler):
             tool = self._open_tools.pop(run_id.int, None)
             if tool is not None:
                 tool.call.ended_at = self._epoch + self._clock()
+                tool.keys = state_keys_set(output)
+                tool.ends = ends_turn(output)
             # A ToolMessage, or a Command (handoff tools) whose update holds the state's
             # messages plus this call's ToolMessage, or any other value.
             messages = [output] if isinstance(output, BaseMessage) else state_messages(output)
@@ -378,6 +395,9 @@ class TraceRecorder(BaseCallbackHandler):
                 tool.call.status = NOT_RUN
             elif node is not None and _bubbling(error):  # a handoff tool's Command
                 node.goto = command_destinations(getattr(error, "args", ())[:1])
+                if tool is not None:
+                    command = next(iter(getattr(error, "args", ())), None)
+                    tool.keys, tool.ends = state_keys_set(command), ends_turn(command)
             elif tool is not None:
                 tool.call.output = error_text(error)
                 tool.call.status = ERROR
@@ -416,7 +436,13 @@ class TraceRecorder(BaseCallbackHandler):
             structured = {id(run.run): run.structured for run in self._models if run.structured}
             answered_as_output = self._structured_answers
             output_names = {t.call.name for t in self._tools if t.call_id in answered_as_output}
-            tool_calls = []
+            passed = turn_passing_tools(
+                [t.run for t in self._tools if t.run is not None],
+                [run.run for run in self._models],
+                found.paths,
+                found.coordinators,
+            )
+            tool_calls, passing = [], []
             for tool in self._tools:
                 if tool.call.output is None and tool.call_id in answers:
                     tool.call.output = str(answers[tool.call_id].text)
@@ -428,6 +454,10 @@ class TraceRecorder(BaseCallbackHandler):
                 if tool.run is None and (tool.origin is None or tool.origin.kind != "model"):
                     synthesized = _named_agent(tool.call.name, agents)
                 kind, target = tool_kind(id(tool.run), found, synthesized)
+                if kind == TOOL and tool.ends:  # it ended the turn: routing
+                    kind = HANDOFF
+                elif kind == TOOL and id(tool.run) in passed:  # its agent stopped, another ran
+                    kind, target = HANDOFF, passed[id(tool.run)]
                 status = tool.call.status
                 if tool.run is None and tool.origin is not None and tool.origin.kind == "model":
                     kind, target, status = unran_verdict(
@@ -450,7 +480,21 @@ class TraceRecorder(BaseCallbackHandler):
                         status=status,
                     )
                 )
+                if tool.run is not None and id(tool.run) in passed:
+                    passing.append(tool_calls[-1])
+            name_tool_handoffs(found.handoffs, passing)
             _name_returns(found.handoffs, tool_calls)
+            unattributed = blind_spot(
+                [ModelSeen(run.run, run.prompt, run.tools) for run in self._models],
+                [
+                    ToolSeen(tool.call.name, tool.run, tool.origin, tool.keys or {})
+                    for tool in self._tools
+                    if tool.run is not None
+                ],
+                found.paths,
+                found.delegations,
+                declared_key=self._active.key if self._active is not None else None,
+            )
             same_tool_as_ran(tool_calls)
             skills = None
             if self._skill_tools is not None:
@@ -466,6 +510,7 @@ class TraceRecorder(BaseCallbackHandler):
                 error=self._error or self._root_error,
                 coordinators=found.coordinators,
                 started_at=started_at,
+                unattributed=unattributed,
             )
 
     # -- internals (callers hold the lock) ---------------------------------------------

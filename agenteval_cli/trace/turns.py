@@ -38,6 +38,7 @@ def merge_turn_traces(traces: Sequence[Trace]) -> Trace:
     merged.skills = skills
     merged.started_at = next((t.started_at for t in traces if t.started_at is not None), None)
     merged.untraced = _untraced(traces)
+    merged.unattributed = next((t.unattributed for t in traces if t.unattributed), None)
     merged.schema = min((trace.schema for trace in traces), default=merged.schema)
     return merged
 

@@ -177,6 +177,7 @@ def mismatches(
     problems: list[str] = []
     means: dict[str, list[Any]] = {}
     expected_status = unanswered or {}
+    one_agent = _one_agent(run.rows[target], truth_by_question, question_key)
     for row in run.rows[target]:
         where = f"{target}/{row.example_id}"
         differ = _differ(problems, where)
@@ -202,6 +203,9 @@ def mismatches(
             "cost_usd": truth.cost_usd,
             "resolution_coverage": truth.coverage(row.reference.get("must_mention")),
         }
+        if one_agent and _names(row.reference.get("expected_agents")) - truth.invoked:
+            # one agent all along against references naming others: routing not measured
+            checks.update(dict.fromkeys(("routing_accuracy", "handoff_chain_length", "ping_pong")))
         if wanted != "ok":
             for key in ANSWER_METRICS:
                 del checks[key]
@@ -224,6 +228,22 @@ def mismatches(
     if not problems:
         problems += _means(target, run.metrics(target), means)
     return problems
+
+
+def _names(agents: Any) -> set[str]:
+    return {str(a).lower() for a in ([agents] if isinstance(agents, str) else agents or [])}
+
+
+def _one_agent(rows: list[Row], truth: dict[str, Truth], question_key: str) -> bool:
+    """Whether every result of the target shows the one same agent while rows expect
+    others: then the rows naming others have no routing figures (agenteval says so)."""
+    seen: set[str] = set()
+    expected: set[str] = set()
+    for row in rows:
+        expected |= _names(row.reference.get("expected_agents"))
+        found = truth.get(str(row.inputs.get(question_key)))
+        seen |= found.invoked if found is not None else set()
+    return len(seen) == 1 and bool(expected - seen)
 
 
 def _means(target: str, metrics: dict[str, Any], truths: dict[str, list[Any]]) -> list[str]:

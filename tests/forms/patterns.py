@@ -60,6 +60,7 @@ from forms.policy import (
     route_of,
     router,
     specialist,
+    supervisor,
 )
 from forms.tools import TOOL_OF
 
@@ -94,6 +95,51 @@ def build_subagents(graph: str) -> Any:
 
 
 subagents = build_subagents("subagents")
+
+
+def dispatching(agents: tuple[str, ...]) -> Any:
+    """The supervisor's policy with one ``task(agent_name, description)`` tool for all."""
+    inner = supervisor(agents, handoff=lambda agent: agent)
+
+    def policy(messages: list[BaseMessage]) -> AIMessage:
+        reply = inner(messages)
+        if not reply.tool_calls:
+            return reply
+        args = {"agent_name": reply.tool_calls[0]["name"], "description": question(messages)}
+        return call("task", args)
+
+    return policy
+
+
+def build_dispatcher(graph: str, *, named: bool = False) -> Any:
+    """The docs' single dispatch tool: ``task(agent_name, description)`` looks the subagent up
+    in a dict and invokes it; the subagents are ``create_agent`` graphs given no ``name=``
+    (``named``: given one, which the trace then tells apart)."""
+    subagents = {
+        name: create_agent(
+            form_model(graph, name, specialist(name)),
+            [TOOL_OF[name]],
+            system_prompt=f"You handle {name} requests.",
+            name=name if named else None,
+        )
+        for name in AGENTS
+    }
+
+    @tool
+    def task(agent_name: str, description: str) -> str:
+        """Launch a subagent (billing, tech) on a task."""
+        result = subagents[agent_name].invoke({"messages": [HumanMessage(description)]})
+        return text_of(result["messages"][-1])
+
+    return create_agent(
+        form_model(graph, "supervisor", dispatching(AGENTS), large=True),
+        [task],
+        name="supervisor",
+    )
+
+
+dispatcher = build_dispatcher("dispatcher")
+named_dispatcher = build_dispatcher("named_dispatcher", named=True)
 
 
 # -- Handoffs: one agent whose state says which step it is at ------------------------------------
