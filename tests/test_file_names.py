@@ -99,7 +99,8 @@ PREFIXES = [
 
 
 def _files(folder: Path) -> set[Path]:
-    return {p for p in folder.rglob("*") if p.is_file()}
+    """The files under ``folder``, Python's own byte-code cache (of the target) aside."""
+    return {p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)

@@ -228,7 +228,7 @@ def test_a_dispatcher_of_unnamed_subagents_is_said_not_scored(tmp_path):
         if any(name == "task" for c in each.calls for name, _ in c.tools)
     }
     assert 0 < len(delegated) < len(run.rows["dispatcher"])
-    assert run.document["warnings"] == [
+    assert _not_told_apart(run.document["warnings"]) == [
         f"target 'dispatcher': {len(delegated)} result(s) whose agents are not told apart, "
         f"their routing and handoff figures null until declared: {DISPATCH_FIX}"
     ]
@@ -241,7 +241,7 @@ def test_a_dispatcher_of_unnamed_subagents_is_said_not_scored(tmp_path):
         assert row.json["trace"]["unattributed"] == DISPATCH_FIX
         for key in ("routing_accuracy", "handoff_chain_length", "ping_pong"):
             assert row.scores[key] is None, key
-            assert row.json["comments"][key] == f"agents not told apart: {DISPATCH_FIX}"
+            assert row.json["comments"][key].startswith(f"agents not told apart: {DISPATCH_FIX}")
     form = Form(coordinators=frozenset({"supervisor"}), kinds={"task": "agent"}, paths_known=False)
     problems = mismatches(run, "named", form, graph="named_dispatcher")
     assert not problems, report(problems)
@@ -325,7 +325,7 @@ def test_handoffs_without_the_key_declared_are_said_not_scored(tmp_path):
         f"target 'handoffs': {len(switched)} result(s) whose agents are not told apart, their "
         f"routing and handoff figures null until declared: {STATE_FIX}"
     )
-    assert run.document["warnings"] == [warning]
+    assert _not_told_apart(run.document["warnings"]) == [warning]
     assert " ".join(warning.split()[:6]) in " ".join(run.output.split())
     for row in run.rows["handoffs"]:
         assert row.json["trace"]["agent_path"] == ["support"]
@@ -336,7 +336,7 @@ def test_handoffs_without_the_key_declared_are_said_not_scored(tmp_path):
         assert row.json["trace"]["unattributed"] == STATE_FIX
         for key in ("routing_accuracy", "handoff_chain_length", "ping_pong"):
             assert row.scores[key] is None, key
-            assert row.json["comments"][key] == f"agents not told apart: {STATE_FIX}"
+            assert row.json["comments"][key].startswith(f"agents not told apart: {STATE_FIX}")
         assert row.scores["cost_usd"] == pytest.approx(_cost(calls))
 
 
@@ -356,7 +356,7 @@ def test_one_agent_against_references_naming_others_is_not_measured(tmp_path):
     truth = truths(run, "skills", Form())
     expecting = [r for r in run.rows["skills"] if r.reference["expected_agents"]]
     assert 0 < len(expecting) < len(run.rows["skills"])
-    assert run.document["warnings"] == [
+    assert _not_told_apart(run.document["warnings"]) == [
         f"target 'skills': {len(expecting)} result(s) whose agents are not told apart, their "
         f"routing and handoff figures null until declared: {ONE_AGENT}"
     ]
@@ -388,12 +388,18 @@ def test_the_api_report_says_what_to_declare(tmp_path):
         c.question for c in LOG.calls("dispatcher") if any(name == "task" for name, _ in c.tools)
     }
     expecting = sum(bool(r["outputs"]["expected_agents"]) for r in datasets.support())
-    assert report.warnings == [
+    assert _not_told_apart(report.warnings) == [
         f"target 'dispatcher': {len(delegated)} result(s) whose agents are not told apart, their "
         f"routing and handoff figures null until declared: {DISPATCH_FIX}",
         f"target 'skills': {expecting} result(s) whose agents are not told apart, their "
         f"routing and handoff figures null until declared: {ONE_AGENT}",
     ]
+
+
+def _not_told_apart(warnings: list[str]) -> list[str]:
+    """The run's warnings about agents it cannot tell apart (the dataset's agent names,
+    which these graphs do not hold by name, are warned of too: tests/test_names_run.py)."""
+    return [w for w in warnings if "whose agents are not told apart" in w]
 
 
 def _skills_rows() -> list[dict]:

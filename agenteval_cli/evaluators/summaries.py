@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agenteval_cli.core.records import OK, Example, Run, Score
+from agenteval_cli.core.records import OK, Example, Run, Score, Trace
 from agenteval_cli.evaluators.invoke import arguments_for, normalize
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.routing import agent_names, confusion_matrix, routing_rows
@@ -107,6 +107,19 @@ async def score_experiment_summaries_async(
         save_summary_scores(store, experiment_id, scores)
 
 
+def _no_matrix(rows: list[tuple[dict[str, Any], Trace]]) -> str:
+    """Why there is no matrix: no row expects agents, or no result whose row does has
+    agents that can be told (untraced, or switched unseen), whose reason is given."""
+    unknown = [
+        trace.agents_unknown
+        for reference, trace in rows
+        if (reference or {}).get("expected_agents") and trace.agents_unknown is not None
+    ]
+    if not unknown:
+        return "no expected_agents"
+    return f"agents unknown on every result whose row expects agents ({unknown[0]})"
+
+
 @register(
     "routing_confusion",
     family="routing",
@@ -126,7 +139,7 @@ def routing_confusion(*, ignore_agents: list[str] | None = None) -> Any:
         reference_outputs = [reference for reference, _ in rows]
         matrix = confusion_matrix(rows, ignore_agents=ignore_agents)
         if matrix is None:
-            return {"key": "routing_confusion", "score": None, "comment": "no expected_agents"}
+            return {"key": "routing_confusion", "score": None, "comment": _no_matrix(rows)}
         labels, counts = matrix["invoked"], matrix["counts"]
         hits = total = 0
         off: list[tuple[int, str]] = []

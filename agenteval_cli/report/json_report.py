@@ -203,6 +203,7 @@ def _trace_json(trace: Trace, calls: list[dict[str, Any]]) -> dict[str, Any]:
         "coordinators": trace.coordinators,
         "tokens": trace.tokens,
         "untraced": trace.untraced,  # why nothing was recorded, if so
+        "unattributed": trace.unattributed,  # what to declare so agents are told apart
         "skills": trace.skills,  # loaded by the target's skill_tools; None: none declared
         "started_at": trace.started_at,  # seconds since the epoch; None: not recorded
     }
