@@ -61,21 +61,40 @@ def read_spans(path: Path) -> list[Span]:
 
 
 def _documents(text: str, path: Path) -> Iterator[tuple[int, Any]]:
-    """(line, document): the whole file as one JSON document, else one per non-empty line."""
+    """(line, document): the whole file as one JSON document, else one per non-empty line.
+    A line nested deeper than the JSON reader recurses, or holding a number of more digits
+    than Python converts, is refused as one that is no JSON is: no export writes either."""
     try:
-        yield 1, json.loads(text)
-        return
-    except json.JSONDecodeError:
+        document = json.loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         pass
+    else:
+        yield 1, document
+        return
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            document = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(
                 f"not JSON ({exc.msg}, column {exc.colno})", file=path, line=number, hint=_FIX
             ) from None
+        except RecursionError:
+            raise UserError(
+                "JSON nested too deep to read (no OTLP export nests so deep)",
+                file=path,
+                line=number,
+                hint=_FIX,
+            ) from None
+        except ValueError:  # an integer of more digits than Python converts
+            raise UserError(
+                "not JSON (a number of more digits than can be read)",
+                file=path,
+                line=number,
+                hint=_FIX,
+            ) from None
+        yield number, document
 
 
 def _request_spans(document: Any, path: Path, line: int) -> Iterator[Span]:

@@ -4,7 +4,7 @@ ties it to a dataset row (the ``agenteval.example_id`` it carries, or its input 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Trace
@@ -17,6 +17,7 @@ from agenteval_cli.otel.ingest.messages import (
 )
 from agenteval_cli.otel.ingest.otlp import Span
 from agenteval_cli.otel.ingest.runs import SpanRun, call_links, is_langchain, kind_of, run_of
+from agenteval_cli.otel.ingest.tree import rooted
 
 __all__ = ["RecordedRequest", "requests_of"]
 
@@ -36,6 +37,8 @@ class RecordedRequest:
     example_id: str | None  # the row it names, if it names one
     input_text: str | None  # the user's text it started from, if found
     workflow: str | None = None  # the root's gen_ai.workflow.name: the target, if it says
+    # What had to be mended to read it (a parent cycle cut, spans whose parent is missing)
+    notes: list[str] = field(default_factory=list)
 
 
 def requests_of(
@@ -57,13 +60,14 @@ def _request(
     from agenteval_cli.langsmith.replay import replay
     from agenteval_cli.otel.ingest.transfers import coordinators_of, explain, transfers_of
 
-    spans = _unique(spans)
+    spans, notes = rooted(_unique(spans))
     ids = {s.span_id for s in spans}
     roots = sorted((s for s in spans if s.parent_id not in ids), key=lambda s: s.start_ns)
     langchain = any(is_langchain(s) for s in spans)
     links = {} if langchain else call_links(spans)
     runs = [run_of(s, order, langchain, links.get(s.span_id)) for s, order in _dotted(spans)]
-    top = [r for r in runs if r.parent_run_id is None or str(r.parent_run_id) not in _ids(runs)]
+    known = _ids(runs)
+    top = [r for r in runs if r.parent_run_id is None or str(r.parent_run_id) not in known]
     transfers = [] if langchain else transfers_of(spans)
     trace = replay(top, runs, [*coordinators, *coordinators_of(transfers)], **target)
     explain(trace.handoffs, transfers)
@@ -85,6 +89,7 @@ def _request(
         example_id=_example_id(spans),
         input_text=_input_text(root, spans),
         workflow=_workflow(root),
+        notes=notes,
     )
 
 

@@ -1,0 +1,175 @@
+"""Trace files are untrusted input: spans that are their own parent, rings of parents with no
+root, spans whose parent is missing, traces nested deeper than Python recurses and lines of
+JSON nested deeper than its reader recurses are each said in one line; what can be read is
+imported, what cannot is refused naming file:line, exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from test_otel_conventions import chat, export, genai_trace, span, write_project
+
+from agenteval_cli.trace.attribution import RunNode, attribute
+
+
+def agent_root(trace: str, name: str, row: str, parent: int | None = None) -> dict:
+    """An agent's span naming its dataset row; ``parent`` lets it name any parent."""
+    root = span(
+        trace,
+        1,
+        None,
+        f"invoke_agent {name}",
+        0,
+        **{
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": name,
+            "agenteval.example_id": row,
+        },
+    )
+    if parent is not None:
+        root["parentSpanId"] = f"{parent:016x}"
+    return root
+
+
+def imported(invoke: Any, folder: Path, text: str) -> tuple[Any, dict[str, dict]]:
+    spec, traces = write_project(folder, text)
+    out = folder / "out.json"
+    result = invoke("import", spec, "--otlp", traces, "--json", out, "--store", folder / "a.db")
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        return result, {}
+    (experiment,) = json.loads(out.read_text())["experiments"]
+    return result, {r["example_id"]: r for r in experiment["results"]}
+
+
+def test_a_span_that_is_its_own_parent_is_said_once_and_the_file_imported(
+    invoke: Any, tmp_path: Path
+) -> None:
+    own_parent = [
+        agent_root("b", "bob", "e2", parent=1),
+        chat("b", 2, 1, 1, "m-large", "Bob refunded it.", input_tokens=10, output_tokens=5),
+    ]
+    result, rows = imported(invoke, tmp_path, export(genai_trace(), own_parent))
+    assert result.exit_code == 0, result.output
+    assert result.text.count("its own parent") == 1
+    assert (
+        f"traces.jsonl:2: trace {'b' * 32} has no root (span 'invoke_agent bob' is its own "
+        "parent): read with the earliest span of each cycle as a root" in result.text
+    )
+    assert rows["e1"]["scores"]["routing_accuracy"] == 1.0  # the sound trace, as ever
+    e2 = rows["e2"]
+    assert e2["status"] == "ok" and e2["outputs"]["final_response"] == "Bob refunded it."
+    assert e2["trace"]["agent_path"] == ["bob"] and e2["scores"]["input_tokens"] == 10
+
+
+def test_a_ring_of_parents_with_no_root_is_cut_at_its_earliest_span(
+    invoke: Any, tmp_path: Path
+) -> None:
+    ring = [  # 1 -> 3 -> 2 -> 1: every span has a parent, none is a root
+        agent_root("c", "carol", "e2", parent=3),
+        span("c", 2, 1, "plan", 1),
+        span("c", 3, 2, "act", 2),
+        chat("c", 4, 3, 3, "m-large", "Carol refunded it.", input_tokens=7, output_tokens=3),
+    ]
+    result, rows = imported(invoke, tmp_path, export(ring))
+    assert result.exit_code == 3, result.output  # e1 and e3 have no trace: only that
+    assert result.text.count("has no root") == 1
+    assert (
+        f"traces.jsonl:1: trace {'c' * 32} has no root (spans 'invoke_agent carol', 'plan', "
+        "'act' are each other's ancestors)" in result.text
+    )
+    e2 = rows["e2"]
+    assert e2["status"] == "ok" and e2["outputs"]["final_response"] == "Carol refunded it."
+    assert [c["path"] for c in e2["trace"]["model_calls"]] == [["carol"]]
+
+
+def test_spans_whose_parent_no_file_holds_are_said_and_read_as_roots(
+    invoke: Any, tmp_path: Path
+) -> None:
+    cut_short = [
+        agent_root("d", "dave", "e2"),
+        chat("d", 2, 1, 1, "m-large", "Looking.", input_tokens=4, output_tokens=2),
+        chat("d", 3, 77, 2, "m-large", "Refunded.", input_tokens=6, output_tokens=1),
+        chat("d", 4, 78, 3, "m-large", "Done.", input_tokens=6, output_tokens=1),
+    ]
+    result, rows = imported(invoke, tmp_path, export(cut_short))
+    assert result.text.count("name a parent no file holds") == 1
+    assert (
+        f"traces.jsonl:1: trace {'d' * 32}: 2 span(s) name a parent no file holds (a trace "
+        "cut short?), 'chat m-large', 'chat m-large': read as roots of their own" in result.text
+    )
+    assert rows["e2"]["scores"]["input_tokens"] == 16  # every call counted
+
+
+def test_one_root_whose_parent_is_in_another_service_is_nothing_to_say(
+    invoke: Any, tmp_path: Path
+) -> None:
+    continued = [
+        agent_root("f", "frank", "e2", parent=99),
+        chat("f", 2, 1, 1, "m-large", "Refunded.", input_tokens=4, output_tokens=2),
+    ]
+    result, rows = imported(invoke, tmp_path, export(continued))
+    assert "no file holds" not in result.text and "no root" not in result.text
+    assert rows["e2"]["outputs"]["final_response"] == "Refunded."
+
+
+def test_spans_nested_deeper_than_python_recurses_import_and_attribute(
+    invoke: Any, tmp_path: Path
+) -> None:
+    depth = 2_000
+    deep = [agent_root("a", "outer", "e2")]
+    deep += [span("a", n, n - 1, f"step {n}", n) for n in range(2, depth)]
+    deep.append(span("a", depth, depth - 1, "invoke_agent inner", depth, **_agent("inner")))
+    answer = chat(
+        "a", depth + 1, depth, depth + 1, "m-large", "Done.", input_tokens=5, output_tokens=1
+    )
+    deep.append(answer)
+    result, rows = imported(invoke, tmp_path, export(deep))
+    e2 = rows["e2"]
+    assert e2["status"] == "ok", result.output
+    assert [c["path"] for c in e2["trace"]["model_calls"]] == [["outer", "inner"]]
+    assert e2["outputs"]["final_response"] == "Done."
+
+
+def _agent(name: str) -> dict[str, str]:
+    return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+
+
+def test_attribution_walks_runs_nested_far_deeper_than_python_recurses() -> None:
+    """outer's chain of 3,000 runs holds a model call and inner's chain of 3,000, with a
+    model call at its bottom: outer, then inner inside it."""
+    seq = iter(range(1_000_000))
+    root = parent = RunNode(None, "chain", "outer", next(seq), lc_name="outer")
+    for _ in range(3_000):
+        parent = _child(parent, RunNode(parent, "chain", "step", next(seq), lc_name="outer"))
+    first = _child(parent, RunNode(parent, "model", "m", next(seq), lc_name="outer"))
+    for _ in range(3_000):
+        parent = _child(parent, RunNode(parent, "chain", "step", next(seq), lc_name="inner"))
+    last = _child(parent, RunNode(parent, "model", "m", next(seq), lc_name="inner"))
+    attribution = attribute([root])
+    assert attribution.agent_path == ["outer", "inner"]
+    assert attribution.paths[id(first)] == ["outer"]
+    assert attribution.paths[id(last)] == ["outer", "inner"]
+
+
+def _child(parent: RunNode, child: RunNode) -> RunNode:
+    parent.children.append(child)
+    return child
+
+
+def test_a_line_nested_deeper_than_the_json_reader_goes_is_one_line(
+    invoke: Any, tmp_path: Path
+) -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    result, _ = imported(invoke, tmp_path, export(genai_trace()) + nested + "\n")
+    assert result.exit_code == 2, result.output
+    assert "traces.jsonl:2: JSON nested too deep to read" in result.text
+
+
+def test_a_number_of_more_digits_than_python_reads_is_one_line(invoke: Any, tmp_path: Path) -> None:
+    huge = '{"resourceSpans": [], "x": ' + "9" * 5_000 + "}"
+    result, _ = imported(invoke, tmp_path, huge + "\n" + export(genai_trace()))
+    assert result.exit_code == 2, result.output
+    assert "traces.jsonl:1: not JSON (a number of more digits than can be read)" in result.text
