@@ -375,7 +375,7 @@ class _Replay:
         outside = not outputs.get("generations")
         if outside and not reported and not llm_output.get("token_usage"):
             usage = _counted(run, outputs)
-            if usage is not None:
+            if usage is not None:  # as given: the recorder checks the counts
                 llm_output["token_usage"] = {
                     "prompt_tokens": usage[0],
                     "completion_tokens": usage[1],
@@ -496,15 +496,16 @@ def _message(value: dict[str, Any]) -> Any:
         return None
 
 
-def _counted(run: Any, outputs: dict[str, Any]) -> tuple[int, int] | None:
-    """(input, output) tokens from the run's outputs or LangSmith's counts, if any."""
+def _counted(run: Any, outputs: dict[str, Any]) -> tuple[Any, Any] | None:
+    """(input, output) tokens from the run's outputs or LangSmith's counts, if any, as
+    given (None where one is not): the recorder checks them, as every model's usage."""
     usage = outputs.get("usage_metadata") or outputs.get("usage")
     if isinstance(usage, dict) and usage:
         tokens_in = usage.get("input_tokens", usage.get("prompt_tokens"))
         tokens_out = usage.get("output_tokens", usage.get("completion_tokens"))
-        return int(tokens_in or 0), int(tokens_out or 0)
+        return tokens_in, tokens_out
     if run.prompt_tokens or run.completion_tokens:
-        return int(run.prompt_tokens or 0), int(run.completion_tokens or 0)
+        return run.prompt_tokens, run.completion_tokens
     return None
 
 
