@@ -173,3 +173,25 @@ def test_a_number_of_more_digits_than_python_reads_is_one_line(invoke: Any, tmp_
     result, _ = imported(invoke, tmp_path, huge + "\n" + export(genai_trace()))
     assert result.exit_code == 2, result.output
     assert "traces.jsonl:1: not JSON (a number of more digits than can be read)" in result.text
+
+
+def test_agents_nested_deeper_than_python_recurses_export_and_read_back(tmp_path: Path) -> None:
+    """A recursing agent's trace, 1,500 agents deep, laid out as spans, exported as OTLP
+    JSON and read back: every agent's span, and the model call at the bottom its path."""
+    from agenteval_cli.core.records import ModelCall, Result, Trace
+    from agenteval_cli.otel.export.destination import OtelDestination
+    from agenteval_cli.otel.export.exporter import export_results
+    from agenteval_cli.otel.export.spans import Request
+    from agenteval_cli.otel.ingest.otlp import read_spans
+    from agenteval_cli.otel.ingest.requests import requests_of
+
+    path = [f"agent{n}" for n in range(1_500)]
+    start = 1_800_000_000.0
+    call = ModelCall(path[-1], "m", 10, 2, 0.5, path=path, started_at=start)
+    trace = Trace(agent_path=path, model_calls=[call], started_at=start, latency_s=1.0)
+    out = tmp_path / "deep.otlp.jsonl"
+    request = Request("graph", "exp-1", "e1", 0)
+    done = export_results(OtelDestination(path=out), [(request, Result("e1", 0, {}, trace), start)])
+    assert done.error is None and done.spans == 1 + len(path) + 1  # request, agents, chat
+    (read,) = requests_of(read_spans(out))
+    assert [c.path for c in read.trace.model_calls] == [path]
