@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from otlp_files import attributes
 from test_otel_conventions import chat, export, genai_trace, span, write_project
 
 from agenteval_cli.trace.attribution import RunNode, attribute
@@ -165,7 +166,35 @@ def test_a_line_nested_deeper_than_the_json_reader_goes_is_one_line(
     nested = "[" * 100_000 + "]" * 100_000
     result, _ = imported(invoke, tmp_path, export(genai_trace()) + nested + "\n")
     assert result.exit_code == 2, result.output
-    assert "traces.jsonl:2: JSON nested too deep to read" in result.text
+    assert "traces.jsonl:2: JSON nested deeper than 200 levels" in result.text
+
+
+def test_an_attribute_value_nested_deeper_than_any_export_nests_is_one_line(
+    invoke: Any, tmp_path: Path
+) -> None:
+    """An array value 100 arrays deep: 300 levels of JSON, where Python still reads it."""
+    value: dict[str, Any] = {"stringValue": "x"}
+    for _ in range(100):
+        value = {"arrayValue": {"values": [value]}}
+    deep = agent_root("a", "alice", "e1")
+    deep["attributes"].append({"key": "custom.value", "value": value})
+    result, _ = imported(invoke, tmp_path, export(genai_trace()) + export([deep]))
+    assert result.exit_code == 2, result.output
+    assert "traces.jsonl:2: JSON nested deeper than 200 levels" in result.text
+
+
+def test_json_text_in_an_attribute_nested_deeper_than_python_reads_is_kept_as_text(
+    invoke: Any, tmp_path: Path
+) -> None:
+    """OpenInference's input.value is JSON in a string: 100,000 arrays deep, it is read as
+    the text it is, and the trace imported."""
+    nested = "[" * 100_000 + "]" * 100_000
+    root = agent_root("a", "alice", "e2")
+    root["attributes"] += attributes({"input.value": nested, "output.value": nested})
+    answer = chat("a", 2, 1, 1, "m-large", "Refunded.", input_tokens=4, output_tokens=2)
+    result, rows = imported(invoke, tmp_path, export([root, answer]))
+    assert rows["e2"]["status"] == "ok", result.output
+    assert rows["e2"]["trace"]["agent_path"] == ["alice"]
 
 
 def test_a_number_of_more_digits_than_python_reads_is_one_line(invoke: Any, tmp_path: Path) -> None:

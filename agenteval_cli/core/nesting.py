@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any, TypeVar
 
-__all__ = ["Walk", "run_walk"]
+__all__ = ["Walk", "nested_deeper", "run_walk"]
 
 T = TypeVar("T")
 
@@ -37,3 +37,21 @@ def run_walk(walk: Walk[T]) -> T:
             continue
         stack.append(below)
         value = None
+
+
+def nested_deeper(value: Any, levels: int) -> bool:
+    """Whether JSON-like ``value`` (dicts and lists) nests more than ``levels`` containers
+    deep, the value itself the first: found on a list, as deep as it goes."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            items: Any = current.values()
+        elif isinstance(current, list):
+            items = current
+        else:
+            continue
+        if depth > levels:
+            return True
+        stack.extend((item, depth + 1) for item in items if isinstance(item, dict | list))
+    return False

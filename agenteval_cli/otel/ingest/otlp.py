@@ -17,11 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.nesting import nested_deeper
 
 __all__ = ["Span", "read_spans"]
 
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _FIX = "give OTLP JSON: an ExportTraceServiceRequest ({'resourceSpans': [...]}) per line or file"
+# JSON levels a document may nest: a span's attribute sits at 9, an array value takes 3 more
+# per level, so a value nested 60 deep still reads; deeper is no export's
+MAX_DEPTH = 200
 
 
 @dataclass
@@ -69,8 +73,9 @@ def _documents(text: str, path: Path) -> Iterator[tuple[int, Any]]:
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         pass
     else:
-        yield 1, document
-        return
+        if not _too_deep(text, document):
+            yield 1, document
+            return
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -81,12 +86,7 @@ def _documents(text: str, path: Path) -> Iterator[tuple[int, Any]]:
                 f"not JSON ({exc.msg}, column {exc.colno})", file=path, line=number, hint=_FIX
             ) from None
         except RecursionError:
-            raise UserError(
-                "JSON nested too deep to read (no OTLP export nests so deep)",
-                file=path,
-                line=number,
-                hint=_FIX,
-            ) from None
+            document = _TOO_DEEP
         except ValueError:  # an integer of more digits than Python converts
             raise UserError(
                 "not JSON (a number of more digits than can be read)",
@@ -94,7 +94,23 @@ def _documents(text: str, path: Path) -> Iterator[tuple[int, Any]]:
                 line=number,
                 hint=_FIX,
             ) from None
+        if document is _TOO_DEEP or _too_deep(line, document):
+            raise UserError(
+                f"JSON nested deeper than {MAX_DEPTH} levels (no OTLP export nests so deep)",
+                file=path,
+                line=number,
+                hint=_FIX,
+            )
         yield number, document
+
+
+_TOO_DEEP = object()
+
+
+def _too_deep(text: str, document: Any) -> bool:
+    """Whether a document nests deeper than :data:`MAX_DEPTH` (looked into only when its
+    text opens that many containers at all)."""
+    return text.count("[") + text.count("{") > MAX_DEPTH and nested_deeper(document, MAX_DEPTH)
 
 
 def _request_spans(document: Any, path: Path, line: int) -> Iterator[Span]:
