@@ -224,3 +224,52 @@ def test_agents_nested_deeper_than_python_recurses_export_and_read_back(tmp_path
     assert done.error is None and done.spans == 1 + len(path) + 1  # request, agents, chat
     (read,) = requests_of(read_spans(out))
     assert [c.path for c in read.trace.model_calls] == [path]
+
+
+def test_run_trees_nested_deeper_than_python_recurses_are_captured_parents_first() -> None:
+    """The LangSmith upload's capture of a target's runs: 3,000 nested, each one's child
+    runs in the order they started."""
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+
+    from agenteval_cli.langsmith.capture import RunTreeCollector
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def run(number: int, parent: Any) -> Any:
+        node = SimpleNamespace(
+            id=number,
+            parent_run_id=None if parent is None else parent.id,
+            name=f"run {number}",
+            run_type="chain",
+            start_time=t0 + timedelta(seconds=number),
+            end_time=None,
+            inputs={},
+            outputs=None,
+            error=None,
+            tags=[],
+            extra={},
+            child_runs=[],
+        )
+        if parent is not None:
+            parent.child_runs.append(node)
+        return node
+
+    collector = RunTreeCollector()
+    root = parent = run(0, None)
+    for number in range(1, 3_000):
+        parent = run(number, parent)
+    late, early = run(5_001, root), run(5_000, root)  # listed out of the order they started
+    collector.roots.append(root)
+    flat = collector.flat()
+    assert [r["name"] for r in flat[:2]] == ["run 0", "run 1"]
+    assert len(flat) == 3_002 and flat[-2:] == [
+        collector_dict(early),
+        collector_dict(late),
+    ]
+
+
+def collector_dict(run: Any) -> dict[str, Any]:
+    from agenteval_cli.langsmith.capture import run_dict
+
+    return run_dict(run)
