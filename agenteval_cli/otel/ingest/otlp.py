@@ -208,8 +208,11 @@ def _value(value: Any) -> Any:
             return int(value["intValue"])
         except (TypeError, ValueError):
             return value["intValue"]
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
+    if "doubleValue" in value:  # "NaN" and "Infinity" are how OTLP JSON writes those
+        try:
+            return float(value["doubleValue"])
+        except (TypeError, ValueError):  # no number: kept, for whoever reads it to judge
+            return value["doubleValue"]
     if "arrayValue" in value:
         return [_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
     if "kvlistValue" in value:
