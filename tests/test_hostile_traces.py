@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from otlp_files import attributes
 from test_otel_conventions import chat, export, genai_trace, span, write_project
 
@@ -273,3 +274,29 @@ def collector_dict(run: Any) -> dict[str, Any]:
     from agenteval_cli.langsmith.capture import run_dict
 
     return run_dict(run)
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        ({"resourceSpans": [1]}, "'resourceSpans' holds something that is no JSON object"),
+        ({"resourceSpans": [{"scopeSpans": ["x"]}]}, "'scopeSpans' holds something"),
+    ],
+)
+def test_an_export_of_the_wrong_shape_is_one_line(
+    invoke: Any, tmp_path: Path, document: dict, said: str
+) -> None:
+    result, _ = imported(invoke, tmp_path, export(genai_trace()) + json.dumps(document) + "\n")
+    assert result.exit_code == 2, result.output
+    assert f"traces.jsonl:2: not an OTLP trace export: {said}" in result.text
+
+
+def test_optional_fields_of_another_type_read_as_absent(invoke: Any, tmp_path: Path) -> None:
+    odd = [agent_root("b", "bob", "e2")]
+    odd[0]["status"] = "ERROR"  # an object in OTLP JSON
+    odd[0]["events"] = {"name": "exception"}  # a list
+    odd[0]["attributes"].append({"key": "custom", "value": {"arrayValue": ["x"]}})
+    odd.append(chat("b", 2, 1, 1, "m-large", "Bob refunded it.", input_tokens=4, output_tokens=1))
+    result, rows = imported(invoke, tmp_path, export(odd))
+    assert rows["e2"]["status"] == "ok", result.output
+    assert rows["e2"]["outputs"]["final_response"] == "Bob refunded it."

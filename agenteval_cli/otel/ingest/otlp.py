@@ -118,11 +118,11 @@ def _request_spans(document: Any, path: Path, line: int) -> Iterator[Span]:
         raise UserError(
             "not an OTLP trace export: no 'resourceSpans' list", file=path, line=line, hint=_FIX
         )
-    for resource_spans in document["resourceSpans"]:
-        resource = _attributes((resource_spans.get("resource") or {}).get("attributes"))
-        for scope_spans in resource_spans.get("scopeSpans") or []:
-            scope = str((scope_spans.get("scope") or {}).get("name") or "")
-            for raw in scope_spans.get("spans") or []:
+    for resource_spans in _objects(document["resourceSpans"], "resourceSpans", path, line):
+        resource = _attributes(_object(resource_spans.get("resource")).get("attributes"))
+        for scope_spans in _objects(resource_spans.get("scopeSpans"), "scopeSpans", path, line):
+            scope = str(_object(scope_spans.get("scope")).get("name") or "")
+            for raw in _list(scope_spans.get("spans")):
                 yield _span(raw, scope, resource, path, line)
 
 
@@ -148,7 +148,7 @@ def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int)
         raise UserError(
             f"span {raw.get('name')!r} has a time that is no integer", file=path, line=line
         ) from None
-    status = raw.get("status") or {}
+    status = _object(raw.get("status"))
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -159,7 +159,7 @@ def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int)
         attributes=_attributes(raw.get("attributes")),
         events=[
             (str(e.get("name") or ""), _attributes(e.get("attributes")))
-            for e in raw.get("events") or []
+            for e in _list(raw.get("events"))
             if isinstance(e, dict)
         ],
         error=status.get("code") in _ERROR_CODES,
@@ -168,6 +168,29 @@ def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int)
         resource=resource,
         origin=origin,
     )
+
+
+def _objects(value: Any, name: str, path: Path, line: int) -> list[dict[str, Any]]:
+    """A list of JSON objects the export's structure needs; anything else is no export."""
+    items = _list(value)
+    if not all(isinstance(item, dict) for item in items):
+        raise UserError(
+            f"not an OTLP trace export: '{name}' holds something that is no JSON object",
+            file=path,
+            line=line,
+            hint=_FIX,
+        )
+    return items
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """An optional JSON object: absent, null or of another type reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """An optional JSON list: absent, null or of another type reads as empty."""
+    return value if isinstance(value, list) else []
 
 
 def _id(value: Any, size: int) -> str | None:
@@ -214,9 +237,9 @@ def _value(value: Any) -> Any:
         except (TypeError, ValueError):  # no number: kept, for whoever reads it to judge
             return value["doubleValue"]
     if "arrayValue" in value:
-        return [_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+        return [_value(v) for v in _list(_object(value["arrayValue"]).get("values"))]
     if "kvlistValue" in value:
-        return _attributes((value["kvlistValue"] or {}).get("values"))
+        return _attributes(_object(value["kvlistValue"]).get("values"))
     if "bytesValue" in value:
         return value["bytesValue"]
     return None
