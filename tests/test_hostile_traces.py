@@ -300,3 +300,24 @@ def test_optional_fields_of_another_type_read_as_absent(invoke: Any, tmp_path: P
     result, rows = imported(invoke, tmp_path, export(odd))
     assert rows["e2"]["status"] == "ok", result.output
     assert rows["e2"]["outputs"]["final_response"] == "Bob refunded it."
+
+
+@pytest.mark.slow
+def test_a_trace_10000_spans_deep_imports_in_seconds_not_minutes(
+    invoke: Any, tmp_path: Path
+) -> None:
+    """Nothing in reading a trace grows with the square of its depth (orders of runs, the
+    replay's events, the agent over a transfer), so 10,000 nested spans import quickly."""
+    import time
+
+    depth = 10_000
+    deep = [agent_root("a", "solo", "e2")]
+    deep += [span("a", n, n - 1, f"step {n}", n) for n in range(2, depth + 1)]
+    deep.append(
+        chat("a", depth + 1, depth, depth + 1, "m-large", "Done.", input_tokens=5, output_tokens=1)
+    )
+    began = time.monotonic()
+    result, rows = imported(invoke, tmp_path, export(deep))
+    assert time.monotonic() - began < 60, "quadratic in the depth again"
+    assert rows["e2"]["status"] == "ok", result.output
+    assert rows["e2"]["scores"]["input_tokens"] == 5
