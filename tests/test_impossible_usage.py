@@ -224,3 +224,47 @@ def test_a_langsmith_run_with_impossible_usage_imports_it_as_unknown(server: Any
     assert (call.input_tokens, call.output_tokens) == (None, None)
     assert "prompt_tokens -12 (negative)" in str(call.no_usage_reason)
     assert "completion_tokens 'three' (not a number)" in str(call.no_usage_reason)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("abc", "input_tokens 'abc' (not a number)"),
+        (math.nan, "input_tokens nan (not a number)"),
+        (12.5, "input_tokens 12.5 (not a whole number)"),
+        (-40, "input_tokens -40 (negative)"),
+    ],
+)
+def test_a_recorded_langchain_message_with_impossible_usage_keeps_its_answer(
+    given: Any, said: str
+) -> None:
+    """A model run as LangSmith and OpenInference record it (its message's dump): usage a
+    message refuses to hold (text, NaN, a fraction) or holds wrongly (negative) is unknown
+    with the reason, and the answer is still the answer."""
+    import uuid
+    from datetime import UTC, datetime
+
+    from agenteval_cli.langsmith.replay import replay
+    from agenteval_cli.otel.ingest.runs import SpanRun
+
+    usage = {"input_tokens": given, "output_tokens": 5, "total_tokens": 5}
+    answer = {"type": "ai", "content": "Refunded.", "usage_metadata": usage}
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    run = SpanRun(
+        id=uuid.uuid4(),
+        parent_run_id=None,
+        trace_id="t",
+        run_type="llm",
+        name="m",
+        inputs={"messages": [[{"type": "human", "content": "refund me"}]]},
+        outputs={"generations": [[{"text": "Refunded.", "message": answer}]]},
+        start_time=at,
+        end_time=at,
+        dotted_order="1",
+        extra={"metadata": {"ls_model_name": "m"}},
+    )
+    (call,) = replay([run], [run]).model_calls
+    assert (call.input_tokens, call.output_tokens) == (None, 5)
+    assert said in str(call.no_usage_reason)
+    trace = replay([run], [run])
+    assert [m["content"] for m in trace.messages if m["role"] == "assistant"] == ["Refunded."]

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from agenteval_cli.core.records import Trace
+from agenteval_cli.trace.usage import USAGE_AS_GIVEN
 
 __all__ = ["is_graph_run", "replay"]
 
@@ -521,8 +522,17 @@ def _message(value: dict[str, Any]) -> Any:
     data = {k: v for k, v in fields.items() if k not in ("type", "tool_call_chunks")}
     try:
         return cls.model_validate(data)
-    except Exception:  # a dump this version cannot read: no message
+    except Exception:  # a dump this version cannot read, or usage a message refuses
+        pass
+    usage = data.pop("usage_metadata", None)
+    if usage is None:
+        return None  # no message
+    try:  # counts a message refuses (text, NaN, fractions): the message without them
+        message = cls.model_validate(data)
+    except Exception:
         return None
+    message.response_metadata[USAGE_AS_GIVEN] = usage  # the recorder says what was wrong
+    return message
 
 
 def _counted(run: Any, outputs: dict[str, Any]) -> tuple[Any, Any] | None:

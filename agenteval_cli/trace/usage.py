@@ -23,7 +23,12 @@ from typing import Any
 from agenteval_cli.core.records import ModelCall
 from agenteval_cli.core.token_counts import UsageCounts
 
-__all__ = ["read_token_usage", "read_usage"]
+__all__ = ["USAGE_AS_GIVEN", "read_token_usage", "read_usage"]
+
+# The key of a replayed message's ``response_metadata`` holding the usage it was recorded
+# with when a message cannot hold it (LangChain's ``UsageMetadata`` refuses text, NaN and
+# fractions): read from there, so its counts are unknown with the reason, not just gone.
+USAGE_AS_GIVEN = "agenteval_usage_as_given"
 
 # LangChain detail key -> the price database's usage name, for parts kept in token_details
 _INPUT_PARTS = {
