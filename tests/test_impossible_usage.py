@@ -268,3 +268,32 @@ def test_a_recorded_langchain_message_with_impossible_usage_keeps_its_answer(
     assert said in str(call.no_usage_reason)
     trace = replay([run], [run])
     assert [m["content"] for m in trace.messages if m["role"] == "assistant"] == ["Refunded."]
+
+
+def test_a_chat_anthropic_reporting_a_negative_cache_read_has_unknown_cost() -> None:
+    """The real ChatAnthropic against a server whose usage says cache_read_input_tokens
+    -2000: LangChain's input (uncached + reads + writes) comes out 1000, plausible, but the
+    read it is made of is impossible, so the cost is unknown."""
+    from langchain_anthropic import ChatAnthropic
+    from langchain_core.messages import HumanMessage
+    from provider_servers import AnthropicServer, anthropic_usage
+
+    from agenteval_cli.trace.recorder import capture
+
+    usage = anthropic_usage(3000, 40, cache_read=-2000)
+    server = AnthropicServer(lambda _: Reply(usage), model="claude-sonnet-4-5").start()
+    try:
+        model = ChatAnthropic(
+            model="claude-sonnet-4-5", base_url=server.base_url, api_key="test", max_retries=0
+        )
+        with capture() as recorder:
+            model.invoke([HumanMessage("hello")])
+    finally:
+        server.stop()
+    (call,) = recorder.trace().model_calls
+    assert call.cache_read_tokens is None
+    assert "input_token_details.cache_read -2000 (negative)" in str(call.no_usage_reason)
+    pricing = {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0}}
+    scores = {s["key"]: s for s in token_cost(pricing=pricing)(Trace(model_calls=[call]))}
+    assert scores["cost_usd"]["score"] is None
+    assert "cache_read -2000 (negative)" in scores["cost_usd"]["comment"]
