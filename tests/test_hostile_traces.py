@@ -321,3 +321,49 @@ def test_a_trace_10000_spans_deep_imports_in_seconds_not_minutes(
     assert time.monotonic() - began < 60, "quadratic in the depth again"
     assert rows["e2"]["status"] == "ok", result.output
     assert rows["e2"]["scores"]["input_tokens"] == 5
+
+
+def deeply_nested(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_a_step_returning_values_nested_deeper_than_python_recurses_is_traced(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The recorder looks for messages in what each step returns: a list 5,000 deep is
+    walked to its bottom, and no callback of the recorder fails."""
+    from langchain_core.runnables import RunnableLambda
+
+    from agenteval_cli.trace.recorder import capture
+
+    with capture() as recorder:
+        RunnableLambda(lambda _: deeply_nested(5_000)).invoke(1)
+    assert "RecursionError" not in caplog.text
+    assert recorder.trace().error is None
+
+
+def test_a_recorded_run_whose_values_nest_deeper_than_python_recurses_replays() -> None:
+    """A run read back (LangSmith, OpenInference) with outputs 5,000 lists deep."""
+    import uuid
+    from datetime import UTC, datetime
+
+    from agenteval_cli.langsmith.replay import replay
+    from agenteval_cli.otel.ingest.runs import SpanRun
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    run = SpanRun(
+        id=uuid.uuid4(),
+        parent_run_id=None,
+        trace_id="t",
+        run_type="chain",
+        name="step",
+        inputs={"value": deeply_nested(5_000)},
+        outputs={"output": deeply_nested(5_000)},
+        start_time=at,
+        end_time=at,
+        dotted_order="1",
+    )
+    assert replay([run], [run]).error is None

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from agenteval_cli.core.nesting import Walk, run_walk
 from agenteval_cli.core.records import Trace
 from agenteval_cli.trace.usage import USAGE_AS_GIVEN
 
@@ -304,9 +305,16 @@ class _Replay:
     # -- values back from JSON --------------------------------------------------------------
 
     def revive(self, value: Any) -> Any:
-        """Messages and ``Command``s back from their JSON form, anywhere inside ``value``."""
+        """Messages and ``Command``s back from their JSON form, anywhere inside ``value``
+        (walked on a list: a run's values nest as deep as its graph made them)."""
+        return run_walk(self._revive(value))
+
+    def _revive(self, value: Any) -> Walk[Any]:
         if isinstance(value, list):
-            return [self.revive(v) for v in value]
+            items = []
+            for item in value:
+                items.append((yield self._revive(item)) if isinstance(item, list | dict) else item)
+            return items
         if not isinstance(value, dict):
             return value
         message = _message(value)
@@ -314,7 +322,10 @@ class _Replay:
             return self.known(message)
         if set(value) == _COMMAND_FIELDS:
             return self.command(value)
-        return {k: self.revive(v) for k, v in value.items()}
+        revived = {}
+        for key, item in value.items():
+            revived[key] = (yield self._revive(item)) if isinstance(item, list | dict) else item
+        return revived
 
     def known(self, message: Any) -> Any:
         """The object of a message: the one first seen with its id, or the id-less one it
