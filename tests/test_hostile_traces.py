@@ -324,10 +324,7 @@ def test_a_trace_10000_spans_deep_imports_in_seconds_not_minutes(
 
 
 def deeply_nested(levels: int) -> Any:
-    value: Any = "x"
-    for _ in range(levels):
-        value = [value]
-    return value
+    return deeply_nested_around("x", levels)
 
 
 def test_a_step_returning_values_nested_deeper_than_python_recurses_is_traced(
@@ -367,3 +364,22 @@ def test_a_recorded_run_whose_values_nest_deeper_than_python_recurses_replays() 
         dotted_order="1",
     )
     assert replay([run], [run]).error is None
+
+
+def test_a_served_graphs_values_nested_deeper_than_python_recurses_are_decoded() -> None:
+    """A remote graph's event payload, a message at the bottom of 5,000 lists."""
+    from langchain_core.messages import AIMessage
+
+    from agenteval_cli.trace.remote_events import decoded
+
+    value = decoded(deeply_nested_around({"type": "ai", "content": "Refunded.", "id": "m1"}))
+    for _ in range(5_000):
+        (value,) = value
+    assert isinstance(value, AIMessage) and value.content == "Refunded."
+
+
+def deeply_nested_around(bottom: Any, levels: int = 5_000) -> Any:
+    value = bottom
+    for _ in range(levels):
+        value = [value]
+    return value
