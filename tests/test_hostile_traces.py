@@ -383,3 +383,12 @@ def deeply_nested_around(bottom: Any, levels: int = 5_000) -> Any:
     for _ in range(levels):
         value = [value]
     return value
+
+
+@pytest.mark.parametrize("time", ["99999999999999999999999", "-5"])
+def test_a_span_time_out_of_range_is_one_line(invoke: Any, tmp_path: Path, time: str) -> None:
+    late = agent_root("b", "bob", "e2")
+    late["endTimeUnixNano"] = time
+    result, _ = imported(invoke, tmp_path, export(genai_trace(), [late]))
+    assert result.exit_code == 2, result.output
+    assert "traces.jsonl:2: span 'invoke_agent bob' has a time out of range" in result.text

@@ -22,6 +22,7 @@ from agenteval_cli.core.nesting import nested_deeper
 __all__ = ["Span", "read_spans"]
 
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
+_LATEST_NS = 253_402_300_799 * 10**9  # the last second of the year 9999: a time is no later
 _FIX = "give OTLP JSON: an ExportTraceServiceRequest ({'resourceSpans': [...]}) per line or file"
 # JSON levels a document may nest: a span's attribute sits at 9, an array value takes 3 more
 # per level, so a value nested 60 deep still reads; deeper is no export's
@@ -148,6 +149,13 @@ def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int)
         raise UserError(
             f"span {raw.get('name')!r} has a time that is no integer", file=path, line=line
         ) from None
+    if not all(0 <= t <= _LATEST_NS for t in (start, end) if t is not None):
+        raise UserError(
+            f"span {raw.get('name')!r} has a time out of range (nanoseconds since 1970, "
+            "before the year 10000)",
+            file=path,
+            line=line,
+        )
     status = _object(raw.get("status"))
     return Span(
         trace_id=trace_id,
