@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from agenteval_cli.core.token_counts import UsageCounts
+
 
 @dataclass
 class Example:
@@ -334,10 +336,27 @@ class Trace:
         )
 
 
-def _model_call_fields(data: dict[str, Any]) -> dict[str, Any]:
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
 
+
+def _model_call_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored or ``--json`` model call's fields; its token counts checked as a model's
+    usage is (a file edited by hand, or written elsewhere, is read too)."""
     names = {f.name for f in fields(ModelCall)}
-    return {k: v for k, v in data.items() if k in names}
+    found = {k: v for k, v in data.items() if k in names}
+    counts = UsageCounts()
+    for key in _COUNTS:
+        if key in found:
+            found[key] = counts.read(key, found[key])
+    if counts.reason is not None:
+        found["no_usage_reason"] = found.get("no_usage_reason") or counts.reason
+    return found
 
 
 def _add(total: int | None, value: int | None) -> int | None:

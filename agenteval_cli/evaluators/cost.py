@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agenteval_cli.core.records import Trace
+from agenteval_cli.core.token_counts import IMPOSSIBLE
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.metrics.info import NA
 from agenteval_cli.metrics.prices import (
@@ -178,7 +179,10 @@ def _unknown_note(trace: Trace, unknown: list[str]) -> str | None:
     silent = {
         c.model
         for c in trace.model_calls
-        if not c.cut_off and not c.failed and (c.input_tokens is None or c.output_tokens is None)
+        if not c.cut_off
+        and not c.failed
+        and (c.input_tokens is None or c.output_tokens is None)
+        and not (c.no_usage_reason or "").startswith(IMPOSSIBLE)  # it did, impossibly
     }
     notes = []
     if cut:
@@ -189,8 +193,8 @@ def _unknown_note(trace: Trace, unknown: list[str]) -> str | None:
         )
     if silent:
         notes.append(f"model(s) {[m for m in unknown if m in silent]} reported no token usage")
-        reasons = {c.no_usage_reason: None for c in trace.model_calls if c.no_usage_reason}
-        notes.extend(r for r in reasons if r)  # why, where the recorder could tell
+    reasons = {c.no_usage_reason: None for c in trace.model_calls if c.no_usage_reason}
+    notes.extend(r for r in reasons if r)  # why, where the recorder could tell
     return "; ".join(notes)
 
 

@@ -177,8 +177,8 @@ def make_chat_model(model: str, model_kwargs: Mapping[str, Any] | None = None) -
 @dataclass
 class JudgeUsage:
     model: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None  # None: the usage gave an impossible count (price.reason says)
+    output_tokens: int | None
     cost_usd: float | None  # None: neither the spec nor the price database prices it
     price: CallPrice | None = None
 
@@ -223,7 +223,6 @@ def _usage(model: str, usage: Any, configured: str, pricing: Mapping[str, Any]) 
     named = model if model in pricing or bare not in pricing else bare
     call = ModelCall(agent="judge", model=named, provider=provider_of(configured))
     read_usage(call, usage)
-    call.input_tokens, call.output_tokens = call.input_tokens or 0, call.output_tokens or 0
     price = price_call(call, pricing)
     cost = None if price.usd is None else float(price.usd)
     return JudgeUsage(model, call.input_tokens, call.output_tokens, cost, price)
@@ -233,9 +232,16 @@ def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
     """One result's judge spend, as scores kept apart from the target's token_cost."""
     if not usages:
         return []
-    inp = sum(u.input_tokens for u in usages)
-    out = sum(u.output_tokens for u in usages)
     models = ", ".join(dict.fromkeys(u.model for u in usages))
+    unknown = "; ".join(
+        dict.fromkeys(
+            u.price.reason
+            for u in usages
+            if (u.input_tokens is None or u.output_tokens is None) and u.price and u.price.reason
+        )
+    )
+    inp = _known_sum([u.input_tokens for u in usages])
+    out = _known_sum([u.output_tokens for u in usages])
     unpriced = sorted({u.model for u in usages if u.cost_usd is None})
     prices = [u.price for u in usages if u.price is not None]
     if unpriced:
@@ -248,7 +254,12 @@ def usage_scores(usages: list[JudgeUsage]) -> list[Score]:
         comment = overflow_reason(usd) if score is None else f"{models}; prices: {sources(prices)}"
         cost = Score("judge_cost_usd", score, comment)
     return [
-        Score("judge_input_tokens", float(inp), models),
-        Score("judge_output_tokens", float(out), models),
+        Score("judge_input_tokens", None if inp is None else float(inp), unknown or models),
+        Score("judge_output_tokens", None if out is None else float(out), unknown or models),
         cost,
     ]
+
+
+def _known_sum(values: list[int | None]) -> int | None:
+    """The sum, unknown once one part is."""
+    return None if any(v is None for v in values) else sum(v or 0 for v in values)

@@ -93,5 +93,7 @@ def user_spend(turns: Sequence[Turn], pricing: Mapping[str, Any] | None) -> list
 def _tokens(key: str, calls: list[ModelCall], part: str, models: str) -> Score:
     values = [getattr(call, part) for call in calls]
     if any(value is None for value in values):
-        return Score(key, None, "a simulated user's model reported no token usage")
+        reasons = [c.no_usage_reason for c in calls if getattr(c, part) is None]
+        said = "; ".join(dict.fromkeys(r for r in reasons if r))
+        return Score(key, None, said or "a simulated user's model reported no token usage")
     return Score(key, float(sum(values)), models)

@@ -68,6 +68,9 @@ def import_traces(
     examples = list(open_examples(spec.dataset.path))
     coordinators, declared = _declared(spec, chosen, note)
     requests = _of_target(requests_of(spans, coordinators, **declared), chosen.name, note)
+    for request in requests:
+        for said in request.notes:
+            note(said)
     matched = match(requests, examples, chosen.input_key)
     for request, why in matched.unclaimed:
         note(f"{request.origin}: trace {request.trace_id} answers no row: {why}")

@@ -39,16 +39,15 @@ class RunTreeCollector(BaseTracer):
         self.roots.append(run)
 
     def flat(self) -> list[dict[str, Any]]:
-        """Every collected run, parents before children, as JSON-ready dicts."""
+        """Every collected run, parents before children (each one's in the order they
+        started), as JSON-ready dicts; walked on a list, as deep as the runs nest."""
         out: list[dict[str, Any]] = []
-
-        def walk(run: Any) -> None:
+        stack = list(reversed(self.roots))
+        while stack:
+            run = stack.pop()
             out.append(run_dict(run))
-            for child in sorted(run.child_runs or [], key=lambda r: r.start_time):
-                walk(child)
-
-        for root in self.roots:
-            walk(root)
+            children = sorted(run.child_runs or [], key=lambda r: r.start_time)
+            stack.extend(reversed(children))
         return out
 
 

@@ -36,6 +36,7 @@ from agenteval_cli.core.records import (
     ToolCall,
     Trace,
 )
+from agenteval_cli.core.token_counts import UsageCounts
 from agenteval_cli.langsmith.client import Connection, failures
 
 if TYPE_CHECKING:
@@ -330,10 +331,14 @@ def _legacy_trace(runs: list[Any]) -> Trace:
             latency = max((run.end_time - run.start_time).total_seconds(), 0.0)
         if run.run_type == "llm":
             model = _model_name(run, metadata, extra.get("invocation_params") or {})
-            tokens_in, tokens_out = _usage(run)
+            given_in, given_out = _usage(run)
+            counts = UsageCounts()
+            tokens_in = counts.read("input_tokens", given_in)
+            tokens_out = counts.read("output_tokens", given_out)
             agent = agent_from_metadata(metadata) or model
             model_call = ModelCall(agent, model, tokens_in, tokens_out, latency)
             _usage_details(run, metadata, model_call)
+            model_call.no_usage_reason = model_call.no_usage_reason or counts.reason
             model_calls.append(model_call)
         elif run.run_type == "tool":
             inputs = run.inputs if isinstance(run.inputs, dict) else {}
@@ -387,14 +392,15 @@ def _messages(run: Any) -> Iterator[dict[str, Any]]:
                 yield kwargs if isinstance(kwargs, dict) else message
 
 
-def _usage(run: Any) -> tuple[int | None, int | None]:
-    """(input, output) tokens of a model run: LangSmith's counts, else the run's outputs."""
+def _usage(run: Any) -> tuple[Any, Any]:
+    """(input, output) tokens of a model run as given: LangSmith's counts, else the run's
+    outputs (checked by the caller, as every usage is)."""
     if run.prompt_tokens or run.completion_tokens:
-        return int(run.prompt_tokens or 0), int(run.completion_tokens or 0)
+        return run.prompt_tokens, run.completion_tokens
     for message in _messages(run):
         usage = message.get("usage_metadata")
         if isinstance(usage, dict):
-            return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+            return usage.get("input_tokens"), usage.get("output_tokens")
     outputs = run.outputs if isinstance(run.outputs, dict) else {}
     llm_output = outputs.get("llm_output")
     if not isinstance(llm_output, dict):
@@ -403,7 +409,7 @@ def _usage(run: Any) -> tuple[int | None, int | None]:
     if isinstance(usage, dict) and usage:
         tokens_in = usage.get("input_tokens", usage.get("prompt_tokens"))
         tokens_out = usage.get("output_tokens", usage.get("completion_tokens"))
-        return int(tokens_in or 0), int(tokens_out or 0)
+        return tokens_in, tokens_out
     return None, None  # the model reported no usage: unknown, not zero
 
 

@@ -25,13 +25,16 @@ local tracer (retrievers, embeddings) are left out, as are runs the tree does no
 from __future__ import annotations
 
 import ast
+import heapq
 import re
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from agenteval_cli.core.nesting import Walk, run_walk
 from agenteval_cli.core.records import Trace
+from agenteval_cli.trace.usage import USAGE_AS_GIVEN
 
 __all__ = ["is_graph_run", "replay"]
 
@@ -91,7 +94,7 @@ def _events(
     }
     ended_children: dict[uuid.UUID, int] = {}
     order: list[tuple[str, uuid.UUID]] = []
-    waiting: list[tuple[str, uuid.UUID]] = []
+    waiting: dict[tuple[str, uuid.UUID], int] = {}  # each, with when it began to wait
 
     def ready(phase: str, run_id: uuid.UUID) -> bool:
         if phase == "start":
@@ -113,20 +116,48 @@ def _events(
         if parent in runs and depth[run_id] > 0:
             ended_children[parent] = ended_children.get(parent, 0) + 1
 
-    for *_, phase, run_id in timed:
-        if not ready(phase, run_id):
-            waiting.append((phase, run_id))
-            continue
+    def let_through(phase: str, run_id: uuid.UUID) -> list[tuple[int, tuple[str, uuid.UUID]]]:
+        """The waiting events that emitting this one made ready (only its parent's end,
+        its own end and its children's starts can be), with when each began to wait."""
+        parent = _uuid(runs[run_id].parent_run_id)
+        found = [("end", parent)] if parent is not None else []
+        if phase == "start":
+            found += [("start", child) for child in children.get(run_id, ())]
+            found.append(("end", run_id))
+        return [(waiting[item], item) for item in found if item in waiting and ready(*item)]
+
+    def settle(phase: str, run_id: uuid.UUID) -> None:
+        """Emit an event, then the waiting ones it lets through, as passes over the waiting
+        events in the order they began to wait would: one made ready behind the pass waits
+        for the next. Only what an emission can unblock is looked at, so a trace nested
+        thousands deep whose clocks disagree settles in n log n, not n squared."""
         emit(phase, run_id)
-        progress = True
-        while progress and waiting:
-            progress = False
-            for item in list(waiting):
-                if ready(*item):
-                    waiting.remove(item)
-                    emit(*item)
-                    progress = True
-    order += waiting  # unreachable with consistent data; kept rather than lost
+        this_pass = let_through(phase, run_id)
+        heapq.heapify(this_pass)
+        next_pass: list[tuple[int, tuple[str, uuid.UUID]]] = []
+        position = -1
+        while this_pass or next_pass:
+            if not this_pass:
+                this_pass, next_pass, position = next_pass, [], -1
+                heapq.heapify(this_pass)
+            index, item = heapq.heappop(this_pass)
+            if item not in waiting:  # let through twice
+                continue
+            del waiting[item]
+            emit(*item)
+            position = index
+            for entry in let_through(*item):
+                if entry[0] > position:
+                    heapq.heappush(this_pass, entry)
+                else:
+                    next_pass.append(entry)
+
+    for *_, phase, run_id in timed:
+        if ready(phase, run_id):
+            settle(phase, run_id)
+        else:
+            waiting[(phase, run_id)] = len(order) + len(waiting)
+    order += list(waiting)  # unreachable with consistent data; kept rather than lost
     return order
 
 
@@ -274,9 +305,16 @@ class _Replay:
     # -- values back from JSON --------------------------------------------------------------
 
     def revive(self, value: Any) -> Any:
-        """Messages and ``Command``s back from their JSON form, anywhere inside ``value``."""
+        """Messages and ``Command``s back from their JSON form, anywhere inside ``value``
+        (walked on a list: a run's values nest as deep as its graph made them)."""
+        return run_walk(self._revive(value))
+
+    def _revive(self, value: Any) -> Walk[Any]:
         if isinstance(value, list):
-            return [self.revive(v) for v in value]
+            items = []
+            for item in value:
+                items.append((yield self._revive(item)) if isinstance(item, list | dict) else item)
+            return items
         if not isinstance(value, dict):
             return value
         message = _message(value)
@@ -284,7 +322,10 @@ class _Replay:
             return self.known(message)
         if set(value) == _COMMAND_FIELDS:
             return self.command(value)
-        return {k: self.revive(v) for k, v in value.items()}
+        revived = {}
+        for key, item in value.items():
+            revived[key] = (yield self._revive(item)) if isinstance(item, list | dict) else item
+        return revived
 
     def known(self, message: Any) -> Any:
         """The object of a message: the one first seen with its id, or the id-less one it
@@ -375,7 +416,7 @@ class _Replay:
         outside = not outputs.get("generations")
         if outside and not reported and not llm_output.get("token_usage"):
             usage = _counted(run, outputs)
-            if usage is not None:
+            if usage is not None:  # as given: the recorder checks the counts
                 llm_output["token_usage"] = {
                     "prompt_tokens": usage[0],
                     "completion_tokens": usage[1],
@@ -492,19 +533,29 @@ def _message(value: dict[str, Any]) -> Any:
     data = {k: v for k, v in fields.items() if k not in ("type", "tool_call_chunks")}
     try:
         return cls.model_validate(data)
-    except Exception:  # a dump this version cannot read: no message
+    except Exception:  # a dump this version cannot read, or usage a message refuses
+        pass
+    usage = data.pop("usage_metadata", None)
+    if usage is None:
+        return None  # no message
+    try:  # counts a message refuses (text, NaN, fractions): the message without them
+        message = cls.model_validate(data)
+    except Exception:
         return None
+    message.response_metadata[USAGE_AS_GIVEN] = usage  # the recorder says what was wrong
+    return message
 
 
-def _counted(run: Any, outputs: dict[str, Any]) -> tuple[int, int] | None:
-    """(input, output) tokens from the run's outputs or LangSmith's counts, if any."""
+def _counted(run: Any, outputs: dict[str, Any]) -> tuple[Any, Any] | None:
+    """(input, output) tokens from the run's outputs or LangSmith's counts, if any, as
+    given (None where one is not): the recorder checks them, as every model's usage."""
     usage = outputs.get("usage_metadata") or outputs.get("usage")
     if isinstance(usage, dict) and usage:
         tokens_in = usage.get("input_tokens", usage.get("prompt_tokens"))
         tokens_out = usage.get("output_tokens", usage.get("completion_tokens"))
-        return int(tokens_in or 0), int(tokens_out or 0)
+        return tokens_in, tokens_out
     if run.prompt_tokens or run.completion_tokens:
-        return int(run.prompt_tokens or 0), int(run.completion_tokens or 0)
+        return run.prompt_tokens, run.completion_tokens
     return None
 
 

@@ -65,6 +65,8 @@ def price_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> CallPrice:
     """The price of ``call``; a failed call answered nothing and costs nothing."""
     if call.failed:
         return CallPrice(Decimal(0))
+    if call.no_usage_reason is not None:  # no usage, or a part of it impossible: unknown
+        return CallPrice(None, reason=f"model {call.model!r}: {call.no_usage_reason}")
     if call.input_tokens is None or call.output_tokens is None:
         return CallPrice(None, reason=f"model {call.model!r} reported no token usage")
     entry = (pricing or {}).get(call.model)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run, Score, Trace, Turn
+from agenteval_cli.core.token_counts import UsageCounts
 from agenteval_cli.evaluators.registry import spec_catalog
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.summary import Summary
@@ -282,28 +283,32 @@ def _turn_from_json(data: dict[str, Any]) -> Turn:
 
 
 def _model_call(data: dict[str, Any]) -> ModelCall:
-    """A model call of a ``--json`` file (fields it does not know are left out)."""
+    """A model call of a ``--json`` file (fields it does not know are left out); its token
+    counts checked as a model's usage is, an impossible one unknown with the reason."""
+    counts = UsageCounts()
+    details = data.get("token_details")
     return ModelCall(
         agent=str(data["agent"]),
         model=str(data.get("model") or ""),
-        input_tokens=_tokens(data.get("input_tokens")),
-        output_tokens=_tokens(data.get("output_tokens")),
+        input_tokens=counts.read("input_tokens", data.get("input_tokens")),
+        output_tokens=counts.read("output_tokens", data.get("output_tokens")),
         latency_s=float(data.get("latency_s") or 0.0),
         path=[str(a) for a in data.get("path") or []],
         failed=bool(data.get("failed")),
         retried=bool(data.get("retried")),
         cut_off=bool(data.get("cut_off")),
-        no_usage_reason=_optional_text(data.get("no_usage_reason")),
-        cache_read_tokens=_tokens(data.get("cache_read_tokens")),
-        cache_write_tokens=_tokens(data.get("cache_write_tokens")),
-        reasoning_tokens=_tokens(data.get("reasoning_tokens")),
-        token_details={str(k): int(v) for k, v in (data.get("token_details") or {}).items()},
+        cache_read_tokens=counts.read("cache_read_tokens", data.get("cache_read_tokens")),
+        cache_write_tokens=counts.read("cache_write_tokens", data.get("cache_write_tokens")),
+        reasoning_tokens=counts.read("reasoning_tokens", data.get("reasoning_tokens")),
+        token_details={
+            str(k): count
+            for k, v in (details.items() if isinstance(details, dict) else ())
+            if (count := counts.read(f"token_details.{k}", v)) is not None
+        },
         provider=None if data.get("provider") is None else str(data["provider"]),
+        # keyword order is evaluation order: the counts above are read by now
+        no_usage_reason=_optional_text(data.get("no_usage_reason")) or counts.reason,
     )
-
-
-def _tokens(value: Any) -> int | None:
-    return None if value is None else int(value)
 
 
 def _optional_text(value: Any) -> str | None:

@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval_cli.core.nesting import Walk, run_walk
 from agenteval_cli.core.records import AGENT_TOOL, HANDOFF, Handoff
 
 __all__ = ["Attribution", "RunNode", "attribute", "command_destinations"]
@@ -170,8 +171,8 @@ def attribute(
             resolver.tasks.add(id(run))
             resolver.graphs.add(id(run.parent))
     for root in roots:
-        resolver.walk(root, (), renamable=False)
-    blocks = [resolver.block(root) for root in sorted(roots, key=lambda r: r.seq)]
+        run_walk(resolver.walk(root, (), renamable=False))
+    blocks = [run_walk(resolver.block(root)) for root in sorted(roots, key=lambda r: r.seq)]
     return resolver.finish(blocks)
 
 
@@ -193,10 +194,11 @@ class _Resolver:
 
     # -- agent paths ---------------------------------------------------------------------
 
-    def walk(self, run: RunNode, path: tuple[str, ...], *, renamable: bool) -> None:
+    def walk(self, run: RunNode, path: tuple[str, ...], *, renamable: bool) -> Walk[None]:
         """Give ``run`` and its descendants their agent paths. ``renamable``: the path's
         last level was opened by a node whose body this run is part of (no tool between),
-        so a named graph found here names that node's agent."""
+        so a named graph found here names that node's agent. A walk (``run_walk``): traces
+        nest deeper than Python recurses."""
         tool_run = None
         if run.kind == "tool":
             tool_run, renamable = run, False
@@ -222,7 +224,7 @@ class _Resolver:
             path, renamable = (*path[:-1], run.active), False
         self.paths[id(run)] = path
         for child in run.children:
-            self.walk(child, path, renamable=renamable)
+            yield self.walk(child, path, renamable=renamable)
             if tool_run is not None and id(tool_run) not in self.delegations:
                 deeper = self._deeper_agent(child, path)
                 if deeper is not None:
@@ -314,9 +316,9 @@ class _Resolver:
 
     # -- order ---------------------------------------------------------------------------
 
-    def block(self, run: RunNode) -> Any:
+    def block(self, run: RunNode) -> Walk[Any]:
         """The run as a nested structure: an activation, ``("seq", [...])`` or
-        ``("par", [...])``."""
+        ``("par", [...])``. A walk (``run_walk``)."""
         if run.kind == "model":
             path = self.paths.get(id(run))
             return _Activation(path) if path else None
@@ -339,16 +341,22 @@ class _Resolver:
                 # one task's runs in a step are its attempts (a retry policy), in turn
                 tasks = sorted(steps[step].values(), key=lambda t: (t[0].branch, t[0].node or ""))
                 first = min(t.seq for attempts in tasks for t in attempts)
-                branches = [
-                    ("seq", [self.block(t) for t in sorted(attempts, key=lambda t: t.seq)])
-                    for attempts in tasks
-                ]
+                branches = []
+                for attempts in tasks:
+                    ran = []
+                    for attempt in sorted(attempts, key=lambda t: t.seq):
+                        ran.append((yield self.block(attempt)))
+                    branches.append(("seq", ran))
                 items.append((first, ("par", branches)))
-            items += [(c.seq, self.block(c)) for c in others]
+            for child in others:
+                items.append((child.seq, (yield self.block(child))))
             return ("seq", [b for _, b in sorted(items, key=lambda x: x[0])])
         if run.kind == "chain" and run.name.startswith("RunnableParallel"):
             # its branches run side by side, whether or not they overlapped this time
-            return ("par", [self.block(c) for c in sorted(children, key=lambda c: (c.name, c.seq))])
+            side_by_side = []
+            for child in sorted(children, key=lambda c: (c.name, c.seq)):
+                side_by_side.append((yield self.block(child)))
+            return ("par", side_by_side)
         # a run holding no model call passes no control: it never makes the runs it overlaps
         # parallel (a wrapper such as with_fallbacks whose attempts LangChain reports beside it)
         ordered = sorted((c for c in children if self._calls_a_model(c)), key=lambda c: c.seq)
@@ -365,30 +373,43 @@ class _Resolver:
                 groups.append([child])
             end = child.end if child.end is not None else 1 << 62
             latest_end = max(latest_end, end) if len(groups[-1]) > 1 else end
-        return (
-            "seq",
-            [
-                ("par", [self.block(c) for c in sorted(g, key=lambda c: (c.name, c.seq))])
-                if len(g) > 1
-                else self.block(g[0])
-                for g in groups
-            ],
-        )
+        sequence = []
+        for group in groups:
+            if len(group) == 1:
+                sequence.append((yield self.block(group[0])))
+                continue
+            at_once = []
+            for child in sorted(group, key=lambda c: (c.name, c.seq)):
+                at_once.append((yield self.block(child)))
+            sequence.append(("par", at_once))
+        return ("seq", sequence)
 
     def _calls_a_model(self, run: RunNode) -> bool:
+        """Whether a model call is in ``run``'s subtree: worked out once for every run
+        below it, children before parents."""
         known = self.calling.get(id(run))
-        if known is None:
-            known = run.kind == "model" or any(self._calls_a_model(c) for c in run.children)
-            self.calling[id(run)] = known
-        return known
+        if known is not None:
+            return known
+        unknown: list[RunNode] = []
+        stack = [run]
+        while stack:
+            current = stack.pop()
+            if id(current) not in self.calling:
+                unknown.append(current)
+                stack.extend(current.children)
+        for current in reversed(unknown):  # each run was listed before its children
+            self.calling[id(current)] = current.kind == "model" or any(
+                self.calling[id(c)] for c in current.children
+            )
+        return self.calling[id(run)]
 
     def finish(self, blocks: list[Any]) -> Attribution:
         whole = ("seq", blocks)
         flat: list[_Activation] = []
-        self._flatten(whole, flat)
+        _flatten(whole, flat)
         for order, activation in enumerate(flat):
             activation.order = order
-        self._run(whole)
+        run_walk(self._run(whole))
         # Handoffs in the graph's order; each names the handoffs that led to its source.
         self.links.sort(key=lambda link: (link[2].order, link[1].order))
         index = {id(link[0]): i for i, link in enumerate(self.links)}
@@ -417,17 +438,9 @@ class _Resolver:
             aliases=self.aliases,
         )
 
-    def _flatten(self, block: Any, out: list[_Activation]) -> None:
-        if block is None:
-            return
-        if isinstance(block, _Activation):
-            out.append(block)
-            return
-        for item in block[1]:
-            self._flatten(item, out)
-
-    def _run(self, block: Any) -> tuple[list[_Activation], list[_Activation]]:
-        """Entries and exits of ``block``; handoffs inside it are recorded on the way."""
+    def _run(self, block: Any) -> Walk[tuple[list[_Activation], list[_Activation]]]:
+        """Entries and exits of ``block``; handoffs inside it are recorded on the way. A
+        walk (``run_walk``)."""
         if block is None:
             return [], []
         if isinstance(block, _Activation):
@@ -437,14 +450,14 @@ class _Resolver:
             entries: list[_Activation] = []
             exits: list[_Activation] = []
             for item in items:
-                en, ex = self._run(item)
+                en, ex = yield self._run(item)
                 entries += en
                 exits += ex
             return entries, exits
         first: list[_Activation] | None = None
         last: list[_Activation] = []
         for item in items:
-            en, ex = self._run(item)
+            en, ex = yield self._run(item)
             if not en and not ex:
                 continue
             if first is None:
@@ -499,6 +512,17 @@ class _Resolver:
             if mine and destination in names:
                 return intent.tool, intent.via
         return "", "edge"
+
+
+def _flatten(block: Any, out: list[_Activation]) -> None:
+    """The activations of a block, in order."""
+    stack = [block]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, _Activation):
+            out.append(current)
+        elif current is not None:
+            stack.extend(reversed(current[1]))
 
 
 def _root(activation: _Activation) -> _Activation:

@@ -146,18 +146,32 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     """Messages in a state update: ``{"messages": [...]}``, a ``Command``, or a list of them.
 
     Bare message lists (a prompt's output, say) are not state and are left out. A list of
-    messages only is returned as it is, not copied.
+    messages only is returned as it is, not copied. Lists of updates are walked on a list:
+    a node may return them nested as deep as it likes.
     """
+    while type(value).__name__ == "Command":  # langgraph.types.Command, a tool's update
+        value = getattr(value, "update", None)
     if isinstance(value, dict):
-        found = value.get("messages")
-        if isinstance(found, list | tuple):
-            return found if _only_messages(found) else [m for m in found if _kind(m)]
-        return [cast(BaseMessage, found)] if _kind(found) else []
-    if isinstance(value, list | tuple):
-        return [m for item in value if not _kind(item) for m in state_messages(item)]
-    if type(value).__name__ == "Command":  # langgraph.types.Command, a tool's state update
-        return state_messages(getattr(value, "update", None))
-    return []
+        return _update_messages(value)
+    found: list[BaseMessage] = []
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            found.extend(_update_messages(current))
+        elif isinstance(current, list | tuple):
+            stack.extend(reversed([item for item in current if not _kind(item)]))
+        elif type(current).__name__ == "Command":
+            stack.append(getattr(current, "update", None))
+    return found
+
+
+def _update_messages(update: dict[str, Any]) -> Sequence[BaseMessage]:
+    """The messages of one state update, ``{"messages": [...]}``."""
+    found = update.get("messages")
+    if isinstance(found, list | tuple):
+        return found if _only_messages(found) else [m for m in found if _kind(m)]
+    return [cast(BaseMessage, found)] if _kind(found) else []
 
 
 # What a value is, by its type: a message of one of these kinds, or not a message ("").

@@ -50,7 +50,7 @@ from agenteval_cli.trace.unran import (
     unran_verdict,
 )
 from agenteval_cli.trace.unran import named_agent as _named_agent
-from agenteval_cli.trace.usage import read_token_usage, read_usage
+from agenteval_cli.trace.usage import USAGE_AS_GIVEN, read_token_usage, read_usage
 
 __all__ = ["TraceRecorder", "agent_from_metadata", "capture", "error_text"]
 
@@ -638,7 +638,9 @@ def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> No
 def _read_usage(call: ModelCall, message: AIMessage | None, response: LLMResult) -> None:
     """The tokens the model reported, each part ``None`` where it reported none."""
     usage = getattr(message, "usage_metadata", None)
-    if usage:
+    if not usage and message is not None:  # a replayed message that could not hold it
+        usage = message.response_metadata.get(USAGE_AS_GIVEN)
+    if usage and isinstance(usage, Mapping):
         read_usage(call, usage)
         return
     legacy = (response.llm_output or {}).get("token_usage") or {}  # older OpenAI-style

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from agenteval_cli.core.nesting import Walk, run_walk
+
 __all__ = ["EventReplay", "decoded"]
 
 # LangChain's message types as their JSON form spells them (``BaseMessage.type``).
@@ -36,9 +38,17 @@ _ERROR_CALLBACKS = {
 
 def decoded(value: Any, known: Mapping[str, Any] | None = None) -> Any:
     """A JSON value from the server with its messages and ``Command`` objects rebuilt; a
-    message whose id is in ``known`` is that object."""
+    message whose id is in ``known`` is that object. Walked on a list: a served graph's
+    values nest as deep as it makes them."""
+    return run_walk(_decoded(value, known))
+
+
+def _decoded(value: Any, known: Mapping[str, Any] | None) -> Walk[Any]:
     if isinstance(value, list):
-        return [decoded(item, known) for item in value]
+        items = []
+        for item in value:
+            items.append((yield _decoded(item, known)) if isinstance(item, list | dict) else item)
+        return items
     if not isinstance(value, dict):
         return value
     if value.get("type") in _MESSAGE_TYPES and "content" in value:
@@ -57,7 +67,10 @@ def decoded(value: Any, known: Mapping[str, Any] | None = None) -> Any:
             resume=value["resume"],
             goto=value["goto"] if value["goto"] is not None else (),
         )
-    return {key: decoded(item, known) for key, item in value.items()}
+    rebuilt = {}
+    for key, item in value.items():
+        rebuilt[key] = (yield _decoded(item, known)) if isinstance(item, list | dict) else item
+    return rebuilt
 
 
 @dataclass(frozen=True)
@@ -248,15 +261,16 @@ def _message_dicts(value: Any) -> list[dict[str, Any]]:
     """The messages (as the server sends them) in a run's output: a state, an update of
     one per node, a list, a Command's update."""
     found: list[dict[str, Any]] = []
-    if isinstance(value, list):
-        for item in value:
-            found += _message_dicts(item)
-    elif isinstance(value, dict):
-        if value.get("type") in _MESSAGE_TYPES and "content" in value:
-            found.append(value)
-        else:
-            for item in value.values():
-                found += _message_dicts(item)
+    stack = [value]  # walked on a list, in order: values nest as deep as a graph makes them
+    while stack:
+        current = stack.pop()
+        if isinstance(current, list):
+            stack.extend(reversed(current))
+        elif isinstance(current, dict):
+            if current.get("type") in _MESSAGE_TYPES and "content" in current:
+                found.append(current)
+            else:
+                stack.extend(reversed(list(current.values())))
     return found
 
 

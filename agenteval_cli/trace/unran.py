@@ -133,13 +133,18 @@ def _named_in_args(call: ToolCall, destinations: set[str]) -> str | None:
 
 def sets_structured_response(value: Any) -> bool:
     """A node's update (a dict, a ``Command``, or a list of them) that sets
-    ``structured_response``: create_agent's answer under ``ToolStrategy``."""
-    if isinstance(value, dict):
-        return value.get("structured_response") is not None
-    if isinstance(value, list | tuple):
-        return any(sets_structured_response(item) for item in value)
-    if type(value).__name__ == "Command":
-        return sets_structured_response(getattr(value, "update", None))
+    ``structured_response``: create_agent's answer under ``ToolStrategy``. Walked on a
+    list: updates nest as deep as a node returns them."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            if current.get("structured_response") is not None:
+                return True
+        elif isinstance(current, list | tuple):
+            stack.extend(current)
+        elif type(current).__name__ == "Command":
+            stack.append(getattr(current, "update", None))
     return False
 
 

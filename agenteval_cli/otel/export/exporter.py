@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agenteval_cli.core.nesting import Walk, run_walk
 from agenteval_cli.otel.export.destination import OtelDestination
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ def export_results(
             exporter = _exporter(destination, files)
             pending = 0
             for request, result, fallback_start in results:
-                _emit(tracer, result_span(result, request, fallback_start=fallback_start), None)
+                plan = result_span(result, request, fallback_start=fallback_start)
+                run_walk(_emit(tracer, plan, None))
                 pending += 1
                 if len(kept.spans) >= BATCH_SPANS:
                     if not _send(exporter, kept.spans, done, pending, errors):
@@ -104,7 +106,9 @@ def _send(
     return True
 
 
-def _emit(tracer: Tracer, plan: SpanPlan, parent: Context | None) -> None:
+def _emit(tracer: Tracer, plan: SpanPlan, parent: Context | None) -> Walk[None]:
+    """Start ``plan``'s span, its children's inside it, then end it. A walk (``run_walk``):
+    agents nest as deep as they like."""
     from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
     kind = SpanKind.CLIENT if plan.client else SpanKind.INTERNAL
@@ -117,7 +121,7 @@ def _emit(tracer: Tracer, plan: SpanPlan, parent: Context | None) -> None:
         span.set_status(Status(StatusCode.ERROR, plan.error))
     context = set_span_in_context(span)
     for child in plan.children:
-        _emit(tracer, child, context)
+        yield _emit(tracer, child, context)
     span.end(end_time=_ns(plan.end))
 
 

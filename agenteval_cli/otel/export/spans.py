@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval_cli.core.nesting import Walk, run_walk
 from agenteval_cli.core.records import (
     ModelCall,
     Result,
@@ -57,10 +58,13 @@ class SpanPlan:
     client: bool = False  # a call out of the process: a model's
 
     def walk(self) -> Iterator[SpanPlan]:
-        """This span and every span under it, parents first."""
-        yield self
-        for child in self.children:
-            yield from child.walk()
+        """This span and every span under it, parents first (on a list: agents nest as
+        deep as they like)."""
+        stack = [self]
+        while stack:
+            span = stack.pop()
+            yield span
+            stack.extend(reversed(span.children))
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,7 @@ def _request_span(trace: Trace, request: Request, fallback_start: float) -> Span
     if trace.started_at is None or clock.guessed:
         root.attributes[names.TIMES_UNRECORDED] = True
     root.error = trace.error
-    _fit(root, start, (start, start + trace.latency_s))
+    run_walk(_fit(root, start, (start, start + trace.latency_s)))
     return root
 
 
@@ -324,16 +328,17 @@ def _agent_spans(segments: Sequence[_Segment]) -> list[SpanPlan]:
 
 def _fit(
     span: SpanPlan, at: float, bounds: tuple[float, float] | None = None
-) -> tuple[float, float]:
+) -> Walk[tuple[float, float]]:
     """Set each agent span's times to cover its children's (an empty one sits at ``at``,
-    where the work before it ended); ``span`` covers ``bounds`` too when given."""
+    where the work before it ended); ``span`` covers ``bounds`` too when given. A walk
+    (``run_walk``)."""
     if span.attributes.get(names.OPERATION) in (names.CHAT, names.EXECUTE_TOOL):
         return span.start, span.end
     first, last = (at, at) if bounds is None else bounds
     if span.children:
         starts, ends = [], []
         for child in span.children:
-            child_start, child_end = _fit(child, at)
+            child_start, child_end = yield _fit(child, at)
             starts.append(child_start)
             ends.append(child_end)
             at = max(at, child_end)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agenteval_cli.core.token_counts import count_problem
+
 
 def first(attributes: dict[str, Any], names: tuple[str, ...]) -> Any:
     """The value of the first of ``names`` the attributes have, or None."""
@@ -16,11 +18,6 @@ def first(attributes: dict[str, Any], names: tuple[str, ...]) -> Any:
 
 
 def count(attributes: dict[str, Any], names: tuple[str, ...]) -> int | None:
-    """A token count, or None when no attribute gives one (unknown, never zero)."""
-    value = first(attributes, names)
-    if isinstance(value, bool):
-        return None
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+    """A token count, or None when no attribute gives one or it is impossible (negative,
+    text, NaN: unknown, never zero or stored as given)."""
+    return count_problem(first(attributes, names))[0]

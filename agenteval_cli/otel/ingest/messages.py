@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agenteval_cli.core.nesting import nested_deeper
 from agenteval_cli.otel import names
+from agenteval_cli.otel.ingest.otlp import MAX_DEPTH
 
 __all__ = ["input_messages", "is_message_dump", "json_value", "output_message"]
 
@@ -161,16 +163,20 @@ def _arguments(value: Any) -> dict[str, Any]:
 
 
 def json_value(value: Any) -> Any:
-    """JSON text read back; anything else (or text that is no JSON) as it is."""
+    """JSON text read back; anything else (or text that is no JSON, or JSON nested deeper
+    than a trace's values are read: ``MAX_DEPTH``) as it is."""
     if not isinstance(value, str):
         return value
     text = value.strip()
     if not text or (text[0] not in '[{"' and text not in ("null", "true", "false")):
         return value
     try:
-        return json.loads(text)
-    except ValueError:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
         return value
+    if text.count("[") + text.count("{") > MAX_DEPTH and nested_deeper(parsed, MAX_DEPTH):
+        return value
+    return parsed
 
 
 def is_message_dump(value: Any) -> bool:

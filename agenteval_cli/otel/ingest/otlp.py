@@ -17,11 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.errors import UserError
+from agenteval_cli.core.nesting import nested_deeper
 
 __all__ = ["Span", "read_spans"]
 
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
+_LATEST_NS = 253_402_300_799 * 10**9  # the last second of the year 9999: a time is no later
 _FIX = "give OTLP JSON: an ExportTraceServiceRequest ({'resourceSpans': [...]}) per line or file"
+# JSON levels a document may nest: a span's attribute sits at 9, an array value takes 3 more
+# per level, so a value nested 60 deep still reads; deeper is no export's
+MAX_DEPTH = 200
 
 
 @dataclass
@@ -61,21 +66,52 @@ def read_spans(path: Path) -> list[Span]:
 
 
 def _documents(text: str, path: Path) -> Iterator[tuple[int, Any]]:
-    """(line, document): the whole file as one JSON document, else one per non-empty line."""
+    """(line, document): the whole file as one JSON document, else one per non-empty line.
+    A line nested deeper than the JSON reader recurses, or holding a number of more digits
+    than Python converts, is refused as one that is no JSON is: no export writes either."""
     try:
-        yield 1, json.loads(text)
-        return
-    except json.JSONDecodeError:
+        document = json.loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         pass
+    else:
+        if not _too_deep(text, document):
+            yield 1, document
+            return
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            document = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(
                 f"not JSON ({exc.msg}, column {exc.colno})", file=path, line=number, hint=_FIX
             ) from None
+        except RecursionError:
+            document = _TOO_DEEP
+        except ValueError:  # an integer of more digits than Python converts
+            raise UserError(
+                "not JSON (a number of more digits than can be read)",
+                file=path,
+                line=number,
+                hint=_FIX,
+            ) from None
+        if document is _TOO_DEEP or _too_deep(line, document):
+            raise UserError(
+                f"JSON nested deeper than {MAX_DEPTH} levels (no OTLP export nests so deep)",
+                file=path,
+                line=number,
+                hint=_FIX,
+            )
+        yield number, document
+
+
+_TOO_DEEP = object()
+
+
+def _too_deep(text: str, document: Any) -> bool:
+    """Whether a document nests deeper than :data:`MAX_DEPTH` (looked into only when its
+    text opens that many containers at all)."""
+    return text.count("[") + text.count("{") > MAX_DEPTH and nested_deeper(document, MAX_DEPTH)
 
 
 def _request_spans(document: Any, path: Path, line: int) -> Iterator[Span]:
@@ -83,11 +119,11 @@ def _request_spans(document: Any, path: Path, line: int) -> Iterator[Span]:
         raise UserError(
             "not an OTLP trace export: no 'resourceSpans' list", file=path, line=line, hint=_FIX
         )
-    for resource_spans in document["resourceSpans"]:
-        resource = _attributes((resource_spans.get("resource") or {}).get("attributes"))
-        for scope_spans in resource_spans.get("scopeSpans") or []:
-            scope = str((scope_spans.get("scope") or {}).get("name") or "")
-            for raw in scope_spans.get("spans") or []:
+    for resource_spans in _objects(document["resourceSpans"], "resourceSpans", path, line):
+        resource = _attributes(_object(resource_spans.get("resource")).get("attributes"))
+        for scope_spans in _objects(resource_spans.get("scopeSpans"), "scopeSpans", path, line):
+            scope = str(_object(scope_spans.get("scope")).get("name") or "")
+            for raw in _list(scope_spans.get("spans")):
                 yield _span(raw, scope, resource, path, line)
 
 
@@ -113,7 +149,14 @@ def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int)
         raise UserError(
             f"span {raw.get('name')!r} has a time that is no integer", file=path, line=line
         ) from None
-    status = raw.get("status") or {}
+    if not all(0 <= t <= _LATEST_NS for t in (start, end) if t is not None):
+        raise UserError(
+            f"span {raw.get('name')!r} has a time out of range (nanoseconds since 1970, "
+            "before the year 10000)",
+            file=path,
+            line=line,
+        )
+    status = _object(raw.get("status"))
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -124,7 +167,7 @@ def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int)
         attributes=_attributes(raw.get("attributes")),
         events=[
             (str(e.get("name") or ""), _attributes(e.get("attributes")))
-            for e in raw.get("events") or []
+            for e in _list(raw.get("events"))
             if isinstance(e, dict)
         ],
         error=status.get("code") in _ERROR_CODES,
@@ -133,6 +176,29 @@ def _span(raw: Any, scope: str, resource: dict[str, Any], path: Path, line: int)
         resource=resource,
         origin=origin,
     )
+
+
+def _objects(value: Any, name: str, path: Path, line: int) -> list[dict[str, Any]]:
+    """A list of JSON objects the export's structure needs; anything else is no export."""
+    items = _list(value)
+    if not all(isinstance(item, dict) for item in items):
+        raise UserError(
+            f"not an OTLP trace export: '{name}' holds something that is no JSON object",
+            file=path,
+            line=line,
+            hint=_FIX,
+        )
+    return items
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """An optional JSON object: absent, null or of another type reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """An optional JSON list: absent, null or of another type reads as empty."""
+    return value if isinstance(value, list) else []
 
 
 def _id(value: Any, size: int) -> str | None:
@@ -173,12 +239,15 @@ def _value(value: Any) -> Any:
             return int(value["intValue"])
         except (TypeError, ValueError):
             return value["intValue"]
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
+    if "doubleValue" in value:  # "NaN" and "Infinity" are how OTLP JSON writes those
+        try:
+            return float(value["doubleValue"])
+        except (TypeError, ValueError):  # no number: kept, for whoever reads it to judge
+            return value["doubleValue"]
     if "arrayValue" in value:
-        return [_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+        return [_value(v) for v in _list(_object(value["arrayValue"]).get("values"))]
     if "kvlistValue" in value:
-        return _attributes((value["kvlistValue"] or {}).get("values"))
+        return _attributes(_object(value["kvlistValue"]).get("values"))
     if "bytesValue" in value:
         return value["bytesValue"]
     return None

@@ -4,7 +4,7 @@ ties it to a dataset row (the ``agenteval.example_id`` it carries, or its input 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.core.records import Trace
@@ -19,6 +19,7 @@ from agenteval_cli.otel.ingest.messages import (
 from agenteval_cli.otel.ingest.openllmetry import as_openinference
 from agenteval_cli.otel.ingest.otlp import Span
 from agenteval_cli.otel.ingest.runs import SpanRun, call_links, is_langchain, kind_of, run_of
+from agenteval_cli.otel.ingest.tree import rooted
 
 __all__ = ["RecordedRequest", "requests_of"]
 
@@ -39,6 +40,8 @@ class RecordedRequest:
     input_text: str | None  # the user's text it started from, if found
     workflow: str | None = None  # the root's gen_ai.workflow.name: the target, if it says
     named_agents: frozenset[str] = frozenset()  # the agents its spans name (otel.ingest.agents)
+    # What had to be mended to read it (a parent cycle cut, spans whose parent is missing)
+    notes: list[str] = field(default_factory=list)
 
 
 def requests_of(
@@ -60,13 +63,14 @@ def _request(
     from agenteval_cli.langsmith.replay import replay
     from agenteval_cli.otel.ingest.transfers import coordinators_of, explain, transfers_of
 
-    spans = _unique(spans)
+    spans, notes = rooted(_unique(spans))
     ids = {s.span_id for s in spans}
     roots = sorted((s for s in spans if s.parent_id not in ids), key=lambda s: s.start_ns)
     langchain = any(is_langchain(s) for s in spans)
     links = {} if langchain else call_links(spans)
     runs = [run_of(s, order, langchain, links.get(s.span_id)) for s, order in _dotted(spans)]
-    top = [r for r in runs if r.parent_run_id is None or str(r.parent_run_id) not in _ids(runs)]
+    known = _ids(runs)
+    top = [r for r in runs if r.parent_run_id is None or str(r.parent_run_id) not in known]
     transfers = [] if langchain else transfers_of(spans)
     trace = replay(top, runs, [*coordinators, *coordinators_of(transfers)], **target)
     explain(trace.handoffs, transfers)
@@ -89,6 +93,7 @@ def _request(
         input_text=_input_text(root, spans),
         workflow=_workflow(root),
         named_agents=named_agents(spans, trace, langchain),
+        notes=notes,
     )
 
 
@@ -102,27 +107,26 @@ def _ids(runs: list[SpanRun]) -> set[str]:
 
 
 def _dotted(spans: list[Span]) -> list[tuple[Span, str]]:
-    """Each span's ``dotted_order``: its ancestors' start times and ids, root first, as
-    LangSmith orders runs."""
+    """Each span's ``dotted_order``: where LangSmith's (its ancestors' start times and ids,
+    root first) sorts it, parents before children and siblings by start time then id,
+    written as that rank. LangSmith's own form grows with the depth: a trace 10,000 spans
+    deep would hold 10,000 orders of 10,000 parts."""
     by_id = {s.span_id: s for s in spans}
-    orders: dict[str, str] = {}
+    children: dict[str | None, list[Span]] = {}
+    for span in spans:
+        parent = span.parent_id if span.parent_id in by_id else None
+        children.setdefault(parent, []).append(span)
 
-    def order(span: Span) -> str:
-        known = orders.get(span.span_id)
-        if known is not None:
-            return known
-        chain: list[Span] = []
-        current: Span | None = span
-        seen: set[str] = set()
-        while current is not None and current.span_id not in seen:
-            seen.add(current.span_id)
-            chain.append(current)
-            current = by_id.get(current.parent_id) if current.parent_id else None
-        text = ".".join(f"{s.start_ns:020d}{s.span_id}" for s in reversed(chain))
-        orders[span.span_id] = text
-        return text
+    def placed(span: Span) -> str:
+        return f"{span.start_ns:020d}{span.span_id}"
 
-    return [(span, order(span)) for span in spans]
+    rank: dict[str, str] = {}
+    stack = sorted(children.get(None, []), key=placed, reverse=True)
+    while stack:
+        span = stack.pop()
+        rank[span.span_id] = f"{len(rank):012d}"
+        stack.extend(sorted(children.get(span.span_id, []), key=placed, reverse=True))
+    return [(span, rank[span.span_id]) for span in spans]
 
 
 def _error(root: Span) -> str | None:

@@ -8,8 +8,9 @@ attributed by the same code as a callback-traced run.
 Any other span is mapped onto the run it stands for: an agent span (``invoke_agent`` with
 ``gen_ai.agent.name``, or OpenInference's ``AGENT`` with ``agent.name``) is a chain whose
 ``lc_agent_name`` is that agent, which is how the tracer tells agents apart; a model span is
-a chat model whose answer carries the span's usage in LangChain's ``UsageMetadata`` form; a
-tool span is a tool. A span that passes control to another agent (``gen_ai.transfer.mode``
+a chat model whose result carries the span's usage as OpenAI's ``token_usage``, its counts as
+the span gives them (the recorder checks them, as it checks every model's); a tool span is a
+tool. A span that passes control to another agent (``gen_ai.transfer.mode``
 ``pass_control``, OpenInference's handoff span) is the handoff tool the model called, whose
 result is a ``Command`` going to that agent, as a LangGraph handoff tool's is.
 """
@@ -23,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agenteval_cli.otel import names
-from agenteval_cli.otel.ingest.attributes import count, first
+from agenteval_cli.otel.ingest.attributes import first
 from agenteval_cli.otel.ingest.messages import (
     input_messages,
     is_message_dump,
@@ -55,8 +56,9 @@ class SpanRun:
     extra: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     serialized: dict[str, Any] = field(default_factory=dict)
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    # the span's counts as given: the replay's recorder checks them (core.token_counts)
+    prompt_tokens: Any = None
+    completion_tokens: Any = None
 
 
 def span_uuid(span_id: str) -> uuid.UUID:
@@ -163,8 +165,8 @@ def _langchain_run(span: Span, run: SpanRun) -> None:
     else:
         run.inputs = inputs if inputs is not None else {}
         run.outputs = outputs
-    run.prompt_tokens = count(attributes, names.INPUT_TOKENS_READ)
-    run.completion_tokens = count(attributes, names.OUTPUT_TOKENS_READ)
+    run.prompt_tokens = first(attributes, names.INPUT_TOKENS_READ)
+    run.completion_tokens = first(attributes, names.OUTPUT_TOKENS_READ)
 
 
 def _io(attributes: dict[str, Any], value_key: str, mime_key: str) -> Any:
@@ -291,7 +293,7 @@ def call_links(spans: list[Span]) -> dict[str, tuple[str, str]]:
 
 
 def _model_run(span: Span, run: SpanRun) -> None:
-    """A chat model run: the messages it was sent, its answer with the span's usage."""
+    """A chat model run: the messages it was sent, its answer, and the span's usage."""
     attributes = span.attributes
     run.run_type = "llm"
     model = str(first(attributes, names.MODEL_NAME_READ) or span.name)
@@ -307,37 +309,35 @@ def _model_run(span: Span, run: SpanRun) -> None:
         "response_metadata": {"model_name": model},
     }
     answer.update(output_message(attributes))
-    usage = _usage(attributes)
-    if usage is not None:
-        answer["usage_metadata"] = usage
     run.outputs = {"generations": [[{"text": answer["content"], "message": answer}]]}
+    usage = _token_usage(attributes)
+    if usage is not None:
+        run.outputs["llm_output"] = {"token_usage": usage}
 
 
-def _usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
-    """The span's usage in LangChain's ``UsageMetadata`` form (input includes cache, output
-    includes reasoning), or None when it reports none."""
-    tokens_in = count(attributes, names.INPUT_TOKENS_READ)
-    tokens_out = count(attributes, names.OUTPUT_TOKENS_READ)
+def _token_usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
+    """The span's usage as OpenAI's ``token_usage`` (input includes cache, output includes
+    reasoning), or None when it reports none. The counts are the span's own, checked where
+    every model's usage is (``trace.usage``): one the span leaves out, or gives impossibly
+    (negative, text, NaN), is unknown there with the reason, never 0."""
+    tokens_in = first(attributes, names.INPUT_TOKENS_READ)
+    tokens_out = first(attributes, names.OUTPUT_TOKENS_READ)
     if tokens_in is None and tokens_out is None:
         return None
-    usage: dict[str, Any] = {
-        "input_tokens": tokens_in or 0,
-        "output_tokens": tokens_out or 0,
-        "total_tokens": (tokens_in or 0) + (tokens_out or 0),
-    }
-    details_in = {
+    usage: dict[str, Any] = {"prompt_tokens": tokens_in, "completion_tokens": tokens_out}
+    prompt = {
         key: value
         for key, value in (
-            ("cache_read", count(attributes, names.CACHE_READ_TOKENS_READ)),
-            ("cache_creation", count(attributes, names.CACHE_WRITE_TOKENS_READ)),
+            ("cached_tokens", first(attributes, names.CACHE_READ_TOKENS_READ)),
+            ("cache_write_tokens", first(attributes, names.CACHE_WRITE_TOKENS_READ)),
         )
         if value is not None
     }
-    reasoning = count(attributes, names.REASONING_TOKENS_READ)
-    if details_in:
-        usage["input_token_details"] = details_in
+    reasoning = first(attributes, names.REASONING_TOKENS_READ)
+    if prompt:
+        usage["prompt_tokens_details"] = prompt
     if reasoning is not None:
-        usage["output_token_details"] = {"reasoning": reasoning}
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     return usage
 
 

@@ -44,8 +44,10 @@ def transfers_of(spans: list[Span]) -> list[Transfer]:
         mode = attributes.get(names.TRANSFER_MODE)
         target = first(attributes, names.TRANSFER_TARGET_READ)
         tool = first(attributes, names.TOOL_NAME_READ)
+        if mode is None or target is None or tool is None:
+            continue  # no transfer: its agent is not looked for (a walk up a deep trace)
         source = _enclosing_agent(span, by_id)
-        if mode is not None and target is not None and tool is not None and source is not None:
+        if source is not None:
             found.append(Transfer(source, str(target), str(mode), str(tool)))
     return found
 
