@@ -19,7 +19,6 @@ from agenteval_cli.metrics.distributions import (
 from agenteval_cli.metrics.kinds import paired_kind
 from agenteval_cli.metrics.registry import metric
 from agenteval_cli.metrics.stats import (
-    MIN_DIFFERING,
     SAME_SHIFT,
     TOO_FEW,
     benjamini_hochberg,
@@ -27,6 +26,7 @@ from agenteval_cli.metrics.stats import (
     compare_examples,
     compare_paired,
     concentrated,
+    could_reject,
     holm,
     mcnemar_mid_p,
     side_interval,
@@ -150,7 +150,8 @@ def test_the_interval_excludes_zero_exactly_when_p_is_below_five_percent(kind):
         assert result.ci_high > result.ci_low  # never zero width
         assert result.ci_low <= result.diff <= result.ci_high
         if result.p_value is None:
-            assert result.reason == TOO_FEW and result.differing < MIN_DIFFERING
+            assert result.reason == TOO_FEW
+            assert not could_reject(result.n, result.differing, result.kind)
             continue
         tested += 1
         excludes = result.ci_low > 0 or result.ci_high < 0
@@ -194,8 +195,8 @@ def test_identical_samples_are_too_few_to_test_and_have_no_zero_width_interval()
     binary = compare_paired([1.0, 0.0] * 5, [1.0, 0.0] * 5, kind="binary")
     assert binary.p_value is None and binary.reason == TOO_FEW and binary.differing == 0
     assert binary.ci_low < 0 < binary.ci_high
-    five = compare_paired([0.0] * 5, [1.0] * 5, kind="binary")
-    assert five.p_value is None and five.ci_high > five.ci_low
+    four = compare_paired([0.0] * 4, [1.0] * 4, kind="binary")  # even all 4 one way: 0.0625
+    assert four.p_value is None and four.reason == TOO_FEW and four.ci_high > four.ci_low
     scores = [1.0, 0.5, 0.0, 1.0, 0.75, 1.0, 0.25, 1.0] * 4
     same = compare_paired(scores, list(scores))
     assert same.diff == 0.0 and same.p_value is None and not same.significant
@@ -310,3 +311,19 @@ def test_a_difference_of_two_rates_is_never_wider_than_100_points():
     assert rate is not None and count is not None
     assert (rate.ci_low, rate.ci_high) == pytest.approx((-1.0, -0.625 + half), abs=1e-4)
     assert (count.ci_low, count.ci_high) == pytest.approx((-0.625 - half, -0.625 + half), abs=1e-4)
+
+
+@pytest.mark.parametrize(("worse", "tested"), [(4, False), (5, True)])
+def test_a_comparison_is_tested_when_its_differing_examples_could_show_a_difference(worse, tested):
+    """5 of 22 examples worse and none better (mid-p 2**-5 = 0.031, scipy's binomtest gives
+    the exact 0.0625 and mid-p halves its last term) is tested, and significant; 4 cannot be:
+    even all 4 one way give a mid-p of 0.0625."""
+    before = [1.0] * 22
+    after = [0.0] * worse + [1.0] * (22 - worse)
+    found = compare_paired(before, after, kind="binary")
+    assert (found.p_value is not None) == tested
+    if tested:
+        assert found.p_value == pytest.approx(2**-5)
+        assert found.significant and found.ci_high < 0
+    else:
+        assert found.reason == TOO_FEW and found.ci_high > 0

@@ -17,13 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.distributions import mid_p_above, t_upper
 from agenteval_cli.metrics.kinds import PairedKind, paired_kind
 from agenteval_cli.metrics.paired import paired_comparison
-from agenteval_cli.metrics.stats import SAME_SHIFT, PairedComparison, compare_paired, t_test
+from agenteval_cli.metrics.stats import (
+    SAME_SHIFT,
+    PairedComparison,
+    could_reject,
+    t_test,
+)
 
 ALPHA = 0.025  # one-sided: the side of a two-sided 95% interval
 _EPS = 1e-12
@@ -125,17 +129,11 @@ def beyond_margin(found: PairedComparison, higher_is_better: bool, margin: float
     return found.ci_low > margin
 
 
-@lru_cache(maxsize=4096)
 def could_fail(n: int, differing: int, kind: PairedKind) -> bool:
     """Whether ``differing`` of ``n`` examples, all worse by the same amount (the outcome
     that puts the interval furthest from 0), would fail a check with no margin at
-    one-sided 2.5%."""
-    if differing == 0:
-        return False
-    before = [1.0] * n
-    after = [0.0] * differing + [1.0] * (n - differing)
-    found = compare_paired(before, after, kind=kind, confidence=1 - 2 * ALPHA)
-    return beyond_margin(found, True, 0.0)
+    one-sided 2.5%: compare's own rule for a tested comparison (the two-sided 95%)."""
+    return could_reject(n, differing, kind, 1 - 2 * ALPHA)
 
 
 def too_few(n: int, differing: int) -> str:

@@ -25,8 +25,11 @@ exactly when "p < 0.05":
   more than half of the summed differences. A percentile bootstrap (interval, and the p
   that inverts it) is an option from 30 examples.
 
-Fewer than :data:`MIN_DIFFERING` examples that differ are not tested (no p-value, no mark):
-the interval is still given, never of zero width.
+A comparison is tested when its examples could show a difference: when the most extreme
+outcome on the examples that differ (every one of them worse by the same amount) would
+reject "no difference" at its confidence (:func:`could_reject`; for 0/1 outcomes at 95%,
+5 differing examples). Fewer are not tested (no p-value, no mark): the interval is still
+given, never of zero width. The gate reads the same rule (``gating.margins``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from agenteval_cli.metrics.distributions import (
@@ -50,7 +54,6 @@ from agenteval_cli.metrics.planning import mcnemar_detectable, paired_detectable
 
 DEFAULT_SEED = 20240611
 DEFAULT_RESAMPLES = 2000
-MIN_DIFFERING = 6  # below this many differing examples no test is reported
 BOOTSTRAP_MIN = 30  # the bootstrap is offered from this many examples
 TOO_FEW = "too few differing examples to test"
 SAME_SHIFT = "sign test: every example differs by the same amount"
@@ -154,7 +157,7 @@ def _binary(diffs: Sequence[float], confidence: float) -> PairedComparison:
     worse = sum(1 for d in diffs if d < -0.5)
     low, high = mcnemar_interval(better, worse, n, confidence)
     m = better + worse
-    tested = m >= MIN_DIFFERING
+    tested = m > 0 and could_reject(n, m, "binary", confidence)
     p = mcnemar_mid_p(better, worse) if tested else None
     detectable = mcnemar_detectable(n, m / n, alpha=1 - confidence) if m else None
     return PairedComparison(
@@ -253,7 +256,8 @@ def _means(
     m = better + worse
     mean = _mean(diffs)
     low = high = p = detectable = None
-    reason: str | None = TOO_FEW if m < MIN_DIFFERING else None
+    tested = m > 0 and could_reject(n, m, kind, confidence)
+    reason: str | None = None if tested else TOO_FEW
     estimate = t_test(diffs)
     shown_method = "paired t"
     if estimate is not None and m and estimate[1] <= 1e-12 * abs(mean):
@@ -348,6 +352,25 @@ def compare_paired(
     else:
         found = _means(xs, ys, diffs, kind, confidence, method, resamples, seed)
     return replace(found, mean_a=_mean(xs), mean_b=_mean(ys))
+
+
+@lru_cache(maxsize=4096)
+def could_reject(n: int, differing: int, kind: PairedKind, confidence: float = 0.95) -> bool:
+    """Whether ``differing`` of ``n`` examples could show a difference at ``confidence``:
+    whether the outcome that puts the interval furthest from 0 (all of them worse by the
+    same amount) gives an interval that excludes 0. Below that, no test is reported."""
+    if differing <= 0:
+        return False
+    diffs = [-1.0] * differing + [0.0] * (n - differing)
+    if kind == "binary":
+        return mcnemar_interval(0, differing, n, confidence)[1] < 0
+    if differing == n:  # every example the same shift: read as signs
+        return mcnemar_mid_p(0, n) < 1 - confidence
+    estimate = t_test(diffs)
+    if estimate is None or estimate[1] <= 0:
+        return False
+    mean, error = _mean(diffs), estimate[1]
+    return mean + t_quantile(1 - (1 - confidence) / 2, n - 1) * error < 0
 
 
 def within(found: PairedComparison, low: float, high: float) -> PairedComparison:

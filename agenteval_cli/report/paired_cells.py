@@ -6,7 +6,7 @@ computed."""
 from __future__ import annotations
 
 from agenteval_cli.metrics.catalog import Catalog
-from agenteval_cli.metrics.stats import MIN_DIFFERING, PairedComparison
+from agenteval_cli.metrics.stats import PairedComparison
 
 TOO_FEW_CELL = "too few"
 
@@ -82,6 +82,6 @@ def method_note(
         f"95% CI and p from one test: mid-p McNemar for 0/1 outcomes{counts}, {means} "
         "otherwise; ▲ better / ▼ worse: p < 0.05, unadjusted, one of "
         f"{tested} test(s) ({significant_q} with Benjamini–Hochberg q < 0.05); "
-        f"too few: under {MIN_DIFFERING} differing examples, too few differing examples to "
-        f"test; {detectable}."
+        "too few: so few examples differ that even all of them one way would not be "
+        f"significant; {detectable}."
     )
