@@ -100,7 +100,9 @@ async def converse(
         if current is not None:  # an earlier attempt failed: its calls were still made
             spent.append(current.spent())
         current = _Attempt(Session(row=row_fields(example, input_key=target.input_key)))
-        await _run_turns(current, target, source(), guard, who, limiter, score_turn)
+        await _run_turns(
+            current, target, source(), guard, who, limiter, score_turn, (example.id, repetition)
+        )
         return current
 
     attempts = 1
@@ -138,10 +140,12 @@ async def _run_turns(
     who: Call,
     limiter: Limiter | None,
     score_turn: TurnScorer | None,
+    key: tuple[str, int],
 ) -> None:
     """Send the turns ``source`` gives, in order; a turn that raises leaves ``attempt``
     with it in flight. A turn that stops at an interrupt ends the conversation unless the
-    next turn is a resume."""
+    next turn is a resume. ``key`` (the example's id, the repetition) seeds the faults
+    injected into each turn, with the turn's number."""
     session = attempt.session
     number = 0
     while True:
@@ -179,7 +183,7 @@ async def _run_turns(
         if limiter is not None:
             await limiter.acquire()
         attempt.sent, attempt.recorder, attempt.started = sent, None, None
-        with recorder_for(target) as attempt.recorder:
+        with recorder_for(target, (*key, number)) as attempt.recorder:
             attempt.started = time.perf_counter()
             answered = await guard.outputs(
                 target.turn(turn, session, callbacks_of(attempt.recorder)), who

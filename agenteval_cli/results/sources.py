@@ -298,6 +298,7 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         reasoning_tokens=_tokens(data.get("reasoning_tokens")),
         token_details={str(k): int(v) for k, v in (data.get("token_details") or {}).items()},
         provider=None if data.get("provider") is None else str(data["provider"]),
+        injected=_optional_text(data.get("injected")),
     )
 
 

@@ -1,0 +1,173 @@
+"""Recovery: how a request fared when the spec's ``faults:`` failed some of its calls.
+
+Scored only for requests with an injected call in their trace (the rest are null, with the
+reason): ``recovered`` (it still met its outcome check), ``graceful`` (it ended with an
+answer, or a question to the user, rather than an exception, the recursion limit or a
+timeout), ``fault_retries`` (the failed calls made again) and ``fault_handoffs`` (handoffs
+made after the first fault).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run, ToolCall, Trace
+from agenteval_cli.evaluators.coverage import response_text
+from agenteval_cli.evaluators.registry import register
+from agenteval_cli.metrics.registry import metric
+
+KEYS = ("recovered", "graceful", "fault_retries", "fault_handoffs")
+NO_FAULT = "no fault injected into this request"
+
+
+def injected_calls(trace: Trace) -> list[ToolCall | ModelCall]:
+    """The calls a fault failed, in the order they started."""
+    calls: list[ToolCall | ModelCall] = [c for c in trace.tool_calls if c.injected]
+    calls += [c for c in trace.model_calls if c.injected]
+    return sorted(calls, key=lambda c: c.started_at or 0.0)
+
+
+def retries(trace: Trace) -> int:
+    """Failed calls made again: a later call of a failed tool by the same agent with the same
+    arguments; a failed model call's agent calling a model again before any tool of its
+    ran (the same request sent again: retry middleware, a fallback model)."""
+    count = 0
+    for tool in (c for c in trace.tool_calls if c.injected):
+        count += sum(
+            1
+            for later in trace.tool_calls
+            if later is not tool
+            and later.name == tool.name
+            and later.path == tool.path
+            and later.args == tool.args
+            and _after(later.started_at, tool.started_at)
+        )
+    for model in (c for c in trace.model_calls if c.injected):
+        count += _model_retry(trace, model)
+    return count
+
+
+def _model_retry(trace: Trace, failed: ModelCall) -> int:
+    """1 when the next thing the failed call's agent did was another model call."""
+    events: list[tuple[float, str]] = [
+        (c.started_at or 0.0, "model")
+        for c in trace.model_calls
+        if c is not failed and c.path == failed.path and _after(c.started_at, failed.started_at)
+    ]
+    events += [
+        (c.started_at or 0.0, "tool")
+        for c in trace.tool_calls
+        if c.path == failed.path and _after(c.started_at, failed.started_at)
+    ]
+    return int(bool(events) and min(events)[1] == "model")
+
+
+def handoffs_after(trace: Trace, since: float | None) -> int:
+    """Handoff tool calls that started after ``since`` (a graph's own return edges, which
+    no tool runs, carry no time and are not counted)."""
+    return sum(1 for c in trace.tool_calls if c.is_routing and _after(c.started_at, since))
+
+
+def _after(when: float | None, since: float | None) -> bool:
+    return when is not None and since is not None and when > since
+
+
+def graceful(run: Run) -> tuple[bool, str]:
+    """Whether the request ended with an answer (or a question to the user), and why not."""
+    if run.status == ERROR:
+        error = run.error or ""
+        if "GraphRecursionError" in error or "Recursion limit" in error:
+            return False, f"it looped into the recursion limit ({error})"
+        if error.startswith("TimeoutError: no answer within"):
+            return False, f"it timed out ({error})"
+        return False, f"it raised ({error})"
+    if run.status == INTERRUPTED:
+        return True, "it stopped to ask the user (interrupt)"
+    if not run.final_response.strip():
+        return False, "it ended with an empty answer"
+    return True, "it answered"
+
+
+def recovered(run: Run, reference: dict[str, Any], pass_mark: float) -> tuple[bool | None, str]:
+    """Whether the request met its outcome check: the row's must_mention coverage at
+    ``pass_mark`` or above; None when the row has nothing to check against."""
+    terms = reference.get("must_mention") or []
+    if isinstance(terms, str):
+        terms = [terms]
+    if not terms:
+        return None, "the row has no must_mention to check the outcome against"
+    if run.status != "ok":
+        return False, "no answer to check"
+    text = response_text(run.outputs)
+    missing = [t for t in terms if str(t).lower() not in text]
+    coverage = (len(terms) - len(missing)) / len(terms)
+    met = coverage >= pass_mark
+    shown = f"coverage {coverage:.0%} (pass mark {pass_mark:.0%})"
+    return met, f"{shown}, missing {missing}" if missing else shown
+
+
+@register(
+    "recovery",
+    family="recovery",
+    reads="trace's injected calls (faults:), status, outputs.must_mention",
+    references=("must_mention",),
+    description="requests with an injected fault: recovered (outcome met), graceful "
+    "(answered rather than raised), the failed calls retried and the handoffs after the fault",
+    metrics=[
+        metric(
+            "recovered",
+            "recovered under faults",
+            fmt="percent",
+            short="recovered",
+            binary=True,
+            pass_mark=">= 1",
+        ),
+        metric(
+            "graceful",
+            "graceful under faults",
+            fmt="percent",
+            short="graceful",
+            binary=True,
+            pass_mark=">= 1",
+        ),
+        metric(
+            "fault_retries", "retries after a fault", lower=True, quantity=True, short="retries"
+        ),
+        metric(
+            "fault_handoffs",
+            "handoffs after a fault",
+            lower=True,
+            quantity=True,
+            short="fault handoffs",
+        ),
+    ],
+    headline="recovered",
+    example="- {name: recovery, pass_mark: 0.5}",
+    needs_answer=False,
+)
+def recovery(*, pass_mark: float = 1.0) -> Any:
+    """``pass_mark``: the share of the row's must_mention terms a recovered answer mentions."""
+    if not 0 < pass_mark <= 1:
+        raise ValueError(f"pass_mark must be above 0 and at most 1, got {pass_mark!r}")
+
+    def evaluate(run: Run, trace: Trace, reference_outputs: dict) -> list[dict]:
+        failed = injected_calls(trace)
+        if not failed:
+            return [{"key": key, "score": None, "comment": NO_FAULT} for key in KEYS]
+        what = ", ".join(
+            f"{c.name if isinstance(c, ToolCall) else c.model} ({c.injected})" for c in failed
+        )
+        met, why = recovered(run, reference_outputs or {}, pass_mark)
+        ended, how = graceful(run)
+        return [
+            {"key": "recovered", "score": met, "comment": why},
+            {"key": "graceful", "score": ended, "comment": how},
+            {"key": "fault_retries", "score": float(retries(trace)), "comment": f"failed: {what}"},
+            {
+                "key": "fault_handoffs",
+                "score": float(handoffs_after(trace, failed[0].started_at)),
+                "comment": f"after {what.split(', ')[0]}",
+            },
+        ]
+
+    return evaluate
