@@ -9,6 +9,7 @@ made after the first fault).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run, ToolCall, Trace
@@ -28,20 +29,19 @@ def injected_calls(trace: Trace) -> list[ToolCall | ModelCall]:
 
 
 def retries(trace: Trace) -> int:
-    """Failed calls made again: a later call of a failed tool by the same agent with the same
-    arguments; a failed model call's agent calling a model again before any tool of its
-    ran (the same request sent again: retry middleware, a fallback model)."""
+    """Failed calls made again. A tool call's retry is a later call of the same tool by the
+    same agent with the same arguments, after the first of them failed by a fault; a model
+    call's is the same agent calling a model again as the next thing it does after a failed
+    call, before any tool of its ran (the request sent again: retry middleware, a fallback)."""
     count = 0
-    for tool in (c for c in trace.tool_calls if c.injected):
-        count += sum(
-            1
-            for later in trace.tool_calls
-            if later is not tool
-            and later.name == tool.name
-            and later.path == tool.path
-            and later.args == tool.args
-            and _after(later.started_at, tool.started_at)
-        )
+    groups: dict[str, list[ToolCall]] = {}
+    for call in trace.tool_calls:
+        same = json.dumps([call.name, call.path, call.args], sort_keys=True, default=str)
+        groups.setdefault(same, []).append(call)
+    for calls in groups.values():
+        failed = [c.started_at for c in calls if c.injected and c.started_at is not None]
+        if failed:
+            count += sum(1 for c in calls if _after(c.started_at, min(failed)))
     for model in (c for c in trace.model_calls if c.injected):
         count += _model_retry(trace, model)
     return count

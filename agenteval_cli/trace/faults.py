@@ -114,7 +114,7 @@ class FaultInjector(BaseCallbackHandler):
                 invocation_params=invocation_params,
                 **kw,
             )
-        self._fail(chosen, run_id, model, (metadata or {}).get("ls_provider"))
+        self._fail(chosen, run_id, model, (metadata or {}).get("ls_provider"), model=True)
 
     def on_tool_start(
         self,
@@ -133,7 +133,7 @@ class FaultInjector(BaseCallbackHandler):
         recorder = self._recorder
         if recorder is not None and not recorder.saw(run_id):
             recorder.on_tool_start(serialized, input_str, run_id=run_id, metadata=metadata, **kw)
-        self._fail(chosen, run_id, name, None)
+        self._fail(chosen, run_id, name, None, model=False)
 
     def _agents(self, metadata: dict[str, Any] | None) -> set[str]:
         """The agents a call runs under, as its run's metadata says: the agent's name
@@ -175,10 +175,12 @@ class FaultInjector(BaseCallbackHandler):
             return True
         return draw([fault.seed, *self._key, position, counted, index]) < fault.rate
 
-    def _fail(self, fault: FaultSpec, run_id: UUID, what: str, provider: Any) -> None:
+    def _fail(
+        self, fault: FaultSpec, run_id: UUID, what: str, provider: Any, *, model: bool
+    ) -> None:
         if fault.fail == "timeout" and fault.after_s:
             time.sleep(fault.after_s)
-        error = fault_error(fault.fail, what, fault.after_s, provider)
+        error = fault_error(fault.fail, what, fault.after_s, provider, model=model)
         if self._recorder is not None:
             self._recorder.injected(run_id, fault.fail, error)
         raise error
@@ -220,13 +222,27 @@ _PROVIDER_URLS = {
     "azure": "https://api.openai.com/v1/chat/completions",
     "anthropic": "https://api.anthropic.com/v1/messages",
 }
+# The classes a provider's LangChain integration raises for a 429 and a 5xx: its client's
+# error and LangChain's provider-neutral one at once.
+_PROVIDER_ERRORS = {
+    "openai": ("langchain_openai.chat_models.base", "OpenAIRateLimitError", "OpenAIAPIError"),
+    "azure": ("langchain_openai.chat_models.base", "OpenAIRateLimitError", "OpenAIAPIError"),
+    "anthropic": (
+        "langchain_anthropic.chat_models",
+        "AnthropicRateLimitError",
+        "AnthropicAPIError",
+    ),
+}
 
 
-def fault_error(kind: str, what: str, after_s: float = 0.0, provider: Any = None) -> Exception:
-    """The error a real failure of this kind raises: a tool's ``ToolException``, Python's
-    ``TimeoutError``, and for a rate limit (429) or a model's error (500) the provider
-    client's own class (OpenAI's, Anthropic's) when it is loaded, else httpx's
-    ``HTTPStatusError``; marked as injected."""
+def fault_error(
+    kind: str, what: str, after_s: float = 0.0, provider: Any = None, *, model: bool = False
+) -> Exception:
+    """The error a real failure of this kind raises, marked as injected: a tool's
+    ``ToolException``; Python's ``TimeoutError``; for a model's rate limit (429) or server
+    error (500) the class its provider's integration raises (``OpenAIRateLimitError``,
+    ``AnthropicAPIError``...) when it is loaded, else LangChain's ``ModelRateLimitError`` /
+    ``ModelAPIError``; a tool's rate limit is httpx's ``HTTPStatusError`` (429)."""
     error: Exception
     if kind == "error":
         error = ToolException(f"{what} failed (injected fault)")
@@ -234,25 +250,42 @@ def fault_error(kind: str, what: str, after_s: float = 0.0, provider: Any = None
         error = TimeoutError(f"{what} timed out after {after_s:g} s (injected fault)")
     else:
         status = 429 if kind == "rate_limit" else 500
-        error = _http_error(status, what, provider if isinstance(provider, str) else None)
+        name = provider if isinstance(provider, str) else ""
+        error = _model_error(status, what, name) if model else _http_error(status, what, name)
     setattr(error, MARK, kind)
     return error
 
 
-def _http_error(status: int, what: str, provider: str | None) -> Exception:
+def _message(status: int, what: str) -> str:
+    if status == 429:
+        return f"Error code: 429 - rate limit reached for {what} (injected fault)"
+    return f"Error code: 500 - the server had an error serving {what} (injected fault)"
+
+
+def _response(status: int, provider: str) -> Any:
     import httpx
 
-    if status == 429:
-        message = f"Error code: 429 - rate limit reached for {what} (injected fault)"
-    else:
-        message = f"Error code: 500 - the server had an error serving {what} (injected fault)"
-    url = _PROVIDER_URLS.get(provider or "", "https://model.invalid/v1/chat")
-    request = httpx.Request("POST", url)
-    response = httpx.Response(status, request=request, headers={"retry-after": "0"})
-    client = {"openai": "openai", "azure": "openai", "anthropic": "anthropic"}.get(provider or "")
-    module = sys.modules.get(client) if client else None
-    name = "RateLimitError" if status == 429 else "InternalServerError"
-    cls = getattr(module, name, None) if module is not None else None
+    request = httpx.Request("POST", _PROVIDER_URLS.get(provider, "https://model.invalid/v1/chat"))
+    return httpx.Response(status, request=request, headers={"retry-after": "0"})
+
+
+def _model_error(status: int, what: str, provider: str) -> Exception:
+    from langchain_core.exceptions import ModelAPIError, ModelRateLimitError
+
+    module_name, *names = _PROVIDER_ERRORS.get(provider, ("", "", ""))
+    module = sys.modules.get(module_name) if module_name else None
+    cls = getattr(module, names[0 if status == 429 else 1], None) if module else None
     if isinstance(cls, type) and issubclass(cls, Exception):
-        return cls(message, response=response, body=None)  # type: ignore[call-arg]
-    return httpx.HTTPStatusError(message, request=request, response=response)
+        return cls(_message(status, what), response=_response(status, provider), body=None)  # type: ignore[call-arg]
+    error: Any = (ModelRateLimitError if status == 429 else ModelAPIError)(_message(status, what))
+    error.status_code = status  # as the HTTP errors say it
+    return error
+
+
+def _http_error(status: int, what: str, provider: str) -> Exception:
+    import httpx
+
+    response = _response(status, provider)
+    return httpx.HTTPStatusError(
+        _message(status, what), request=response.request, response=response
+    )

@@ -1,0 +1,307 @@
+"""Faults injected from the outside (a target's ``faults:``) and the recovery metrics.
+
+Each graph is someone else's (create_agent with retry middleware, langgraph-supervisor,
+langgraph-swarm, the prebuilt ReAct agent, the demo), built per call with scripted models
+(:mod:`recovery_graphs`); the figures are derived by hand from the scripts and the scripted
+models' own call logs, which a failed call never reaches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval_cli.core.faults import injected_fault
+from agenteval_cli.core.retry import RetryPolicy
+from agenteval_cli.trace.faults import fault_error
+
+ROOT = Path(__file__).resolve().parent.parent
+GRAPHS = Path(__file__).resolve().parent / "recovery_graphs.py"
+QUESTION = {
+    "id": "invoice",
+    "inputs": {"question": "Can I see my latest invoice?"},
+    "outputs": {"must_mention": ["INV-1042"]},
+}
+
+
+def run_spec(
+    invoke: Any,
+    folder: Path,
+    target: str,
+    faults: str,
+    *,
+    rows: list[dict[str, Any]] | None = None,
+    extra: str = "",
+) -> list[dict[str, Any]]:
+    """Run ``recovery_graphs:target`` with ``faults`` (YAML flow list) on ``rows``; the
+    faulted target's results from ``--json``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows or [QUESTION]))
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets:\n"
+        f"  faulted: {{target: {GRAPHS}:{target}, faults: {faults}}}\n"
+        "evaluators: [recovery]\n"
+        "max_error_rate: 1\n" + extra
+    )
+    out = folder / "out.json"
+    result = invoke("run", spec, "--store", folder / "a.db", "--json", out)
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())["experiments"][0]["results"]
+
+
+def injected(result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(kind of call, its name, the fault) of every call a fault failed."""
+    trace = result["trace"]
+    return [("tool", t["name"], t["injected"]) for t in trace["tool_calls"] if t["injected"]] + [
+        ("model", m["model"], m["injected"]) for m in trace["model_calls"] if m["injected"]
+    ]
+
+
+def test_a_transient_rate_limit_retried_by_model_retry_middleware_recovers(invoke, tmp_path):
+    [result] = run_spec(
+        invoke, tmp_path, "model_retry", "[{agent: billing, fail: rate_limit, calls: [1]}]"
+    )
+    # The middleware sent the first request again: both scripted replies were handed out,
+    # the failed call never reached the model.
+    assert result["outputs"]["calls"] == {"gpt-4o": 2}
+    assert result["status"] == "ok" and result["attempts"] == 1
+    models = result["trace"]["model_calls"]
+    assert [(m["injected"], m["failed"]) for m in models] == [
+        ("rate_limit", True),
+        (None, False),
+        (None, False),
+    ]
+    assert injected(result) == [("model", "gpt-4o", "rate_limit")]
+    assert result["scores"] == {
+        "recovered": True,
+        "graceful": True,
+        "fault_retries": 1.0,
+        "fault_handoffs": 0.0,
+    }
+
+
+def test_a_tool_down_through_tool_retry_middleware_is_graceful_not_recovered(invoke, tmp_path):
+    [result] = run_spec(invoke, tmp_path, "tool_retry", "[{tool: lookup_invoice, fail: error}]")
+    assert result["outputs"]["calls"] == {"gpt-4o": 2}  # the tool call, then the apology
+    tools = result["trace"]["tool_calls"]
+    # the first call and the middleware's two retries, each failed
+    assert [(t["name"], t["status"], t["injected"]) for t in tools] == [
+        ("lookup_invoice", "error", "error")
+    ] * 3
+    assert tools[0]["output"] == "ToolException: lookup_invoice failed (injected fault)"
+    assert result["scores"] == {
+        "recovered": False,
+        "graceful": True,
+        "fault_retries": 2.0,
+        "fault_handoffs": 0.0,
+    }
+    assert "missing ['INV-1042']" in result["comments"]["recovered"]
+
+
+def test_a_supervisor_routes_around_a_failed_tool(invoke, tmp_path):
+    row = {**QUESTION, "outputs": {"must_mention": ["Priya Shah"]}}
+    [result] = run_spec(
+        invoke, tmp_path, "supervisor", "[{tool: lookup_invoice, fail: error}]", rows=[row]
+    )
+    assert result["outputs"]["calls"] == {"boss-model": 3, "billing-model": 2, "account-model": 2}
+    assert injected(result) == [("tool", "lookup_invoice", "error")]
+    [failed] = [t for t in result["trace"]["tool_calls"] if t["injected"]]
+    assert failed["agent"] == "billing"
+    # after the fault: the boss's transfer_to_account (billing's return to the boss is the
+    # graph's own edge, which no tool ran)
+    assert result["scores"] == {
+        "recovered": True,
+        "graceful": True,
+        "fault_retries": 0.0,
+        "fault_handoffs": 1.0,
+    }
+
+
+def test_a_model_error_in_a_swarm_agent_without_retry_is_not_graceful(invoke, tmp_path):
+    # the run's own retries would retry a 500: an injected one is the graph's to handle
+    [result] = run_spec(
+        invoke,
+        tmp_path,
+        "swarm",
+        "[{agent: account, fail: model_error}]",
+        extra="retries: {max: 2, on: [server], initial_delay_s: 0}\n",
+    )
+    assert result["status"] == "error" and result["attempts"] == 1
+    assert result["error"] == (
+        "ModelAPIError: Error code: 500 - the server had an error serving account-model "
+        "(injected fault)"
+    )
+    assert injected(result) == [("model", "account-model", "model_error")]
+    assert result["trace"]["agent_path"] == ["desk", "account"]
+    assert result["scores"] == {
+        "recovered": False,
+        "graceful": False,
+        "fault_retries": 0.0,
+        "fault_handoffs": 0.0,
+    }
+    assert result["comments"]["graceful"].startswith("it raised (ModelAPIError: ")
+
+
+def test_an_agent_looping_on_a_failed_tool_into_the_recursion_limit(invoke, tmp_path):
+    [result] = run_spec(invoke, tmp_path, "looping_agent", "[{tool: '*', fail: error}]")
+    assert result["status"] == "error"
+    assert "GraphRecursionError" in result["error"]
+    # limit 6: model, tools, model, tools, model, tools; the 7th step is refused
+    assert [m["injected"] for m in result["trace"]["model_calls"]] == [None] * 3
+    assert injected(result) == [("tool", "lookup_invoice", "error")] * 3
+    assert result["scores"]["graceful"] is False
+    assert result["comments"]["graceful"].startswith("it looped into the recursion limit")
+    assert result["scores"]["fault_retries"] == 2.0
+
+
+def test_the_prebuilt_agent_answers_when_its_steps_run_out(invoke, tmp_path):
+    # create_react_agent stops itself one step before the limit, with an apology: graceful
+    [result] = run_spec(invoke, tmp_path, "looping", "[{tool: lookup_invoice, fail: error}]")
+    assert result["status"] == "ok"
+    assert result["outputs"]["final_response"] == "Sorry, need more steps to process this request."
+    assert result["outputs"]["calls"] == {"gpt-4o": 3}
+    assert result["scores"]["graceful"] is True and result["scores"]["recovered"] is False
+
+
+def test_a_timeout_waits_after_s_then_raises_timeout_error(invoke, tmp_path):
+    [result] = run_spec(
+        invoke, tmp_path, "one_tool_call", "[{tool: lookup_invoice, fail: timeout, after_s: 0.2}]"
+    )
+    [tool] = result["trace"]["tool_calls"]
+    assert tool["injected"] == "timeout"
+    assert tool["output"] == "TimeoutError: lookup_invoice timed out after 0.2 s (injected fault)"
+    assert tool["ended_at"] - tool["started_at"] >= 0.2
+
+
+def test_requests_no_fault_reached_are_null_with_the_reason(invoke, tmp_path):
+    [result] = run_spec(invoke, tmp_path, "one_tool_call", "[{tool: refund, fail: error}]")
+    assert injected(result) == []
+    assert result["scores"] == dict.fromkeys(
+        ["recovered", "graceful", "fault_retries", "fault_handoffs"]
+    )
+    assert result["comments"]["recovered"] == "no fault injected into this request"
+
+
+def _draw(*parts: Any) -> float:
+    """The hash the spec's rate is drawn from, written out again."""
+    digest = hashlib.sha256(json.dumps(list(parts), sort_keys=True).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def test_a_rate_fails_the_calls_its_seed_draws_whatever_the_concurrency(invoke, tmp_path):
+    rows = [{**QUESTION, "id": f"r{i}"} for i in range(8)]
+    faults = "[{tool: lookup_invoice, fail: error, rate: 0.5, seed: 7}]"
+    runs = [
+        run_spec(
+            invoke,
+            tmp_path / str(c),
+            "one_tool_call",
+            faults,
+            rows=rows,
+            extra=f"concurrency: {c}\nrepetitions: 2\n",
+        )
+        for c in (1, 4)
+    ]
+    # each request makes one call of the tool: its index is 1; the fault is the first (0)
+    expected = {
+        (f"r{i}", rep)
+        for i in range(8)
+        for rep in range(2)
+        if _draw(7, f"r{i}", rep, 0, "lookup_invoice", 1) < 0.5
+    }
+    for results in runs:
+        failed = {(r["example_id"], r["repetition"]) for r in results if injected(r)}
+        assert failed == expected
+    assert 0 < len(expected) < 16  # the rate chose some calls, not all or none
+
+
+def test_the_demo_supervisor_with_its_billing_tools_down_raises(invoke, tmp_path):
+    row = {
+        "id": "invoice",
+        "inputs": {"question": "Please send me a copy of my latest invoice."},
+        "outputs": {"must_mention": ["invoice"]},
+    }
+    folder = tmp_path
+    (folder / "data.jsonl").write_text(json.dumps(row) + "\n")
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets:\n"
+        "  down: {target: agenteval_cli.demo.supervisor:graph,"
+        " faults: [{agent: billing, tool: '*', fail: error}]}\n"
+        "evaluators: [recovery]\nmax_error_rate: 1\n"
+    )
+    out = folder / "out.json"
+    assert invoke("run", spec, "--store", folder / "a.db", "--json", out).exit_code == 0
+    [result] = json.loads(out.read_text())["experiments"][0]["results"]
+    # the demo's create_agent specialists leave tool errors to ToolNode's default, which
+    # raises anything but a bad tool call: the request ends in the injected error
+    assert result["error"] == "ToolException: lookup_invoice failed (injected fault)"
+    assert injected(result) == [("tool", "lookup_invoice", "error")]
+    assert result["trace"]["agent_path"] == ["supervisor", "billing"]
+    assert result["scores"]["graceful"] is False and result["scores"]["recovered"] is False
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("{tool: x, fail: eror}", "unknown fault 'eror' (did you mean 'error'?)"),
+        ("{tool: x, fail: model_error}", "a tool cannot fail with 'model_error'"),
+        ("{agent: a, fail: error}", "a model call cannot fail with 'error'"),
+        ("{fail: error}", "a fault names no call to fail"),
+        ("{tool: x, model: m, fail: error}", "'tool' and 'model' both given"),
+        ("{tool: x, fail: error, after_s: 2}", "'after_s' is the wait of a timeout"),
+        ("{tool: x, fail: error, rate: 2}", "expected a number from 0 to 1, got 2"),
+    ],
+)
+def test_a_bad_fault_is_one_line_naming_its_line(invoke, tmp_path, fault, message):
+    (tmp_path / "data.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"dataset: data.jsonl\ntargets:\n  t:\n    target: x.py:f\n    faults:\n      - {fault}\n"
+    )
+    result = invoke("run", spec, "--store", tmp_path / "a.db")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "spec.yaml:6:" in result.text and message in result.text
+
+
+def test_faults_on_a_served_graph_are_refused(invoke, tmp_path):
+    (tmp_path / "data.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\ntargets:\n  t:\n    remote: {url: 'http://127.0.0.1:1', graph: g}\n"
+        "    faults: [{tool: x, fail: error}]\n"
+    )
+    result = invoke("run", spec, "--store", tmp_path / "a.db")
+    assert result.exit_code == 2
+    assert (
+        "spec.yaml:5:" in result.text
+        and "faults cannot be injected into a served graph" in result.text
+    )
+
+
+def test_injected_errors_look_like_the_providers_own():
+    import openai
+    from langchain_core.exceptions import ModelRateLimitError
+    from langchain_openai import ChatOpenAI  # noqa: F401 (loads its error classes)
+
+    error = fault_error("rate_limit", "gpt-4o", provider="openai", model=True)
+    assert isinstance(error, openai.RateLimitError) and isinstance(error, ModelRateLimitError)
+    assert error.status_code == 429 and injected_fault(error) == "rate_limit"
+    plain = fault_error("rate_limit", "mine", provider="scripted", model=True)
+    assert isinstance(plain, ModelRateLimitError) and plain.status_code == 429  # type: ignore[attr-defined]
+    # what a real 429 is, the run retries; an injected one, never
+    real = fault_error("rate_limit", "x", model=True)
+    delattr(real, "agenteval_fault")
+    assert RetryPolicy(max=2).retries(real) and not RetryPolicy(max=2).retries(error)
+    wrapped = RuntimeError("graph failed")
+    wrapped.__cause__ = error
+    assert injected_fault(wrapped) == "rate_limit"
