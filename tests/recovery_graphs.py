@@ -57,8 +57,8 @@ def model_retry(inputs: dict[str, Any]) -> dict[str, Any]:
     the answer."""
     model = scripted(
         "gpt-4o",
-        reply(tools=[("lookup_invoice", {"invoice_id": "latest"})]),
-        reply(f"Your latest invoice is {INVOICE}, paid in full."),
+        reply(tools=[("lookup_invoice", {"invoice_id": "latest"})], tokens=(100, 10)),
+        reply(f"Your latest invoice is {INVOICE}, paid in full.", tokens=(150, 20)),
     )
     agent = create_agent(
         model, [lookup_invoice], name="billing", middleware=[ModelRetryMiddleware(**RETRY)]
@@ -99,19 +99,22 @@ def supervisor(inputs: dict[str, Any]) -> dict[str, Any]:
     routes to billing, then (billing having failed) to account, then answers."""
     boss = scripted(
         "boss-model",
-        reply(tools=[("transfer_to_billing", {})]),
-        reply(tools=[("transfer_to_account", {})]),
-        reply("Billing is down; your account manager Priya Shah will send the invoice."),
+        reply(tools=[("transfer_to_billing", {})], tokens=(10, 1)),
+        reply(tools=[("transfer_to_account", {})], tokens=(20, 2)),
+        reply(
+            "Billing is down; your account manager Priya Shah will send the invoice.",
+            tokens=(30, 3),
+        ),
     )
     billing_model = scripted(
         "billing-model",
-        reply(tools=[("lookup_invoice", {"invoice_id": "latest"})]),
-        reply("I could not reach the invoice system."),
+        reply(tools=[("lookup_invoice", {"invoice_id": "latest"})], tokens=(40, 4)),
+        reply("I could not reach the invoice system.", tokens=(50, 5)),
     )
     account_model = scripted(
         "account-model",
-        reply(tools=[("get_account_manager", {})]),
-        reply("Priya Shah is your account manager."),
+        reply(tools=[("get_account_manager", {})], tokens=(60, 6)),
+        reply("Priya Shah is your account manager.", tokens=(70, 7)),
     )
     workers = [
         _react(billing_model, [lookup_invoice], "billing"),

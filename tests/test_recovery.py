@@ -79,11 +79,13 @@ def test_a_transient_rate_limit_retried_by_model_retry_middleware_recovers(invok
         (None, False),
     ]
     assert injected(result) == [("model", "gpt-4o", "rate_limit")]
+    # after the fault, both replies: (100 + 10) + (150 + 20)
     assert result["scores"] == {
         "recovered": True,
         "graceful": True,
         "fault_retries": 1.0,
         "fault_handoffs": 0.0,
+        "tokens_after_fault": 280.0,
     }
 
 
@@ -101,6 +103,7 @@ def test_a_tool_down_through_tool_retry_middleware_is_graceful_not_recovered(inv
         "graceful": True,
         "fault_retries": 2.0,
         "fault_handoffs": 0.0,
+        "tokens_after_fault": None,  # the script reports no usage: unknown, not zero
     }
     assert "missing ['INV-1042']" in result["comments"]["recovered"]
 
@@ -116,11 +119,14 @@ def test_a_supervisor_routes_around_a_failed_tool(invoke, tmp_path):
     assert failed["agent"] == "billing"
     # after the fault: the boss's transfer_to_account (billing's return to the boss is the
     # graph's own edge, which no tool ran)
+    # tokens of the calls after it: billing's second reply (55), the boss's second (22),
+    # both of account's (66 + 77) and the boss's answer (33)
     assert result["scores"] == {
         "recovered": True,
         "graceful": True,
         "fault_retries": 0.0,
         "fault_handoffs": 1.0,
+        "tokens_after_fault": 253.0,
     }
 
 
@@ -145,6 +151,7 @@ def test_a_model_error_in_a_swarm_agent_without_retry_is_not_graceful(invoke, tm
         "graceful": False,
         "fault_retries": 0.0,
         "fault_handoffs": 0.0,
+        "tokens_after_fault": 0.0,  # nothing ran after it
     }
     assert result["comments"]["graceful"].startswith("it raised (ModelAPIError: ")
 
@@ -184,7 +191,7 @@ def test_requests_no_fault_reached_are_null_with_the_reason(invoke, tmp_path):
     [result] = run_spec(invoke, tmp_path, "one_tool_call", "[{tool: refund, fail: error}]")
     assert injected(result) == []
     assert result["scores"] == dict.fromkeys(
-        ["recovered", "graceful", "fault_retries", "fault_handoffs"]
+        ["recovered", "graceful", "fault_retries", "fault_handoffs", "tokens_after_fault"]
     )
     assert result["comments"]["recovered"] == "no fault injected into this request"
 

@@ -3,8 +3,9 @@
 Scored only for requests with an injected call in their trace (the rest are null, with the
 reason): ``recovered`` (it still met its outcome check), ``graceful`` (it ended with an
 answer, or a question to the user, rather than an exception, the recursion limit or a
-timeout), ``fault_retries`` (the failed calls made again) and ``fault_handoffs`` (handoffs
-made after the first fault).
+timeout), ``fault_retries`` (the failed calls made again), ``fault_handoffs`` (handoffs
+made after the first fault) and ``tokens_after_fault`` (what the model calls after it spent).
+What the fault cost against the same example's fault-free run is compare's paired figure.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from agenteval_cli.evaluators.coverage import response_text
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.metrics.registry import metric
 
-KEYS = ("recovered", "graceful", "fault_retries", "fault_handoffs")
+KEYS = ("recovered", "graceful", "fault_retries", "fault_handoffs", "tokens_after_fault")
 NO_FAULT = "no fault injected into this request"
 
 
@@ -68,6 +69,19 @@ def handoffs_after(trace: Trace, since: float | None) -> int:
     return sum(1 for c in trace.tool_calls if c.is_routing and _after(c.started_at, since))
 
 
+def tokens_after(trace: Trace, since: float | None) -> int | None:
+    """Tokens of the model calls that started after ``since``: what the request spent once
+    the fault hit (None when one of them reported no usage)."""
+    total: int | None = 0
+    for call in trace.model_calls:
+        if call.failed or not _after(call.started_at, since):
+            continue
+        if total is None or call.input_tokens is None or call.output_tokens is None:
+            return None
+        total += call.input_tokens + call.output_tokens
+    return total
+
+
 def _after(when: float | None, since: float | None) -> bool:
     return when is not None and since is not None and when > since
 
@@ -112,7 +126,8 @@ def recovered(run: Run, reference: dict[str, Any], pass_mark: float) -> tuple[bo
     reads="trace's injected calls (faults:), status, outputs.must_mention",
     references=("must_mention",),
     description="requests with an injected fault: recovered (outcome met), graceful "
-    "(answered rather than raised), the failed calls retried and the handoffs after the fault",
+    "(answered rather than raised), the failed calls retried, the handoffs and tokens after "
+    "the fault",
     metrics=[
         metric(
             "recovered",
@@ -140,6 +155,13 @@ def recovered(run: Run, reference: dict[str, Any], pass_mark: float) -> tuple[bo
             quantity=True,
             short="fault handoffs",
         ),
+        metric(
+            "tokens_after_fault",
+            "tokens after a fault",
+            lower=True,
+            quantity=True,
+            short="tokens after fault",
+        ),
     ],
     headline="recovered",
     example="- {name: recovery, pass_mark: 0.5}",
@@ -157,6 +179,8 @@ def recovery(*, pass_mark: float = 1.0) -> Any:
         what = ", ".join(
             f"{c.name if isinstance(c, ToolCall) else c.model} ({c.injected})" for c in failed
         )
+        first = what.split(", ")[0]
+        spent = tokens_after(trace, failed[0].started_at)
         met, why = recovered(run, reference_outputs or {}, pass_mark)
         ended, how = graceful(run)
         return [
@@ -166,7 +190,14 @@ def recovery(*, pass_mark: float = 1.0) -> Any:
             {
                 "key": "fault_handoffs",
                 "score": float(handoffs_after(trace, failed[0].started_at)),
-                "comment": f"after {what.split(', ')[0]}",
+                "comment": f"after {first}",
+            },
+            {
+                "key": "tokens_after_fault",
+                "score": None if spent is None else float(spent),
+                "comment": f"after {first}"
+                if spent is not None
+                else "a model call after the fault reported no usage",
             },
         ]
 
