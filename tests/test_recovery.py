@@ -312,3 +312,24 @@ def test_injected_errors_look_like_the_providers_own():
     wrapped = RuntimeError("graph failed")
     wrapped.__cause__ = error
     assert injected_fault(wrapped) == "rate_limit"
+
+
+def test_a_faulted_target_never_shares_a_cached_answer_with_its_fault_free_twin(invoke, tmp_path):
+    (tmp_path / "data.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets:\n"
+        f"  clean: {GRAPHS}:one_tool_call\n"
+        f"  faulted: {{target: {GRAPHS}:one_tool_call,"
+        " faults: [{tool: lookup_invoice, fail: error}]}\n"
+        "evaluators: [recovery]\ncache: true\nmax_error_rate: 1\n"
+    )
+    for attempt in ("first", "cached"):
+        out = tmp_path / f"{attempt}.json"
+        assert invoke("run", spec, "--store", tmp_path / "a.db", "--json", out).exit_code == 0
+        results = {e["target"]: e["results"][0] for e in json.loads(out.read_text())["experiments"]}
+        assert results["clean"]["cached"] is results["faulted"]["cached"] is (attempt == "cached")
+        assert injected(results["clean"]) == []
+        assert injected(results["faulted"]) == [("tool", "lookup_invoice", "error")]
+        assert results["faulted"]["outputs"]["final_response"] == "Your latest invoice is INV-1042."
