@@ -36,9 +36,11 @@ def run_spec(
     *,
     rows: list[dict[str, Any]] | None = None,
     extra: str = "",
+    hits: bool = True,
 ) -> list[dict[str, Any]]:
     """Run ``recovery_graphs:target`` with ``faults`` (YAML flow list) on ``rows``; the
-    faulted target's results from ``--json``."""
+    faulted target's results from ``--json``. ``hits``: some fault failed a call, so the
+    run has no note saying none did."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows or [QUESTION]))
@@ -53,6 +55,7 @@ def run_spec(
     out = folder / "out.json"
     result = invoke("run", spec, "--store", folder / "a.db", "--json", out)
     assert result.exit_code == 0, result.output
+    assert ("its faults failed none" not in result.text) is hits  # the note after the run
     return json.loads(out.read_text())["experiments"][0]["results"]
 
 
@@ -188,7 +191,9 @@ def test_a_timeout_waits_after_s_then_raises_timeout_error(invoke, tmp_path):
 
 
 def test_requests_no_fault_reached_are_null_with_the_reason(invoke, tmp_path):
-    [result] = run_spec(invoke, tmp_path, "one_tool_call", "[{tool: refund, fail: error}]")
+    [result] = run_spec(
+        invoke, tmp_path, "one_tool_call", "[{tool: refund, fail: error}]", hits=False
+    )
     assert injected(result) == []
     assert result["scores"] == dict.fromkeys(
         ["recovered", "graceful", "fault_retries", "fault_handoffs", "tokens_after_fault"]
@@ -333,3 +338,22 @@ def test_a_faulted_target_never_shares_a_cached_answer_with_its_fault_free_twin(
         assert injected(results["clean"]) == []
         assert injected(results["faulted"]) == [("tool", "lookup_invoice", "error")]
         assert results["faulted"]["outputs"]["final_response"] == "Your latest invoice is INV-1042."
+
+
+def test_faults_that_fail_no_call_are_named_in_a_note(invoke, tmp_path):
+    (tmp_path / "data.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets:\n"
+        "  typo:\n"
+        f"    target: {GRAPHS}:one_tool_call\n"
+        "    faults: [{tool: lookup_invoce, fail: error}]\n"
+        "evaluators: [recovery]\n"
+    )
+    result = invoke("run", spec, "--store", tmp_path / "a.db")
+    assert result.exit_code == 0
+    assert (
+        "spec.yaml:5: target 'typo': its faults failed none of the 1 request(s) run: no call "
+        "matched them, or their calls:/rate: chose none"
+    ) in result.text

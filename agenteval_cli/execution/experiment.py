@@ -18,6 +18,7 @@ from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.data.conversations import TURNS, is_conversation, turn_inputs
 from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
+from agenteval_cli.execution.faults_seen import FaultsSeen
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
@@ -510,6 +511,7 @@ class Execution:
         self.engine.on_forced_exit = self._forced
         self.writer = store.writer()
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
+        self.faults_seen = FaultsSeen(run.targets)  # whether the targets' faults failed calls
 
     def abandoned(self) -> Sequence[asyncio.Task[Any]]:
         return self.engine.abandoned
@@ -543,7 +545,7 @@ class Execution:
         flight finished and are kept; it can be resumed)."""
         if self.changed:
             raise self.changed[0]
-        notes = [_changed_reads_note(self.runner)]
+        notes = [_changed_reads_note(self.runner), *self.faults_seen.notes(self.run.spec)]
         if status == FINISHED:
             notes.append(_grown_note(self.run.examples))
         for note in notes:
@@ -585,6 +587,7 @@ class Execution:
                 experiment_id, item.example, unstorable(result, exc), replace=item.replace
             )
         writer.add(encoded)
+        self.faults_seen.saw(item.target.name, result)
         if self.on_result is not None:
             try:
                 self.on_result(item.target.name, result)
