@@ -357,3 +357,33 @@ def test_faults_that_fail_no_call_are_named_in_a_note(invoke, tmp_path):
         "spec.yaml:5: target 'typo': its faults failed none of the 1 request(s) run: no call "
         "matched them, or their calls:/rate: chose none"
     ) in result.text
+
+
+def test_a_conversation_counts_the_calls_of_all_its_turns(invoke, tmp_path):
+    row = {
+        "id": "two-invoices",
+        "inputs": {"turns": ["Can you send me invoice INV-2041?", "And invoice INV-2042?"]},
+        "outputs": {"turns": [{"must_mention": ["INV-2041"]}, {"must_mention": ["INV-2042"]}]},
+    }
+    (tmp_path / "data.jsonl").write_text(json.dumps(row) + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets:\n"
+        "  sup: {target: agenteval_cli.demo.supervisor:conversational_graph,"
+        " faults: [{tool: lookup_invoice, fail: error, calls: [2]}]}\n"
+        "evaluators: [recovery]\nmax_error_rate: 1\n"
+    )
+    out = tmp_path / "out.json"
+    assert invoke("run", spec, "--store", tmp_path / "a.db", "--json", out).exit_code == 0
+    [result] = json.loads(out.read_text())["experiments"][0]["results"]
+    first, second = result["turns"]
+    # the conversation's second lookup_invoice is the second turn's first
+    assert [
+        t["injected"] for t in first["trace"]["tool_calls"] if t["name"] == "lookup_invoice"
+    ] == [None]
+    assert [
+        t["injected"] for t in second["trace"]["tool_calls"] if t["name"] == "lookup_invoice"
+    ] == ["error"]
+    assert second["error"] == "ToolException: lookup_invoice failed (injected fault)"
+    assert first["scores"]["recovered"] is None and second["scores"]["graceful"] is False

@@ -82,7 +82,7 @@ class FaultInjector(BaseCallbackHandler):
     ) -> None:
         self._faults = list(faults)
         self._key = list(key)
-        self._recorder = recorder
+        self.recorder = recorder  # the trace that marks each failed call
         self._own_agent = own_agent
         self._lock = threading.Lock()
         self._counts: dict[tuple[int, str], int] = {}
@@ -104,7 +104,7 @@ class FaultInjector(BaseCallbackHandler):
         )
         if chosen is None:
             return
-        recorder = self._recorder
+        recorder = self.recorder
         if recorder is not None and not recorder.saw(run_id):
             recorder.on_chat_model_start(
                 serialized,
@@ -130,7 +130,7 @@ class FaultInjector(BaseCallbackHandler):
         chosen = self._choose(lambda f: f.on_tools and _matches_tool(f, name, agents), name, agents)
         if chosen is None:
             return
-        recorder = self._recorder
+        recorder = self.recorder
         if recorder is not None and not recorder.saw(run_id):
             recorder.on_tool_start(serialized, input_str, run_id=run_id, metadata=metadata, **kw)
         self._fail(chosen, run_id, name, None, model=False)
@@ -181,8 +181,8 @@ class FaultInjector(BaseCallbackHandler):
         if fault.fail == "timeout" and fault.after_s:
             time.sleep(fault.after_s)
         error = fault_error(fault.fail, what, fault.after_s, provider, model=model)
-        if self._recorder is not None:
-            self._recorder.injected(run_id, fault.fail, error)
+        if self.recorder is not None:
+            self.recorder.injected(run_id, fault.fail, error)
         raise error
 
 
