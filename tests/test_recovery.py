@@ -387,3 +387,24 @@ def test_a_conversation_counts_the_calls_of_all_its_turns(invoke, tmp_path):
     ] == ["error"]
     assert second["error"] == "ToolException: lookup_invoice failed (injected fault)"
     assert first["scores"]["recovered"] is None and second["scores"]["graceful"] is False
+
+
+@pytest.mark.parametrize(("graph", "code"), [("model_retry", 0), ("tool_retry", 1)])
+def test_the_gate_reads_recovered_as_any_metric(invoke, tmp_path, graph, code):
+    (tmp_path / "data.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    spec = tmp_path / "spec.yaml"
+    faults = {
+        "model_retry": "[{agent: billing, fail: rate_limit, calls: [1]}]",
+        "tool_retry": "[{tool: lookup_invoice, fail: error}]",
+    }[graph]
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets:\n"
+        f"  faulted: {{target: {GRAPHS}:{graph}, faults: {faults}}}\n"
+        "evaluators: [recovery]\n"
+        "thresholds: {faulted: {recovered: '>= 0.9'}}\n"
+    )
+    result = invoke("run", spec, "--store", tmp_path / "a.db")
+    assert result.exit_code == code, result.output
+    if code:  # the gate's exit code
+        assert "faulted: recovered under faults = 0.0%, threshold >= 0.9" in result.text
