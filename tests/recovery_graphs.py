@@ -167,3 +167,15 @@ def looping_agent(inputs: dict[str, Any]) -> dict[str, Any]:
     agent = create_agent(model, [lookup_invoice], name="billing", middleware=[middleware])
     state = agent.invoke({"messages": [HumanMessage(inputs["question"])]}, {"recursion_limit": 6})
     return _answer(state, model)
+
+
+def unnamed_agent(inputs: dict[str, Any]) -> dict[str, Any]:
+    """create_agent without a name, with retry middleware: its agent is the target's."""
+    model = scripted(
+        "gpt-4o",
+        reply(tools=[("lookup_invoice", {"invoice_id": "latest"})]),
+        reply(f"Your latest invoice is {INVOICE}."),
+    )
+    agent = create_agent(model, [lookup_invoice], middleware=[ModelRetryMiddleware(**RETRY)])
+    state = agent.invoke({"messages": [HumanMessage(inputs["question"])]})
+    return _answer(state, model)

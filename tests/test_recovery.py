@@ -408,3 +408,14 @@ def test_the_gate_reads_recovered_as_any_metric(invoke, tmp_path, graph, code):
     assert result.exit_code == code, result.output
     if code:  # the gate's exit code
         assert "faulted: recovered under faults = 0.0%, threshold >= 0.9" in result.text
+
+
+def test_an_unnamed_agent_is_the_targets_own(invoke, tmp_path):
+    # the target is called "faulted" (run_spec): the agent its graph does not name
+    [result] = run_spec(
+        invoke, tmp_path, "unnamed_agent", "[{agent: faulted, fail: timeout, calls: [2]}]"
+    )
+    # the second model call (after the tool) timed out; the middleware sent it again
+    assert [m["injected"] for m in result["trace"]["model_calls"]] == [None, "timeout", None]
+    assert result["outputs"]["calls"] == {"gpt-4o": 2}
+    assert result["scores"]["recovered"] is True and result["scores"]["fault_retries"] == 1.0

@@ -137,21 +137,21 @@ class FaultInjector(BaseCallbackHandler):
 
     def _agents(self, metadata: dict[str, Any] | None) -> set[str]:
         """The agents a call runs under, as its run's metadata says: the agent's name
-        (``lc_agent_name``) and the graph nodes of its namespace, outer to inner; the
-        target's own agent when none is there."""
+        (``lc_agent_name``) and the graph nodes of its namespace, outer to inner; and the
+        target's own agent (named after the target) when no agent name is there."""
         metadata = metadata or {}
         names = set()
         lc_name = metadata.get("lc_agent_name")
         if isinstance(lc_name, str) and lc_name:
             names.add(lc_name)
+        elif self._own_agent:
+            names.add(self._own_agent)
         namespace = metadata.get("langgraph_checkpoint_ns") or metadata.get("checkpoint_ns")
         if isinstance(namespace, str):
             names.update(part.partition(":")[0] for part in namespace.split("|") if part)
         top = agent_from_metadata(metadata)
         if top:
             names.add(top)
-        if not names and self._own_agent:
-            names.add(self._own_agent)
         return names
 
     def _choose(self, matches: Any, name: str, agents: set[str]) -> FaultSpec | None:
