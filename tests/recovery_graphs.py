@@ -129,11 +129,11 @@ def supervisor(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def swarm(inputs: dict[str, Any]) -> dict[str, Any]:
     """langgraph-swarm: front desk hands over to account, whose model has no retry."""
-    desk_model = scripted("desk-model", reply(tools=[("transfer_to_account", {})]))
+    desk_model = scripted("desk-model", reply(tools=[("transfer_to_account", {})], tokens=(10, 1)))
     account_model = scripted(
         "account-model",
-        reply(tools=[("get_account_manager", {})]),
-        reply("Priya Shah is your account manager."),
+        reply(tools=[("get_account_manager", {})], tokens=(20, 2)),
+        reply("Priya Shah is your account manager.", tokens=(30, 3)),
     )
     desk = create_agent(
         desk_model,

@@ -37,6 +37,7 @@ def run_spec(
     rows: list[dict[str, Any]] | None = None,
     extra: str = "",
     hits: bool = True,
+    evaluators: str = "[recovery]",
 ) -> list[dict[str, Any]]:
     """Run ``recovery_graphs:target`` with ``faults`` (YAML flow list) on ``rows``; the
     faulted target's results from ``--json``. ``hits``: some fault failed a call, so the
@@ -49,7 +50,7 @@ def run_spec(
         "dataset: data.jsonl\n"
         "targets:\n"
         f"  faulted: {{target: {GRAPHS}:{target}, faults: {faults}}}\n"
-        "evaluators: [recovery]\n"
+        f"evaluators: {evaluators}\n"
         "max_error_rate: 1\n" + extra
     )
     out = folder / "out.json"
@@ -419,3 +420,48 @@ def test_an_unnamed_agent_is_the_targets_own(invoke, tmp_path):
     assert [m["injected"] for m in result["trace"]["model_calls"]] == [None, "timeout", None]
     assert result["outputs"]["calls"] == {"gpt-4o": 2}
     assert result["scores"]["recovered"] is True and result["scores"]["fault_retries"] == 1.0
+
+
+def test_fault_cost_pairs_each_faulted_request_with_its_fault_free_twin(invoke, tmp_path):
+    (tmp_path / "data.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "dataset: data.jsonl\n"
+        "targets:\n"
+        f"  swarm: {GRAPHS}:swarm\n"
+        f"  swarm_account_down: {{target: {GRAPHS}:swarm,"
+        " faults: [{agent: account, fail: model_error}]}\n"
+        "evaluators: [recovery, token_cost, fault_cost]\n"
+        "repetitions: 2\nmax_error_rate: 1\n"
+        "pricing:\n"
+        "  desk-model: {input: 1.0, output: 2.0}\n"
+        "  account-model: {input: 1.0, output: 2.0}\n"
+    )
+    out = tmp_path / "out.json"
+    assert invoke("run", spec, "--store", tmp_path / "a.db", "--json", out).exit_code == 0
+    experiments = {e["target"]: e for e in json.loads(out.read_text())["experiments"]}
+    # fault-free: desk 10 + 1, account 20 + 2 and 30 + 3 = 66 tokens, $72 per 1M;
+    # faulted: the desk's 11 tokens ($12 per 1M), then account's first call fails
+    faulted = experiments["swarm_account_down"]["dataset_results"]
+    assert faulted["fault_cost_tokens"]["score"] == -55.0
+    assert faulted["fault_cost_usd"]["score"] == pytest.approx(-60e-6)
+    assert faulted["fault_cost_tokens"]["comment"] == "over 2 paired request(s)"
+    clean = experiments["swarm"]["dataset_results"]
+    assert clean["fault_cost_tokens"] == {
+        "score": None,
+        "comment": "no fault injected into any request",
+    }
+
+
+def test_fault_cost_without_a_fault_free_twin_says_what_to_add(invoke, tmp_path):
+    results = run_spec(
+        invoke,
+        tmp_path,
+        "swarm",
+        "[{agent: account, fail: model_error}]",
+        evaluators="[recovery, fault_cost]",
+    )
+    assert results[0]["scores"]["graceful"] is False
+    [experiment] = json.loads((tmp_path / "out.json").read_text())["experiments"]
+    comment = experiment["dataset_results"]["fault_cost_tokens"]["comment"]
+    assert comment.startswith("no fault-free twin in this run: add the same target without")

@@ -202,3 +202,92 @@ def recovery(*, pass_mark: float = 1.0) -> Any:
         ]
 
     return evaluate
+
+
+NO_TWIN = (
+    "no fault-free twin in this run: add the same target without faults: (same target, "
+    "input, output and config) to pair each request with"
+)
+
+
+def spent_tokens(trace: Trace) -> int | None:
+    """Input plus output tokens of every model call the request made (failed attempts'
+    included: spent too); None when one reported no usage."""
+    total = 0
+    for call in trace.model_calls:
+        if call.failed:
+            continue
+        if call.input_tokens is None or call.output_tokens is None:
+            return None
+        total += call.input_tokens + call.output_tokens
+    return total
+
+
+def paired_costs(runs: list[Run], fault_free: list[Run]) -> tuple[list[float], list[float], int]:
+    """For each request a fault hit, its tokens and dollars minus those of the same example
+    and repetition in the fault-free run: (token differences, dollar differences, requests
+    hit that had no fault-free result to pair with). A difference is left out where either
+    side's is unknown (dollars: ``cost_usd`` needs ``token_cost``)."""
+    twins = {(r.example_id, r.repetition): r for r in fault_free}
+    tokens: list[float] = []
+    dollars: list[float] = []
+    unpaired = 0
+    for run in runs:
+        if not injected_calls(run.trace):
+            continue
+        twin = twins.get((run.example_id, run.repetition))
+        if twin is None:
+            unpaired += 1
+            continue
+        mine, theirs = spent_tokens(run.trace), spent_tokens(twin.trace)
+        if mine is not None and theirs is not None:
+            tokens.append(float(mine - theirs))
+        cost, twin_cost = run.scores.get("cost_usd"), twin.scores.get("cost_usd")
+        if isinstance(cost, int | float) and isinstance(twin_cost, int | float):
+            dollars.append(float(cost) - float(twin_cost))
+    return tokens, dollars, unpaired
+
+
+@register(
+    "fault_cost",
+    family="recovery",
+    reads="trace tokens and token_cost's cost_usd, of a faulted target and its fault-free twin",
+    description="dataset-level: mean extra tokens and dollars of a request a fault hit, against "
+    "the same example's run by the spec's fault-free twin of the target (paired)",
+    summary=True,
+    metrics=[
+        metric("fault_cost_tokens", "extra tokens under faults", lower=True, quantity=True),
+        metric("fault_cost_usd", "extra cost under faults", lower=True, fmt="money", quantity=True),
+    ],
+    example="- fault_cost          # with token_cost, for the dollars",
+    needs_answer=False,
+)
+def fault_cost() -> Any:
+    """The paired difference, averaged over the requests a fault hit that have a twin."""
+
+    def evaluate(runs: list[Run], fault_free: list[Run] | None = None) -> list[dict]:
+        if not any(injected_calls(run.trace) for run in runs):
+            return [
+                {"key": key, "score": None, "comment": "no fault injected into any request"}
+                for key in ("fault_cost_tokens", "fault_cost_usd")
+            ]
+        if fault_free is None:
+            return [
+                {"key": key, "score": None, "comment": NO_TWIN}
+                for key in ("fault_cost_tokens", "fault_cost_usd")
+            ]
+        tokens, dollars, unpaired = paired_costs(runs, fault_free)
+        missing = f"; {unpaired} without a fault-free result" if unpaired else ""
+        return [
+            _mean("fault_cost_tokens", tokens, missing, "a request's tokens were unknown"),
+            _mean("fault_cost_usd", dollars, missing, "no cost_usd (add token_cost)"),
+        ]
+
+    return evaluate
+
+
+def _mean(key: str, values: list[float], missing: str, why_none: str) -> dict[str, Any]:
+    if not values:
+        return {"key": key, "score": None, "comment": f"no pair to compare: {why_none}{missing}"}
+    mean = sum(values) / len(values)
+    return {"key": key, "score": mean, "comment": f"over {len(values)} paired request(s){missing}"}

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,6 +23,7 @@ from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
+from agenteval_cli.execution.twins import twin_experiments
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
@@ -637,22 +638,29 @@ def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -
 
 def score_summaries(run: PreparedRun, store: Store) -> None:
     """Dataset-level evaluators: once per target, over every result the store holds for it,
-    each call within ``evaluator_timeout_s``."""
+    each call within ``evaluator_timeout_s``; a faulted target's paired with its fault-free
+    twin's."""
     ids = [e.id for e in run.experiments.values()]
-    score_stored_summaries(run.spec, run.evaluators, store, ids)
+    twins = twin_experiments(run.spec, run.experiments)
+    score_stored_summaries(run.spec, run.evaluators, store, ids, twins)
 
 
 def score_stored_summaries(
-    spec: Spec, evaluators: Sequence[BoundEvaluator], store: Store, ids: Sequence[str]
+    spec: Spec,
+    evaluators: Sequence[BoundEvaluator],
+    store: Store,
+    ids: Sequence[str],
+    twins: Mapping[str, str] | None = None,
 ) -> None:
     """The dataset-level evaluators of experiments already stored (a run's, a merge's),
-    under the spec's limits (:func:`summary_pool`)."""
+    under the spec's limits (:func:`summary_pool`); ``twins`` maps a faulted target's
+    experiment to its fault-free twin's."""
     from agenteval_cli.evaluators.summaries import score_experiment_summaries
 
     if not any(e.summary for e in evaluators):
         return
     with summary_pool(spec) as pool:
-        score_experiment_summaries(evaluators, store, ids, pool)
+        score_experiment_summaries(evaluators, store, ids, pool, twins)
 
 
 async def score_summaries_async(run: PreparedRun, store: Store) -> None:
@@ -660,8 +668,9 @@ async def score_summaries_async(run: PreparedRun, store: Store) -> None:
     from agenteval_cli.evaluators.summaries import score_experiment_summaries_async
 
     ids = [e.id for e in run.experiments.values()]
+    twins = twin_experiments(run.spec, run.experiments)
     with summary_pool(run.spec) as pool:
-        await score_experiment_summaries_async(run.evaluators, store, ids, pool)
+        await score_experiment_summaries_async(run.evaluators, store, ids, pool, twins)
 
 
 @contextlib.contextmanager
