@@ -22,7 +22,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -65,8 +65,9 @@ def injecting(injector: FaultInjector) -> Iterator[FaultInjector]:
 
 
 class FaultInjector(BaseCallbackHandler):
-    """Fails the calls the target's ``faults`` select, for one request (``key``: the
-    example's id, its repetition and, in a conversation, the turn)."""
+    """Fails the calls the target's ``faults`` select, for one request or all the turns of
+    one conversation (``key``: the example's id and the repetition). ``recorder`` is the
+    trace of the call under way, where each failed call is marked."""
 
     raise_error = True
     run_inline = False  # async: after the inline recorder, on a thread (a timeout sleeps)
@@ -99,9 +100,7 @@ class FaultInjector(BaseCallbackHandler):
     ) -> None:
         model = model_name(metadata, invocation_params, serialized)
         agents = self._agents(metadata)
-        chosen = self._choose(
-            lambda f: not f.on_tools and _matches_model(f, model, agents), model, agents
-        )
+        chosen = self._choose(lambda f: not f.on_tools and _matches_model(f, model, agents), model)
         if chosen is None:
             return
         recorder = self.recorder
@@ -127,7 +126,7 @@ class FaultInjector(BaseCallbackHandler):
     ) -> None:
         name = str((serialized or {}).get("name") or kw.get("name") or "tool")
         agents = self._agents(metadata)
-        chosen = self._choose(lambda f: f.on_tools and _matches_tool(f, name, agents), name, agents)
+        chosen = self._choose(lambda f: f.on_tools and _matches_tool(f, name, agents), name)
         if chosen is None:
             return
         recorder = self.recorder
@@ -154,7 +153,7 @@ class FaultInjector(BaseCallbackHandler):
             names.add(top)
         return names
 
-    def _choose(self, matches: Any, name: str, agents: set[str]) -> FaultSpec | None:
+    def _choose(self, matches: Callable[[FaultSpec], bool], name: str) -> FaultSpec | None:
         """The first fault that fails this call; each matching fault counts it."""
         chosen = None
         with self._lock:
