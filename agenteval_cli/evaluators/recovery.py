@@ -5,7 +5,8 @@ reason): ``recovered`` (it still met its outcome check), ``graceful`` (it ended 
 answer, or a question to the user, rather than an exception, the recursion limit or a
 timeout), ``fault_retries`` (the failed calls made again), ``fault_handoffs`` (handoffs
 made after the first fault) and ``tokens_after_fault`` (what the model calls after it spent).
-What the fault cost against the same example's fault-free run is compare's paired figure.
+``fault_cost``, dataset-level, pairs each request a fault hit with the same example's run
+by the target's fault-free twin, when the spec has one: the extra tokens and dollars.
 """
 
 from __future__ import annotations
