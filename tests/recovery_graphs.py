@@ -179,3 +179,14 @@ def unnamed_agent(inputs: dict[str, Any]) -> dict[str, Any]:
     agent = create_agent(model, [lookup_invoice], middleware=[ModelRetryMiddleware(**RETRY)])
     state = agent.invoke({"messages": [HumanMessage(inputs["question"])]})
     return _answer(state, model)
+
+
+def model_fallback(inputs: dict[str, Any]) -> dict[str, Any]:
+    """create_agent on gpt-4o with ModelFallbackMiddleware to a second model."""
+    from langchain.agents.middleware import ModelFallbackMiddleware
+
+    primary = scripted("gpt-4o", reply(f"Your latest invoice is {INVOICE}.", tokens=(5, 1)))
+    backup = scripted("claude-haiku", reply(f"Invoice {INVOICE} is paid.", tokens=(7, 2)))
+    agent = create_agent(primary, [], name="billing", middleware=[ModelFallbackMiddleware(backup)])
+    state = agent.invoke({"messages": [HumanMessage(inputs["question"])]})
+    return _answer(state, primary, backup)

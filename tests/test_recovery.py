@@ -272,6 +272,7 @@ def test_the_demo_supervisor_with_its_billing_tools_down_raises(invoke, tmp_path
         ("{tool: x, model: m, fail: error}", "'tool' and 'model' both given"),
         ("{tool: x, fail: error, after_s: 2}", "'after_s' is the wait of a timeout"),
         ("{tool: x, fail: error, rate: 2}", "expected a number from 0 to 1, got 2"),
+        ("{tool: x, fail: error, calls: []}", "'calls' lists no call, so the fault fails none"),
     ],
 )
 def test_a_bad_fault_is_one_line_naming_its_line(invoke, tmp_path, fault, message):
@@ -465,3 +466,20 @@ def test_fault_cost_without_a_fault_free_twin_says_what_to_add(invoke, tmp_path)
     [experiment] = json.loads((tmp_path / "out.json").read_text())["experiments"]
     comment = experiment["dataset_results"]["fault_cost_tokens"]["comment"]
     assert comment.startswith("no fault-free twin in this run: add the same target without")
+
+
+def test_a_model_down_is_recovered_by_the_fallback_model(invoke, tmp_path):
+    [result] = run_spec(invoke, tmp_path, "model_fallback", "[{model: gpt-4o, fail: model_error}]")
+    # gpt-4o never answered; the fallback did, once
+    assert result["outputs"]["calls"] == {"gpt-4o": 0, "claude-haiku": 1}
+    assert [(m["model"], m["injected"]) for m in result["trace"]["model_calls"]] == [
+        ("gpt-4o", "model_error"),
+        ("claude-haiku", None),
+    ]
+    assert result["scores"] == {
+        "recovered": True,
+        "graceful": True,
+        "fault_retries": 1.0,  # the agent's next step was a model call: the request sent again
+        "fault_handoffs": 0.0,
+        "tokens_after_fault": 9.0,
+    }

@@ -49,6 +49,16 @@ class FaultSpec(SpecModel):
             )
         return value
 
+    @field_validator("calls")
+    @classmethod
+    def _some_calls(cls, value: list[int] | None) -> list[int] | None:
+        if value is not None and not value:
+            raise SpecValueError(
+                "'calls' lists no call, so the fault fails none",
+                hint="list the calls that fail, counted from 1 (e.g. [1]), or remove calls",
+            )
+        return value
+
     @model_validator(mode="after")
     def _what_fails(self) -> FaultSpec:
         if self.tool is None and self.agent is None and self.model is None:
