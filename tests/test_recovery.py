@@ -2,8 +2,9 @@
 
 Each graph is someone else's (create_agent with retry middleware, langgraph-supervisor,
 langgraph-swarm, the prebuilt ReAct agent, the demo), built per call with scripted models
-(:mod:`recovery_graphs`); the figures are derived by hand from the scripts and the scripted
-models' own call logs, which a failed call never reaches.
+(:mod:`recovery_graphs`), and ChatOpenAI against a local OpenAI-compatible server; the
+figures are derived by hand from the scripts and the scripted models' (and the server's)
+own call logs, which a failed call never reaches.
 """
 
 from __future__ import annotations
@@ -13,13 +14,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRetryMiddleware
+from langchain_core.exceptions import ModelRateLimitError
+from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
+from openai_server import openai_server
 
 from agenteval_cli.core.faults import injected_fault
 from agenteval_cli.core.retry import RetryPolicy
-from agenteval_cli.trace.faults import fault_error
+from agenteval_cli.spec.faults import FaultSpec
+from agenteval_cli.trace.faults import FaultInjector, fault_error
+from agenteval_cli.trace.recorder import capture
 
-ROOT = Path(__file__).resolve().parent.parent
 GRAPHS = Path(__file__).resolve().parent / "recovery_graphs.py"
 QUESTION = {
     "id": "invoice",
@@ -303,10 +312,7 @@ def test_faults_on_a_served_graph_are_refused(invoke, tmp_path):
 
 
 def test_injected_errors_look_like_the_providers_own():
-    import openai
-    from langchain_core.exceptions import ModelRateLimitError
-    from langchain_openai import ChatOpenAI  # noqa: F401 (loads its error classes)
-
+    # langchain_openai is loaded (imported above): its error classes are used
     error = fault_error("rate_limit", "gpt-4o", provider="openai", model=True)
     assert isinstance(error, openai.RateLimitError) and isinstance(error, ModelRateLimitError)
     assert error.status_code == 429 and injected_fault(error) == "rate_limit"
@@ -483,3 +489,32 @@ def test_a_model_down_is_recovered_by_the_fallback_model(invoke, tmp_path):
         "fault_handoffs": 0.0,
         "tokens_after_fault": 9.0,
     }
+
+
+def test_a_rate_limit_on_chat_openai_is_openais_own_error_and_never_reaches_the_server():
+    fault = FaultSpec(model="gpt-4o", fail="rate_limit", calls=[1])
+    with openai_server(["Your latest invoice is INV-1042."] * 2, model="gpt-4o") as server:
+        model = ChatOpenAI(
+            model="gpt-4o", base_url=server.base_url, api_key="sk-test", max_retries=0
+        )
+        for middleware, answered in (
+            ([], False),
+            ([ModelRetryMiddleware(initial_delay=0.0)], True),
+        ):
+            agent = create_agent(model, [], name="billing", middleware=middleware)
+            with capture(own_agent="t") as recorder:
+                injector = FaultInjector([fault], ["invoice", 0], recorder)
+                config = {"callbacks": [recorder, injector]}
+                if answered:
+                    state = agent.invoke({"messages": [HumanMessage("My invoice?")]}, config)
+                    assert state["messages"][-1].text == "Your latest invoice is INV-1042."
+                else:
+                    with pytest.raises(openai.RateLimitError) as raised:
+                        agent.invoke({"messages": [HumanMessage("My invoice?")]}, config)
+                    assert raised.value.status_code == 429
+            calls = recorder.trace().model_calls
+            assert [(c.injected, c.failed) for c in calls] == (
+                [("rate_limit", True), (None, False)] if answered else [("rate_limit", True)]
+            )
+        # the failed calls never reached the server: only the retried one did
+        assert len(server.requests) == 1
