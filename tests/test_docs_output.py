@@ -20,7 +20,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ["README.md", "docs/agents.md", "docs/conversations.md", "docs/output.md"]
+DOCS = [
+    "README.md",
+    "docs/agents.md",
+    "docs/conversations.md",
+    "docs/output.md",
+    "docs/recovery.md",
+]
 MARK = re.compile(
     r"<!-- output: (?P<config>agenteval run \S+(; agenteval [^;|>]+)*)"
     r"( \| head (?P<head>\d+))? -->\n"

@@ -634,6 +634,7 @@ def test_the_cache_tells_targets_apart_by_input_output_and_config(tmp_path):
         "input": f"{tmp_path.resolve() / 'prep.py'}:fn",
         "output": "a",
         "config": None,
+        "faults": None,  # none: the identity it had before faults existed
     }
 
 

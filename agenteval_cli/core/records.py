@@ -61,6 +61,9 @@ class ModelCall:
     # When it started, in seconds since the epoch (it ended ``latency_s`` later); None when
     # not recorded (traces stored before, imported ones without times).
     started_at: float | None = None
+    # The fault the spec injected into this call (``model_error``, ``rate_limit``,
+    # ``timeout``): it raised before reaching the model. None for a call left alone.
+    injected: str | None = None
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -102,6 +105,9 @@ class ToolCall:
     # or the times were not recorded.
     started_at: float | None = None
     ended_at: float | None = None
+    # The fault the spec injected into this call (``error``, ``timeout``, ``rate_limit``):
+    # it raised before the tool ran. None for a call left alone.
+    injected: str | None = None
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -278,6 +284,7 @@ class Trace:
                     "status": t.status,
                     "started_at": t.started_at,
                     "ended_at": t.ended_at,
+                    "injected": t.injected,
                 }
                 for t in self.tool_calls
             ],
@@ -299,6 +306,7 @@ class Trace:
                     "token_details": dict(m.token_details),
                     "provider": m.provider,
                     "started_at": m.started_at,
+                    "injected": m.injected,
                 }
                 for m in self.model_calls
             ],

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal, Protocol, TypeVar, get_args
 
+from agenteval_cli.core.faults import injected_fault
+
 T = TypeVar("T")
 
 # What ``retries.on`` may name. ``server`` is a 5xx answer; ``any`` is every exception.
@@ -44,7 +46,10 @@ class RetryPolicy:
     max_s: float = 60.0
 
     def retries(self, exc: BaseException) -> bool:
-        """Whether ``exc`` is of a kind this policy retries."""
+        """Whether ``exc`` is of a kind this policy retries. A fault the spec injected is
+        the target's to recover from, never the run's: it is not retried."""
+        if injected_fault(exc) is not None:
+            return False
         if "any" in self.on:
             return isinstance(exc, Exception)
         kind = classify(exc)

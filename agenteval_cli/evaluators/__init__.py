@@ -10,6 +10,7 @@ from agenteval_cli.evaluators import (  # noqa: F401 (register)
     conversation_metrics,
     custom,
     judge,
+    recovery,
     retrieval,
     skills,
     soundness,

@@ -26,6 +26,11 @@ def _wanted(fn: Callable[..., Any]) -> tuple[tuple[str, ...], bool, tuple[str, .
     return tuple(p.name for p in named), var_kw, required
 
 
+def wants(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` names a parameter ``name`` (a ``**kwargs`` does not)."""
+    return name in _wanted(fn)[0]
+
+
 def unknown_required(fn: Callable[..., Any], known: tuple[str, ...]) -> list[str]:
     """Required parameters that nothing can fill (the LangSmith ``(run, example)`` pair aside)."""
     names, _, required = _wanted(fn)

@@ -8,11 +8,11 @@ SQLite file, one row per experiment and key (read and written by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agenteval_cli.core.records import OK, Example, Run, Score, Trace
-from agenteval_cli.evaluators.invoke import arguments_for, normalize
+from agenteval_cli.evaluators.invoke import arguments_for, normalize, wants
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.routing import agent_names, confusion_matrix, routing_rows
 from agenteval_cli.evaluators.scoring import (
@@ -54,13 +54,17 @@ async def run_summaries(
     evaluators: Sequence[BoundEvaluator],
     stored: Sequence[Any],
     pool: EvaluatorPool | None = None,
+    fault_free: Sequence[Any] | None = None,
 ) -> list[Score]:
     """Every summary evaluator once, under ``pool``'s time limit and threads (see
     :func:`~agenteval_cli.evaluators.scoring.bounded_call`); a failure is a null score with
     the reason. One whose keys are all read from the trace (``needs_answer`` false) sees
-    every result, the others the answered ones (status ``ok``)."""
+    every result, the others the answered ones (status ``ok``). ``fault_free``: the stored
+    results of the target's fault-free twin in the same run, given (as runs) to an
+    evaluator that names a ``fault_free`` parameter."""
     answered = summary_arguments(stored)
     every = summary_arguments(stored, every=True)
+    twin = None if fault_free is None else summary_arguments(fault_free, every=True)["runs"]
     scores: list[Score] = []
     for evaluator in evaluators:
         if not evaluator.summary:
@@ -69,6 +73,8 @@ async def run_summaries(
         available = answered if any(evaluator.needs_answer(k) for k in keys) else every
         try:
             arguments = arguments_for(evaluator.fn, available)
+            if wants(evaluator.fn, "fault_free"):
+                arguments["fault_free"] = twin
             raw = await bounded_call(evaluator.fn, arguments, pool, is_own(evaluator.fn))
             scores.extend(normalize(raw, evaluator.name))
         except BaseException as exc:
@@ -84,12 +90,16 @@ def score_experiment_summaries(
     store: Any,
     experiment_ids: Sequence[str],
     pool: EvaluatorPool | None = None,
+    twins: Mapping[str, str] | None = None,
 ) -> None:
-    """Run the summary evaluators over each experiment's stored results and save them."""
+    """Run the summary evaluators over each experiment's stored results and save them;
+    ``twins`` maps an experiment to its fault-free twin's in the same run."""
     import asyncio
 
     if any(e.summary for e in evaluators):
-        asyncio.run(score_experiment_summaries_async(evaluators, store, experiment_ids, pool))
+        asyncio.run(
+            score_experiment_summaries_async(evaluators, store, experiment_ids, pool, twins)
+        )
 
 
 async def score_experiment_summaries_async(
@@ -97,13 +107,16 @@ async def score_experiment_summaries_async(
     store: Any,
     experiment_ids: Sequence[str],
     pool: EvaluatorPool | None = None,
+    twins: Mapping[str, str] | None = None,
 ) -> None:
     """:func:`score_experiment_summaries` in the running event loop."""
     if not any(e.summary for e in evaluators):
         return
     for experiment_id in experiment_ids:
         stored = list(store.results(experiment_id))
-        scores = await run_summaries(evaluators, stored, pool)
+        twin = (twins or {}).get(experiment_id)
+        fault_free = None if twin is None else list(store.results(twin))
+        scores = await run_summaries(evaluators, stored, pool, fault_free)
         save_summary_scores(store, experiment_id, scores)
 
 

@@ -49,13 +49,15 @@ def target_identity(
 
 
 def target_options(target: TargetSpec, base_dir: Path) -> dict[str, Any]:
-    """A spec target's ``input``, ``output`` and ``config``, as they change what it is sent
-    and what counts as its answer; an input function's file is made absolute."""
+    """A spec target's ``input``, ``output``, ``config`` and ``faults``, as they change what
+    it is sent, what it does and what counts as its answer (a faulted target never shares
+    an answer with its fault-free twin); an input function's file is made absolute."""
     prepare = target.input
     if isinstance(prepare, str):
         prepare = absolute_import_path(prepare, base_dir)
     config = target.config.runnable_config() if target.config is not None else None
-    return {"input": prepare, "output": target.output, "config": config or None}
+    faults = [fault.model_dump(mode="json") for fault in target.faults] or None
+    return {"input": prepare, "output": target.output, "config": config or None, "faults": faults}
 
 
 def absolute_import_path(import_path: str, base_dir: Path) -> str:

@@ -25,6 +25,7 @@ from agenteval_cli.execution.target_calls import (
     callbacks_of,
     checked_outputs,
     finished_trace,
+    injector_for,
     recorder_for,
     retried_calls,
 )
@@ -48,6 +49,7 @@ class _Attempt:
     turns: list[Turn] = field(default_factory=list)
     sent: dict[str, Any] | None = None  # the turn in flight, as recorded
     recorder: Any = None  # the turn in flight's
+    faults: Any = None  # the injector of the target's faults, for every turn of the attempt
     started: float | None = None
     error: str | None = None  # "turn 3: ...": the conversation's error
     interrupt: str | None = None
@@ -100,6 +102,7 @@ async def converse(
         if current is not None:  # an earlier attempt failed: its calls were still made
             spent.append(current.spent())
         current = _Attempt(Session(row=row_fields(example, input_key=target.input_key)))
+        current.faults = injector_for(target, (example.id, repetition))
         await _run_turns(current, target, source(), guard, who, limiter, score_turn)
         return current
 
@@ -141,7 +144,7 @@ async def _run_turns(
 ) -> None:
     """Send the turns ``source`` gives, in order; a turn that raises leaves ``attempt``
     with it in flight. A turn that stops at an interrupt ends the conversation unless the
-    next turn is a resume."""
+    next turn is a resume. The target's faults count the calls of all the turns."""
     session = attempt.session
     number = 0
     while True:
@@ -179,7 +182,7 @@ async def _run_turns(
         if limiter is not None:
             await limiter.acquire()
         attempt.sent, attempt.recorder, attempt.started = sent, None, None
-        with recorder_for(target) as attempt.recorder:
+        with recorder_for(target, injector=attempt.faults) as attempt.recorder:
             attempt.started = time.perf_counter()
             answered = await guard.outputs(
                 target.turn(turn, session, callbacks_of(attempt.recorder)), who

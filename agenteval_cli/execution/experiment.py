@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +19,7 @@ from agenteval_cli.data.conversations import TURNS, is_conversation, turn_inputs
 from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.reference_fields import Reads, reference_warnings, spec_reads
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
+from agenteval_cli.execution.faults_seen import FaultsSeen
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
@@ -30,6 +31,7 @@ from agenteval_cli.execution.names import (
 )
 from agenteval_cli.execution.one_agent import mark_one_agent_experiments
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
+from agenteval_cli.execution.twins import twin_experiments
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
@@ -558,6 +560,7 @@ class Execution:
         self.engine.on_forced_exit = self._forced
         self.writer = store.writer()
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
+        self.faults_seen = FaultsSeen(run.targets)  # whether the targets' faults failed calls
 
     def abandoned(self) -> Sequence[asyncio.Task[Any]]:
         return self.engine.abandoned
@@ -598,7 +601,7 @@ class Execution:
         flight finished and are kept; it can be resumed)."""
         if self.changed:
             raise self.changed[0]
-        notes = [_changed_reads_note(self.runner)]
+        notes = [_changed_reads_note(self.runner), *self.faults_seen.notes(self.run.spec)]
         if status == FINISHED:
             notes.append(_grown_note(self.run.examples))
         for note in notes:
@@ -642,6 +645,7 @@ class Execution:
                 experiment_id, item.example, unstorable(result, exc), replace=item.replace
             )
         writer.add(encoded)
+        self.faults_seen.saw(item.target.name, result)
         if self.on_result is not None:
             try:
                 self.on_result(item.target.name, result)
@@ -710,22 +714,29 @@ def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -
 
 def score_summaries(run: PreparedRun, store: Store) -> None:
     """Dataset-level evaluators: once per target, over every result the store holds for it,
-    each call within ``evaluator_timeout_s``."""
+    each call within ``evaluator_timeout_s``; a faulted target's paired with its fault-free
+    twin's."""
     ids = [e.id for e in run.experiments.values()]
-    score_stored_summaries(run.spec, run.evaluators, store, ids)
+    twins = twin_experiments(run.spec, run.experiments)
+    score_stored_summaries(run.spec, run.evaluators, store, ids, twins)
 
 
 def score_stored_summaries(
-    spec: Spec, evaluators: Sequence[BoundEvaluator], store: Store, ids: Sequence[str]
+    spec: Spec,
+    evaluators: Sequence[BoundEvaluator],
+    store: Store,
+    ids: Sequence[str],
+    twins: Mapping[str, str] | None = None,
 ) -> None:
     """The dataset-level evaluators of experiments already stored (a run's, a merge's),
-    under the spec's limits (:func:`summary_pool`)."""
+    under the spec's limits (:func:`summary_pool`); ``twins`` maps a faulted target's
+    experiment to its fault-free twin's."""
     from agenteval_cli.evaluators.summaries import score_experiment_summaries
 
     if not any(e.summary for e in evaluators):
         return
     with summary_pool(spec) as pool:
-        score_experiment_summaries(evaluators, store, ids, pool)
+        score_experiment_summaries(evaluators, store, ids, pool, twins)
 
 
 async def score_summaries_async(run: PreparedRun, store: Store) -> None:
@@ -733,8 +744,9 @@ async def score_summaries_async(run: PreparedRun, store: Store) -> None:
     from agenteval_cli.evaluators.summaries import score_experiment_summaries_async
 
     ids = [e.id for e in run.experiments.values()]
+    twins = twin_experiments(run.spec, run.experiments)
     with summary_pool(run.spec) as pool:
-        await score_experiment_summaries_async(run.evaluators, store, ids, pool)
+        await score_experiment_summaries_async(run.evaluators, store, ids, pool, twins)
 
 
 @contextlib.contextmanager

@@ -113,6 +113,7 @@ def _declarations(loaded: Target, target: TargetSpec) -> None:
         active = target.active_agent
         loaded.active_agent = ActiveAgent(active.key, active.default)
     loaded.skill_tools = dict(target.skill_tools)
+    loaded.faults = tuple(target.faults)
 
 
 def _remote_target(

@@ -595,7 +595,7 @@ class Runner:
             if recorder is not None:  # an earlier attempt failed: its calls were still made
                 retried.extend(retried_calls(recorder))
             # a fresh trace per attempt: failed ones don't count
-            with recorder_for(target) as recorder:
+            with recorder_for(target, (item.example.id, item.repetition)) as recorder:
                 started = time.perf_counter()
                 outputs = await guard.outputs(
                     target(item.example.inputs, callbacks_of(recorder)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,16 +107,23 @@ def cancelled_from_outside() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def recorder_for(target: Target) -> contextlib.AbstractContextManager[Any]:
+def recorder_for(
+    target: Target, key: Sequence[Any] = (), injector: Any = None
+) -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for a call of ``target``, which reads the trace as the target
     declares: its coordinators, its name (its agent's, where the graph names none), the state
-    key of its active agent and its skill tools (none: skills unknown)."""
+    key of its active agent and its skill tools (none: skills unknown). A target with
+    ``faults`` also gets their injector: ``injector`` (a conversation's, which counts the
+    calls of all its turns), or a fresh one seeded by ``key`` (the example's id and the
+    repetition)."""
     options: dict[str, Any] = {
         "coordinators": target.coordinators,
         "own_agent": target.name,
         "active_agent": target.active_agent,
         "skill_tools": target.skill_tools or None,
     }
+    if target.faults:  # injected through LangChain's callbacks: it is loaded for them
+        return _faulted(injector or injector_for(target, key), options)
     if target.kind == FUNCTION and not langchain_loaded():  # imported only if it does so
         return capture_pending(**options)
     from agenteval_cli.trace.recorder import capture
@@ -124,9 +131,36 @@ def recorder_for(target: Target) -> contextlib.AbstractContextManager[Any]:
     return capture(**options)
 
 
+def injector_for(target: Target, key: Sequence[Any]) -> Any:
+    """The injector of ``target``'s faults for one request (``key``: the example's id and
+    the repetition), or None for a target without faults."""
+    if not target.faults:
+        return None
+    from agenteval_cli.trace.faults import FaultInjector
+
+    return FaultInjector(target.faults, key, own_agent=target.name)
+
+
+@contextlib.contextmanager
+def _faulted(injector: Any, options: dict[str, Any]) -> Iterator[Any]:
+    """A recorder followed by the injector of the target's faults, for graphs (in the
+    call's callbacks) and functions (through the configure hook) alike."""
+    from agenteval_cli.trace.faults import injecting
+    from agenteval_cli.trace.recorder import capture
+
+    with capture(**options) as recorder:
+        injector.recorder = recorder  # the call's failed calls are marked in its trace
+        recorder.followers.append(injector)
+        with injecting(injector):
+            yield recorder
+
+
 def callbacks_of(recorder: Any) -> list[Any]:
-    """The callbacks a target call is handed: its recorder, once LangChain is there."""
-    return recorder.callbacks if isinstance(recorder, PendingRecorder) else [recorder]
+    """The callbacks a target call is handed: its recorder (and the handlers that follow
+    it), once LangChain is there."""
+    if isinstance(recorder, PendingRecorder):
+        return recorder.callbacks
+    return [recorder, *getattr(recorder, "followers", ())]
 
 
 def finished_trace(

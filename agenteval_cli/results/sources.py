@@ -308,6 +308,7 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         provider=None if data.get("provider") is None else str(data["provider"]),
         # keyword order is evaluation order: the counts above are read by now
         no_usage_reason=_optional_text(data.get("no_usage_reason")) or counts.reason,
+        injected=_optional_text(data.get("injected")),
     )
 
 

@@ -46,6 +46,7 @@ from agenteval_cli.core.yamlsource import (
     load_yaml,
 )
 from agenteval_cli.spec.errors import SpecValueError, error_at, user_error
+from agenteval_cli.spec.faults import FaultSpec
 from agenteval_cli.spec.fields import (
     Concurrency,
     Fraction,
@@ -65,6 +66,7 @@ __all__ = [
     "IMPORT_PATH_FORMS",
     "DatasetSpec",
     "EvaluatorSpec",
+    "FaultSpec",
     "NonEmptyStr",
     "NonNegativeFloat",
     "NonNegativeInt",
@@ -311,6 +313,8 @@ class TargetSpec(SpecModel):
     skill_tools: dict[str, str | None] = Field(default_factory=dict)
     # environment variables the target reads that change its answers: part of the cache key
     cache_env: list[NonEmptyStr] = Field(default_factory=list)
+    # calls made to fail from the outside (spec.faults), to measure recovery
+    faults: list[FaultSpec] = Field(default_factory=list)
 
     @field_validator("target")
     @classmethod
@@ -332,6 +336,13 @@ class TargetSpec(SpecModel):
                 "'target' and 'remote' both given",
                 hint="a target is either imported (target:) or served (remote:); keep one",
                 at=("remote",),
+                about_key=True,
+            )
+        if self.remote is not None and self.faults:
+            raise SpecValueError(
+                "faults cannot be injected into a served graph",
+                hint="its calls run on the server; import the graph with target: to inject faults",
+                at=("faults",),
                 about_key=True,
             )
         return self

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_cli.data.conversations import Resume, TurnInput
+from agenteval_cli.spec.faults import FaultSpec
 from agenteval_cli.targets.checkpointers import (
     check_worker_thread_read,
     refused_by_saver,
@@ -73,6 +74,8 @@ class Target:
     # The agents, tools and skills it has, read from its graph when it is loaded (None
     # where they cannot be read before the run: checked against its traces after it).
     names: SystemNames = field(default_factory=SystemNames)
+    # Calls made to fail from the outside (the spec's faults:), in the spec's order.
+    faults: tuple[FaultSpec, ...] = ()
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)

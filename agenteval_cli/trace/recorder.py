@@ -167,6 +167,9 @@ class TraceRecorder(BaseCallbackHandler):
         clock: Callable[[], float] | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        # Handlers that must see each event after the recorder (a fault injector, which
+        # raises): the call's callbacks are the recorder and these, in order.
+        self.followers: list[BaseCallbackHandler] = []
         # Declared by the target: the state key naming the agent at work, the skill tools.
         self._active = active_agent
         self._skill_tools = dict(skill_tools) if skill_tools is not None else None
@@ -401,6 +404,30 @@ class TraceRecorder(BaseCallbackHandler):
             elif tool is not None:
                 tool.call.output = error_text(error)
                 tool.call.status = ERROR
+
+    def saw(self, run_id: UUID) -> bool:
+        """Whether the run's start reached the recorder."""
+        with self._lock:
+            return run_id.int in self._runs
+
+    def injected(self, run_id: UUID, fault: str, error: BaseException) -> None:
+        """The run just started failed by an injected ``fault``: it ends here, marked, and
+        no error event follows (LangChain sends none for a start that raised)."""
+        with self._lock:
+            self._end(run_id.int)
+            now = self._clock()
+            tool = self._open_tools.pop(run_id.int, None)
+            if tool is not None:
+                tool.call.ended_at = self._epoch + now
+                tool.call.output = error_text(error)
+                tool.call.status = ERROR
+                tool.call.injected = fault
+            run = self._open_models.pop(run_id.int, None)
+            if run is not None:  # it never reached the model: no tokens spent
+                run.call.latency_s = now - run.started
+                run.call.input_tokens = run.call.output_tokens = 0
+                run.call.failed = True
+                run.call.injected = fault
 
     # -- the result --------------------------------------------------------------------
 
