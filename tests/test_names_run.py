@@ -165,6 +165,14 @@ def test_a_function_target_is_checked_after_the_run_against_its_traces(tmp_path,
         "'desk' ran under the name 'bill' in this run (nearest: 'billing')"
     ) in result.text
     assert result.text.count("warning:") == 1  # tech_support ran: it is the system's
+    # the stored comment of the row's routing score names it too, the other row's does not
+    scores = {key: {s.key: s for s in r.scores} for key, r in results_of(tmp_path / "a.db").items()}
+    pay, sso = scores["pay"]["routing_accuracy"], scores["sso"]["routing_accuracy"]
+    assert pay.score == 0.0 and pay.comment is not None
+    assert pay.comment.endswith(
+        "no agent of target 'desk' ran under the name 'bill' in this run (nearest: 'billing')"
+    )
+    assert sso.score == 1.0 and "'bill'" not in (sso.comment or "")
 
 
 def test_the_demo_dataset_names_only_real_agents(invoke, demo_spec):

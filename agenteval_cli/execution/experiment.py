@@ -26,6 +26,7 @@ from agenteval_cli.execution.loading import load_evaluators, load_simulated_user
 from agenteval_cli.execution.names import (
     NameCheck,
     RowNotes,
+    annotate_stored,
     check_after_run,
     check_before_run,
 )
@@ -688,6 +689,9 @@ def names_after_run(run: PreparedRun, store: Store) -> None:
     lines = [u.after_all(before.source) for u in after.shown] + after.unknown.lines()
     run.warnings = [w for w in run.warnings if w not in withdrawn] + lines
     run.name_warnings = [w for w in run.name_warnings if w not in withdrawn] + lines
+    if after.unknown.unknowns:
+        reading = keys_reading(_reads(run.spec, run.evaluators), run.evaluators)
+        annotate_stored(after.unknown, reading, run.experiments, store)
 
 
 def _grown_note(examples: Sequence[Example]) -> str | None:

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result, Score, Trace
 from agenteval_cli.data.conversations import TURNS
+from agenteval_cli.store.db import ExperimentRecord, Store
+from agenteval_cli.store.results import encode
 from agenteval_cli.targets import Target
 from agenteval_cli.targets.names import SystemNames
 
@@ -32,6 +34,7 @@ __all__ = [
     "NameNote",
     "RowNotes",
     "Unknown",
+    "annotate_stored",
     "check_after_run",
     "check_before_run",
     "check_recorded",
@@ -375,3 +378,36 @@ def check_recorded(
     if found:
         check.unknowns[target] = found
     return check
+
+
+def annotate_stored(
+    check: NameCheck,
+    keys_reading: Mapping[str, Iterable[str]],
+    experiments: Mapping[str, ExperimentRecord],
+    store: Store,
+) -> None:
+    """Write the notes of names found unknown only after the run (a function's, a
+    Runnable's) into the comments of the stored scores of the rows that give them, as a
+    run adds the notes of names known before it: no 0 reads as a plain routing miss."""
+    notes = check.notes(keys_reading)
+    writer = store.writer()
+    for target, by_example in notes.items():
+        record = experiments.get(target)
+        if record is None:
+            continue
+        rewritten = []
+        for stored in store.results(record.id):  # rewritten once read: a row rewritten moves
+            row = by_example.get(stored.result.example_id)
+            if row is None:
+                continue
+            result = stored.result
+            turns = result.turns or []
+            for number, turn in enumerate(turns, 1):
+                turn.scores = with_notes(turn.scores, row.get(number, {}), [turn.trace])
+            traces = [result.trace, *(turn.trace for turn in turns)]
+            result.scores = with_notes(result.scores, row.get(None, {}), traces)
+            example = Example(result.example_id, stored.inputs, stored.reference_outputs)
+            rewritten.append(encode(record.id, example, result, replace=True))
+        for row_record in rewritten:
+            writer.add(row_record)
+    writer.flush()
