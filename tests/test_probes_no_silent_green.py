@@ -910,10 +910,13 @@ def cached_project(folder: Path, target: str, target_options: str = "") -> Path:
 
 def cli_json(folder: Path, spec: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """``agenteval run SPEC --json`` in a process of its own: each run imports the target's
-    modules afresh, as a user's next run does."""
+    modules afresh, as a user's next run does. No byte-code is written: Python would take a
+    module edited to the same size within its second from its own stale cache, whatever
+    agenteval's cache decides."""
     process = agenteval(
         folder, "run", spec.name, "--store", "db", "--json", "r.json",
-        env={"PYTHONPATH": f"{ROOT}{os.pathsep}{folder}", **(env or {})},
+        env={"PYTHONPATH": f"{ROOT}{os.pathsep}{folder}", "PYTHONDONTWRITEBYTECODE": "1",
+             **(env or {})},
     )  # fmt: skip
     _, err = finish(process)
     assert process.returncode == 0, err

@@ -184,16 +184,17 @@ def routing_exact(*, ignore_agents: list[str] | None = None) -> Any:
 
 
 def one_agent_only(rows: Iterable[tuple[dict[str, Any], Trace]]) -> str | None:
-    """Why an experiment's routing is not measured, or None when it is: every result whose
-    agents are known shows the one same agent while rows expect others. One request answered
-    alone says nothing; a whole experiment of one agent against references naming others
-    says the target's agents were never told apart (unnamed agents, an undeclared state
-    key), and each such row would score a confident 0."""
+    """Why an experiment's routing is not measured, or None when it is: every result that
+    ran to its end with its agents known shows the one same agent while rows expect others.
+    One request answered alone says nothing; a whole experiment of one agent against
+    references naming others says the target's agents were never told apart (unnamed
+    agents, an undeclared state key), and each such row would score a confident 0. A
+    request that errored says nothing either: it may have stopped at its first agent."""
     seen: set[str] = set()
     expected: set[str] = set()
     for reference, trace in rows:
         expected.update(agent_names((reference or {}).get("expected_agents")))
-        if trace.agents_unknown is None:
+        if trace.agents_unknown is None and trace.error is None:
             seen.update(invoked_names(trace))
     others = sorted(expected - seen)
     if len(seen) != 1 or not others:
