@@ -91,8 +91,10 @@ def test_an_errored_result_counts_in_the_trace_figures_and_one_stored_unscored_i
         seed=0,
     )
     pong = next(r for r in built.rows if r.key == "ping_pong")
-    assert pong.means == [0.5, 0.0]
+    # the columns are over the one example both scored (ex-0), as the Δ is: 0.0 − 0.0
+    assert pong.means == [0.0, 0.0]
     assert pong.vs_first[0] is not None and pong.vs_first[0].n == 1  # ex-0: both have it
+    assert pong.vs_first[0].diff == pong.means[1] - pong.means[0]
     coverage = next(r for r in built.rows if r.key == "resolution_coverage")
     assert coverage.means == [1.0, 1.0]  # over the answered results on both sides
     assert built.warnings == [
@@ -333,3 +335,28 @@ def test_the_conversation_view_is_escaped_and_redacted(monkeypatch):
     assert 'data-agent="&lt;b&gt;agent&lt;/b&gt;"' in view  # the tool result: its caller's
     assert "s3cr3t-value-123" not in page and "key ***" in view
     assert "javascript:" not in page  # no link but to http(s)
+
+
+def test_the_columns_are_what_the_delta_is_the_difference_of():
+    """Repetitions that errored unevenly: ex-1 answered once of four (coverage 1.0, the rest
+    errored and unscored), ex-2 four times (0.0 each). Per result that reads 1/5 = 20%; per
+    example, as the paired test weighs it, (1.0 + 0.0) / 2 = 50%. The other side covers
+    both fully, so Δ = mean(1.0 − 1.0, 1.0 − 0.0) = +50 pp: the columns subtract to it."""
+    error = "TimeoutError: the call timed out"
+    uneven = [Run("ex-1", 0, scores={"resolution_coverage": 1.0})]
+    uneven += [Run("ex-1", r, scores={"resolution_coverage": None}, error=error) for r in (1, 2, 3)]
+    uneven += [Run("ex-2", r, scores={"resolution_coverage": 0.0}) for r in range(4)]
+    steady = [
+        Run(e, r, scores={"resolution_coverage": 1.0}) for e in ("ex-1", "ex-2") for r in range(4)
+    ]
+    keys = ("resolution_coverage",)
+    built = comparison.build(
+        [
+            ExperimentData("uneven", "a", uneven, catalog=Catalog(keys=keys)),
+            ExperimentData("steady", "b", steady, catalog=Catalog(keys=keys)),
+        ],
+        seed=0,
+    )
+    row = next(r for r in built.rows if r.key == "resolution_coverage")
+    assert row.means == [0.5, 1.0]
+    assert row.vs_first[0] is not None and row.vs_first[0].diff == pytest.approx(0.5)

@@ -12,6 +12,7 @@ the run table, ``--json`` and the gate show.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,7 @@ def fmt_mean(catalog: Catalog, key: str, value: float | None) -> str:
 @dataclass
 class MetricRow:
     key: str
-    means: list[float | None]  # per side, over all the examples it scored
+    means: list[float | None]  # per side: per-example means over the examples all scored
     spreads: list[float | None]  # per side: sd of the per-repetition means
     vs_first: list[PairedComparison | None]  # per side after the first
     info: MetricInfo  # how the key reads, as the comparison's catalog declares it
@@ -352,7 +353,7 @@ def build(
     rows = []
     for key in keys:
         per_example = [s.per_example(key) for s in paired]
-        means = [summary.mean(key) for summary in summaries]
+        means = example_means(per_example)
         vs_first = compared_with_first(per_example, catalog.info(key), extra)
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first, catalog.info(key)))
@@ -383,6 +384,21 @@ def build(
         calibration=calibration,
         calibration_errors=calibration_errors,
     )
+
+
+def example_means(per_example: list[dict[str, float]]) -> list[float | None]:
+    """Each side's column: the mean, over the examples every side scored, of each example's
+    mean over its repetitions: the figures the paired Δ is the difference of, so a reader
+    subtracting the columns gets the Δ (a side's repetitions that errored unevenly weigh
+    its examples alike, as the test does). A side that scored none is n/a; with no example
+    every scoring side shares, each shows its own examples' mean, and there is no Δ."""
+    sides = [set(side) for side in per_example if side]  # a side that scored none: n/a
+    shared = sorted(set.intersection(*sides)) if sides else []
+    means: list[float | None] = []
+    for side in per_example:
+        over = shared if shared else sorted(side)  # nothing shared: no Δ, its own examples
+        means.append(math.fsum(side[e] for e in over) / len(over) if side and over else None)
+    return means
 
 
 def judges_against_people(sides: list[ExperimentData]) -> tuple[list[Calibration], list[str]]:
