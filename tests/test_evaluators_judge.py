@@ -307,6 +307,24 @@ def test_the_library_says_a_skipped_judge_in_the_reports_warnings_and_prints_not
     ]
 
 
+def test_a_rescore_says_a_skipped_judge_in_the_reports_warnings_and_prints_nothing(
+    tmp_path, monkeypatch, capfd
+):
+    import agenteval_cli as agenteval
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    first = write_spec(tmp_path, "  - routing_accuracy\n")
+    ran = agenteval.run(first, store=tmp_path / "db", limit=1)
+    capfd.readouterr()
+    again = write_spec(tmp_path, "  - routing_accuracy\n" + QUALITY)
+    report = agenteval.rescore(again, [ran.experiments[0].name], store=tmp_path / "db")
+    out, err = capfd.readouterr()
+    assert "OPENAI_API_KEY" not in out + err
+    assert report.warnings == [
+        "skipping judge(s) quality: OPENAI_API_KEY is not set; the other evaluators still run"
+    ]
+
+
 def test_a_sampled_judge_in_a_full_run(tmp_path, monkeypatch):
     """Judge on a seeded half of the examples: its own cost row, and the table says n."""
     from typer.testing import CliRunner

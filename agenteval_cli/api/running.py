@@ -257,9 +257,12 @@ def rescore(
 
     _no_running_loop("rescore", "call it from a script, or from a thread of its own")
     with spec_env(spec, env_file), _session(spec, store, None, must_exist=True) as session:
-        created = rescore_experiments(session.spec, session.store, list(experiments))
+        skipped: list[str] = []  # the report's warnings: the library prints nothing
+        created = rescore_experiments(
+            session.spec, session.store, list(experiments), warn=skipped.append
+        )
         title = f"{session.spec.experiment_prefix} · rescored"
-        return session.stored_report(created, title=title)
+        return session.stored_report(created, title=title, warnings=skipped)
 
 
 def import_langsmith(

@@ -700,6 +700,7 @@ def rescore_stored(
 
     with open_store(store_path, write=True) as store:
         report = api.rescore(spec, names, store=store, env_file=env_file)
+        _warn(stderr(), report.warnings)
         # the calls' errors and interrupts were judged when they ran: only an evaluator
         # failing everywhere
         clean = _print_run(

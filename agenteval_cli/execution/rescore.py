@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example, Result
@@ -22,15 +22,18 @@ if TYPE_CHECKING:
     from agenteval_cli.execution.runner import RunSettings
 
 
-def rescore(spec: Spec, store: Store, names: list[str]) -> list[ExperimentRecord]:
-    """One new, finished experiment per named experiment (or target: its latest)."""
+def rescore(
+    spec: Spec, store: Store, names: list[str], *, warn: Callable[[str], None] | None = None
+) -> list[ExperimentRecord]:
+    """One new, finished experiment per named experiment (or target: its latest); ``warn``
+    gets what is skipped (a judge without credentials)."""
     from agenteval_cli.evaluators.loading import catalog_of
     from agenteval_cli.execution.experiment import git_commit, run_settings
     from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.store.lookup import resolve_experiment
 
     sources = [resolve_experiment(store, name, option="rescore") for name in names]
-    evaluators = load_evaluators(spec)
+    evaluators = load_evaluators(spec, warn=warn)
     settings = run_settings(spec)
     run_id = uuid.uuid4().hex
     created = []

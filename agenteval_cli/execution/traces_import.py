@@ -75,7 +75,7 @@ def import_traces(
     for request, why in matched.unclaimed:
         note(f"{request.origin}: trace {request.trace_id} answers no row: {why}")
     check_attributed(examples, matched.by_row)
-    evaluators = load_evaluators(spec, examples)
+    evaluators = load_evaluators(spec, examples, warn=note)
     repetitions = max(matched.repetitions, 1)
     record = store.create_experiment(
         prefix=spec.experiment_prefix,
