@@ -244,22 +244,10 @@ def test_a_target_that_loads_langchain_on_its_first_call_is_called_once_per_exam
         "    model = GenericFakeChatModel(messages=iter([reply]))\n"
         "    return {'final_response': model.invoke(inputs['question']).content}\n"
     )
-    rows = [{"inputs": {"question": f"q{i}"}, "outputs": {}} for i in range(3)]
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "spec.yaml").write_text(
-        "dataset: rows.jsonl\ntargets: {lazy: lazy_runnable.py:target}\n"
-        "evaluators: [token_cost]\nconcurrency: 1\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-m", "agenteval_cli.cli", "run", "spec.yaml", "--store", "db",
-         "--json", "out.json"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    experiment = _run_in_a_process(tmp_path, "lazy_runnable.py", {}, "token_cost", 1)
     # LangChain was first imported by the first call itself, which was made once
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     assert calls == ["q0 False", "q1 True", "q2 True"]
-    [experiment] = json.loads((tmp_path / "out.json").read_text())["experiments"]
     results = sorted(experiment["results"], key=lambda r: r["outputs"]["final_response"])
     assert [r["outputs"]["final_response"] for r in results] == ["Q0", "Q1", "Q2"]
     # and traced from its first model call: every call's 9 tokens, the first one's too
@@ -279,21 +267,31 @@ def test_a_run_of_plain_function_targets_never_imports_langchain(tmp_path):
         "        seen.write(f'{len(loaded)}\\n')\n"
         "    return {'final_response': inputs['question']}\n"
     )
-    rows = [{"inputs": {"question": f"q{i}"}, "outputs": {"must_mention": ["q"]}} for i in range(3)]
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "spec.yaml").write_text(
-        "dataset: rows.jsonl\ntargets: {plain: plain.py:target}\n"
-        "evaluators: [resolution_coverage]\nconcurrency: 2\n"
+    outputs = {"must_mention": ["q"]}
+    experiment = _run_in_a_process(tmp_path, "plain.py", outputs, "resolution_coverage", 2)
+    assert (tmp_path / "seen.txt").read_text().split() == ["0", "0", "0"]
+    assert experiment["metrics"]["resolution_coverage"] == 1.0
+
+
+def _run_in_a_process(
+    folder: Path, module: str, outputs: dict, evaluator: str, concurrency: int
+) -> dict:
+    """``agenteval run`` in a fresh process (nothing imported before it) of ``module:target``
+    on three rows q0..q2: its one experiment as ``--json`` gives it."""
+    rows = [{"inputs": {"question": f"q{i}"}, "outputs": outputs} for i in range(3)]
+    (folder / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "spec.yaml").write_text(
+        f"dataset: rows.jsonl\ntargets: {{t: {module}:target}}\n"
+        f"evaluators: [{evaluator}]\nconcurrency: {concurrency}\n"
     )
     proc = subprocess.run(
         [sys.executable, "-m", "agenteval_cli.cli", "run", "spec.yaml", "--store", "db",
          "--json", "out.json"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        capture_output=True, text=True, timeout=120, cwd=folder,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "seen.txt").read_text().split() == ["0", "0", "0"]
-    [experiment] = json.loads((tmp_path / "out.json").read_text())["experiments"]
-    assert experiment["metrics"]["resolution_coverage"] == 1.0
+    [experiment] = json.loads((folder / "out.json").read_text())["experiments"]
+    return experiment
 
 
 def test_experiments_lists_whole_names_when_piped_and_as_json(tmp_path, invoke):
