@@ -17,10 +17,15 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from fakes import reply, scripted
+from forms.network import (
+    functional_network,
+    transfer_to_hotel_advisor,
+    transfer_to_travel_advisor,
+)
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelRetryMiddleware, before_model
 from langchain.tools import ToolRuntime
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -177,16 +182,6 @@ def test_functional_api_agents_in_tasks_take_turns() -> None:
     """The LangGraph docs' functional-API network: an @entrypoint loop calls the active
     advisor's @task and awaits it before choosing the next one from its last tool call."""
 
-    @tool(return_direct=True)
-    def transfer_to_hotel_advisor() -> str:
-        """Ask the hotel advisor for help."""
-        return "Successfully transferred to hotel advisor"
-
-    @tool(return_direct=True)
-    def transfer_to_travel_advisor() -> str:
-        """Ask the travel advisor for help."""
-        return "Successfully transferred to travel advisor"
-
     travel = _react(
         "travel_advisor",
         scripted(
@@ -202,28 +197,7 @@ def test_functional_api_agents_in_tasks_take_turns() -> None:
         [transfer_to_travel_advisor],
     )
 
-    @task
-    def call_travel_advisor(messages: list) -> list:
-        return travel.invoke({"messages": messages})["messages"]
-
-    @task
-    def call_hotel_advisor(messages: list) -> list:
-        return hotel.invoke({"messages": messages})["messages"]
-
-    @entrypoint()
-    def workflow(messages: list) -> list:
-        messages = add_messages([], messages)
-        call_active_agent = call_travel_advisor
-        while True:
-            agent_messages = call_active_agent(messages).result()
-            messages = add_messages(messages, agent_messages)
-            last = next(m for m in reversed(agent_messages) if isinstance(m, AIMessage))
-            if not last.tool_calls:
-                return messages
-            if last.tool_calls[-1]["name"] == "transfer_to_travel_advisor":
-                call_active_agent = call_travel_advisor
-            else:
-                call_active_agent = call_hotel_advisor
+    workflow = functional_network(travel, hotel)
 
     trace = traced(workflow, [{"role": "user", "content": "A warm trip and a hotel."}])
     # travel (10, 2) hands off; hotel (20, 3) hands back; travel (30, 5) answers. Each task

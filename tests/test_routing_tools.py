@@ -15,11 +15,14 @@ from typing import Any
 
 import pytest
 from fakes import reply, scripted
+from forms.network import (
+    functional_network,
+    transfer_to_hotel_advisor,
+    transfer_to_travel_advisor,
+)
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
-from langgraph.func import entrypoint, task
-from langgraph.graph.message import add_messages
 from langgraph_supervisor import create_supervisor
 from langgraph_supervisor.handoff import create_forward_message_tool
 
@@ -117,18 +120,6 @@ def get_travel_recommendations() -> str:
     return "aruba"
 
 
-@tool(return_direct=True)
-def transfer_to_hotel_advisor() -> str:
-    """Ask the hotel advisor for help."""
-    return "Successfully transferred to hotel advisor"
-
-
-@tool(return_direct=True)
-def transfer_to_travel_advisor() -> str:
-    """Ask the travel advisor for help."""
-    return "Successfully transferred to travel advisor"
-
-
 def test_return_direct_transfers_a_loop_acts_on_are_handoffs() -> None:
     """LangGraph's functional-API network: ``create_react_agent`` advisors (no names) with
     ``return_direct`` transfer tools, each run in a ``@task``; the ``@entrypoint`` loop reads
@@ -150,28 +141,7 @@ def test_return_direct_transfers_a_loop_acts_on_are_handoffs() -> None:
         prompt="You are a hotel expert.",
     )
 
-    @task
-    def call_travel_advisor(messages: list) -> list:
-        return travel.invoke({"messages": messages})["messages"]
-
-    @task
-    def call_hotel_advisor(messages: list) -> list:
-        return hotel.invoke({"messages": messages})["messages"]
-
-    @entrypoint()
-    def workflow(messages: list) -> list:
-        messages = add_messages([], messages)
-        call_active_agent = call_travel_advisor
-        while True:
-            agent_messages = call_active_agent(messages).result()
-            messages = add_messages(messages, agent_messages)
-            ai_msg = next(m for m in reversed(agent_messages) if isinstance(m, AIMessage))
-            if not ai_msg.tool_calls:
-                return messages
-            if ai_msg.tool_calls[-1]["name"] == "transfer_to_travel_advisor":
-                call_active_agent = call_travel_advisor
-            else:
-                call_active_agent = call_hotel_advisor
+    workflow = functional_network(travel, hotel)
 
     trace = traced(workflow, [{"role": "user", "content": "A warm trip and a hotel."}])
     travel_agent, hotel_agent = "call_travel_advisor", "call_hotel_advisor"
