@@ -123,7 +123,7 @@ class _Runner:
         state = await graph_state(inputs, self.input_key, self.initial_state, self.build)
         config = self.config.filled(inputs)
         own = config.get("configurable", {}).get(THREAD_ID)
-        client = self.clients.get()
+        client = await self.clients.get()
         if own is None:
             thread = await _checked(self.remote, client.threads.create())
         else:  # the row's own thread, which may hold what earlier calls left
@@ -140,7 +140,7 @@ class _Runner:
         only the new turn (or the resume) is sent."""
         first = session.turns == 0
         config = self.config.for_turn(session, inputs)
-        client = self.clients.get()
+        client = await self.clients.get()
         if first:
             await _checked(
                 self.remote,
@@ -244,31 +244,37 @@ def served_coordinators(remote: RemoteGraph) -> list[str]:
 
 class _Clients:
     """One SDK client per event loop the target is called on (its connections belong to
-    that loop), made once: building one loads TLS certificates, which blocks the loop.
+    that loop), made once, on a worker thread: building one loads TLS certificates, which
+    would hold the loop, and every call in flight with it.
     Made as ``langgraph_sdk.get_client`` makes one, but with the spec's headers only (never
     an API key the environment happens to hold) and no retries of its own: a refused
     connection is the call's error at once, which the spec's ``retries:`` may retry."""
 
     def __init__(self, remote: RemoteGraph) -> None:
         self._remote = remote
-        self._made: tuple[Any, Any] | None = None  # (the loop, its client)
+        self._made: tuple[Any, asyncio.Future[Any]] | None = None  # (the loop, its client)
 
-    def get(self) -> Any:
+    async def get(self) -> Any:
         loop = asyncio.get_running_loop()
         if self._made is None or self._made[0] is not loop:
-            import httpx
-            from langgraph_sdk.client import LangGraphClient
+            self._made = (loop, loop.run_in_executor(None, _client, self._remote))
+        # shielded: a call timed out meanwhile leaves the client to the calls that follow
+        return await asyncio.shield(self._made[1])
 
-            client = LangGraphClient(
-                httpx.AsyncClient(
-                    base_url=self._remote.url,
-                    transport=httpx.AsyncHTTPTransport(retries=0),
-                    timeout=httpx.Timeout(_CONNECT_S, read=_READ_S),
-                    headers=dict(self._remote.headers),
-                )
-            )
-            self._made = (loop, client)
-        return self._made[1]
+
+def _client(remote: RemoteGraph) -> Any:
+    """The SDK's async client for ``remote`` (made off the event loop)."""
+    import httpx
+    from langgraph_sdk.client import LangGraphClient
+
+    return LangGraphClient(
+        httpx.AsyncClient(
+            base_url=remote.url,
+            transport=httpx.AsyncHTTPTransport(retries=0),
+            timeout=httpx.Timeout(_CONNECT_S, read=_READ_S),
+            headers=dict(remote.headers),
+        )
+    )
 
 
 async def _checked(remote: RemoteGraph, request: Any) -> Any:
