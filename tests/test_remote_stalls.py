@@ -1,7 +1,9 @@
-"""A served graph's server that stops mid-stream: the SDK client is made off the event
-loop, so no call is held up by it. The server here speaks the Agent Server's wire format
-(a thread, then a run's server-sent events) to the real langgraph-sdk client, on 127.0.0.1,
-and goes quiet after the run's first state."""
+"""A served graph's server that stops mid-stream: what holds the event loop during its
+calls (agenteval's own work, the SDK's) is never blamed on the target, whose code runs on
+the server, and the SDK client is made off the loop, so no call is held up by it. The
+server here speaks the Agent Server's wire format (a thread, then a run's server-sent
+events) to the real langgraph-sdk client, on 127.0.0.1, and goes quiet after the run's
+first state."""
 
 from __future__ import annotations
 
@@ -22,6 +24,15 @@ from agenteval_cli.targets.remote import RemoteGraph, remote_target
 
 RUN_ID = "1ef4a9b8-0000-6000-8000-000000000001"
 STATE = {"messages": [{"type": "human", "content": "q", "id": "m1"}]}
+STARTED = {  # the graph's run began: the one callback event streamed before the stall
+    "event": "on_chain_start",
+    "name": "LangGraph",
+    "run_id": "1ef4a9b8-0000-6000-8000-000000000002",
+    "parent_ids": [],
+    "metadata": {},
+    "tags": [],
+    "data": {"input": STATE},
+}
 STARTED = {  # the graph's run began: the one callback event streamed before the stall
     "event": "on_chain_start",
     "name": "LangGraph",
@@ -124,4 +135,24 @@ def test_the_client_is_made_off_the_event_loop(
     assert on == [False]  # one client for the run's loop, made on a worker thread
     for example in ("e0", "e1"):
         assert results[("served", example)].error.startswith("TimeoutError: no answer within 2 s")
+    assert runner.stall_warnings() == []
+
+
+def test_agentevals_own_work_on_the_loop_is_not_blamed_on_the_target(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agenteval_cli.trace.remote_events import EventReplay
+
+    replayed = EventReplay.feed
+
+    def slow(self: EventReplay, event: Any) -> None:
+        time.sleep(0.3)  # replaying the server's events, on a loaded machine
+        replayed(self, event)
+
+    monkeypatch.setattr(EventReplay, "feed", slow)
+    runner, results = _run(server, 0.6)
+    for example in ("e0", "e1"):
+        error = results[("served", example)].error
+        assert error.startswith("TimeoutError: no answer within 0.6 s")
+        assert "blocked the event loop" not in error
     assert runner.stall_warnings() == []

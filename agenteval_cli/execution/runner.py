@@ -599,7 +599,7 @@ class Runner:
                 started = time.perf_counter()
                 outputs = await guard.outputs(
                     target(item.example.inputs, callbacks_of(recorder)),
-                    Call(target.name, item.example.id),
+                    Call(target.name, item.example.id, target.runs_here),
                 )
             return checked_outputs(outputs)
 

@@ -103,6 +103,7 @@ def remote_target(
         turn_call=runner.turn,
         keeps_state=True,  # the server keeps every thread's state
         config_fields=row_config.fields,
+        runs_here=False,  # the graph runs on the server
     )
 
 

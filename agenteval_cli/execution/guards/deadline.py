@@ -36,10 +36,13 @@ OWN_FILES = ("runner.py", "target_calls.py", "deadline.py", "watchdog.py")
 
 
 class Call(NamedTuple):
-    """Whose call it is: the target's name and the example's id."""
+    """Whose call it is: the target's name and the example's id; whether the target's code
+    runs here (a served graph's runs on its server: what holds the loop during its call is
+    agenteval's or the client's, never blamed on it, and given back as others' time)."""
 
     target: str
     example: str
+    runs_here: bool = True
 
 
 async def within(
@@ -95,6 +98,8 @@ class _TimedSteps:
         self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
 
     def _held(self, seconds: float) -> None:
+        if self.who is not None and not self.who.runs_here:
+            return  # not the target's code: the loop was held by others, given back
         self.blocked += seconds
         if self.stalls is not None and self.who is not None:
             self.stalls.blame(self.who.target, self.who.example, seconds)
