@@ -1,9 +1,9 @@
-"""A served graph's server that stops mid-stream: what holds the event loop during its
-calls (agenteval's own work, the SDK's) is never blamed on the target, whose code runs on
-the server, and the SDK client is made off the loop, so no call is held up by it. The
-server here speaks the Agent Server's wire format (a thread, then a run's server-sent
-events) to the real langgraph-sdk client, on 127.0.0.1, and goes quiet after the run's
-first state."""
+"""A served graph's server that stops mid-stream is named as the stall, never blamed on the
+target's code, however busy the event loop: what holds the loop during its calls
+(agenteval's own work, the SDK's) is not the target's, whose code runs on the server, and
+the SDK client is made off the loop (agenteval_cli.targets.waits). The server here speaks
+the Agent Server's wire format (a thread, then a run's server-sent events) to the real
+langgraph-sdk client, on 127.0.0.1, and goes quiet after the run's first state."""
 
 from __future__ import annotations
 
@@ -24,15 +24,6 @@ from agenteval_cli.targets.remote import RemoteGraph, remote_target
 
 RUN_ID = "1ef4a9b8-0000-6000-8000-000000000001"
 STATE = {"messages": [{"type": "human", "content": "q", "id": "m1"}]}
-STARTED = {  # the graph's run began: the one callback event streamed before the stall
-    "event": "on_chain_start",
-    "name": "LangGraph",
-    "run_id": "1ef4a9b8-0000-6000-8000-000000000002",
-    "parent_ids": [],
-    "metadata": {},
-    "tags": [],
-    "data": {"input": STATE},
-}
 STARTED = {  # the graph's run began: the one callback event streamed before the stall
     "event": "on_chain_start",
     "name": "LangGraph",
@@ -117,6 +108,30 @@ def _run(url: str, timeout_s: float, neighbour: bool = False) -> tuple[Runner, d
     return runner, results
 
 
+def _stalled(error: str | None, url: str, timeout_s: float) -> None:
+    assert error is not None
+    assert error.startswith(f"TimeoutError: no answer within {timeout_s:g} s: ")
+    assert f"the Agent Server at {url} sent nothing for " in error
+    assert error.endswith(" s of the stream (graph 'g')")
+    assert "blocked the event loop" not in error
+
+
+def test_a_server_that_stops_mid_stream_is_named_as_the_stall(server: str) -> None:
+    runner, results = _run(server, 0.6)
+    for example in ("e0", "e1"):
+        _stalled(results[("served", example)].error, server, 0.6)
+    assert runner.stall_warnings() == []
+
+
+def test_the_stall_is_the_servers_while_a_neighbour_holds_the_loop(server: str) -> None:
+    runner, results = _run(server, 0.6, neighbour=True)
+    for example in ("e0", "e1"):
+        _stalled(results[("served", example)].error, server, 0.6)
+        assert results[("busy", example)].error is None
+    # the neighbour is named for its own blocking; the served graph never is
+    assert all("'served'" not in warning for warning in runner.stall_warnings())
+
+
 def test_the_client_is_made_off_the_event_loop(
     server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,7 +149,7 @@ def test_the_client_is_made_off_the_event_loop(
     runner, results = _run(server, 2.0)
     assert on == [False]  # one client for the run's loop, made on a worker thread
     for example in ("e0", "e1"):
-        assert results[("served", example)].error.startswith("TimeoutError: no answer within 2 s")
+        _stalled(results[("served", example)].error, server, 2.0)
     assert runner.stall_warnings() == []
 
 
@@ -152,7 +167,5 @@ def test_agentevals_own_work_on_the_loop_is_not_blamed_on_the_target(
     monkeypatch.setattr(EventReplay, "feed", slow)
     runner, results = _run(server, 0.6)
     for example in ("e0", "e1"):
-        error = results[("served", example)].error
-        assert error.startswith("TimeoutError: no answer within 0.6 s")
-        assert "blocked the event loop" not in error
+        _stalled(results[("served", example)].error, server, 0.6)
     assert runner.stall_warnings() == []

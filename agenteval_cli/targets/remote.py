@@ -24,6 +24,7 @@ from agenteval_cli.targets.configs import THREAD_ID, RowConfig
 from agenteval_cli.targets.inputs import InputBuilder, input_builder, template_fields
 from agenteval_cli.targets.outputs import graph_outputs
 from agenteval_cli.targets.session import Session
+from agenteval_cli.targets.waits import waiting_on
 
 __all__ = [
     "RemoteGraph",
@@ -40,6 +41,8 @@ _STREAM_MODES = ["events", "values"]
 
 # The SDK's time limits: connecting, and waiting for the next part of a streamed run.
 _CONNECT_S, _READ_S = 5.0, 300.0
+# A call cut short this soon after the server's last event was no stall of the server's.
+_QUIET_S = 0.1
 # What every HTTP client sends: not the graph's headers (nor secrets).
 _CLIENT_HEADERS = frozenset({"user-agent", "accept", "accept-encoding", "connection"})
 
@@ -188,14 +191,16 @@ class _Runner:
         )
         failed: Any = None
         try:
-            async for part in stream:
-                if part.event == "events" and isinstance(part.data, dict):
-                    replay.feed(part.data)
-                elif part.event == "values":
-                    final = part.data
-                elif part.event == "error":
-                    failed = part.data
-                    break
+            with waiting_on(self._silent) as waiting:
+                async for part in stream:
+                    waiting.heard()
+                    if part.event == "events" and isinstance(part.data, dict):
+                        replay.feed(part.data)
+                    elif part.event == "values":
+                        final = part.data
+                    elif part.event == "error":
+                        failed = part.data
+                        break
         except Exception as exc:
             failure = _failure(self.remote, exc)
             if failure is exc:
@@ -215,6 +220,13 @@ class _Runner:
 
             replay.stopped(GraphInterrupt(final[INTERRUPT_KEY]))
         return decoded(final)
+
+    def _silent(self, seconds: float) -> str:
+        """What a call cut short while streaming was waiting on: the server's next event."""
+        where, graph = f"the Agent Server at {self.remote.url}", f"graph {self.remote.graph!r}"
+        if seconds < _QUIET_S:
+            return f"{where} was still streaming the run ({graph})"
+        return f"{where} sent nothing for {seconds:.1f} s of the stream ({graph})"
 
 
 def served_coordinators(remote: RemoteGraph) -> list[str]:
@@ -279,8 +291,14 @@ def _client(remote: RemoteGraph) -> Any:
 
 
 async def _checked(remote: RemoteGraph, request: Any) -> Any:
+    """The answer to ``request``; a time-out meanwhile names the server's silence."""
+
+    def silent(seconds: float) -> str:
+        return f"the Agent Server at {remote.url} did not answer for {seconds:.1f} s"
+
     try:
-        return await request
+        with waiting_on(silent):
+            return await request
     except Exception as exc:
         raise _failure(remote, exc) from exc
 
