@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -40,12 +41,16 @@ class _Stalling(BaseHTTPRequestHandler):
     then nothing."""
 
     quiet: threading.Event  # set when the test is over: the stream then ends
+    creates = True  # False: a request to create a thread is never answered
 
     def log_message(self, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.path == "/threads" and not self.creates:
+            self.quiet.wait(30)
+            return
         if self.path == "/threads":
             body = json.dumps({"thread_id": "t1", "metadata": {}, "status": "idle"}).encode()
             self.send_response(200)
@@ -66,8 +71,17 @@ class _Stalling(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
+    yield from _serve(creates=True)
+
+
+@pytest.fixture
+def mute_server() -> Iterator[str]:
+    yield from _serve(creates=False)
+
+
+def _serve(creates: bool) -> Iterator[str]:
     quiet = threading.Event()
-    handler = type("Handler", (_Stalling,), {"quiet": quiet})
+    handler = type("Handler", (_Stalling,), {"quiet": quiet, "creates": creates})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -168,4 +182,17 @@ def test_agentevals_own_work_on_the_loop_is_not_blamed_on_the_target(
     runner, results = _run(server, 0.6)
     for example in ("e0", "e1"):
         _stalled(results[("served", example)].error, server, 0.6)
+    assert runner.stall_warnings() == []
+
+
+def test_a_server_that_never_creates_the_thread_is_named(mute_server: str) -> None:
+    runner, results = _run(mute_server, 0.5)
+    for example in ("e0", "e1"):
+        error = results[("served", example)].error
+        assert re.fullmatch(
+            r"TimeoutError: no answer within 0\.5 s: the Agent Server at "
+            + re.escape(mute_server)
+            + r" did not answer for \d+\.\d s",
+            error,
+        ), error
     assert runner.stall_warnings() == []
