@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from agenteval_cli.core.records import Example
+from agenteval_cli.execution.guards.deadline import Call, within
 from agenteval_cli.execution.runner import Runner, RunSettings
 from agenteval_cli.targets import adapt
 from agenteval_cli.targets.remote import RemoteGraph, remote_target
@@ -196,3 +198,23 @@ def test_a_server_that_never_creates_the_thread_is_named(mute_server: str) -> No
             error,
         ), error
     assert runner.stall_warnings() == []
+
+
+def test_a_served_graphs_call_that_keeps_the_loop_is_agentevals_not_the_targets() -> None:
+    runner = Runner(targets=[], evaluators=[], settings=RunSettings())
+    said: list[str] = []
+
+    async def stuck() -> dict[str, Any]:  # where a stopped run's watchdog finds the loop
+        said.append(runner._stuck(sys._getframe()))
+        return {}
+
+    async def calls() -> None:
+        await within(stuck(), 1.0, None, Call("served", "e0", runs_here=False))
+        await within(stuck(), 1.0, None, Call("local", "e0"))
+
+    asyncio.run(calls())
+    served, local = said
+    assert served.startswith("agenteval's own code, calling target 'served' (example 'e0'), held")
+    assert "not the target's code" in served and "async target" not in served
+    assert local.startswith("target 'local' (example 'e0') held the event loop")
+    assert local.endswith("(blocking code or a busy loop in an async target)")
