@@ -193,7 +193,6 @@ class _Runner:
         try:
             with waiting_on(self._silent) as waiting:
                 async for part in stream:
-                    waiting.heard()
                     if part.event == "events" and isinstance(part.data, dict):
                         replay.feed(part.data)
                     elif part.event == "values":
@@ -201,6 +200,7 @@ class _Runner:
                     elif part.event == "error":
                         failed = part.data
                         break
+                    waiting.heard()  # once it is read: the wait is on the server again
         except Exception as exc:
             failure = _failure(self.remote, exc)
             if failure is exc:
