@@ -93,7 +93,7 @@ async def converse(
     problem = shape_problem(example.inputs, example.outputs)
     if problem is not None:  # no turn can be sent
         return Result(example.id, repetition, None, Trace(error=problem), error=problem)
-    who = Call(target.name, example.id)
+    who = Call(target.name, example.id, target.runs_here)
     current: _Attempt | None = None
     spent: list[list[list[ModelCall]]] = []  # per failed attempt, per turn
 

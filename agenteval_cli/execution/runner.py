@@ -417,6 +417,14 @@ class Runner:
         from agenteval_cli.execution.guards.watchdog import where
 
         holder = call_on_stack(frame)
+        if holder is not None and not holder.runs_here:  # a served graph's: agenteval's code
+            at = where(frame, OWN_FILES)
+            return (
+                f"agenteval's own code, calling target {holder.target!r} (example "
+                f"{holder.example!r}), held the event loop and never gave it back"
+                + (f", at {at}" if at else "")
+                + " (not the target's code, which runs on its server: please report it)"
+            )
         if holder is not None:
             at = where(frame, OWN_FILES)
             return (
@@ -599,7 +607,7 @@ class Runner:
                 started = time.perf_counter()
                 outputs = await guard.outputs(
                     target(item.example.inputs, callbacks_of(recorder)),
-                    Call(target.name, item.example.id),
+                    Call(target.name, item.example.id, target.runs_here),
                 )
             return checked_outputs(outputs)
 

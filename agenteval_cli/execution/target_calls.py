@@ -78,7 +78,10 @@ class CallGuard:
         if isinstance(exc, TimeoutError):
             error = f"TimeoutError: no answer within {self.timeout_s:g} s"
             blocked_s: float = getattr(exc, "blocked_s", 0.0)  # set where the call stalled
-            return f"{error}: {blocked_text(blocked_s)}" if blocked_s else error
+            if blocked_s:
+                return f"{error}: {blocked_text(blocked_s)}"
+            waited: str | None = getattr(exc, "waiting_on", None)  # set where it waited
+            return f"{error}: {waited}" if waited else error
         if isinstance(exc, KeyboardInterrupt) and not self.owns_signals:
             return None
         if isinstance(exc, asyncio.CancelledError) and cancelled_from_outside():

@@ -76,6 +76,9 @@ class Target:
     names: SystemNames = field(default_factory=SystemNames)
     # Calls made to fail from the outside (the spec's faults:), in the spec's order.
     faults: tuple[FaultSpec, ...] = ()
+    # Its code runs in this process, so a step of its call that holds the event loop is
+    # its own; a served graph's code runs on its server (what holds the loop is not its).
+    runs_here: bool = True
 
     async def __call__(self, inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
         return await self.call(inputs, callbacks)

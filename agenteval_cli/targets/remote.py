@@ -24,6 +24,7 @@ from agenteval_cli.targets.configs import THREAD_ID, RowConfig
 from agenteval_cli.targets.inputs import InputBuilder, input_builder, template_fields
 from agenteval_cli.targets.outputs import graph_outputs
 from agenteval_cli.targets.session import Session
+from agenteval_cli.targets.waits import waiting_on
 
 __all__ = [
     "RemoteGraph",
@@ -40,6 +41,8 @@ _STREAM_MODES = ["events", "values"]
 
 # The SDK's time limits: connecting, and waiting for the next part of a streamed run.
 _CONNECT_S, _READ_S = 5.0, 300.0
+# A call cut short this soon after the server's last event was no stall of the server's.
+_QUIET_S = 0.1
 # What every HTTP client sends: not the graph's headers (nor secrets).
 _CLIENT_HEADERS = frozenset({"user-agent", "accept", "accept-encoding", "connection"})
 
@@ -103,6 +106,7 @@ def remote_target(
         turn_call=runner.turn,
         keeps_state=True,  # the server keeps every thread's state
         config_fields=row_config.fields,
+        runs_here=False,  # the graph runs on the server
     )
 
 
@@ -123,7 +127,7 @@ class _Runner:
         state = await graph_state(inputs, self.input_key, self.initial_state, self.build)
         config = self.config.filled(inputs)
         own = config.get("configurable", {}).get(THREAD_ID)
-        client = self.clients.get()
+        client = await self.clients.get()
         if own is None:
             thread = await _checked(self.remote, client.threads.create())
         else:  # the row's own thread, which may hold what earlier calls left
@@ -140,7 +144,7 @@ class _Runner:
         only the new turn (or the resume) is sent."""
         first = session.turns == 0
         config = self.config.for_turn(session, inputs)
-        client = self.clients.get()
+        client = await self.clients.get()
         if first:
             await _checked(
                 self.remote,
@@ -187,14 +191,16 @@ class _Runner:
         )
         failed: Any = None
         try:
-            async for part in stream:
-                if part.event == "events" and isinstance(part.data, dict):
-                    replay.feed(part.data)
-                elif part.event == "values":
-                    final = part.data
-                elif part.event == "error":
-                    failed = part.data
-                    break
+            with waiting_on(self._silent) as waiting:
+                async for part in stream:
+                    if part.event == "events" and isinstance(part.data, dict):
+                        replay.feed(part.data)
+                    elif part.event == "values":
+                        final = part.data
+                    elif part.event == "error":
+                        failed = part.data
+                        break
+                    waiting.heard()  # once it is read: the wait is on the server again
         except Exception as exc:
             failure = _failure(self.remote, exc)
             if failure is exc:
@@ -214,6 +220,13 @@ class _Runner:
 
             replay.stopped(GraphInterrupt(final[INTERRUPT_KEY]))
         return decoded(final)
+
+    def _silent(self, seconds: float) -> str:
+        """What a call cut short while streaming was waiting on: the server's next event."""
+        where, graph = f"the Agent Server at {self.remote.url}", f"graph {self.remote.graph!r}"
+        if seconds < _QUIET_S:
+            return f"{where} was still streaming the run ({graph})"
+        return f"{where} sent nothing for {seconds:.1f} s of the stream ({graph})"
 
 
 def served_coordinators(remote: RemoteGraph) -> list[str]:
@@ -244,36 +257,48 @@ def served_coordinators(remote: RemoteGraph) -> list[str]:
 
 class _Clients:
     """One SDK client per event loop the target is called on (its connections belong to
-    that loop), made once: building one loads TLS certificates, which blocks the loop.
+    that loop), made once, on a worker thread: building one loads TLS certificates, which
+    would hold the loop, and every call in flight with it.
     Made as ``langgraph_sdk.get_client`` makes one, but with the spec's headers only (never
     an API key the environment happens to hold) and no retries of its own: a refused
     connection is the call's error at once, which the spec's ``retries:`` may retry."""
 
     def __init__(self, remote: RemoteGraph) -> None:
         self._remote = remote
-        self._made: tuple[Any, Any] | None = None  # (the loop, its client)
+        self._made: tuple[Any, asyncio.Future[Any]] | None = None  # (the loop, its client)
 
-    def get(self) -> Any:
+    async def get(self) -> Any:
         loop = asyncio.get_running_loop()
         if self._made is None or self._made[0] is not loop:
-            import httpx
-            from langgraph_sdk.client import LangGraphClient
+            self._made = (loop, loop.run_in_executor(None, _client, self._remote))
+        # shielded: a call timed out meanwhile leaves the client to the calls that follow
+        return await asyncio.shield(self._made[1])
 
-            client = LangGraphClient(
-                httpx.AsyncClient(
-                    base_url=self._remote.url,
-                    transport=httpx.AsyncHTTPTransport(retries=0),
-                    timeout=httpx.Timeout(_CONNECT_S, read=_READ_S),
-                    headers=dict(self._remote.headers),
-                )
-            )
-            self._made = (loop, client)
-        return self._made[1]
+
+def _client(remote: RemoteGraph) -> Any:
+    """The SDK's async client for ``remote`` (made off the event loop)."""
+    import httpx
+    from langgraph_sdk.client import LangGraphClient
+
+    return LangGraphClient(
+        httpx.AsyncClient(
+            base_url=remote.url,
+            transport=httpx.AsyncHTTPTransport(retries=0),
+            timeout=httpx.Timeout(_CONNECT_S, read=_READ_S),
+            headers=dict(remote.headers),
+        )
+    )
 
 
 async def _checked(remote: RemoteGraph, request: Any) -> Any:
+    """The answer to ``request``; a time-out meanwhile names the server's silence."""
+
+    def silent(seconds: float) -> str:
+        return f"the Agent Server at {remote.url} did not answer for {seconds:.1f} s"
+
     try:
-        return await request
+        with waiting_on(silent):
+            return await request
     except Exception as exc:
         raise _failure(remote, exc) from exc
 

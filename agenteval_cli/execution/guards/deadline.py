@@ -30,16 +30,20 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 from agenteval_cli.execution.guards.stalls import BLOCKING_S, LoopStalls, blocked_text
+from agenteval_cli.targets.waits import watched
 
 # The files of the run's own machinery: where the loop was held is named outside them.
 OWN_FILES = ("runner.py", "target_calls.py", "deadline.py", "watchdog.py")
 
 
 class Call(NamedTuple):
-    """Whose call it is: the target's name and the example's id."""
+    """Whose call it is: the target's name and the example's id; whether the target's code
+    runs here (a served graph's runs on its server: what holds the loop during its call is
+    agenteval's or the client's, never blamed on it, and given back as others' time)."""
 
     target: str
     example: str
+    runs_here: bool = True
 
 
 async def within(
@@ -52,10 +56,24 @@ async def within(
     loop was held by others (``stalls``) does not count, and a call that held the loop
     itself past ``timeout`` (blocking code in an async target) is timed out when it comes
     back, since nothing could interrupt it (:mod:`agenteval_cli.execution.guards.stalls`). Each
-    step of the call is timed; ``who`` names whom a blocking step is blamed on."""
+    step of the call is timed; ``who`` names whom a blocking step is blamed on. A time-out
+    that found the call waiting on something outside (a served graph's server) names it
+    (``waiting_on``, :mod:`agenteval_cli.targets.waits`)."""
     steps = _TimedSteps(call, stalls, who)
     if timeout is None:
         return await steps
+    with watched() as waiting:
+        try:
+            return await _timed(steps, timeout, stalls)
+        except TimeoutError as exc:
+            said = waiting.text()
+            if said is not None:
+                exc.waiting_on = said  # type: ignore[attr-defined]
+            raise
+
+
+async def _timed(steps: _TimedSteps, timeout: float, stalls: LoopStalls | None) -> Any:
+    """``within`` once the call's steps are timed."""
     loop = asyncio.get_running_loop()
     start = loop.time()
     stalled = 0.0 if stalls is None else stalls.stalled()
@@ -95,6 +113,8 @@ class _TimedSteps:
         self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
 
     def _held(self, seconds: float) -> None:
+        if self.who is not None and not self.who.runs_here:
+            return  # not the target's code: the loop was held by others, given back
         self.blocked += seconds
         if self.stalls is not None and self.who is not None:
             self.stalls.blame(self.who.target, self.who.example, seconds)

@@ -8,7 +8,9 @@ time-out can interrupt, would come back as a success. So the runner
 
 - times each step of every call (the stretch between two of its awaits): a step of
   ``BLOCKING_S`` or more blocked the loop, and is counted against its target
-  (:meth:`LoopStalls.blame`, :meth:`LoopStalls.warnings`);
+  (:meth:`LoopStalls.blame`, :meth:`LoopStalls.warnings`), when the target's code runs
+  here: a served graph's runs on its server, so what held the loop during its call was
+  agenteval's own work or the client's, never the target's;
 - keeps a heartbeat on the loop (:class:`LoopStalls`), so it knows how long the loop ran
   nothing else, whoever held it (a target, a slow disk, an overloaded machine);
 - gives a call's deadline back the time the loop was held by others before it declares a
