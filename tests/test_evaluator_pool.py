@@ -81,7 +81,8 @@ def test_the_default_pool_grows_to_keep_up_with_slow_judges():
     """Three 0.3 s judges behind a 0.2 s target at concurrency 4: 20 results a second ask
     for 60 judge calls a second, 18 busy at once (Little's law), more than the 8 slots the
     pool starts with. At 8 the 120 calls would take 120 / 8 × 0.3 = 4.5 s; the pool grows,
-    so the run takes the targets' 2.0 s and one scoring tail, within 1.3 × 2.0 s."""
+    so the run takes the targets' 2.0 s and one scoring tail (2.3 s), under 3.5 s on a
+    machine busy with other work, well short of the 4.5 s of a pool that did not grow."""
     settings = RunSettings(concurrency=4)
     assert (settings.evaluator_slots(), settings.evaluator_cap()) == (8, 64)
     flight = [0, 0]
@@ -89,7 +90,7 @@ def test_the_default_pool_grows_to_keep_up_with_slow_judges():
     results, took = run_all(runner_for(evaluators, settings), examples(40))
     assert len(results) == 40 and all(len(r.scores) == 3 for _, r in results)
     assert 8 < flight[1] <= 64
-    assert 2.0 + JUDGE_S - 0.05 <= took <= 1.3 * 2.0, took
+    assert 2.0 + JUDGE_S - 0.05 <= took <= 3.5, took
 
 
 def test_the_default_pool_stays_small_when_judges_keep_up():

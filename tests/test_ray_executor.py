@@ -6,7 +6,6 @@ is never imported unless a run asks for it."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -168,11 +167,12 @@ def test_a_cluster_gets_the_spec_folder_and_shares_one_rate_limit(tmp_path, clus
     cwds = {r.outputs["cwd"] for r in results}
     assert all("working_dir_files" in cwd for cwd in cwds), cwds
     assert len({r.outputs["pid"] for r in results}) == 2  # both workers took calls
-    # 300 a minute: starts at least 0.2 s apart across both workers (a limiter each would
-    # let two calls start together)
+    # 300 a minute across both workers: the k-th start is no earlier than k intervals of
+    # 0.2 s after the first (a limiter each would let two calls start together, and the
+    # 12th would come 1.0 s after the first, not 2.2 s); a start woken late on a busy
+    # machine shortens the gap after it, never the schedule
     starts = sorted(r.outputs["started"] for r in results)
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.19, gaps
+    assert all(s - starts[0] >= 0.2 * k - 0.05 for k, s in enumerate(starts)), starts
 
 
 def test_a_package_of_the_users_own_ships_to_the_cluster_as_a_module(

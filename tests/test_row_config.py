@@ -186,7 +186,7 @@ class StubServer:
         self.threads_api = SimpleNamespace(create=self.create)
         self.runs_api = SimpleNamespace(stream=self.stream)
 
-    def get(self) -> Any:
+    async def get(self) -> Any:  # as targets.remote's clients, made off the event loop
         return SimpleNamespace(threads=self.threads_api, runs=self.runs_api)
 
     async def create(self, thread_id: str | None = None, **_: Any) -> dict[str, Any]:
