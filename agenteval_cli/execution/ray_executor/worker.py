@@ -24,6 +24,7 @@ from agenteval_cli.core.records import Example, Result
 from agenteval_cli.execution.cache import CachedCall
 from agenteval_cli.execution.names import RowNotes
 from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
+from agenteval_cli.execution.ray_executor.trees import RecordedTrees, Tree
 from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.results import as_stored, unstorable
@@ -31,7 +32,6 @@ from agenteval_cli.store.results import as_stored, unstorable
 # How long a worker gathers finished results before it sends them, unless it runs out of
 # queued work first (then the driver needs to hear at once, to send more).
 BATCH_S = 0.05
-ItemKey = tuple[str, str, int]  # (target name, example id, repetition): one per work item
 
 
 @dataclass
@@ -54,6 +54,7 @@ class Job:
     # what the comments of scores add where a row names what its target has not (the
     # driver's check: agenteval_cli.execution.names)
     name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict)
+    keep_run_trees: bool = False  # each call's run tree is sent back for the upload
 
 
 @dataclass
@@ -74,7 +75,8 @@ class Finished:
     warnings: list[str] = field(default_factory=list)
 
 
-Batch = list[tuple[str, Result]]  # (target name, result) as they finished
+# (target name, result, its call's run tree when the run keeps them) as they finished
+Batch = list[tuple[str, Result, Tree | None]]
 
 
 def shipped(result: Result) -> Result:
@@ -117,6 +119,7 @@ class Worker:
         self._back_home()
         self.feed = Feed()
         self.answers = _ShippedAnswers()
+        self.trees = RecordedTrees() if job.keep_run_trees else None
         self.problem: str | None = None
         self.runner: Runner | None = None
         try:
@@ -219,7 +222,7 @@ class Worker:
             items.append(
                 WorkItem(targets[task.target], task.example, task.repetition, cache_key=key)
             )
-        self.feed.put(items)
+        self.feed.put(items if self.trees is None else self.trees.wrap(items))
 
     async def close(self) -> None:
         """No more work: the worker ends once what it has is done."""
@@ -232,8 +235,8 @@ class Worker:
         self.feed.close()
 
     async def results(self) -> AsyncIterator[Batch | Finished]:
-        """Every result as it finishes (:func:`shipped`), in small batches, then
-        :class:`Finished`."""
+        """Every result as it finishes (:func:`shipped`), with its call's run tree when the
+        run keeps them, in small batches, then :class:`Finished`."""
         runner = self.runner
         if runner is None:
             yield Finished()
@@ -242,7 +245,11 @@ class Worker:
         wake = asyncio.Event()
 
         def sink(item: WorkItem, result: Result) -> None:
-            out.append((item.target.name, shipped(result)))
+            name = item.target.name
+            tree = None
+            if self.trees is not None:
+                tree = self.trees.take(name, item.example.id, item.repetition)
+            out.append((name, shipped(result), tree))
             wake.set()
 
         run = asyncio.ensure_future(runner.run(self.feed, sink))
