@@ -305,15 +305,15 @@ class RayEngine:
                 if isinstance(message, Finished):
                     self.warnings += [w for w in message.warnings if w not in self.warnings]
                     break
-                for target, result, tree in message:
-                    item = slot.outstanding.pop(
-                        (target, result.example_id, result.repetition), None
-                    )
+                for target, result in message:
+                    key = (target, result.example_id, result.repetition)
+                    item = slot.outstanding.pop(key, None)
                     if item is None:
                         continue  # not this worker's to send (already saved)
                     slot.received += 1
                     if self.deaths.get(_key(item), 0) >= SUSPECT:
                         slot.suspects -= 1
+                    tree = message.trees.get(key)
                     if tree is not None and self.on_tree is not None:
                         self.on_tree(item, tree)  # before its result, as in-process
                     self._save(item, result)

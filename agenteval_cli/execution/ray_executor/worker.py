@@ -14,7 +14,7 @@ import gc
 import os
 import platform
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from agenteval_cli.core.records import Example, Result
 from agenteval_cli.execution.cache import CachedCall
 from agenteval_cli.execution.names import RowNotes
 from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
-from agenteval_cli.execution.ray_executor.trees import RecordedTrees, Tree
+from agenteval_cli.execution.ray_executor.trees import ItemKey, RecordedTrees, Tree
 from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.results import as_stored, unstorable
@@ -75,8 +75,15 @@ class Finished:
     warnings: list[str] = field(default_factory=list)
 
 
-# (target name, result, its call's run tree when the run keeps them) as they finished
-Batch = list[tuple[str, Result, Tree | None]]
+class Batch(list[tuple[str, Result]]):
+    """(target name, result) as they finished; ``trees``, when the run keeps them, the run
+    trees of their calls by (target name, example id, repetition)."""
+
+    def __init__(
+        self, done: Iterable[tuple[str, Result]] = (), trees: dict[ItemKey, Tree] | None = None
+    ) -> None:
+        super().__init__(done)
+        self.trees: dict[ItemKey, Tree] = trees or {}
 
 
 def shipped(result: Result) -> Result:
@@ -241,15 +248,15 @@ class Worker:
         if runner is None:
             yield Finished()
             return
-        out: Batch = []
+        out = Batch()
         wake = asyncio.Event()
 
         def sink(item: WorkItem, result: Result) -> None:
-            name = item.target.name
-            tree = None
-            if self.trees is not None:
-                tree = self.trees.take(name, item.example.id, item.repetition)
-            out.append((name, shipped(result), tree))
+            key = (item.target.name, item.example.id, item.repetition)
+            out.append((key[0], shipped(result)))
+            tree = self.trees.take(*key) if self.trees is not None else None
+            if tree is not None:
+                out.trees[key] = tree
             wake.set()
 
         run = asyncio.ensure_future(runner.run(self.feed, sink))
@@ -263,8 +270,9 @@ class Worker:
                 drained.cancel()
             wake.clear()
             if out:
-                batch = out.copy()
+                batch = Batch(out, out.trees)
                 out.clear()
+                out.trees = {}
                 yield batch
             if run.done() and not out:
                 break
