@@ -27,8 +27,8 @@ targets:
 evaluators: [routing_accuracy, handoff_chain_length]
 repetitions: 2
 """
-# a UUID, or a digest of messages that hold UUIDs (the demo model's message and call ids)
-IDS = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}")
+# a UUID, or a digest of messages that hold UUIDs (the models' message and tool call ids)
+IDS = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,}")
 PER_EXPERIMENT = ("agenteval_experiment",)  # metadata naming the experiment itself
 
 
@@ -45,6 +45,21 @@ def conversation_spec(folder: Path, prefix: str) -> Path:
     path = folder / f"{prefix}.yaml"
     path.write_text(text)
     return path
+
+
+def functions_spec(folder: Path, prefix: str) -> Path:
+    """A function keeping its own history (its runs reached through LangChain's configure
+    hook) and an agent resumed from interrupt(), each a conversation."""
+    from forms.harness import write_form
+    from test_conversation_heldout import DESK_ROWS, OWN_HISTORY_ROWS
+
+    return write_form(
+        folder / prefix,
+        targets={"own": "forms.conversing:own_history", "desk": "forms.conversing:desk"},
+        rows=[OWN_HISTORY_ROWS[0], DESK_ROWS[0]],
+        name=prefix,
+        max_error_rate=1,  # the function cannot resume: the desk's row is its error
+    )
 
 
 def scrubbed(value: Any) -> str:
@@ -97,8 +112,9 @@ def experiment_names(store: Path) -> dict[str, str]:
     [
         (routing_spec, ["--limit", "6"]),
         (conversation_spec, ["--limit", "2", "--target", "swarm"]),
+        (functions_spec, []),
     ],
-    ids=["graphs", "conversations"],
+    ids=["graphs", "conversations", "functions"],
 )
 def test_an_upload_after_a_run_on_ray_sends_the_runs_an_in_process_one_sends(
     server, tmp_path, invoke, make_spec, extra
