@@ -154,13 +154,6 @@ def prepare(
         )
     ray = _ray_options(spec, options.get("executor"), options.get("ray_address"))
     keep_run_trees = bool(spec.upload) if upload is None else upload
-    if ray is not None and keep_run_trees:
-        keep_run_trees = False
-        if on_note is not None:
-            on_note(
-                "executor ray: each call's child runs are recorded in-process only; the "
-                "upload sends every result without them"
-            )
     skipped: list[str] = []  # the report's warnings: the library prints nothing
     evaluators = load_evaluators(spec, examples, warn=skipped.append)
     reads = _reads(spec, evaluators)
@@ -556,8 +549,9 @@ class Execution:
         if run.ray is not None:  # the calls on Ray workers; this process keeps the store
             from agenteval_cli.execution.ray_executor.driver import RayEngine, make_job
 
-            job = make_job(run.spec, self.runner, run.evaluators)
-            self.engine = RayEngine(self.runner, job, run.ray, note=run.notes)
+            job = make_job(run.spec, self.runner, run.evaluators, keep_run_trees=run.keep_run_trees)
+            on_tree = _tree_keeper(run, store) if run.keep_run_trees else None
+            self.engine = RayEngine(self.runner, job, run.ray, note=run.notes, on_tree=on_tree)
         self.engine.on_forced_exit = self._forced
         self.writer = store.writer()
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
@@ -569,7 +563,9 @@ class Execution:
     async def main(self, *, handle_signals: bool) -> bool:
         """True when every pending item ran, False when the run was stopped early."""
         items = _until_dataset_changes(pending_items(self.run, self.runner), self.changed)
-        if self.run.keep_run_trees:  # keep each call's run tree for the upload (child runs)
+        if self.run.keep_run_trees and self.run.ray is None:
+            # keep each call's run tree for the upload (child runs); on Ray the workers
+            # record them and the engine hands them to _tree_keeper
             items = _with_run_trees(self.run, self.store, items)
         with no_langsmith_tracing(), heap_frozen():  # a local run never reaches LangSmith
             try:
@@ -714,6 +710,20 @@ def _with_run_trees(run: PreparedRun, store: Store, items: Iterator[WorkItem]) -
     state = LangSmithState.of(store)
     ids = {name: e.id for name, e in run.experiments.items()}
     return wrap_items(items, ids, state.save_tree)
+
+
+def _tree_keeper(run: PreparedRun, store: Store) -> Callable[[WorkItem, list[Any]], None]:
+    """Where a run tree recorded on a Ray worker is stored: as in-process, under its
+    (experiment, example, repetition)."""
+    from agenteval_cli.store.langsmith_state import LangSmithState
+
+    state = LangSmithState.of(store)
+
+    def keep(item: WorkItem, runs: list[Any]) -> None:
+        experiment_id = run.experiments[item.target.name].id
+        state.save_tree(experiment_id, item.example.id, item.repetition, runs)
+
+    return keep
 
 
 def score_summaries(run: PreparedRun, store: Store) -> None:

@@ -4,7 +4,8 @@ Each worker holds at most a window of items, topped up as its results arrive: it
 concurrency, plus what it finishes in ``REFILL_S`` (at least half its concurrency again),
 so a worker never waits for work while a batch is on its way, a fast worker takes more, and
 slow calls are not queued behind each other on one worker while another is idle. Results
-are handed to ``on_result`` (the store's writer) in this process only. A worker whose
+are handed to ``on_result`` (the store's writer) in this process only, each call's run tree
+(when the run keeps them) to ``on_tree`` just before its result. A worker whose
 process or node dies has its unfinished items run again on the others, and a replacement
 is started; an item that was running each time a worker died ``MAX_DEATHS`` times (one that
 crashes its process) is saved as that example's error instead of being run forever. Items
@@ -34,7 +35,8 @@ from agenteval_cli.execution.ray_executor.cluster import (
     connect,
 )
 from agenteval_cli.execution.ray_executor.limiter import SharedRateLimit
-from agenteval_cli.execution.ray_executor.worker import Finished, ItemKey, Job, Task, Worker
+from agenteval_cli.execution.ray_executor.trees import ItemKey, Tree
+from agenteval_cli.execution.ray_executor.worker import Finished, Job, Task, Worker
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
 
@@ -84,8 +86,10 @@ class RayEngine:
         job: Job,
         options: RayOptions,
         note: Callable[[str], None] | None = None,
+        on_tree: Callable[[WorkItem, Tree], None] | None = None,
     ) -> None:
         self.local = local  # the driver's runner: cache lookups and settings
+        self.on_tree = on_tree  # where a call's run tree is kept, when the job records them
         self.job, self.options = job, options
         self.note = note or (lambda text: None)
         self.stopped = False
@@ -302,14 +306,16 @@ class RayEngine:
                     self.warnings += [w for w in message.warnings if w not in self.warnings]
                     break
                 for target, result in message:
-                    item = slot.outstanding.pop(
-                        (target, result.example_id, result.repetition), None
-                    )
+                    key = (target, result.example_id, result.repetition)
+                    item = slot.outstanding.pop(key, None)
                     if item is None:
                         continue  # not this worker's to send (already saved)
                     slot.received += 1
                     if self.deaths.get(_key(item), 0) >= SUSPECT:
                         slot.suspects -= 1
+                    tree = message.trees.get(key)
+                    if tree is not None and self.on_tree is not None:
+                        self.on_tree(item, tree)  # before its result, as in-process
                     self._save(item, result)
                 self._fill(slot)
                 for other in self._live():  # a freed suspect may go to an idle worker
@@ -446,9 +452,16 @@ def _split(settings: RunSettings, count: int) -> list[RunSettings]:
     ]
 
 
-def make_job(spec: Spec, runner: Runner, evaluators: list[BoundEvaluator]) -> Job:
+def make_job(
+    spec: Spec,
+    runner: Runner,
+    evaluators: list[BoundEvaluator],
+    *,
+    keep_run_trees: bool = False,
+) -> Job:
     """What every worker of the run is built from; ``shipped`` and the limiters are set
-    once the run has connected."""
+    once the run has connected. With ``keep_run_trees`` each result comes back with its
+    call's run tree (for an upload)."""
     return Job(
         spec=spec,
         only_targets=[t.name for t in runner.targets],
@@ -459,4 +472,5 @@ def make_job(spec: Spec, runner: Runner, evaluators: list[BoundEvaluator]) -> Jo
         sys_path=[p for p in sys.path if p],
         judged=any(getattr(e.fn, "judge_calls", None) is not None for e in evaluators),
         name_notes=runner.name_notes,
+        keep_run_trees=keep_run_trees,
     )

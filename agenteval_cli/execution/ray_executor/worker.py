@@ -14,7 +14,7 @@ import gc
 import os
 import platform
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from agenteval_cli.core.records import Example, Result
 from agenteval_cli.execution.cache import CachedCall
 from agenteval_cli.execution.names import RowNotes
 from agenteval_cli.execution.ray_executor.limiter import RemoteLimiter
+from agenteval_cli.execution.ray_executor.trees import ItemKey, RecordedTrees, Tree
 from agenteval_cli.execution.runner import Feed, Runner, RunSettings, WorkItem
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.results import as_stored, unstorable
@@ -31,7 +32,6 @@ from agenteval_cli.store.results import as_stored, unstorable
 # How long a worker gathers finished results before it sends them, unless it runs out of
 # queued work first (then the driver needs to hear at once, to send more).
 BATCH_S = 0.05
-ItemKey = tuple[str, str, int]  # (target name, example id, repetition): one per work item
 
 
 @dataclass
@@ -54,6 +54,7 @@ class Job:
     # what the comments of scores add where a row names what its target has not (the
     # driver's check: agenteval_cli.execution.names)
     name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict)
+    keep_run_trees: bool = False  # each call's run tree is sent back for the upload
 
 
 @dataclass
@@ -74,7 +75,15 @@ class Finished:
     warnings: list[str] = field(default_factory=list)
 
 
-Batch = list[tuple[str, Result]]  # (target name, result) as they finished
+class Batch(list[tuple[str, Result]]):
+    """(target name, result) as they finished; ``trees``, when the run keeps them, the run
+    trees of their calls by (target name, example id, repetition)."""
+
+    def __init__(
+        self, done: Iterable[tuple[str, Result]] = (), trees: dict[ItemKey, Tree] | None = None
+    ) -> None:
+        super().__init__(done)
+        self.trees: dict[ItemKey, Tree] = trees or {}
 
 
 def shipped(result: Result) -> Result:
@@ -117,6 +126,7 @@ class Worker:
         self._back_home()
         self.feed = Feed()
         self.answers = _ShippedAnswers()
+        self.trees = RecordedTrees() if job.keep_run_trees else None
         self.problem: str | None = None
         self.runner: Runner | None = None
         try:
@@ -219,7 +229,7 @@ class Worker:
             items.append(
                 WorkItem(targets[task.target], task.example, task.repetition, cache_key=key)
             )
-        self.feed.put(items)
+        self.feed.put(items if self.trees is None else self.trees.wrap(items))
 
     async def close(self) -> None:
         """No more work: the worker ends once what it has is done."""
@@ -232,17 +242,21 @@ class Worker:
         self.feed.close()
 
     async def results(self) -> AsyncIterator[Batch | Finished]:
-        """Every result as it finishes (:func:`shipped`), in small batches, then
-        :class:`Finished`."""
+        """Every result as it finishes (:func:`shipped`), with its call's run tree when the
+        run keeps them, in small batches, then :class:`Finished`."""
         runner = self.runner
         if runner is None:
             yield Finished()
             return
-        out: Batch = []
+        out = Batch()
         wake = asyncio.Event()
 
         def sink(item: WorkItem, result: Result) -> None:
-            out.append((item.target.name, shipped(result)))
+            key = (item.target.name, item.example.id, item.repetition)
+            out.append((key[0], shipped(result)))
+            tree = self.trees.take(*key) if self.trees is not None else None
+            if tree is not None:
+                out.trees[key] = tree
             wake.set()
 
         run = asyncio.ensure_future(runner.run(self.feed, sink))
@@ -256,8 +270,9 @@ class Worker:
                 drained.cancel()
             wake.clear()
             if out:
-                batch = out.copy()
+                batch = Batch(out, out.trees)
                 out.clear()
+                out.trees = {}
                 yield batch
             if run.done() and not out:
                 break
