@@ -16,6 +16,7 @@ from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.data.conversations import TURNS, is_conversation, turn_inputs
+from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.reference_fields import Reads, reference_warnings, spec_reads
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
@@ -631,6 +632,7 @@ class Execution:
             from agenteval_cli.execution.cache import entry_fingerprint
 
             fingerprint_json = entry_fingerprint(fingerprint_json, result.env_reads)
+        result.blame = blame(result, item.example.outputs)  # read once, with its scores
         try:
             encoded = encode(
                 experiment_id,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval_cli.core.records import Example, Score
+from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.registry import REGISTRY
 from agenteval_cli.evaluators.routing import expects_others, one_agent_only
 from agenteval_cli.evaluators.scoring import BoundEvaluator
@@ -55,6 +56,7 @@ def mark_one_agent_experiments(
             result.trace.unattributed = reason
             why = result.trace.agents_unknown
             result.scores = [Score(s.key, None, why) if s.key in keys else s for s in result.scores]
+            result.blame = blame(result, each.reference_outputs)
             example = Example(result.example_id, each.inputs, each.reference_outputs)
             writer.add(encode(experiment.id, example, result, replace=True))
         writer.flush()

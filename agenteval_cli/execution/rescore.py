@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.data.conversations import is_conversation
+from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
 from agenteval_cli.spec.model import Spec
@@ -138,4 +139,5 @@ async def _score_each(
                 pool,
                 interrupt=result.interrupt,
             )
+        result.blame = blame(result, example.outputs)
         store.add_result(new.id, example, result)
