@@ -148,7 +148,7 @@ def test_agents_unknown_blame_no_agent_and_say_why():
         "agent": None,
         "step": None,
         "kind": "unknown",
-        "why": "failed ['resolution_coverage']; untraced: the target made no LangChain run",
+        "why": "failed resolution_coverage; untraced: the target made no LangChain run",
     }
 
 
@@ -208,7 +208,7 @@ def test_a_forbidden_first_agent_is_blamed_on_itself():
         "agent": "refunds",
         "step": 0,
         "kind": "misroute",
-        "why": "the request started at forbidden agent 'refunds'",
+        "why": "the request started at forbidden agent refunds",
     }
 
 
@@ -224,3 +224,35 @@ def test_the_store_keeps_the_blame_with_the_result(tmp_path):
         store.add_result(exp.id, Example("e2", {"q": 2}), Result("e2", 0, {}, Trace()))
         read = {s.result.example_id: s.result.blame for s in store.results(exp.id)}
     assert read == {"e1": found, "e2": None}
+
+
+def test_the_views_show_where_failures_start(invoke, tmp_path):
+    folder = tmp_path / "views"
+    folder.mkdir()
+    rows = [r for r in _rows("supervisor") if r["id"] in ("none", "misroute", "tool_error")]
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "spec.yaml").write_text(
+        f"dataset: data.jsonl\ntargets:\n  sup: {GRAPHS}:supervisor\n"
+        "evaluators: [routing_accuracy, resolution_coverage]\n"
+    )
+    md, page = folder / "r.md", folder / "r.html"
+    result = invoke(
+        "run", folder / "spec.yaml", "--store", folder / "a.db", "--markdown", md, "--html", page
+    )
+    assert result.exit_code == 0, result.output
+    # under the run's table: agent x kind, with counts
+    table = result.output[result.output.index("where failures start · sup") :]
+    cells = [line.split() for line in table.splitlines()]
+    header = cells.index(["agent", "misroute", "tool_error", "all"])
+    assert cells[header + 2 : header + 4] == [["billing", "·", "1", "1"], ["boss", "1", "·", "1"]]
+    text = md.read_text()
+    assert "| agent | misroute | tool\\_error | all |" in text
+    assert "| boss | 1 | 0 | 1 |" in text
+    assert (
+        "- `misroute` #0: misroute at step 0 (boss): routed to unexpected agent account (step 1)"
+        in text
+    )
+    html = page.read_text()
+    assert 'class="agent blamed" data-step="1" title="first wrong step: tool_error">billing' in html
+    assert 'class="agent blamed" data-step="0" title="first wrong step: misroute">boss' in html
+    assert html.count('class="agent blamed"') == 2 and "<h2>Where failures start</h2>" in html

@@ -81,7 +81,8 @@ def blame(
     path = trace.agent_path
     if trace.agents_unknown is not None or not path:
         why = trace.agents_unknown or "no agent made a model call"
-        return {"agent": None, "step": None, "kind": "unknown", "why": f"failed {failed}; {why}"}
+        failed_ = ", ".join(failed)
+        return {"agent": None, "step": None, "kind": "unknown", "why": f"failed {failed_}; {why}"}
     reference = reference or {}
     found = [
         c
@@ -99,7 +100,7 @@ def blame(
         step, kind, why = len(path) - 1, "error", f"the request raised: {result.error}"
     else:
         step, kind = len(path) - 1, "outcome"
-        why = f"its answer failed {[f for f in failed if f not in ROUTING]}"
+        why = "its answer failed " + ", ".join(f for f in failed if f not in ROUTING)
     return {"agent": path[step], "step": step, "kind": kind, "why": why}
 
 
@@ -141,7 +142,7 @@ def _misroute(trace: Trace, reference: dict[str, Any], ignore: list[str] | None)
                 )
         if not hit and not unexpected:
             continue
-        what = f"forbidden agent {agent!r}" if hit else f"unexpected agent {agent!r}"
+        what = f"forbidden agent {agent}" if hit else f"unexpected agent {agent}"
         if step == 0:
             return 0, "misroute", f"the request started at {what}"
         return step - 1, "misroute", f"routed to {what} (step {step})"
@@ -161,7 +162,7 @@ def _ended_early(trace: Trace, reference: dict[str, Any]) -> Found | None:
     step = len(depth) - 1
     while step > 0 and depth[step - 1] > depth[step]:  # a return from a deeper team
         step -= 1
-    return step, "ended_early", f"the request ended before {missing} was reached"
+    return step, "ended_early", f"ended before {', '.join(missing)} was reached"
 
 
 def _fault(trace: Trace) -> Found | None:

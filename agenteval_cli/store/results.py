@@ -463,6 +463,20 @@ def iter_results(
         yield StoredResult(json.loads(inputs), json.loads(reference), result)
 
 
+def stored_blames(db: sqlite3.Connection, experiment_id: str) -> Iterator[dict[str, Any]]:
+    """The blame of each result of an experiment that failed a check, in insertion order
+    (none from a store that predates it)."""
+    if status_columns(db, "blame_json") != "blame_json":
+        return
+    rows = db.execute(
+        "SELECT blame_json FROM results WHERE experiment_id = ? AND blame_json IS NOT NULL"
+        " ORDER BY id",
+        (experiment_id,),
+    )
+    for (text,) in rows:
+        yield json.loads(text)
+
+
 def stored_summary(
     db: sqlite3.Connection, experiment_id: str, *, repetitions: int, catalog: Catalog = BUILT_IN
 ) -> Summary:
