@@ -138,7 +138,8 @@ def test_which_checks_count_as_failed():
         "recovered",
         "error",
     ]
-    assert failed_checks(result, {"resolution_coverage": 0.5})[2] == "recovered"
+    assert failed_checks(result, {"resolution_coverage": ">= 0.5"})[2] == "recovered"
+    assert failed_checks(result, {"resolution_coverage": "> 0.9"})[2] == "resolution_coverage"
 
 
 def test_agents_unknown_blame_no_agent_and_say_why():

@@ -33,6 +33,8 @@ The earliest step wins; on one step the order above. A request whose agents are 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Result, ToolCall, Trace
@@ -44,14 +46,26 @@ ROUTING = ("routing_accuracy", "forbidden_agents", "routing_exact")
 COORDINATORS = ("supervisor",)  # not specialists, as routing_exact reads them
 
 
-def failed_checks(result: Result, pass_marks: dict[str, float] | None = None) -> list[str]:
-    """The checks a result failed: routing scores below 1, a resolution score below its
-    pass mark (``pass_marks``: key -> the least passing score; ``resolution_coverage`` 1 by
-    default), ``recovered`` false, or ``error``."""
-    marks = {"resolution_coverage": 1.0, **(pass_marks or {})}
+OUTCOME = "resolution_coverage"
+
+
+def outcome_mark(pass_marks: Mapping[str, Any] | None) -> tuple[float, bool]:
+    """The least passing ``resolution_coverage`` as ``(value, strict)``, from the run's pass
+    marks (the catalog's: ``">= 1"`` by default, an item's ``pass_mark`` option otherwise)."""
+    text = str((pass_marks or {}).get(OUTCOME, ">= 1")).strip()
+    found = re.fullmatch(r"(>=|>)?\s*([0-9.]+)", text)
+    if found is None:
+        return 1.0, False
+    return float(found.group(2)), found.group(1) == ">"
+
+
+def failed_checks(result: Result, pass_marks: Mapping[str, Any] | None = None) -> list[str]:
+    """The checks a result failed: routing scores below 1, ``resolution_coverage`` below its
+    pass mark (:func:`outcome_mark`), ``recovered`` false, or ``error``."""
     scores = result.score_map()
-    failed = [key for key in ROUTING if _below(scores.get(key), 1.0)]
-    failed += [key for key, mark in marks.items() if _below(scores.get(key), mark)]
+    failed = [key for key in ROUTING if _below(scores.get(key), 1.0, False)]
+    if _below(scores.get(OUTCOME), *outcome_mark(pass_marks)):
+        failed.append(OUTCOME)
     if scores.get("recovered") is False:
         failed.append("recovered")
     if result.error is not None:
@@ -59,17 +73,19 @@ def failed_checks(result: Result, pass_marks: dict[str, float] | None = None) ->
     return failed
 
 
-def _below(score: Any, mark: float) -> bool:
+def _below(score: Any, mark: float, strict: bool) -> bool:
     if isinstance(score, bool):
         return not score
-    return isinstance(score, int | float) and score < mark
+    if not isinstance(score, int | float):
+        return False
+    return score <= mark if strict else score < mark
 
 
 def blame(
     result: Result,
     reference: dict[str, Any] | None,
     *,
-    pass_marks: dict[str, float] | None = None,
+    pass_marks: Mapping[str, Any] | None = None,
     ignore_agents: list[str] | None = None,
 ) -> dict[str, Any] | None:
     """``{agent, step, kind, why}`` for a result that failed a check, None for one that did

@@ -563,6 +563,7 @@ class Execution:
         self.writer = store.writer()
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
         self.faults_seen = FaultsSeen(run.targets)  # whether the targets' faults failed calls
+        self.pass_marks = catalog_of(run.evaluators).pass_marks()  # what a failed check is
 
     def abandoned(self) -> Sequence[asyncio.Task[Any]]:
         return self.engine.abandoned
@@ -632,7 +633,7 @@ class Execution:
             from agenteval_cli.execution.cache import entry_fingerprint
 
             fingerprint_json = entry_fingerprint(fingerprint_json, result.env_reads)
-        result.blame = blame(result, item.example.outputs)  # read once, with its scores
+        result.blame = blame(result, item.example.outputs, pass_marks=self.pass_marks)
         try:
             encoded = encode(
                 experiment_id,
