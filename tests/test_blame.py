@@ -30,25 +30,31 @@ SHAPES = {
     "deep": ("deep", ["billing"]),
 }
 # (graph, plant) -> (agent, step, kind): where the failure was planted. ``fault`` runs on the
-# variant whose spec fails lookup_invoice; the others on the graph as it is.
+# variant whose spec fails lookup_invoice, ``model_down`` is the request that should succeed
+# (``none``) on the variant whose spec fails billing's model calls; the others run on the
+# graph as it is.
 PLANTED = {
     ("supervisor", "misroute"): ("boss", 0, "misroute"),
     ("supervisor", "forbidden"): ("boss", 0, "misroute"),
     ("supervisor", "dropped"): ("boss", 0, "ended_early"),
     ("supervisor", "tool_error"): ("billing", 1, "tool_error"),
     ("supervisor", "fault"): ("billing", 1, "fault"),
+    ("supervisor", "model_down"): ("billing", 1, "fault"),
     ("swarm", "misroute"): ("desk", 0, "misroute"),
     ("swarm", "dropped"): ("billing", 1, "ended_early"),
     ("swarm", "tool_error"): ("billing", 1, "tool_error"),
     ("swarm", "fault"): ("billing", 1, "fault"),
+    ("swarm", "model_down"): ("billing", 1, "fault"),
     ("hierarchy", "misroute"): ("lead", 1, "misroute"),
     ("hierarchy", "dropped"): ("lead", 1, "ended_early"),
     ("hierarchy", "tool_error"): ("billing", 2, "tool_error"),
     ("hierarchy", "fault"): ("billing", 2, "fault"),
+    ("hierarchy", "model_down"): ("billing", 2, "fault"),
     ("deep", "misroute"): ("orchestrator", 0, "misroute"),
     ("deep", "dropped"): ("orchestrator", 0, "ended_early"),
     ("deep", "tool_error"): ("billing", 1, "tool_error"),
     ("deep", "fault"): ("billing", 1, "fault"),
+    ("deep", "model_down"): ("billing", 1, "fault"),
 }
 
 
@@ -74,8 +80,8 @@ def _rows(graph: str) -> list[dict[str, Any]]:
 
 
 def _run(invoke: Any, folder: Path, graph: str) -> dict[str, dict[str, Any]]:
-    """``{target: {example id: result}}`` from ``--json``: the graph, and its variant whose
-    lookup_invoice calls a fault fails."""
+    """``{target: {example id: result}}`` from ``--json``: the graph, its variant whose
+    lookup_invoice calls a fault fails, and the one whose billing agent's model is down."""
     folder.mkdir(parents=True)
     (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows(graph)))
     function = SHAPES[graph][0]
@@ -85,6 +91,8 @@ def _run(invoke: Any, folder: Path, graph: str) -> dict[str, dict[str, Any]]:
         f"  clean: {GRAPHS}:{function}\n"
         f"  faulted: {{target: {GRAPHS}:{function},"
         " faults: [{tool: lookup_invoice, fail: error}]}\n"
+        f"  model_down: {{target: {GRAPHS}:{function},"
+        " faults: [{agent: billing, fail: model_error}]}\n"
         "evaluators: [routing_accuracy, forbidden_agents, resolution_coverage, recovery]\n"
         "max_error_rate: 1\n"
     )
@@ -105,7 +113,10 @@ def test_blame_names_the_planted_agent_and_step(invoke, tmp_path, graph):
     for shape, plant in PLANTED:
         if shape != graph:
             continue
-        result = found["faulted" if plant == "fault" else "clean"][plant]
+        if plant == "model_down":
+            result = found["model_down"]["none"]
+        else:
+            result = found["faulted" if plant == "fault" else "clean"][plant]
         named = result["blame"]
         got[plant] = (named["agent"], named["step"], named["kind"])
         assert result["trace"]["agent_path"][named["step"]] == named["agent"]
@@ -257,3 +268,22 @@ def test_the_views_show_where_failures_start(invoke, tmp_path):
     assert 'class="agent blamed" data-step="1" title="first wrong step: tool_error">billing' in html
     assert 'class="agent blamed" data-step="0" title="first wrong step: misroute">boss' in html
     assert html.count('class="agent blamed"') == 2 and "<h2>Where failures start</h2>" in html
+
+
+def test_a_team_lead_is_no_misroute_when_the_request_raised_before_returning_to_it():
+    # a model fault in billing: control never came back to lead, so the trace names no
+    # coordinator; lead handed over to a member of its own team, so it is the team's lead
+    calls = _calls(
+        ("top", 0.0, None),
+        ("lead", 1.0, ["money_team", "lead"]),
+        ("billing", 2.0, ["money_team", "billing"]),
+    )
+    calls[-1].failed, calls[-1].injected = True, "model_error"
+    trace = Trace(
+        agent_path=["top", "lead", "billing"],
+        model_calls=calls,
+        handoffs=[Handoff("top", "lead"), Handoff("lead", "billing")],
+    )
+    result = Result("a", 0, None, trace, [Score("recovered", False)], error="ModelAPIError")
+    found = blame(result, {"expected_agents": ["billing"]})
+    assert (found["agent"], found["step"], found["kind"]) == ("billing", 2, "fault")

@@ -10,8 +10,9 @@ false; a request that did not fail has no blame (None).
 order, consecutive calls by one agent one step. Each kind names its own step:
 
 - ``misroute``: the first step whose agent is forbidden, or a specialist no reference
-  expects (coordinators are none; the agent a team is entered at is expected when the
-  team is; another member of an expected team is, unless an expected agent was missed);
+  expects (coordinators, and a team's lead, are none; the agent a team is entered at is
+  expected when the team is; another member of an expected team is, unless an expected
+  agent was missed);
   blamed on the step before it (the agent that routed there), or on the first step itself
   when that agent is forbidden;
 - ``fault``: the first injected call (``faults:``) the agent did not make again with
@@ -140,7 +141,7 @@ def _misroute(trace: Trace, reference: dict[str, Any], ignore: list[str] | None)
     expected = set(agent_names(reference.get("expected_agents")))
     forbidden = set(agent_names(reference.get("forbidden_agents")))
     skip = set(agent_names(COORDINATORS if ignore is None else ignore))
-    skip |= set(agent_names(trace.coordinators))
+    skip |= set(agent_names(trace.coordinators)) | _team_leads(trace)
     reached = set(agent_names(trace.agents_at_any_level))
     missed = bool(expected - reached)
     paths = _leaf_paths(trace)
@@ -163,6 +164,20 @@ def _misroute(trace: Trace, reference: dict[str, Any], ignore: list[str] | None)
             return 0, "misroute", f"the request started at {what}"
         return step - 1, "misroute", f"routed to {what} (step {step})"
     return None
+
+
+def _team_leads(trace: Trace) -> set[str]:
+    """Agents that handed control to another member of their own team: its lead, a
+    coordinator even where control never came back to it (a request that raised first)."""
+    paths = _leaf_paths(trace)
+    leads = set()
+    for handoff in trace.handoffs:
+        if handoff.via == "edge":  # the graph's own edges: a return, no choice
+            continue
+        source, target = paths.get(handoff.source), paths.get(handoff.target)
+        if source and target and len(source) > 1 and source[:-1] == target[:-1]:
+            leads.add(source[-1])
+    return leads
 
 
 def _ended_early(trace: Trace, reference: dict[str, Any]) -> Found | None:
