@@ -247,11 +247,22 @@ def test_the_views_show_where_failures_start(invoke, tmp_path):
         f"dataset: data.jsonl\ntargets:\n  sup: {GRAPHS}:supervisor\n"
         "evaluators: [routing_accuracy, resolution_coverage]\n"
     )
-    md, page = folder / "r.md", folder / "r.html"
+    md, page, out = folder / "r.md", folder / "r.html", folder / "r.json"
     result = invoke(
-        "run", folder / "spec.yaml", "--store", folder / "a.db", "--markdown", md, "--html", page
+        "run",
+        *(folder / "spec.yaml", "--store", folder / "a.db", "--markdown", md, "--html", page),
+        *("--json", out),
     )
     assert result.exit_code == 0, result.output
+    # a --json file read back (compare, report) keeps each result's blame
+    from agenteval_cli.results.sources import from_json_file
+
+    [side] = from_json_file(out)
+    assert {run.example_id: (run.blame or {}).get("kind") for run in side.runs} == {
+        "none": None,
+        "misroute": "misroute",
+        "tool_error": "tool_error",
+    }
     # under the run's table: agent x kind, with counts
     table = result.output[result.output.index("where failures start · sup") :]
     cells = [line.split() for line in table.splitlines()]
