@@ -90,7 +90,8 @@ def digest(path: Path) -> str:
 
 
 def before_turns(path: Path) -> Path:
-    """A store as the build before turns left it: one single-turn result, no turns columns."""
+    """A store as the build before turns left it: one single-turn result, no turns columns
+    (nor the blame, added after them)."""
     with Store(path) as store:
         exp = store.create_experiment(prefix="old", target="t", target_path="m:g", spec={})
         store.add_result(exp.id, Example("s1", {"question": "hi"}), SINGLE)
@@ -98,8 +99,12 @@ def before_turns(path: Path) -> Path:
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE results DROP COLUMN turns_json")
     db.execute("ALTER TABLE cache DROP COLUMN turns_json")
-    db.execute("DELETE FROM migrations WHERE name IN ('add_results_turns', 'add_cache_turns')")
-    db.execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION - 2}")
+    db.execute("ALTER TABLE results DROP COLUMN blame_json")
+    db.execute(
+        "DELETE FROM migrations WHERE name IN"
+        " ('add_results_turns', 'add_cache_turns', 'add_results_blame')"
+    )
+    db.execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION - 3}")
     db.commit()
     db.close()
     return path
@@ -119,9 +124,10 @@ def test_a_store_from_before_turns_is_read_as_it_is_and_migrated_on_writing(tmp_
         assert [s.result.turns for s in store.results(exp.id)] == [None, conversation().turns]
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.SCHEMA_VERSION
-    assert [name for name, _ in migrations.applied(db)][-2:] == [
+    assert [name for name, _ in migrations.applied(db)][-3:] == [
         "add_results_turns",
         "add_cache_turns",
+        "add_results_blame",
     ]
     db.close()
 

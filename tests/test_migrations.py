@@ -33,6 +33,7 @@ NAMES = [
     "add_experiment_metrics",
     "add_results_turns",
     "add_cache_turns",
+    "add_results_blame",
 ]
 CURRENT = len(NAMES)  # the schema version after every migration
 
@@ -143,6 +144,7 @@ def test_a_new_store_has_every_migration_and_the_last_version(tmp_path):
         "status",
         "interrupt",
         "turns_json",
+        "blame_json",
     ]
     assert columns["cache"][-2:] == ["fingerprint_json", "turns_json"]
     assert "scores" not in columns and "run_locks" in columns
@@ -455,7 +457,7 @@ def test_a_store_from_before_result_statuses_reads_its_errors_as_errors_and_is_m
         pass
     version, names, columns = schema(path)
     assert (version, names) == (CURRENT, NAMES)
-    assert columns["results"][-3:] == ["status", "interrupt", "turns_json"]
+    assert columns["results"][-4:] == ["status", "interrupt", "turns_json", "blame_json"]
     db = sqlite3.connect(path)
     rows = dict(db.execute("SELECT example_id, status FROM results").fetchall())
     db.close()

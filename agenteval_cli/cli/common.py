@@ -399,6 +399,22 @@ def print_comparison(
                 highlight=False,
             )
     out.print(f"  store: {store.path}", highlight=False)
+    print_failure_starts(store, experiment_ids)
+
+
+def print_failure_starts(store: Store, experiment_ids: list[str]) -> None:
+    """Under the run's table, per target with a failed request: where failures start, the
+    agent and kind of each failed request's first wrong step, counted."""
+    from agenteval_cli.core.redact import console_text
+    from agenteval_cli.report.blame import blame_table, heading, stored_counts
+
+    out = stdout()
+    shown = [(target, found) for target, found in stored_counts(store, experiment_ids) if found]
+    for index, (target, found) in enumerate(shown):
+        if not index:  # each table ends with a blank line
+            out.print()
+        out.print(console_text(heading(target)), highlight=False, markup=False)
+        out.print(blame_table(found))
 
 
 def print_calibration(store: Store, experiments: list[ExperimentRecord]) -> None:

@@ -472,6 +472,9 @@ class Result:
     # Hashes of the environment variables the call read (execution.env_reads), kept with
     # its cache entry; None when the call was not recorded (no cache, or served from it).
     env_reads: dict[str, str] | None = None
+    # Where a request that failed a check went wrong: ``{agent, step, kind, why}`` (see
+    # ``evaluators.blame``); None when it did not fail, or before it was read.
+    blame: dict[str, Any] | None = None
 
     @property
     def status(self) -> str:
@@ -544,6 +547,7 @@ class Run:
     # only the fields above, never the messages of every result).
     recorded: Trace | None = field(default=None, repr=False, compare=False)
     turns: list[Turn] | None = None  # a conversation's turns (see Result.turns)
+    blame: dict[str, Any] | None = None  # where it went wrong, when it failed (Result.blame)
 
     @property
     def id(self) -> str:
@@ -610,4 +614,5 @@ class Run:
             interrupt=result.interrupt,
             recorded=trace if keep_trace else None,
             turns=result.turns,
+            blame=result.blame,
         )

@@ -16,6 +16,7 @@ from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.core.retry import RetryPolicy
 from agenteval_cli.data.conversations import TURNS, is_conversation, turn_inputs
+from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.reference_fields import Reads, reference_warnings, spec_reads
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
@@ -556,6 +557,7 @@ class Execution:
         self.writer = store.writer()
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
         self.faults_seen = FaultsSeen(run.targets)  # whether the targets' faults failed calls
+        self.pass_marks = catalog_of(run.evaluators).pass_marks()  # what a failed check is
 
     def abandoned(self) -> Sequence[asyncio.Task[Any]]:
         return self.engine.abandoned
@@ -627,6 +629,7 @@ class Execution:
             from agenteval_cli.execution.cache import entry_fingerprint
 
             fingerprint_json = entry_fingerprint(fingerprint_json, result.env_reads)
+        result.blame = blame(result, item.example.outputs, pass_marks=self.pass_marks)
         try:
             encoded = encode(
                 experiment_id,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval_cli.core.records import Example, Score
+from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.registry import REGISTRY
 from agenteval_cli.evaluators.routing import expects_others, one_agent_only
 from agenteval_cli.evaluators.scoring import BoundEvaluator
@@ -29,7 +30,10 @@ def mark_one_agent_experiments(
     """Mark the rows of each experiment whose routing is not measured (see the module), in
     one group of commits; the warnings, one per target marked. The verdict streams the
     experiment's rows; only those to mark are held."""
+    from agenteval_cli.evaluators.loading import catalog_of
+
     keys = {key for e in evaluators if _routes(e) for key in (e.keys or (e.name,))}
+    marks = catalog_of(evaluators).pass_marks()  # what a failed check is
     warnings = []
     writer = store.writer()
     for experiment in experiments:
@@ -55,6 +59,7 @@ def mark_one_agent_experiments(
             result.trace.unattributed = reason
             why = result.trace.agents_unknown
             result.scores = [Score(s.key, None, why) if s.key in keys else s for s in result.scores]
+            result.blame = blame(result, each.reference_outputs, pass_marks=marks)
             example = Example(result.example_id, each.inputs, each.reference_outputs)
             writer.add(encode(experiment.id, example, result, replace=True))
         writer.flush()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Example, Result
 from agenteval_cli.data.conversations import is_conversation
+from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
 from agenteval_cli.spec.model import Spec
@@ -116,6 +117,9 @@ async def _score_each(
     pricing: Mapping[str, Any],
     judge: str | None,
 ) -> None:
+    from agenteval_cli.evaluators.loading import catalog_of
+
+    marks = catalog_of(evaluators).pass_marks()  # what a failed check is
     for example, result in pairs:
         if result.turns is not None:  # a conversation: each turn, then the whole
             for turn in result.turns:  # scored again from nothing, as the result is
@@ -138,4 +142,5 @@ async def _score_each(
                 pool,
                 interrupt=result.interrupt,
             )
+        result.blame = blame(result, example.outputs, pass_marks=marks)
         store.add_result(new.id, example, result)

@@ -32,6 +32,9 @@ from agenteval_cli.report.agents import (
     aggregate,
     merged_paths,
 )
+from agenteval_cli.report.blame import counts as blame_counts
+from agenteval_cli.report.blame import line as blame_line
+from agenteval_cli.report.blame import rows as blame_rows
 from agenteval_cli.report.comparison import (
     Comparison,
     agent_usage,
@@ -264,6 +267,7 @@ def _run_view(
     usage = aggregate([run.model_calls], pricing) if run.model_calls else None
     return {
         "repetition": run.repetition,
+        "blame": None if run.blame is None else {**run.blame, "line": blame_line(run.blame)},
         "response": run.final_response,
         "error": run.error,
         "interrupt": run.interrupt,  # stopped at interrupt(): what the graph waits for
@@ -568,6 +572,17 @@ def _table(comparison: Comparison) -> list[dict[str, Any]]:
     return rows
 
 
+def _failure_starts(comparison: Comparison) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """Per side with a failed request: its name, and where its failures start (agent ×
+    kind) as a header and rows."""
+    found = []
+    for name, side in zip(comparison.names, comparison.sides, strict=True):
+        counted = blame_counts(run.blame for run in side.runs)
+        if counted:
+            found.append((name, *blame_rows(counted)))
+    return found
+
+
 def _calibration_section(comparison: Comparison) -> list[dict[str, Any]]:
     """Per target and labelled key: its figures and its confusion, row by row."""
     return [
@@ -669,6 +684,7 @@ def render_html(
         confusion=[
             (name, c) for name, c in zip(names, comparison.confusion, strict=True) if c is not None
         ],
+        failure_starts=_failure_starts(comparison),
         calibration=_calibration_section(comparison),
         calibration_errors=comparison.calibration_errors,
         calibration_title=calibration.TITLE,

@@ -170,6 +170,9 @@ def result_json(stored: StoredResult, pricing: Mapping[str, Any] | None = None) 
         "interrupt": r.interrupt,  # what an interrupted graph waits for
         "turns": None if r.turns is None else [_turn_json(t, pricing) for t in r.turns],
         "price_source": _price_source(calls),
+        # where a request that failed a check went wrong ({agent, step, kind, why}; step
+        # indexes trace.agent_path); null when it did not fail
+        "blame": r.blame,
     }
 
 

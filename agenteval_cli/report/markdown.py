@@ -132,6 +132,7 @@ def render_markdown(
         "",
     ]
     lines += _calibration(comparison)
+    lines += _blame(comparison)
     if comparison.disagreements:
         lines += ["<details><summary>Examples where the targets disagree most</summary>", ""]
         lines.append("| example | question | " + " | ".join(_cell(n) for n in names) + " |")
@@ -147,6 +148,30 @@ def render_markdown(
     for side in comparison.sides:
         lines.append(f"- {_code(side.target)}: {_cell(side.name)}")
     return "\n".join(lines) + "\n"
+
+
+def _blame(comparison: Comparison) -> list[str]:
+    """Where each side's failures start (agent × kind), then each blamed example's line."""
+    from agenteval_cli.report.blame import TITLE as BLAME
+    from agenteval_cli.report.blame import counts, line, rows
+
+    lines: list[str] = []
+    for side in comparison.sides:
+        found = counts(run.blame for run in side.runs)
+        if not found:
+            continue
+        header, body = rows(found)
+        lines += [f"**{_cell(BLAME[:1].upper() + BLAME[1:])}** {_code(side.target)}", ""]
+        lines.append("| " + " | ".join(_cell(h) for h in header) + " |")
+        lines.append("|" + "|".join([":--", *["--:"] * (len(header) - 1)]) + "|")
+        lines += ["| " + " | ".join(_cell(str(v)) for v in row) + " |" for row in body]
+        lines += ["", "<details><summary>Each failed request's first wrong step</summary>", ""]
+        for run in side.runs:
+            said = line(run.blame)
+            if said is not None:
+                lines.append(f"- {_code(run.example_id)} #{run.repetition}: {_cell(said)}")
+        lines += ["", "</details>", ""]
+    return lines
 
 
 def _calibration(comparison: Comparison) -> list[str]:

@@ -259,6 +259,7 @@ def _run_from_json(data: dict[str, Any]) -> Run:
         coordinators=tuple(str(a) for a in trace.get("coordinators") or ()),
         cached=bool(data.get("cached")),
         turns=None if data.get("turns") is None else [_turn_from_json(t) for t in data["turns"]],
+        blame=data["blame"] if isinstance(data.get("blame"), dict) else None,
     )
 
 

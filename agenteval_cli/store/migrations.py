@@ -317,6 +317,14 @@ def add_cache_turns(db: sqlite3.Connection) -> None:
     _add_column(db, "cache", "turns_json", "TEXT")
 
 
+# A store without it holds no blame: its results read as blamed on nothing.
+@migration(readable=lambda db: True)
+def add_results_blame(db: sqlite3.Connection) -> None:
+    """Where a failed request went wrong (``{agent, step, kind, why}``, JSON; NULL for one
+    that did not fail, and for results stored before it was read)."""
+    _add_column(db, "results", "blame_json", "TEXT")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # the version a store has after every migration
 
 UPGRADE_HINT = (
@@ -401,7 +409,7 @@ OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
         "target_fingerprint",
         "metrics_json",
     ),
-    "results": ("status", "interrupt", "turns_json"),
+    "results": ("status", "interrupt", "turns_json", "blame_json"),
     "cache": ("fingerprint_json", "turns_json"),
 }
 LOCK_COLUMNS = ("run_id", "host", "pid", "process_start", "token", "locked_at")

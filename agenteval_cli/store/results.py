@@ -68,12 +68,12 @@ def dumps(value: Any) -> str:
 RESULT_COLUMNS = (
     "experiment_id, example_id, repetition, inputs_json, reference_json, outputs_json,"
     " trace_json, error, latency_s, finished_at, attempts, cached, scores_json, status,"
-    " interrupt, turns_json"
+    " interrupt, turns_json, blame_json"
 )
 # ``error`` is bound as '' for none (an error message is never empty): binding None costs
 # sqlite3 an adapter lookup per row, '' does not.
 INSERT_RESULT = (
-    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?,?,?,?)"
+    f"INSERT INTO results ({RESULT_COLUMNS}) VALUES (?,?,?,?,?,?,?,NULLIF(?, ''),?,?,?,?,?,?,?,?,?)"
 )
 # What a store from before results had a status, or turns, reads them as: none was
 # interrupted, none was a conversation.
@@ -81,6 +81,7 @@ OLD_ROWS = {
     "status": "CASE WHEN error IS NULL THEN 'ok' ELSE 'error' END",
     "interrupt": "NULL",
     "turns_json": "NULL",
+    "blame_json": "NULL",
 }
 
 
@@ -176,6 +177,7 @@ def encode(
         result.status,
         None if result.interrupt is None else storable(result.interrupt),
         turns_json,
+        None if result.blame is None else storable(_strict(dumps(result.blame))),
     )
     cache = None
     if cache_key is not None and outputs_json is not None and _answered(result):
@@ -193,9 +195,9 @@ def encode(
 
 
 # Where a target's text is in the rows (positions in INSERT_RESULT's and INSERT_CACHE's
-# columns): the example, the answer, the trace, the error, the score comments, the interrupt
-# and the turns; JSON texts, but for the error and the interrupt, which are plain.
-_RESULT_JSON = (3, 4, 5, 6, 12, 15)
+# columns): the example, the answer, the trace, the error, the score comments, the interrupt,
+# the turns and the blame; JSON texts, but for the error and the interrupt, which are plain.
+_RESULT_JSON = (3, 4, 5, 6, 12, 15, 16)
 _RESULT_TEXT = (7, 14)
 _CACHE_JSON = {2: 5, 3: 6, 7: None}  # cache column -> the result column of the same text
 _RESULT_COLUMNS = _RESULT_JSON + _RESULT_TEXT
@@ -438,12 +440,12 @@ def iter_results(
     rows = db.execute(
         "SELECT example_id, repetition, inputs_json, reference_json, outputs_json, trace_json,"
         " error, latency_s, attempts, cached, scores_json,"
-        f" {status_columns(db, 'interrupt', 'turns_json')}"
+        f" {status_columns(db, 'interrupt', 'turns_json', 'blame_json')}"
         f" FROM results WHERE {where} ORDER BY id",
         params,
     )
     for example_id, rep, inputs, reference, outputs, trace, error, latency, *rest in rows:
-        attempts, cached, scores, interrupt, turns = rest
+        attempts, cached, scores, interrupt, turns, blamed = rest
         result = Result(
             example_id=example_id,
             repetition=rep,
@@ -456,8 +458,23 @@ def iter_results(
             scores=_scores(scores),
             interrupt=interrupt,
             turns=turns_from_json(turns),
+            blame=None if blamed is None else json.loads(blamed),
         )
         yield StoredResult(json.loads(inputs), json.loads(reference), result)
+
+
+def stored_blames(db: sqlite3.Connection, experiment_id: str) -> Iterator[dict[str, Any]]:
+    """The blame of each result of an experiment that failed a check, in insertion order
+    (none from a store that predates it)."""
+    if status_columns(db, "blame_json") != "blame_json":
+        return
+    rows = db.execute(
+        "SELECT blame_json FROM results WHERE experiment_id = ? AND blame_json IS NOT NULL"
+        " ORDER BY id",
+        (experiment_id,),
+    )
+    for (text,) in rows:
+        yield json.loads(text)
 
 
 def stored_summary(
