@@ -73,10 +73,37 @@ def recording(framework: str = "langchain") -> Iterator[Recording]:
 
         agents.set_trace_processors([])  # nothing sent to OpenAI's own trace backend
         instrumentor = OpenAIAgentsInstrumentor()
+    kept = _patched_by_openllmetry() if framework == "openllmetry" else {}
     instrumentor.instrument(tracer_provider=provider)
     try:
         yield Recording(exporter)
     finally:
         instrumentor.uninstrument()
+        for (owner, name), original in kept.items():  # what its uninstrument leaves wrapped
+            setattr(owner, name, original)
         if framework not in _KEPT:
             provider.shutdown()
+
+
+def _patched_by_openllmetry() -> dict[tuple[Any, str], Any]:
+    """The class attributes OpenLLMetry's LangChain instrumentation wraps, as they are now.
+    Its uninstrument leaves most of them wrapped (the callback managers' ``__init__`` among
+    them), so every later test in the process would get its callback handler."""
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.callbacks import BaseCallbackManager
+    from langgraph.pregel import Pregel
+    from langgraph.types import Command
+
+    hooks = ["before_agent", "before_model", "after_model", "after_agent"]
+    names = {
+        BaseCallbackManager: ["__init__"],
+        AgentMiddleware: hooks + [f"a{hook}" for hook in hooks],
+        Pregel: ["stream", "astream"],
+        Command: ["__init__"],
+    }
+    return {
+        (owner, name): vars(owner)[name]
+        for owner, attrs in names.items()
+        for name in attrs
+        if name in vars(owner)
+    }
