@@ -36,11 +36,7 @@ def counts(blames: Iterable[dict[str, Any] | None]) -> Counter[tuple[str, str]]:
 
 def stored_counts(store: Store, experiment_ids: Sequence[str]) -> list[tuple[str, Counter]]:
     """Each stored experiment's target and its counts."""
-    from agenteval_cli.store.results import stored_blames
-
-    return [
-        (store.experiment(i).target, counts(stored_blames(store.db, i))) for i in experiment_ids
-    ]
+    return [(store.experiment(i).target, counts(store.blames(i))) for i in experiment_ids]
 
 
 def kinds_of(found: Counter[tuple[str, str]]) -> list[str]:

@@ -30,6 +30,7 @@ from agenteval_cli.store.results import (
     iter_results,
     now,
     status_columns,
+    stored_blames,
     stored_summary,
     turns_from_json,
     write,
@@ -394,6 +395,11 @@ class Store:
         """The experiment's metrics summary (``catalog``: its metrics), summed from the
         columns the metrics read."""
         return stored_summary(self.db, experiment_id, repetitions=repetitions, catalog=catalog)
+
+    def blames(self, experiment_id: str) -> Iterator[dict[str, Any]]:
+        """The blame of each result of an experiment that failed a check, in insertion
+        order (none from a store that predates it)."""
+        return stored_blames(self.db, experiment_id)
 
     def result_count(self, experiment_id: str) -> int:
         (count,) = self.db.execute(
