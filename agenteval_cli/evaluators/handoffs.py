@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agenteval_cli.core.records import Trace
+from agenteval_cli.core.records import Handoff, Trace
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.metrics.registry import metric
 
@@ -106,5 +106,109 @@ def handoff_chain_length(*, coordinators: list[str] | None = None) -> Any:
             {"key": "handoff_chain_length", "score": float(chain_length(trace)), "comment": path},
             {"key": "ping_pong", "score": bounce is not None, "comment": pong_comment},
         ]
+
+    return evaluate
+
+
+def _folded(text: str) -> str:
+    """Case and runs of whitespace left out of a containment check."""
+    return " ".join(text.casefold().split())
+
+
+def _label(handoff: Handoff) -> str:
+    via = f" ({handoff.tool})" if handoff.tool else ""
+    return f"{handoff.source} → {handoff.target}{via}"
+
+
+def _facts_for(facts: Any, target: str) -> list[str] | None:
+    """The terms a handoff into ``target`` must carry: the row's list, or its entry for
+    ``target`` in a per-agent mapping (None: the mapping does not name it)."""
+    if isinstance(facts, dict):
+        named = {str(k).casefold(): v for k, v in facts.items()}
+        terms = named.get(target.casefold())
+        return None if terms is None else [str(t) for t in terms]
+    return [str(t) for t in facts]
+
+
+def context_carried(trace: Trace, facts: Any = None) -> dict:
+    """``handoff_context``: the share of the request's handoffs whose target's first own
+    model call was given the user's request (its human message, or every fact the row lists
+    for that target); null with the reason when no handoff can be checked."""
+    key = "handoff_context"
+    reason = trace.agents_unknown
+    if reason is not None:
+        return {"key": key, "score": None, "comment": reason}
+    if not trace.handoffs:
+        return {"key": key, "score": None, "comment": "no handoff"}
+    if all(h.received is None for h in trace.handoffs):
+        return {
+            "key": key,
+            "score": None,
+            "comment": "the trace holds no handoff's received input (recorded without it)",
+        }
+    if facts is not None and not (
+        isinstance(facts, list)
+        or (isinstance(facts, dict) and all(isinstance(v, list) for v in facts.values()))
+    ):
+        return {
+            "key": key,
+            "score": None,
+            "comment": "outputs.handoff_facts is neither a list nor {agent: [...]}",
+        }
+    if facts is None and not trace.request:
+        return {
+            "key": key,
+            "score": None,
+            "comment": "no human message was given to the request's first model call",
+        }
+    carried = checked = 0
+    lost, unchecked = [], []
+    for handoff in trace.handoffs:
+        terms = [trace.request or ""] if facts is None else _facts_for(facts, handoff.target)
+        if terms is None:
+            continue
+        if handoff.received is None:
+            unchecked.append(f"{_label(handoff)}: {handoff.target} made no model call of its own")
+            continue
+        checked += 1
+        given = _folded(handoff.received)
+        missing = [t for t in terms if _folded(t) not in given]
+        if not missing:
+            carried += 1
+        elif facts is None:
+            lost.append(f"{_label(handoff)} lost the human message")
+        else:
+            lost.append(f"{_label(handoff)} lost {', '.join(repr(t) for t in missing)}")
+    if not checked:
+        why = "; ".join(unchecked) or "handoff_facts names no agent a handoff went to"
+        return {"key": key, "score": None, "comment": why}
+    parts = [f"{carried}/{checked} handoffs carried the request", *lost, *unchecked]
+    return {"key": key, "score": carried / checked, "comment": "; ".join(parts)}
+
+
+@register(
+    "handoff_context",
+    family="routing",
+    reads="outputs.handoff_facts, else the turn's human message; trace handoffs' inputs",
+    description="share of handoffs whose receiving agent's first own model call was given "
+    "the user's request (its human message, or the row's handoff_facts)",
+    metrics=[
+        metric(
+            "handoff_context",
+            "handoff context carried",
+            fmt="percent",
+            short="context carried",
+            abbrev="ctx",
+        )
+    ],
+    example="- handoff_context   # with outputs.handoff_facts: [ORD-1182]",
+    needs_answer=False,
+    optional_references=["handoff_facts"],
+)
+def handoff_context() -> Any:
+    """Reads ``outputs.handoff_facts`` (a list, or ``{agent: [...]}``) when the row has it."""
+
+    def evaluate(reference_outputs: dict, trace: Trace) -> dict:
+        return context_carried(trace, (reference_outputs or {}).get("handoff_facts"))
 
     return evaluate
