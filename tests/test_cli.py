@@ -98,8 +98,6 @@ def test_json_shape_and_table(travel):
         "via": "tool",
         "parallel": False,
         "after": [],
-        # what flights_desk's first model call was given: the question and the transfer
-        "received": "Flight and hotel for Lisbon please\nSuccessfully transferred to flights_desk",
     }
     assert result["trace"]["tokens"] == {
         "big-model": {"input": 300, "output": 30, "total": 330},

@@ -150,6 +150,10 @@ class Handoff:
     # which handoff it is: left out of equality
     received: str | None = field(default=None, compare=False, repr=False)
 
+    def as_dict(self) -> dict[str, Any]:
+        """Who handed off to whom and how: the text the target was given left out."""
+        return {k: v for k, v in self.__dict__.items() if k != "received"}
+
 
 @dataclass
 class Trace:
@@ -606,7 +610,7 @@ class Run:
             scores=result.score_map(),
             comments={s.key: s.comment for s in result.scores if s.comment},
             agent_path=list(trace.agent_path),
-            handoffs=[h.__dict__ for h in trace.handoffs],
+            handoffs=[h.as_dict() for h in trace.handoffs],
             tool_calls=[t.__dict__ for t in trace.tool_calls],
             tokens=trace.tokens,
             latency_s=result.latency_s,
