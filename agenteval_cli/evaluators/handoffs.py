@@ -7,9 +7,10 @@ parallel branches).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from agenteval_cli.core.records import Handoff, Trace
+from agenteval_cli.core.records import HANDOFF, NOT_RUN, OK, Handoff, ToolCall, Trace
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.metrics.registry import metric
 
@@ -210,5 +211,144 @@ def handoff_context() -> Any:
 
     def evaluate(reference_outputs: dict, trace: Trace) -> dict:
         return context_carried(trace, (reference_outputs or {}).get("handoff_facts"))
+
+    return evaluate
+
+
+# An announced handoff, in the present or future ("I'll transfer you to", "transferring you
+# to"), not a past one ("I transferred you to billing earlier")
+_VERBS = r"(?:transfer|hand|pass|connect|route|escalate|forward|redirect)"
+_ANNOUNCE = (
+    rf"(?:\b(?:i['’]ll|i will|let me|(?:i['’]m|i am) going to|will)\s+(?:now\s+)?{_VERBS}"
+    r"|\b(?:transferring|handing|passing|connecting|routing|escalating|forwarding|redirecting))"
+    r"\b[^.!?\n]{0,60}?\b(?:to|with)\s+(?:the\s+|our\s+)?"
+)
+
+
+def _announced(text: str, agents: set[str]) -> list[str]:
+    """The agents ``text`` says it hands over to ("I'll transfer you to billing")."""
+    said = []
+    for agent in sorted(agents):
+        spelt = "|".join(re.escape(n) for n in {agent, agent.replace("_", " ")})
+        if re.search(_ANNOUNCE + rf"(?:{spelt})\b", text, re.IGNORECASE):
+            said.append(agent)
+    return said
+
+
+def _named(call: ToolCall) -> str | None:
+    """The agent a handoff call hands over to: its target, else the one its name names."""
+    if call.target:
+        return call.target
+    for prefix in _HANDOFF_PREFIXES:
+        if call.name.startswith(prefix):
+            return call.name[len(prefix) :] or None
+    return None
+
+
+_HANDOFF_PREFIXES = ("transfer_back_to_", "transfer_to_")
+
+
+def clean_defects(trace: Trace, agents: frozenset[str] = frozenset()) -> list[str]:
+    """Every defect of the request's handoffs, named: a handoff call not answered, one whose
+    target never ran after it or is no agent of the graph, one made twice in a reply, and an
+    agent saying it hands over with no handoff following."""
+    ran = set(trace.agents_invoked)
+    known = ran | set(agents) | set(trace.coordinators)
+    calls = [
+        t for t in trace.tool_calls if t.kind == HANDOFF or t.name.startswith(_HANDOFF_PREFIXES)
+    ]
+    # a handoff tool that ran passed control to a node of the graph, whether or not it ran
+    known |= {t.target for t in calls if t.kind == HANDOFF and t.status == OK and t.target}
+    defects = []
+    for call in calls:
+        target = _named(call)
+        where = f"{call.agent}'s {call.name}"
+        if call.status != OK:
+            answer = "was never run" if call.status == NOT_RUN else "failed"
+            defects.append(f"{where} {answer}")
+        if target is None:
+            continue
+        if target not in known:
+            defects.append(f"{where} hands off to {target}, no agent of the graph")
+        elif call.status == OK and not _ran_after(trace, target, call):
+            defects.append(f"{where}: {target} never ran after it")
+    names = {t.name for t in calls}
+    handed: list[set[str]] = []  # per assistant message, the agents its calls hand off to
+    for message in trace.messages:
+        if message.get("role") != "assistant":
+            continue
+        targets = []
+        for tool_call in message.get("tool_calls") or []:
+            name = (tool_call.get("function") or {}).get("name", "")
+            if name in names:
+                match = next(t for t in calls if t.name == name)
+                targets.append(_named(match) or name)
+        for target in sorted({t for t in targets if targets.count(t) > 1}):
+            defects.append(f"two handoffs to {target} in one reply")
+        handed.append(set(targets))
+    by_edge = {h.target for h in trace.handoffs if h.via not in ("tool", "agent_tool")}
+    replies = [m for m in trace.messages if m.get("role") == "assistant"]
+    for index, message in enumerate(replies):
+        content = message.get("content")
+        text = content if isinstance(content, str) else ""
+        speaker = message.get("name")
+        for agent in _announced(text, known - {speaker}):
+            later = set().union(*handed[index:])
+            if agent not in later and agent not in by_edge:
+                defects.append(f'said but didn\'t: "{_quote(text)}" with no handoff to {agent}')
+    return defects
+
+
+def _quote(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _ran_after(trace: Trace, target: str, call: ToolCall) -> bool:
+    """Whether ``target`` made a model call after ``call`` started (any call when untimed)."""
+    for model in trace.model_calls:
+        if model.agent != target and target not in model.path:
+            continue
+        if call.started_at is None or model.started_at is None:
+            return True
+        if model.started_at >= call.started_at:
+            return True
+    return False
+
+
+@register(
+    "handoff_clean",
+    family="routing",
+    reads="trace handoff calls and replies",
+    description="every handoff call answered and its target ran, none twice in a reply, none "
+    "to an agent outside the graph, no agent saying it hands over without doing it",
+    metrics=[
+        metric(
+            "handoff_clean",
+            "clean handoffs",
+            fmt="percent",
+            short="clean handoffs",
+            abbrev="clean",
+            binary=True,
+        )
+    ],
+    example="- {name: handoff_clean, agents: [billing, account]}",
+    needs_answer=False,
+)
+def handoff_clean(*, agents: list[str] | None = None) -> Any:
+    """``agents`` names the graph's agents that may not run in a request (an announcement
+    naming one, or a handoff to one, is then known to name an agent of the graph)."""
+    declared = frozenset(agents or ())
+
+    def evaluate(trace: Trace) -> dict:
+        reason = trace.agents_unknown
+        if reason is not None:
+            return {"key": "handoff_clean", "score": None, "comment": reason}
+        defects = clean_defects(trace, declared)
+        return {
+            "key": "handoff_clean",
+            "score": not defects,
+            "comment": "; ".join(defects) or "every handoff answered and followed",
+        }
 
     return evaluate
