@@ -145,6 +145,14 @@ class Handoff:
     via: str = "tool"
     parallel: bool = False
     after: list[int] = field(default_factory=list)  # handoffs that led to ``source``
+    # the text of the input the target's first call of its own chat model was given (its
+    # messages' text and tool-call arguments); None when not recorded. What was seen, not
+    # which handoff it is: left out of equality
+    received: str | None = field(default=None, compare=False, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Who handed off to whom and how: the text the target was given left out."""
+        return {k: v for k, v in self.__dict__.items() if k != "received"}
 
 
 @dataclass
@@ -178,6 +186,8 @@ class Trace:
     schema: int = 2
     # When the request started, in seconds since the epoch; None when not recorded
     started_at: float | None = None
+    # the turn's human message: the last one the request's first model call was given
+    request: str | None = None
 
     @property
     def agents_unknown(self) -> str | None:
@@ -269,6 +279,7 @@ class Trace:
                     "via": h.via,
                     "parallel": h.parallel,
                     "after": list(h.after),
+                    **({} if h.received is None else {"received": h.received}),
                 }
                 for h in self.handoffs
             ],
@@ -320,6 +331,7 @@ class Trace:
             "schema": self.schema,
             "started_at": self.started_at,
             "tokens": self.tokens,
+            **({} if self.request is None else {"request": self.request}),
         }
 
     @classmethod
@@ -341,6 +353,7 @@ class Trace:
             skills=None if data.get("skills") is None else list(data["skills"]),
             schema=int(data.get("schema", 1)),
             started_at=data.get("started_at"),
+            request=data.get("request"),
         )
 
 
@@ -601,7 +614,7 @@ class Run:
             scores=result.score_map(),
             comments={s.key: s.comment for s in result.scores if s.comment},
             agent_path=list(trace.agent_path),
-            handoffs=[h.__dict__ for h in trace.handoffs],
+            handoffs=[h.as_dict() for h in trace.handoffs],
             tool_calls=[t.__dict__ for t in trace.tool_calls],
             tokens=trace.tokens,
             latency_s=result.latency_s,

@@ -51,7 +51,7 @@ def trace_view(trace: Trace | None) -> dict[str, Any]:
         return {}
     return {
         "agent_path": trace.agent_path,
-        "handoffs": [h.__dict__ for h in trace.handoffs],
+        "handoffs": [h.as_dict() for h in trace.handoffs],
         "tool_calls": [
             {
                 "agent": t.agent,

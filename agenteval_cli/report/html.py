@@ -316,7 +316,7 @@ def _turn_view(
     steps = Run(
         example_id="",
         agent_path=list(trace.agent_path),
-        handoffs=[h.__dict__ for h in trace.handoffs],
+        handoffs=[h.as_dict() for h in trace.handoffs],
         model_calls=list(trace.model_calls),
         untraced=trace.untraced,
     )

@@ -200,7 +200,7 @@ def _trace_json(trace: Trace, calls: list[dict[str, Any]]) -> dict[str, Any]:
     """A result's or a turn's trace, its model calls priced (``calls``)."""
     return {
         "agent_path": trace.agent_path,
-        "handoffs": [h.__dict__ for h in trace.handoffs],
+        "handoffs": [h.as_dict() for h in trace.handoffs],
         "tool_calls": [t.__dict__ for t in trace.tool_calls],
         "model_calls": calls,
         "coordinators": trace.coordinators,

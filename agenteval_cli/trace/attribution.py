@@ -131,6 +131,8 @@ class Attribution:
     delegations: dict[int, str]  # id(tool RunNode) -> the agent it ran
     handoff_targets: dict[int, str]  # id(tool RunNode) -> the agent it handed off to
     aliases: dict[str, str]  # node name -> the agent it runs, where they differ
+    # per handoff, the target's first model run of its own (no hook's helper call), or None
+    receivers: list[RunNode | None] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -141,6 +143,7 @@ class _Activation:
     order: int = 0  # position in the graph's order
     merged: _Activation | None = None  # the stretch this one continues
     came_from: list[Handoff] = field(default_factory=list)  # handoffs that led here
+    run: RunNode | None = None  # the model run it starts with
 
     @property
     def agent(self) -> str:
@@ -321,7 +324,7 @@ class _Resolver:
         ``("par", [...])``. A walk (``run_walk``)."""
         if run.kind == "model":
             path = self.paths.get(id(run))
-            return _Activation(path) if path else None
+            return _Activation(path, run=run) if path else None
         children = run.children
         if not children:
             return None
@@ -436,6 +439,7 @@ class _Resolver:
             delegations=self.delegations,
             handoff_targets=self.handoff_targets,
             aliases=self.aliases,
+            receivers=[_receiver(target, flat) for _, _, target in self.links],
         )
 
     def _run(self, block: Any) -> Walk[tuple[list[_Activation], list[_Activation]]]:
@@ -523,6 +527,27 @@ def _flatten(block: Any, out: list[_Activation]) -> None:
             out.append(current)
         elif current is not None:
             stack.extend(reversed(current[1]))
+
+
+def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:
+    """The first model run of ``target``'s stretch made by the agent itself: a call made in a
+    hook's node (a summariser's ``SummarizationMiddleware.before_model``, ``pre_model_hook``)
+    helps the agent and is not its own."""
+    stretch = _root(target)
+    for activation in flat[target.order :]:
+        run = activation.run
+        if run is not None and _root(activation) is stretch and not _in_hook(run):
+            return run
+    return None
+
+
+def _in_hook(run: RunNode) -> bool:
+    """Whether a model run ran in a hook's node: a middleware's (``Name.before_model``) or
+    ``create_react_agent``'s ``pre_model_hook`` / ``post_model_hook``."""
+    while run.parent is not None and not run.is_task:
+        run = run.parent
+    node = run.node if run.is_task else None
+    return node is not None and (node in ("pre_model_hook", "post_model_hook") or "." in node)
 
 
 def _root(activation: _Activation) -> _Activation:

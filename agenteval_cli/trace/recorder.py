@@ -28,7 +28,16 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from agenteval_cli.core.records import ERROR, HANDOFF, NOT_RUN, TOOL, ModelCall, ToolCall, Trace
+from agenteval_cli.core.records import (
+    ERROR,
+    HANDOFF,
+    NOT_RUN,
+    TOOL,
+    Handoff,
+    ModelCall,
+    ToolCall,
+    Trace,
+)
 from agenteval_cli.core.safe_text import message_of
 from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
 from agenteval_cli.trace.blind_spots import (
@@ -41,6 +50,7 @@ from agenteval_cli.trace.blind_spots import (
 )
 from agenteval_cli.trace.conversation import Conversation, state_messages
 from agenteval_cli.trace.declarations import ActiveAgent, active_value, skills_loaded, updated_value
+from agenteval_cli.trace.handoff_inputs import inputs_text, last_human
 from agenteval_cli.trace.routing_tools import ends_turn, name_tool_handoffs, turn_passing_tools
 from agenteval_cli.trace.unran import (
     StructuredOutput,
@@ -132,6 +142,7 @@ class _ModelRun:
     structured: StructuredOutput | None = None  # asked for a structured-output schema
     prompt: str | None = None  # the system prompt it was given
     tools: tuple[str, ...] = ()  # the tools bound to it
+    inputs: list[BaseMessage] | None = None  # the messages it was given (LangChain's list)
 
 
 @dataclass
@@ -288,6 +299,7 @@ class TraceRecorder(BaseCallbackHandler):
             run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
             run.prompt = model_prompt(messages[0]) if messages else None
             run.tools = model_tools(invocation_params)
+            run.inputs = messages[0] if messages else None
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
@@ -511,6 +523,7 @@ class TraceRecorder(BaseCallbackHandler):
                     passing.append(tool_calls[-1])
             name_tool_handoffs(found.handoffs, passing)
             _name_returns(found.handoffs, tool_calls)
+            request = _received(found.handoffs, found.receivers, self._models)
             unattributed = blind_spot(
                 [ModelSeen(run.run, run.prompt, run.tools) for run in self._models],
                 [
@@ -538,6 +551,7 @@ class TraceRecorder(BaseCallbackHandler):
                 coordinators=found.coordinators,
                 started_at=started_at,
                 unattributed=unattributed,
+                request=request,
             )
 
     # -- internals (callers hold the lock) ---------------------------------------------
@@ -646,6 +660,20 @@ def _active_of(node: RunNode | None) -> str | None:
     while node is not None and node.active is None:
         node = node.parent
     return node.active if node is not None else None
+
+
+def _received(
+    handoffs: Sequence[Handoff], receivers: Sequence[RunNode | None], models: Sequence[_ModelRun]
+) -> str | None:
+    """Give each handoff the text its target's first own model call was given; return the
+    turn's human message (the last one the request's first model call was given)."""
+    inputs = {id(run.run): run.inputs for run in models}
+    for handoff, receiver in zip(handoffs, receivers, strict=True):
+        given = inputs.get(id(receiver)) if receiver is not None else None
+        if given is not None:
+            handoff.received = inputs_text(given)
+    first = models[0].inputs if models else None
+    return last_human(first) if first else None
 
 
 def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> None:
