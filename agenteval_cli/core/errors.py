@@ -7,7 +7,7 @@ message must make sense on its own.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import IntEnum
 from pathlib import Path
 
@@ -70,3 +70,13 @@ class ExitCode(IntEnum):
     RUN_ERRORS = 3
     SERVICE_FAILED = 4  # LangSmith refused or failed a request (after retries)
     INTERRUPTED = 130  # Ctrl-C or SIGTERM; what finished is saved, --resume continues
+
+
+def error_chain(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and the errors it wraps (its cause, else its context), each once."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__

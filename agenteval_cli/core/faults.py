@@ -6,8 +6,9 @@ runner leaves them to the graph (never retried by the run), the evaluators count
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Literal, get_args
+
+from agenteval_cli.core.errors import error_chain
 
 FaultKind = Literal["error", "timeout", "rate_limit", "model_error"]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
@@ -21,17 +22,8 @@ MARK = "agenteval_fault"
 
 def injected_fault(error: BaseException) -> str | None:
     """The kind of the injected fault ``error`` is or wraps, or None for a real error."""
-    for current in _chain(error):
+    for current in error_chain(error):
         kind = getattr(current, MARK, None)
         if isinstance(kind, str):
             return kind
     return None
-
-
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__

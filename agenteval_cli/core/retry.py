@@ -14,11 +14,12 @@ import contextlib
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal, Protocol, TypeVar, get_args
 
+from agenteval_cli.core.errors import error_chain
 from agenteval_cli.core.faults import injected_fault
 
 T = TypeVar("T")
@@ -73,16 +74,6 @@ class RetryPolicy:
         return (rng or random).uniform(0, ceiling)  # full jitter: spreads retrying clients
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and the errors it wraps, each once."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
 def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     if status is None:
@@ -98,7 +89,7 @@ def _names(exc: BaseException) -> set[str]:
 
 def classify(exc: BaseException) -> str | None:
     """``rate_limit``, ``timeout``, ``connection``, ``server`` or None (not transient)."""
-    for error in _chain(exc):
+    for error in error_chain(exc):
         names = _names(error)
         status = _status(error)
         if status == 429 or names & _RATE_LIMIT_NAMES:
@@ -117,7 +108,7 @@ def retry_after(exc: BaseException) -> float | None:
 
     Only a finite number of seconds or an HTTP date is a hint; ``inf``, ``nan``, a negative
     number or anything else is none (the backoff applies)."""
-    for error in _chain(exc):
+    for error in error_chain(exc):
         value = getattr(error, "retry_after", None)
         if (
             isinstance(value, int | float)
