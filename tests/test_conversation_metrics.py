@@ -236,16 +236,18 @@ def test_a_bounce_across_two_turns_is_ping_pong_of_the_conversation():
     assert scores["resolved"] is True
 
 
-def test_a_follow_up_sent_to_the_entry_again_is_a_handoff_and_breaks_no_bounce():
-    """Without a checkpointer the follow-up starts at triage again: control went from
-    billing back to triage (a re-entry) and then to billing; no specialist bounced."""
+def test_a_follow_up_sent_to_the_entry_again_is_a_restart_not_a_handoff():
+    """Without a checkpointer the follow-up starts at triage again: the graph started over
+    at its entry, no agent passed control back to triage. Not a handoff, not continuity,
+    and no bounce runs across it."""
     second = trace(["triage", "billing"], [hop("triage", "billing")])
     scores, comments, _ = conversation(swarm_turns(second), {})
-    assert scores["conversation_handoffs"] == 3.0  # 1 + 1 + the re-entry billing → triage
+    assert scores["conversation_handoffs"] == 2.0  # 1 + 1: the restart is none
     assert comments["conversation_handoffs"] == (
-        "per turn 1 + 1; began elsewhere: turn 2: billing → triage"
+        "per turn 1 + 1; restarted (no handoff): turn 2 at triage"
     )
     assert scores["agent_continuity"] == 0.0
+    assert comments["agent_continuity"] == "turn 2 began at triage, not billing (restarted)"
     assert scores["conversation_ping_pong"] is False
 
 

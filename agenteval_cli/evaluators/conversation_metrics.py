@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agenteval_cli.core.records import OK, Handoff, Run, Score, Trace, Turn
+from agenteval_cli.core.records import OK, Run, Score, Trace, Turn
 from agenteval_cli.evaluators.handoffs import chain_length, ping_pong_at
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.evaluators.scoring import READS_TURNS
@@ -21,6 +21,14 @@ from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.info import format_value
 from agenteval_cli.metrics.registry import metric
 from agenteval_cli.spec.conditions import OPS, parse_condition_text
+from agenteval_cli.trace.boundaries import (
+    CARRIED,
+    RESTARTED,
+    WENT_ON,
+    Boundaries,
+    shown,
+    turn_boundaries,
+)
 
 CONVERSATION_METRICS = (
     metric("turns", "turns", lower=True, fmt="count", quantity=True, level="conversation"),
@@ -182,8 +190,9 @@ def conversation_scores(turns: Sequence[Turn], coordinators: frozenset[str]) -> 
     if untraced is not None:
         return scores + [Score(key, None, untraced) for key in TRACE_KEYS if key != "turns"]
     skip = _skipped(turns, coordinators)
+    bounds = turn_boundaries([t.trace for t in turns], skip)
     calls = [_model_calls(t.trace) for t in turns]
-    scores.append(continuity(turns, skip))
+    scores.append(continuity(turns, bounds))
     scores.append(Score("model_calls", float(sum(calls)), _per_turn(calls)))
     follow_ups = calls[1:]
     if follow_ups:
@@ -192,8 +201,8 @@ def conversation_scores(turns: Sequence[Turn], coordinators: frozenset[str]) -> 
     else:
         scores.append(Score("followup_model_calls", None, ONE_TURN))
     scores.append(followup_cost(turns))
-    scores.append(handoffs_across(turns))
-    scores.append(ping_pong_across(turns, coordinators))
+    scores.append(handoffs_across(turns, bounds))
+    scores.append(ping_pong_across(bounds, skip))
     return scores
 
 
@@ -214,36 +223,35 @@ def _per_turn(values: Sequence[int]) -> str:
     return "per turn " + " + ".join(str(v) for v in values)
 
 
-def active_agent(trace: Trace, skip: frozenset[str]) -> str | None:
-    """Who the user is left talking to after a turn: its last agent not a coordinator, or
-    its last agent when every one of them is (a supervisor that answered itself, a lone
-    agent that runs graphs in its tools): that agent answered, and is still there."""
-    for agent in reversed(trace.agent_path):
-        if agent.lower() not in skip:
-            return agent
-    return trace.agent_path[-1] if trace.agent_path else None
-
-
-def continuity(turns: Sequence[Turn], skip: frozenset[str]) -> Score:
-    """``agent_continuity``: the share of follow-ups the active agent answered on its own."""
+def continuity(turns: Sequence[Turn], bounds: Boundaries) -> Score:
+    """``agent_continuity``: the share of follow-ups the agent the user was left with
+    answered on its own: the turn went on with it and handed nothing on, or ran no model
+    (the agent carried over)."""
     if len(turns) < 2:
         return Score("agent_continuity", None, ONE_TURN)
     kept, notes = 0, []
-    for number in range(2, len(turns) + 1):
-        previous, trace = turns[number - 2].trace, turns[number - 1].trace
-        active = active_agent(previous, skip)
-        first = trace.agent_path[0] if trace.agent_path else None
-        if first is None:
-            notes.append(f"turn {number}: no agent call")
-        elif active is None or first.lower() != active.lower():
-            notes.append(f"turn {number} began at {first}, not {active or 'a specialist'}")
-        elif chain_length(trace) > 0:
-            notes.append(f"turn {number}: {' → '.join(trace.agent_path)}")
+    for turn, at in zip(turns[1:], bounds.turns[1:], strict=True):
+        number, before = at.number, at.before
+        if at.entered == CARRIED:
+            if before is None:
+                notes.append(f"turn {number}: no model call, and no agent before it")
+                continue
+            kept += 1
+            notes.append(f"turn {number}: no model call, {shown(before)} carried over")
+        elif at.began != before or before is None:
+            why = "" if at.entered == WENT_ON else f" ({at.entered})"
+            notes.append(f"turn {number} began at {shown(at.began)}, not {_named(before)}{why}")
+        elif chain_length(turn.trace) > 0:
+            notes.append(f"turn {number}: {' → '.join(turn.trace.agent_path)}")
         else:
             kept += 1
-            notes.append(f"turn {number}: {first} went on")
+            notes.append(f"turn {number}: {shown(at.began)} went on")
     share = kept / (len(turns) - 1)
     return Score("agent_continuity", share, "; ".join(notes))
+
+
+def _named(path: tuple[str, ...] | None) -> str:
+    return shown(path) if path else "any agent (none ran before it)"
 
 
 def followup_cost(turns: Sequence[Turn]) -> Score:
@@ -264,96 +272,49 @@ def followup_cost(turns: Sequence[Turn]) -> Score:
     return Score("followup_cost_usd", sum(costs) / len(costs), f"turns 2..{len(turns)}: {shown}")
 
 
-def reentries(turns: Sequence[Turn]) -> list[tuple[int, str, str]]:
-    """``(turn number, previous turn's last agent, this turn's first)`` for each turn that
-    began at another agent than the one the previous turn ended with."""
-    found = []
-    for number in range(2, len(turns) + 1):
-        before, now = turns[number - 2].trace.agent_path, turns[number - 1].trace.agent_path
-        if before and now and before[-1] != now[0]:
-            found.append((number, before[-1], now[0]))
-    return found
-
-
-def handoffs_across(turns: Sequence[Turn]) -> Score:
-    """``conversation_handoffs``: the turns' handoffs and the turns that began elsewhere."""
+def handoffs_across(turns: Sequence[Turn], bounds: Boundaries) -> Score:
+    """``conversation_handoffs``: the turns' handoffs and those between turns (a turn
+    handed over); a restart at the entry is none."""
     within = [chain_length(t.trace) for t in turns]
-    again = reentries(turns)
+    between = bounds.between()
     comment = _per_turn(within)
-    if again:
-        shown = ", ".join(f"turn {n}: {a} → {b}" for n, a, b in again)
-        comment += f"; began elsewhere: {shown}"
-    return Score("conversation_handoffs", float(sum(within) + len(again)), comment)
+    if between:
+        moves = ", ".join(
+            f"turn {b.number}: {shown(b.before)} → {shown(b.began)}" for b in between
+        )
+        comment += f"; between turns: {moves}"
+    restarts = [b for b in bounds.turns if b.entered == RESTARTED]
+    if restarts:
+        again = ", ".join(f"turn {b.number} at {shown(b.began)}" for b in restarts)
+        comment += f"; restarted (no handoff): {again}"
+    return Score("conversation_handoffs", float(sum(within) + len(between)), comment)
 
 
-def merged_handoffs(turns: Sequence[Turn]) -> tuple[Trace, list[int]]:
-    """One trace of the conversation's handoffs in order, and each handoff's turn number.
-
-    A turn that begins with the agent the previous one ended with carries on from the
-    handoff that gave that agent control: its first handoffs out of that agent are linked to
-    it (``after``), so a bounce across the turns is found as one within a turn is."""
-    handoffs: list[Handoff] = []
-    numbers: list[int] = []
-    path: list[str] = []
-    coordinators: dict[str, None] = {}
-    schema = 2
-    last: str | None = None
-    for number, turn in enumerate(turns, 1):
-        trace = turn.trace
-        offset = len(handoffs)
-        first = trace.agent_path[0] if trace.agent_path else None
-        carried: list[int] = []
-        if first is not None and first == last:
-            led = [i for i in range(offset) if handoffs[i].target == first]
-            carried = led[-1:]
-        for handoff in trace.handoffs:
-            after = [offset + i for i in handoff.after]
-            if not handoff.after and handoff.source == first:
-                after = list(carried)
-            handoffs.append(
-                Handoff(
-                    handoff.source,
-                    handoff.target,
-                    handoff.tool,
-                    handoff.via,
-                    handoff.parallel,
-                    after,
-                )
-            )
-            numbers.append(number)
-        for agent in trace.agent_path:
-            if not path or path[-1] != agent:
-                path.append(agent)
-        coordinators.update(dict.fromkeys(trace.coordinators))
-        schema = min(schema, trace.schema)
-        if trace.agent_path:
-            last = trace.agent_path[-1]
-    merged = Trace(
-        agent_path=path, handoffs=handoffs, coordinators=list(coordinators), schema=schema
-    )
-    return merged, numbers
-
-
-def ping_pong_across(turns: Sequence[Turn], coordinators: frozenset[str]) -> Score:
-    """``conversation_ping_pong``: a specialist bounce anywhere in the conversation."""
-    merged, numbers = merged_handoffs(turns)
-    bounce = ping_pong_at(merged, coordinators)
-    if bounce is None:
-        return Score("conversation_ping_pong", False, "no bounce")
-    if merged.schema < 2:
-        a, b = merged.agent_path[bounce], merged.agent_path[bounce + 1]
-        return Score("conversation_ping_pong", True, f"{a} → {b} → {a}")
-    back = merged.handoffs[bounce]
-    there = next(
-        i
-        for i in back.after
-        if (merged.handoffs[i].source, merged.handoffs[i].target) == (back.target, back.source)
-    )
-    comment = (
-        f"{back.target} → {back.source} (turn {numbers[there]}) → {back.target} "
-        f"(turn {numbers[bounce]})"
-    )
-    return Score("conversation_ping_pong", True, comment)
+def ping_pong_across(bounds: Boundaries, coordinators: frozenset[str]) -> Score:
+    """``conversation_ping_pong``: a specialist bounce within a stretch of turns that ran
+    on from one another (a restart ends one)."""
+    for stretch in bounds.stretches:
+        merged = stretch.trace
+        bounce = ping_pong_at(merged, coordinators)
+        if bounce is None:
+            continue
+        if merged.schema < 2:
+            a, b = merged.agent_path[bounce], merged.agent_path[bounce + 1]
+            return Score("conversation_ping_pong", True, f"{a} → {b} → {a}")
+        back = merged.handoffs[bounce]
+        there = next(
+            i
+            for i in back.after
+            if (merged.handoffs[i].source, merged.handoffs[i].target)
+            == (back.target, back.source)
+        )
+        numbers = stretch.numbers
+        comment = (
+            f"{back.target} → {back.source} (turn {numbers[there]}) → {back.target} "
+            f"(turn {numbers[bounce]})"
+        )
+        return Score("conversation_ping_pong", True, comment)
+    return Score("conversation_ping_pong", False, "no bounce")
 
 
 def resolution(
