@@ -460,8 +460,11 @@ def test_a_router_without_a_checkpointer_is_given_the_history_once(tmp_path, inv
     scores = result["scores"]
     assert (scores["turns"], scores["resolved"]) == (2, True)
     assert scores["agent_continuity"] == 0.0  # turn 2 began at the router, not at billing
-    # a handoff a turn, and turn 2 began at the router although turn 1 ended at billing
-    assert scores["conversation_handoffs"] == 3
+    # a handoff a turn; turn 2 restarted at the router, the entry: no handoff
+    assert scores["conversation_handoffs"] == 2
+    assert result["comments"]["conversation_handoffs"] == (
+        "per turn 1 + 1; restarted (no handoff): turn 2 at router"
+    )
     assert scores["conversation_ping_pong"] is False
     assert scores["followup_model_calls"] == 2.0
     # the merged trace: each message once, although turn 2's calls were given turn 1's

@@ -308,10 +308,10 @@ def test_rescore_scores_each_stored_turn_again_and_the_conversation_across_them(
     assert scores["routing_accuracy"] == 0.5
     assert comments["routing_accuracy"] == "mean of 2 turns"
     # and the conversation's own figures, from the stored turns: turn 2 began at the
-    # supervisor, not at billing where turn 1 ended (no continuity, and a re-entry beside
-    # the 1 + 1 handoffs); 2 + 2 model calls
+    # supervisor, not at billing where turn 1 ended (no continuity; a restart at the entry,
+    # no handoff beside the 1 + 1); 2 + 2 model calls
     shown = ("turns", "agent_continuity", "model_calls", "followup_model_calls")
     assert [scores[k] for k in shown] == [2.0, 0.0, 4.0, 2.0]
-    assert scores["conversation_handoffs"] == 3.0
+    assert scores["conversation_handoffs"] == 2.0
     assert scores["resolved"] is False
     assert comments["resolved"] == "unmet: turn 2 routing_accuracy 0.0% (pass mark >= 1)"

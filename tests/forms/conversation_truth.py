@@ -72,35 +72,54 @@ class ConversationTruth:
     references: dict[str, Any]  # the conversation's own (the top of outputs)
     status: str  # "ok" or "interrupted"
 
-    def active_after(self, path: Sequence[str]) -> str | None:
-        for agent in reversed(path):
-            if agent not in self.form.coordinators:
-                return agent
+    def active_after(self, earlier: Sequence[str], path: Sequence[str]) -> str | None:
+        """Who a turn of ``path`` leaves the user with: its last agent, passing over a
+        coordinator that had control before (in ``earlier`` turns or earlier in this one)."""
+        for index in range(len(path) - 1, -1, -1):
+            agent = path[index]
+            if agent in self.form.coordinators and agent in [*earlier, *path[:index]]:
+                continue
+            return agent
         return path[-1] if path else None
+
+    def boundaries(self) -> list[tuple[str, str | None]]:
+        """How each follow-up was entered, and the agent the turns before left the user
+        with: "on" (it began there, or where the previous turn ended), "restart" (at the
+        agent the first turn began at), else "over" (handed over between the turns)."""
+        entry = self.turns[0].path[0] if self.turns and self.turns[0].path else None
+        found: list[tuple[str, str | None]] = []
+        earlier: list[str] = []
+        for before, now in zip(self.turns, self.turns[1:], strict=False):
+            active = self.active_after(earlier, before.path)
+            earlier += before.path
+            first = now.path[0] if now.path else None
+            if first in (active, before.path[-1] if before.path else None):
+                found.append(("on", active))
+            elif first == entry:
+                found.append(("restart", active))
+            else:
+                found.append(("over", active))
+        return found
 
     def continuity(self) -> float | None:
         if len(self.turns) < 2:
             return None
         kept = 0
-        for before, now in zip(self.turns, self.turns[1:], strict=False):
-            active = self.active_after(before.path)
+        for (_, active), now in zip(self.boundaries(), self.turns[1:], strict=True):
             if now.path and now.path[0] == active and now.truth.chain == 0:
                 kept += 1
         return kept / (len(self.turns) - 1)
 
     def reentries(self) -> int:
-        return sum(
-            1
-            for before, now in zip(self.turns, self.turns[1:], strict=False)
-            if before.path and now.path and before.path[-1] != now.path[0]
-        )
+        """Handoffs between turns: a turn handed over; a restart at the entry is none."""
+        return sum(1 for how, _ in self.boundaries() if how == "over")
 
     def ping_pong(self) -> bool:
-        """A specialist bounce along the conversation's path, which a turn continues only
-        when it begins at the agent the previous turn ended with."""
+        """A specialist bounce along the conversation's path, which runs on from turn to
+        turn up to a restart at the entry."""
         segments: list[list[str]] = []
-        for turn in self.turns:
-            if segments and segments[-1] and turn.path and segments[-1][-1] == turn.path[0]:
+        for turn, (how, _) in zip(self.turns, [("first", None), *self.boundaries()], strict=True):
+            if segments and how != "restart":
                 segments[-1] = collapse([*segments[-1], *turn.path])
             else:
                 segments.append(list(turn.path))
