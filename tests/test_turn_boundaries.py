@@ -243,7 +243,9 @@ def triage_graph(cancel: Any) -> Any:
     cancels with ``cancel``, which answers the customer itself (``return_direct``): a
     resume runs no model. A checkpointer, but every turn starts at triage."""
     triage_model = scripted("t", reply("account"), reply("billing"))
-    account = create_agent(scripted("a", reply(tools=[(cancel.name, {})])), [cancel], name="account")
+    account = create_agent(
+        scripted("a", reply(tools=[(cancel.name, {})])), [cancel], name="account"
+    )
     billing = create_agent(scripted("b", reply("Refunded.")), [], name="billing")
 
     def triage(state: MessagesState) -> Command:
@@ -329,3 +331,61 @@ def test_a_checkpointed_swarm_keeps_its_active_agent():
     assert comments(result)["agent_continuity"] == (
         "turn 2: account went on; turn 3: account went on"
     )
+
+
+# --- the reading itself, on traces written out by hand ------------------------------------
+
+
+def hand_turn(*steps: tuple[str, ...], hops: list[tuple[str, str, list[int]]] = ()) -> Any:  # type: ignore[assignment]
+    """A turn whose agents made one model call each, at these paths, in order."""
+    from agenteval_cli.core.records import Handoff, ModelCall, Trace, Turn
+
+    trace = Trace(
+        agent_path=[s[-1] for s in steps],
+        handoffs=[Handoff(a, b, f"transfer_to_{b}", after=after) for a, b, after in hops],
+        model_calls=[ModelCall(s[-1], "m", 10, 1, path=list(s)) for s in steps],
+    )
+    return Turn({"question": "?"}, {"final_response": "."}, trace)
+
+
+def scored(turns: list[Any]) -> tuple[tuple[Any, ...], dict[str, str | None]]:
+    from agenteval_cli.evaluators.conversation_metrics import conversation_scores
+
+    scores = conversation_scores(turns, frozenset())
+    found = {s.key: s for s in scores}
+    return tuple(found[k].score for k in KEYS), {k: found[k].comment for k in KEYS}
+
+
+def test_a_turn_handed_over_between_turns_is_a_handoff_a_bounce_can_run_across():
+    """Turn 1 triage → billing; turn 2 begins at account (not billing, not the entry
+    triage): handed over, one handoff billing → account; turn 3 account hands back to
+    billing: billing → account (turn 2) → billing (turn 3) bounces. 1 + 0 + 1 handoffs and
+    the one between turns; no follow-up kept its agent."""
+    turns = [
+        hand_turn(("triage",), ("billing",), hops=[("triage", "billing", [])]),
+        hand_turn(("account",)),
+        hand_turn(("account",), ("billing",), hops=[("account", "billing", [])]),
+    ]
+    (continuity, handoffs, pong), said = scored(turns)
+    assert (continuity, handoffs, pong) == (0.0, 3.0, True)
+    assert (
+        said["conversation_handoffs"]
+        == "per turn 1 + 0 + 1; between turns: turn 2: billing → account"
+    )
+    assert said["conversation_ping_pong"] == "billing → account (turn 2) → billing (turn 3)"
+    assert said["agent_continuity"] == (
+        "turn 2 began at account, not billing (handed over); turn 3: account → billing"
+    )
+
+
+def test_agents_of_one_name_in_two_teams_are_two():
+    """Turn 1 ends at money_team > lead, turn 2 begins at tech_team > lead: by name the
+    same agent, by path another: handed over (a handoff), not continuity."""
+    turns = [hand_turn(("money_team", "lead")), hand_turn(("tech_team", "lead"))]
+    (continuity, handoffs, pong), said = scored(turns)
+    assert (continuity, handoffs, pong) == (0.0, 1.0, False)
+    assert said["agent_continuity"] == (
+        "turn 2 began at tech_team > lead, not money_team > lead (handed over)"
+    )
+    same = [hand_turn(("money_team", "lead")), hand_turn(("money_team", "lead"))]
+    assert scored(same)[0] == (1.0, 0.0, False)

@@ -139,10 +139,21 @@ def conversation(*, coordinators: list[str] | None = None) -> Any:
     turn checks, and a conversation the judge stopped is resolved at that turn (its other
     checks met), one it did not stop (the user was done first, `max_turns`) is not.
 
-    `agent_continuity`: the share of follow-ups answered by the agent already active, without
-    routing again: the turn's first agent is the last agent of the previous turn that is not a
-    coordinator (its last agent when every one is), and no handoff happened in the turn. A
-    turn begun by a coordinator (a supervisor routing every turn again) or handed on is not
+    Where each turn began and ended is read once (the same reading for the three figures
+    below): a turn begins at the agent of its first model call and ends at the agent of its
+    last, nested agents known by their full path (`team > agent`). It leaves the user with
+    its last agent, passing over a coordinator that got control back (one that had it
+    earlier: a supervisor summing up); with its last agent when no other is left. A turn
+    that ran no model (a resume a tool finished) carries that agent over. A follow-up
+    either went on (it began with the agent the user was left with, or with the one that
+    spoke last), restarted (it began at the agent the conversation's first turn began at:
+    the graph started over, as a swarm without a checkpointer or a supervisor does), or
+    was handed over between turns (it began at another agent).
+
+    `agent_continuity`: the share of follow-ups answered by the agent the user was left
+    with, without routing again: the turn began with that agent and handed nothing on, or
+    ran no model after an agent had (that agent carried over). A turn begun by a
+    coordinator (a supervisor routing every turn again), restarted or handed on is not
     continuity. Null for a one-turn conversation.
 
     `model_calls`: the model calls of every turn (calls that raised and answered nothing left
@@ -151,11 +162,11 @@ def conversation(*, coordinators: list[str] | None = None) -> Any:
     own scores: needs `token_cost`; unknown when one follow-up's cost is); null for a one-turn
     conversation.
 
-    `conversation_handoffs`: every turn's handoffs, plus one for each turn that began at
-    another agent than the one the previous turn ended with (the user's next message went to
-    the graph's entry, not to the agent that answered). `conversation_ping_pong`: 1 when the
-    handoffs of the whole conversation hold a specialist bounce A → B → A, within a turn or
-    across turns (A → B in turn 1, then B → A in turn 2, the follow-up having begun at B).
+    `conversation_handoffs`: every turn's handoffs, plus one for each turn handed over
+    between turns; a restart is none (no agent passed control). `conversation_ping_pong`:
+    1 when the handoffs hold a specialist bounce A → B → A, within a turn or across turns
+    that went on or were handed over (A → B in turn 1, then B → A in turn 2); a restart
+    ends the run of turns a bounce is looked for in.
 
     Every figure read from traces is null, with the reason, when a turn it needs was
     untraced."""
@@ -238,7 +249,7 @@ def continuity(turns: Sequence[Turn], bounds: Boundaries) -> Score:
                 continue
             kept += 1
             notes.append(f"turn {number}: no model call, {shown(before)} carried over")
-        elif at.began != before or before is None:
+        elif before is None or at.began != before:
             why = "" if at.entered == WENT_ON else f" ({at.entered})"
             notes.append(f"turn {number} began at {shown(at.began)}, not {_named(before)}{why}")
         elif chain_length(turn.trace) > 0:
@@ -279,9 +290,7 @@ def handoffs_across(turns: Sequence[Turn], bounds: Boundaries) -> Score:
     between = bounds.between()
     comment = _per_turn(within)
     if between:
-        moves = ", ".join(
-            f"turn {b.number}: {shown(b.before)} → {shown(b.began)}" for b in between
-        )
+        moves = ", ".join(f"turn {b.number}: {shown(b.before)} → {shown(b.began)}" for b in between)
         comment += f"; between turns: {moves}"
     restarts = [b for b in bounds.turns if b.entered == RESTARTED]
     if restarts:
@@ -305,8 +314,7 @@ def ping_pong_across(bounds: Boundaries, coordinators: frozenset[str]) -> Score:
         there = next(
             i
             for i in back.after
-            if (merged.handoffs[i].source, merged.handoffs[i].target)
-            == (back.target, back.source)
+            if (merged.handoffs[i].source, merged.handoffs[i].target) == (back.target, back.source)
         )
         numbers = stretch.numbers
         comment = (
