@@ -68,7 +68,7 @@ class Stretch:
 
 @dataclass
 class Boundaries:
-    """Every turn's :class:`Bounds`, and the conversation's :class:`Stretch` es."""
+    """Every turn's :class:`Bounds`, and the conversation's stretches of turns."""
 
     turns: list[Bounds]
     stretches: list[Stretch]
@@ -110,7 +110,7 @@ def turn_boundaries(traces: Sequence[Trace], coordinators: frozenset[str]) -> Bo
             entered = HANDED_OVER
         bounds = Bounds(number, entered, began, steps[-1], active, left)
         turns.append(bounds)
-        if entered in (FIRST, RESTARTED) or not stretches:
+        if entered in (FIRST, RESTARTED):
             stretches.append(Stretch())
         _extend(stretches[-1], bounds, trace)
         seen.update(steps)
