@@ -86,7 +86,7 @@ def rescore(
     """Score stored experiments again with SPEC's evaluators, calling no target: one new
     experiment each, over the stored outputs and traces.
 
-    Each model call keeps the price its run gave it (docs/output.md, Prices); --reprice or
+    Each model call keeps the price its run gave it (docs/cost.md); --reprice or
     --prices FILE price every call again, and the new experiment keeps the new prices.
 
     Exit codes: 0 success; 2 bad input; 3 an evaluator failed on every result.
