@@ -2,8 +2,11 @@
 the genai-prices database bundled with the package (offline; ``--update-prices`` fetches its
 newest data, and only then is the network used).
 
-The one place a call is priced: the per-request cost, the per-agent rows, the judge's spend
-and the pricing gaps all ask here, so a call costs the same wherever it is shown. A call is
+The one place a call is priced, once, by the run that made it (:func:`price_calls`): the
+price is kept with the call (its dollars, source and rates), and the per-request cost, the
+per-agent rows, ``--json`` and the pricing gaps read that stored price
+(:func:`stored_price`), so a call costs the same wherever and whenever it is shown; only
+``agenteval rescore --reprice`` prices it again, into a new experiment. A call is
 priced by its parts as the model reported them (LangChain's ``UsageMetadata`` convention:
 input includes cache reads and writes, output includes reasoning), each at its own rate, as
 ``genai_prices.calc_price`` prices them (a spec entry is a genai-prices ``ModelPrice`` too).
