@@ -32,9 +32,10 @@ from projects import project, rows
 
 from agenteval_cli.core.records import ModelCall
 from agenteval_cli.metrics import prices
+from agenteval_cli.report.comparison import agent_usage
 from agenteval_cli.report.json_report import experiment_json
 from agenteval_cli.report.table import unpriced_models, unstored_models
-from agenteval_cli.results.sources import stored_summary
+from agenteval_cli.results.sources import from_json_file, stored_summary
 from agenteval_cli.store.db import Store
 
 TARGET = """\
@@ -42,7 +43,7 @@ from fakes import reply, scripted
 
 
 def answer(inputs):
-    model = scripted("gpt-4o-mini", reply("about " + inputs["question"], tokens=(1000, 200)))
+    model = scripted("MODEL", reply("about " + inputs["question"], tokens=(1000, 200)))
     return {"final_response": model.invoke(inputs["question"]).content}
 """
 RUN = 0.00027  # a request at the bundled data's rates, by hand
@@ -50,13 +51,21 @@ CHANGED = 0.0014  # at $1 in / $2 out: 1000 x 1 / 1M + 200 x 2 / 1M
 FILE = 0.0044  # at $3 in / $7 out: 1000 x 3 / 1M + 200 x 7 / 1M
 
 
+def run(folder: Path, invoke: Any, model: str = "gpt-4o-mini") -> Any:
+    """The project in ``folder``, its target calling ``model``, run once: its store is
+    ``folder/db``."""
+    code = TARGET.replace("MODEL", model)
+    spec = project(folder, code, targets={"solo": "answer"}, data=rows(2))
+    spec.write_text(spec.read_text() + "evaluators: [token_cost]\nexperiment_prefix: p\n")
+    result = invoke("run", spec, "--store", folder / "db", "--by-agent")
+    assert result.exit_code == 0, result.output
+    return result
+
+
 @pytest.fixture
 def ran(tmp_path: Path, invoke: Any) -> Path:
-    """The project, run once with the bundled price data: its store is ``tmp_path/db``."""
-    spec = project(tmp_path, TARGET, targets={"solo": "answer"}, data=rows(2))
-    spec.write_text(spec.read_text() + "evaluators: [token_cost]\nexperiment_prefix: p\n")
-    result = invoke("run", spec, "--store", tmp_path / "db")
-    assert result.exit_code == 0, result.output
+    """The project, run once with the bundled price data."""
+    run(tmp_path, invoke)
     return tmp_path
 
 
@@ -176,6 +185,47 @@ def test_rescore_with_a_prices_file_or_reprice_writes_the_new_prices(
     assert call_costs(document) == [(CHANGED, "genai-prices 9.9.9")] * 2
     assert document["metrics"]["cost_usd"] == pytest.approx(CHANGED, abs=1e-15)
     assert call_costs(original) == [(RUN, "genai-prices 0.2.3")] * 2  # the run's, kept
+
+
+def test_the_no_price_warning_is_the_runs_until_a_rescore_prices_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, invoke: Any
+) -> None:
+    warning = "no price for model(s) acme-llm-9"
+    assert warning in run(tmp_path, invoke, "acme-llm-9").text
+    from genai_prices.types import ModelPrice
+
+    info = SimpleNamespace(
+        id="acme-llm-9", get_prices=lambda _when: ModelPrice(input_mtok=Decimal(1))
+    )
+    monkeypatch.setattr(prices, "_database_model", lambda model, provider: ("acme", info))
+    kept = invoke("rescore", tmp_path / "spec.yaml", "solo", "--store", tmp_path / "db")
+    assert kept.exit_code == 0, kept.output
+    assert warning in kept.text  # the run found no price: its figures say so still
+    cost = next(line for line in kept.output.splitlines() if "cost / request" in line)
+    assert "n/a" in cost
+    again = invoke(
+        "rescore", tmp_path / "spec.yaml", "solo", "--store", tmp_path / "db", "--reprice"
+    )
+    assert warning not in again.text
+    cost = next(line for line in again.output.splitlines() if "cost / request" in line)
+    assert cost.split("│")[2].strip() == "$0.001"  # 1000 input tokens at $1 per 1M, no output rate
+
+
+def test_a_json_file_written_before_calls_kept_their_price_reads_the_cost_it_gives(
+    ran: Path,
+) -> None:
+    exported = only_experiment(ran / "db")
+    for result in exported["results"]:
+        for call in result["trace"]["model_calls"]:
+            del call["price"]  # as an export of an earlier version wrote it
+            call["cost_usd"], call["price_source"] = 0.00031, "genai-prices 0.1.0"
+    path = ran / "old.json"
+    path.write_text(json.dumps({"experiments": [exported]}))
+    [side] = from_json_file(path)
+    [usage] = agent_usage([side])
+    assert usage is not None
+    assert usage.total.cost_usd == pytest.approx(2 * 0.00031, abs=1e-15)
+    assert usage.total.price_sources == ["genai-prices 0.1.0"]
 
 
 def strip_prices(db: Path) -> None:

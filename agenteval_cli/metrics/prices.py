@@ -331,10 +331,11 @@ def _plan(model_price: Any) -> _Plan:
 def _rate_json(price: Any) -> Any:
     """A genai-prices rate as stored: a decimal string (exact), or a tiered rate's base and
     tiers (``{"base": "3", "tiers": [{"start": 200000, "price": "6"}]}``)."""
-    if isinstance(price, Decimal):
+    tiers = getattr(price, "tiers", None)
+    if tiers is None:
         return str(price)
-    tiers = [{"start": tier.start, "price": str(tier.price)} for tier in price.tiers]
-    return {"base": str(price.base), "tiers": tiers}
+    shown = [{"start": tier.start, "price": str(tier.price)} for tier in tiers]
+    return {"base": str(price.base), "tiers": shown}
 
 
 @cache
