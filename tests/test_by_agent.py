@@ -38,6 +38,7 @@ from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
 from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, Trace
+from agenteval_cli.metrics.prices import price_calls
 from agenteval_cli.report import comparison
 from agenteval_cli.report.agents import aggregate_results
 from agenteval_cli.report.compare_console import print_comparison
@@ -166,7 +167,11 @@ def test_per_agent_sums_match_the_hand_count():
 
 
 def test_an_unpriced_model_leaves_its_agents_cost_unknown_and_is_named():
-    usage = aggregate_results(team_results(), {"big": PRICING["big"]})
+    pricing = {"big": PRICING["big"]}
+    results = team_results()
+    for found in results:  # as the run prices them: each call keeps its price
+        price_calls(found.trace.model_calls, pricing)
+    usage = aggregate_results(results, pricing)
     assert usage.get("boss").cost_usd == pytest.approx(0.013238)
     assert usage.get("money_team").cost_usd is None
     assert usage.get("money_team > billing").input_tokens == 300  # tokens are still known

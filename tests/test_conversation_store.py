@@ -20,6 +20,7 @@ from agenteval_cli.data.examples import shard_of
 from agenteval_cli.execution.cache import ResponseCache
 from agenteval_cli.execution.runner import Runner, WorkItem
 from agenteval_cli.gating.baselines import read_baseline_file, save_baseline
+from agenteval_cli.metrics.prices import price_calls
 from agenteval_cli.report.json_report import write_json
 from agenteval_cli.results.sources import from_json_file, from_store
 from agenteval_cli.store import migrations
@@ -251,6 +252,8 @@ def test_a_conversation_is_cached_whole_and_served_with_its_turns(store):
     runner = Runner([target], [], cache=ResponseCache(store))
     served = asyncio.run(runner.run_one(WorkItem(target, EXAMPLE, 0, cache_key="k1")))
     assert (served.cached, served.attempts) == (True, 0)
+    for each in unscored:  # this run prices a cached answer's calls, as it does any answer's
+        price_calls([*each.trace.model_calls, *each.user_calls], {})
     assert served.turns == unscored
     assert served.trace.agent_path == ["supervisor", "billing", "supervisor", "account"]
 

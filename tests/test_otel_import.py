@@ -141,6 +141,9 @@ def test_provider_graphs_traces_keep_cache_and_reasoning_tokens_and_cost(
     # provider_graphs.USAGE reports cache reads on every agent's calls but tech's first
     assert any(c["cache_read_tokens"] for c in calls)
     assert all(c["cost_usd"] is not None for c in calls)
+    # priced by the import, as a run prices its calls, and kept with each call
+    assert all(c["cost_usd"] == float(c["price"]["usd"]) for c in calls)
+    assert {c["price"]["source"] for c in calls} == {c["price_source"] for c in calls} != {None}
 
 
 AGENT_ROWS = [

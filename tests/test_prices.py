@@ -29,7 +29,7 @@ from agenteval_cli.evaluators.judge_model import usage_scores
 from agenteval_cli.metrics import prices
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.info import money
-from agenteval_cli.metrics.prices import price_call
+from agenteval_cli.metrics.prices import price_call, price_calls
 from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report.agents import aggregate
 from agenteval_cli.trace.usage import read_usage
@@ -193,9 +193,6 @@ def test_a_model_neither_knows_is_unpriced_with_its_name_never_zero():
     assert "no price for model 'acme-llm-9'" in (price.reason or "")
     local = price_call(ModelCall("a", "llama3.1", 100, 10, provider="ollama"), {})
     assert local.usd is None and "served locally by ollama" in (local.reason or "")
-    assert prices.is_priced("claude-sonnet-5", None, {}) is True
-    assert prices.is_priced("acme-llm-9", None, {"acme-llm-9": {"input": 1, "output": 1}})
-    assert prices.is_priced("acme-llm-9", "acme", {}) is False
 
 
 # --- a request, the agents, the run --------------------------------------------------------
@@ -231,6 +228,7 @@ def test_a_request_and_its_agents_cost_the_sum_of_their_calls_with_the_source():
     assert got["cost_usd"]["score"] == pytest.approx(0.0378 + 0.037, abs=1e-15)
     assert got["cost_usd"]["comment"].endswith(f"prices: {DB}")
     assert got["cache_share"]["score"] == (54_000 + 16_000) / 80_000
+    price_calls(trace.model_calls, {})  # as the run prices them: each keeps its price
     usage = aggregate([trace.model_calls], {})
     assert usage.get("boss").cost_usd == 0.0378
     assert usage.get("team").cost_usd == usage.get("team > billing").cost_usd == 0.037
@@ -245,6 +243,7 @@ def test_an_unpriced_model_leaves_the_request_na_naming_it():
     trace = Trace(model_calls=[sonnet(), ModelCall("x", "acme-llm-9", 10, 1)])
     cost = scores(trace)["cost_usd"]
     assert cost["score"] is None and "'acme-llm-9'" in cost["comment"]
+    price_calls(trace.model_calls, {})
     assert aggregate([trace.model_calls], {}).unpriced == ["acme-llm-9"]
 
 
@@ -551,6 +550,7 @@ def test_by_agent_html_and_the_run_table_show_the_token_parts_where_reported():
     from agenteval_cli.results import sources
 
     trace = supervisor_trace()
+    price_calls(trace.model_calls, {})  # as the run prices them: each keeps its price
     result = Result("ex-1", 0, {}, trace, [Score(k, i["score"]) for k, i in scores(trace).items()])
     side = sources.ExperimentData("s-1", "s", [sources.run_from_result({}, {}, result)])
     page = render_html(comparison.build([side]), title="t")

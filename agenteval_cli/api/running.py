@@ -249,17 +249,27 @@ def rescore(
     *,
     store: str | Path | Store | None = None,
     env_file: str | Path | None = None,
+    reprice: bool = False,
+    prices: str | Path | None = None,
 ) -> RunReport:
     """Score stored experiments again with ``spec``'s evaluators, calling no target: one
     new experiment each (names as ``agenteval compare`` takes them). The spec's ``.env``
-    files are read as a run reads them (``env_file``: that file instead)."""
+    files are read as a run reads them (``env_file``: that file instead).
+
+    Each model call keeps the price its run gave it, unless ``reprice``: then every call
+    is priced again with the spec's ``pricing:``, else the price data in use, and the new
+    experiment keeps those prices. ``prices``: a YAML file in the shape of ``pricing:``
+    whose entries come before the spec's (it implies ``reprice``)."""
     from agenteval_cli.execution.rescore import rescore as rescore_experiments
+    from agenteval_cli.spec.prices import read_prices
 
     _no_running_loop("rescore", "call it from a script, or from a thread of its own")
+    extra = {} if prices is None else read_prices(Path(prices))
     with spec_env(spec, env_file), _session(spec, store, None, must_exist=True) as session:
         skipped: list[str] = []  # the report's warnings: the library prints nothing
+        pricing = {**session.spec.pricing, **extra} if reprice or prices is not None else None
         created = rescore_experiments(
-            session.spec, session.store, list(experiments), warn=skipped.append
+            session.spec, session.store, list(experiments), warn=skipped.append, reprice=pricing
         )
         title = f"{session.spec.experiment_prefix} · rescored"
         return session.stored_report(created, title=title, warnings=skipped)

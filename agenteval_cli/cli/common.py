@@ -152,10 +152,28 @@ UpdatePricesOption = Annotated[
     typer.Option(
         "--update-prices",
         help="Fetch the newest genai-prices data (the only network use of pricing; "
-        "AGENTEVAL_PRICES_URL overrides where from) and price this command's models with "
-        "it; without it, the prices bundled with genai-prices.",
+        "AGENTEVAL_PRICES_URL overrides where from) and price the model calls this command "
+        "prices with it (each call keeps its price); without it, the prices bundled with "
+        "genai-prices.",
     ),
 ]
+
+
+# A command that shows stored experiments reads the prices their runs kept with each call:
+# fresh price data changes nothing it shows, so the option is refused, saying what does.
+KeptPricesOption = Annotated[bool, typer.Option("--update-prices", hidden=True)]
+
+
+def refuse_fresh_prices(command: str) -> None:
+    """``--update-prices`` where stored prices are shown: one line saying how to re-price."""
+    from agenteval_cli.core.errors import UserError
+
+    raise UserError(
+        f"--update-prices: {command} shows the prices each run kept with its model calls, "
+        "never the price data of this command",
+        hint="price them again with 'agenteval rescore SPEC EXPERIMENT --reprice "
+        "--update-prices' (a new experiment keeps the new prices)",
+    )
 
 
 def fetch_prices(quiet: bool = False) -> None:
@@ -345,17 +363,18 @@ def print_comparison(
     store: Store,
     experiment_ids: list[str],
     *,
-    pricing: dict,
     title: str | None,
     warnings: Sequence[str] = (),
 ) -> None:
-    """The comparison table of stored experiments, with their names and pricing gaps;
+    """The comparison table of stored experiments, with their names and pricing gaps (as
+    the prices their runs kept with the calls say);
     ``warnings`` are said under it (what its figures are read with)."""
     from rich.markup import escape
 
     from agenteval_cli.core.redact import console_text
+    from agenteval_cli.metrics.prices import NOT_STORED
     from agenteval_cli.metrics.summary import unanswered_note, usage_note
-    from agenteval_cli.report.table import comparison_table, unpriced_models
+    from agenteval_cli.report.table import comparison_table, unpriced_models, unstored_models
     from agenteval_cli.results.sources import stored_summary
     from agenteval_cli.store.summaries import summary_scores
 
@@ -389,7 +408,9 @@ def print_comparison(
                 highlight=False,
                 soft_wrap=True,
             )
-        missing = unpriced_models(summary, pricing or {}) if _prices_tokens(exp) else []
+        if not _prices_tokens(exp):
+            continue
+        missing = unpriced_models(summary)
         if missing:
             models = escape(console_text(", ".join(missing)))
             out.print(
@@ -397,6 +418,15 @@ def print_comparison(
                 "database: the cost of their requests is n/a; add them under 'pricing:' "
                 "in the spec",
                 highlight=False,
+            )
+        unstored = unstored_models(summary, exp.spec.get("pricing") or {})
+        if unstored:
+            models = escape(console_text(", ".join(unstored)))
+            out.print(
+                f"  [dim]{target}: per-call and per-agent cost n/a for model(s) {models}: "
+                f"{escape(NOT_STORED)}[/]",
+                highlight=False,
+                soft_wrap=True,
             )
     out.print(f"  store: {store.path}", highlight=False)
     print_failure_starts(store, experiment_ids)

@@ -16,6 +16,7 @@ from agenteval_cli.cli.common import (
     fetch_prices,
     open_store,
     print_comparison,
+    refuse_fresh_prices,
     stderr,
     stdout,
     user_errors,
@@ -103,9 +104,11 @@ def compare(
     from agenteval_cli import api
     from agenteval_cli.report.compare_console import print_comparison
 
-    if update_prices:
-        fetch_prices()
     with user_errors(debug):
+        if update_prices and not from_langsmith:  # LangSmith's runs are priced as read
+            refuse_fresh_prices("compare")
+        if update_prices:
+            fetch_prices()
         if from_langsmith:
             results = [
                 api.compare(
@@ -233,7 +236,6 @@ def run_from_langsmith(
         print_comparison(
             store,
             ids,
-            pricing=dict(spec.pricing or {}),
             title=report.title,
             warnings=report.name_warnings,
         )
@@ -285,7 +287,6 @@ def run_from_traces(
         print_comparison(
             store,
             ids,
-            pricing=dict(spec.pricing or {}),
             title=report.title,
             warnings=report.name_warnings,
         )

@@ -84,7 +84,7 @@ def merge(
                 stdout().print(line, highlight=False, markup=False, soft_wrap=True)
             else:
                 title = report.title
-                print_comparison(store, report.ids, pricing=report.spec.pricing, title=title)
+                print_comparison(store, report.ids, title=title)
             clean = report_run_errors(report, max_error_rate=report.spec.max_error_rate)
             if json_path is not None:
                 write_json_output(json_path, store, report.ids)

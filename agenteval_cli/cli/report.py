@@ -10,10 +10,10 @@ import typer
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     DebugOption,
+    KeptPricesOption,
     StoreOption,
-    UpdatePricesOption,
     app,
-    fetch_prices,
+    refuse_fresh_prices,
     user_errors,
 )
 from agenteval_cli.cli.experiments import AllowDifferentData
@@ -37,16 +37,16 @@ def report(
     markdown_path: MarkdownOption = None,
     junit_path: JunitOption = None,
     allow_different_data: AllowDifferentData = False,
-    update_prices: UpdatePricesOption = False,
+    update_prices: KeptPricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     debug: DebugOption = False,
 ) -> None:
     """Write a self-contained HTML report (and Markdown / JUnit) of stored experiments.
 
     Example: agenteval report supervisor swarm -o report.html"""
-    if update_prices:
-        fetch_prices()
     with user_errors(debug):
+        if update_prices:
+            refuse_fresh_prices("report")
         write_reports(
             names,
             html=output,

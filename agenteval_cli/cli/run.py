@@ -605,7 +605,6 @@ def _print_run(
         print_comparison(
             store,
             report.ids,
-            pricing=report.spec.pricing,
             title=report.title,
             warnings=report.name_warnings,
         )
@@ -695,11 +694,15 @@ def rescore_stored(
     *,
     quiet: bool = False,
     env_file: str | Path | None = None,
+    reprice: bool = False,
+    prices: Path | None = None,
 ):
     from agenteval_cli import api
 
     with open_store(store_path, write=True) as store:
-        report = api.rescore(spec, names, store=store, env_file=env_file)
+        report = api.rescore(
+            spec, names, store=store, env_file=env_file, reprice=reprice, prices=prices
+        )
         _warn(stderr(), report.warnings)
         # the calls' errors and interrupts were judged when they ran: only an evaluator
         # failing everywhere

@@ -60,6 +60,25 @@ def rescore(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No table: a one-line verdict at the end.")
     ] = False,
+    reprice: Annotated[
+        bool,
+        typer.Option(
+            "--reprice",
+            help="Price every model call again with SPEC's pricing:, else the price data "
+            "in use, instead of keeping the price each call's run gave it.",
+        ),
+    ] = False,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            "--prices",
+            metavar="FILE",
+            help="Price every model call again with this YAML file's prices first (the "
+            "shape of SPEC's pricing:, USD per 1M tokens), then SPEC's and the price "
+            "data; implies --reprice.",
+        ),
+    ] = None,
+    update_prices: UpdatePricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
     env_file: EnvFileOption = None,
     debug: DebugOption = False,
@@ -67,18 +86,39 @@ def rescore(
     """Score stored experiments again with SPEC's evaluators, calling no target: one new
     experiment each, over the stored outputs and traces.
 
+    Each model call keeps the price its run gave it (docs/cost.md); --reprice or
+    --prices FILE price every call again, and the new experiment keeps the new prices.
+
     Exit codes: 0 success; 2 bad input; 3 an evaluator failed on every result.
 
-    Example: agenteval rescore configs/routing.yaml supervisor swarm"""
+    Example: agenteval rescore configs/routing.yaml supervisor swarm
+
+    Example: agenteval rescore configs/routing.yaml swarm --prices prices.yaml"""
     from agenteval_cli import api
     from agenteval_cli.cli.run import check_quiet, rescore_stored
+    from agenteval_cli.core.errors import UserError
 
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
         check_quiet(quiet, by_agent)
+        if update_prices and not (reprice or prices):
+            raise UserError(
+                "--update-prices goes with --reprice: a rescore keeps each call's price",
+                hint="add --reprice to price every call with the newest price data",
+            )
         set_spec_env(spec_path, env_file)
         spec = api.load(spec_path)
+        if update_prices:
+            fetch_prices(False)
         rescore_stored(
-            spec, experiments, store_path, json_path, by_agent, quiet=quiet, env_file=env_file
+            spec,
+            experiments,
+            store_path,
+            json_path,
+            by_agent,
+            quiet=quiet,
+            env_file=env_file,
+            reprice=reprice,
+            prices=prices,
         )
 
 

@@ -5,7 +5,9 @@ Kept free of heavy imports so every stage (and ``agenteval --help``) can use the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from decimal import Decimal
 from typing import Any
 
 from agenteval_cli.core.token_counts import UsageCounts
@@ -20,6 +22,50 @@ class Example:
     outputs: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     row: int | None = None  # 1-based position in the source file, for error messages
+
+
+@dataclass(frozen=True)
+class CallPrice:
+    """What one model call cost, in USD (exact), and the price it was given: where it came
+    from (``spec``, or the price database and its version: ``genai-prices 0.2.3``), the
+    rates used by genai-prices' names (``input_mtok``: USD per 1M input tokens), and, when
+    ``usd`` is None, why (naming the model). ``notes`` say which parts were priced at
+    another part's rate. Kept with the call when the run prices it, so every later view
+    reads the run's price, never the price data of the process that shows it."""
+
+    usd: Decimal | None
+    source: str | None = None
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    matched: str | None = None  # the database's provider and model ids, ``anthropic/x``
+    rates: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored: the USD a decimal string (exact), the rates as priced."""
+        return {
+            "usd": None if self.usd is None else str(self.usd),
+            "source": self.source,
+            "rates": dict(self.rates),
+            "reason": self.reason,
+            "notes": list(self.notes),
+            "matched": self.matched,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CallPrice:
+        usd = data.get("usd")
+        try:
+            exact = None if usd is None else Decimal(str(usd))
+        except ArithmeticError:  # decimal's InvalidOperation: a file edited by hand
+            raise ValueError(f"a model call's price usd {usd!r} is not a number") from None
+        return cls(
+            exact,
+            data.get("source"),
+            data.get("reason"),
+            tuple(data.get("notes") or ()),
+            data.get("matched"),
+            dict(data.get("rates") or {}),
+        )
 
 
 @dataclass
@@ -64,6 +110,9 @@ class ModelCall:
     # The fault the spec injected into this call (``model_error``, ``rate_limit``,
     # ``timeout``): it raised before reaching the model. None for a call left alone.
     injected: str | None = None
+    # The price the run gave the call (agenteval_cli.metrics.prices); None: not priced
+    # (a store written before prices were kept with the calls)
+    price: CallPrice | None = None
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -318,6 +367,7 @@ class Trace:
                     "provider": m.provider,
                     "started_at": m.started_at,
                     "injected": m.injected,
+                    **({} if m.price is None else {"price": m.price.to_dict()}),
                 }
                 for m in self.model_calls
             ],
@@ -377,7 +427,24 @@ def _model_call_fields(data: dict[str, Any]) -> dict[str, Any]:
             found[key] = counts.read(key, found[key])
     if counts.reason is not None:
         found["no_usage_reason"] = found.get("no_usage_reason") or counts.reason
+    found["price"] = price_from_json(data)
     return found
+
+
+def price_from_json(data: Mapping[str, Any]) -> CallPrice | None:
+    """A stored or exported call's price: its ``price``; in a ``--json`` file written
+    before prices were kept with each call (no ``price`` key), the ``cost_usd`` and
+    ``price_source`` the export gave it."""
+    if "price" in data:  # null: never priced (a store written before prices were kept)
+        price = data["price"]
+        return CallPrice.from_dict(price) if isinstance(price, Mapping) else None
+    if "price_source" not in data:
+        return None
+    usd = data.get("cost_usd")
+    reason = data.get("price_note") if usd is None else None
+    return CallPrice(
+        None if usd is None else Decimal(repr(float(usd))), data["price_source"], reason
+    )
 
 
 def _add(total: int | None, value: int | None) -> int | None:

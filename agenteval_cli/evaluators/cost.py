@@ -1,5 +1,6 @@
 """Token cost: tokens summed over every model call of the request, and its USD, each call
-priced by :mod:`agenteval_cli.metrics.prices` (the spec's ``pricing:``, else genai-prices).
+priced by :mod:`agenteval_cli.metrics.prices` (the spec's ``pricing:``, else genai-prices)
+when the run recorded it: the price kept with each call is the one read.
 
 Tokens a model did not report are unknown: the sums are then null, with a note naming the
 model, never 0 or $0; so is the cost of a model neither the spec nor the database prices.
@@ -18,7 +19,7 @@ from agenteval_cli.metrics.info import NA
 from agenteval_cli.metrics.prices import (
     CallPrice,
     overflow_reason,
-    price_call,
+    price_of,
     sources,
     total,
     usd_score,
@@ -28,8 +29,8 @@ from agenteval_cli.metrics.registry import declare, metric
 
 def request_prices(trace: Trace, pricing: Mapping[str, Any] | None) -> list[CallPrice]:
     """The price of every call the request made (retried attempts' too; a call that raised
-    answered nothing and is left out)."""
-    return [price_call(call, pricing) for call in trace.model_calls if not call.failed]
+    answered nothing and is left out): the one the run gave it, kept with the call."""
+    return [price_of(call, pricing) for call in trace.model_calls if not call.failed]
 
 
 def _known(value: int | None) -> float | None:

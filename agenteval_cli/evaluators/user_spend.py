@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Score, Turn
-from agenteval_cli.metrics.prices import overflow_reason, price_call, sources, usd_score
+from agenteval_cli.metrics.prices import overflow_reason, price_of, sources, usd_score
 from agenteval_cli.metrics.registry import declare, metric
 
 USER_METRICS = (
@@ -78,7 +78,7 @@ def user_spend(turns: Sequence[Turn], pricing: Mapping[str, Any] | None) -> list
     models = ", ".join(dict.fromkeys(c.model for c in calls))
     scores = [_tokens("user_input_tokens", calls, "input_tokens", models)]
     scores.append(_tokens("user_output_tokens", calls, "output_tokens", models))
-    prices = [price_call(call, pricing) for call in calls]
+    prices = [price_of(call, pricing) for call in calls]
     unpriced = next((p for p in prices if p.usd is None), None)
     if unpriced is not None:
         scores.append(Score("user_cost_usd", None, unpriced.reason or "no price"))

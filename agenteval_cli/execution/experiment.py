@@ -35,6 +35,7 @@ from agenteval_cli.execution.one_agent import mark_one_agent_experiments
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.execution.twins import twin_experiments
 from agenteval_cli.langsmith.offline import no_langsmith_tracing
+from agenteval_cli.metrics.prices import rates
 from agenteval_cli.spec.model import Executor, Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode, unstorable
@@ -414,6 +415,8 @@ def run_settings(spec: Spec) -> RunSettings:
     settings.evaluator_timeout_s = getattr(
         spec, "evaluator_timeout_s", settings.evaluator_timeout_s
     )
+    pricing = getattr(spec, "pricing", None) or {}
+    settings.pricing = {model: rates(entry) for model, entry in pricing.items()}
     return settings
 
 

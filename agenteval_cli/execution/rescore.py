@@ -1,7 +1,10 @@
 """Re-scoring: the spec's evaluators over an experiment's stored outputs, no target called.
 
 The result is a new experiment (same target, outputs, traces and errors; new scores), so the
-original stays as it was and the two can be compared.
+original stays as it was and the two can be compared. Each model call keeps the price its
+run gave it; only when asked (``reprice``) is every call priced again, and the new prices
+are kept with the new experiment's calls. A call stored without a price (a store written
+before prices were kept with each call) is priced here, with the spec's ``pricing:``.
 """
 
 from __future__ import annotations
@@ -9,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agenteval_cli.core.records import Example, Result
+from agenteval_cli.core.records import CallPrice, Example, Result
 from agenteval_cli.data.conversations import is_conversation
 from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
+from agenteval_cli.metrics.prices import price_calls, rates, result_calls, sources
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
 
@@ -24,10 +29,17 @@ if TYPE_CHECKING:
 
 
 def rescore(
-    spec: Spec, store: Store, names: list[str], *, warn: Callable[[str], None] | None = None
+    spec: Spec,
+    store: Store,
+    names: list[str],
+    *,
+    warn: Callable[[str], None] | None = None,
+    reprice: Mapping[str, Any] | None = None,
 ) -> list[ExperimentRecord]:
     """One new, finished experiment per named experiment (or target: its latest); ``warn``
-    gets what is skipped (a judge without credentials)."""
+    gets what is skipped (a judge without credentials) and the calls priced here.
+    ``reprice``: price every call again with these prices (model -> rates, USD per 1M
+    tokens), else the price data in use; None keeps the prices stored with the calls."""
     from agenteval_cli.evaluators.loading import catalog_of
     from agenteval_cli.execution.experiment import git_commit, run_settings
     from agenteval_cli.execution.loading import load_evaluators
@@ -38,12 +50,13 @@ def rescore(
     settings = run_settings(spec)
     run_id = uuid.uuid4().hex
     created = []
+    raw = spec.raw if reprice is None else {**spec.raw, "pricing": _pricing_json(reprice)}
     for source in sources:
         new = store.create_experiment(
             prefix=spec.experiment_prefix,
             target=source.target,
             target_path=source.target_path,
-            spec=spec.raw,
+            spec=raw,
             spec_path=str(spec.source),
             spec_hash=spec.content_hash,
             dataset_path=source.dataset_path,
@@ -58,14 +71,44 @@ def rescore(
         status = "interrupted"
         try:
             judge = spec.simulated_user.stop.judge if spec.simulated_user else None
-            asyncio.run(
-                _rescore_into(store, source, new, evaluators, settings, spec.pricing, judge)
-            )
+            pricing = spec.pricing if reprice is None else reprice
+            priced = _Pricing(pricing, again=reprice is not None)
+            asyncio.run(_rescore_into(store, source, new, evaluators, settings, priced, judge))
+            if priced.unstored and warn is not None:
+                warn(
+                    f"{source.name}: {priced.unstored} model call(s) were stored without "
+                    f"their price (before prices were kept with each call): priced now "
+                    f"({priced.sources()}), and kept with {new.name}"
+                )
             status = "finished"
         finally:
             store.finish_experiment(new.id, status)
         created.append(store.experiment(new.id))
     return created
+
+
+@dataclass
+class _Pricing:
+    """What a rescore prices: every call (``again``), else those stored without a price."""
+
+    pricing: Mapping[str, Any]
+    again: bool
+    unstored: int = 0  # calls stored without a price, priced here
+    given: list[CallPrice] = field(default_factory=list)
+
+    def price(self, result: Result) -> None:
+        calls = [c for c in result_calls(result) if self.again or c.price is None]
+        self.unstored += sum(c.price is None for c in calls)
+        price_calls(calls, self.pricing)
+        self.given += [c.price for c in calls if c.price is not None]
+
+    def sources(self) -> str:
+        return sources(self.given)
+
+
+def _pricing_json(pricing: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The prices a rescore priced with, as its experiment's spec keeps them."""
+    return {model: rates(entry) for model, entry in pricing.items()}
 
 
 async def _rescore_into(
@@ -74,7 +117,7 @@ async def _rescore_into(
     new: ExperimentRecord,
     evaluators: list[BoundEvaluator],
     settings: RunSettings,
-    pricing: Mapping[str, Any],
+    priced: _Pricing,
     judge: str | None = None,
 ) -> None:
     stored = list(store.results(source.id))  # read fully before writing to the same tables
@@ -82,7 +125,9 @@ async def _rescore_into(
         (Example(item.result.example_id, item.inputs, item.reference_outputs), item.result)
         for item in stored
     ]
-    await score_into(store, new, pairs, evaluators, settings, pricing, judge)
+    for _, result in pairs:
+        priced.price(result)
+    await score_into(store, new, pairs, evaluators, settings, priced.pricing, judge)
 
 
 async def score_into(

@@ -61,6 +61,7 @@ from agenteval_cli.execution.target_calls import (
     recorder_for,
     retried_calls,
 )
+from agenteval_cli.metrics.prices import price_calls, result_calls
 from agenteval_cli.targets import Target
 from agenteval_cli.trace.pending import prepare_tracing
 
@@ -83,6 +84,9 @@ class RunSettings:
     evaluator_retry: RetryPolicy = field(default_factory=RetryPolicy)  # no retries
     evaluator_requests_per_minute: float | None = None
     evaluator_timeout_s: float | None = EVALUATOR_TIMEOUT_S  # per evaluator call; None: none
+    # the spec's pricing: table (model -> USD per 1M tokens by part): each call is priced
+    # with it (else the price data in use) as its result comes back, and keeps that price
+    pricing: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def evaluator_slots(self) -> int:
         """Evaluator calls in flight at the start (and throughout, when set by the user)."""
@@ -485,7 +489,13 @@ class Runner:
         return result
 
     async def _target_result(self, item: WorkItem) -> Result:
-        """The target's answer (cached or called) and its trace, not yet scored."""
+        """The target's answer (cached or called) and its trace, each model call priced
+        (a cached answer's by this run's prices), not yet scored."""
+        result = await self._answer(item)
+        price_calls(result_calls(result), self.settings.pricing)
+        return result
+
+    async def _answer(self, item: WorkItem) -> Result:
         if self.cache is not None and item.cache_key is not None:
             hit = self.cache.get(item.cache_key)
             if hit is not None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError, did_you_mean
 from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.metrics.prices import price_calls, result_calls
 from agenteval_cli.spec.model import Spec, TargetSpec
 from agenteval_cli.store.db import ExperimentRecord, Store
 
@@ -102,6 +103,8 @@ def import_traces(
     status = "interrupted"
     try:
         settings = run_settings(spec)
+        for _, result in pairs:  # each call priced as a run's is, and keeps its price
+            price_calls(result_calls(result), spec.pricing)
         asyncio.run(score_into(store, record, pairs, evaluators, settings, spec.pricing or {}))
         status = "finished"
     finally:

@@ -432,9 +432,12 @@ def _usage_details(run: Any, metadata: dict[str, Any], call: ModelCall) -> None:
 def _add_derived(result: Result, trace: Trace, pricing: dict[str, Any] | None) -> None:
     """Handoff, token and cost scores from the rebuilt trace, for keys the feedback lacks
     (the cost priced from ``pricing``, else the price database: null naming a model
-    neither knows)."""
+    neither knows). Each call keeps the price it is given here, as a run's does."""
     from agenteval_cli.evaluators.cost import token_cost
     from agenteval_cli.evaluators.handoffs import handoff_chain_length
+    from agenteval_cli.metrics.prices import price_calls
+
+    price_calls(trace.model_calls, pricing)
 
     have = {s.key for s in result.scores}
     derived = [*handoff_chain_length()(trace), *token_cost(pricing=pricing or {})(trace)]

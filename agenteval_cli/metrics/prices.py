@@ -2,8 +2,11 @@
 the genai-prices database bundled with the package (offline; ``--update-prices`` fetches its
 newest data, and only then is the network used).
 
-The one place a call is priced: the per-request cost, the per-agent rows, the judge's spend
-and the pricing gaps all ask here, so a call costs the same wherever it is shown. A call is
+The one place a call is priced, once, by the run that made it (:func:`price_calls`): the
+price is kept with the call (its dollars, source and rates), and the per-request cost, the
+per-agent rows, ``--json`` and the pricing gaps read that stored price
+(:func:`stored_price`), so a call costs the same wherever and whenever it is shown; only
+``agenteval rescore --reprice`` prices it again, into a new experiment. A call is
 priced by its parts as the model reported them (LangChain's ``UsageMetadata`` convention:
 input includes cache reads and writes, output includes reasoning), each at its own rate, as
 ``genai_prices.calc_price`` prices them (a spec entry is a genai-prices ``ModelPrice`` too).
@@ -17,14 +20,14 @@ that show no dollars never load it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 from typing import Any
 
-from agenteval_cli.core.records import ModelCall
+from agenteval_cli.core.records import CallPrice, ModelCall, Result
 
 SPEC = "spec"  # the source of a price from the spec's pricing: table (USD per 1M tokens)
 
@@ -48,28 +51,16 @@ PROVIDER_IDS = {
 LOCAL_PROVIDERS = frozenset({"ollama", "llamacpp", "llama_cpp", "vllm", "lmstudio"})
 
 
-@dataclass(frozen=True)
-class CallPrice:
-    """One call's USD (exact, as genai-prices computes it), where the price came from
-    (``spec`` or ``genai-prices 0.2.3``), and, when ``usd`` is None, why (naming the model).
-    ``notes`` say which parts were priced at another part's rate."""
-
-    usd: Decimal | None
-    source: str | None = None
-    reason: str | None = None
-    notes: tuple[str, ...] = ()
-    matched: str | None = None  # the database's provider and model ids, ``anthropic/x``
-
-
 def price_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> CallPrice:
     """The price of ``call``; a failed call answered nothing and costs nothing."""
     if call.failed:
         return CallPrice(Decimal(0))
-    if call.no_usage_reason is not None:  # no usage, or a part of it impossible: unknown
-        return CallPrice(None, reason=f"model {call.model!r}: {call.no_usage_reason}")
-    if call.input_tokens is None or call.output_tokens is None:
-        return CallPrice(None, reason=f"model {call.model!r} reported no token usage")
     entry = (pricing or {}).get(call.model)
+    unknown = _unknown_usage(call)
+    if unknown is not None:  # no usage, or a part of it impossible: unknown
+        if entry is None and _database_model(call.model, call.provider) is None:
+            unknown = f"{_unpriced_reason(call.model, call.provider)}; {unknown}"
+        return CallPrice(None, reason=unknown)
     try:
         usage = _usage(call)
         if entry is not None:
@@ -79,8 +70,99 @@ def price_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> CallPrice:
     except ValueError as exc:  # parts that do not add up (cache reads above the input...)
         return CallPrice(None, reason=f"the usage model {call.model!r} reported: {exc}")
     if price.usd is not None and usd_score(price.usd) is None:
-        return CallPrice(None, price.source, overflow_reason(price.usd, call.model))
+        reason = overflow_reason(price.usd, call.model)
+        return CallPrice(None, price.source, reason, matched=price.matched, rates=price.rates)
     return price
+
+
+def _unknown_usage(call: ModelCall) -> str | None:
+    """Why the call's usage is unknown, naming the model; None when it is known."""
+    if call.no_usage_reason is not None:
+        return f"model {call.model!r}: {call.no_usage_reason}"
+    if call.input_tokens is None or call.output_tokens is None:
+        return f"model {call.model!r} reported no token usage"
+    return None
+
+
+def result_calls(result: Result) -> Iterator[ModelCall]:
+    """Every model call a result keeps: its trace's, each turn's and the simulated user's
+    that wrote the turns."""
+    yield from result.trace.model_calls
+    for turn in result.turns or ():
+        yield from turn.trace.model_calls
+        yield from turn.user_calls
+
+
+def price_calls(calls: Iterable[ModelCall], pricing: Mapping[str, Any] | None) -> None:
+    """Give each call its price now (the spec's ``pricing``, else the price data in use),
+    kept with the call: what the run stores, and every later view reads."""
+    for call in calls:
+        call.price = price_call(call, pricing)
+
+
+def price_of(call: ModelCall, pricing: Mapping[str, Any] | None) -> CallPrice:
+    """The price the call was given, else its price now (an evaluator scoring a trace
+    nothing priced: a user's script, a rebuilt trace)."""
+    return call.price if call.price is not None else price_call(call, pricing)
+
+
+# Why a call stored without a price (a store written before prices were kept with each
+# call) has no cost of its own: the price data its run used is not known.
+NOT_STORED = (
+    "stored before prices were kept with each call, so the price its run used is not "
+    "known; 'agenteval rescore SPEC EXPERIMENT' prices it and keeps the price"
+)
+
+
+def stored_price(call: ModelCall, pricing: Mapping[str, Any] | None) -> CallPrice:
+    """The price a stored call was given by its run; never the price data of the process
+    reading it. A call stored without one (an older store) is priced only where nothing
+    but the run's own figures decide it: a failed call (0), unknown usage (unknown), a
+    model the run's spec priced (its ``pricing``, kept with the experiment); otherwise its
+    cost is unknown, and :data:`NOT_STORED` says why."""
+    if call.price is not None:
+        return call.price
+    if call.failed:
+        return CallPrice(Decimal(0))
+    unknown = _unknown_usage(call)
+    if unknown is not None:
+        return CallPrice(None, reason=unknown)
+    if (pricing or {}).get(call.model) is not None:
+        return price_call(call, pricing)  # the spec's entry: no price database read
+    return CallPrice(None, reason=f"model {call.model!r}: {NOT_STORED}")
+
+
+UNPRICED, UNSTORED = "unpriced", "unstored"
+NO_PRICE = "no price for model"  # how the reason of a model neither prices begins
+
+
+def price_gap(call: Mapping[str, Any]) -> str | None:
+    """Why a stored call (as its trace's JSON keeps it) has no cost for want of a price:
+    :data:`UNPRICED` (its run found none for the model, whatever its usage), :data:`UNSTORED`
+    (its usage is known, but it was stored before prices were kept); None otherwise."""
+    if call.get("failed"):
+        return None
+    price = call.get("price")
+    if price is None:
+        known = not call.get("no_usage_reason")
+        known = known and call.get("input_tokens") is not None
+        return UNSTORED if known and call.get("output_tokens") is not None else None
+    unpriced = price.get("usd") is None and str(price.get("reason")).startswith(NO_PRICE)
+    return UNPRICED if unpriced else None
+
+
+def call_gap(call: ModelCall) -> str | None:
+    """:func:`price_gap` of a call read back."""
+    price = None if call.price is None else {"usd": call.price.usd, "reason": call.price.reason}
+    return price_gap(
+        {
+            "failed": call.failed,
+            "no_usage_reason": call.no_usage_reason,
+            "input_tokens": call.input_tokens,
+            "output_tokens": call.output_tokens,
+            "price": price,
+        }
+    )
 
 
 def usd_score(usd: Decimal) -> float | None:
@@ -97,13 +179,6 @@ def overflow_reason(usd: Decimal, model: str | None = None) -> str:
         f"a cost{whose} of {usd:.3E} USD overflows the largest number a score holds "
         f"(check the tokens the model reported and its price under 'pricing:')"
     )
-
-
-def is_priced(model: str, provider: str | None, pricing: Mapping[str, Any] | None) -> bool:
-    """Whether the spec or the database has a price for ``model`` served by ``provider``."""
-    if (pricing or {}).get(model) is not None:
-        return True
-    return _database_match(model, provider) is not None
 
 
 def database_source() -> str:
@@ -167,8 +242,9 @@ def sources(prices: list[CallPrice]) -> str:
 
 def _spec_price(model: str, entry: Any, usage: dict[str, int]) -> CallPrice:
     given = rates(entry)
-    usd = _plan(_spec_model_price(tuple(sorted(given.items())))).price(usage)
-    return CallPrice(usd, SPEC, notes=_borrowed_rates(model, given, usage))
+    plan = _plan(_spec_model_price(tuple(sorted(given.items()))))
+    notes = _borrowed_rates(model, given, usage)
+    return CallPrice(plan.price(usage), SPEC, notes=notes, rates=plan.rates)
 
 
 def _database_price(call: ModelCall, usage: dict[str, int]) -> CallPrice:
@@ -176,8 +252,9 @@ def _database_price(call: ModelCall, usage: dict[str, int]) -> CallPrice:
     if found is None:
         return CallPrice(None, reason=_unpriced_reason(call.model, call.provider))
     provider_id, info = found
-    usd = _plan(info.get_prices(datetime.now(tz=UTC))).price(usage)
-    return CallPrice(usd, database_source(), matched=f"{provider_id}/{info.id}")
+    plan = _plan(info.get_prices(datetime.now(tz=UTC)))
+    source, matched = database_source(), f"{provider_id}/{info.id}"
+    return CallPrice(plan.price(usage), source, matched=matched, rates=plan.rates)
 
 
 @cache
@@ -198,6 +275,8 @@ class _Plan:
 
     units: tuple[tuple[str, Any, int, tuple[str, ...]], ...]  # key, price, per, held keys
     tiered: bool
+    # the rates as a call's stored price keeps them, by genai-prices' names (input_mtok...)
+    rates: Mapping[str, Any]
 
     def price(self, usage: Mapping[str, int]) -> Decimal:
         from genai_prices.types import calc_unit_price
@@ -243,15 +322,20 @@ def _plan(model_price: Any) -> _Plan:
         )
         for key, price, per, dims in priced
     )
-    plan = _Plan(units, any(isinstance(unit[1], TieredPrices) for unit in units))
+    shown = {unit_data[key]["price_key"]: _rate_json(price) for key, price, _, _ in units}
+    plan = _Plan(units, any(isinstance(unit[1], TieredPrices) for unit in units), shown)
     _PLANS[id(model_price)] = (model_price, plan)
     return plan
 
 
-def _database_match(model: str, provider: str | None) -> tuple[str, str] | None:
-    """The database's (provider id, model id) for a call, or None."""
-    found = _database_model(model, provider)
-    return None if found is None else (found[0], found[1].id)
+def _rate_json(price: Any) -> Any:
+    """A genai-prices rate as stored: a decimal string (exact), or a tiered rate's base and
+    tiers (``{"base": "3", "tiers": [{"start": 200000, "price": "6"}]}``)."""
+    tiers = getattr(price, "tiers", None)
+    if tiers is None:
+        return str(price)
+    shown = [{"start": tier.start, "price": str(tier.price)} for tier in tiers]
+    return {"base": str(price.base), "tiers": shown}
 
 
 @cache
@@ -278,10 +362,10 @@ def _unpriced_reason(model: str, provider: str | None) -> str:
     where = f"the spec's pricing: or in {database_source()}"
     if provider is not None and provider.lower() in LOCAL_PROVIDERS:
         return (
-            f"no price for model {model!r}: served locally by {provider}, which the price "
+            f"{NO_PRICE} {model!r}: served locally by {provider}, which the price "
             f"database does not bill; add it under 'pricing:' (0 if it is free)"
         )
-    return f"no price for model {model!r} in {where}; add it under 'pricing:'"
+    return f"{NO_PRICE} {model!r} in {where}; add it under 'pricing:'"
 
 
 def _usage(call: ModelCall) -> dict[str, int]:

@@ -12,6 +12,7 @@ from typing import Any
 from agenteval_cli.core.records import Result
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.exact_sum import ExactSum
+from agenteval_cli.metrics.prices import call_gap
 from agenteval_cli.metrics.repetitions import Flaky, Repeated, flaky_on_any, repeated
 from agenteval_cli.metrics.stats import percentile, stdev
 
@@ -41,8 +42,10 @@ class Summary:
     catalog: Catalog = BUILT_IN
     has_latency: bool = True  # False for results read without their timing (a baseline)
     nulls: dict[str, int] = field(default_factory=dict)  # key -> results that scored it null
-    # (model, provider) of every call made: what the pricing gaps are checked against
-    model_providers: set[tuple[str, str | None]] = field(default_factory=set)
+    # Models of calls whose usage is known but cost is not, by why (metrics.prices.price_gap):
+    # ``unpriced`` (the run found no price for them), ``unstored`` (stored before prices
+    # were kept with each call)
+    price_gaps: dict[str, set[str]] = field(default_factory=dict)
     # Results that were conversations (rows with turns): their request figures are per
     # conversation, each the sum or the mean of its turns' (see MetricInfo.across_turns).
     conversations: int = 0
@@ -67,7 +70,7 @@ class Summary:
             [call.model for call in result.trace.model_calls],
             cached=result.cached,
             interrupted=result.interrupt is not None,
-            providers=[(call.model, call.provider) for call in result.trace.model_calls],
+            price_gaps=[(call.model, call_gap(call)) for call in result.trace.model_calls],
             conversation=result.turns is not None,
             without_usage=[
                 c.no_usage_reason or ""
@@ -87,7 +90,7 @@ class Summary:
         *,
         cached: bool = False,
         interrupted: bool = False,
-        providers: Iterable[tuple[str, str | None]] = (),
+        price_gaps: Iterable[tuple[str, str | None]] = (),
         conversation: bool = False,
         without_usage: Iterable[str] = (),
     ) -> None:
@@ -111,7 +114,9 @@ class Summary:
         else:
             self.latencies.append(latency_s)
         self.models.update(models)
-        self.model_providers.update(providers)
+        for model, gap in price_gaps:
+            if gap is not None:
+                self.price_gaps.setdefault(gap, set()).add(model)
         for reason in without_usage:
             self.without_usage[reason] = self.without_usage.get(reason, 0) + 1
         if error is not None:

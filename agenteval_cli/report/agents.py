@@ -6,10 +6,11 @@ team that also made calls of its own includes those). Over a target's results (e
 made: errored and interrupted requests too) a row counts the results in which it made a
 model call, its calls, tokens, USD and model time. Tokens are unknown (``None``) as soon
 as one call reported no usage: never counted as zero; so are cache reads, cache writes and
-reasoning tokens once one call did not report them. A call's cost comes from
-:mod:`agenteval_cli.metrics.prices` (the spec's ``pricing``, else the price database),
-exactly as the ``token_cost`` evaluator prices it; unknown tokens or an unpriced model
-leave the cost of that call, and of every row holding it, unknown.
+reasoning tokens once one call did not report them. A call's cost is the price its run
+kept with it (:func:`agenteval_cli.metrics.prices.stored_price`), the one the
+``token_cost`` evaluator summed, never the price data of the process showing it; unknown
+tokens, an unpriced model or a call stored without a price leave the cost of that call,
+and of every row holding it, unknown.
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import ModelCall, Trace
-from agenteval_cli.metrics.prices import CallPrice, price_call, total, usd_score
+from agenteval_cli.metrics.prices import (
+    NOT_STORED,
+    UNPRICED,
+    UNSTORED,
+    CallPrice,
+    call_gap,
+    stored_price,
+    total,
+    usd_score,
+)
 
 if TYPE_CHECKING:
     from agenteval_cli.store.db import Store
@@ -103,6 +113,8 @@ class AgentUsage:
     rows: list[AgentRow]
     total: AgentRow
     unpriced: list[str] = field(default_factory=list)  # models that made calls, no price
+    # models of calls stored without a price (an older store): their cost unknown
+    unstored: list[str] = field(default_factory=list)
 
     def get(self, key: str) -> AgentRow | None:
         return next((row for row in self.rows if row.key == key), None)
@@ -115,14 +127,16 @@ class AgentUsage:
 def aggregate(
     calls_per_result: Iterable[Sequence[ModelCall]], pricing: Mapping[str, Any] | None = None
 ) -> AgentUsage:
-    """The rows of one target over its results, each given as its model calls (pass only
-    the results that succeeded)."""
+    """The rows of one target over its results, each given as its model calls, each at
+    the price its run kept with it (``pricing``: the run's spec's, for a call stored
+    without one)."""
     pricing = pricing or {}
     rows: dict[str, AgentRow] = {}
     total = AgentRow(path=())
     costs: dict[str, list[CallPrice]] = {}
     results = 0
     unpriced: dict[str, None] = {}
+    unstored: dict[str, None] = {}
     for calls in calls_per_result:
         results += 1
         calls = [c for c in calls if not c.failed]  # a call that raised answered nothing
@@ -138,10 +152,13 @@ def aggregate(
             row.latency_s += usage["latency_s"]
             row.models.extend(m for m in usage["models"] if m not in row.models)
         for call in calls:
-            cost = price_call(call, pricing)
+            cost = stored_price(call, pricing)
             unknown = call.input_tokens is None or call.output_tokens is None
-            if not unknown and cost.usd is None:
+            gap = call_gap(call)
+            if gap == UNPRICED and not unknown:  # else its unknown tokens are the cause
                 unpriced.setdefault(call.model, None)
+            elif gap == UNSTORED and cost.usd is None:
+                unstored.setdefault(call.model, None)
             for depth in range(1, len(call.path) + 1):
                 key = SEPARATOR.join(call.path[:depth])
                 costs.setdefault(key, []).append(cost)
@@ -159,7 +176,8 @@ def aggregate(
     for key, row in rows.items():
         row.cost_usd = _usd(costs.get(key, []))
     total.cost_usd = _usd(costs.get("", []))
-    return AgentUsage(results, tree_order(rows.values()), total, list(unpriced))
+    order = tree_order(rows.values())
+    return AgentUsage(results, order, total, list(unpriced), list(unstored))
 
 
 def aggregate_results(results: Iterable[Any], pricing: Mapping[str, Any] | None) -> AgentUsage:
@@ -169,7 +187,7 @@ def aggregate_results(results: Iterable[Any], pricing: Mapping[str, Any] | None)
 
 
 def stored_usage(store: Store, experiment_id: str) -> AgentUsage:
-    """A stored experiment's rows, priced with the pricing of the spec it ran with."""
+    """A stored experiment's rows, at the prices its run kept with its calls."""
     record = store.experiment(experiment_id)
     results = (stored.result for stored in store.results(experiment_id))
     return aggregate_results(results, record.spec.get("pricing"))
@@ -191,6 +209,8 @@ def agent_notes(columns: Sequence[tuple[str, AgentUsage | None]]) -> list[str]:
             notes.append(
                 f"{name}: no price for model(s) {', '.join(usage.unpriced)}: their cost is n/a"
             )
+        if usage.unstored:
+            notes.append(f"{name}: cost n/a for model(s) {', '.join(usage.unstored)}: {NOT_STORED}")
     return notes
 
 

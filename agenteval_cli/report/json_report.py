@@ -15,7 +15,7 @@ from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Run, Trace, Turn
 from agenteval_cli.metrics.catalog import Catalog
-from agenteval_cli.metrics.prices import price_call
+from agenteval_cli.metrics.prices import stored_price
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
 from agenteval_cli.results.calibration import calibrated, row_has_labels
@@ -147,11 +147,12 @@ def pass_k_json(summary: Summary) -> dict[str, Any] | None:
 
 
 def result_json(stored: StoredResult, pricing: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One result; each model call with its ``cost_usd`` and ``price_source`` (``spec`` or
-    the price database's version; null with ``price_note`` naming the model when neither
-    prices it), and the result's ``price_source``. A conversation's ``turns`` are each
-    turn's inputs, answer, scores, status and trace in the same shape (null for a
-    single-turn result)."""
+    """One result; each model call with the ``price`` its run kept with it (its rates and
+    source), its ``cost_usd`` and ``price_source`` (``spec`` or the price database's
+    version; null with ``price_note`` naming the model when neither priced it, or when the
+    call was stored before prices were kept), and the result's ``price_source``. A
+    conversation's ``turns`` are each turn's inputs, answer, scores, status and trace in
+    the same shape (null for a single-turn result)."""
     r = stored.result
     calls = [_priced_call(m, pricing) for m in r.trace.model_calls]
     return {
@@ -217,9 +218,11 @@ def _price_source(calls: list[dict[str, Any]]) -> str | None:
 
 
 def _priced_call(call: ModelCall, pricing: Mapping[str, Any] | None) -> dict[str, Any]:
-    price = price_call(call, pricing)
+    """The call at the price its run kept with it (``pricing``: the run's spec's)."""
+    price = stored_price(call, pricing)
     return {
         **call.__dict__,
+        "price": None if call.price is None else call.price.to_dict(),
         "cost_usd": None if price.usd is None else float(price.usd),
         "price_source": price.source,
         "price_note": price.reason or "; ".join(price.notes) or None,

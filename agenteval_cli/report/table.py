@@ -13,7 +13,7 @@ Names from data (targets, metric keys, agents, the title) reach the terminal as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -206,13 +206,21 @@ def _cells(
     return cells
 
 
-def unpriced_models(summary: Summary, pricing: dict[str, object]) -> list[str]:
-    """Models that made calls but have a price neither in the spec's pricing table nor in
-    the price database (for the provider that served them, or by their name alone)."""
-    from agenteval_cli.metrics.prices import is_priced
+def unpriced_models(summary: Summary) -> list[str]:
+    """Models that made calls the run found a price for neither in the spec's pricing
+    table nor in its price data: as the prices kept with the calls say, never the price
+    data of the process showing them."""
+    from agenteval_cli.metrics.prices import UNPRICED
 
-    pairs = summary.model_providers or {(m, None) for m in summary.models}
-    return sorted({m for m, provider in pairs if not is_priced(m, provider, pricing)})
+    return sorted(summary.price_gaps.get(UNPRICED, ()))
+
+
+def unstored_models(summary: Summary, pricing: Mapping[str, object]) -> list[str]:
+    """Models of calls stored without their price (a store written before prices were
+    kept with each call) that the run's spec does not price either: their cost is n/a."""
+    from agenteval_cli.metrics.prices import UNSTORED
+
+    return sorted(m for m in summary.price_gaps.get(UNSTORED, ()) if m not in pricing)
 
 
 # Two-line headings: the first line of a target's first column is the target's name.

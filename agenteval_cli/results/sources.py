@@ -16,10 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.errors import UserError
-from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run, Score, Trace, Turn
+from agenteval_cli.core.records import (
+    ERROR,
+    INTERRUPTED,
+    ModelCall,
+    Run,
+    Score,
+    Trace,
+    Turn,
+    price_from_json,
+)
 from agenteval_cli.core.token_counts import UsageCounts
 from agenteval_cli.evaluators.registry import spec_catalog
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
+from agenteval_cli.metrics.prices import call_gap
 from agenteval_cli.metrics.summary import Summary
 
 if TYPE_CHECKING:
@@ -97,7 +107,7 @@ class ExperimentData:
                 (call.model for call in run.model_calls),
                 cached=run.cached,
                 interrupted=run.interrupt is not None,
-                providers=[(call.model, call.provider) for call in run.model_calls],
+                price_gaps=[(call.model, call_gap(call)) for call in run.model_calls],
                 conversation=run.turns is not None,
             )
         return summary
@@ -267,7 +277,7 @@ def _turn_from_json(data: dict[str, Any]) -> Turn:
     """A conversation's turn as ``--json`` writes it (its scores a map, beside comments)."""
     comments = data.get("comments") or {}
     latency_s = float(data.get("latency_s") or 0.0)
-    # the export's traces are of the current schema; its calls' prices are left out
+    # the export's traces are of the current schema; each call keeps its price
     trace = {"schema": 2, **(data.get("trace") or {}), "latency_s": latency_s}
     return Turn(
         inputs=dict(data.get("inputs") or {}),
@@ -310,6 +320,7 @@ def _model_call(data: dict[str, Any]) -> ModelCall:
         # keyword order is evaluation order: the counts above are read by now
         no_usage_reason=_optional_text(data.get("no_usage_reason")) or counts.reason,
         injected=_optional_text(data.get("injected")),
+        price=price_from_json(data),  # the price its run gave it, as the export says
     )
 
 

@@ -483,6 +483,7 @@ def stored_summary(
     """The metrics' summary of an experiment (``catalog``: its metrics), read from only the
     columns it needs: no Result is built, and a scores text repeated across rows is decoded
     once."""
+    from agenteval_cli.metrics.prices import price_gap
     from agenteval_cli.metrics.summary import Summary, reported_nothing
 
     summary = Summary(track_outcomes=repetitions > 1, catalog=catalog)
@@ -515,7 +516,7 @@ def stored_summary(
             models,
             cached=bool(cached),
             interrupted=status == INTERRUPTED,
-            providers=[(call["model"], call.get("provider")) for call in calls],
+            price_gaps=[(call["model"], price_gap(call)) for call in calls],
             conversation=bool(talk),
             without_usage=[
                 call.get("no_usage_reason") or ""
