@@ -124,10 +124,8 @@ def swarm(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"final_response": state["messages"][-1].text, "given": account_model.given}
 
 
-def _conversational(trim: bool) -> Any:
-    """The swarm for conversations: compiled with a checkpointer, each conversation on a
-    thread of its own (the swarm remembers its active agent between turns)."""
-    from langgraph.checkpoint.memory import InMemorySaver
+def _graph(trim: bool, checkpointer: Any = None) -> Any:
+    """The swarm of :func:`swarm` (no announcement) compiled once."""
     from langgraph.prebuilt import create_react_agent
 
     with warnings.catch_warnings():
@@ -140,9 +138,74 @@ def _conversational(trim: bool) -> Any:
             pre_model_hook=_since_handoff if trim else None,
         )
     return create_swarm([desk, account], default_active_agent="desk").compile(
-        checkpointer=InMemorySaver()
+        checkpointer=checkpointer
     )
+
+
+def _conversational(trim: bool) -> Any:
+    """The swarm for conversations: compiled with a checkpointer, each conversation on a
+    thread of its own (the swarm remembers its active agent between turns)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return _graph(trim, InMemorySaver())
 
 
 conversational_swarm = _conversational(trim=False)
 conversational_swarm_trimmed = _conversational(trim=True)
+
+# What ``langgraph dev`` serves (its server keeps the threads), and the same in-process.
+served_swarm = _graph(trim=False)
+served_swarm_trimmed = _graph(trim=True)
+
+
+class Relay(BaseChatModel):
+    """A deep agent's orchestrator: sends the task to ``account`` through deepagents' ``task``
+    tool (the user's question as its description, or a rewrite of it), then answers with
+    what the sub-agent said (10+1 tokens a call)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_name: str = "main-model"
+    description: str
+
+    @property
+    def _llm_type(self) -> str:
+        return "relay"
+
+    def bind_tools(self, tools: Any, **_: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *_: Any, **__: Any) -> ChatResult:
+        usage = {"input_tokens": 10, "output_tokens": 1, "total_tokens": 11}
+        if isinstance(messages[-1], ToolMessage):
+            reply = AIMessage(f"Account says: {messages[-1].content}", usage_metadata=usage)
+        else:
+            task = {"description": self.description, "subagent_type": "account"}
+            call = {"name": "task", "args": task, "id": "c-task"}
+            reply = AIMessage("", tool_calls=[call], usage_metadata=usage)
+        reply.response_metadata["model_name"] = self.model_name
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def deep(inputs: dict[str, Any]) -> dict[str, Any]:
+    """deepagents: the orchestrator hands the request to its ``account`` sub-agent with
+    ``task``; ``rewrite`` has it describe the task without the order number."""
+    from deepagents import SubAgent, create_deep_agent
+
+    question = inputs["question"]
+    description = "Find the customer's account manager." if inputs.get("rewrite") else question
+    account_model = OrderDesk()
+    account = SubAgent(
+        name="account",
+        description="Finds account managers.",
+        system_prompt="You are account.",
+        tools=[get_account_manager],
+        model=account_model,
+    )
+    agent = create_deep_agent(
+        model=Relay(description=description),
+        subagents=[account],
+        system_prompt="Delegate.",
+        name="orchestrator",
+    )
+    state = agent.invoke({"messages": [HumanMessage(question)]})
+    return {"final_response": state["messages"][-1].text, "given": account_model.given}
