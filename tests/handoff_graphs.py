@@ -6,7 +6,8 @@ that carry handoff_context, handoff_clean, recovery and blame through every path
 messages it was given; without it, it asks the user for the number again. The row's
 ``trim`` input gives ``account`` a ``pre_model_hook`` that keeps only the messages since the
 handoff's tool message, as a swarm member filtering its history would: the user's message,
-and its order number, are then lost at the handoff. ``announce`` has the desk also say it
+and its order number, are then lost at the handoff. ``forget`` has account ask for the
+number although it was given it. ``announce`` has the desk also say it
 transfers the user to billing, an agent of the swarm it never hands over to.
 """
 
@@ -36,10 +37,12 @@ def get_account_manager(order: str) -> str:
 
 class OrderDesk(BaseChatModel):
     """Looks the manager up when ``ORD-1182`` is in what it is given, then answers; asks
-    for the order number otherwise. Reports 20+2 tokens a call, logs what each call got."""
+    for the order number otherwise (or always, ``forgetful``). Reports 20+2 tokens a call,
+    logs what each call got."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     model_name: str = "account-model"
+    forgetful: bool = False  # asks for the order number even when it was given it
     _given: list[list[str]] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -62,7 +65,7 @@ class OrderDesk(BaseChatModel):
         usage = {"input_tokens": 20, "output_tokens": 2, "total_tokens": 22}
         if isinstance(messages[-1], ToolMessage) and MANAGER in texts[-1]:
             reply = AIMessage(f"{MANAGER} is your account manager.", usage_metadata=usage)
-        elif any(ORDER in t for t in texts):
+        elif any(ORDER in t for t in texts) and not self.forgetful:
             call = {"name": "get_account_manager", "args": {"order": ORDER}, "id": "c-manager"}
             reply = AIMessage("", tool_calls=[call], usage_metadata=usage)
         else:
@@ -103,7 +106,7 @@ def swarm(inputs: dict[str, Any]) -> dict[str, Any]:
     """The swarm, built afresh; ``given``: what each of account's model calls was given."""
     from langgraph.prebuilt import create_react_agent
 
-    account_model = OrderDesk()
+    account_model = OrderDesk(forgetful=bool(inputs.get("forget")))
     say = "Let me transfer you to billing." if inputs.get("announce") else ""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
