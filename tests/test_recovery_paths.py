@@ -354,3 +354,12 @@ def test_the_langsmith_upload_sends_each_figure_and_the_blame_as_feedback(server
             assert {k: own[k] for k in FAULT_COST} == pytest.approx(FAULT_COST)
         else:
             assert own["fault_cost_tokens"] is None
+    # read back from LangSmith: the blame is no score of the imported results
+    name = next(e["name"] for e in document["experiments"] if e["target"] == "swarm")
+    out = tmp_path / "imported.json"
+    again = invoke("import", spec, name, "--store", tmp_path / "i.db", "--json", out)
+    assert again.exit_code == 0, again.output
+    [imported] = json.loads(out.read_text())["experiments"]
+    results = {r["example_id"]: r for r in imported["results"]}
+    assert all("blame" not in r["scores"] for r in results.values())
+    assert results["trimmed"]["scores"]["handoff_context"] == 0.0

@@ -20,6 +20,7 @@ from agenteval_cli.core import stops
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ModelCall, Score, Turn
 from agenteval_cli.langsmith.client import (
+    BLAME_KEY,
     Connection,
     LangSmithFailure,
     failures,
@@ -417,11 +418,11 @@ def _blame_feedback(project: Any, run_id: str, blame: dict[str, Any]) -> dict[st
     return {
         "run_id": run_id,
         "trace_id": run_id,
-        "key": "blame",
+        "key": BLAME_KEY,
         "value": blame.get("kind"),
         "comment": f"{where}{blame.get('why')}",
         "session_id": project.id,
-        "feedback_id": uuid.uuid5(uuid.UUID(run_id), "blame"),
+        "feedback_id": uuid.uuid5(uuid.UUID(run_id), BLAME_KEY),
         "extra": {"agent": blame.get("agent"), "step": blame.get("step")},
     }
 
