@@ -8,7 +8,7 @@ messages it was given; without it, it asks the user for the number again. The ro
 handoff's tool message, as a swarm member filtering its history would: the user's message,
 and its order number, are then lost at the handoff. ``forget`` has account ask for the
 number although it was given it. ``announce`` has the desk also say it
-transfers the user to billing, an agent of the swarm it never hands over to.
+transfers the user to that agent (billing: one of the swarm it never hands over to).
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ def swarm(inputs: dict[str, Any]) -> dict[str, Any]:
     from langgraph.prebuilt import create_react_agent
 
     account_model = OrderDesk(forgetful=bool(inputs.get("forget")))
-    say = "Let me transfer you to billing." if inputs.get("announce") else ""
+    said = inputs.get("announce")
+    say = f"Let me transfer you to {said}." if said else ""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         desk = create_react_agent(

@@ -33,7 +33,10 @@ ROWS = [
         "inputs": {"question": QUESTION, "trim": True},
         "outputs": {**EXPECTS, "handoff_facts": {"account": ["ORD-1182"]}},
     },
-    {"id": "announced", "inputs": {"question": QUESTION, "announce": True}, "outputs": EXPECTS},
+    *(
+        {"id": row, "inputs": {"question": QUESTION, "announce": to}, "outputs": EXPECTS}
+        for row, to in (("announced", "billing"), ("said", "account"))
+    ),
 ]
 SPEC = f"""\
 dataset: data.jsonl
@@ -63,6 +66,7 @@ DOWN = ("account", 1, "fault")
 #   again; the answer misses Priya Shah, and the handoff that lost it is the first wrong
 #   step: desk's (step 0).
 # announced: as kept, but desk says it transfers to billing and hands over to account.
+# said: as kept, desk saying it transfers to account, as it does.
 # swarm_account_down: account's model fails on every call: each request raises (not
 #   recovered, not graceful); blamed on account's fault (step 1), but where the handoff
 #   before it lost the context (step 0).
@@ -70,14 +74,17 @@ FIGURES = {
     ("swarm", "kept"): ((1.0, True, None, None), None),
     ("swarm", "trimmed"): ((0.0, True, None, None), ("desk", 0, "lost_context")),
     ("swarm", "announced"): ((1.0, False, None, None), None),
+    ("swarm", "said"): ((1.0, True, None, None), None),
     ("swarm_account_down", "kept"): ((1.0, True, False, False), DOWN),
     ("swarm_account_down", "trimmed"): ((0.0, True, False, False), ("desk", 0, "lost_context")),
     ("swarm_account_down", "announced"): ((1.0, False, False, False), DOWN),
+    ("swarm_account_down", "said"): ((1.0, True, False, False), DOWN),
 }
-# fault-free: kept and announced spend desk 11 + account 22 + 22 = 55 tokens ($60 per 1M at
-# $1 in, $2 out), trimmed 11 + 22 = 33 ($36); faulted: desk's 11 alone ($12), each.
-# Differences -44, -22, -44 tokens (mean -110/3), -48, -24, -48 dollars per 1M (mean -40).
-FAULT_COST = {"fault_cost_tokens": -110 / 3, "fault_cost_usd": -40e-6}
+# fault-free: kept, announced and said spend desk 11 + account 22 + 22 = 55 tokens ($60 per
+# 1M at $1 in, $2 out), trimmed 11 + 22 = 33 ($36); faulted: desk's 11 alone ($12), each.
+# Differences -44, -22, -44, -44 tokens (mean -38.5), -48, -24, -48, -48 dollars per 1M
+# (mean -42).
+FAULT_COST = {"fault_cost_tokens": -38.5, "fault_cost_usd": -42e-6}
 
 
 def write_spec(folder: Path, rows: list[dict[str, Any]] = ROWS) -> Path:

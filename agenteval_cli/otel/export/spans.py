@@ -168,8 +168,8 @@ def _request_span(trace: Trace, request: Request, fallback_start: float) -> Span
         if not segments or (segments[-1].path, segments[-1].retried) != (path, call.retried):
             segments.append(_Segment(path, call.retried))
         span = _chat_span(call, clock)
-        if said.get(index):  # what it answered, as text: an import reads what agents said
-            reply = [{"role": "assistant", "parts": [{"type": "text", "content": said[index]}]}]
+        if index in said:  # what it answered: an import reads what agents said and called
+            reply = [{"role": "assistant", "parts": said[index]}]
             span.attributes[names.OUTPUT_MESSAGES] = json.dumps(reply, ensure_ascii=False)
         segments[-1].spans.append(span)
     _place_tools(trace.tool_calls, segments, clock)
@@ -358,27 +358,42 @@ def _fit(
     return first, last
 
 
-def _replies(trace: Trace) -> dict[int, str]:
-    """The text each model call answered, by its index in ``trace.model_calls``: an agent's
-    n-th call that answered is the n-th assistant message of the transcript it is named in,
-    read only for an agent whose calls and messages are as many (else nothing is said)."""
-    by_agent: dict[str, list[str]] = {}
+def _replies(trace: Trace) -> dict[int, list[dict[str, Any]]]:
+    """What each model call answered, as the conventions' message parts (its text, its tool
+    calls), by its index in ``trace.model_calls``: an agent's n-th call that answered is the
+    n-th assistant message of the transcript it is named in, read only for an agent whose
+    calls and messages are as many (else nothing is said)."""
+    by_agent: dict[str, list[list[dict[str, Any]]]] = {}
     for message in trace.messages:
         if message.get("role") == "assistant" and isinstance(message.get("name"), str):
-            content = message.get("content")
-            by_agent.setdefault(message["name"], []).append(
-                content if isinstance(content, str) else ""
-            )
+            by_agent.setdefault(message["name"], []).append(_parts(message))
     calls: dict[str, list[int]] = {}
     for index, call in enumerate(trace.model_calls):
         if not call.failed and not call.retried:
             calls.setdefault(call.agent, []).append(index)
-    found: dict[int, str] = {}
+    found: dict[int, list[dict[str, Any]]] = {}
     for agent, indexes in calls.items():
-        texts = by_agent.get(agent, [])
-        if len(texts) == len(indexes):
-            found.update(zip(indexes, texts, strict=True))
+        replies = by_agent.get(agent, [])
+        if len(replies) == len(indexes):
+            found.update(zip(indexes, replies, strict=True))
     return found
+
+
+def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """An OpenAI-form assistant message as the GenAI conventions' parts."""
+    content = message.get("content")
+    parts: list[dict[str, Any]] = []
+    if isinstance(content, str) and content:
+        parts.append({"type": "text", "content": content})
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except ValueError:
+            arguments = function.get("arguments")
+        part = {"type": "tool_call", "name": function.get("name"), "arguments": arguments}
+        parts.append({**part, "id": call["id"]} if call.get("id") else part)
+    return parts
 
 
 def _chat_span(call: ModelCall, clock: _Clock) -> SpanPlan:
