@@ -181,7 +181,7 @@ def test_the_pytest_plugin_combines_the_sessions_examples_with_their_figures(
         "-p", "agenteval_cli.pytest_plugin", "-p", "no:cacheprovider",
         "--agenteval-store", str(out), timeout=300,
     )  # fmt: skip
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=len(ROWS))
     with Store(out, readonly=True) as store:
         experiments = {e.target: e.id for e in store.experiments()}
         summaries = {
