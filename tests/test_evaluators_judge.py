@@ -157,7 +157,7 @@ def test_unknown_placeholder_and_missing_prompt_are_user_errors(server):
 
     with pytest.raises(UserError, match=r"unknown prompt placeholder \{question\}"):
         judge(server, prompt="Q: {question}")
-    with pytest.raises(UserError, match="bundled prompts: routing_quality"):
+    with pytest.raises(UserError, match="bundled prompts: handoff_judge, routing_quality"):
         judge(server, prompt="prompts/nope.txt")
 
 

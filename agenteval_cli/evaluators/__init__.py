@@ -9,6 +9,7 @@ from agenteval_cli.evaluators import routing, coverage, handoffs, cost  # noqa: 
 from agenteval_cli.evaluators import (  # noqa: F401 (register)
     conversation_metrics,
     custom,
+    handoff_judge,
     judge,
     recovery,
     retrieval,

@@ -15,6 +15,11 @@ order, consecutive calls by one agent one step. Each kind names its own step:
   agent was missed);
   blamed on the step before it (the agent that routed there), or on the first step itself
   when that agent is forbidden;
+- ``lost_context``: the first handoff whose receiving agent's first own model call was not
+  given the request (``handoff_context``: its human message, or the row's
+  ``handoff_facts``), read only where the result's ``handoff_context`` is below 1; blamed on
+  the step that made the handoff, its source's (the fix is in the handoff: what its tool
+  sends, or what the receiver's input filter keeps);
 - ``fault``: the first injected call (``faults:``) the agent did not make again with
   success; blamed on the step of the agent that made it;
 - ``tool_error``: the first tool call that failed on its own and that its agent did not
@@ -38,11 +43,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agenteval_cli.core.records import ModelCall, Result, ToolCall, Trace
+from agenteval_cli.core.records import ModelCall, Result, Score, ToolCall, Trace
+from agenteval_cli.evaluators.handoffs import handoff_label, handoff_losses
 from agenteval_cli.evaluators.recovery import injected_calls
 from agenteval_cli.evaluators.routing import agent_names
 
-KINDS = ("misroute", "fault", "tool_error", "ended_early", "error", "outcome")
+KINDS = ("misroute", "lost_context", "fault", "tool_error", "ended_early", "error", "outcome")
 ROUTING = ("routing_accuracy", "forbidden_agents", "routing_exact")
 COORDINATORS = ("supervisor",)  # not specialists, as routing_exact reads them
 
@@ -105,6 +111,7 @@ def blame(
         c
         for c in (
             _misroute(trace, reference, ignore_agents),
+            _lost_context(result, reference),
             _fault(trace),
             _tool_error(trace),
             _ended_early(trace, reference),
@@ -194,6 +201,44 @@ def _ended_early(trace: Trace, reference: dict[str, Any]) -> Found | None:
     while step > 0 and depth[step - 1] > depth[step]:  # a return from a deeper team
         step -= 1
     return step, "ended_early", f"ended before {', '.join(missing)} was reached"
+
+
+def _lost_context(result: Result, reference: dict[str, Any]) -> Found | None:
+    """The first handoff that lost the request, in a request (or a conversation's turn)
+    whose handoff_context scored below 1, checked as that score was: against the row's (or
+    the turn's) handoff_facts."""
+    parts: list[tuple[Trace, dict[str, Any], list[Score]]] = [
+        (result.trace, reference, result.scores)
+    ]
+    if result.turns is not None:
+        given = reference.get("turns")
+        turns = [r if isinstance(r, dict) else {} for r in given] if isinstance(given, list) else []
+        turns += [{}] * (len(result.turns) - len(turns))
+        parts = [(t.trace, r, t.scores) for t, r in zip(result.turns, turns, strict=False)]
+    offset = 0  # where a turn's handoffs start in the conversation's trace
+    for trace, refs, scores in parts:
+        score = next((s.score for s in scores if s.key == "handoff_context"), None)
+        if isinstance(score, int | float) and not isinstance(score, bool) and score < 1:
+            for index, handoff, lost in handoff_losses(trace, refs.get("handoff_facts")):
+                if lost is not None:
+                    step = _handoff_step(result.trace, offset + index)
+                    return step, "lost_context", f"{handoff_label(handoff)} lost {lost}"
+        offset += len(trace.handoffs)
+    return None
+
+
+def _handoff_step(trace: Trace, index: int) -> int:
+    """The step of ``agent_path`` that made handoff ``index``: its source's step before the
+    target's, the n-th such change for the n-th handoff between the two (the source's first
+    step when the path holds no such change)."""
+    handoff = trace.handoffs[index]
+    pair = (handoff.source, handoff.target)
+    nth = sum(1 for h in trace.handoffs[:index] if (h.source, h.target) == pair)
+    path = trace.agent_path
+    changes = [i for i in range(len(path) - 1) if (path[i], path[i + 1]) == pair]
+    if nth < len(changes):
+        return changes[nth]
+    return path.index(handoff.source) if handoff.source in path else 0
 
 
 def _fault(trace: Trace) -> Found | None:

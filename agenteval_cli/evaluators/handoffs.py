@@ -116,7 +116,8 @@ def _folded(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _label(handoff: Handoff) -> str:
+def handoff_label(handoff: Handoff) -> str:
+    """``source → target (tool)``, as the comments name a handoff."""
     via = f" ({handoff.tool})" if handoff.tool else ""
     return f"{handoff.source} → {handoff.target}{via}"
 
@@ -131,10 +132,43 @@ def _facts_for(facts: Any, target: str) -> list[str] | None:
     return [str(t) for t in facts]
 
 
+def _facts_error(facts: Any) -> str | None:
+    if facts is None or isinstance(facts, list):
+        return None
+    if isinstance(facts, dict) and all(isinstance(v, list) for v in facts.values()):
+        return None
+    return "outputs.handoff_facts is neither a list nor {agent: [...]}"
+
+
+def handoff_losses(trace: Trace, facts: Any = None) -> list[tuple[int, Handoff, str | None]]:
+    """Each handoff checked, in order, as ``(index, handoff, what it lost)``: None when its
+    target's first own model call was given the request (its human message, or every fact
+    the row lists for that target). A handoff with no terms to check, or whose target made
+    no model call, is left out."""
+    if trace.agents_unknown is not None or _facts_error(facts) is not None:
+        return []
+    if facts is None and not trace.request:
+        return []
+    found: list[tuple[int, Handoff, str | None]] = []
+    for index, handoff in enumerate(trace.handoffs):
+        terms = [trace.request or ""] if facts is None else _facts_for(facts, handoff.target)
+        if terms is None or handoff.received is None:
+            continue
+        given = _folded(handoff.received)
+        missing = [t for t in terms if _folded(t) not in given]
+        if not missing:
+            found.append((index, handoff, None))
+        elif facts is None:
+            found.append((index, handoff, "the human message"))
+        else:
+            found.append((index, handoff, ", ".join(repr(t) for t in missing)))
+    return found
+
+
 def context_carried(trace: Trace, facts: Any = None) -> dict:
     """``handoff_context``: the share of the request's handoffs whose target's first own
-    model call was given the user's request (its human message, or every fact the row lists
-    for that target); null with the reason when no handoff can be checked."""
+    model call was given the user's request (:func:`handoff_losses`); null with the reason
+    when no handoff can be checked."""
     key = "handoff_context"
     reason = trace.agents_unknown
     if reason is not None:
@@ -147,44 +181,28 @@ def context_carried(trace: Trace, facts: Any = None) -> dict:
             "score": None,
             "comment": "the trace holds no handoff's received input (recorded without it)",
         }
-    if facts is not None and not (
-        isinstance(facts, list)
-        or (isinstance(facts, dict) and all(isinstance(v, list) for v in facts.values()))
-    ):
-        return {
-            "key": key,
-            "score": None,
-            "comment": "outputs.handoff_facts is neither a list nor {agent: [...]}",
-        }
+    bad_facts = _facts_error(facts)
+    if bad_facts is not None:
+        return {"key": key, "score": None, "comment": bad_facts}
     if facts is None and not trace.request:
         return {
             "key": key,
             "score": None,
             "comment": "no human message was given to the request's first model call",
         }
-    carried = checked = 0
-    lost, unchecked = [], []
-    for handoff in trace.handoffs:
-        terms = [trace.request or ""] if facts is None else _facts_for(facts, handoff.target)
-        if terms is None:
-            continue
-        if handoff.received is None:
-            unchecked.append(f"{_label(handoff)}: {handoff.target} made no model call of its own")
-            continue
-        checked += 1
-        given = _folded(handoff.received)
-        missing = [t for t in terms if _folded(t) not in given]
-        if not missing:
-            carried += 1
-        elif facts is None:
-            lost.append(f"{_label(handoff)} lost the human message")
-        else:
-            lost.append(f"{_label(handoff)} lost {', '.join(repr(t) for t in missing)}")
+    checked = handoff_losses(trace, facts)
+    unchecked = [
+        f"{handoff_label(h)}: {h.target} made no model call of its own"
+        for h in trace.handoffs
+        if h.received is None and (facts is None or _facts_for(facts, h.target) is not None)
+    ]
     if not checked:
         why = "; ".join(unchecked) or "handoff_facts names no agent a handoff went to"
         return {"key": key, "score": None, "comment": why}
-    parts = [f"{carried}/{checked} handoffs carried the request", *lost, *unchecked]
-    return {"key": key, "score": carried / checked, "comment": "; ".join(parts)}
+    carried = sum(1 for _, _, lost in checked if lost is None)
+    lost = [f"{handoff_label(h)} lost {what}" for _, h, what in checked if what is not None]
+    parts = [f"{carried}/{len(checked)} handoffs carried the request", *lost, *unchecked]
+    return {"key": key, "score": carried / len(checked), "comment": "; ".join(parts)}
 
 
 @register(

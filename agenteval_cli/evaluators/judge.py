@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 PARSE_ERRORS = (ValueError, KeyError, TypeError, IndexError)
 
 
-def _model_kwargs(model_kwargs: Mapping[str, Any] | None, base_url: str | None) -> dict[str, Any]:
+def model_kwargs_of(model_kwargs: Mapping[str, Any] | None, base_url: str | None) -> dict[str, Any]:
+    """The chat model's keyword arguments, with ``base_url`` among them when given."""
     kwargs = dict(model_kwargs or {})
     if base_url:
         kwargs["base_url"] = base_url
@@ -263,7 +264,7 @@ def llm_judge(
     _check_options(continuous, choices)
     text, origin = load_prompt(prompt, base_dir)
     rendered = Template(text, style=template_style(template, origin))
-    kwargs = _model_kwargs(model_kwargs, base_url)
+    kwargs = model_kwargs_of(model_kwargs, base_url)
     chat = make_chat_model(model, kwargs)
     calls = JudgeCalls(name, key_source(model, kwargs))
     key = feedback_key or name
@@ -344,7 +345,7 @@ def trajectory_judge(
     from openevals.trajectory.llm import create_async_trajectory_llm_as_judge
 
     _check_options(continuous, choices)
-    kwargs = _model_kwargs(model_kwargs, base_url)
+    kwargs = model_kwargs_of(model_kwargs, base_url)
     chat = make_chat_model(model, kwargs)
     calls = JudgeCalls(name, key_source(model, kwargs))
     custom = load_prompt(prompt, base_dir)[0] if prompt else None

@@ -101,7 +101,7 @@ def _combine_spec(pieces: list[Piece], out: Store, session: str) -> Combined:
             created.append(_create(out, found, spec, run_id, catalog_of(evaluators)))
             for piece in found:
                 combined.replaced += _copy(out, piece, created[-1].id)
-        score_stored_summaries(spec, evaluators, out, [e.id for e in created])
+        score_stored_summaries(spec, evaluators, out, created)
         status = "interrupted" if combined.unfinished else "finished"
     finally:
         for experiment in created:

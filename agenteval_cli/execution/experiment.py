@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -736,25 +736,26 @@ def score_summaries(run: PreparedRun, store: Store) -> None:
     """Dataset-level evaluators: once per target, over every result the store holds for it,
     each call within ``evaluator_timeout_s``; a faulted target's paired with its fault-free
     twin's."""
-    ids = [e.id for e in run.experiments.values()]
-    twins = twin_experiments(run.spec, run.experiments)
-    score_stored_summaries(run.spec, run.evaluators, store, ids, twins)
+    score_stored_summaries(run.spec, run.evaluators, store, list(run.experiments.values()))
 
 
 def score_stored_summaries(
     spec: Spec,
     evaluators: Sequence[BoundEvaluator],
     store: Store,
-    ids: Sequence[str],
-    twins: Mapping[str, str] | None = None,
+    experiments: Sequence[ExperimentRecord],
+    stored: Sequence[ExperimentRecord] = (),
 ) -> None:
-    """The dataset-level evaluators of experiments already stored (a run's, a merge's),
-    under the spec's limits (:func:`summary_pool`); ``twins`` maps a faulted target's
-    experiment to its fault-free twin's."""
+    """The dataset-level evaluators of experiments already stored (a run's, a merge's, a
+    session's combined, an import's), under the spec's limits (:func:`summary_pool`); a
+    faulted target's experiment paired with its fault-free twin's among ``experiments``,
+    else among ``stored`` (an earlier import's)."""
     from agenteval_cli.evaluators.summaries import score_experiment_summaries
 
     if not any(e.summary for e in evaluators):
         return
+    ids = [e.id for e in experiments]
+    twins = twin_experiments(spec, {e.target: e for e in [*stored, *experiments]})
     with summary_pool(spec) as pool:
         score_experiment_summaries(evaluators, store, ids, pool, twins)
 

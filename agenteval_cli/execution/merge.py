@@ -190,8 +190,7 @@ def merge(paths: Sequence[Path], out: Store) -> tuple[Spec, list[ExperimentRecor
     status = "interrupted"
     try:
         _copy_results(out, shards, created)
-        ids = [e.id for e in created]
-        score_stored_summaries(spec, evaluators, out, ids)  # evaluator_timeout_s
+        score_stored_summaries(spec, evaluators, out, created)  # evaluator_timeout_s
         status = "finished"
     finally:
         for experiment in created:

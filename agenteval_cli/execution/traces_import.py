@@ -44,7 +44,11 @@ def import_traces(
     """One finished experiment of ``target`` from the traces in ``files``."""
     from agenteval_cli.data.examples import dataset_hash, open_examples
     from agenteval_cli.evaluators.loading import catalog_of
-    from agenteval_cli.execution.experiment import git_commit, run_settings
+    from agenteval_cli.execution.experiment import (
+        git_commit,
+        run_settings,
+        score_stored_summaries,
+    )
     from agenteval_cli.execution.loading import load_evaluators
     from agenteval_cli.execution.rescore import score_into
     from agenteval_cli.execution.traces_attribution import check_attributed
@@ -106,10 +110,26 @@ def import_traces(
         for _, result in pairs:  # each call priced as a run's is, and keeps its price
             price_calls(result_calls(result), spec.pricing)
         asyncio.run(score_into(store, record, pairs, evaluators, settings, spec.pricing or {}))
+        earlier = _twin_imported(spec, store, chosen.name)
+        score_stored_summaries(spec, evaluators, store, [record], earlier)
         status = "finished"
     finally:
         store.finish_experiment(record.id, status)
     return store.experiment(record.id)
+
+
+def _twin_imported(spec: Spec, store: Store, name: str) -> list[ExperimentRecord]:
+    """The latest finished experiment of ``name``'s fault-free twin this spec stored (its
+    traces imported, or run, before), for fault_cost to pair with; none without one."""
+    from agenteval_cli.execution.twins import fault_free_twin
+
+    twin = fault_free_twin(spec, name)
+    if twin is None:
+        return []
+    for record in store.experiments(target=twin):  # newest first
+        if record.spec_hash == spec.content_hash and record.status == "finished":
+            return [record]
+    return []
 
 
 def _of_target(requests: list[RecordedRequest], target: str, note: Note) -> list[RecordedRequest]:

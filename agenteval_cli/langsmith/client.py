@@ -28,6 +28,9 @@ API_KEY_VARS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 ENDPOINT_VARS = ("LANGSMITH_ENDPOINT", "LANGCHAIN_ENDPOINT")
 DEFAULT_ENDPOINT = "https://api.smith.langchain.com"
 RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+# the feedback key agenteval uploads a failed request's blame under (its kind the value):
+# where a failure started, not a score, so an import of the experiment reads no score of it
+BLAME_KEY = "blame"
 MAX_WAIT_S = 30.0  # the longest wait between two attempts of one request
 
 

@@ -37,7 +37,7 @@ from agenteval_cli.core.records import (
     Trace,
 )
 from agenteval_cli.core.token_counts import UsageCounts
-from agenteval_cli.langsmith.client import Connection, failures
+from agenteval_cli.langsmith.client import BLAME_KEY, Connection, failures
 
 if TYPE_CHECKING:
     from agenteval_cli.store.db import ExperimentRecord, Store
@@ -272,7 +272,8 @@ def _scores(feedback: list[Any]) -> list[Score]:
     """One score per feedback key (the newest when a key was given twice)."""
     latest: dict[str, Any] = {}
     for item in sorted(feedback, key=lambda f: _iso(f.modified_at or f.created_at) or ""):
-        latest[item.key] = item
+        if item.key != BLAME_KEY:  # agenteval's blame: read again from the trace
+            latest[item.key] = item
     scores = []
     for key, item in latest.items():
         exact = (item.extra or {}).get("exact_score")  # agenteval keeps unrounded scores here

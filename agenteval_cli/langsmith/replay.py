@@ -38,6 +38,9 @@ from agenteval_cli.trace.usage import USAGE_AS_GIVEN
 
 __all__ = ["is_graph_run", "replay"]
 
+# a run's ``extra`` key naming the fault a spec injected into it (an OpenTelemetry import
+# reads it off the span): the recorder marks the call as a run marks it
+INJECTED = "agenteval_fault"
 _MODEL_TYPES = frozenset({"llm", "chat_model", "chat model", "chat"})
 _SKIPPED_TYPES = frozenset({"retriever", "embedding"})  # never reach the local tracer
 _COMMAND_FIELDS = frozenset({"graph", "update", "resume", "goto"})
@@ -263,7 +266,10 @@ class _Replay:
         kind = _kind(run)
         if run.error:
             error = _exception(str(run.error))
-            if kind == "model":
+            fault = (run.extra or {}).get(INJECTED)
+            if kind in ("model", "tool") and isinstance(fault, str):
+                recorder.injected(run_id, fault, error)  # marked as the run marked it
+            elif kind == "model":
                 recorder.on_llm_error(error, run_id=run_id)
             elif kind == "tool":
                 recorder.on_tool_error(error, run_id=run_id)

@@ -20,6 +20,7 @@ from agenteval_cli.core import stops
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ModelCall, Score, Turn
 from agenteval_cli.langsmith.client import (
+    BLAME_KEY,
     Connection,
     LangSmithFailure,
     failures,
@@ -28,6 +29,7 @@ from agenteval_cli.langsmith.client import (
 from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.langsmith_state import LangSmithState
 from agenteval_cli.store.results import StoredResult
+from agenteval_cli.store.summaries import summary_scores
 
 NAMESPACE = uuid.UUID("5b0e4a51-8d0c-4e0c-9a55-6167656e7465")
 CHUNK = 20  # results per multipart request
@@ -82,6 +84,10 @@ def upload_experiment(
         )
         step = "uploading runs and feedback"
         report = _send(conn, store, state, experiment, project, example_ids)
+        step = "sending the dataset-level scores"
+        summary = _summary_feedback(project, summary_scores(store, experiment.id))
+        _post_feedback(conn, summary)
+        report.feedback += len(summary)
         step = "closing the experiment"
         with failures(conn, "closing the experiment"):
             end = datetime.fromisoformat(experiment.ended_at) if experiment.ended_at else None
@@ -367,8 +373,11 @@ def usage_metadata(calls: list[ModelCall]) -> dict[str, Any]:
 
 
 def _feedback(project: Any, run_id: str, stored: StoredResult) -> list[dict[str, Any]]:
-    """One feedback per score: key, score and comment, with an id derived from the run."""
+    """One feedback per score: key, score and comment, with an id derived from the run;
+    a failed request's blame as one more, its kind the value."""
     items = _score_feedback(project, run_id, stored.result.scores)
+    if stored.result.blame is not None:
+        items.append(_blame_feedback(project, run_id, stored.result.blame))
     for number, turn in enumerate(stored.result.turns or [], 1):  # each turn's own scores
         items += _score_feedback(project, turn_run_id(run_id, number), turn.scores, run_id)
     return items
@@ -380,9 +389,6 @@ def _score_feedback(
     items = []
     for score in scores:
         value = score.score
-        extra = None
-        if isinstance(value, float) and round(value, 4) != value:
-            extra = {"exact_score": value}  # the client rounds scores to 4 decimals
         items.append(
             {
                 "run_id": run_id,
@@ -392,7 +398,50 @@ def _score_feedback(
                 "comment": score.comment,
                 "session_id": project.id,
                 "feedback_id": uuid.uuid5(uuid.UUID(run_id), score.key),
-                "extra": extra,
+                "extra": _exact(value),
+            }
+        )
+    return items
+
+
+def _exact(value: Any) -> dict[str, Any] | None:
+    """A score the client would round (it keeps 4 decimals), kept whole in the extra."""
+    if isinstance(value, float) and round(value, 4) != value:
+        return {"exact_score": value}
+    return None
+
+
+def _blame_feedback(project: Any, run_id: str, blame: dict[str, Any]) -> dict[str, Any]:
+    """Where the request's failure started: the kind as the feedback's value, the agent and
+    step in its extra, and both with the why in its comment."""
+    where = f"{blame.get('agent')} at step {blame.get('step')}: " if blame.get("agent") else ""
+    return {
+        "run_id": run_id,
+        "trace_id": run_id,
+        "key": BLAME_KEY,
+        "value": blame.get("kind"),
+        "comment": f"{where}{blame.get('why')}",
+        "session_id": project.id,
+        "feedback_id": uuid.uuid5(uuid.UUID(run_id), BLAME_KEY),
+        "extra": {"agent": blame.get("agent"), "step": blame.get("step")},
+    }
+
+
+def _summary_feedback(project: Any, scores: list[Score]) -> list[dict[str, Any]]:
+    """Each dataset-level score as the experiment's own feedback (no run), as LangSmith
+    keeps a summary evaluator's."""
+    items = []
+    for score in scores:
+        value = score.score
+        items.append(
+            {
+                "run_id": None,
+                "key": score.key,
+                "score": value,
+                "comment": score.comment,
+                "project_id": project.id,
+                "feedback_id": uuid.uuid5(uuid.UUID(str(project.id)), score.key),
+                "extra": _exact(value),
             }
         )
     return items

@@ -143,4 +143,16 @@ TOOL_STATUS = "agenteval.tool.status"
 TOOL_TARGET = "agenteval.tool.target"
 USAGE_UNKNOWN = "agenteval.usage.unknown"
 CALL_RETRIED = "agenteval.model_call.retried"
+# the fault a spec's ``faults:`` injected into a model or tool call (``model_error``, ...)
+FAULT = "agenteval.fault"
+# what handoff_context reads: the turn's human message, on the request's root, and the text
+# each handoff's receiving agent's first own model call was given, in the trace's handoff
+# order (JSON: [{"source", "target", "received"}], received null where it made none)
+REQUEST = "agenteval.request"
+HANDOFFS_RECEIVED = "agenteval.handoffs.received"
+# a failed request's blame, a ``gen_ai.evaluation.result`` event named ``blame``: its kind
+# the label, its why the explanation, the agent and step its own attributes
+BLAME = "blame"
+BLAME_AGENT = "agenteval.blame.agent"
+BLAME_STEP = "agenteval.blame.step"
 CALL_CUT_OFF = "agenteval.model_call.cut_off"

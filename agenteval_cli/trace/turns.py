@@ -52,6 +52,7 @@ def _shifted(handoff: Handoff, offset: int) -> Handoff:
         handoff.via,
         handoff.parallel,
         [index + offset for index in handoff.after],
+        received=handoff.received,
     )
 
 

@@ -109,6 +109,8 @@ def result_span(result: Result, request: Request, *, fallback_start: float) -> S
     if result.error is not None:
         root.error = result.error
     _score_events(root, result.scores)
+    if result.blame is not None:
+        root.events.append(_blame_event(result.blame, root.end))
     return root
 
 
@@ -160,11 +162,16 @@ def _request_span(trace: Trace, request: Request, fallback_start: float) -> Span
     start = fallback_start if trace.started_at is None else trace.started_at
     clock = _Clock(start)
     segments: list[_Segment] = []
-    for call in trace.model_calls:
+    said = _replies(trace)
+    for index, call in enumerate(trace.model_calls):
         path = tuple(call.path)
         if not segments or (segments[-1].path, segments[-1].retried) != (path, call.retried):
             segments.append(_Segment(path, call.retried))
-        segments[-1].spans.append(_chat_span(call, clock))
+        span = _chat_span(call, clock)
+        if index in said:  # what it answered: an import reads what agents said and called
+            reply = [{"role": "assistant", "parts": said[index]}]
+            span.attributes[names.OUTPUT_MESSAGES] = json.dumps(reply, ensure_ascii=False)
+        segments[-1].spans.append(span)
     _place_tools(trace.tool_calls, segments, clock)
     arrivals = _place_handoffs(trace, segments)
     root = SpanPlan(_named(names.INVOKE_WORKFLOW, request.workflow))
@@ -181,6 +188,7 @@ def _request_span(trace: Trace, request: Request, fallback_start: float) -> Span
                 span.attributes.update(attributes)
     if trace.untraced is not None:
         root.attributes[names.UNTRACED] = trace.untraced
+    root.attributes.update(_handoff_inputs(trace))
     if trace.started_at is None or clock.guessed:
         root.attributes[names.TIMES_UNRECORDED] = True
     root.error = trace.error
@@ -350,6 +358,44 @@ def _fit(
     return first, last
 
 
+def _replies(trace: Trace) -> dict[int, list[dict[str, Any]]]:
+    """What each model call answered, as the conventions' message parts (its text, its tool
+    calls), by its index in ``trace.model_calls``: an agent's n-th call that answered is the
+    n-th assistant message of the transcript it is named in, read only for an agent whose
+    calls and messages are as many (else nothing is said)."""
+    by_agent: dict[str, list[list[dict[str, Any]]]] = {}
+    for message in trace.messages:
+        if message.get("role") == "assistant" and isinstance(message.get("name"), str):
+            by_agent.setdefault(message["name"], []).append(_parts(message))
+    calls: dict[str, list[int]] = {}
+    for index, call in enumerate(trace.model_calls):
+        if not call.failed and not call.retried:
+            calls.setdefault(call.agent, []).append(index)
+    found: dict[int, list[dict[str, Any]]] = {}
+    for agent, indexes in calls.items():
+        replies = by_agent.get(agent, [])
+        if len(replies) == len(indexes):
+            found.update(zip(indexes, replies, strict=True))
+    return found
+
+
+def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """An OpenAI-form assistant message as the GenAI conventions' parts."""
+    content = message.get("content")
+    parts: list[dict[str, Any]] = []
+    if isinstance(content, str) and content:
+        parts.append({"type": "text", "content": content})
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except ValueError:
+            arguments = function.get("arguments")
+        part = {"type": "tool_call", "name": function.get("name"), "arguments": arguments}
+        parts.append({**part, "id": call["id"]} if call.get("id") else part)
+    return parts
+
+
 def _chat_span(call: ModelCall, clock: _Clock) -> SpanPlan:
     start, end = clock.span(call.started_at, call.latency_s)
     span = SpanPlan(_named(names.CHAT, call.model), start, end, client=True)
@@ -376,6 +422,8 @@ def _chat_span(call: ModelCall, clock: _Clock) -> SpanPlan:
         attributes[names.USAGE_UNKNOWN] = call.no_usage_reason or "the model reported no usage"
     if call.retried:
         attributes[names.CALL_RETRIED] = True
+    if call.injected is not None:
+        attributes[names.FAULT] = call.injected
     return span
 
 
@@ -396,6 +444,8 @@ def _tool_span(tool: ToolCall, start: float, end: float) -> SpanPlan:
         span.attributes[names.TOOL_TARGET] = tool.target
     if tool.status == "error":
         span.error = tool.output or "the tool failed"
+    if tool.injected is not None:
+        span.attributes[names.FAULT] = tool.injected
     return span
 
 
@@ -420,6 +470,36 @@ def _score_events(span: SpanPlan, scores: Sequence[Score]) -> None:
         if score.comment:
             attributes[names.EVALUATION_EXPLANATION] = score.comment
         span.events.append(EventPlan(names.EVALUATION_RESULT, span.end, attributes))
+
+
+def _handoff_inputs(trace: Trace) -> dict[str, AttributeValue]:
+    """What handoff_context reads that no span's conventions hold: the turn's human message
+    and what each handoff's receiving agent was first given (the trace keeps the text, not
+    the messages), so an import scores it as the run did."""
+    found: dict[str, AttributeValue] = {}
+    if trace.request is not None:
+        found[names.REQUEST] = trace.request
+    if any(h.received is not None for h in trace.handoffs):
+        given = [
+            {"source": h.source, "target": h.target, "received": h.received} for h in trace.handoffs
+        ]
+        found[names.HANDOFFS_RECEIVED] = json.dumps(given, ensure_ascii=False)
+    return found
+
+
+def _blame_event(blame: dict[str, Any], time: float) -> EventPlan:
+    """A failed request's blame as an evaluation result: its kind the label."""
+    attributes: dict[str, AttributeValue] = {
+        names.EVALUATION_NAME: names.BLAME,
+        names.EVALUATION_SCORE_LABEL: str(blame.get("kind")),
+    }
+    if blame.get("why"):
+        attributes[names.EVALUATION_EXPLANATION] = str(blame["why"])
+    if blame.get("agent") is not None:
+        attributes[names.BLAME_AGENT] = str(blame["agent"])
+    if isinstance(blame.get("step"), int):
+        attributes[names.BLAME_STEP] = blame["step"]
+    return EventPlan(names.EVALUATION_RESULT, time, attributes)
 
 
 def _request_attributes(request: Request) -> dict[str, AttributeValue]:

@@ -10,6 +10,7 @@ from typing import Any
 from agenteval_cli.core.records import Trace
 from agenteval_cli.otel import names
 from agenteval_cli.otel.ingest.agents import named_agents
+from agenteval_cli.otel.ingest.handoff_inputs import handoff_inputs
 from agenteval_cli.otel.ingest.messages import (
     input_messages,
     is_message_dump,
@@ -75,6 +76,7 @@ def _request(
     trace = replay(top, runs, [*coordinators, *coordinators_of(transfers)], **target)
     explain(trace.handoffs, transfers)
     root = roots[0]
+    handoff_inputs(trace, root)
     end = max((s.end_ns or s.start_ns) for s in roots)
     latency = max((end - root.start_ns) / 1e9, 0.0)
     error = _error(root)

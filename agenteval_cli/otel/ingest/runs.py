@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agenteval_cli.langsmith.replay import INJECTED
 from agenteval_cli.otel import names
 from agenteval_cli.otel.ingest.attributes import first
 from agenteval_cli.otel.ingest.messages import (
@@ -133,6 +134,9 @@ def run_of(
         _langchain_run(span, run)
     else:
         _semconv_run(span, run, call)
+    fault = span.attributes.get(names.FAULT)
+    if isinstance(fault, str) and run.error:  # agenteval's export: a spec's fault failed it
+        run.extra = {**run.extra, INJECTED: fault}
     return run
 
 
