@@ -149,6 +149,27 @@ def test_shards_merge_into_the_same_figures_and_pair_the_twins(invoke, tmp_path)
     assert fault_cost(document) == pytest.approx(FAULT_COST)
 
 
+def test_a_rescore_scores_the_dataset_level_evaluators_and_pairs_the_twins(invoke, tmp_path):
+    spec = write_spec(tmp_path)
+    run_json(invoke, spec)
+    # the faulted target alone: paired with its twin's stored experiment
+    alone = tmp_path / "alone.json"
+    rescored = invoke(
+        "rescore", spec, "swarm_account_down", "--store", tmp_path / "a.db", "--json", alone
+    )
+    assert rescored.exit_code == 0, rescored.output
+    assert fault_cost(json.loads(alone.read_text())) == pytest.approx(FAULT_COST)
+    # both: paired with each other's new experiment
+    both = tmp_path / "both.json"
+    rescored = invoke(
+        "rescore", spec, "swarm", "swarm_account_down", "--store", tmp_path / "a.db", "--json", both
+    )
+    assert rescored.exit_code == 0, rescored.output
+    document = json.loads(both.read_text())
+    assert figures(document) == FIGURES
+    assert fault_cost(document) == pytest.approx(FAULT_COST)
+
+
 PLUGIN_TESTS = """
 import json, pytest
 

@@ -20,6 +20,7 @@ from agenteval_cli.data.conversations import is_conversation
 from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool, score
+from agenteval_cli.execution.twins import fault_free_twin
 from agenteval_cli.metrics.prices import price_calls, rates, result_calls, sources
 from agenteval_cli.spec.model import Spec
 from agenteval_cli.store.db import ExperimentRecord, Store
@@ -84,7 +85,21 @@ def rescore(
         finally:
             store.finish_experiment(new.id, status)
         created.append(store.experiment(new.id))
+    _score_summaries(spec, evaluators, store, created)
     return created
+
+
+def _score_summaries(
+    spec: Spec, evaluators: list[BoundEvaluator], store: Store, created: list[ExperimentRecord]
+) -> None:
+    """The dataset-level evaluators of the new experiments, as a run scores them: a faulted
+    target's paired with its fault-free twin's new experiment when both were rescored, else
+    with the twin's latest stored one."""
+    from agenteval_cli.execution.experiment import score_stored_summaries
+
+    twins = {fault_free_twin(spec, e.target) for e in created} - {None}
+    stored = [store.latest_experiment(name) for name in sorted(n for n in twins if n)]
+    score_stored_summaries(spec, evaluators, store, created, [s for s in stored if s])
 
 
 @dataclass
