@@ -231,6 +231,54 @@ def gate(
     )
 
 
+def preflight(
+    *,
+    store: str | Path | Store | None = None,
+    outputs: Iterable[tuple[str, str | Path | None]] = (),
+    baseline: str | None = None,
+    spec_baseline: Path | None = None,
+) -> str | None:
+    """What would fail after a run fails before it, in this order: the store (made if
+    missing, as the run will make it), each output file that cannot be written (``(option,
+    path)`` pairs; ``-`` is stdout), a ``baseline`` file that does not exist or cannot be
+    compared (the spec's too, once written). A stored baseline is pinned to the experiment
+    its name means now, before a run's own experiments would take the name: the baseline
+    to gate against is returned (a file's path as given; None without one)."""
+    from agenteval_cli.api.running import opened_store
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.gating.baselines import read_baseline_file
+    from agenteval_cli.report.output_paths import check_writable
+    from agenteval_cli.results.sources import looks_like_file
+    from agenteval_cli.store.lookup import resolve_experiment
+
+    with opened_store(store) as opened:
+        for option, path in outputs:
+            if path is not None and str(path) != "-":
+                check_writable(Path(path), option)
+        if baseline is None:
+            if spec_baseline is not None and spec_baseline.is_file():
+                read_baseline_file(spec_baseline)
+            return None
+        if looks_like_file(baseline):
+            if not Path(baseline).is_file():
+                raise UserError(
+                    f"--baseline file not found: {baseline}",
+                    hint="write one with 'agenteval run SPEC --save-baseline FILE'",
+                )
+            read_baseline_file(Path(baseline))  # comparable now rather than after
+            return baseline
+        return resolve_experiment(opened, baseline, option="--baseline").name
+
+
+def check_judges(experiments: Experiments, min_kappa: Mapping[str, float]) -> None:
+    """Refuse (a UserError, exit 3) a gate that rests on judges people have not confirmed:
+    a score key whose kappa against people's labels is unknown or below its
+    ``min_kappa``."""
+    from agenteval_cli.gating.calibration import refuse_uncalibrated
+
+    refuse_uncalibrated(load_experiments(experiments), min_kappa)
+
+
 def write_report(
     experiments: Experiments,
     *,
