@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from agenteval_cli.api import Gate, RunReport
     from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.spec.model import Spec
-    from agenteval_cli.store.db import Store
 
 HtmlOption = Annotated[
     Path | None,
@@ -76,7 +75,7 @@ def write_reports(
     html: Path | None,
     markdown: Path | None,
     junit: Path | None,
-    store: Store | Path,
+    store: Path,
     thresholds: dict | None = None,
     gate_failures: list[GateFailure] | None = None,
     title: str | None = None,
@@ -105,7 +104,7 @@ def write_reports(
 
 def write_json_output(
     path: Path,
-    store: Store,
+    store: Path,
     experiment_ids: list[str],
     gate: Gate | None = None,
     *,
@@ -114,26 +113,19 @@ def write_json_output(
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
     ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``); with the
     gate's verdict when the run was gated, and a run's ``warnings``."""
-    from agenteval_cli.report.gate_json import gate_json
-    from agenteval_cli.report.json_report import json_chunks, write_json
+    from agenteval_cli import api
 
-    verdict = (
-        None
-        if gate is None or not gate.checked
-        else gate_json(gate.failures, gate.checks, allow_untested=gate.allow_untested)
-    )
     if is_stdout(path):
         out = json_stdout()
-        for chunk in json_chunks(store, experiment_ids, verdict, warnings=warnings):
-            out.write(chunk)
+        api.write_json(out, experiment_ids, store=store, gate=gate, warnings=warnings)
         out.write("\n")
         out.flush()
         return
-    write_json(path, store, experiment_ids, verdict, warnings=warnings)
+    api.write_json(path, experiment_ids, store=store, gate=gate, warnings=warnings)
     stderr().print(f"wrote {path}", highlight=False, markup=False)
 
 
-def run_gate(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> Gate:
+def run_gate(store: Path, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> Gate:
     """The gate's verdict on the run's experiments, by the spec and ``--baseline``."""
     from agenteval_cli import api
 
@@ -142,7 +134,7 @@ def run_gate(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOu
 
 
 def finish_run(
-    store: Store,
+    store: Path,
     experiment_ids: list[str],
     spec: Spec,
     outputs: RunOutputs,
@@ -160,9 +152,7 @@ def finish_run(
     if verdict is None:
         verdict = api.gate(sides, spec=spec, baseline=outputs.baseline, store=store)
     if verdict.checked and spec.min_kappa:
-        from agenteval_cli.gating.calibration import refuse_uncalibrated
-
-        refuse_uncalibrated(sides, spec.min_kappa)
+        api.check_judges(sides, spec.min_kappa)
     missing = verdict.missing_baseline
     saving = outputs.save_baseline
     if missing is not None and (saving is None or Path(missing).resolve() != saving.resolve()):
@@ -225,9 +215,9 @@ def report_run_errors(
     interrupt() more often than ``max_interrupt_rate`` (None: the spec's), or an evaluator
     failed on every example it scored."""
     allowed = report.spec.max_interrupt_rate if max_interrupt_rate is None else max_interrupt_rate
+    from agenteval_cli.api import SHOWN_REASONS
     from agenteval_cli.cli.progress import shown  # names and messages are data, not markup
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.results.failures import SHOWN_REASONS
 
     err = stderr()
     for found in report.errors:
