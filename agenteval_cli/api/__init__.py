@@ -33,6 +33,11 @@ if TYPE_CHECKING:
         AddedFailures,
         add_failures,
     )
+    from agenteval_cli.api.formats import (
+        FORMATS,
+        ReportFormat,
+        ReportInput,
+    )
     from agenteval_cli.api.options import (
         RunOptions,
         parse_shard,
@@ -136,6 +141,9 @@ _WHERE = {
     "list_experiments": "showing",
     "run_table": "showing",
     "write_json": "showing",
+    "FORMATS": "formats",
+    "ReportFormat": "formats",
+    "ReportInput": "formats",
     "Sent": "uploading",
     "Upload": "uploading",
     "Uploads": "uploading",
@@ -158,6 +166,7 @@ _WHERE = {
 
 __all__ = [
     "DEFAULT_STORE",
+    "FORMATS",
     "SHOWN_REASONS",
     "AddedFailures",
     "CachedTarget",
@@ -166,6 +175,8 @@ __all__ = [
     "LatestRun",
     "Listed",
     "Plan",
+    "ReportFormat",
+    "ReportInput",
     "RunOptions",
     "RunReport",
     "RunStart",

@@ -6,13 +6,14 @@ Kept apart from the run command so ``agenteval report`` writes the same files th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agenteval_cli.api import FORMATS
 from agenteval_cli.cli.common import is_stdout, json_stdout, stderr, stdout
 
 if TYPE_CHECKING:
@@ -20,22 +21,6 @@ if TYPE_CHECKING:
     from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.spec.model import Spec
 
-HtmlOption = Annotated[
-    Path | None,
-    typer.Option("--html", metavar="PATH", help="Write a self-contained HTML report here."),
-]
-MarkdownOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--markdown", metavar="PATH", help="Write a Markdown summary (PR comment, CI summary)."
-    ),
-]
-JunitOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--junit", metavar="PATH", help="Write JUnit XML: one case per example × target × check."
-    ),
-]
 BaselineOption = Annotated[
     str | None,
     typer.Option(
@@ -50,31 +35,75 @@ SaveBaselineOption = Annotated[
 ]
 
 
+def with_report_options(
+    renamed: Mapping[str, tuple[Sequence[str], str]] | None = None,
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A command whose ``reports`` parameter becomes one ``--FORMAT PATH`` option per
+    report format (:data:`agenteval_cli.api.formats.FORMATS`, in its order); the command
+    gets them back as ``reports={name: path or None}``. ``renamed``: a format's option
+    declarations and help on this command (``report``'s HTML is ``-o/--output``)."""
+    import functools
+    import inspect
+    import typing
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        hints = typing.get_type_hints(command, include_extras=True)
+        parameters: list[inspect.Parameter] = []
+        for parameter in inspect.signature(command).parameters.values():
+            if parameter.name != "reports":
+                parameters.append(parameter.replace(annotation=hints[parameter.name]))
+                continue
+            for found in FORMATS:
+                names, text = (renamed or {}).get(found.name, ((found.option,), found.help))
+                option = typer.Option(*names, metavar="PATH", help=text)
+                parameters.append(
+                    inspect.Parameter(
+                        f"{found.name}_report",
+                        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                        default=None,
+                        annotation=Annotated[Path | None, option],
+                    )
+                )
+
+        @functools.wraps(command)
+        def wrapper(**given: Any) -> None:
+            reports = {found.name: given.pop(f"{found.name}_report") for found in FORMATS}
+            command(reports=reports, **given)
+
+        wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        return wrapper
+
+    return decorate
+
+
 @dataclass
 class RunOutputs:
-    html: Path | None = None
-    markdown: Path | None = None
-    junit: Path | None = None
+    """What a run writes and checks after it: the reports by format name, the baseline
+    to gate against and the one to save."""
+
+    reports: dict[str, Path | None] = field(default_factory=dict)
     baseline: str | None = None
     save_baseline: Path | None = None
 
     def named(self) -> list[tuple[str, object]]:
         """Each output with the option that asks for it: ``("--html", path)``."""
         return [
-            ("--html", self.html),
-            ("--markdown", self.markdown),
-            ("--junit", self.junit),
+            *((found.option, self.reports.get(found.name)) for found in FORMATS),
             ("--baseline", self.baseline),
             ("--save-baseline", self.save_baseline),
         ]
+
+    @property
+    def asked(self) -> dict[str, Path]:
+        """The reports asked for, by format name."""
+        return {name: path for name, path in self.reports.items() if path is not None}
 
 
 def write_reports(
     experiments: Any,
     *,
-    html: Path | None,
-    markdown: Path | None,
-    junit: Path | None,
+    reports: Mapping[str, Path | None],
     store: Path,
     thresholds: dict | None = None,
     gate_failures: list[GateFailure] | None = None,
@@ -87,9 +116,7 @@ def write_reports(
 
     written = api.write_report(
         experiments,
-        html=html,
-        markdown=markdown,
-        junit=junit,
+        reports=reports,
         store=store,
         thresholds=thresholds,
         gate_failures=gate_failures,
@@ -160,12 +187,10 @@ def finish_run(
             f"  [yellow]no baseline yet at {missing}[/]: write one with --save-baseline {missing}",
             highlight=False,
         )
-    if any((outputs.html, outputs.markdown, outputs.junit)):
+    if outputs.asked:
         write_reports(
             sides,
-            html=outputs.html,
-            markdown=outputs.markdown,
-            junit=outputs.junit,
+            reports=outputs.asked,
             store=store,
             thresholds=spec.thresholds,
             gate_failures=verdict.failures,

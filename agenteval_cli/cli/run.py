@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agenteval_cli.api import RunOptions, resumes
+from agenteval_cli.api import FORMATS, RunOptions, resumes
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     ByAgentOption,
@@ -30,14 +30,12 @@ from agenteval_cli.cli.common import (
 )
 from agenteval_cli.cli.outputs import (
     BaselineOption,
-    HtmlOption,
-    JunitOption,
-    MarkdownOption,
     RunOutputs,
     SaveBaselineOption,
     finish_run,
     report_run_errors,
     run_gate,
+    with_report_options,
     write_json_output,
 )
 from agenteval_cli.core.errors import ExitCode, UserError
@@ -47,6 +45,7 @@ if TYPE_CHECKING:
 
 
 @app.command()
+@with_report_options()
 def run(
     spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="The experiment YAML file.")],
     experiment_name: Annotated[
@@ -193,9 +192,7 @@ def run(
             "tool or skill no target has (the spec's strict_names: true does the same).",
         ),
     ] = False,
-    html_path: HtmlOption = None,
-    markdown_path: MarkdownOption = None,
-    junit_path: JunitOption = None,
+    reports: dict[str, Path | None] | None = None,
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
     update_prices: UpdatePricesOption = False,
@@ -226,7 +223,7 @@ def run(
             spec_path,
             experiment_name,
             json_path,
-            RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline),
+            RunOutputs(reports or {}, baseline, save_baseline),
             RunOptions(
                 targets=target,
                 limit=limit,
@@ -502,9 +499,7 @@ def _preflight(
 
     named = (
         ("--json", json_path),
-        ("--html", outputs.html),
-        ("--markdown", outputs.markdown),
-        ("--junit", outputs.junit),
+        *((found.option, outputs.reports.get(found.name)) for found in FORMATS),
         ("--save-baseline", outputs.save_baseline),
     )
     pinned = api.preflight(
@@ -612,16 +607,7 @@ def _has_gate_or_reports(spec, outputs: RunOutputs) -> bool:
     return bool(
         spec.thresholds
         or spec.baseline is not None
-        or any(
-            value is not None
-            for value in (
-                outputs.html,
-                outputs.markdown,
-                outputs.junit,
-                outputs.baseline,
-                outputs.save_baseline,
-            )
-        )
+        or any(path is not None for _, path in outputs.named())
     )
 
 
