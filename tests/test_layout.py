@@ -148,3 +148,17 @@ def test_the_sql_finder_finds_sql_outside_the_store(tmp_path):
         "report.py:5 .execute(SQL)",
         "report.py:6 .executemany(SQL)",
     ]
+
+
+def test_the_cli_reaches_the_store_runner_and_read_model_only_through_the_api():
+    # every command is one call into agenteval_cli.api: no module of the CLI imports the
+    # store, the runner or the read model, not even for a type hint
+    graph = grimp.build_graph("agenteval_cli")
+    found = [
+        (module, imported)
+        for module in sorted(graph.find_descendants("agenteval_cli.cli"))
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported.split(".")[:2]
+        in (["agenteval_cli", n] for n in ("store", "execution", "results"))
+    ]
+    assert found == []
