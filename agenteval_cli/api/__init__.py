@@ -24,8 +24,10 @@ if TYPE_CHECKING:
         calibrate_judges,
     )
     from agenteval_cli.api.datasets import (
+        list_datasets,
         name_check,
         plan_push,
+        pull_dataset,
         push_dataset,
         reference_warnings,
     )
@@ -46,6 +48,9 @@ if TYPE_CHECKING:
     from agenteval_cli.api.planning import (
         Plan,
         plan,
+    )
+    from agenteval_cli.api.pricing import (
+        update_prices,
     )
     from agenteval_cli.api.reading import (
         Gate,
@@ -149,8 +154,10 @@ _WHERE = {
     "Uploads": "uploading",
     "sent_so_far": "uploading",
     "upload": "uploading",
+    "list_datasets": "datasets",
     "name_check": "datasets",
     "plan_push": "datasets",
+    "pull_dataset": "datasets",
     "push_dataset": "datasets",
     "reference_warnings": "datasets",
     "AddedFailures": "failures",
@@ -159,6 +166,7 @@ _WHERE = {
     "cache_info": "caching",
     "clear_cache": "caching",
     "calibrate_judges": "calibrating",
+    "update_prices": "pricing",
     "Plan": "planning",
     "plan": "planning",
     "spec_schema": "schema",
@@ -202,6 +210,7 @@ __all__ = [
     "import_traces",
     "json_text",
     "latest_run",
+    "list_datasets",
     "list_experiments",
     "load",
     "load_experiments",
@@ -212,6 +221,7 @@ __all__ = [
     "plan",
     "plan_push",
     "preflight",
+    "pull_dataset",
     "push_dataset",
     "reference_warnings",
     "rescore",
@@ -221,6 +231,7 @@ __all__ = [
     "save_baseline",
     "sent_so_far",
     "spec_schema",
+    "update_prices",
     "upload",
     "write_json",
     "write_report",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.api.running import opened_store
 
@@ -77,3 +77,36 @@ def name_check(spec: Spec, path: str | Path) -> NameCheck:
     from agenteval_cli.execution.names import check_before_run
 
     return check_before_run(load_targets(spec), open_examples(Path(path)), str(path))
+
+
+def pull_dataset(
+    name: str,
+    path: str | Path,
+    *,
+    version: str | None = None,
+    splits: list[str] | None = None,
+) -> int:
+    """Write the LangSmith dataset ``name``'s examples (at ``version``, in ``splits``) to
+    ``path``, in the format its suffix names (.jsonl .json .yaml .csv); needs
+    ``LANGSMITH_API_KEY``. An unknown format fails before any request. The examples
+    written."""
+    from agenteval_cli.langsmith import datasets as lsd
+    from agenteval_cli.langsmith import files
+    from agenteval_cli.langsmith.client import connect, credentials
+
+    output = Path(path)
+    files.render([], output.suffix.lower())  # an unknown format fails before any request
+    conn = connect(credentials())
+    _, remote = lsd.pull(conn, name, version=version, splits=splits)
+    examples = [lsd.to_example(r) for r in remote]
+    files.write(examples, output)
+    return len(examples)
+
+
+def list_datasets() -> list[Any]:
+    """The LangSmith datasets the key (``LANGSMITH_API_KEY``) can see, as LangSmith's
+    client lists them."""
+    from agenteval_cli.langsmith import datasets as lsd
+    from agenteval_cli.langsmith.client import connect, credentials
+
+    return lsd.list_datasets(connect(credentials()))

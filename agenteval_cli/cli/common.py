@@ -164,12 +164,12 @@ def fetch_prices(quiet: bool = False) -> None:
 
     from rich.markup import escape
 
+    from agenteval_cli.api import update_prices
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.metrics.prices import update_database
 
     url = os.environ.get("AGENTEVAL_PRICES_URL") or None
     try:
-        source = update_database(url)
+        source = update_prices(url)
     except OSError as exc:
         stderr().print(
             f"[bold red]error:[/] --update-prices: could not fetch the price data "

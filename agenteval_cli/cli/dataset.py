@@ -231,19 +231,13 @@ def dataset_pull(
     """Write a LangSmith dataset's examples to a file agenteval can run.
 
     Example: agenteval dataset pull multi-agent-routing-evals -o datasets/routing.jsonl"""
+    from agenteval_cli.api import pull_dataset
     from agenteval_cli.core.filenames import file_name
-    from agenteval_cli.langsmith import datasets as lsd
-    from agenteval_cli.langsmith import files
-    from agenteval_cli.langsmith.client import connect, credentials
 
     with user_errors(debug):
         output = output or Path(file_name(name, ".jsonl"))
-        files.render([], output.suffix.lower())  # an unknown format fails before any request
-        conn = connect(credentials())
-        _, remote = lsd.pull(conn, name, version=version, splits=split)
-        examples = [lsd.to_example(r) for r in remote]
-        files.write(examples, output)
-        stdout().print(f"wrote {len(examples)} examples of {name!r} to {output}", highlight=False)
+        count = pull_dataset(name, output, version=version, splits=split)
+        stdout().print(f"wrote {count} examples of {name!r} to {output}", highlight=False)
 
 
 @dataset_app.command("list")
@@ -254,15 +248,13 @@ def dataset_list(debug: DebugOption = False) -> None:
     from rich import box
     from rich.table import Table
 
-    from agenteval_cli.langsmith import datasets as lsd
-    from agenteval_cli.langsmith.client import connect, credentials
+    from agenteval_cli.api import list_datasets
 
     with user_errors(debug):
-        conn = connect(credentials())
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for column in ("name", "examples", "modified (UTC)", "id"):
             table.add_column(column, no_wrap=True)
-        for dataset in lsd.list_datasets(conn):
+        for dataset in list_datasets():
             modified = dataset.modified_at or dataset.created_at
             table.add_row(
                 dataset.name,
