@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from agenteval_cli.results.failures import SHOWN_REASONS as SHOWN_REASONS  # errors shown per target
 from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
@@ -236,3 +235,13 @@ def latest_run(
             return None
         sides = [sources.from_store(opened, e) for e in group]
     return LatestRun(group[0].prefix, group[0].name, sides)
+
+
+def __getattr__(name: str) -> Any:
+    """``SHOWN_REASONS``, the error reasons shown per target, imported when first asked
+    for: the read model it lives in is not loaded by a command that only lists the store."""
+    if name == "SHOWN_REASONS":
+        from agenteval_cli.results.failures import SHOWN_REASONS
+
+        return SHOWN_REASONS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
