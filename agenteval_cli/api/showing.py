@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -134,7 +134,7 @@ class Listed:
     repetitions: int
     dataset_hash: str | None
     started_at: str
-    run_id: str | None = field(default=None)
+    run_id: str | None = None
 
 
 def list_experiments(

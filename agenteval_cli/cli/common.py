@@ -486,9 +486,14 @@ def command_endings() -> Iterator[None]:
             sys.stdout.flush()
             raise
         sys.stdout.flush()
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        # Python 3.11 wraps a KeyboardInterrupt that lands while a class is being made (a
+        # dataclass's fields, as a command imports what it needs) in a RuntimeError
+        stopped = exc if isinstance(exc, KeyboardInterrupt) else exc.__cause__
+        if not isinstance(stopped, KeyboardInterrupt):
+            raise
         with suppress(OSError):
-            stderr().print(interrupted_line(exc), highlight=False, markup=False)
+            stderr().print(interrupted_line(stopped), highlight=False, markup=False)
         set_stop_note(None)  # said: the next command stopped in this process says its own
         raise typer.Exit(INTERRUPTED) from None
     except (OSError, SystemExit) as exc:
