@@ -171,3 +171,26 @@ def test_ctrl_c_in_process_is_the_same_line(project, invoke, monkeypatch):
     assert result.exit_code == 130
     assert f"interrupted (Ctrl-C); {STOPPED}" in result.output
     assert "Traceback" not in result.output and "Aborted" not in result.output
+
+
+def test_ctrl_c_while_a_command_makes_a_class_is_one_line_and_exit_130(project, monkeypatch):
+    # Python 3.11 turns a KeyboardInterrupt raised while a class is being made (a dataclass's
+    # fields, as a command imports a module) into a RuntimeError caused by it
+    from typer.testing import CliRunner
+
+    from agenteval_cli import api
+    from agenteval_cli.cli import app
+
+    class Stopped:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise KeyboardInterrupt("Ctrl-C")
+
+    def listing(**_: object) -> list:
+        type("Listed", (), {"run_id": Stopped()})  # as the signal lands mid-definition
+        return []
+
+    monkeypatch.setattr(api, "list_experiments", listing)
+    result = CliRunner().invoke(app, ["experiments", "--store", str(project / "s.db")])
+    assert result.exit_code == 130, result.output
+    assert f"interrupted (Ctrl-C); {STOPPED}" in result.output
+    assert "Traceback" not in result.output and "RuntimeError" not in result.output

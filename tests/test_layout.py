@@ -148,3 +148,20 @@ def test_the_sql_finder_finds_sql_outside_the_store(tmp_path):
         "report.py:5 .execute(SQL)",
         "report.py:6 .executemany(SQL)",
     ]
+
+
+# what only the API reaches: the store, the runner and what it calls, the read model, LangSmith
+BEHIND_THE_API = ("store", "execution", "results", "langsmith", "otel", "targets", "trace")
+
+
+def test_the_cli_reaches_the_store_runner_read_model_and_langsmith_only_through_the_api():
+    # every command is one call into agenteval_cli.api: no module of the CLI imports what
+    # the API keeps behind it, not even for a type hint
+    graph = grimp.build_graph("agenteval_cli")
+    found = [
+        (module, imported)
+        for module in sorted(graph.find_descendants("agenteval_cli.cli"))
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported.split(".")[:2] in (["agenteval_cli", n] for n in BEHIND_THE_API)
+    ]
+    assert found == []

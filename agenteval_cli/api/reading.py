@@ -231,6 +231,54 @@ def gate(
     )
 
 
+def preflight(
+    *,
+    store: str | Path | Store | None = None,
+    outputs: Iterable[tuple[str, str | Path | None]] = (),
+    baseline: str | None = None,
+    spec_baseline: Path | None = None,
+) -> str | None:
+    """What would fail after a run fails before it, in this order: the store (made if
+    missing, as the run will make it), each output file that cannot be written (``(option,
+    path)`` pairs; ``-`` is stdout), a ``baseline`` file that does not exist or cannot be
+    compared (the spec's too, once written). A stored baseline is pinned to the experiment
+    its name means now, before a run's own experiments would take the name: the baseline
+    to gate against is returned (a file's path as given; None without one)."""
+    from agenteval_cli.api.running import opened_store
+    from agenteval_cli.core.errors import UserError
+    from agenteval_cli.gating.baselines import read_baseline_file
+    from agenteval_cli.report.output_paths import check_writable
+    from agenteval_cli.results.sources import looks_like_file
+    from agenteval_cli.store.lookup import resolve_experiment
+
+    with opened_store(store) as opened:
+        for option, path in outputs:
+            if path is not None and str(path) != "-":
+                check_writable(Path(path), option)
+        if baseline is None:
+            if spec_baseline is not None and spec_baseline.is_file():
+                read_baseline_file(spec_baseline)
+            return None
+        if looks_like_file(baseline):
+            if not Path(baseline).is_file():
+                raise UserError(
+                    f"--baseline file not found: {baseline}",
+                    hint="write one with 'agenteval run SPEC --save-baseline FILE'",
+                )
+            read_baseline_file(Path(baseline))  # comparable now rather than after
+            return baseline
+        return resolve_experiment(opened, baseline, option="--baseline").name
+
+
+def check_judges(experiments: Experiments, min_kappa: Mapping[str, float]) -> None:
+    """Refuse (a UserError, exit 3) a gate that rests on judges people have not confirmed:
+    a score key whose kappa against people's labels is unknown or below its
+    ``min_kappa``."""
+    from agenteval_cli.gating.calibration import refuse_uncalibrated
+
+    refuse_uncalibrated(load_experiments(experiments), min_kappa)
+
+
 def write_report(
     experiments: Experiments,
     *,
@@ -243,16 +291,21 @@ def write_report(
     title: str | None = None,
     allow_different_data: bool = False,
     gate: Gate | None = None,
+    reports: Mapping[str, str | Path | None] | None = None,
 ) -> list[Path]:
     """Write each report asked for (a self-contained HTML page, a Markdown summary, JUnit
-    XML), whole or not at all; the paths written, in that order. The thresholds shown are
-    the spec's of a run report, else those the experiments were run with. ``gate``: its
-    failures in the Markdown (unless ``gate_failures`` are given) and a JUnit case per
-    baseline check."""
+    XML: any format of :data:`agenteval_cli.api.formats.FORMATS`, by its keyword or in
+    ``reports`` by its name), whole or not at all; the paths written, in the formats'
+    order. The thresholds shown are the spec's of a run report, else those the experiments
+    were run with. ``gate``: its failures in the Markdown (unless ``gate_failures`` are
+    given) and a JUnit case per baseline check."""
+    from agenteval_cli.api.formats import FORMATS, ReportInput, format_named
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.report import comparison
 
-    if html is None and markdown is None and junit is None:
+    asked = {"html": html, "markdown": markdown, "junit": junit, **(reports or {})}
+    paths = {format_named(k).name: Path(v) for k, v in asked.items() if v is not None}
+    if not paths:
         raise UserError(
             "nothing to write", hint="give -o report.html, --markdown PATH or --junit PATH"
         )
@@ -262,11 +315,22 @@ def write_report(
         loaded = _spec_of(experiments, None)
         thresholds = loaded.thresholds if loaded is not None else _stored_thresholds(sides)
     result = comparison.build(sides, allow_different_data=allow_different_data)
-    title = title or " vs ".join(result.names)
-    html, markdown, junit = (None if p is None else Path(p) for p in (html, markdown, junit))
     if gate is not None and gate_failures is None:
         gate_failures = gate.failures
-    return _write(result, html, markdown, junit, dict(thresholds), gate_failures, title, gate)
+    given = ReportInput(
+        comparison=result,
+        thresholds=dict(thresholds),
+        title=title or " vs ".join(result.names),
+        gate_failures=gate_failures,
+        gate_checks=gate.checks if gate is not None else (),
+        allow_untested=gate is not None and gate.allow_untested,
+    )
+    written = []
+    for found in FORMATS:
+        if found.name in paths:
+            found.write(paths[found.name], given)
+            written.append(paths[found.name])
+    return written
 
 
 def save_baseline(
@@ -278,48 +342,6 @@ def save_baseline(
     sides = load_experiments(experiments, store=store)
     written = Path(path)
     write_baseline(written, sides, git_commit=sides[0].git_commit if sides else None)
-    return written
-
-
-def _write(
-    result: Comparison,
-    html: Path | None,
-    markdown: Path | None,
-    junit: Path | None,
-    thresholds: dict,
-    gate_failures: list[GateFailure] | None,
-    title: str,
-    gate: Gate | None = None,
-) -> list[Path]:
-    written = []
-    if html is not None:
-        from agenteval_cli.report.html import write_html
-
-        write_html(html, result, thresholds=thresholds, title=title)
-        written.append(html)
-    if markdown is not None:
-        from agenteval_cli.report.markdown import write_markdown
-
-        write_markdown(
-            markdown,
-            result,
-            gate_failures=gate_failures,
-            title=title,
-            gate_checks=gate.checks if gate is not None else (),
-            allow_untested=gate is not None and gate.allow_untested,
-        )
-        written.append(markdown)
-    if junit is not None:
-        from agenteval_cli.report.junit import write_junit
-
-        write_junit(
-            junit,
-            result.sides,
-            thresholds=thresholds,
-            gate_checks=gate.checks if gate is not None else (),
-            allow_untested=gate is not None and gate.allow_untested,
-        )
-        written.append(junit)
     return written
 
 

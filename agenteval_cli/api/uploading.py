@@ -115,3 +115,31 @@ def _compare_url(
             projects.append(row["project_id"])
             dataset_url = (done.sent.url or "").split("/compare?")[0] or dataset_url
     return compare_url(dataset_url, projects) if len(projects) > 1 else None
+
+
+@dataclass(frozen=True)
+class Sent:
+    """How far an upload stopped midway got: each result is marked as it is sent."""
+
+    sent: int  # results sent, over the experiments
+    total: int  # results stored, over the experiments
+    rest: list[str]  # the experiments not wholly sent (all of them when every result was)
+
+
+def sent_so_far(experiments: Any, *, store: str | Path | Store | None = None) -> Sent:
+    """What :func:`upload` of ``experiments`` has sent so far, read from the store."""
+    from agenteval_cli.store.langsmith_state import LangSmithState
+
+    where = experiments.store if isinstance(experiments, RunReport) and store is None else store
+    with opened_store(where, must_exist=True) as opened:
+        state = LangSmithState.of(opened)
+        sent = total = 0
+        records = upload_records(opened, experiments)
+        rest: list[str] = []
+        for record in records:
+            count = opened.result_count(record.id)
+            done = min(len(state.sent(record.id)), count)
+            sent, total = sent + done, total + count
+            if done < count:
+                rest.append(record.name)
+        return Sent(sent, total, rest or [r.name for r in records])

@@ -7,24 +7,23 @@ Heavy libraries (langchain, langgraph, langsmith) are imported inside commands s
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, redirect_stdout, suppress
+from contextlib import contextmanager, redirect_stdout, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperGroup
 
+from agenteval_cli.api import DEFAULT_STORE as DEFAULT_STORE  # re-exported: every option
+from agenteval_cli.api import find_store
 from agenteval_cli.core import stops
 from agenteval_cli.core.errors import ExitCode, UserError
-from agenteval_cli.store import DEFAULT_STORE as DEFAULT_STORE  # re-exported: every option
-from agenteval_cli.store import find_store
 
 if TYPE_CHECKING:
     from rich.console import Console
     from typer._click import Command, Context, HelpFormatter  # what TyperGroup's methods take
-
-    from agenteval_cli.store.db import ExperimentRecord, Store
 
 
 class RootGroup(TyperGroup):
@@ -183,12 +182,12 @@ def fetch_prices(quiet: bool = False) -> None:
 
     from rich.markup import escape
 
+    from agenteval_cli.api import update_prices
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.metrics.prices import update_database
 
     url = os.environ.get("AGENTEVAL_PRICES_URL") or None
     try:
-        source = update_database(url)
+        source = update_prices(url)
     except OSError as exc:
         stderr().print(
             f"[bold red]error:[/] --update-prices: could not fetch the price data "
@@ -345,72 +344,50 @@ def user_errors(debug: bool = False) -> Iterator[None]:
         raise typer.Exit(exc.exit_code) from None
 
 
-def open_store(path: Path, *, write: bool = False) -> AbstractContextManager[Store]:
-    """:func:`agenteval_cli.store.lookup.open_store`, imported when a command opens a store."""
-    from agenteval_cli.store import lookup
-
-    return lookup.open_store(path, write=write)
-
-
-def resolve_experiment(store: Store, name: str) -> ExperimentRecord:
-    """:func:`agenteval_cli.store.lookup.resolve_experiment` (one rule for every command)."""
-    from agenteval_cli.store import lookup
-
-    return lookup.resolve_experiment(store, name)
-
-
 def print_comparison(
-    store: Store,
+    store: Path,
     experiment_ids: list[str],
     *,
     title: str | None,
     warnings: Sequence[str] = (),
 ) -> None:
-    """The comparison table of stored experiments, with their names and pricing gaps (as
-    the prices their runs kept with the calls say);
+    """The comparison table of stored experiments (:func:`agenteval_cli.api.run_table`),
+    with their names and pricing gaps (as the prices their runs kept with the calls say);
     ``warnings`` are said under it (what its figures are read with)."""
     from rich.markup import escape
 
+    from agenteval_cli import api
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.metrics.prices import NOT_STORED
-    from agenteval_cli.metrics.summary import unanswered_note, usage_note
-    from agenteval_cli.report.table import comparison_table, unpriced_models, unstored_models
-    from agenteval_cli.results.sources import stored_summary
-    from agenteval_cli.store.summaries import summary_scores
+    from agenteval_cli.report.table import comparison_table
 
     out = stdout()
-    experiments = [store.experiment(i) for i in experiment_ids]
-    columns = [(e.target, stored_summary(store, e)) for e in experiments]
-    dataset_scores = [
-        {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
-    ]
+    table = api.run_table(experiment_ids, store=store)
+    columns = [(c.target, c.summary) for c in table.columns]
+    dataset_scores = [c.dataset_scores for c in table.columns]
     out.print(comparison_table(columns, title=title, dataset_scores=dataset_scores))
-    if any(summary.cached for _, summary in columns):
+    if table.cached:
         out.print(
             "  [dim]from the cache: results reused (cache: true); "
             "latency is over the calls made[/]",
             highlight=False,
         )
-    note = unanswered_note([summary for _, summary in columns])
-    if note:
-        out.print(f"  [dim]{note}[/]", highlight=False, soft_wrap=True)
+    if table.unanswered:
+        out.print(f"  [dim]{table.unanswered}[/]", highlight=False, soft_wrap=True)
     for warning in warnings:
         line = f"  [bold yellow]warning:[/] {escape(console_text(warning))}"
         out.print(line, highlight=False, soft_wrap=True)
-    print_calibration(store, experiments)
-    for exp, (_, summary) in zip(experiments, columns, strict=True):
-        target, name = escape(console_text(exp.target)), escape(console_text(exp.name))
-        out.print(f"  {target}: [bold]{name}[/] ({exp.status})", highlight=False)
-        no_usage = usage_note(summary)
-        if no_usage:
+    print_calibration(table.calibration)
+    for column in table.columns:
+        target, name = escape(console_text(column.target)), escape(console_text(column.name))
+        out.print(f"  {target}: [bold]{name}[/] ({column.status})", highlight=False)
+        if column.usage_note:
             out.print(
-                f"  [yellow]{target}[/]: {escape(console_text(no_usage))}",
+                f"  [yellow]{target}[/]: {escape(console_text(column.usage_note))}",
                 highlight=False,
                 soft_wrap=True,
             )
-        if not _prices_tokens(exp):
-            continue
-        missing = unpriced_models(summary)
+        missing = column.unpriced_models
         if missing:
             models = escape(console_text(", ".join(missing)))
             out.print(
@@ -419,27 +396,26 @@ def print_comparison(
                 "in the spec",
                 highlight=False,
             )
-        unstored = unstored_models(summary, exp.spec.get("pricing") or {})
-        if unstored:
-            models = escape(console_text(", ".join(unstored)))
+        if column.unstored_models:
+            models = escape(console_text(", ".join(column.unstored_models)))
             out.print(
                 f"  [dim]{target}: per-call and per-agent cost n/a for model(s) {models}: "
                 f"{escape(NOT_STORED)}[/]",
                 highlight=False,
                 soft_wrap=True,
             )
-    out.print(f"  store: {store.path}", highlight=False)
-    print_failure_starts(store, experiment_ids)
+    out.print(f"  store: {table.store}", highlight=False)
+    print_failure_starts(table.failure_starts)
 
 
-def print_failure_starts(store: Store, experiment_ids: list[str]) -> None:
+def print_failure_starts(counted: Sequence[tuple[str, Counter[tuple[str, str]]]]) -> None:
     """Under the run's table, per target with a failed request: where failures start, the
     agent and kind of each failed request's first wrong step, counted."""
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.report.blame import blame_table, heading, stored_counts
+    from agenteval_cli.report.blame import blame_table, heading
 
     out = stdout()
-    shown = [(target, found) for target, found in stored_counts(store, experiment_ids) if found]
+    shown = [(target, found) for target, found in counted if found]
     for index, (target, found) in enumerate(shown):
         if not index:  # each table ends with a blank line
             out.print()
@@ -447,18 +423,16 @@ def print_failure_starts(store: Store, experiment_ids: list[str]) -> None:
         out.print(blame_table(found))
 
 
-def print_calibration(store: Store, experiments: list[ExperimentRecord]) -> None:
+def print_calibration(found: Sequence[tuple[str, list[Any], str | None]]) -> None:
     """Under the table, when rows carry people's labels: each judge's agreement with them
     (n, agreement, kappa and its interval), as ``agenteval judge calibrate`` heads it."""
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.report.calibration import TITLE, headline
-    from agenteval_cli.results.calibration import stored_calibration
 
     lines = []
-    for experiment in experiments:
-        found, error = stored_calibration(store, experiment)
-        lines += [f"{experiment.target} {headline(item)}" for item in found]
-        lines += [] if error is None else [f"{experiment.target}: {error}"]
+    for target, items, error in found:
+        lines += [f"{target} {headline(item)}" for item in items]
+        lines += [] if error is None else [f"{target}: {error}"]
     if not lines:
         return
     out = stdout()
@@ -467,15 +441,15 @@ def print_calibration(store: Store, experiments: list[ExperimentRecord]) -> None
         out.print(f"    {console_text(line)}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _prices_tokens(experiment: ExperimentRecord) -> bool:
-    """Whether the experiment's spec configured ``token_cost``: only then does a model
-    without a price leave a figure incomplete."""
-    for entry in experiment.spec.get("evaluators") or []:
-        if entry == "token_cost" or (
-            isinstance(entry, dict) and "token_cost" in (entry.get("name"), entry.get("type"))
-        ):
-            return True
-    return False
+def print_agents(store: Path, experiment_ids: Sequence[str]) -> None:
+    """``--by-agent`` after a run: each stored experiment's agents, over every result
+    (every call made, failed requests too)."""
+    from agenteval_cli import api
+    from agenteval_cli.report.table import print_agent_table
+
+    columns: list[tuple[str, Any]] = list(api.agent_usage(experiment_ids, store=store))
+    title = "per agent · totals over every result (every call made, failed requests too)"
+    print_agent_table(stdout(), columns, title=title)
 
 
 class OutputFailures:
@@ -538,9 +512,14 @@ def command_endings() -> Iterator[None]:
             sys.stdout.flush()
             raise
         sys.stdout.flush()
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        # Python 3.11 wraps a KeyboardInterrupt that lands while a class is being made (a
+        # dataclass's fields, as a command imports what it needs) in a RuntimeError
+        stopped = exc if isinstance(exc, KeyboardInterrupt) else exc.__cause__
+        if not isinstance(stopped, KeyboardInterrupt):
+            raise
         with suppress(OSError):
-            stderr().print(interrupted_line(exc), highlight=False, markup=False)
+            stderr().print(interrupted_line(stopped), highlight=False, markup=False)
         set_stop_note(None)  # said: the next command stopped in this process says its own
         raise typer.Exit(INTERRUPTED) from None
     except (OSError, SystemExit) as exc:

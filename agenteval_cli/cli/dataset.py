@@ -117,24 +117,17 @@ def _validated_source(path: Path | None, spec: Path | None) -> tuple[Any, Path]:
 
 def _reference_warnings(spec: Any, path: Path) -> list[str]:
     """The run's warnings about the reference fields the spec's evaluators read."""
-    import agenteval_cli.evaluators  # noqa: F401 (registers every family)
-    from agenteval_cli.data.examples import open_examples
-    from agenteval_cli.evaluators.loading import bind_evaluators
-    from agenteval_cli.execution.experiment import reference_field_warnings
+    from agenteval_cli.api import reference_warnings
 
-    examples = open_examples(path)
-    evaluators = bind_evaluators(spec, warn=lambda _: None)  # a judge left out: not checked
-    return reference_field_warnings(spec, evaluators, examples, source=str(path))
+    return reference_warnings(spec, path)
 
 
 def _name_check(spec: Any, path: Path) -> Any:
     """The names the rows give that a target's graph lacks, as a run says them before
     any call (the targets are imported, none is called)."""
-    from agenteval_cli.data.examples import open_examples
-    from agenteval_cli.execution.loading import load_targets
-    from agenteval_cli.execution.names import check_before_run
+    from agenteval_cli.api import name_check
 
-    return check_before_run(load_targets(spec), open_examples(path), str(path))
+    return name_check(spec, path)
 
 
 def _examples(count: int) -> str:
@@ -168,11 +161,7 @@ def dataset_push(
     """Make a LangSmith dataset's examples equal to the file's (matched by example id).
 
     Example: agenteval dataset push --config configs/routing.yaml --dry-run"""
-    from agenteval_cli.data.examples import dataset_hash, load_examples
-    from agenteval_cli.langsmith import datasets as lsd
-    from agenteval_cli.langsmith.client import connect, credentials
-    from agenteval_cli.store.db import Store
-    from agenteval_cli.store.langsmith_state import LangSmithState
+    from agenteval_cli.api import plan_push, push_dataset
 
     out = stdout()
 
@@ -184,11 +173,8 @@ def dataset_push(
     with user_errors(debug):
         set_spec_env(config, env_file)  # LANGSMITH_API_KEY may be in the spec's .env
         path, name = _push_source(path, config, name)
-        examples = load_examples(path)
-        file_hash = dataset_hash(path)
-        conn = connect(credentials())
         if dry_run:
-            plan = lsd.plan_push(conn, name, examples)
+            plan = plan_push(path, name)
             action = "would create dataset" if plan.dataset_id is None else "dataset"
             say(f"{action} {name!r}: {plan.summary(prune=prune, dry_run=True)}")
             for verb, items in (("add", plan.add), ("update", plan.update)):
@@ -198,16 +184,7 @@ def dataset_push(
                 for remote in plan.stale:
                     say(f"  delete {remote.key}")
             return
-        with Store(store_path) as store:
-            report = lsd.push(
-                conn,
-                LangSmithState.of(store),
-                name,
-                examples,
-                file_hash=file_hash,
-                description=description,
-                prune=prune,
-            )
+        report = push_dataset(path, name, description=description, prune=prune, store=store_path)
         verb = "created" if report.created else "pushed"
         tag = f"; version tagged {report.tag}" if report.tag else ""
         say(f"{verb} {name!r}: {report.plan.summary(prune=prune)}{tag}")
@@ -254,19 +231,13 @@ def dataset_pull(
     """Write a LangSmith dataset's examples to a file agenteval can run.
 
     Example: agenteval dataset pull multi-agent-routing-evals -o datasets/routing.jsonl"""
+    from agenteval_cli.api import pull_dataset
     from agenteval_cli.core.filenames import file_name
-    from agenteval_cli.langsmith import datasets as lsd
-    from agenteval_cli.langsmith import files
-    from agenteval_cli.langsmith.client import connect, credentials
 
     with user_errors(debug):
         output = output or Path(file_name(name, ".jsonl"))
-        files.render([], output.suffix.lower())  # an unknown format fails before any request
-        conn = connect(credentials())
-        _, remote = lsd.pull(conn, name, version=version, splits=split)
-        examples = [lsd.to_example(r) for r in remote]
-        files.write(examples, output)
-        stdout().print(f"wrote {len(examples)} examples of {name!r} to {output}", highlight=False)
+        count = pull_dataset(name, output, version=version, splits=split)
+        stdout().print(f"wrote {count} examples of {name!r} to {output}", highlight=False)
 
 
 @dataset_app.command("list")
@@ -277,15 +248,13 @@ def dataset_list(debug: DebugOption = False) -> None:
     from rich import box
     from rich.table import Table
 
-    from agenteval_cli.langsmith import datasets as lsd
-    from agenteval_cli.langsmith.client import connect, credentials
+    from agenteval_cli.api import list_datasets
 
     with user_errors(debug):
-        conn = connect(credentials())
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for column in ("name", "examples", "modified (UTC)", "id"):
             table.add_column(column, no_wrap=True)
-        for dataset in lsd.list_datasets(conn):
+        for dataset in list_datasets():
             modified = dataset.modified_at or dataset.created_at
             table.add_row(
                 dataset.name,

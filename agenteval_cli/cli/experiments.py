@@ -14,7 +14,7 @@ from agenteval_cli.cli.common import (
     UpdatePricesOption,
     app,
     fetch_prices,
-    open_store,
+    print_agents,
     print_comparison,
     refuse_fresh_prices,
     stderr,
@@ -131,12 +131,12 @@ def compare(
                 bootstrap=bootstrap,
             )
     if as_json:
+        from agenteval_cli.api import json_text
         from agenteval_cli.report.compare_json import comparison_json
-        from agenteval_cli.store.results import strict_json
 
         found = [comparison_json(result) for result in results]
         document = found[0] if len(found) == 1 else {"by_target": found}
-        typer.echo(strict_json(document, indent=2))
+        typer.echo(json_text(document, indent=2))
         return
     for index, result in enumerate(results):
         if index:
@@ -155,24 +155,16 @@ def list_experiments(
     """List stored experiments, newest first.
 
     Example: agenteval experiments --target supervisor"""
-    with user_errors(), open_store(store_path) as store:
-        rows = [
-            {
-                "name": exp.name,
-                "target": exp.target,
-                "status": exp.status,
-                "results": store.result_count(exp.id),
-                "repetitions": exp.repetitions,
-                "dataset_hash": exp.dataset_hash,
-                "started_at": exp.started_at,
-                "run_id": exp.run_id,
-            }
-            for exp in store.experiments(target=target)
-        ]
-    if as_json:
-        from agenteval_cli.store.results import strict_json
+    from dataclasses import asdict
 
-        typer.echo(strict_json({"experiments": rows}, indent=2))
+    from agenteval_cli import api
+
+    with user_errors():
+        rows = [asdict(e) for e in api.list_experiments(target=target, store=store_path)]
+    if as_json:
+        from agenteval_cli.api import json_text
+
+        typer.echo(json_text({"experiments": rows}, indent=2))
         return
     _print_experiments(rows)
 
@@ -225,32 +217,28 @@ def run_from_langsmith(
     from agenteval_cli import api
     from agenteval_cli.cli.outputs import finish_run
     from agenteval_cli.report.compare_console import print_langsmith_urls
-    from agenteval_cli.store.db import Store
 
     err = stderr()
-    with Store(store_path) as store:
-        report = api.import_langsmith(
-            spec, names, store=store, on_note=_sayer(err), env_file=env_file
-        )
-        ids = report.ids
-        print_comparison(
-            store,
-            ids,
-            title=report.title,
-            warnings=report.name_warnings,
-        )
-        if by_agent:
-            from agenteval_cli.report.table import print_stored_agents
+    report = api.import_langsmith(
+        spec, names, store=store_path, on_note=_sayer(err), env_file=env_file
+    )
+    ids, store = report.ids, report.store
+    print_comparison(
+        store,
+        ids,
+        title=report.title,
+        warnings=report.name_warnings,
+    )
+    if by_agent:
+        print_agents(store, ids)
+    print_langsmith_urls(stdout(), api.load_experiments(ids, store=store))
+    verdict = None
+    if json_path is not None:
+        from agenteval_cli.cli.outputs import run_gate, write_json_output
 
-            print_stored_agents(stdout(), store, ids)
-        print_langsmith_urls(stdout(), api.load_experiments(ids, store=store))
-        verdict = None
-        if json_path is not None:
-            from agenteval_cli.cli.outputs import run_gate, write_json_output
-
-            verdict = run_gate(store, ids, spec, outputs)
-            write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
-        return finish_run(store, ids, spec, outputs, verdict=verdict)
+        verdict = run_gate(store, ids, spec, outputs)
+        write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
+    return finish_run(store, ids, spec, outputs, verdict=verdict)
 
 
 def run_from_traces(
@@ -276,30 +264,26 @@ def run_from_traces(
         write_json_output,
     )
     from agenteval_cli.core.errors import ExitCode
-    from agenteval_cli.store.db import Store
 
     err = stderr()
-    with Store(store_path) as store:
-        report = api.import_traces(
-            spec, files, target=target, store=store, on_note=_sayer(err), env_file=env_file
-        )
-        ids = report.ids
-        print_comparison(
-            store,
-            ids,
-            title=report.title,
-            warnings=report.name_warnings,
-        )
-        clean = report_run_errors(report, max_error_rate=spec.max_error_rate)
-        if by_agent:
-            from agenteval_cli.report.table import print_stored_agents
-
-            print_stored_agents(stdout(), store, ids)
-        verdict = None
-        if json_path is not None:
-            verdict = run_gate(store, ids, spec, outputs)
-            write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
-        passed = finish_run(store, ids, spec, outputs, verdict=verdict)
+    report = api.import_traces(
+        spec, files, target=target, store=store_path, on_note=_sayer(err), env_file=env_file
+    )
+    ids, store = report.ids, report.store
+    print_comparison(
+        store,
+        ids,
+        title=report.title,
+        warnings=report.name_warnings,
+    )
+    clean = report_run_errors(report, max_error_rate=spec.max_error_rate)
+    if by_agent:
+        print_agents(store, ids)
+    verdict = None
+    if json_path is not None:
+        verdict = run_gate(store, ids, spec, outputs)
+        write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
+    passed = finish_run(store, ids, spec, outputs, verdict=verdict)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:

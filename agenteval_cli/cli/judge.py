@@ -46,7 +46,7 @@ def judge_calibrate(
     confusion counts. Runs nothing: reads the stored results.
 
     Example: agenteval judge calibrate configs/routing.yaml"""
-    from agenteval_cli.api.calibrating import calibrate_judges
+    from agenteval_cli.api import calibrate_judges
     from agenteval_cli.report.calibration import calibration_lines
 
     with user_errors(debug):

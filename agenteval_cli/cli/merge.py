@@ -67,25 +67,23 @@ def merge(
     from agenteval_cli import api
     from agenteval_cli.cli.outputs import report_run_errors, write_json_output
     from agenteval_cli.core.errors import ExitCode
-    from agenteval_cli.store.db import Store
 
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
         if json_path is not None and not is_stdout(json_path):
             from agenteval_cli.report.output_paths import check_writable
 
             check_writable(json_path, "--json")
-        with Store(store_path) as store:
-            report = api.merge(shard_stores, store=store)
-            if quiet:
-                line = (
-                    f"{report.spec.experiment_prefix}: merged {len(shard_stores)} shards · "
-                    f"{len(report.experiments)} target(s), {report.saved} results"
-                )
-                stdout().print(line, highlight=False, markup=False, soft_wrap=True)
-            else:
-                title = report.title
-                print_comparison(store, report.ids, title=title)
-            clean = report_run_errors(report, max_error_rate=report.spec.max_error_rate)
-            if json_path is not None:
-                write_json_output(json_path, store, report.ids)
+        report = api.merge(shard_stores, store=store_path)
+        if quiet:
+            line = (
+                f"{report.spec.experiment_prefix}: merged {len(shard_stores)} shards · "
+                f"{len(report.experiments)} target(s), {report.saved} results"
+            )
+            stdout().print(line, highlight=False, markup=False, soft_wrap=True)
+        else:
+            title = report.title
+            print_comparison(report.store, report.ids, title=title)
+        clean = report_run_errors(report, max_error_rate=report.spec.max_error_rate)
+        if json_path is not None:
+            write_json_output(json_path, report.store, report.ids)
     raise typer.Exit(ExitCode.OK if clean else ExitCode.RUN_ERRORS)

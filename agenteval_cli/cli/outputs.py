@@ -6,37 +6,21 @@ Kept apart from the run command so ``agenteval report`` writes the same files th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agenteval_cli.api import FORMATS
 from agenteval_cli.cli.common import is_stdout, json_stdout, stderr, stdout
 
 if TYPE_CHECKING:
     from agenteval_cli.api import Gate, RunReport
     from agenteval_cli.gating.verdict import GateFailure
     from agenteval_cli.spec.model import Spec
-    from agenteval_cli.store.db import Store
 
-HtmlOption = Annotated[
-    Path | None,
-    typer.Option("--html", metavar="PATH", help="Write a self-contained HTML report here."),
-]
-MarkdownOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--markdown", metavar="PATH", help="Write a Markdown summary (PR comment, CI summary)."
-    ),
-]
-JunitOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--junit", metavar="PATH", help="Write JUnit XML: one case per example × target × check."
-    ),
-]
 BaselineOption = Annotated[
     str | None,
     typer.Option(
@@ -51,32 +35,76 @@ SaveBaselineOption = Annotated[
 ]
 
 
+def with_report_options(
+    renamed: Mapping[str, tuple[Sequence[str], str]] | None = None,
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A command whose ``reports`` parameter becomes one ``--FORMAT PATH`` option per
+    report format (:data:`agenteval_cli.api.formats.FORMATS`, in its order); the command
+    gets them back as ``reports={name: path or None}``. ``renamed``: a format's option
+    declarations and help on this command (``report``'s HTML is ``-o/--output``)."""
+    import functools
+    import inspect
+    import typing
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        hints = typing.get_type_hints(command, include_extras=True)
+        parameters: list[inspect.Parameter] = []
+        for parameter in inspect.signature(command).parameters.values():
+            if parameter.name != "reports":
+                parameters.append(parameter.replace(annotation=hints[parameter.name]))
+                continue
+            for found in FORMATS:
+                names, text = (renamed or {}).get(found.name, ((found.option,), found.help))
+                option = typer.Option(*names, metavar="PATH", help=text)
+                parameters.append(
+                    inspect.Parameter(
+                        f"{found.name}_report",
+                        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                        default=None,
+                        annotation=Annotated[Path | None, option],
+                    )
+                )
+
+        @functools.wraps(command)
+        def wrapper(**given: Any) -> None:
+            reports = {found.name: given.pop(f"{found.name}_report") for found in FORMATS}
+            command(reports=reports, **given)
+
+        wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        return wrapper
+
+    return decorate
+
+
 @dataclass
 class RunOutputs:
-    html: Path | None = None
-    markdown: Path | None = None
-    junit: Path | None = None
+    """What a run writes and checks after it: the reports by format name, the baseline
+    to gate against and the one to save."""
+
+    reports: dict[str, Path | None] = field(default_factory=dict)
     baseline: str | None = None
     save_baseline: Path | None = None
 
     def named(self) -> list[tuple[str, object]]:
         """Each output with the option that asks for it: ``("--html", path)``."""
         return [
-            ("--html", self.html),
-            ("--markdown", self.markdown),
-            ("--junit", self.junit),
+            *((found.option, self.reports.get(found.name)) for found in FORMATS),
             ("--baseline", self.baseline),
             ("--save-baseline", self.save_baseline),
         ]
+
+    @property
+    def asked(self) -> dict[str, Path]:
+        """The reports asked for, by format name."""
+        return {name: path for name, path in self.reports.items() if path is not None}
 
 
 def write_reports(
     experiments: Any,
     *,
-    html: Path | None,
-    markdown: Path | None,
-    junit: Path | None,
-    store: Store | Path,
+    reports: Mapping[str, Path | None],
+    store: Path,
     thresholds: dict | None = None,
     gate_failures: list[GateFailure] | None = None,
     title: str | None = None,
@@ -88,9 +116,7 @@ def write_reports(
 
     written = api.write_report(
         experiments,
-        html=html,
-        markdown=markdown,
-        junit=junit,
+        reports=reports,
         store=store,
         thresholds=thresholds,
         gate_failures=gate_failures,
@@ -105,7 +131,7 @@ def write_reports(
 
 def write_json_output(
     path: Path,
-    store: Store,
+    store: Path,
     experiment_ids: list[str],
     gate: Gate | None = None,
     *,
@@ -114,26 +140,19 @@ def write_json_output(
     """``--json PATH``: the document written to PATH (echoed on stderr), or to stdout for
     ``-`` (then stdout carries nothing else: see ``common.json_on_stdout``); with the
     gate's verdict when the run was gated, and a run's ``warnings``."""
-    from agenteval_cli.report.gate_json import gate_json
-    from agenteval_cli.report.json_report import json_chunks, write_json
+    from agenteval_cli import api
 
-    verdict = (
-        None
-        if gate is None or not gate.checked
-        else gate_json(gate.failures, gate.checks, allow_untested=gate.allow_untested)
-    )
     if is_stdout(path):
         out = json_stdout()
-        for chunk in json_chunks(store, experiment_ids, verdict, warnings=warnings):
-            out.write(chunk)
+        api.write_json(out, experiment_ids, store=store, gate=gate, warnings=warnings)
         out.write("\n")
         out.flush()
         return
-    write_json(path, store, experiment_ids, verdict, warnings=warnings)
+    api.write_json(path, experiment_ids, store=store, gate=gate, warnings=warnings)
     stderr().print(f"wrote {path}", highlight=False, markup=False)
 
 
-def run_gate(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> Gate:
+def run_gate(store: Path, experiment_ids: list[str], spec: Spec, outputs: RunOutputs) -> Gate:
     """The gate's verdict on the run's experiments, by the spec and ``--baseline``."""
     from agenteval_cli import api
 
@@ -142,7 +161,7 @@ def run_gate(store: Store, experiment_ids: list[str], spec: Spec, outputs: RunOu
 
 
 def finish_run(
-    store: Store,
+    store: Path,
     experiment_ids: list[str],
     spec: Spec,
     outputs: RunOutputs,
@@ -160,9 +179,7 @@ def finish_run(
     if verdict is None:
         verdict = api.gate(sides, spec=spec, baseline=outputs.baseline, store=store)
     if verdict.checked and spec.min_kappa:
-        from agenteval_cli.gating.calibration import refuse_uncalibrated
-
-        refuse_uncalibrated(sides, spec.min_kappa)
+        api.check_judges(sides, spec.min_kappa)
     missing = verdict.missing_baseline
     saving = outputs.save_baseline
     if missing is not None and (saving is None or Path(missing).resolve() != saving.resolve()):
@@ -170,12 +187,10 @@ def finish_run(
             f"  [yellow]no baseline yet at {missing}[/]: write one with --save-baseline {missing}",
             highlight=False,
         )
-    if any((outputs.html, outputs.markdown, outputs.junit)):
+    if outputs.asked:
         write_reports(
             sides,
-            html=outputs.html,
-            markdown=outputs.markdown,
-            junit=outputs.junit,
+            reports=outputs.asked,
             store=store,
             thresholds=spec.thresholds,
             gate_failures=verdict.failures,
@@ -225,9 +240,9 @@ def report_run_errors(
     interrupt() more often than ``max_interrupt_rate`` (None: the spec's), or an evaluator
     failed on every example it scored."""
     allowed = report.spec.max_interrupt_rate if max_interrupt_rate is None else max_interrupt_rate
+    from agenteval_cli.api import SHOWN_REASONS
     from agenteval_cli.cli.progress import shown  # names and messages are data, not markup
     from agenteval_cli.core.redact import console_text
-    from agenteval_cli.results.failures import SHOWN_REASONS
 
     err = stderr()
     for found in report.errors:

@@ -16,7 +16,7 @@ from agenteval_cli.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from agenteval_cli.api.planning import Plan
+    from agenteval_cli.api import Plan
 
 
 @app.command()
@@ -77,7 +77,7 @@ def plan(
     pilot's own examples detect. Runs nothing.
 
     Example: agenteval plan --metric routing_accuracy --difference 0.1 --discordance 0.2"""
-    from agenteval_cli.api.planning import plan as make_plan
+    from agenteval_cli.api import plan as make_plan
 
     with user_errors(debug):
         found = make_plan(

@@ -17,10 +17,11 @@ from agenteval_cli.cli.common import (
     user_errors,
 )
 from agenteval_cli.cli.experiments import AllowDifferentData
-from agenteval_cli.cli.outputs import JunitOption, MarkdownOption, write_reports
+from agenteval_cli.cli.outputs import with_report_options, write_reports
 
 
 @app.command()
+@with_report_options(renamed={"html": (("--output", "-o"), "The HTML report to write.")})
 def report(
     names: Annotated[
         list[str],
@@ -30,12 +31,7 @@ def report(
             "from 'run --json'. The first is the reference.",
         ),
     ],
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", metavar="PATH", help="The HTML report to write."),
-    ] = None,
-    markdown_path: MarkdownOption = None,
-    junit_path: JunitOption = None,
+    reports: dict[str, Path | None] | None = None,
     allow_different_data: AllowDifferentData = False,
     update_prices: KeptPricesOption = False,
     store_path: StoreOption = DEFAULT_STORE,
@@ -49,9 +45,7 @@ def report(
             refuse_fresh_prices("report")
         write_reports(
             names,
-            html=output,
-            markdown=markdown_path,
-            junit=junit_path,
+            reports=reports or {},
             store=store_path,
             allow_different_data=allow_different_data,
         )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agenteval_cli.api import FORMATS, RunOptions, resumes
 from agenteval_cli.cli.common import (
     DEFAULT_STORE,
     ByAgentOption,
@@ -20,7 +21,7 @@ from agenteval_cli.cli.common import (
     fetch_prices,
     is_stdout,
     json_on_stdout,
-    open_store,
+    print_agents,
     print_comparison,
     set_spec_env,
     stderr,
@@ -29,24 +30,22 @@ from agenteval_cli.cli.common import (
 )
 from agenteval_cli.cli.outputs import (
     BaselineOption,
-    HtmlOption,
-    JunitOption,
-    MarkdownOption,
     RunOutputs,
     SaveBaselineOption,
     finish_run,
     report_run_errors,
     run_gate,
+    with_report_options,
     write_json_output,
 )
 from agenteval_cli.core.errors import ExitCode, UserError
-from agenteval_cli.execution.options import RunOptions, resumes
 
 if TYPE_CHECKING:
     from agenteval_cli.api import Gate
 
 
 @app.command()
+@with_report_options()
 def run(
     spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="The experiment YAML file.")],
     experiment_name: Annotated[
@@ -193,9 +192,7 @@ def run(
             "tool or skill no target has (the spec's strict_names: true does the same).",
         ),
     ] = False,
-    html_path: HtmlOption = None,
-    markdown_path: MarkdownOption = None,
-    junit_path: JunitOption = None,
+    reports: dict[str, Path | None] | None = None,
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
     update_prices: UpdatePricesOption = False,
@@ -226,7 +223,7 @@ def run(
             spec_path,
             experiment_name,
             json_path,
-            RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline),
+            RunOutputs(reports or {}, baseline, save_baseline),
             RunOptions(
                 targets=target,
                 limit=limit,
@@ -270,7 +267,6 @@ def _run_command(
     update_prices: bool = False,
 ) -> None:
     from agenteval_cli import api
-    from agenteval_cli.store.db import Store
 
     err = stderr()
     target, limit = options.get("targets"), options.get("limit")
@@ -333,9 +329,10 @@ def _run_command(
             )
             return
     failures = OutputFailures(debug)
-    with user_errors(debug), Store(store_path) as store:
-        outputs = _preflight(outputs, json_path, store, spec_baseline=spec.baseline)
-        report = _run(spec_path, spec, store, err, options, quiet=quiet)
+    with user_errors(debug):
+        outputs = _preflight(outputs, json_path, store_path, spec_baseline=spec.baseline)
+        report = _run(spec_path, spec, store_path, err, options, quiet=quiet)
+        store = report.store
         failures.saved = f"{report.saved} results are saved in {report.store}"
         with failures:
             if report.status == "interrupted":
@@ -412,7 +409,7 @@ def _print_export(err, report) -> bool:
 def _shard_option(text: str | None, *, resume: bool) -> tuple[int, int] | None:
     """``--shard i/N`` as ``(i, N)``; a bad value, or one with --resume (which keeps its
     run's shard), is a usage error."""
-    from agenteval_cli.data.examples import parse_shard
+    from agenteval_cli.api import parse_shard
 
     if text is None:
         return None
@@ -490,7 +487,7 @@ def _print_verdict(
 
 
 def _preflight(
-    outputs: RunOutputs, json_path: Path | None, store, *, spec_baseline: Path | None = None
+    outputs: RunOutputs, json_path: Path | None, store: Path, *, spec_baseline: Path | None = None
 ) -> RunOutputs:
     """What would fail after the run fails before it: a report path that cannot be written,
     a ``--baseline`` that does not exist, a baseline file (``--baseline`` or the spec's, once
@@ -498,37 +495,20 @@ def _preflight(
     name means now, before this run's own experiments would take the name."""
     from dataclasses import replace
 
-    from agenteval_cli.gating.baselines import read_baseline_file
-    from agenteval_cli.report.output_paths import check_writable
-    from agenteval_cli.results.sources import looks_like_file
-    from agenteval_cli.store.lookup import resolve_experiment
+    from agenteval_cli import api
 
-    for option, path in (
+    named = (
         ("--json", json_path),
-        ("--html", outputs.html),
-        ("--markdown", outputs.markdown),
-        ("--junit", outputs.junit),
+        *((found.option, outputs.reports.get(found.name)) for found in FORMATS),
         ("--save-baseline", outputs.save_baseline),
-    ):
-        if path is not None and str(path) != "-":
-            check_writable(path, option)
-    if outputs.baseline is None:
-        if spec_baseline is not None and spec_baseline.is_file():
-            read_baseline_file(spec_baseline)
-        return outputs
-    if looks_like_file(outputs.baseline):
-        if not Path(outputs.baseline).is_file():
-            raise UserError(
-                f"--baseline file not found: {outputs.baseline}",
-                hint="write one with 'agenteval run SPEC --save-baseline FILE'",
-            )
-        read_baseline_file(Path(outputs.baseline))  # comparable now rather than after
-        return outputs
-    pinned = resolve_experiment(store, outputs.baseline, option="--baseline")
-    return replace(outputs, baseline=pinned.name)
+    )
+    pinned = api.preflight(
+        store=store, outputs=named, baseline=outputs.baseline, spec_baseline=spec_baseline
+    )
+    return replace(outputs, baseline=pinned)
 
 
-def _run(spec_path: Path, spec, store, err, options: RunOptions, *, quiet: bool = False):
+def _run(spec_path: Path, spec, store: Path, err, options: RunOptions, *, quiet: bool = False):
     """``api.run`` with the progress bars, the start lines and the notes on stderr (none of
     them when ``quiet``); a run that is ended by force says so before the process exits."""
     from contextlib import ExitStack
@@ -587,7 +567,7 @@ def _note(err, text: str) -> None:
 
 
 def _print_run(
-    store,
+    store: Path,
     report,
     json_path: Path | None,
     by_agent: bool,
@@ -614,7 +594,7 @@ def _print_run(
     if failures is not None:
         failures.run_clean = clean
     if by_agent:
-        _print_agents(store, report.ids)
+        print_agents(store, report.ids)
     if json_path is not None:
         write_json_output(json_path, store, report.ids, gate, warnings=report.warnings)
     return clean
@@ -626,16 +606,7 @@ def _has_gate_or_reports(spec, outputs: RunOutputs) -> bool:
     return bool(
         spec.thresholds
         or spec.baseline is not None
-        or any(
-            value is not None
-            for value in (
-                outputs.html,
-                outputs.markdown,
-                outputs.junit,
-                outputs.baseline,
-                outputs.save_baseline,
-            )
-        )
+        or any(path is not None for _, path in outputs.named())
     )
 
 
@@ -699,29 +670,22 @@ def rescore_stored(
 ):
     from agenteval_cli import api
 
-    with open_store(store_path, write=True) as store:
-        report = api.rescore(
-            spec, names, store=store, env_file=env_file, reprice=reprice, prices=prices
-        )
-        _warn(stderr(), report.warnings)
-        # the calls' errors and interrupts were judged when they ran: only an evaluator
-        # failing everywhere
-        clean = _print_run(
-            store,
-            report,
-            json_path,
-            by_agent,
-            max_error_rate=1.0,
-            max_interrupt_rate=1.0,
-            quiet=quiet,
-        )
+    report = api.rescore(
+        spec, names, store=store_path, env_file=env_file, reprice=reprice, prices=prices
+    )
+    _warn(stderr(), report.warnings)
+    # the calls' errors and interrupts were judged when they ran: only an evaluator
+    # failing everywhere
+    clean = _print_run(
+        report.store,
+        report,
+        json_path,
+        by_agent,
+        max_error_rate=1.0,
+        max_interrupt_rate=1.0,
+        quiet=quiet,
+    )
     if quiet:
         _print_verdict(report, clean=clean, passed=True, uploaded=True)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
-
-
-def _print_agents(store, ids: list[str]) -> None:
-    from agenteval_cli.report.table import print_stored_agents
-
-    print_stored_agents(stdout(), store, ids)

@@ -25,11 +25,9 @@ from agenteval_cli.cli.common import (
 )
 from agenteval_cli.cli.outputs import (
     BaselineOption,
-    HtmlOption,
-    JunitOption,
-    MarkdownOption,
     RunOutputs,
     SaveBaselineOption,
+    with_report_options,
 )
 from agenteval_cli.core.errors import ExitCode
 
@@ -123,6 +121,7 @@ def rescore(
 
 
 @app.command("import")
+@with_report_options()
 def import_experiments(
     spec_path: SpecArgument,
     experiments: Annotated[
@@ -149,9 +148,7 @@ def import_experiments(
     ] = None,
     json_path: JsonOption = None,
     by_agent: ByAgentOption = False,
-    html_path: HtmlOption = None,
-    markdown_path: MarkdownOption = None,
-    junit_path: JunitOption = None,
+    reports: dict[str, Path | None] | None = None,
     baseline: BaselineOption = None,
     save_baseline: SaveBaselineOption = None,
     update_prices: UpdatePricesOption = False,
@@ -180,7 +177,7 @@ def import_experiments(
     from agenteval_cli.cli.experiments import run_from_langsmith, run_from_traces
     from agenteval_cli.core.errors import UserError
 
-    outputs = RunOutputs(html_path, markdown_path, junit_path, baseline, save_baseline)
+    outputs = RunOutputs(reports or {}, baseline, save_baseline)
     with json_on_stdout(is_stdout(json_path)), user_errors(debug):
         if otlp and experiments:
             raise UserError(

@@ -12,14 +12,13 @@ from agenteval_cli.cli.common import (
     DebugOption,
     StoreOption,
     app,
-    open_store,
     stderr,
     stdout,
     user_errors,
 )
 
 if TYPE_CHECKING:
-    from agenteval_cli.store.db import Store
+    from pathlib import Path
 
 
 @app.command()
@@ -36,12 +35,12 @@ def upload(
     """Upload stored experiments to LangSmith; a retry sends only what is missing.
 
     Example: agenteval upload supervisor swarm"""
-    with user_errors(debug), open_store(store_path, write=True) as store:
-        if not upload_after_run(store, names, debug):
+    with user_errors(debug):
+        if not upload_after_run(store_path, names, debug):
             raise typer.Exit(4)  # ExitCode.SERVICE_FAILED
 
 
-def upload_after_run(store: Store, experiments: Any, debug: bool) -> bool:
+def upload_after_run(store: Path, experiments: Any, debug: bool) -> bool:
     """``api.upload``, each experiment's URL (or failure, with how to retry) printed as it
     ends, then a comparison URL; False if any failed. The local results always stay."""
     from agenteval_cli import api
@@ -84,31 +83,21 @@ def upload_after_run(store: Store, experiments: Any, debug: bool) -> bool:
     return uploads.ok
 
 
-def _sent_so_far(store: Store, experiments: Any) -> str:
+def _sent_so_far(store: Path, experiments: Any) -> str:
     """What an upload stopped midway has sent (each result is marked as it is sent), and
     the command that sends the rest."""
-    from agenteval_cli.api.uploading import upload_records
-    from agenteval_cli.store.langsmith_state import LangSmithState
+    from agenteval_cli.api import sent_so_far
 
-    state = LangSmithState.of(store)
-    sent = total = 0
-    records = upload_records(store, experiments)
-    rest: list[str] = []
-    for record in records:
-        count = store.result_count(record.id)
-        done = min(len(state.sent(record.id)), count)
-        sent, total = sent + done, total + count
-        if done < count:
-            rest.append(record.name)
-    names = " ".join(rest or [r.name for r in records])  # all sent: the closing steps left
-    where = f" --store {store.path}" if store.path != DEFAULT_STORE else ""
+    found = sent_so_far(experiments, store=store)
+    names = " ".join(found.rest)  # all sent: the closing steps left
+    where = f" --store {store}" if store != DEFAULT_STORE else ""
     return (
-        f"{sent} of {total} result(s) were sent to LangSmith and are marked so; "
+        f"{found.sent} of {found.total} result(s) were sent to LangSmith and are marked so; "
         f"'agenteval upload {names}{where}' sends the rest"
     )
 
 
-def _failed(err, store: Store, one) -> None:
+def _failed(err, store: Path, one) -> None:
     from rich.markup import escape
 
     from agenteval_cli.core.redact import console_text
@@ -119,7 +108,7 @@ def _failed(err, store: Store, one) -> None:
     err.print(
         console_text(
             f"  the local results are kept; retry with: agenteval upload {one.name}"
-            + (f" --store {store.path}" if store.path != DEFAULT_STORE else "")
+            + (f" --store {store}" if store != DEFAULT_STORE else "")
         ),
         highlight=False,
         markup=False,

@@ -19,7 +19,6 @@ from agenteval_cli.cli.common import (
     EnvFileOption,
     StoreOption,
     app,
-    open_store,
     set_spec_env,
     user_errors,
 )
@@ -53,38 +52,24 @@ def view(
     """Write the HTML comparison of the latest run and open it in a browser.
 
     Example: agenteval view configs/routing.yaml"""
+    from agenteval_cli import api
     from agenteval_cli.core.errors import UserError
     from agenteval_cli.core.filenames import path_in
-    from agenteval_cli.report import comparison
-    from agenteval_cli.report.html import write_html
-    from agenteval_cli.results import sources
-    from agenteval_cli.store.lookup import latest_run
 
     with user_errors(debug):
-        prefix = source = None
         if spec_path is not None:
-            from agenteval_cli.spec.model import load_spec
-
             set_spec_env(spec_path, env_file)
-            spec = load_spec(spec_path)
-            prefix, source = spec.experiment_prefix, spec.source
-        with open_store(store_path) as store:
-            group = latest_run(store, prefix=prefix, spec_path=source)
-            if not group:
-                of = f" of {spec_path}" if spec_path is not None else ""
-                raise UserError(
-                    f"no run{of} in {store_path}",
-                    hint=f"run 'agenteval run {spec_path or 'SPEC'}' first, or pass --store",
-                )
-            sides = [sources.from_store(store, e) for e in group]
-        result = comparison.build(sides, allow_different_data=True)
-        thresholds: dict = {}
-        for side in reversed(sides):
-            thresholds.update(side.thresholds)
-        path = output or path_in(store_path.parent / "reports", group[0].name, ".html")
-        title = f"{group[0].prefix} · {' vs '.join(result.names)}"
+        found = api.latest_run(spec_path, store=store_path)
+        if found is None:
+            of = f" of {spec_path}" if spec_path is not None else ""
+            raise UserError(
+                f"no run{of} in {store_path}",
+                hint=f"run 'agenteval run {spec_path or 'SPEC'}' first, or pass --store",
+            )
+        path = output or path_in(store_path.parent / "reports", found.name, ".html")
+        title = f"{found.prefix} · {' vs '.join(s.target for s in found.experiments)}"
         try:
-            write_html(path, result, thresholds=thresholds, title=title)
+            api.write_report(found.experiments, html=path, title=title, allow_different_data=True)
         except OSError as exc:
             raise UserError(
                 f"cannot write the report: {exc.strerror}",

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from agenteval_cli.report.agents import AgentRow, AgentUsage
-    from agenteval_cli.store.db import Store
 
 
 def comparison_table(
@@ -315,13 +314,3 @@ def print_agent_table(
         console.print(table)
     for note in agent_notes(columns):
         console.print(f"  {console_text(note)}", style="dim", highlight=False, markup=False)
-
-
-def print_stored_agents(console: Console, store: Store, experiment_ids: Sequence[str]) -> None:
-    """``run --by-agent``: each stored experiment's agents, over every result (every call
-    made, failed requests too)."""
-    from agenteval_cli.report.agents import stored_usage
-
-    columns = [(store.experiment(i).target, stored_usage(store, i)) for i in experiment_ids]
-    title = "per agent · totals over every result (every call made, failed requests too)"
-    print_agent_table(console, columns, title=title)
