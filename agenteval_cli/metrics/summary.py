@@ -29,6 +29,9 @@ class Summary:
     cached: int = 0  # results served from the response cache: no latency of their own
     models: set[str] = field(default_factory=set)
     by_repetition: dict[tuple[str, int], ExactSum] = field(default_factory=dict)
+    # key -> example -> the values of its repetitions: a score's figure is the mean of each
+    # example's mean (kept only when examples can repeat; else each example has one value)
+    by_example: dict[str, dict[str, ExactSum]] = field(default_factory=dict)
     # Per pass/fail key (``Catalog.is_binary``), per example (a conversation's, when rows are
     # conversations): whether each repetition passed.
     outcomes: dict[str, dict[str, list[bool]]] = field(default_factory=dict)
@@ -134,6 +137,10 @@ class Summary:
             if of_repetition is None:
                 of_repetition = by_repetition[key, repetition] = ExactSum()
             of_repetition.add(value)
+            of_example = self.by_example.setdefault(key, {}).get(example_id)
+            if of_example is None:
+                of_example = self.by_example[key][example_id] = ExactSum()
+            of_example.add(value)
 
     def _is_binary(self, key: str) -> bool:
         found = self._binary.get(key)
@@ -178,8 +185,17 @@ class Summary:
         return {key: total.count for key, total in self.sums.items()}
 
     def mean(self, key: str) -> float | None:
-        total = self.sums.get(key)
-        return None if total is None else total.mean()
+        """The figure of a score: the mean over the examples of each example's mean over
+        its repetitions that scored it (docs/output.md), so a repetition left null or
+        unanswered never weighs one example above another."""
+        per_example = self.by_example.get(key)
+        if per_example is None:
+            total = self.sums.get(key)
+            return None if total is None else total.mean()
+        means = ExactSum()
+        for of_example in per_example.values():
+            means.add(of_example.total() / of_example.count)
+        return means.mean()
 
     def spread(self, key: str) -> float | None:
         """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
