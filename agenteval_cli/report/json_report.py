@@ -98,6 +98,10 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
             yield stored.result.trace.model_calls  # every call made, failed requests too
 
     usage = aggregate(model_calls(), pricing)
+    metrics = summary.metrics()
+    # the conversation metrics every conversation row is scored on, whichever evaluators
+    # the spec names: described in the export's catalog as its evaluators' keys are
+    scored = [k for k in catalog.conversation_metrics() if metrics.get(k) is not None]
     routed = (  # a conversation's turns
         row
         for s in store.results(experiment_id)
@@ -112,7 +116,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
         "git_commit": experiment.git_commit,
         "started_at": experiment.started_at,
         "ended_at": experiment.ended_at,
-        "metrics": summary.metrics(),
+        "metrics": metrics,
         # results of each status: the trace figures are over all of them, the answer's
         # over the ``ok`` ones
         "statuses": {
@@ -122,7 +126,8 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
         },
         "metric_counts": dict(summary.counts),  # results each metric was computed over
         "pass_k": pass_k_json(summary),
-        "catalog": catalog.to_json(),  # how each metric reads: label, direction, format
+        # how each metric reads: label, direction, format
+        "catalog": catalog.with_keys(scored).to_json(),
         "pricing": pricing,
         "agents": usage.to_json(),
         "dataset_results": {
