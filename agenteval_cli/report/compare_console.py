@@ -46,7 +46,12 @@ def stats_table(comparison: Comparison) -> Table:
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
     )
-    table.add_column("metric", style="cyan", min_width=12, overflow="fold")
+    extras = side_rows(catalog, comparison.repeated, comparison.flaky)
+    labels = [row.info.narrow for row in comparison.rows] + [extra.label for extra in extras]
+    # never folded: a label's second line would sit beside the next row's figures
+    table.add_column(
+        "metric", style="cyan", min_width=max(12, *map(len, labels)), no_wrap=True
+    )
     for name in names:
         table.add_column(plain(name), justify="right", no_wrap=True)
     for name in names[1:]:
@@ -72,7 +77,7 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(_interval(catalog, row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(p_cell(paired) + _MARK.get(verdict or "", "  "), style=style))
         table.add_row(plain(row.info.narrow), *cells)
-    for extra in side_rows(catalog, comparison.repeated, comparison.flaky):
+    for extra in extras:
         table.add_row(plain(extra.label), *extra.cells, *([""] * width * (len(names) - 1)))
     said = legends(
         any(s is not None for r in comparison.rows for s in r.spreads), comparison.repeated
