@@ -120,7 +120,7 @@ def _uncomparable(experiment: ExperimentData) -> str | None:
             if value is None:
                 continue
             where = f"example {run.example_id!r}: {key}"
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if not isinstance(value, int | float):  # true/false reads as 1/0, as run's do
                 return f"{where} is {value!r}, not a number"
             try:
                 number = float(value)
