@@ -53,6 +53,10 @@ class Summary:
     # such as a stream without stream_usage=True; "" when it could not tell): the tokens
     # and cost that read n/a.
     without_usage: dict[str, int] = field(default_factory=dict)
+    # The run's own figures (totals, error rate...) a source keeps instead of the results
+    # they are over: a baseline file holds each example's means, not its results, so its
+    # totals and rates are the ones it was written with.
+    kept: dict[str, float | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._conversation_keys = frozenset(
@@ -253,6 +257,7 @@ class Summary:
                     if part in self.sums:
                         together.merge(self.sums[part])
                 run[key] = together.total()
+        run.update(self.kept)
         for key in self.catalog.ordered({*self.keys, *self.sums, *run}):
             values[key] = run[key] if key in run else self.mean(key)
         return values

@@ -485,8 +485,8 @@ def run_rows(
 ) -> list[MetricRow]:
     """A row per run figure the registry has compare show (error rate, latency), when a
     side has a value: each side's figure (its summary's, the run table's; a side without
-    timing has no latency, a baseline file no error rate: n/a); the paired test where the
-    figure is one per example."""
+    timing has no latency: n/a; a baseline file's are those it was written with); the paired
+    test where the figure is one per example."""
     figures = [summary.metrics() for summary in summaries]
     rows = []
     for key in catalog.run_metrics():
@@ -497,7 +497,6 @@ def run_rows(
         vs_first: list[PairedComparison | None] = [None] * (len(sides) - 1)
         if declared.paired:
             found = [s.per_example_figure(declared.paired) for s in sides]
-            means = [None if f is None else m for f, m in zip(found, means, strict=True)]
             per_example = [f or {} for f in found]  # a side that does not record it: unpaired
             vs_first = compared_with_first(per_example, declared, extra)
         if declared.quiet and not any(means):  # 0 (or unknown) on every side: no row

@@ -64,6 +64,10 @@ class ExperimentData:
     # A baseline file's per-example error shares (the share of each example's repetitions
     # that errored), when it was written with them; None for one written before.
     example_errors: dict[str, float] | None = None
+    # A baseline file's run figures (totals, error and interrupt rates) as it was written:
+    # its per-example means cannot give them again (a total of means is the total over
+    # the repetitions).
+    run_figures: dict[str, float | None] = field(default_factory=dict)
     git_commit: str | None = None
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
@@ -84,7 +88,10 @@ class ExperimentData:
         ``--json``'s (:class:`~agenteval_cli.metrics.summary.Summary`), over these runs."""
         repeated = any(run.repetition for run in self.runs)  # else nothing kept per example
         summary = Summary(
-            catalog=self.catalog, has_latency=self.has_traces, track_outcomes=repeated
+            catalog=self.catalog,
+            has_latency=self.has_traces,
+            track_outcomes=repeated,
+            kept=self._kept_figures(),
         )
         add = summary.add_row
         for run in self.runs:
@@ -101,6 +108,13 @@ class ExperimentData:
                 conversation=run.turns is not None,
             )
         return summary
+
+    def _kept_figures(self) -> dict[str, float | None]:
+        """The run figures its results cannot give: a baseline file's, as it was written
+        (unknown, never 0, for a rate it did not keep)."""
+        if self.records_errors:
+            return dict(self.run_figures)
+        return {"error_rate": None, "interrupt_rate": None, **self.run_figures}
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
@@ -153,6 +167,17 @@ def _example_errors(exp: dict[str, Any], runs: list[Run]) -> dict[str, float] | 
     if not isinstance(errors, dict):
         return None
     return {run.example_id: float(errors.get(run.example_id, 0.0)) for run in runs}
+
+
+def _run_figures(exp: dict[str, Any]) -> dict[str, float | None]:
+    """A baseline file's figures of the whole run, by its catalog (timings are not kept)."""
+    catalog = json_catalog(exp)
+    metrics = exp.get("metrics") or {}
+    return {
+        str(k): None if v is None else float(v)
+        for k, v in (metrics.items() if isinstance(metrics, dict) else ())
+        if catalog.info(str(k)).scope == "run" and isinstance(v, int | float | None)
+    }
 
 
 def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: Result) -> Run:
@@ -363,6 +388,7 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     has_traces=not baseline,
                     records_errors=not baseline,
                     example_errors=_example_errors(exp, runs) if baseline else None,
+                    run_figures=_run_figures(exp) if baseline else {},
                     has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
                     pricing=dict(exp.get("pricing") or {}),
