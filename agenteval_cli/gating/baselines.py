@@ -24,7 +24,8 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
         keys = catalog.ordered(side.score_keys())
         per_key = {k: side.per_example(k) for k in keys}
         scores = {
-            eid: {k: round(per_key[k][eid], 9) for k in keys if eid in per_key[k]}
+            # exact: a mean rounded here could show a digit apart from the run's
+            eid: {k: per_key[k][eid] for k in keys if eid in per_key[k]}
             for eid in side.example_ids()
         }
         metrics = {  # timings are the machine's, not the agents': left out
