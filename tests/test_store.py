@@ -10,7 +10,7 @@ import pytest
 from projects import project, rows
 
 from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
-from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.results.figures import from_results
 from agenteval_cli.store.db import Store
 
 
@@ -209,7 +209,7 @@ def test_the_stored_summary_equals_summing_the_full_results(store):
         store.add_result(exp.id, Example(example_id, {}, {}), result)
 
     stored = store.summary(exp.id, repetitions=2)
-    full = summarize(s.result for s in store.results(exp.id))
+    full = from_results(s.result for s in store.results(exp.id))
 
     assert stored.metrics() == full.metrics()
     assert stored.metrics()["routing_accuracy"] == 0.875
@@ -557,7 +557,7 @@ def test_nan_and_infinity_are_stored_as_null_and_count_as_no_score(store):
     assert metrics["judge"] == 0.5  # the infinite score is no score, not a 0
     assert metrics["routing_accuracy"] == 0.5
     assert "solo" not in metrics
-    assert summarize(s.result for s in stored.values()).metrics() == metrics
+    assert from_results(s.result for s in stored.values()).metrics() == metrics
 
 
 @pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit, asyncio.CancelledError])

@@ -203,7 +203,9 @@ def markdown_rows(text: str) -> dict[str, list[str]]:
     rows: dict[str, list[str]] = {}
     for line in text.splitlines():
         if line.startswith("| ") and not line.startswith("| metric"):
-            cells = [htmllib.unescape(c.strip().replace("\\", "")) for c in line.strip("|").split(" | ")]
+            cells = [
+                htmllib.unescape(c.strip().replace("\\", "")) for c in line.strip("|").split(" | ")
+            ]
             rows.setdefault(cells[0], cells[1:])
     return rows
 
@@ -250,15 +252,28 @@ def run_scenario(scenario: Scenario, invoke: Any) -> list[Views]:
             )
             assert ran.exit_code in (0, 1), ran.output
         merged = invoke(
-            "merge", folder / "shard1.db", folder / "shard2.db", "--store", store,
-            "--json", folder / "out.json", env=env,
+            "merge",
+            folder / "shard1.db",
+            folder / "shard2.db",
+            "--store",
+            store,
+            "--json",
+            folder / "out.json",
+            env=env,
         )
         assert merged.exit_code in (0, 1), merged.output
         exported = json.loads((folder / "out.json").read_text())["experiments"]
         return [Views(exported, merged.output, "")]
     ran = invoke(
-        "run", spec, "--store", store, "--json", folder / "out.json",
-        "--save-baseline", folder / "baseline.json", env=env,
+        "run",
+        spec,
+        "--store",
+        store,
+        "--json",
+        folder / "out.json",
+        "--save-baseline",
+        folder / "baseline.json",
+        env=env,
     )
     assert ran.exit_code in (0, 1), ran.output
     exported = json.loads((folder / "out.json").read_text())["experiments"]
@@ -287,9 +302,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any) -> int:
     for experiment, expected in zip(exported, figures, strict=True):
         for key in keys:
             got = experiment["metrics"].get(key)
-            assert same(got, expected.get(key)), (
-                f"{where}: --json {experiment['target']} {key}"
-            )
+            assert same(got, expected.get(key)), f"{where}: --json {experiment['target']} {key}"
         described = set(experiment["catalog"]["keys"]) | {
             m["key"] for m in experiment["catalog"]["metrics"]
         }
@@ -331,9 +344,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any) -> int:
             experiment["name"], experiment["target"], experiment["id"], "finished", 0, store
         )
         for key in keys:
-            assert same(report.metrics.get(key), figures[i].get(key)), (
-                f"{where}: API {key}"
-            )
+            assert same(report.metrics.get(key), figures[i].get(key)), f"{where}: API {key}"
 
     # compare: --json and the console at 200 and 250 columns
     names = [e["name"] for e in exported]
@@ -343,9 +354,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any) -> int:
     for key in keys:
         if key in rows_json:
             for i, mean in enumerate(rows_json[key]["means"]):
-                assert same(mean, compared(i, key)), (
-                    f"{where}: compare --json {key} side {i}"
-                )
+                assert same(mean, compared(i, key)), f"{where}: compare --json {key} side {i}"
     narrow = {catalogs[0].info(k).narrow: k for k in keys}
     every = {catalogs[0].info(k).narrow for e in exported for k in e["metrics"]}
     for width in ("200", "250"):
@@ -424,7 +433,9 @@ def check_views(scenario: Scenario, views: Views, invoke: Any) -> int:
         to = folder / f"failures-{i}.jsonl"
         added = invoke("dataset", "add-failures", experiment["name"], "--store", store, "--to", to)
         assert added.exit_code == 0, added.output
-        got = [json.loads(line)["id"] for line in to.read_text().splitlines()] if to.exists() else []
+        got = (
+            [json.loads(line)["id"] for line in to.read_text().splitlines()] if to.exists() else []
+        )
         assert sorted(got) == sorted(failed(experiment, scenario.thresholds)), (
             f"{where}: add-failures {experiment['target']}"
         )
@@ -461,9 +472,7 @@ def failed(experiment: dict[str, Any], thresholds: dict[str, str]) -> list[str]:
     examples = {r["example_id"] for r in experiment["results"]}
     out = []
     for example in examples:
-        if any(
-            r["status"] != "ok" for r in experiment["results"] if r["example_id"] == example
-        ):
+        if any(r["status"] != "ok" for r in experiment["results"] if r["example_id"] == example):
             out.append(example)
             continue
         for key, found in per_example.items():
@@ -492,12 +501,15 @@ def check_junit(
         values, unanswered = example_values(exported[i], key)[example]
         message = htmllib.unescape(message)
         if len(values) + unanswered == 1:
-            assert message.startswith(f"{key} = {shown(catalogs[i], key, values[0])},"), (
+            value = shown(catalogs[i], key, values[0]) if values else "–"  # no answer
+            assert message.startswith(f"{key} = {value},"), (
                 f"{where}: JUnit {classname} {key}: {message}"
             )
             continue
         good = sum(passes(scenario.thresholds[key], v) for v in values)
-        mean = f" (mean {shown(catalogs[i], key, math.fsum(values) / len(values))})" if values else ""
+        mean = (
+            f" (mean {shown(catalogs[i], key, math.fsum(values) / len(values))})" if values else ""
+        )
         total = len(values) + unanswered
         assert message.startswith(f"{key} = {good}/{total} repetitions pass{mean},"), (
             f"{where}: JUnit {classname} {key}: {message}"
@@ -512,8 +524,13 @@ def check_seed(seed: int, tmp_path: Path, invoke: Any) -> int:
     if scenario.kind == "run" and seed % 2 == 0:
         # a run's --json file is a baseline the gate accepts, true/false scores and all
         gated = invoke(
-            "run", scenario.spec, "--store", scenario.folder / "store.db", "-q",
-            "--baseline", scenario.folder / "out.json",
+            "run",
+            scenario.spec,
+            "--store",
+            scenario.folder / "store.db",
+            "-q",
+            "--baseline",
+            scenario.folder / "out.json",
         )
         assert gated.exit_code in (0, 1), gated.output
     return checked

@@ -356,12 +356,12 @@ def print_comparison(
     from agenteval_cli.core.redact import console_text
     from agenteval_cli.metrics.summary import unanswered_note, usage_note
     from agenteval_cli.report.table import comparison_table, unpriced_models
-    from agenteval_cli.results.sources import stored_summary
+    from agenteval_cli.results.figures import from_store
     from agenteval_cli.store.summaries import summary_scores
 
     out = stdout()
     experiments = [store.experiment(i) for i in experiment_ids]
-    columns = [(e.target, stored_summary(store, e)) for e in experiments]
+    columns = [(e.target, from_store(store, e)) for e in experiments]
     dataset_scores = [
         {score.key: score.score for score in summary_scores(store, e.id)} for e in experiments
     ]

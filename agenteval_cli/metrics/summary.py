@@ -188,17 +188,25 @@ class Summary:
         """key -> the results that gave it a value."""
         return {key: total.count for key, total in self.sums.items()}
 
-    def mean(self, key: str) -> float | None:
+    def per_example(self, key: str) -> dict[str, float]:
+        """Each example's mean of ``key`` over its repetitions that scored it (kept when
+        examples can repeat: ``track_outcomes``)."""
+        found = self.by_example.get(key) or {}
+        return {example: total.total() / total.count for example, total in found.items()}
+
+    def mean(self, key: str, examples: Iterable[str] | None = None) -> float | None:
         """The figure of a score: the mean over the examples of each example's mean over
         its repetitions that scored it (docs/output.md), so a repetition left null or
-        unanswered never weighs one example above another."""
-        per_example = self.by_example.get(key)
-        if per_example is None:
+        unanswered never weighs one example above another; over ``examples`` alone when
+        given (compare's columns: the examples every side scored)."""
+        if key not in self.by_example:
             total = self.sums.get(key)
-            return None if total is None else total.mean()
+            return None if total is None or examples is not None else total.mean()
+        per_example = self.per_example(key)
+        chosen = per_example if examples is None else examples
         means = ExactSum()
-        for of_example in per_example.values():
-            means.add(of_example.total() / of_example.count)
+        for example in chosen:
+            means.add(per_example[example])
         return means.mean()
 
     def spread(self, key: str) -> float | None:
@@ -330,15 +338,3 @@ def conversation_note(
     if parts:
         text += f"; a request metric of a conversation is {', '.join(parts)}"
     return text
-
-
-def summarize(
-    results: Iterable[Result], *, repetitions: int | None = None, catalog: Catalog = BUILT_IN
-) -> Summary:
-    """The summary of ``results``; with ``repetitions=1`` nothing is kept per example
-    (pass^k and the flaky examples need repeats), so memory does not grow with the
-    experiment."""
-    summary = Summary(track_outcomes=repetitions is None or repetitions > 1, catalog=catalog)
-    for result in results:
-        summary.add(result)
-    return summary

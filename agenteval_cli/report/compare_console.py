@@ -49,9 +49,7 @@ def stats_table(comparison: Comparison) -> Table:
     extras = side_rows(catalog, comparison.repeated, comparison.flaky)
     labels = [row.info.narrow for row in comparison.rows] + [extra.label for extra in extras]
     # never folded: a label's second line would sit beside the next row's figures
-    table.add_column(
-        "metric", style="cyan", min_width=max(12, *map(len, labels)), no_wrap=True
-    )
+    table.add_column("metric", style="cyan", min_width=max(12, *map(len, labels)), no_wrap=True)
     for name in names:
         table.add_column(plain(name), justify="right", no_wrap=True)
     for name in names[1:]:

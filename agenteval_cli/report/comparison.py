@@ -12,7 +12,6 @@ the run table, ``--json`` and the gate show.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -353,7 +352,7 @@ def build(
     rows = []
     for key in keys:
         per_example = [s.per_example(key) for s in paired]
-        means = example_means(per_example)
+        means = example_means(summaries, per_example, key)
         vs_first = compared_with_first(per_example, catalog.info(key), extra)
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first, catalog.info(key)))
@@ -386,7 +385,9 @@ def build(
     )
 
 
-def example_means(per_example: list[dict[str, float]]) -> list[float | None]:
+def example_means(
+    summaries: list[Summary], per_example: list[dict[str, float]], key: str
+) -> list[float | None]:
     """Each side's column: the mean, over the examples every side scored, of each example's
     mean over its repetitions: the figures the paired Δ is the difference of, so a reader
     subtracting the columns gets the Δ (a side's repetitions that errored unevenly weigh
@@ -394,11 +395,11 @@ def example_means(per_example: list[dict[str, float]]) -> list[float | None]:
     every scoring side shares, each shows its own examples' mean, and there is no Δ."""
     sides = [set(side) for side in per_example if side]  # a side that scored none: n/a
     shared = sorted(set.intersection(*sides)) if sides else []
-    means: list[float | None] = []
-    for side in per_example:
-        over = shared if shared else sorted(side)  # nothing shared: no Δ, its own examples
-        means.append(math.fsum(side[e] for e in over) / len(over) if side and over else None)
-    return means
+    # nothing shared: no Δ, each side its own examples (its figure)
+    return [
+        None if not side else summary.mean(key, shared or None)
+        for summary, side in zip(summaries, per_example, strict=True)
+    ]
 
 
 def judges_against_people(sides: list[ExperimentData]) -> tuple[list[Calibration], list[str]]:

@@ -9,7 +9,6 @@ every argument names a LangSmith experiment instead (:func:`from_langsmith`).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,30 +17,15 @@ from typing import TYPE_CHECKING, Any
 from agenteval_cli.core.errors import UserError
 from agenteval_cli.core.records import ERROR, INTERRUPTED, ModelCall, Run, Score, Trace, Turn
 from agenteval_cli.core.token_counts import UsageCounts
-from agenteval_cli.evaluators.registry import spec_catalog
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.summary import Summary
+from agenteval_cli.results.figures import experiment_catalog, from_runs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from agenteval_cli.core.records import Result
     from agenteval_cli.store.db import ExperimentRecord, Store
-
-
-def experiment_catalog(record: ExperimentRecord) -> Catalog:
-    """How a stored experiment's metrics read: the catalog its run kept, else (an
-    experiment stored before catalogs were kept) what its spec's evaluator items declare."""
-    if record.catalog is not None:
-        return record.catalog
-    return spec_catalog((record.spec or {}).get("evaluators") or [])
-
-
-def stored_summary(store: Store, record: ExperimentRecord) -> Summary:
-    """The summary of a stored experiment, streamed from the store's rows."""
-    return store.summary(
-        record.id, repetitions=record.repetitions, catalog=experiment_catalog(record)
-    )
 
 
 BASELINE_FORMAT = "agenteval-baseline/1"
@@ -82,34 +66,22 @@ class ExperimentData:
     conversations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # (example id, repetition) -> the LangSmith run of that result, when it was uploaded.
     run_urls: dict[tuple[str, int], str] = field(default_factory=dict)
+    # its figures, computed once when first asked for (results.figures.from_data)
+    _figures: Summary | None = field(default=None, init=False, repr=False, compare=False)
 
     def summary(self) -> Summary:
-        """The experiment's summary: the same computation as the run table's and
-        ``--json``'s (:class:`~agenteval_cli.metrics.summary.Summary`), over these runs."""
-        repeated = any(run.repetition for run in self.runs)  # else nothing kept per example
-        summary = Summary(
-            catalog=self.catalog,
-            has_latency=self.has_traces,
-            track_outcomes=repeated,
-            kept=self._kept_figures(),
-        )
-        add = summary.add_row
-        for run in self.runs:
-            add(
-                run.example_id,
-                run.repetition,
-                run.error,
-                run.latency_s,
-                list(run.scores.items()),
-                (call.model for call in run.model_calls),
-                cached=run.cached,
-                interrupted=run.interrupt is not None,
-                providers=[(call.model, call.provider) for call in run.model_calls],
-                conversation=run.turns is not None,
+        """The experiment's figures: the read model every view renders
+        (:mod:`agenteval_cli.results.figures`), over these runs."""
+        if self._figures is None:
+            self._figures = from_runs(
+                self.runs,
+                catalog=self.catalog,
+                has_latency=self.has_traces,
+                kept=self.kept_figures(),
             )
-        return summary
+        return self._figures
 
-    def _kept_figures(self) -> dict[str, float | None]:
+    def kept_figures(self) -> dict[str, float | None]:
         """The run figures its results cannot give: a baseline file's, as it was written
         (unknown, never 0, for a rate it did not keep)."""
         if self.records_errors:
@@ -151,13 +123,9 @@ class ExperimentData:
         return {eid: errored / n for eid, (errored, n) in counts.items()}
 
     def per_example(self, key: str) -> dict[str, float]:
-        """Each example's score for ``key``, averaged over its repetitions that scored it."""
-        values: dict[str, list[float]] = {}
-        for run in self.runs:
-            score = run.scores.get(key)  # null for a run without the answer it needs
-            if score is not None:
-                values.setdefault(run.example_id, []).append(float(score))
-        return {eid: math.fsum(v) / len(v) for eid, v in values.items()}
+        """Each example's score for ``key``, averaged over its repetitions that scored it
+        (a null one, as an unanswered result's answer scores are, left out)."""
+        return self.summary().per_example(key)
 
 
 def _example_errors(exp: dict[str, Any], runs: list[Run]) -> dict[str, float] | None:
