@@ -5,7 +5,7 @@ all read. An experiment's metrics are its evaluators' keys (see
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,12 +202,7 @@ class Summary:
         if key not in self.by_example:
             total = self.sums.get(key)
             return None if total is None or examples is not None else total.mean()
-        per_example = self.per_example(key)
-        chosen = per_example if examples is None else examples
-        means = ExactSum()
-        for example in chosen:
-            means.add(per_example[example])
-        return means.mean()
+        return example_mean(self.per_example(key), examples)
 
     def spread(self, key: str) -> float | None:
         """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
@@ -269,6 +264,18 @@ class Summary:
         for key in self.catalog.ordered({*self.keys, *self.sums, *run}):
             values[key] = run[key] if key in run else self.mean(key)
         return values
+
+
+def example_mean(
+    per_example: Mapping[str, float], examples: Iterable[str] | None = None
+) -> float | None:
+    """The mean of examples' means (of ``examples`` alone when given), summed exactly: the
+    one rule a score's figure has, wherever a view shows one (the gate's before and after
+    too). None over no example."""
+    means = ExactSum()
+    for example in per_example if examples is None else examples:
+        means.add(per_example[example])
+    return means.mean()
 
 
 def reported_nothing(
