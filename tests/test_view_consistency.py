@@ -7,7 +7,8 @@ score pass/fail, rates with nulls, tokens and cost; some are run as shards and m
 some rescored. Each experiment is then read through every view: the run table at 250
 columns, ``--json``, compare's console (at 200 and 250 columns) and ``--json``, the
 Markdown and HTML reports, JUnit, the gate's threshold lines, a saved baseline and a
-``run --json`` file read back as a baseline, the API's report and ``dataset
+``run --json`` file read back as a baseline, the API's report, the lines the pytest
+plugin's check fails a test with (the spec run again through the API) and ``dataset
 add-failures``. Each figure is checked against one computed here from the stored results
 by the rule docs/output.md states, at the precision each view shows:
 
@@ -38,8 +39,8 @@ from agenteval_cli.metrics.info import format_value
 
 RUN_KEYS = ("error_rate", "interrupt_rate")
 TIMINGS = ("latency_p50_s", "latency_p95_s")
-FAST_SEEDS = range(3)
-SLOW_SEEDS = range(3, 75)  # with the fast ones, over 200 experiments
+FAST_SEEDS = range(4)
+SLOW_SEEDS = range(4, 75)  # with the fast ones, over 200 experiments
 
 
 # --- the generator ------------------------------------------------------------------------
@@ -239,6 +240,8 @@ class Views:
     exported: list[dict[str, Any]]  # the --json experiments (run, merge or rescore)
     table: str  # the run table the command printed at 250 columns
     gate: str  # its gate lines
+    store: str = "store.db"  # the store they are in, in the scenario's folder
+    files: bool = True  # the run's --json and baseline files are of these experiments
 
 
 def same(got: float | None, expected: float | None) -> bool:
@@ -297,7 +300,27 @@ def run_scenario(scenario: Scenario, invoke: Any) -> list[Views]:
         assert again.exit_code == 0, again.output
         rescored = json.loads((folder / "rescored.json").read_text())["experiments"]
         views.append(Views(rescored, again.output, ""))
+    if scenario.kind == "run" and scenario.seed % 2:
+        views.append(through_the_api(scenario))
     return views
+
+
+def through_the_api(scenario: Scenario) -> Views:
+    """The spec run by the API (as the pytest plugin's fixture runs it): its experiments
+    as --json exports them, and the lines the plugin's check fails a test with."""
+    from agenteval_cli import api
+    from agenteval_cli.pytest_plugin.evals import report_problems
+    from agenteval_cli.report.json_report import experiment_json
+    from agenteval_cli.store.db import Store
+
+    store = scenario.folder / "api.db"
+    report = api.run(scenario.spec, store=store)
+    with Store(store, readonly=True) as opened:
+        exported = [experiment_json(opened, i) for i in report.ids]
+    for experiment, reported in zip(exported, report.experiments, strict=True):
+        assert experiment["metrics"] == reported.metrics  # the API's report is --json's
+    lines = "".join(f"    {problem}\n" for problem in report_problems(report))
+    return Views(exported, "", lines, store="api.db", files=False)
 
 
 def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreements) -> int:
@@ -351,7 +374,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
     # the API's report of each experiment
     from agenteval_cli.api.running import ExperimentReport
 
-    store = folder / "store.db"
+    store = folder / views.store
     for i, experiment in enumerate(exported):
         report = ExperimentReport(
             experiment["name"], experiment["target"], experiment["id"], "finished", 0, store
@@ -427,7 +450,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
     # a saved baseline and the --json file, read back as compare's sides
     for file in ("baseline.json", "out.json"):
         path = folder / file
-        if not path.exists() or not views.gate:  # the run's own views write them
+        if not path.exists() or not (views.gate and views.files):  # the run's own files
             continue
         back = invoke("compare", path, "--json")
         assert back.exit_code == 0, back.output
@@ -444,7 +467,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
 
     # dataset add-failures: the examples that failed a check or had no answer
     for i, experiment in enumerate(exported):
-        to = folder / f"failures-{i}.jsonl"
+        to = folder / f"failures-{experiment['id']}.jsonl"
         added = invoke("dataset", "add-failures", experiment["name"], "--store", store, "--to", to)
         assert added.exit_code == 0, added.output
         got = (
@@ -452,7 +475,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
         )
         seen.agree(
             sorted(got) == sorted(failed(experiment, scenario.thresholds)),
-            f"{where}: add-failures {experiment['target']}",
+            f"{where}: add-failures {experiment['target']}: {sorted(got)} not {sorted(failed(experiment, scenario.thresholds))}",
         )
     return len(exported)
 
