@@ -466,16 +466,17 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
                     )
 
     # dataset add-failures: the examples that failed a check or had no answer
-    for i, experiment in enumerate(exported):
+    for experiment in exported:
         to = folder / f"failures-{experiment['id']}.jsonl"
         added = invoke("dataset", "add-failures", experiment["name"], "--store", store, "--to", to)
         assert added.exit_code == 0, added.output
         got = (
             [json.loads(line)["id"] for line in to.read_text().splitlines()] if to.exists() else []
         )
+        want = sorted(failed(experiment, scenario.thresholds))
         seen.agree(
-            sorted(got) == sorted(failed(experiment, scenario.thresholds)),
-            f"{where}: add-failures {experiment['target']}: {sorted(got)} not {sorted(failed(experiment, scenario.thresholds))}",
+            sorted(got) == want,
+            f"{where}: add-failures {experiment['target']}: {sorted(got)}, not {want}",
         )
     return len(exported)
 
