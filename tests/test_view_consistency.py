@@ -402,6 +402,21 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
             for i in range(len(exported)):
                 want = shown(catalogs[i], key, compared(i, key))
                 seen.agree(clean(cells[i]) == want, f"{where}: compare@{width} {label}")
+        apart = [  # a column that is not the run table's figure is said to be so
+            narrow_label
+            for narrow_label, key in narrow.items()
+            if any(
+                shown(catalogs[i], key, compared(i, key)) != expect(i, key)
+                for i in range(len(exported))
+            )
+        ]
+        for label in apart:
+            said = re.search(
+                rf"{re.escape(label)}[^;]*: each column is over the examples", console.text
+            )
+            seen.agree(
+                said is not None, f"{where}: compare@{width} says not that {label} is paired"
+            )
         lines = console.output.splitlines()
         rule = next(n for n, line in enumerate(lines) if line.strip().startswith("───"))
         for line in lines[rule + 1 :]:

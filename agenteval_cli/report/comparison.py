@@ -350,9 +350,13 @@ def build(
     extra: dict[str, Any] = {"method": method} | ({} if seed is None else {"seed": seed})
     summaries = [s.summary() for s in paired]
     rows = []
+    narrowed: list[str] = []  # keys whose columns leave out examples a side scored
     for key in keys:
         per_example = [s.per_example(key) for s in paired]
         means = example_means(summaries, per_example, key)
+        scored = [set(side) for side in per_example if side]
+        if len(paired) > 1 and scored and set.union(*scored) != set.intersection(*scored):
+            narrowed.append(catalog.info(key).narrow)
         vs_first = compared_with_first(per_example, catalog.info(key), extra)
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first, catalog.info(key)))
@@ -377,6 +381,7 @@ def build(
             unanswered_note(summaries),
             conversation_note(summaries, catalog, keys),
             ratio_note(rows, [s.target for s in paired]),
+            narrowed_note(narrowed),
         ),
         catalog=catalog,
         method=method,
@@ -435,6 +440,18 @@ def add_q_values(rows: list[MetricRow]) -> None:
         row.q_values = [None] * len(row.vs_first)
     for (row, index, _), q in zip(tested, q_values, strict=True):
         row.q_values[index] = q
+
+
+def narrowed_note(labels: list[str]) -> str | None:
+    """Where a side's column is not its run table's figure: a metric some side scored on
+    examples another left unscored (every repetition without an answer) is over the
+    examples all scored, as its Δ is."""
+    if not labels:
+        return None
+    return (
+        f"{', '.join(labels)}: each column is over the examples every side scored, as Δ is "
+        "(the run table's figure is over each side's own)"
+    )
 
 
 def ratio_note(rows: list[MetricRow], names: list[str]) -> str | None:
