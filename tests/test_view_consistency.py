@@ -24,6 +24,7 @@ from __future__ import annotations
 import html as htmllib
 import json
 import math
+import os
 import random
 import re
 from collections.abc import Iterable
@@ -40,7 +41,9 @@ from agenteval_cli.metrics.info import format_value
 RUN_KEYS = ("error_rate", "interrupt_rate")
 TIMINGS = ("latency_p50_s", "latency_p95_s")
 FAST_SEEDS = range(4)
-SLOW_SEEDS = range(4, 75)  # with the fast ones, over 200 experiments
+# with the fast ones, over 200 experiments; AGENTEVAL_VIEW_SEEDS=START:STOP checks others
+# (held-out seeds) instead
+SLOW_SEEDS = range(*map(int, os.environ.get("AGENTEVAL_VIEW_SEEDS", "4:75").split(":")))
 
 
 # --- the generator ------------------------------------------------------------------------
@@ -129,6 +132,47 @@ def reference(experiment: dict[str, Any]) -> dict[str, float | None]:
     figures["error_rate"] = statuses.count("error") / len(statuses)
     figures["interrupt_rate"] = statuses.count("interrupted") / len(statuses)
     return figures
+
+
+def outcomes(experiment: dict[str, Any], catalog: Catalog, key: str) -> dict[str, list[bool]]:
+    """Per example, whether each repetition passed the pass/fail ``key`` (docs/output.md):
+    it is at its best (1, or 0 where lower is better; a conversation's turns' mean at 1
+    when every turn passed); one without an answer fails; a null score is no outcome."""
+    best = 1.0 if catalog.higher_is_better(key) else 0.0
+    found: dict[str, list[bool]] = {}
+    for result in experiment["results"]:
+        if key not in result["scores"]:
+            continue
+        score = result["scores"][key]
+        if result["status"] == "ok" and score is None:
+            continue
+        passed = result["status"] == "ok" and float(score) == best
+        found.setdefault(result["example_id"], []).append(passed)
+    return found
+
+
+def pass_k(per_example: dict[str, list[bool]], k: int) -> tuple[float, float] | None:
+    """(pass^k, pass@k) by the unbiased estimates, over the examples with k outcomes."""
+    counted = [(len(o), sum(o)) for o in per_example.values() if len(o) >= k]
+    if not counted:
+        return None
+    hat = math.fsum(math.comb(c, k) / math.comb(n, k) for n, c in counted) / len(counted)
+    at = math.fsum(1 - math.comb(n - c, k) / math.comb(n, k) for n, c in counted)
+    return hat, at / len(counted)
+
+
+def flaky(per_key: Iterable[dict[str, list[bool]]]) -> tuple[int, int]:
+    """Examples whose repetitions disagree on some key, of those with two outcomes or more."""
+    repeated: dict[str, bool] = {}
+    for per_example in per_key:
+        for example, seen in per_example.items():
+            if len(seen) > 1:
+                repeated[example] = repeated.get(example, False) or len(set(seen)) > 1
+    return sum(repeated.values()), len(repeated)
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else format_value("percent", value)
 
 
 def paired(exported: list[dict[str, Any]], key: str) -> list[float | None]:
@@ -371,6 +415,8 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
             for i, col in enumerate(columns):
                 seen.agree(clean(by_label[label][col]) == expect(i, key), f"{where}: table {label}")
 
+    check_repetitions(views, catalogs, where, seen)
+
     # the API's report of each experiment
     from agenteval_cli.api.running import ExperimentReport
 
@@ -494,6 +540,76 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
             f"{where}: add-failures {experiment['target']}: {sorted(got)}, not {want}",
         )
     return len(exported)
+
+
+def check_repetitions(
+    views: Views, catalogs: list[Catalog], where: str, seen: Disagreements
+) -> None:
+    """pass^k, pass@k and the flaky examples: --json's, the run table's lines under each
+    pass/fail metric and its flaky row, against the estimates from each repetition."""
+    exported = views.exported
+    binary = [k for k in exported[0]["metrics"] if catalogs[0].is_binary(k)]
+    per_side = [
+        {k: outcomes(e, c, k) for k in binary} for e, c in zip(exported, catalogs, strict=True)
+    ]
+    most = max((len(o) for side in per_side for p in side.values() for o in p.values()), default=0)
+    if most < 2:
+        for experiment in exported:
+            seen.agree(experiment["pass_k"] is None, f"{where}: --json pass_k without repeats")
+        return
+    for experiment, side in zip(exported, per_side, strict=True):
+        said = experiment["pass_k"]
+        for key, per_example in side.items():
+            figures = (said["outcomes"].get(key) or {}).get("k") or []
+            for k in range(1, most + 1):
+                want = pass_k(per_example, k)
+                got = next(
+                    ((f["pass_hat_k"], f["pass_at_k"]) for f in figures if f["k"] == k), None
+                )
+                agree = (
+                    got is None
+                    if want is None
+                    else got is not None
+                    and all(
+                        math.isclose(a, b, abs_tol=1e-12) for a, b in zip(got, want, strict=True)
+                    )
+                )
+                seen.agree(agree, f"{where}: --json pass_k {experiment['target']} {key} k={k}")
+        flaky_examples, of = flaky(side.values())
+        said_flaky = (said["flaky"]["examples"], said["flaky"]["of"])
+        seen.agree(said_flaky == (flaky_examples, of), f"{where}: --json flaky examples")
+    if not views.table:
+        return
+    rows = boxed_rows(views.table)
+    columns = [rows[0].index(e["target"]) for e in exported]
+    ks = sorted({k for k in (1, 2, most) if 1 <= k <= most})
+    under = None
+    for row in rows[1:]:
+        label = row[0]
+        if not label.startswith(("pass^k", "pass@k", "pass^", "pass@")):
+            under = next((k for k in binary if catalogs[0].label(k) == label), None)
+            if label == "flaky examples":
+                for i, col in enumerate(columns):
+                    flaky_examples, of = flaky(per_side[i].values())
+                    share = percent(flaky_examples / of) if of else "–"
+                    seen.agree(
+                        row[col].startswith(f"{flaky_examples}/{of} · {share}"),
+                        f"{where}: table flaky examples {row[col]!r}",
+                    )
+            continue
+        if under is None:
+            continue
+        hat = label.startswith("pass^")
+        shown_ks = ks if hat else [k for k in ks if k > 1]
+        for i, col in enumerate(columns):
+            want = []
+            for k in shown_ks:
+                found = pass_k(per_side[i][under], k)
+                want.append("–" if found is None else percent(found[0 if hat else 1]))
+            seen.agree(
+                row[col] == " / ".join(want),
+                f"{where}: table {under} {label}: {row[col]!r}, not {' / '.join(want)!r}",
+            )
 
 
 def example_values(experiment: dict[str, Any], key: str) -> dict[str, tuple[list[float], int]]:
