@@ -481,6 +481,15 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
                         got = found[label][i].split(" ± ")[1]
                         seen.agree(got == shown(catalogs[i], key, sd[i]), f"{where}: sd {label}")
 
+    # compare's repetition rows: each pass/fail metric's pass^N and pass@N, the flaky examples
+    wanted = repetition_rows(exported, catalogs)
+    console = invoke("compare", *names, "--store", store, env={"COLUMNS": "250"})
+    for line in console.output.splitlines():
+        cells = re.split(r"\s{2,}", line.strip())
+        if cells[0] in wanted:
+            for i, want in enumerate(wanted[cells[0]]):
+                seen.agree(cells[1 + i].startswith(want), f"{where}: compare {cells[0]} {i}")
+
     # the Markdown and HTML reports, JUnit
     page, md, junit = folder / "r.html", folder / "r.md", folder / "r.xml"
     reported = invoke(
@@ -489,6 +498,19 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
     assert reported.exit_code == 0, reported.output
     md_rows = markdown_rows(md.read_text())
     cells = html_rows(page.read_text())
+    extra = dict(
+        re.findall(r'<tr class="repetitions"><td>([^<]+)</td>(.*?)</tr>', page.read_text())
+    )
+    for label, wants in wanted.items():
+        got_html = [
+            htmllib.unescape(c) for c in re.findall(r"<td>(.*?)</td>", extra.get(label, ""))
+        ]
+        for i, want in enumerate(wants):
+            if label in md_rows:
+                seen.agree(md_rows[label][i].startswith(want), f"{where}: Markdown {label} {i}")
+            seen.agree(
+                len(got_html) > i and got_html[i].startswith(want), f"{where}: HTML {label} {i}"
+            )
     for key in keys:
         label = catalogs[0].label(key).replace("\\", "")
         for i in range(len(exported)):
@@ -540,6 +562,32 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
             f"{where}: add-failures {experiment['target']}: {sorted(got)}, not {want}",
         )
     return len(exported)
+
+
+def repetition_rows(
+    exported: list[dict[str, Any]], catalogs: list[Catalog]
+) -> dict[str, list[str]]:
+    """compare's and the reports' rows of repetitions: ``<metric> pass^N`` and ``pass@N``
+    (N: the most outcomes an example had) and ``flaky examples``, each side's cell (the
+    flaky row's beginning)."""
+    binary = [k for k in exported[0]["metrics"] if catalogs[0].is_binary(k)]
+    per_side = [
+        {k: outcomes(e, c, k) for k in binary} for e, c in zip(exported, catalogs, strict=True)
+    ]
+    most = max((len(o) for side in per_side for p in side.values() for o in p.values()), default=0)
+    if most < 2:
+        return {}
+    rows: dict[str, list[str]] = {}
+    for key in binary:
+        figures = [pass_k(side[key], most) if side[key] else None for side in per_side]
+        if all(f is None for f in figures) and not any(side[key] for side in per_side):
+            continue
+        label = catalogs[0].info(key).narrow
+        rows[f"{label} pass^{most}"] = ["–" if f is None else percent(f[0]) for f in figures]
+        rows[f"{label} pass@{most}"] = ["–" if f is None else percent(f[1]) for f in figures]
+    flakes = [flaky(side.values()) for side in per_side]
+    rows["flaky examples"] = [f"{n}/{of} · {percent(n / of)}" if of else "–" for n, of in flakes]
+    return rows
 
 
 def check_repetitions(
