@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from agenteval_cli.evaluators.registry import spec_catalog
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
-from agenteval_cli.metrics.summary import Summary
+from agenteval_cli.metrics.summary import Summary, reported_nothing
 
 if TYPE_CHECKING:
     from agenteval_cli.core.records import Result, Run
@@ -43,9 +43,43 @@ def experiment_catalog(record: ExperimentRecord) -> Catalog:
 
 def from_store(store: Store, record: ExperimentRecord) -> Summary:
     """A stored experiment's figures, streamed from the columns they read."""
-    return store.summary(
-        record.id, repetitions=record.repetitions, catalog=experiment_catalog(record)
+    return stored(
+        store, record.id, repetitions=record.repetitions, catalog=experiment_catalog(record)
     )
+
+
+def stored(
+    store: Store, experiment_id: str, *, repetitions: int = 1, catalog: Catalog = BUILT_IN
+) -> Summary:
+    """The figures of the stored experiment ``experiment_id`` read by ``catalog``; with
+    one repetition nothing is kept per example."""
+    summary = Summary(track_outcomes=repetitions > 1, catalog=catalog)
+    add = summary.add_row
+    for row in store.figure_rows(experiment_id):
+        calls = row.model_calls
+        add(
+            row.example_id,
+            row.repetition,
+            row.error,
+            row.latency_s,
+            row.scores,
+            [call["model"] for call in calls],
+            cached=row.cached,
+            interrupted=row.interrupted,
+            providers=[(call["model"], call.get("provider")) for call in calls],
+            conversation=row.conversation,
+            without_usage=[
+                call.get("no_usage_reason") or ""
+                for call in calls
+                if reported_nothing(
+                    call.get("input_tokens", 0),
+                    call.get("output_tokens", 0),
+                    bool(call.get("failed")),
+                    bool(call.get("cut_off")),
+                )
+            ],
+        )
+    return summary
 
 
 def from_results(
