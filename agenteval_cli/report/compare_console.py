@@ -14,7 +14,7 @@ from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
 from agenteval_cli.report.paired_cells import counts_words, detectable_cell, method_note, p_cell
-from agenteval_cli.report.repetitions import legends, side_rows
+from agenteval_cli.report.repetitions import RepetitionRow, flaky_row, legends, pass_rows
 from agenteval_cli.report.table import plain, print_agent_table
 from agenteval_cli.results.failures import SHOWN_REASONS
 from agenteval_cli.results.sources import ExperimentData
@@ -46,10 +46,7 @@ def stats_table(comparison: Comparison) -> Table:
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
     )
-    extras = side_rows(catalog, comparison.repeated, comparison.flaky)
-    labels = [row.info.narrow for row in comparison.rows] + [extra.label for extra in extras]
-    # never folded: a label's second line would sit beside the next row's figures
-    table.add_column("metric", style="cyan", min_width=max(12, *map(len, labels)), no_wrap=True)
+    table.add_column("metric", style="cyan", min_width=12, overflow="fold")
     for name in names:
         table.add_column(plain(name), justify="right", no_wrap=True)
     for name in names[1:]:
@@ -58,6 +55,13 @@ def stats_table(comparison: Comparison) -> Table:
         table.add_column("95% CI", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
     width = 3
+    blank = [""] * width * (len(names) - 1)
+    # each pass/fail metric's pass^N and pass@N on dim lines under it, labelled short: a
+    # "<metric> pass^N" label was the longest, folded onto a line of its own that read as a
+    # label of the next row's figures
+    under: dict[str, list[RepetitionRow]] = {}
+    for line in pass_rows(catalog, comparison.repeated, every_k=False):
+        under.setdefault(line.key or "", []).append(line)
     for row in comparison.rows:
         cells: list[Text | str] = []
         for mean, spread in zip(row.means, row.spreads, strict=True):
@@ -75,8 +79,15 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(_interval(catalog, row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(p_cell(paired) + _MARK.get(verdict or "", "  "), style=style))
         table.add_row(plain(row.info.narrow), *cells)
-    for extra in extras:
-        table.add_row(plain(extra.label), *extra.cells, *([""] * width * (len(names) - 1)))
+        for line in under.pop(row.key, []):
+            table.add_row(f"  {line.label}", *line.cells, *blank, style="dim")
+    for lines in under.values():  # a pass/fail metric without a row of its own
+        for line in lines:
+            label = f"{catalog.info(line.key or '').narrow} {line.label}"
+            table.add_row(plain(label), *line.cells, *blank, style="dim")
+    found = flaky_row(comparison.flaky)
+    if found is not None:
+        table.add_row(plain(found.label), *found.cells, *blank)
     said = legends(
         any(s is not None for r in comparison.rows for s in r.spreads), comparison.repeated
     )
