@@ -1,6 +1,7 @@
-"""Per-experiment metrics: the mean of each score over the results, plus error rate and
-latency percentiles; what the run table, ``--json``, compare, the HTML report and the gate
-all read. An experiment's metrics are its evaluators' keys (see
+"""An experiment's figures by one rule per kind of metric: each score's mean over the
+examples (each example's repetitions averaged first), the totals, error rate and latency
+percentiles, pass^k and the flaky examples; what ``results.figures`` builds and every view
+renders. An experiment's metrics are its evaluators' keys (see
 :mod:`agenteval_cli.metrics.registry`), a stable interface for users' scripts."""
 
 from __future__ import annotations
