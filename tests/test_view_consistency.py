@@ -230,18 +230,27 @@ def boxed_rows(text: str) -> list[list[str]]:
 
 
 def spaced_rows(text: str, labels: Iterable[str]) -> dict[str, list[str]]:
-    """compare's console table: each line that starts with one of ``labels``, its cells
-    (columns are two spaces apart or more)."""
+    """compare's console table: each line whose label is one of ``labels`` (or the one it
+    was cut short from, ``turns to resol…``), its cells (columns are two spaces apart or
+    more)."""
     found: dict[str, list[str]] = {}
-    known = sorted(labels, key=len, reverse=True)
     for line in text.splitlines():
-        stripped = line.strip()
-        for label in known:
-            if stripped.startswith(label + "  "):
-                cells = re.split(r"\s{2,}", stripped[len(label) :].strip())
-                found.setdefault(label, cells)
-                break
+        first, *cells = re.split(r"\s{2,}", line.strip())
+        label = whole_label(first, labels)
+        if label is not None and cells:
+            found.setdefault(label, cells)
     return found
+
+
+def whole_label(shown: str, labels: Iterable[str]) -> str | None:
+    """The label ``shown`` is, or the only one it was cut short from with an ellipsis."""
+    known = set(labels)
+    if shown in known:
+        return shown
+    if shown.endswith("…"):
+        matching = [label for label in known if label.startswith(shown[:-1])]
+        return matching[0] if len(matching) == 1 else None
+    return None
 
 
 def markdown_rows(text: str) -> dict[str, list[str]]:
@@ -469,8 +478,12 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
             if not line.strip():
                 break
             cells = re.split(r"\s{2,}", line.strip())
-            # a label with its row's figures: a folded label's rest stands alone
-            known = cells[0] in every or cells[0] == "flaky examples"
+            # a label (whole, or cut short) with its row's figures: a folded label's rest
+            # would stand alone, or read as another row's label
+            known = re.sub(r"…$", "", cells[0]) in {
+                label[: len(cells[0]) - 1] if cells[0].endswith("…") else label
+                for label in [*every, "flaky examples"]
+            }
             known = known or bool(re.fullmatch(r"(.+ )?pass[\^@]\d+", cells[0]))
             seen.agree(
                 known and len(cells) > 1, f"{where}: compare@{width} wraps a label: {line!r}"
@@ -490,8 +503,7 @@ def check_views(scenario: Scenario, views: Views, invoke: Any, seen: Disagreemen
     metric, left = "", dict(wanted)  # the console's pass^N lines are under their metric's
     for line in console.output.splitlines():
         cells = re.split(r"\s{2,}", line.strip())
-        if cells[0] in narrow:
-            metric = cells[0]
+        metric = whole_label(cells[0], narrow) or metric
         label = f"{metric} {cells[0]}" if cells[0].startswith("pass") else cells[0]
         if label in left:
             for i, want in enumerate(left.pop(label)):
@@ -770,5 +782,5 @@ def test_every_view_shows_the_same_figures(seed, tmp_path, invoke):
 def test_every_view_agrees_over_two_hundred_experiments(tmp_path, invoke):
     seen = Disagreements()
     checked = sum(check_seed(seed, tmp_path, invoke, seen) for seed in SLOW_SEEDS)
-    assert checked >= 200
     assert not seen, seen.said()
+    assert checked >= 200 or "AGENTEVAL_VIEW_SEEDS" in os.environ

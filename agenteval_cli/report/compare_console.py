@@ -46,7 +46,10 @@ def stats_table(comparison: Comparison) -> Table:
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
     )
-    table.add_column("metric", style="cyan", min_width=12, overflow="fold")
+    # the only column that gives way on a narrow terminal, each label cut short with an
+    # ellipsis rather than folded: a label's rest on a line of its own read as a row of
+    # its own ("ping-pong (conv.)" as "ping-pong", a pass^k line as the next row's label)
+    table.add_column("metric", style="cyan", min_width=12)
     for name in names:
         table.add_column(plain(name), justify="right", no_wrap=True)
     for name in names[1:]:
@@ -78,16 +81,16 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(Text(catalog.fmt_diff(row.key, paired.diff), style=style))
             cells.append(_interval(catalog, row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(p_cell(paired) + _MARK.get(verdict or "", "  "), style=style))
-        table.add_row(plain(row.info.narrow), *cells)
+        table.add_row(_label(row.info.narrow), *cells)
         for line in under.pop(row.key, []):
-            table.add_row(f"  {line.label}", *line.cells, *blank, style="dim")
+            table.add_row(_label(f"  {line.label}"), *line.cells, *blank, style="dim")
     for lines in under.values():  # a pass/fail metric without a row of its own
         for line in lines:
             label = f"{catalog.info(line.key or '').narrow} {line.label}"
-            table.add_row(plain(label), *line.cells, *blank, style="dim")
+            table.add_row(_label(label), *line.cells, *blank, style="dim")
     found = flaky_row(comparison.flaky)
     if found is not None:
-        table.add_row(plain(found.label), *found.cells, *blank)
+        table.add_row(_label(found.label), *found.cells, *blank)
     said = legends(
         any(s is not None for r in comparison.rows for s in r.spreads), comparison.repeated
     )
@@ -95,6 +98,13 @@ def stats_table(comparison: Comparison) -> Table:
         table.caption = Text("\n".join(said), style="dim")
         table.caption_justify = "left"
     return table
+
+
+def _label(text: str) -> Text:
+    """A row's label on one line, cut short with an ellipsis when its column is narrow."""
+    label = plain(text)
+    label.no_wrap, label.overflow = True, "ellipsis"
+    return label
 
 
 def row_details(comparison: Comparison) -> list[str]:
