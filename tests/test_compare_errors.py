@@ -103,7 +103,8 @@ def test_an_errored_result_counts_in_the_trace_figures_and_one_stored_unscored_i
     ]
     assert built.note == (
         "trace figures (agents, handoffs, tokens, cost) count every request, the 2 errored "
-        "too; figures that need an answer leave them out"
+        "too; figures that need an answer leave them out; ping-pong: each column is over the "
+        "examples every side scored, as Δ is (the run table's figure is over each side's own)"
     )
 
 

@@ -810,7 +810,15 @@ def test_compare_pairs_by_conversation_and_by_agent_totals_are_the_turns_sums(tm
     assert "│ all agents │ 2 │ 9 │ 228 / 12 │ $0.000252 │" in run.cli.text
     assert "│ billing │ 1 │ 2 │ 21 / 9 │ $0.000039 │" in run.cli.text
     assert "│ all agents │ 2 │ 5 │ 43 / 16 │ $0.000075 │" in run.cli.text
-    compared = invoke("compare", "supervisor", "swarm", "--store", run.store, "--by-agent")
+    compared = invoke(  # wide enough for every label whole
+        "compare",
+        "supervisor",
+        "swarm",
+        "--store",
+        run.store,
+        "--by-agent",
+        env={"COLUMNS": "120"},
+    )
     assert compared.exit_code == 0, compared.output
     assert "2 paired examples" in compared.text
     rows = {
@@ -822,9 +830,9 @@ def test_compare_pairs_by_conversation_and_by_agent_totals_are_the_turns_sums(tm
     # sd sqrt(2), standard error 1, t(1 df, 0.975) = 12.706: [-14.7, +10.7]
     assert rows["model calls"][:5] == ["4.5", "2.5", "\u22122.0", "[\u221215,", "+11]"]
     # handoffs: (2 + 2 + 2) / 2 against (1 + 0 + 1) / 2, paired differences -3 and -1
-    assert rows["handoffs 3.0"][:4] == ["1.0", "\u22122.0", "[\u221215,", "+11]"]
+    assert rows["handoffs (conv.)"][:5] == ["3.0", "1.0", "\u22122.0", "[\u221215,", "+11]"]
     # a follow-up only in the first conversation: 3 calls against 1
-    assert rows["follow-up 3.0"][:2] == ["1.0", "\u22122.0"]
+    assert rows["follow-up calls"][:3] == ["3.0", "1.0", "\u22122.0"]
     assert rows["continuity 0.0%"][:2] == ["100.0%", "+100.0"]
 
 

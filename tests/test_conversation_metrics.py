@@ -33,7 +33,7 @@ from agenteval_cli.evaluators.conversation import score_conversation
 from agenteval_cli.evaluators.loading import bind_evaluators, catalog_of
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.registry import metric, with_options
-from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.results.figures import from_results
 from agenteval_cli.spec.model import EvaluatorSpec
 
 PRICING = {"m": {"input": 1.0, "output": 2.0}}
@@ -420,7 +420,7 @@ def test_request_and_conversation_figures_in_the_summary_and_the_gate():
 
     scores, _, turns = conversation(supervisor(), ROUTES)
     result = Result("c1", 0, {}, Trace(), [Score(k, v) for k, v in scores.items()], turns=turns)
-    summary = summarize([result])
+    summary = from_results([result])
     assert summary.conversations == 1
     metrics = summary.metrics()
     assert metrics["resolved"] == 1.0 and metrics["agent_continuity"] == 0.0
@@ -446,7 +446,7 @@ def test_the_run_table_says_request_figures_are_per_conversation():
     result = Result("c1", 0, {}, Trace(), [Score(k, v) for k, v in scores.items()], turns=turns)
     out = io.StringIO()
     Console(file=out, width=200, force_terminal=False).print(
-        comparison_table([("sup", summarize([result]))])
+        comparison_table([("sup", from_results([result]))])
     )
     lines = out.getvalue().splitlines()
     text = " ".join(out.getvalue().split())
@@ -469,7 +469,7 @@ def test_a_single_turn_table_has_no_conversation_note():
     result = Result("e", 0, {}, Trace(), [Score("routing_accuracy", 1.0)])
     out = io.StringIO()
     Console(file=out, width=200, force_terminal=False).print(
-        comparison_table([("t", summarize([result]))])
+        comparison_table([("t", from_results([result]))])
     )
     assert "conversation" not in out.getvalue()
 

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agenteval_cli.cli import app
-from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.results.figures import from_results
 from agenteval_cli.store.db import Store
 
 pytestmark = pytest.mark.slow  # kill -9, signals and two processes: seconds per test
@@ -116,7 +116,7 @@ def metrics_by_target(db: Path) -> dict[str, dict]:
     with Store(db) as store:
         out = {}
         for experiment in store.experiments():
-            metrics = summarize(s.result for s in store.results(experiment.id)).metrics()
+            metrics = from_results(s.result for s in store.results(experiment.id)).metrics()
             out[experiment.target] = {k: v for k, v in metrics.items() if "latency" not in k}
         return out
 

@@ -15,7 +15,8 @@ import sqlite3
 import pytest
 
 from agenteval_cli.metrics.registry import METRICS
-from agenteval_cli.results.sources import experiment_catalog, from_store, load
+from agenteval_cli.results.figures import experiment_catalog
+from agenteval_cli.results.sources import from_store, load
 from agenteval_cli.store.db import Store
 
 EVALS = "def steps(outputs):\n    return {'key': 'steps', 'score': outputs['steps']}\n"

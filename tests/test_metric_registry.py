@@ -36,7 +36,8 @@ from agenteval_cli.report.json_report import experiment_header
 from agenteval_cli.report.junit import junit_tree
 from agenteval_cli.report.markdown import render_markdown
 from agenteval_cli.report.table import comparison_table
-from agenteval_cli.results.sources import ExperimentData, from_store, stored_summary
+from agenteval_cli.results import figures
+from agenteval_cli.results.sources import ExperimentData, from_store
 from agenteval_cli.spec.model import EvaluatorSpec
 from agenteval_cli.store.db import Store
 
@@ -139,7 +140,7 @@ def test_table_json_html_junit_and_gate_agree_on_one_store(store):
         check_thresholds(sides[1], thresholds_for(SPEC["thresholds"], "b", sides[1].catalog)) == []
     )
     # the run table, streamed from the store's rows
-    lines = render(comparison_table([(r.target, stored_summary(store, r)) for r in recs]))
+    lines = render(comparison_table([(r.target, figures.from_store(store, r)) for r in recs]))
     assert cells(lines, "routing accuracy") == ["50.0%", "★ 100.0%"]
     assert cells(lines, "hops taken") == ["2.0", "★ 1.5"]  # lower is better
     assert cells(lines, "latency p50") == ["300 ms", "★ 200 ms"]
@@ -204,7 +205,7 @@ def test_an_experiment_without_routing_evaluators_has_no_routing_rows(tmp_path):
             "latency_p50_s",
             "latency_p95_s",
         ]
-        text = "\n".join(render(comparison_table([("t", stored_summary(s, rec))])))
+        text = "\n".join(render(comparison_table([("t", figures.from_store(s, rec))])))
         assert "resolution coverage" in text
         for gone in ("routing", "handoff", "ping-pong", "tokens", "cost"):
             assert gone not in text
@@ -268,11 +269,11 @@ def test_a_user_metric_declared_lower_is_better_reads_that_way_everywhere(tmp_pa
     line = next(line for line in render(stats_table(built)) if "wasted calls" in line)
     assert "▲" in line and "▼" not in line
     # the run table: the lowest mean is the best
-    from agenteval_cli.metrics.summary import summarize
+    from agenteval_cli.results.figures import from_results
 
     def summary(value: float):
         result = Result("e", 0, {}, Trace(), [Score("wasted_calls", value)])
-        return summarize([result], catalog=catalog)
+        return from_results([result], catalog=catalog)
 
     lines = render(comparison_table([("x", summary(4.0)), ("y", summary(1.0))]))
     assert cells(lines, "wasted calls") == ["4.0", "★ 1.0"]

@@ -8,7 +8,7 @@ import agenteval_cli.evaluators  # noqa: F401  (declares the evaluators' keys an
 from agenteval_cli.core.records import Result, Score, Trace
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.stats import percentile, stdev
-from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.results.figures import from_results
 
 
 def result(latency: float, scores: dict | None = None, error: str | None = None) -> Result:
@@ -31,7 +31,7 @@ def test_percentile_matches_linear_interpolation():
 
 
 def test_means_skip_errors_and_null_scores():
-    summary = summarize(
+    summary = from_results(
         [
             result(0.1, {"routing_accuracy": 1.0, "ping_pong": True, "cost_usd": None}),
             result(0.3, {"routing_accuracy": 0.5, "ping_pong": False, "custom": 2.0}),
@@ -64,7 +64,7 @@ def test_an_errored_or_interrupted_result_counts_in_the_trace_figures_and_its_ra
     stopped = result(0.1, {"ping_pong": False, "cost_usd": 0.25, "resolution_coverage": None})
     stopped.interrupt = '{"question": "approve?"}'
     answered = result(0.1, {"ping_pong": False, "cost_usd": 0.75, "resolution_coverage": 1.0})
-    summary = summarize([errored, stopped, answered])
+    summary = from_results([errored, stopped, answered])
     metrics = summary.metrics()
     assert metrics["ping_pong"] == pytest.approx(1 / 3)
     assert metrics["cost_usd"] == pytest.approx(0.5)
@@ -96,7 +96,7 @@ def test_a_metric_is_the_same_to_the_last_bit_whatever_order_its_results_came_in
     plain = {sum(r[2] for r in order) for order in orders}
     assert len(plain) > 1  # a float sum left to right depends on the order
     metrics = [
-        summarize(
+        from_results(
             [scored(e, r, {"cost_usd": c, "q": q, "judge_cost_usd": c}) for e, r, c, q in order],
             catalog=Catalog(keys=("cost_usd", "q", "judge_cost_usd_total")),
         )

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agenteval_cli.core.records import Example, Result, Trace
+from agenteval_cli.results import figures
 from agenteval_cli.store import migrations
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.tx import StoreError
@@ -450,7 +451,7 @@ def test_a_store_from_before_result_statuses_reads_its_errors_as_errors_and_is_m
         statuses = {s.result.example_id: s.result.status for s in store.results(exp.id)}
         assert statuses == {"e0": "ok", "e1": "error"}
         assert store.status_counts(exp.id) == {"ok": 1, "error": 1}
-        assert store.summary(exp.id, repetitions=1).errors == 1
+        assert figures.stored(store, exp.id, repetitions=1).errors == 1
     assert invoke("experiments", "--store", path).exit_code == 0
     assert digest(path) == before
     with Store(path):

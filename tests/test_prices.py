@@ -30,8 +30,8 @@ from agenteval_cli.metrics import prices
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.metrics.info import money
 from agenteval_cli.metrics.prices import price_call, price_calls
-from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report.agents import aggregate
+from agenteval_cli.results.figures import from_results
 from agenteval_cli.trace.usage import read_usage
 
 DB = f"genai-prices {__import__('genai_prices').__version__}"
@@ -257,14 +257,14 @@ def test_the_run_spend_counts_errored_interrupted_and_retried_requests():
         trace = Trace(model_calls=calls[: index + 1] if index < 2 else calls[:1])
         score = [Score(i["key"], i["score"], i["comment"]) for i in token_cost()(trace)]
         results.append(Result(f"e{index}", 0, None, trace, score, error=error, interrupt=interrupt))
-    metrics = summarize(results, repetitions=1).metrics()
+    metrics = from_results(results, repetitions=1).metrics()
     assert metrics["cost_usd_total"] == pytest.approx(0.003 + 0.006 + 0.003, abs=1e-15)
     assert metrics["cost_usd"] == pytest.approx(0.004, abs=1e-15)
     # one request's cost unknown: the run's spend is unknown, not a sum of the others
     unknown = Trace(model_calls=[ModelCall("x", "acme-llm-9", 10, 1)])
     unscored = [Score(i["key"], i["score"]) for i in token_cost()(unknown)]
     results.append(Result("e3", 0, None, unknown, unscored))
-    assert summarize(results, repetitions=1).metrics()["cost_usd_total"] is None
+    assert from_results(results, repetitions=1).metrics()["cost_usd_total"] is None
 
 
 def test_judge_spend_is_priced_by_the_database_and_kept_apart():

@@ -13,12 +13,12 @@ from rich.console import Console
 
 from agenteval_cli.core.records import Result, Score, Trace
 from agenteval_cli.gating.examples import failed_examples
-from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report import comparison
 from agenteval_cli.report.compare_console import print_comparison
 from agenteval_cli.report.html import render_html
 from agenteval_cli.report.markdown import render_markdown
 from agenteval_cli.results import sources
+from agenteval_cli.results.figures import from_results
 from agenteval_cli.results.sources import ExperimentData, Run
 
 __all__ = ["demo_run"]
@@ -143,10 +143,10 @@ def test_pass_k_and_spread_over_repetitions():
         Result(r.example_id, r.repetition, {}, Trace(), [Score(k, v) for k, v in r.scores.items()])
         for r in side.runs
     ]
-    summary = summarize(results)
+    summary = from_results(results)
     assert summary.repeated() == side.summary().repeated()
     assert summary.spread("routing_accuracy") == pytest.approx(0.35355, 1e-4)
-    assert summarize(results[:1]).repeated() == {} and summarize(results[:1]).flaky() is None
+    assert from_results(results[:1]).repeated() == {} and from_results(results[:1]).flaky() is None
 
 
 def test_markdown_escapes_model_text():

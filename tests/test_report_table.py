@@ -7,12 +7,12 @@ import io
 from rich.console import Console
 
 from agenteval_cli.core.records import Result, Score, Trace
-from agenteval_cli.metrics.summary import summarize
 from agenteval_cli.report.table import comparison_table
+from agenteval_cli.results.figures import from_results
 
 
 def summary(**scores: float):
-    return summarize([Result("e", 0, {}, Trace(), [Score(k, v) for k, v in scores.items()])])
+    return from_results([Result("e", 0, {}, Trace(), [Score(k, v) for k, v in scores.items()])])
 
 
 def render(table) -> list[str]:
@@ -81,7 +81,7 @@ def test_true_false_and_rate_evaluators_show_percentages():
     ]
     results[0].scores += [Score("precision@3", 0.5), Score("required_tools", True)]
     results[1].scores += [Score("precision@3", 1.0), Score("required_tools", True)]
-    lines = render(comparison_table([("t", summarize(results, catalog=catalog))]))
+    lines = render(comparison_table([("t", from_results(results, catalog=catalog))]))
     assert row(lines, "exact routing").split("│")[2].strip() == "66.7%"
     assert row(lines, "no forbidden agent").split("│")[2].strip() == "66.7%"
     assert row(lines, "trajectory match").split("│")[2].strip() == "33.3%"
@@ -124,13 +124,13 @@ def test_cached_results_are_counted_and_left_out_of_latency_and_its_star():
     def timed(example: str, latency: float, cached: bool = False) -> Result:
         return Result(example, 0, {}, Trace(), latency_s=latency, cached=cached)
 
-    a = summarize([timed("x", 0.5), timed("y", 0.5), timed("z", 0.5)])
-    b = summarize([timed("x", 0.01, cached=True), timed("y", 0.9), timed("z", 0.9)])
+    a = from_results([timed("x", 0.5), timed("y", 0.5), timed("z", 0.5)])
+    b = from_results([timed("x", 0.01, cached=True), timed("y", 0.9), timed("z", 0.9)])
     lines = render(comparison_table([("a", a), ("b", b)]))
     p50 = [c.strip() for c in row(lines, "latency p50").split("│")[2:4]]
     assert p50 == ["★ 500 ms", "900 ms"]
     cache = [c.strip() for c in row(lines, "from the cache").split("│")[2:4]]
     assert cache == ["0 of 3", "1 of 3"]
-    only_cached = summarize([timed("x", 0.01, cached=True)])
+    only_cached = from_results([timed("x", 0.01, cached=True)])
     lines = render(comparison_table([("a", a), ("c", only_cached)]))
     assert [c.strip() for c in row(lines, "latency p50").split("│")[2:4]] == ["500 ms", "n/a"]

@@ -13,7 +13,7 @@ from projects import project, rows
 
 from agenteval_cli.core.records import Example
 from agenteval_cli.execution.runner import Runner, RunSettings
-from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.results.figures import from_results
 from agenteval_cli.store.db import Store
 from agenteval_cli.targets import adapt
 
@@ -57,7 +57,7 @@ def metrics(db: Path) -> dict[str, dict]:
         return {
             e.target: {
                 k: v
-                for k, v in summarize(s.result for s in store.results(e.id)).metrics().items()
+                for k, v in from_results(s.result for s in store.results(e.id)).metrics().items()
                 if "latency" not in k
             }
             for e in store.experiments()

@@ -10,7 +10,8 @@ import pytest
 from projects import project, rows
 
 from agenteval_cli.core.records import Example, Handoff, ModelCall, Result, Score, ToolCall, Trace
-from agenteval_cli.metrics.summary import summarize
+from agenteval_cli.results import figures
+from agenteval_cli.results.figures import from_results
 from agenteval_cli.store.db import Store
 
 
@@ -145,7 +146,7 @@ def test_an_older_store_keeps_its_scores_when_opened(tmp_path):
             ("routing_accuracy", 0.5, "half"),
         ]
         assert second.scores == [] and second.error == "ValueError: boom"
-        assert store.summary("x1").metrics()["ping_pong"] == 0.0
+        assert figures.stored(store, "x1").metrics()["ping_pong"] == 0.0
         tables = {row[0] for row in store.db.execute("SELECT name FROM sqlite_master")}
         assert "scores" not in tables
     with Store(path) as again:  # opening it again changes nothing
@@ -208,8 +209,8 @@ def test_the_stored_summary_equals_summing_the_full_results(store):
         result.trace.model_calls = [ModelCall("supervisor", f"m{rep}", 1, 1)]
         store.add_result(exp.id, Example(example_id, {}, {}), result)
 
-    stored = store.summary(exp.id, repetitions=2)
-    full = summarize(s.result for s in store.results(exp.id))
+    stored = figures.stored(store, exp.id, repetitions=2)
+    full = from_results(s.result for s in store.results(exp.id))
 
     assert stored.metrics() == full.metrics()
     assert stored.metrics()["routing_accuracy"] == 0.875
@@ -224,7 +225,7 @@ def test_the_stored_summary_equals_summing_the_full_results(store):
     ) == (1, 1)
     assert stored.spread("routing_accuracy") == full.spread("routing_accuracy") > 0
     assert stored.models == full.models == {"m0", "m1"}
-    assert store.summary(exp.id).outcomes == {}  # one repetition: nothing kept per example
+    assert figures.stored(store, exp.id).outcomes == {}  # one repetition: nothing kept per example
 
 
 # --- values UTF-8 or repr() cannot take --------------------------------------------------
@@ -553,11 +554,11 @@ def test_nan_and_infinity_are_stored_as_null_and_count_as_no_score(store):
     assert stored["e1"].result.score_map() == {"judge": None, "routing_accuracy": 1.0}
     assert stored["e3"].result.score_map() == {"solo": None}
 
-    metrics = store.summary(exp.id).metrics()
+    metrics = figures.stored(store, exp.id).metrics()
     assert metrics["judge"] == 0.5  # the infinite score is no score, not a 0
     assert metrics["routing_accuracy"] == 0.5
     assert "solo" not in metrics
-    assert summarize(s.result for s in stored.values()).metrics() == metrics
+    assert from_results(s.result for s in stored.values()).metrics() == metrics
 
 
 @pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit, asyncio.CancelledError])

@@ -50,11 +50,11 @@ class ExperimentReport:
     def _summary(self) -> Summary:
         """Read from the store when first asked for: a pass over every result that a caller
         who never looks (the command) does not pay for."""
-        from agenteval_cli.report.json_report import experiment_summary
+        from agenteval_cli.results.figures import from_store
         from agenteval_cli.store.db import Store
 
         with Store(self.store, readonly=True) as store:
-            return experiment_summary(store, self.id)
+            return from_store(store, store.experiment(self.id))
 
     @property
     def metrics(self) -> dict[str, float | None]:

@@ -76,14 +76,14 @@ def run_table(experiment_ids: Sequence[str], *, store: str | Path | Store | None
     from agenteval_cli.report.blame import stored_counts
     from agenteval_cli.report.table import unpriced_models, unstored_models
     from agenteval_cli.results.calibration import stored_calibration
-    from agenteval_cli.results.sources import stored_summary
+    from agenteval_cli.results.figures import from_store
     from agenteval_cli.store.summaries import summary_scores
 
     with read_store(store) as opened:
         records = [opened.experiment(i) for i in experiment_ids]
         columns = []
         for record in records:
-            summary = stored_summary(opened, record)
+            summary = from_store(opened, record)
             columns.append(
                 TableColumn(
                     target=record.target,

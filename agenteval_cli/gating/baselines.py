@@ -24,7 +24,8 @@ def baseline_data(sides: Iterable[ExperimentData], *, git_commit: str | None = N
         keys = catalog.ordered(side.score_keys())
         per_key = {k: side.per_example(k) for k in keys}
         scores = {
-            eid: {k: round(per_key[k][eid], 9) for k in keys if eid in per_key[k]}
+            # exact: a mean rounded here could show a digit apart from the run's
+            eid: {k: per_key[k][eid] for k in keys if eid in per_key[k]}
             for eid in side.example_ids()
         }
         metrics = {  # timings are the machine's, not the agents': left out
@@ -120,7 +121,7 @@ def _uncomparable(experiment: ExperimentData) -> str | None:
             if value is None:
                 continue
             where = f"example {run.example_id!r}: {key}"
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if not isinstance(value, int | float):  # true/false reads as 1/0, as run's do
                 return f"{where} is {value!r}, not a number"
             try:
                 number = float(value)

@@ -26,7 +26,7 @@ def default_checks(catalog: Catalog = BUILT_IN) -> dict[str, str]:
 class Check:
     """One example x evaluator key against a threshold: ``passes`` of its ``repetitions``
     (those scored, and those without an answer, which fail) met it; ``value`` is the mean
-    over the answered ones (None when one had no answer)."""
+    over the answered ones that scored it (None when none did)."""
 
     key: str
     threshold: Threshold
@@ -85,7 +85,7 @@ def example_checks(
             continue  # not scored on this key at all
         comments = list(dict.fromkeys(c for r in runs if (c := r.comments.get(key))))
         comments += list(dict.fromkeys(errors))
-        value = math.fsum(values) / len(values) if values and not errors else None
+        value = math.fsum(values) / len(values) if values else None
         passes = sum(1 for v in values if threshold.passes(v))
         repetitions = len(values) + len(errors)
         checks.append(Check(key, threshold, value, "; ".join(comments), passes, repetitions))

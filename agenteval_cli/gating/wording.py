@@ -3,13 +3,13 @@ passed, unchanged or untested, with the interval it decided from."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 
 from agenteval_cli.gating.family import CheckOutcome
 from agenteval_cli.gating.margins import ALPHA, BaselineCheck
 from agenteval_cli.metrics.stats import PairedComparison
+from agenteval_cli.metrics.summary import example_mean
 
 
 def outcome_line(outcome: CheckOutcome) -> str:
@@ -54,11 +54,11 @@ def interval(check: BaselineCheck, found: PairedComparison) -> str:
 
 def _change(check: BaselineCheck) -> str:
     catalog, key, n = check.catalog, check.key, check.n
-    before = math.fsum(check.before.values()) / n
-    after = math.fsum(check.after.values()) / n
+    before, after = example_mean(check.before), example_mean(check.after)
+    diff = None if before is None or after is None else after - before
     return (
         f"{catalog.fmt(key, before)} → {catalog.fmt(key, after)} "
-        f"({catalog.fmt_diff(key, after - before)} over {n} examples, {check.worse} worse, "
+        f"({catalog.fmt_diff(key, diff)} over {n} examples, {check.worse} worse, "
         f"{check.better} better)"
     )
 

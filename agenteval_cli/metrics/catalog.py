@@ -114,6 +114,12 @@ class Catalog:
         shown += sorted(rest - set(declared))
         return shown + run
 
+    def with_keys(self, keys: Iterable[str]) -> Catalog:
+        """This catalog with ``keys`` after its own (those already in it left where they
+        are): an experiment's catalog with the figures its results had besides its
+        evaluators' keys (a conversation's turns, resolved...)."""
+        return Catalog(self.declared, tuple(dict.fromkeys((*self.keys, *keys))))
+
     def to_json(self) -> dict[str, Any]:
         """What the store keeps: the declarations as their fields that differ from the
         defaults (so a field added later reads as its default), and the keys."""

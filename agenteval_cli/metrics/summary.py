@@ -1,11 +1,12 @@
-"""Per-experiment metrics: the mean of each score over the results, plus error rate and
-latency percentiles; what the run table, ``--json``, compare, the HTML report and the gate
-all read. An experiment's metrics are its evaluators' keys (see
+"""An experiment's figures by one rule per kind of metric: each score's mean over the
+examples (each example's repetitions averaged first), the totals, error rate and latency
+percentiles, pass^k and the flaky examples; what ``results.figures`` builds and every view
+renders. An experiment's metrics are its evaluators' keys (see
 :mod:`agenteval_cli.metrics.registry`), a stable interface for users' scripts."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,9 @@ class Summary:
     cached: int = 0  # results served from the response cache: no latency of their own
     models: set[str] = field(default_factory=set)
     by_repetition: dict[tuple[str, int], ExactSum] = field(default_factory=dict)
+    # key -> example -> the values of its repetitions: a score's figure is the mean of each
+    # example's mean (kept only when examples can repeat; else each example has one value)
+    by_example: dict[str, dict[str, ExactSum]] = field(default_factory=dict)
     # Per pass/fail key (``Catalog.is_binary``), per example (a conversation's, when rows are
     # conversations): whether each repetition passed.
     outcomes: dict[str, dict[str, list[bool]]] = field(default_factory=dict)
@@ -53,6 +57,10 @@ class Summary:
     # such as a stream without stream_usage=True; "" when it could not tell): the tokens
     # and cost that read n/a.
     without_usage: dict[str, int] = field(default_factory=dict)
+    # The run's own figures (totals, error rate...) a source keeps instead of the results
+    # they are over: a baseline file holds each example's means, not its results, so its
+    # totals and rates are the ones it was written with.
+    kept: dict[str, float | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._conversation_keys = frozenset(
@@ -139,6 +147,10 @@ class Summary:
             if of_repetition is None:
                 of_repetition = by_repetition[key, repetition] = ExactSum()
             of_repetition.add(value)
+            of_example = self.by_example.setdefault(key, {}).get(example_id)
+            if of_example is None:
+                of_example = self.by_example[key][example_id] = ExactSum()
+            of_example.add(value)
 
     def _is_binary(self, key: str) -> bool:
         found = self._binary.get(key)
@@ -182,9 +194,21 @@ class Summary:
         """key -> the results that gave it a value."""
         return {key: total.count for key, total in self.sums.items()}
 
-    def mean(self, key: str) -> float | None:
-        total = self.sums.get(key)
-        return None if total is None else total.mean()
+    def per_example(self, key: str) -> dict[str, float]:
+        """Each example's mean of ``key`` over its repetitions that scored it (kept when
+        examples can repeat: ``track_outcomes``)."""
+        found = self.by_example.get(key) or {}
+        return {example: total.total() / total.count for example, total in found.items()}
+
+    def mean(self, key: str, examples: Iterable[str] | None = None) -> float | None:
+        """The figure of a score: the mean over the examples of each example's mean over
+        its repetitions that scored it (docs/output.md), so a repetition left null or
+        unanswered never weighs one example above another; over ``examples`` alone when
+        given (compare's columns: the examples every side scored)."""
+        if key not in self.by_example:
+            total = self.sums.get(key)
+            return None if total is None or examples is not None else total.mean()
+        return example_mean(self.per_example(key), examples)
 
     def spread(self, key: str) -> float | None:
         """Sample standard deviation of the mean of ``key`` across repetitions (None for one)."""
@@ -242,9 +266,22 @@ class Summary:
                     if part in self.sums:
                         together.merge(self.sums[part])
                 run[key] = together.total()
+        run.update(self.kept)
         for key in self.catalog.ordered({*self.keys, *self.sums, *run}):
             values[key] = run[key] if key in run else self.mean(key)
         return values
+
+
+def example_mean(
+    per_example: Mapping[str, float], examples: Iterable[str] | None = None
+) -> float | None:
+    """The mean of examples' means (of ``examples`` alone when given), summed exactly: the
+    one rule a score's figure has, wherever a view shows one (the gate's before and after
+    too). None over no example."""
+    means = ExactSum()
+    for example in per_example if examples is None else examples:
+        means.add(per_example[example])
+    return means.mean()
 
 
 def reported_nothing(
@@ -314,15 +351,3 @@ def conversation_note(
     if parts:
         text += f"; a request metric of a conversation is {', '.join(parts)}"
     return text
-
-
-def summarize(
-    results: Iterable[Result], *, repetitions: int | None = None, catalog: Catalog = BUILT_IN
-) -> Summary:
-    """The summary of ``results``; with ``repetitions=1`` nothing is kept per example
-    (pass^k and the flaky examples need repeats), so memory does not grow with the
-    experiment."""
-    summary = Summary(track_outcomes=repetitions is None or repetitions > 1, catalog=catalog)
-    for result in results:
-        summary.add(result)
-    return summary

@@ -14,7 +14,7 @@ from agenteval_cli.core.redact import console_text
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.comparison import Comparison, Confusion, agent_usage, fmt_mean
 from agenteval_cli.report.paired_cells import counts_words, detectable_cell, method_note, p_cell
-from agenteval_cli.report.repetitions import legends, side_rows
+from agenteval_cli.report.repetitions import RepetitionRow, flaky_row, legends, pass_rows
 from agenteval_cli.report.table import plain, print_agent_table
 from agenteval_cli.results.failures import SHOWN_REASONS
 from agenteval_cli.results.sources import ExperimentData
@@ -46,7 +46,10 @@ def stats_table(comparison: Comparison) -> Table:
         box=box.SIMPLE_HEAD,
         padding=(0, 1, 0, 0),
     )
-    table.add_column("metric", style="cyan", min_width=12, overflow="fold")
+    # the only column that gives way on a narrow terminal, each label cut short with an
+    # ellipsis rather than folded: a label's rest on a line of its own read as a row of
+    # its own ("ping-pong (conv.)" as "ping-pong", a pass^k line as the next row's label)
+    table.add_column("metric", style="cyan", min_width=12)
     for name in names:
         table.add_column(plain(name), justify="right", no_wrap=True)
     for name in names[1:]:
@@ -55,6 +58,13 @@ def stats_table(comparison: Comparison) -> Table:
         table.add_column("95% CI", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
     width = 3
+    blank = [""] * width * (len(names) - 1)
+    # each pass/fail metric's pass^N and pass@N on dim lines under it, labelled short: a
+    # "<metric> pass^N" label was the longest, folded onto a line of its own that read as a
+    # label of the next row's figures
+    under: dict[str, list[RepetitionRow]] = {}
+    for line in pass_rows(catalog, comparison.repeated, every_k=False):
+        under.setdefault(line.key or "", []).append(line)
     for row in comparison.rows:
         cells: list[Text | str] = []
         for mean, spread in zip(row.means, row.spreads, strict=True):
@@ -71,9 +81,16 @@ def stats_table(comparison: Comparison) -> Table:
             cells.append(Text(catalog.fmt_diff(row.key, paired.diff), style=style))
             cells.append(_interval(catalog, row.key, paired.ci_low, paired.ci_high))
             cells.append(Text(p_cell(paired) + _MARK.get(verdict or "", "  "), style=style))
-        table.add_row(plain(row.info.narrow), *cells)
-    for extra in side_rows(catalog, comparison.repeated, comparison.flaky):
-        table.add_row(plain(extra.label), *extra.cells, *([""] * width * (len(names) - 1)))
+        table.add_row(_label(row.info.narrow), *cells)
+        for line in under.pop(row.key, []):
+            table.add_row(_label(f"  {line.label}"), *line.cells, *blank, style="dim")
+    for lines in under.values():  # a pass/fail metric without a row of its own
+        for line in lines:
+            label = f"{catalog.info(line.key or '').narrow} {line.label}"
+            table.add_row(_label(label), *line.cells, *blank, style="dim")
+    found = flaky_row(comparison.flaky)
+    if found is not None:
+        table.add_row(_label(found.label), *found.cells, *blank)
     said = legends(
         any(s is not None for r in comparison.rows for s in r.spreads), comparison.repeated
     )
@@ -81,6 +98,13 @@ def stats_table(comparison: Comparison) -> Table:
         table.caption = Text("\n".join(said), style="dim")
         table.caption_justify = "left"
     return table
+
+
+def _label(text: str) -> Text:
+    """A row's label on one line, cut short with an ellipsis when its column is narrow."""
+    label = plain(text)
+    label.no_wrap, label.overflow = True, "ellipsis"
+    return label
 
 
 def row_details(comparison: Comparison) -> list[str]:

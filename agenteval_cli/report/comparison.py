@@ -12,7 +12,6 @@ the run table, ``--json`` and the gate show.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -351,9 +350,13 @@ def build(
     extra: dict[str, Any] = {"method": method} | ({} if seed is None else {"seed": seed})
     summaries = [s.summary() for s in paired]
     rows = []
+    narrowed: list[str] = []  # keys whose columns leave out examples a side scored
     for key in keys:
         per_example = [s.per_example(key) for s in paired]
-        means = example_means(per_example)
+        means = example_means(summaries, per_example, key)
+        scored = [set(side) for side in per_example if side]
+        if len(paired) > 1 and scored and set.union(*scored) != set.intersection(*scored):
+            narrowed.append(catalog.info(key).narrow)
         vs_first = compared_with_first(per_example, catalog.info(key), extra)
         spreads = [summary.spread(key) for summary in summaries]
         rows.append(MetricRow(key, means, spreads, vs_first, catalog.info(key)))
@@ -378,6 +381,7 @@ def build(
             unanswered_note(summaries),
             conversation_note(summaries, catalog, keys),
             ratio_note(rows, [s.target for s in paired]),
+            narrowed_note(narrowed),
         ),
         catalog=catalog,
         method=method,
@@ -386,7 +390,9 @@ def build(
     )
 
 
-def example_means(per_example: list[dict[str, float]]) -> list[float | None]:
+def example_means(
+    summaries: list[Summary], per_example: list[dict[str, float]], key: str
+) -> list[float | None]:
     """Each side's column: the mean, over the examples every side scored, of each example's
     mean over its repetitions: the figures the paired Δ is the difference of, so a reader
     subtracting the columns gets the Δ (a side's repetitions that errored unevenly weigh
@@ -394,11 +400,11 @@ def example_means(per_example: list[dict[str, float]]) -> list[float | None]:
     every scoring side shares, each shows its own examples' mean, and there is no Δ."""
     sides = [set(side) for side in per_example if side]  # a side that scored none: n/a
     shared = sorted(set.intersection(*sides)) if sides else []
-    means: list[float | None] = []
-    for side in per_example:
-        over = shared if shared else sorted(side)  # nothing shared: no Δ, its own examples
-        means.append(math.fsum(side[e] for e in over) / len(over) if side and over else None)
-    return means
+    # nothing shared: no Δ, each side its own examples (its figure)
+    return [
+        None if not side else summary.mean(key, shared or None)
+        for summary, side in zip(summaries, per_example, strict=True)
+    ]
 
 
 def judges_against_people(sides: list[ExperimentData]) -> tuple[list[Calibration], list[str]]:
@@ -434,6 +440,18 @@ def add_q_values(rows: list[MetricRow]) -> None:
         row.q_values = [None] * len(row.vs_first)
     for (row, index, _), q in zip(tested, q_values, strict=True):
         row.q_values[index] = q
+
+
+def narrowed_note(labels: list[str]) -> str | None:
+    """Where a side's column is not its run table's figure: a metric some side scored on
+    examples another left unscored (every repetition without an answer) is over the
+    examples all scored, as its Δ is."""
+    if not labels:
+        return None
+    return (
+        f"{', '.join(labels)}: each column is over the examples every side scored, as Δ is "
+        "(the run table's figure is over each side's own)"
+    )
 
 
 def ratio_note(rows: list[MetricRow], names: list[str]) -> str | None:
@@ -485,8 +503,8 @@ def run_rows(
 ) -> list[MetricRow]:
     """A row per run figure the registry has compare show (error rate, latency), when a
     side has a value: each side's figure (its summary's, the run table's; a side without
-    timing has no latency, a baseline file no error rate: n/a); the paired test where the
-    figure is one per example."""
+    timing has no latency: n/a; a baseline file's are those it was written with); the paired
+    test where the figure is one per example."""
     figures = [summary.metrics() for summary in summaries]
     rows = []
     for key in catalog.run_metrics():
@@ -497,7 +515,6 @@ def run_rows(
         vs_first: list[PairedComparison | None] = [None] * (len(sides) - 1)
         if declared.paired:
             found = [s.per_example_figure(declared.paired) for s in sides]
-            means = [None if f is None else m for f, m in zip(found, means, strict=True)]
             per_example = [f or {} for f in found]  # a side that does not record it: unpaired
             vs_first = compared_with_first(per_example, declared, extra)
         if declared.quiet and not any(means):  # 0 (or unknown) on every side: no row

@@ -485,7 +485,7 @@ def _examples(
             headline = {
                 catalog.info(k).tiny: catalog.fmt(k, v)
                 for k in headlines
-                if (v := _mean(runs, k)) is not None
+                if (v := side.per_example(k).get(example_id)) is not None
             }
             targets.append(
                 {
@@ -519,11 +519,6 @@ def _examples(
         failed=sum(any(flags) for flags in failing.values()),
         left_out_results=sum(len(g.get(e, [])) for e in left_out for g in grouped),
     )
-
-
-def _mean(runs: list[Run], key: str) -> float | None:
-    values = [float(v) for r in runs if (v := r.scores.get(key)) is not None]
-    return sum(values) / len(values) if values else None
 
 
 def _table(comparison: Comparison) -> list[dict[str, Any]]:

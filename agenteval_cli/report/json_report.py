@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_cli.core.records import ModelCall, Run, Trace, Turn
-from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.metrics.prices import stored_price
 from agenteval_cli.metrics.summary import Summary
 from agenteval_cli.report.agents import aggregate
 from agenteval_cli.results.calibration import calibrated, row_has_labels
-from agenteval_cli.results.sources import experiment_catalog
+from agenteval_cli.results.figures import experiment_catalog, from_store
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.results import StoredResult, strict_json
 from agenteval_cli.store.summaries import summary_scores
@@ -61,43 +60,28 @@ def _calibration(
     return [c.to_json() for c in found]
 
 
-def metrics_summary(catalog: Catalog) -> Summary:
-    """What an export's ``metrics`` are read from: every result, for the metric keys of the
-    experiment's evaluators, outcomes kept per example (for ``pass_k``: pass@k, pass^k and
-    the flaky examples, when examples were repeated)."""
-    return Summary(track_outcomes=True, catalog=catalog)
-
-
-def experiment_summary(store: Store, experiment_id: str) -> Summary:
-    """What an experiment's export's ``metrics`` and ``pass_k`` are read from, in one
-    pass over its results."""
-    summary = metrics_summary(experiment_catalog(store.experiment(experiment_id)))
-    for stored in store.results(experiment_id):
-        summary.add(stored.result)
-    return summary
-
-
 def experiment_metrics(store: Store, experiment_id: str) -> dict[str, float | None]:
-    """The ``metrics`` of an experiment's export, in one pass over its results."""
-    return experiment_summary(store, experiment_id).metrics()
+    """The ``metrics`` of an experiment's export: its figures (the run table's)."""
+    return from_store(store, store.experiment(experiment_id)).metrics()
 
 
 def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
-    """Everything of an experiment's export but its results, read in two passes over its
-    rows that keep no result: the summary and per-agent usage, then the routing confusion."""
+    """Everything of an experiment's export but its results, read in passes over its rows
+    that keep no result: its figures (the run table's), per-agent usage, the routing
+    confusion."""
     from agenteval_cli.evaluators.routing import confusion_ignore, confusion_matrix, routing_rows
 
     experiment = store.experiment(experiment_id)
     pricing = experiment.spec.get("pricing") or {}
     catalog = experiment_catalog(experiment)
-    summary = metrics_summary(catalog)
-
-    def model_calls() -> Iterator[list[Any]]:
-        for stored in store.results(experiment_id):
-            summary.add(stored.result)
-            yield stored.result.trace.model_calls  # every call made, failed requests too
-
-    usage = aggregate(model_calls(), pricing)
+    summary = from_store(store, experiment)
+    usage = aggregate(  # every call made, failed requests too
+        (stored.result.trace.model_calls for stored in store.results(experiment_id)), pricing
+    )
+    metrics = summary.metrics()
+    # the conversation metrics every conversation row is scored on, whichever evaluators
+    # the spec names: described in the export's catalog as its evaluators' keys are
+    scored = [k for k in catalog.conversation_metrics() if metrics.get(k) is not None]
     routed = (  # a conversation's turns
         row
         for s in store.results(experiment_id)
@@ -112,7 +96,7 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
         "git_commit": experiment.git_commit,
         "started_at": experiment.started_at,
         "ended_at": experiment.ended_at,
-        "metrics": summary.metrics(),
+        "metrics": metrics,
         # results of each status: the trace figures are over all of them, the answer's
         # over the ``ok`` ones
         "statuses": {
@@ -122,7 +106,8 @@ def experiment_header(store: Store, experiment_id: str) -> dict[str, Any]:
         },
         "metric_counts": dict(summary.counts),  # results each metric was computed over
         "pass_k": pass_k_json(summary),
-        "catalog": catalog.to_json(),  # how each metric reads: label, direction, format
+        # how each metric reads: label, direction, format
+        "catalog": catalog.with_keys(scored).to_json(),
         "pricing": pricing,
         "agents": usage.to_json(),
         "dataset_results": {

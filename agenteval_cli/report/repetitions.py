@@ -91,7 +91,7 @@ def reasons(repeated: Sequence[Mapping[str, Repeated]]) -> list[str]:
 def side_rows(
     catalog: Catalog, repeated: Sequence[Mapping[str, Repeated]], flaky: Sequence[Flaky | None]
 ) -> list[RepetitionRow]:
-    """Compare's rows (the terminal, the HTML, the Markdown): each pass/fail metric's pass^n
+    """The reports' rows (the HTML, the Markdown): each pass/fail metric's pass^n
     and pass@n, named after it, then the flaky examples; none without repetitions."""
     rows = [
         RepetitionRow(f"{catalog.info(r.key or '').narrow} {r.label}", r.cells, r.key)

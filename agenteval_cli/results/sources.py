@@ -9,7 +9,6 @@ every argument names a LangSmith experiment instead (:func:`from_langsmith`).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,31 +26,15 @@ from agenteval_cli.core.records import (
     price_from_json,
 )
 from agenteval_cli.core.token_counts import UsageCounts
-from agenteval_cli.evaluators.registry import spec_catalog
 from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
-from agenteval_cli.metrics.prices import call_gap
 from agenteval_cli.metrics.summary import Summary
+from agenteval_cli.results.figures import experiment_catalog, from_runs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from agenteval_cli.core.records import Result
     from agenteval_cli.store.db import ExperimentRecord, Store
-
-
-def experiment_catalog(record: ExperimentRecord) -> Catalog:
-    """How a stored experiment's metrics read: the catalog its run kept, else (an
-    experiment stored before catalogs were kept) what its spec's evaluator items declare."""
-    if record.catalog is not None:
-        return record.catalog
-    return spec_catalog((record.spec or {}).get("evaluators") or [])
-
-
-def stored_summary(store: Store, record: ExperimentRecord) -> Summary:
-    """The summary of a stored experiment, streamed from the store's rows."""
-    return store.summary(
-        record.id, repetitions=record.repetitions, catalog=experiment_catalog(record)
-    )
 
 
 BASELINE_FORMAT = "agenteval-baseline/1"
@@ -74,6 +57,10 @@ class ExperimentData:
     # A baseline file's per-example error shares (the share of each example's repetitions
     # that errored), when it was written with them; None for one written before.
     example_errors: dict[str, float] | None = None
+    # A baseline file's run figures (totals, error and interrupt rates) as it was written:
+    # its per-example means cannot give them again (a total of means is the total over
+    # the repetitions).
+    run_figures: dict[str, float | None] = field(default_factory=dict)
     git_commit: str | None = None
     thresholds: dict[str, Any] = field(default_factory=dict)  # from the experiment's spec
     url: str | None = None  # its LangSmith experiment, when uploaded or read from there
@@ -88,29 +75,27 @@ class ExperimentData:
     conversations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # (example id, repetition) -> the LangSmith run of that result, when it was uploaded.
     run_urls: dict[tuple[str, int], str] = field(default_factory=dict)
+    # its figures, computed once when first asked for (results.figures.from_data)
+    _figures: Summary | None = field(default=None, init=False, repr=False, compare=False)
 
     def summary(self) -> Summary:
-        """The experiment's summary: the same computation as the run table's and
-        ``--json``'s (:class:`~agenteval_cli.metrics.summary.Summary`), over these runs."""
-        repeated = any(run.repetition for run in self.runs)  # else nothing kept per example
-        summary = Summary(
-            catalog=self.catalog, has_latency=self.has_traces, track_outcomes=repeated
-        )
-        add = summary.add_row
-        for run in self.runs:
-            add(
-                run.example_id,
-                run.repetition,
-                run.error,
-                run.latency_s,
-                list(run.scores.items()),
-                (call.model for call in run.model_calls),
-                cached=run.cached,
-                interrupted=run.interrupt is not None,
-                price_gaps=[(call.model, call_gap(call)) for call in run.model_calls],
-                conversation=run.turns is not None,
+        """The experiment's figures: the read model every view renders
+        (:mod:`agenteval_cli.results.figures`), over these runs."""
+        if self._figures is None:
+            self._figures = from_runs(
+                self.runs,
+                catalog=self.catalog,
+                has_latency=self.has_traces,
+                kept=self.kept_figures(),
             )
-        return summary
+        return self._figures
+
+    def kept_figures(self) -> dict[str, float | None]:
+        """The run figures its results cannot give: a baseline file's, as it was written
+        (unknown, never 0, for a rate it did not keep)."""
+        if self.records_errors:
+            return dict(self.run_figures)
+        return {"error_rate": None, "interrupt_rate": None, **self.run_figures}
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
@@ -147,13 +132,9 @@ class ExperimentData:
         return {eid: errored / n for eid, (errored, n) in counts.items()}
 
     def per_example(self, key: str) -> dict[str, float]:
-        """Each example's score for ``key``, averaged over its repetitions that scored it."""
-        values: dict[str, list[float]] = {}
-        for run in self.runs:
-            score = run.scores.get(key)  # null for a run without the answer it needs
-            if score is not None:
-                values.setdefault(run.example_id, []).append(float(score))
-        return {eid: math.fsum(v) / len(v) for eid, v in values.items()}
+        """Each example's score for ``key``, averaged over its repetitions that scored it
+        (a null one, as an unanswered result's answer scores are, left out)."""
+        return self.summary().per_example(key)
 
 
 def _example_errors(exp: dict[str, Any], runs: list[Run]) -> dict[str, float] | None:
@@ -163,6 +144,17 @@ def _example_errors(exp: dict[str, Any], runs: list[Run]) -> dict[str, float] | 
     if not isinstance(errors, dict):
         return None
     return {run.example_id: float(errors.get(run.example_id, 0.0)) for run in runs}
+
+
+def _run_figures(exp: dict[str, Any]) -> dict[str, float | None]:
+    """A baseline file's figures of the whole run, by its catalog (timings are not kept)."""
+    catalog = json_catalog(exp)
+    metrics = exp.get("metrics") or {}
+    return {
+        str(k): None if v is None else float(v)
+        for k, v in (metrics.items() if isinstance(metrics, dict) else ())
+        if catalog.info(str(k)).scope == "run" and isinstance(v, int | float | None)
+    }
 
 
 def run_from_result(inputs: dict[str, Any], reference: dict[str, Any], result: Result) -> Run:
@@ -374,6 +366,7 @@ def from_json_file(path: Path) -> list[ExperimentData]:
                     has_traces=not baseline,
                     records_errors=not baseline,
                     example_errors=_example_errors(exp, runs) if baseline else None,
+                    run_figures=_run_figures(exp) if baseline else {},
                     has_model_calls=with_calls,
                     git_commit=exp.get("git_commit") or data.get("git_commit"),
                     pricing=dict(exp.get("pricing") or {}),

@@ -20,18 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.children import proc_stat
 from agenteval_cli.core.records import Example, Result, Turn
-from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
+from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.store import DEFAULT_STORE, migrations
 from agenteval_cli.store.results import (
+    FigureRow,
     ResultWriter,
     StoredResult,
     dumps,
     encode,
+    figure_rows,
     iter_results,
     now,
     status_columns,
     stored_blames,
-    stored_summary,
     turns_from_json,
     write,
 )
@@ -44,7 +45,7 @@ from agenteval_cli.store.tx import (
 )
 
 if TYPE_CHECKING:
-    from agenteval_cli.metrics.summary import Summary
+    pass
 
 
 @dataclass
@@ -389,12 +390,10 @@ class Store:
         ``reference_holding``: only those whose reference JSON text holds that string."""
         return iter_results(self.db, experiment_id, reference_holding=reference_holding)
 
-    def summary(
-        self, experiment_id: str, *, repetitions: int = 1, catalog: Catalog = BUILT_IN
-    ) -> Summary:
-        """The experiment's metrics summary (``catalog``: its metrics), summed from the
-        columns the metrics read."""
-        return stored_summary(self.db, experiment_id, repetitions=repetitions, catalog=catalog)
+    def figure_rows(self, experiment_id: str) -> Iterator[FigureRow]:
+        """Each result of an experiment as its figures read it (``results.figures``), from
+        only the columns they need."""
+        return figure_rows(self.db, experiment_id)
 
     def blames(self, experiment_id: str) -> Iterator[dict[str, Any]]:
         """The blame of each result of an experiment that failed a check, in insertion

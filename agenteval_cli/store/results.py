@@ -3,8 +3,8 @@
 A result is encoded to JSON as soon as it is handed over (so a value JSON cannot hold fails
 at once, for the caller to record as the target's error) and written with the others that
 finished in the same event-loop turn, in one transaction: :class:`ResultWriter`. Reading
-streams the rows (:func:`iter_results`), or sums up what the metrics need
-(:func:`stored_summary`).
+streams the rows (:func:`iter_results`), or only the columns an experiment's figures read
+(:func:`figure_rows`, which ``results.figures`` sums up).
 """
 
 from __future__ import annotations
@@ -19,16 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace, Turn
 from agenteval_cli.core.redact import Secrets, redact
 from agenteval_cli.core.safe_text import exception_text, storable
-from agenteval_cli.metrics.catalog import BUILT_IN, Catalog
 from agenteval_cli.store.tx import is_storage_failure, write_transaction
-
-if TYPE_CHECKING:
-    from agenteval_cli.metrics.summary import Summary
 
 
 def now() -> str:
@@ -477,17 +473,25 @@ def stored_blames(db: sqlite3.Connection, experiment_id: str) -> Iterator[dict[s
         yield json.loads(text)
 
 
-def stored_summary(
-    db: sqlite3.Connection, experiment_id: str, *, repetitions: int, catalog: Catalog = BUILT_IN
-) -> Summary:
-    """The metrics' summary of an experiment (``catalog``: its metrics), read from only the
-    columns it needs: no Result is built, and a scores text repeated across rows is decoded
-    once."""
-    from agenteval_cli.metrics.prices import price_gap
-    from agenteval_cli.metrics.summary import Summary, reported_nothing
+@dataclass(frozen=True)
+class FigureRow:
+    """What an experiment's figures read of one result (``results.figures``): its row's
+    columns, no Result built."""
 
-    summary = Summary(track_outcomes=repetitions > 1, catalog=catalog)
-    add = summary.add_row
+    example_id: str
+    repetition: int
+    error: str | None
+    latency_s: float
+    cached: bool
+    scores: Sequence[tuple[str, Any]]
+    model_calls: Sequence[dict[str, Any]]  # each call as the trace keeps it
+    interrupted: bool
+    conversation: bool
+
+
+def figure_rows(db: sqlite3.Connection, experiment_id: str) -> Iterator[FigureRow]:
+    """Each result of an experiment as the figures read it, from only the columns they
+    need; a scores text repeated across rows is decoded once."""
     decoded: dict[str, list[tuple[str, Any]]] = {}
     # a conversation's row has turns (an old store's none): pass^k counts conversations
     turns = status_columns(db, "turns_json")
@@ -505,31 +509,17 @@ def stored_summary(
             if len(decoded) >= 4096:  # bounded: distinct comments make distinct texts
                 decoded.clear()
             scores = decoded[scores_json] = [(k, score) for k, score, _ in json.loads(scores_json)]
-        calls = json.loads(model_calls) if model_calls else ()
-        models = [call["model"] for call in calls]
-        add(
+        yield FigureRow(
             example_id,
             rep,
             error,
             latency or 0.0,
+            bool(cached),
             scores,
-            models,
-            cached=bool(cached),
-            interrupted=status == INTERRUPTED,
-            price_gaps=[(call["model"], price_gap(call)) for call in calls],
-            conversation=bool(talk),
-            without_usage=[
-                call.get("no_usage_reason") or ""
-                for call in calls
-                if reported_nothing(
-                    call.get("input_tokens", 0),
-                    call.get("output_tokens", 0),
-                    bool(call.get("failed")),
-                    bool(call.get("cut_off")),
-                )
-            ],
+            json.loads(model_calls) if model_calls else (),
+            status == INTERRUPTED,
+            bool(talk),
         )
-    return summary
 
 
 def strict_json(value: Any, **options: Any) -> str:
