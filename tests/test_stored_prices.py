@@ -35,7 +35,8 @@ from agenteval_cli.metrics import prices
 from agenteval_cli.report.comparison import agent_usage
 from agenteval_cli.report.json_report import experiment_json
 from agenteval_cli.report.table import unpriced_models, unstored_models
-from agenteval_cli.results.sources import from_json_file, stored_summary
+from agenteval_cli.results.figures import from_store
+from agenteval_cli.results.sources import from_json_file
 from agenteval_cli.store.db import Store
 
 TARGET = """\
@@ -251,7 +252,7 @@ def test_an_older_store_reads_its_call_costs_as_na_and_rescore_prices_them(
     assert exported["metrics"]["cost_usd"] == pytest.approx(RUN, abs=1e-15)  # the run's own
 
     with Store(db) as store:  # the run table's note: the summary says which models
-        summary = stored_summary(store, store.experiments()[0])
+        summary = from_store(store, store.experiments()[0])
     assert unstored_models(summary, {}) == ["gpt-4o-mini"] and unpriced_models(summary) == []
     assert unstored_models(summary, {"gpt-4o-mini": {"input": 1, "output": 1}}) == []
 
