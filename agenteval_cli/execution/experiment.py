@@ -686,9 +686,7 @@ def _changed_reads_note(runner: Runner) -> str | None:
     return changed_note(runner.cache)
 
 
-def names_after_run(
-    run: PreparedRun, store: Store, seen_by: Callable[[str], SystemNames]
-) -> None:
+def names_after_run(run: PreparedRun, store: Store, seen_by: Callable[[str], SystemNames]) -> None:
     """The run's name warnings, once its traces are in (``seen_by(target)``: what they
     show): a name no trace of a target shows where its graph could not tell its names
     before the run (a function, a Runnable) is warned of; one said unknown before the run

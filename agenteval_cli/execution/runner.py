@@ -40,6 +40,7 @@ from agenteval_cli.evaluators.scoring import (
     EVALUATOR_TIMEOUT_S,
     BoundEvaluator,
     EvaluatorPool,
+    runs_inline,
     score,
     unscored,
 )
@@ -278,6 +279,14 @@ class Runner:
         feed = items if isinstance(items, Feed) else None
         queue: Iterator[WorkItem] = iter(()) if isinstance(items, Feed) else iter(items)
         scored = any(not evaluator.summary for evaluator in self.evaluators)
+        # Only agenteval's own sync evaluators, each called in the event loop as it is
+        # (scoring.runs_inline): a result is scored where its call ended, since no judge
+        # could hold the target's slot, and goes to on_result with no hand-over.
+        in_place = scored and all(
+            runs_inline(evaluator, self._pool)
+            for evaluator in self.evaluators
+            if not evaluator.summary
+        )
         # Results whose target call ended, waiting for a scorer. Bounded: when scoring is
         # slower than the targets, target calls wait rather than results pile up.
         finished: asyncio.Queue[tuple[WorkItem, Result] | None] = asyncio.Queue(
@@ -294,7 +303,10 @@ class Runner:
                 if item is None:
                     return
                 result = await self._target_result(item)  # the slot is free once it returns
-                if scored:  # errored and interrupted results too: their traces are measured
+                if in_place:  # errored and interrupted results too: their traces are measured
+                    result.scores = await self._score(item, result)
+                    on_result(item, result)
+                elif scored:
                     self._scoring[id(result)] = (item, result)
                     await finished.put((item, result))
                 else:
@@ -337,7 +349,8 @@ class Runner:
         before = asyncio.all_tasks(loop)
         with follow_threads():
             workers = [asyncio.ensure_future(worker()) for _ in range(slots)]
-            scorers = [asyncio.ensure_future(scorer()) for _ in range(many if scored else 0)]
+            handed_over = scored and not in_place
+            scorers = [asyncio.ensure_future(scorer()) for _ in range(many if handed_over else 0)]
             parts = [asyncio.ensure_future(calls()), *scorers]
             everything = asyncio.gather(*parts)
             self._stalls = LoopStalls(loop)
