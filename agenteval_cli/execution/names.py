@@ -305,6 +305,9 @@ class NameCheck:
 
     source: str  # the dataset file (or the spec, for a LangSmith dataset)
     unknowns: dict[str, list[Unknown]] = field(default_factory=dict)  # target -> its names
+    # whether the rows checked name any agent, tool or skill (unknown: True); when none
+    # does, nothing is left to check after the run, and the rows are not read again
+    names_given: bool = True
 
     def lines(self) -> list[str]:
         return [u.line(self.source) for found in self.unknowns.values() for u in found]
@@ -337,7 +340,7 @@ def check_before_run(
     """The names the rows give that a target's graph lacks (targets whose names cannot
     be read before the run are checked after it: :func:`check_after_run`)."""
     rows = list(islice(examples, CHECKED_ROWS))
-    check = NameCheck(source)
+    check = NameCheck(source, names_given=any(next(named_in(row), None) for row in rows))
     for target in targets:
         found = unknown_names(target.name, target.names, rows)
         if found:
@@ -364,8 +367,10 @@ def check_after_run(
     """The names the rows give that no trace of a target's experiment shows, for the kinds
     its graph could not tell before the run, and those ``before`` said unknown that its
     traces show; ``seen_by(target)`` is what its experiment's traces show."""
-    rows = list(islice(examples, CHECKED_ROWS))
     after = AfterRun(NameCheck(before.source))
+    if not before.names_given:  # no row names anything: no name can be unknown
+        return after
+    rows = list(islice(examples, CHECKED_ROWS))
     for target in targets:
         said = before.unknowns.get(target.name, [])
         names = target.names

@@ -86,11 +86,13 @@ async def _timed(steps: _TimedSteps, timeout: float, stalls: LoopStalls | None) 
 
     try:
         async with asyncio.timeout(None) as cm:
-            deadline = _Deadline(cm, start + timeout, starved)
+            # armed when the call first waits: one that never does needs no timer
+            steps.arm = lambda: _Deadline(cm, start + timeout, starved)
             try:
                 value = await steps
             finally:
-                deadline.cancel()
+                if steps.deadline is not None:
+                    steps.deadline.cancel()
     except TimeoutError as exc:
         if steps.blocked:
             exc.blocked_s = steps.blocked  # type: ignore[attr-defined]
@@ -111,6 +113,9 @@ class _TimedSteps:
     def __init__(self, call: Awaitable[Any], stalls: LoopStalls | None, who: Call | None) -> None:
         self.call, self.stalls, self.who = call, stalls, who
         self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
+        # what makes the call's deadline, called before its first wait (see _timed)
+        self.arm: Callable[[], _Deadline] | None = None
+        self.deadline: _Deadline | None = None
 
     def _held(self, seconds: float) -> None:
         if self.who is not None and not self.who.runs_here:
@@ -133,6 +138,8 @@ class _TimedSteps:
                 took = perf_counter() - began
                 if took >= BLOCKING_S:
                     self._held(took)
+            if self.deadline is None and self.arm is not None:
+                self.deadline = self.arm()
             try:
                 sent, thrown = (yield waiting_on), None
             except GeneratorExit:
