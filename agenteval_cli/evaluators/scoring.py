@@ -274,12 +274,12 @@ async def call_evaluator(
         # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
         plan = evaluator.plan() if names == KNOWN_PARAMETERS else argument_plan(evaluator.fn, names)
         arguments = planned_arguments(plan, available)
-        own = is_own(evaluator.fn)
         if runs_inline(evaluator, pool):
             raw = evaluator.fn(**arguments)
             if inspect.isawaitable(raw):  # async work after all: held to the time limit
                 raw = await _within_limit(raw, pool)
             return _scores_of(raw, evaluator)
+        own = is_own(evaluator.fn)
 
         async def attempt() -> Any:
             started = time.perf_counter()

@@ -653,6 +653,7 @@ class Execution:
                 cache_key=cache_key,
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
                 fingerprint_json=fingerprint_json,
+                texts=writer.texts(),
             )
         except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
             encoded = encode(

@@ -196,6 +196,7 @@ class Runner:
     # names the row gives that the target has not, so no score reads as a plain miss
     name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
+    _call_guard: CallGuard | None = field(default=None, init=False, repr=False)  # see _guard()
     # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
 
@@ -652,13 +653,21 @@ class Runner:
         )
 
     def _guard(self) -> CallGuard:
-        """What each target call of this run is held to (its time-out, the loop's stalls)."""
-        return CallGuard(
-            timeout_s=self.settings.timeout_s,
-            stalls=self._stalls,
-            threads=self.settings.concurrency + ABANDONED_THREADS,
-            owns_signals=self._owns_signals,
-        )
+        """What each target call of this run is held to (its time-out, the loop's stalls):
+        made once the run has them, for all its calls."""
+        guard = self._call_guard
+        if (
+            guard is None
+            or guard.stalls is not self._stalls
+            or (guard.owns_signals != self._owns_signals)
+        ):
+            guard = self._call_guard = CallGuard(
+                timeout_s=self.settings.timeout_s,
+                stalls=self._stalls,
+                threads=self.settings.concurrency + ABANDONED_THREADS,
+                owns_signals=self._owns_signals,
+            )
+        return guard
 
 
 def _give_back(loop: asyncio.AbstractEventLoop, previous: Any, pool: Any) -> None:
