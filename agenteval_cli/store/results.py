@@ -78,27 +78,35 @@ class Texts:
         self.finished_at = now()
         self._encoder = _one_encoder()
 
-    def dumps(self, value: Any) -> str:
-        """:func:`dumps`'s text of ``value``."""
+    def json(self, value: Any) -> str:
+        """``value``'s text as the store keeps it (:func:`store_json`)."""
         encoder = self._encoder
-        if encoder is None:  # an interpreter without json's C encoder
-            return dumps(value)
-        try:
-            return "".join(encoder(value, 0))
-        except BaseException:
-            self._encoder = _one_encoder()  # its circular-reference marks may be left set
-            raise
+        if encoder is not None:
+            try:
+                return "".join(encoder(value, 0))
+            except BaseException as exc:
+                self._encoder = _one_encoder()  # its circular-reference marks may be left set
+                if not isinstance(exc, ValueError):
+                    raise
+                # NaN or ±Infinity, which it refuses (a circular value raises again below)
+        return store_json(value)
+
+
+def store_json(value: Any) -> str:
+    """``value``'s text as the store keeps it: :func:`dumps`'s, NaN and ±Infinity null."""
+    return _strict(dumps(value))
 
 
 def _one_encoder() -> Callable[[Any, int], Any] | None:
     """json's C encoder as :data:`_ENCODER` builds it for each value (same options, a
-    fresh set of circular-reference marks), kept to encode many; None without it."""
+    fresh set of circular-reference marks), but refusing NaN and ±Infinity, kept to encode
+    many; None without it."""
     make = getattr(json.encoder, "c_make_encoder", None)  # typeshed omits it
     if make is None:
         return None
     marks: dict[int, Any] = {}
     encoder: Callable[[Any, int], Any] = make(
-        marks, json_default, encode_basestring, None, ":", ",", False, False, True
+        marks, json_default, encode_basestring, None, ":", ",", False, False, False
     )
     return encoder
 
@@ -194,12 +202,12 @@ def encode(
     become null. Known secrets are redacted when the rows are written (:func:`write`).
     ``texts``: the encoder and time of the results written with it (else its own)."""
     texts = texts or Texts()
-    js = texts.dumps
-    trace_json = storable(_strict(_trace_json(result.trace, js)))
-    outputs_json = None if result.outputs is None else storable(_strict(js(result.outputs)))
-    inputs_json = storable(_strict(js(example.inputs)))
-    reference_json = storable(_strict(js(example.outputs)))
-    scores_json = _strict(_scores_json(result.scores, js))
+    js = texts.json
+    trace_json = storable(_trace_json(result.trace, js))
+    outputs_json = None if result.outputs is None else storable(js(result.outputs))
+    inputs_json = storable(js(example.inputs))
+    reference_json = storable(js(example.outputs))
+    scores_json = _scores_json(result.scores, js)
     turns_json = _turns_json(result.turns, js)
     finished = texts.finished_at
     row = (
@@ -219,7 +227,7 @@ def encode(
         result.status,
         None if result.interrupt is None else storable(result.interrupt),
         turns_json,
-        None if result.blame is None else storable(_strict(js(result.blame))),
+        None if result.blame is None else storable(js(result.blame)),
     )
     cache = None
     if cache_key is not None and outputs_json is not None and _answered(result):
@@ -288,12 +296,14 @@ def _answered(result: Result) -> bool:
     return not turns or (turns[-1].status == OK and all(t.error is None for t in turns))
 
 
-def _turns_json(turns: list[Turn] | None, js: Dumps = dumps, *, scores: bool = True) -> str | None:
+def _turns_json(
+    turns: list[Turn] | None, js: Dumps = store_json, *, scores: bool = True
+) -> str | None:
     """``[turn.to_dict(), ...]`` as the store keeps it (None for a single-turn result);
     ``scores=False`` leaves the scores out."""
     if turns is None:
         return None
-    return storable(_strict(js([_stored_turn(turn, scores) for turn in turns])))
+    return storable(js([_stored_turn(turn, scores) for turn in turns]))
 
 
 def _stored_turn(turn: Turn, scores: bool) -> dict[str, Any]:
@@ -328,7 +338,7 @@ def as_stored(value: Any) -> Any:
     return json.loads(dumps(value))
 
 
-def _scores_json(scores: list[Score], js: Dumps = dumps) -> str | None:
+def _scores_json(scores: list[Score], js: Dumps = store_json) -> str | None:
     """``[[key, score, comment], ...]``, a repeated key's last score kept; None for none."""
     if not scores:
         return None
@@ -353,8 +363,9 @@ _EMPTY_TRACE = (
 )
 
 
-def _trace_json(trace: Trace, js: Dumps = dumps) -> str:
-    """``dumps(trace.to_dict())``; the common trace that recorded nothing needs no encoder."""
+def _trace_json(trace: Trace, js: Dumps = store_json) -> str:
+    """``js(trace.to_dict())``; the common trace that recorded nothing needs no encoder (its
+    text holds no number)."""
     if trace.agent_path or trace.handoffs or trace.tool_calls or trace.model_calls:
         return js(trace.to_dict())
     if trace.messages:
