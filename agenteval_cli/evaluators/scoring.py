@@ -397,15 +397,10 @@ async def score(
     if unanswered is not None:
         skipped = [s for e in applying if not _measures_trace(e) for s in _null(e, unanswered)]
         applying = [e for e in applying if _measures_trace(e)]
-    found: list[list[Score]] = []
     # What judges report while this result is scored. The tasks gather() starts copy this
     # context, so they report to this result's sink, and to no other result's.
     with collect_judge_usage() as spent:
-        if len(applying) == 1:
-            found = [await call_evaluator(applying[0], available, pool)]
-        elif applying:
-            calls = [call_evaluator(evaluator, available, pool) for evaluator in applying]
-            found = list(await asyncio.gather(*calls))
+        found = await _each(applying, available, pool)
     if unanswered is not None:
         found = [
             [_without_answer(evaluator, s, unanswered) for s in each]
@@ -413,6 +408,28 @@ async def score(
         ]
     scores = [one for each in found for one in each] + skipped
     return scores + usage_scores(spent) if spent else scores
+
+
+async def _each(
+    applying: list[BoundEvaluator], available: dict[str, Any], pool: EvaluatorPool | None
+) -> list[list[Score]]:
+    """Each evaluator's scores, in their order: those called in the event loop as they are
+    (:func:`runs_inline`) one after another, as they would run side by side all the same;
+    the others side by side."""
+    found: list[list[Score]] = [[] for _ in applying]
+    apart: list[int] = []  # the positions of those that wait on something
+    for position, evaluator in enumerate(applying):
+        if runs_inline(evaluator, pool):
+            found[position] = await call_evaluator(evaluator, available, pool)
+        else:
+            apart.append(position)
+    if len(apart) == 1:
+        found[apart[0]] = await call_evaluator(applying[apart[0]], available, pool)
+    elif apart:
+        calls = [call_evaluator(applying[position], available, pool) for position in apart]
+        for position, scores in zip(apart, await asyncio.gather(*calls), strict=True):
+            found[position] = scores
+    return found
 
 
 def _keys(evaluator: BoundEvaluator) -> tuple[str, ...]:

@@ -4,7 +4,10 @@ Each finished call is traced and its slot given to the next call at once; the re
 scored in a pool of its own (``evaluator_concurrency`` evaluator calls in flight, the
 evaluators of one result side by side, with retries and a rate limit of their own) and handed
 to ``on_result`` (which persists it) when its scores are done, so results reach the store as
-they finish, not at the end, and slow judges do not hold the target's slots. Transient
+they finish, not at the end, and slow judges do not hold the target's slots. A run whose
+evaluators are all agenteval's own sync ones (no judge: each runs in the event loop as it
+is, :func:`~agenteval_cli.evaluators.scoring.runs_inline`) scores a result where its call
+ended, with no hand-over. Transient
 failures are retried by the spec's policy (:mod:`agenteval_cli.core.retry`), calls are spaced by
 its rate limit, and a cached answer (:mod:`agenteval_cli.execution.cache`) replaces the call.
 A row with ``inputs.turns`` is a conversation, one call per turn
@@ -304,12 +307,12 @@ class Runner:
                 if item is None:
                     return
                 result = await self._target_result(item)  # the slot is free once it returns
-                if in_place:  # errored and interrupted results too: their traces are measured
-                    result.scores = await self._score(item, result)
-                    on_result(item, result)
-                elif scored:
+                if scored:  # errored and interrupted results too: their traces are measured
                     self._scoring[id(result)] = (item, result)
-                    await finished.put((item, result))
+                    if in_place:
+                        await self._scored(item, result)
+                    else:
+                        await finished.put((item, result))
                 else:
                     on_result(item, result)
                 if clock() >= turn[0]:
@@ -322,12 +325,7 @@ class Runner:
             """Scores finished results, one at a time, until the workers are done: after a
             stop too, so every call that finished is scored and saved (within grace_s)."""
             while (done := await finished.get()) is not None:
-                item, result = done
-                scores = await self._score(item, result)
-                if self._scoring.pop(id(result), None) is None:
-                    continue  # saved unscored already, when the run was ended by force
-                result.scores = scores
-                on_result(item, result)
+                await self._scored(*done)
 
         async def calls() -> None:
             await asyncio.gather(*workers)
@@ -375,6 +373,15 @@ class Runner:
                 if not handle_signals:
                     _give_back(loop, previous, pool)
         return not self.stopped
+
+    async def _scored(self, item: WorkItem, result: Result) -> None:
+        """Score a finished result (held in ``_scoring`` meanwhile) and hand it to the
+        run's sink, unless it was saved unscored in the meantime (the run ended by force)."""
+        scores = await self._score(item, result)
+        if self._scoring.pop(id(result), None) is None or self._sink is None:
+            return
+        result.scores = scores
+        self._sink(item, result)
 
     def _settle_s(self) -> float:
         """How long the tasks left behind get once cancelled. A stopped run's watchdog ends
