@@ -6,6 +6,7 @@ against what its traces show; ``dataset validate --spec`` says the same."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -315,3 +316,64 @@ def test_imported_traces_are_checked_against_what_they_show(tmp_path, invoke):
     )
     assert f"warning: {line}" in result.text
     assert json.loads(out.read_text())["warnings"] == [line]
+
+
+def function_desk(tmp_path: Path, pay: str = "bill") -> Path:
+    """The function target of the test above on its two rows: only its traces tell its
+    agents; the first row expects ``pay``."""
+    (tmp_path / "desk.py").write_text(FUNCTION)
+    rows = [
+        {"id": "pay", "inputs": {"question": PAYMENT}, "outputs": {"expected_agents": [pay]}},
+        {
+            "id": "sso",
+            "inputs": {"question": SSO},
+            "outputs": {"expected_agents": ["tech_support"]},
+        },
+    ]
+    return write_spec(tmp_path, rows, {"desk": "desk.py:answer"})
+
+
+BILL = "no agent of target 'desk' ran under the name 'bill' in this run (nearest: 'billing')"
+
+
+def test_the_check_after_a_run_reads_no_result_back(tmp_path, monkeypatch):
+    """What the traces show is gathered as each result is stored: a finished run whose
+    rows name only agents its traces show reads none of its results back from the store
+    (for its names nor for its one-agent verdict), and warns of nothing."""
+    from agenteval_cli.execution import experiment
+    from agenteval_cli.spec.model import load_spec
+
+    prepared = experiment.prepare(load_spec(function_desk(tmp_path, pay="billing")))
+    read: list[str] = []
+    original = Store.results
+
+    def counted(self: Store, experiment_id: str, **kwargs: Any) -> Any:
+        read.append(experiment_id)
+        return original(self, experiment_id, **kwargs)
+
+    monkeypatch.setattr(Store, "results", counted)
+    with Store(tmp_path / "a.db") as store:
+        assert experiment.execute(prepared, store) == "finished"
+        monkeypatch.setattr(Store, "results", original)
+        (record,) = prepared.experiments.values()
+        scores = {s.result.example_id: s.result.scores for s in store.results(record.id)}
+    assert read == []
+    assert prepared.warnings == []
+    assert {key: [s.score for s in found] for key, found in scores.items()} == {
+        "pay": [1.0],
+        "sso": [1.0],
+    }
+
+
+def test_a_resumed_run_checks_the_names_of_its_earlier_results_too(tmp_path, invoke):
+    """Resumed with only the row naming 'sso' left, the run's traces show tech_support
+    alone, the earlier result billing: the nearest name to 'bill' is read from both."""
+    spec = function_desk(tmp_path)
+    db = tmp_path / "a.db"
+    assert invoke("run", spec, "--store", db).exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM results WHERE example_id = 'sso'")
+        conn.execute("UPDATE experiments SET status = 'running', ended_at = NULL")
+    resumed = invoke("run", spec, "--resume", "--store", db)
+    assert resumed.exit_code == 0, resumed.output
+    assert f"row 1: expected_agents: {BILL}" in resumed.text

@@ -606,3 +606,47 @@ def test_an_interrupt_during_the_row_by_row_retries_keeps_the_rows_committed(sto
     with pytest.raises(KeyboardInterrupt):
         store_results.write(store.db, batch)
     assert [s.result.example_id for s in store.results(exp.id)] == ["e0"]
+
+
+def test_a_batch_encodes_every_value_as_the_store_does():
+    """The one encoder a batch of results shares (``Texts``) writes each value exactly as
+    ``json.dumps`` with the store's options does, NaN and infinity made null, one value
+    after another: keys of every JSON-able type, objects by their fields or ``repr``, NaN
+    inside a text kept; a circular value raises as it does, and the values after it are
+    encoded as before."""
+    import dataclasses
+    import math
+    from pathlib import Path
+
+    from agenteval_cli.store.results import Texts, json_default
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+        label: str
+
+    loop: list = []
+    loop.append(loop)
+    values = [
+        {"final_response": "Réponse — ☃ NaN Infinity", "n": 3, "ok": True, "none": None},
+        [1.5, 0.1 + 0.2, 10**30, -0.0],
+        {1: "int key", 2.5: "float key", False: "bool key", None: "null key"},
+        'a bare string with "quotes" and a \ud800 surrogate',
+        {"point": Point(1, "p"), "set": {3}, "path": Path("/tmp/x"), "obj": object},
+        [],
+        {},
+        {math.nan: 1, math.inf: 2},  # keys are texts: kept as json.dumps writes them
+    ]
+    not_finite = [math.nan, 1.0, {"x": math.inf, "y": [-math.inf]}]
+    texts = Texts()
+    for value in [*values, loop, not_finite, *values]:
+        if value is loop:
+            with pytest.raises(ValueError, match="Circular reference"):
+                texts.json(value)
+        elif value is not_finite:
+            assert texts.json(value) == '[null,1.0,{"x":null,"y":[null]}]'
+        else:
+            written = json.dumps(
+                value, default=json_default, ensure_ascii=False, separators=(",", ":")
+            )
+            assert texts.json(value) == written

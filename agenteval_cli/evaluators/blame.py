@@ -38,6 +38,7 @@ The earliest step wins; on one step the order above. A request whose agents are 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -59,7 +60,12 @@ OUTCOME = "resolution_coverage"
 def outcome_mark(pass_marks: Mapping[str, Any] | None) -> tuple[float, bool]:
     """The least passing ``resolution_coverage`` as ``(value, strict)``, from the run's pass
     marks (the catalog's: ``">= 1"`` by default, an item's ``pass_mark`` option otherwise)."""
-    text = str((pass_marks or {}).get(OUTCOME, ">= 1")).strip()
+    return _mark(str((pass_marks or {}).get(OUTCOME, ">= 1")).strip())
+
+
+@functools.lru_cache(maxsize=64)
+def _mark(text: str) -> tuple[float, bool]:
+    """A pass mark's text read, once for every result of a run."""
     found = re.fullmatch(r"(>=|>)?\s*([0-9.]+)", text)
     if found is None:
         return 1.0, False

@@ -186,15 +186,17 @@ class JudgeUsage:
 _SINK: ContextVar[list[JudgeUsage] | None] = ContextVar("agenteval_judge_usage", default=None)
 
 
-@contextmanager
-def collect_judge_usage() -> Iterator[list[JudgeUsage]]:
-    """Collect what judges spend while scoring one result."""
-    sink: list[JudgeUsage] = []
-    token = _SINK.set(sink)
-    try:
-        yield sink
-    finally:
-        _SINK.reset(token)
+class collect_judge_usage:
+    """Collect what judges spend while scoring one result. A class rather than a generator:
+    it is entered once per result."""
+
+    def __enter__(self) -> list[JudgeUsage]:
+        sink: list[JudgeUsage] = []
+        self._token = _SINK.set(sink)
+        return sink
+
+    def __exit__(self, *exc: object) -> None:
+        _SINK.reset(self._token)
 
 
 @contextmanager

@@ -190,21 +190,35 @@ def one_agent_only(rows: Iterable[tuple[dict[str, Any], Trace]]) -> str | None:
     references naming others says the target's agents were never told apart (unnamed
     agents, an undeclared state key), and each such row would score a confident 0. A
     request that errored says nothing either: it may have stopped at its first agent."""
-    seen: set[str] = set()
-    expected: set[str] = set()
+    verdict = OneAgent()
     for reference, trace in rows:
-        expected.update(agent_names((reference or {}).get("expected_agents")))
+        verdict.add(reference, trace)
+    return verdict.reason()
+
+
+class OneAgent:
+    """:func:`one_agent_only`'s verdict, added to one row at a time: a run keeps one per
+    target as its results are stored, so its end need not read them back."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.expected: set[str] = set()
+
+    def add(self, reference: dict[str, Any] | None, trace: Trace) -> None:
+        self.expected.update(agent_names((reference or {}).get("expected_agents")))
         if trace.agents_unknown is None and trace.error is None:
-            seen.update(invoked_names(trace))
-    others = sorted(expected - seen)
-    if len(seen) != 1 or not others:
-        return None
-    (only,) = seen
-    return (
-        f"every result shows the one agent {only!r} while rows expect {others}; name the "
-        "agents the target runs (create_agent(name=...)), or declare the state key that "
-        "switches them (active_agent: {key: ...})"
-    )
+            self.seen.update(invoked_names(trace))
+
+    def reason(self) -> str | None:
+        others = sorted(self.expected - self.seen)
+        if len(self.seen) != 1 or not others:
+            return None
+        (only,) = self.seen
+        return (
+            f"every result shows the one agent {only!r} while rows expect {others}; name the "
+            "agents the target runs (create_agent(name=...)), or declare the state key that "
+            "switches them (active_agent: {key: ...})"
+        )
 
 
 def expects_others(reference: dict[str, Any] | None, trace: Trace) -> bool:

@@ -26,7 +26,7 @@ import hashlib
 import inspect
 import pickle
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +64,8 @@ class BoundEvaluator:
     references: tuple[str, ...] = ()  # the reference fields it reads (needed or optional)
     # (fn, its argument plan for score()'s names, or the error working it out raised)
     _plan: tuple[Any, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    # (fn, whether it runs in the event loop as it is): see in_loop()
+    _in_loop: tuple[Any, bool] | None = field(default=None, init=False, repr=False, compare=False)
 
     def needs_answer(self, key: str) -> bool:
         """Whether its score ``key`` is null for a result with no final answer."""
@@ -71,6 +73,21 @@ class BoundEvaluator:
             if declared.key == key:
                 return declared.needs_answer
         return BUILT_IN.needs_answer(key)
+
+    def in_loop(self) -> bool:
+        """Whether ``fn`` is one of agenteval's own sync evaluators, called in the event
+        loop as it is (:func:`runs_inline`)."""
+        if self._in_loop is None or self._in_loop[0] is not self.fn:
+            self._in_loop = (self.fn, is_own(self.fn) and not _is_async(self.fn))
+        return self._in_loop[1]
+
+    def wants_run(self) -> bool:
+        """Whether ``fn`` takes the ``run`` view (one whose signature cannot be read is
+        counted as taking it: calling it says why it failed)."""
+        try:
+            return self.plan()[1]
+        except Exception:
+            return True
 
     def plan(self) -> Plan:
         """How ``fn`` takes score()'s arguments, worked out on first use."""
@@ -257,6 +274,11 @@ async def call_evaluator(
         # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
         plan = evaluator.plan() if names == KNOWN_PARAMETERS else argument_plan(evaluator.fn, names)
         arguments = planned_arguments(plan, available)
+        if runs_inline(evaluator, pool):
+            raw = evaluator.fn(**arguments)
+            if inspect.isawaitable(raw):  # async work after all: held to the time limit
+                raw = await _within_limit(raw, pool)
+            return _scores_of(raw, evaluator)
         own = is_own(evaluator.fn)
 
         async def attempt() -> Any:
@@ -276,18 +298,34 @@ async def call_evaluator(
                     raw, _ = await call_with_retries(attempt, pool.retry, before_attempt=acquire)
                 else:
                     raw = await attempt()
-        scores = normalize(raw, evaluator.name)
-        if not scores:  # it said nothing: no pass, and its row would stay n/a in silence
-            raise ValueError(
-                f"it returned {raw!r}, no score; return a number, a bool or "
-                "{'key', 'score', 'comment'}"
-            )
-        return scores
+        return _scores_of(raw, evaluator)
     except BaseException as exc:
         if not _evaluators_own(exc, pool is not None and pool.owns_signals):
             raise
         reason = f"evaluator {evaluator.name!r} failed: {failure_text(exc)}"
         return [Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)]
+
+
+def runs_inline(evaluator: BoundEvaluator, pool: EvaluatorPool | None) -> bool:
+    """Whether ``evaluator`` is called as it is, in the event loop, outside ``pool``: one
+    of agenteval's own sync evaluators (no I/O to wait on), which neither a time limit nor
+    a slot could bound, since nothing else runs while it does; unless the pool retries
+    failures or spaces its calls (``evaluator_retry``, ``evaluator_requests_per_minute``),
+    which every evaluator call keeps to."""
+    if pool is not None and (pool.retry.max or pool.limiter is not None):
+        return False
+    return evaluator.in_loop()
+
+
+def _scores_of(raw: Any, evaluator: BoundEvaluator) -> list[Score]:
+    """What an evaluator returned, as scores; saying nothing is its failure."""
+    scores = normalize(raw, evaluator.name)
+    if not scores:  # it said nothing: no pass, and its row would stay n/a in silence
+        raise ValueError(
+            f"it returned {raw!r}, no score; return a number, a bool or "
+            "{'key', 'score', 'comment'}"
+        )
+    return scores
 
 
 async def bounded_call(
@@ -297,12 +335,17 @@ async def bounded_call(
     the arguments unless ``own`` (agenteval's evaluator), so what an earlier attempt
     changed is not seen either, and a sync one in a worker thread."""
     given = arguments if own else _private(arguments)
+    return await _within_limit(_invoke(fn, given, pool, own), pool)
+
+
+async def _within_limit(call: Awaitable[Any], pool: EvaluatorPool | None) -> Any:
+    """``await call`` within ``pool``'s time limit (``evaluator_timeout_s``), if any."""
     limit = None if pool is None else pool.timeout_s
     if limit is None:
-        return await _invoke(fn, given, pool, own)
+        return await call
     try:
         async with asyncio.timeout(limit) as deadline:
-            return await _invoke(fn, given, pool, own)
+            return await call
     except TimeoutError:
         if not deadline.expired():  # the evaluator's own TimeoutError
             raise
@@ -340,28 +383,24 @@ async def score(
     (:attr:`~agenteval_cli.metrics.registry.MetricInfo.needs_answer`) is null with the
     reason, and an evaluator all of whose keys need one is not called."""
     unanswered = no_answer_reason(trace.error, interrupt)
+    applying = _applying(evaluators, example)
+    wanted = any(evaluator.wants_run() for evaluator in applying)
     available: dict[str, Any] = {
         "inputs": example.inputs,
         "outputs": outputs,
         "reference_outputs": example.outputs,
         "trace": trace,
-        "run": _run_view(example, outputs, trace, interrupt),
+        "run": _run_view(example, outputs, trace, interrupt) if wanted else None,
         "example": example,
     }
-    applying = _applying(evaluators, example)
     skipped: list[Score] = []
     if unanswered is not None:
         skipped = [s for e in applying if not _measures_trace(e) for s in _null(e, unanswered)]
         applying = [e for e in applying if _measures_trace(e)]
-    found: list[list[Score]] = []
     # What judges report while this result is scored. The tasks gather() starts copy this
     # context, so they report to this result's sink, and to no other result's.
     with collect_judge_usage() as spent:
-        if len(applying) == 1:
-            found = [await call_evaluator(applying[0], available, pool)]
-        elif applying:
-            calls = [call_evaluator(evaluator, available, pool) for evaluator in applying]
-            found = list(await asyncio.gather(*calls))
+        found = await _each(applying, available, pool)
     if unanswered is not None:
         found = [
             [_without_answer(evaluator, s, unanswered) for s in each]
@@ -369,6 +408,28 @@ async def score(
         ]
     scores = [one for each in found for one in each] + skipped
     return scores + usage_scores(spent) if spent else scores
+
+
+async def _each(
+    applying: list[BoundEvaluator], available: dict[str, Any], pool: EvaluatorPool | None
+) -> list[list[Score]]:
+    """Each evaluator's scores, in their order: those called in the event loop as they are
+    (:func:`runs_inline`) one after another, as they would run side by side all the same;
+    the others side by side."""
+    found: list[list[Score]] = [[] for _ in applying]
+    apart: list[int] = []  # the positions of those that wait on something
+    for position, evaluator in enumerate(applying):
+        if runs_inline(evaluator, pool):
+            found[position] = await call_evaluator(evaluator, available, pool)
+        else:
+            apart.append(position)
+    if len(apart) == 1:
+        found[apart[0]] = await call_evaluator(applying[apart[0]], available, pool)
+    elif apart:
+        calls = [call_evaluator(applying[position], available, pool) for position in apart]
+        for position, scores in zip(apart, await asyncio.gather(*calls), strict=True):
+            found[position] = scores
+    return found
 
 
 def _keys(evaluator: BoundEvaluator) -> tuple[str, ...]:

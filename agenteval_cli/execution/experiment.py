@@ -31,6 +31,7 @@ from agenteval_cli.execution.names import (
     check_after_run,
     check_before_run,
 )
+from agenteval_cli.execution.observed import Observed
 from agenteval_cli.execution.one_agent import mark_one_agent_experiments
 from agenteval_cli.execution.runner import Runner, RunSettings, WorkItem
 from agenteval_cli.execution.twins import twin_experiments
@@ -41,6 +42,7 @@ from agenteval_cli.store.db import ExperimentRecord, Store
 from agenteval_cli.store.results import encode, unstorable
 from agenteval_cli.targets import Target
 from agenteval_cli.targets.inputs import cannot_take, cannot_take_hint, uncovered_fields
+from agenteval_cli.targets.names import SystemNames
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.fingerprint import Fingerprint
@@ -561,6 +563,7 @@ class Execution:
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
         self.faults_seen = FaultsSeen(run.targets)  # whether the targets' faults failed calls
         self.pass_marks = catalog_of(run.evaluators).pass_marks()  # what a failed check is
+        self._observed = Observed(run.experiments)  # what the stored results show
 
     def abandoned(self) -> Sequence[asyncio.Task[Any]]:
         return self.engine.abandoned
@@ -590,11 +593,22 @@ class Execution:
             for experiment in self.run.experiments.values():
                 self.store.finish_experiment(experiment.id, status)
         if status == FINISHED:
+            observed = self.observed()
             experiments = list(self.run.experiments.values())
             self.run.warnings += mark_one_agent_experiments(
-                experiments, self.run.evaluators, self.store
+                experiments,
+                self.run.evaluators,
+                self.store,
+                lambda experiment: observed.one_agent(experiment.target),
             )
         return status
+
+    def observed(self) -> Observed:
+        """What the run's results show: as they were stored, or (a resumed run, whose
+        earlier results only the store holds) read back from it."""
+        if self.run.done is not None and any(self.run.done.values()):
+            return Observed.stored(self.run.experiments, self.store)
+        return self._observed
 
     def conclude(self, status: Status, *, summaries: bool = True) -> Status:
         """After a run, its notes (cached answers called again; after a finished run, the
@@ -610,7 +624,7 @@ class Execution:
             if note is not None and self.run.notes is not None:
                 self.run.notes(note)
         if status == FINISHED:
-            names_after_run(self.run, self.store)
+            names_after_run(self.run, self.store, self.observed().names)
             if summaries:
                 score_summaries(self.run, self.store)
         return status
@@ -642,6 +656,7 @@ class Execution:
                 cache_key=cache_key,
                 target_path=runner.cache_paths.get(item.target.name, item.target.import_path),
                 fingerprint_json=fingerprint_json,
+                texts=writer.texts(),
             )
         except Exception as exc:  # outputs (or a trace) JSON cannot hold: this example's error
             encoded = encode(
@@ -649,6 +664,7 @@ class Execution:
             )
         writer.add(encoded)
         self.faults_seen.saw(item.target.name, result)
+        self._observed.saw(item.target.name, item.example.outputs, result)
         if self.on_result is not None:
             try:
                 self.on_result(item.target.name, result)
@@ -674,19 +690,13 @@ def _changed_reads_note(runner: Runner) -> str | None:
     return changed_note(runner.cache)
 
 
-def names_after_run(run: PreparedRun, store: Store) -> None:
-    """The run's name warnings, once its traces are in: a name no trace of a target shows
-    where its graph could not tell its names before the run (a function, a Runnable) is
-    warned of; one said unknown before the run that the traces show is not, and the run
-    says so."""
-
-    def results(target: str) -> Iterator[Result]:
-        record = run.experiments.get(target)
-        if record is not None:
-            yield from (stored.result for stored in store.results(record.id))
-
+def names_after_run(run: PreparedRun, store: Store, seen_by: Callable[[str], SystemNames]) -> None:
+    """The run's name warnings, once its traces are in (``seen_by(target)``: what they
+    show): a name no trace of a target shows where its graph could not tell its names
+    before the run (a function, a Runnable) is warned of; one said unknown before the run
+    that the traces show is not, and the run says so."""
     before = run.names or NameCheck(_dataset_source(run.spec))
-    after = check_after_run(run.targets, run.examples, results, before)
+    after = check_after_run(run.targets, run.examples, seen_by, before)
     withdrawn = {u.line(before.source) for u in after.shown}
     lines = [u.after_all(before.source) for u in after.shown] + after.unknown.lines()
     run.warnings = [w for w in run.warnings if w not in withdrawn] + lines

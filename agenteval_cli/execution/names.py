@@ -32,6 +32,7 @@ __all__ = [
     "AfterRun",
     "NameCheck",
     "NameNote",
+    "NamesSeen",
     "RowNotes",
     "Unknown",
     "annotate_stored",
@@ -196,34 +197,52 @@ def _row(example: Example) -> str:
 
 def seen_names(results: Iterable[Result]) -> SystemNames:
     """What an experiment's traces show (:func:`trace_names` of every result and turn)."""
-    return trace_names(
-        trace
-        for result in results
-        for trace in [result.trace, *(t.trace for t in result.turns or [])]
-    )
+    seen = NamesSeen()
+    for result in results:
+        seen.add_result(result)
+    return seen.names()
 
 
 def trace_names(traces: Iterable[Trace | None]) -> SystemNames:
     """What traces show: every agent that ran (teams included), every tool the models
     called and every skill loaded. Nothing is known (None) when none was traced, and no
     skill when no trace could tell skills (no ``skill_tools``)."""
-    agents: set[str] = set()
-    tools: set[str] = set()
-    skills: set[str] | None = None
-    traced = False
+    seen = NamesSeen()
     for trace in traces:
+        seen.add(trace)
+    return seen.names()
+
+
+class NamesSeen:
+    """What traces show, added to one trace at a time: a run keeps one per target as its
+    results are stored, so its end need not read them back (:func:`trace_names`)."""
+
+    def __init__(self) -> None:
+        self.agents: set[str] = set()
+        self.tools: set[str] = set()
+        self.skills: set[str] | None = None
+        self.traced = False
+
+    def add(self, trace: Trace | None) -> None:
         if trace is None or trace.untraced:
-            continue
-        traced = True
-        agents.update(trace.agents_at_any_level)
-        tools.update(call.name for call in trace.tool_calls)
+            return
+        self.traced = True
+        self.agents.update(trace.agents_at_any_level)
+        self.tools.update(call.name for call in trace.tool_calls)
         if trace.skills is not None:
-            skills = (skills or set()) | set(trace.skills)
-    if not traced:
-        return SystemNames()
-    return SystemNames(
-        frozenset(agents), frozenset(tools), None if skills is None else frozenset(skills)
-    )
+            self.skills = (self.skills or set()) | set(trace.skills)
+
+    def add_result(self, result: Result) -> None:
+        """A result's trace and each of its turns'."""
+        self.add(result.trace)
+        for turn in result.turns or ():
+            self.add(turn.trace)
+
+    def names(self) -> SystemNames:
+        if not self.traced:
+            return SystemNames()
+        skills = None if self.skills is None else frozenset(self.skills)
+        return SystemNames(frozenset(self.agents), frozenset(self.tools), skills)
 
 
 def shows(names: SystemNames, kind: str, key: str) -> bool:
@@ -286,6 +305,9 @@ class NameCheck:
 
     source: str  # the dataset file (or the spec, for a LangSmith dataset)
     unknowns: dict[str, list[Unknown]] = field(default_factory=dict)  # target -> its names
+    # whether the rows checked name any agent, tool or skill (unknown: True); when none
+    # does, nothing is left to check after the run, and the rows are not read again
+    names_given: bool = True
 
     def lines(self) -> list[str]:
         return [u.line(self.source) for found in self.unknowns.values() for u in found]
@@ -318,7 +340,7 @@ def check_before_run(
     """The names the rows give that a target's graph lacks (targets whose names cannot
     be read before the run are checked after it: :func:`check_after_run`)."""
     rows = list(islice(examples, CHECKED_ROWS))
-    check = NameCheck(source)
+    check = NameCheck(source, names_given=any(next(named_in(row), None) for row in rows))
     for target in targets:
         found = unknown_names(target.name, target.names, rows)
         if found:
@@ -339,20 +361,22 @@ class AfterRun:
 def check_after_run(
     targets: Sequence[Target],
     examples: Iterable[Example],
-    results: Callable[[str], Iterable[Result]],
+    seen_by: Callable[[str], SystemNames],
     before: NameCheck,
 ) -> AfterRun:
     """The names the rows give that no trace of a target's experiment shows, for the kinds
     its graph could not tell before the run, and those ``before`` said unknown that its
-    traces show; ``results(target)`` reads its results."""
-    rows = list(islice(examples, CHECKED_ROWS))
+    traces show; ``seen_by(target)`` is what its experiment's traces show."""
     after = AfterRun(NameCheck(before.source))
+    if not before.names_given:  # no row names anything: no name can be unknown
+        return after
+    rows = list(islice(examples, CHECKED_ROWS))
     for target in targets:
         said = before.unknowns.get(target.name, [])
         names = target.names
         if not said and None not in (names.agents, names.tools, names.skills):
             continue
-        seen = seen_names(results(target.name))
+        seen = seen_by(target.name)
         after.shown += [u for u in said if shows(seen, u.kind, _key(u.kind, u.name))]
         unread = SystemNames(
             seen.agents if names.agents is None else None,

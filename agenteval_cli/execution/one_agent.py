@@ -10,12 +10,12 @@ family's evaluators) null with that reason, and the run warns once for the targe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agenteval_cli.core.records import Example, Score
 from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.registry import REGISTRY
-from agenteval_cli.evaluators.routing import expects_others, one_agent_only
+from agenteval_cli.evaluators.routing import expects_others
 from agenteval_cli.evaluators.scoring import BoundEvaluator
 from agenteval_cli.execution.untraced import unattributed_warning
 from agenteval_cli.store.db import ExperimentRecord, Store
@@ -25,11 +25,15 @@ __all__ = ["mark_one_agent_experiments"]
 
 
 def mark_one_agent_experiments(
-    experiments: Sequence[ExperimentRecord], evaluators: Sequence[BoundEvaluator], store: Store
+    experiments: Sequence[ExperimentRecord],
+    evaluators: Sequence[BoundEvaluator],
+    store: Store,
+    verdict: Callable[[ExperimentRecord], str | None],
 ) -> list[str]:
     """Mark the rows of each experiment whose routing is not measured (see the module), in
-    one group of commits; the warnings, one per target marked. The verdict streams the
-    experiment's rows; only those to mark are held."""
+    one group of commits; the warnings, one per target marked. ``verdict(experiment)`` is
+    :func:`~agenteval_cli.evaluators.routing.one_agent_only` over its rows (gathered as the
+    run stored them); only the rows of an experiment to mark are read back."""
     from agenteval_cli.evaluators.loading import catalog_of
 
     keys = {key for e in evaluators if _routes(e) for key in (e.keys or (e.name,))}
@@ -37,11 +41,7 @@ def mark_one_agent_experiments(
     warnings = []
     writer = store.writer()
     for experiment in experiments:
-        reason = one_agent_only(
-            (s.reference_outputs, s.result.trace)
-            for s in store.results(experiment.id)
-            if s.result.turns is None
-        )
+        reason = verdict(experiment)
         if reason is None:
             continue
         marked = 0

@@ -4,7 +4,10 @@ Each finished call is traced and its slot given to the next call at once; the re
 scored in a pool of its own (``evaluator_concurrency`` evaluator calls in flight, the
 evaluators of one result side by side, with retries and a rate limit of their own) and handed
 to ``on_result`` (which persists it) when its scores are done, so results reach the store as
-they finish, not at the end, and slow judges do not hold the target's slots. Transient
+they finish, not at the end, and slow judges do not hold the target's slots. A run whose
+evaluators are all agenteval's own sync ones (no judge: each runs in the event loop as it
+is, :func:`~agenteval_cli.evaluators.scoring.runs_inline`) scores a result where its call
+ended, with no hand-over. Transient
 failures are retried by the spec's policy (:mod:`agenteval_cli.core.retry`), calls are spaced by
 its rate limit, and a cached answer (:mod:`agenteval_cli.execution.cache`) replaces the call.
 A row with ``inputs.turns`` is a conversation, one call per turn
@@ -40,6 +43,7 @@ from agenteval_cli.evaluators.scoring import (
     EVALUATOR_TIMEOUT_S,
     BoundEvaluator,
     EvaluatorPool,
+    runs_inline,
     score,
     unscored,
 )
@@ -199,6 +203,7 @@ class Runner:
     # names the row gives that the target has not, so no score reads as a plain miss
     name_notes: dict[str, dict[str, RowNotes]] = field(default_factory=dict, repr=False)
     _stalls: LoopStalls | None = field(default=None, init=False, repr=False)
+    _call_guard: CallGuard | None = field(default=None, init=False, repr=False)  # see _guard()
     # tasks the calls left behind that did not end when cancelled (guards.leftovers)
     abandoned: list[asyncio.Task[Any]] = field(default_factory=list, init=False, repr=False)
 
@@ -282,6 +287,14 @@ class Runner:
         feed = items if isinstance(items, Feed) else None
         queue: Iterator[WorkItem] = iter(()) if isinstance(items, Feed) else iter(items)
         scored = any(not evaluator.summary for evaluator in self.evaluators)
+        # Only agenteval's own sync evaluators, each called in the event loop as it is
+        # (scoring.runs_inline): a result is scored where its call ended, since no judge
+        # could hold the target's slot, and goes to on_result with no hand-over.
+        in_place = scored and all(
+            runs_inline(evaluator, self._pool)
+            for evaluator in self.evaluators
+            if not evaluator.summary
+        )
         # Results whose target call ended, waiting for a scorer. Bounded: when scoring is
         # slower than the targets, target calls wait rather than results pile up.
         finished: asyncio.Queue[tuple[WorkItem, Result] | None] = asyncio.Queue(
@@ -300,7 +313,10 @@ class Runner:
                 result = await self._target_result(item)  # the slot is free once it returns
                 if scored:  # errored and interrupted results too: their traces are measured
                     self._scoring[id(result)] = (item, result)
-                    await finished.put((item, result))
+                    if in_place:
+                        await self._scored(item, result)
+                    else:
+                        await finished.put((item, result))
                 else:
                     on_result(item, result)
                 if clock() >= turn[0]:
@@ -313,12 +329,7 @@ class Runner:
             """Scores finished results, one at a time, until the workers are done: after a
             stop too, so every call that finished is scored and saved (within grace_s)."""
             while (done := await finished.get()) is not None:
-                item, result = done
-                scores = await self._score(item, result)
-                if self._scoring.pop(id(result), None) is None:
-                    continue  # saved unscored already, when the run was ended by force
-                result.scores = scores
-                on_result(item, result)
+                await self._scored(*done)
 
         async def calls() -> None:
             await asyncio.gather(*workers)
@@ -341,7 +352,8 @@ class Runner:
         before = asyncio.all_tasks(loop)
         with follow_threads():
             workers = [asyncio.ensure_future(worker()) for _ in range(slots)]
-            scorers = [asyncio.ensure_future(scorer()) for _ in range(many if scored else 0)]
+            handed_over = scored and not in_place
+            scorers = [asyncio.ensure_future(scorer()) for _ in range(many if handed_over else 0)]
             parts = [asyncio.ensure_future(calls()), *scorers]
             everything = asyncio.gather(*parts)
             self._stalls = LoopStalls(loop)
@@ -365,6 +377,15 @@ class Runner:
                 if not handle_signals:
                     _give_back(loop, previous, pool)
         return not self.stopped
+
+    async def _scored(self, item: WorkItem, result: Result) -> None:
+        """Score a finished result (held in ``_scoring`` meanwhile) and hand it to the
+        run's sink, unless it was saved unscored in the meantime (the run ended by force)."""
+        scores = await self._score(item, result)
+        if self._scoring.pop(id(result), None) is None or self._sink is None:
+            return
+        result.scores = scores
+        self._sink(item, result)
 
     def _settle_s(self) -> float:
         """How long the tasks left behind get once cancelled. A stopped run's watchdog ends
@@ -649,13 +670,21 @@ class Runner:
         )
 
     def _guard(self) -> CallGuard:
-        """What each target call of this run is held to (its time-out, the loop's stalls)."""
-        return CallGuard(
-            timeout_s=self.settings.timeout_s,
-            stalls=self._stalls,
-            threads=self.settings.concurrency + ABANDONED_THREADS,
-            owns_signals=self._owns_signals,
-        )
+        """What each target call of this run is held to (its time-out, the loop's stalls):
+        made once the run has them, for all its calls."""
+        guard = self._call_guard
+        if (
+            guard is None
+            or guard.stalls is not self._stalls
+            or (guard.owns_signals != self._owns_signals)
+        ):
+            guard = self._call_guard = CallGuard(
+                timeout_s=self.settings.timeout_s,
+                stalls=self._stalls,
+                threads=self.settings.concurrency + ABANDONED_THREADS,
+                owns_signals=self._owns_signals,
+            )
+        return guard
 
 
 def _give_back(loop: asyncio.AbstractEventLoop, previous: Any, pool: Any) -> None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import json.encoder
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
@@ -59,6 +60,51 @@ _ENCODER = json.JSONEncoder(default=json_default, ensure_ascii=False, separators
 def dumps(value: Any) -> str:
     """JSON for the store: anything not JSON-native is converted, never an exception."""
     return _ENCODER.encode(value)
+
+
+Dumps = Callable[[Any], str]
+
+
+class Texts:
+    """What the results encoded together (a group commit's, :class:`ResultWriter`) share:
+    one JSON encoder for all their texts, where :func:`dumps` builds one per value (most of
+    the time of a small value's), and the time they are stamped as finished with."""
+
+    def __init__(self) -> None:
+        self.finished_at = now()
+        self._encoder = _one_encoder()
+
+    def json(self, value: Any) -> str:
+        """``value``'s text as the store keeps it (:func:`store_json`)."""
+        encoder = self._encoder
+        if encoder is not None:
+            try:
+                return "".join(encoder(value, 0))
+            except BaseException as exc:
+                self._encoder = _one_encoder()  # its circular-reference marks may be left set
+                if not isinstance(exc, ValueError):
+                    raise
+                # NaN or ±Infinity, which it refuses (a circular value raises again below)
+        return store_json(value)
+
+
+def store_json(value: Any) -> str:
+    """``value``'s text as the store keeps it: :func:`dumps`'s, NaN and ±Infinity null."""
+    return _strict(dumps(value))
+
+
+def _one_encoder() -> Callable[[Any, int], Any] | None:
+    """json's C encoder as :data:`_ENCODER` builds it for each value (same options, a
+    fresh set of circular-reference marks), but refusing NaN and ±Infinity, kept to encode
+    many; None without it."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # typeshed omits it
+    if make is None:
+        return None
+    marks: dict[int, Any] = {}
+    encoder: Callable[[Any, int], Any] = make(
+        marks, json_default, encode_basestring, None, ":", ",", False, False, False
+    )
+    return encoder
 
 
 RESULT_COLUMNS = (
@@ -144,18 +190,22 @@ def encode(
     cache_key: str | None = None,
     target_path: str = "",
     fingerprint_json: str | None = None,
+    texts: Texts | None = None,
 ) -> EncodedResult:
     """Every JSON column of the result; raises what the encoder raises for bad outputs.
     A lone surrogate in any text (which UTF-8, so SQLite, cannot take) becomes U+FFFD; NaN
     and ±Infinity, which strict JSON parsers (SQLite's ``json_extract`` among them) refuse,
-    become null. Known secrets are redacted when the rows are written (:func:`write`)."""
-    trace_json = storable(_strict(_trace_json(result.trace)))
-    outputs_json = None if result.outputs is None else storable(_strict(dumps(result.outputs)))
-    inputs_json = storable(_strict(dumps(example.inputs)))
-    reference_json = storable(_strict(dumps(example.outputs)))
-    scores_json = _strict(_scores_json(result.scores))
-    turns_json = _turns_json(result.turns)
-    finished = now()
+    become null. Known secrets are redacted when the rows are written (:func:`write`).
+    ``texts``: the encoder and time of the results written with it (else its own)."""
+    texts = texts or Texts()
+    js = texts.json
+    trace_json = storable(_trace_json(result.trace, js))
+    outputs_json = None if result.outputs is None else storable(js(result.outputs))
+    inputs_json = storable(js(example.inputs))
+    reference_json = storable(js(example.outputs))
+    scores_json = _scores_json(result.scores, js)
+    turns_json = _turns_json(result.turns, js)
+    finished = texts.finished_at
     row = (
         experiment_id,
         result.example_id,
@@ -173,7 +223,7 @@ def encode(
         result.status,
         None if result.interrupt is None else storable(result.interrupt),
         turns_json,
-        None if result.blame is None else storable(_strict(dumps(result.blame))),
+        None if result.blame is None else storable(js(result.blame)),
     )
     cache = None
     if cache_key is not None and outputs_json is not None and _answered(result):
@@ -185,7 +235,7 @@ def encode(
             result.latency_s,
             finished,
             fingerprint_json,
-            _turns_json(result.turns, scores=False),  # scored again when it is served
+            _turns_json(result.turns, js, scores=False),  # scored again when it is served
         )
     return EncodedResult(row, cache, replace)
 
@@ -242,12 +292,14 @@ def _answered(result: Result) -> bool:
     return not turns or (turns[-1].status == OK and all(t.error is None for t in turns))
 
 
-def _turns_json(turns: list[Turn] | None, *, scores: bool = True) -> str | None:
+def _turns_json(
+    turns: list[Turn] | None, js: Dumps = store_json, *, scores: bool = True
+) -> str | None:
     """``[turn.to_dict(), ...]`` as the store keeps it (None for a single-turn result);
     ``scores=False`` leaves the scores out."""
     if turns is None:
         return None
-    return storable(_strict(dumps([_stored_turn(turn, scores) for turn in turns])))
+    return storable(js([_stored_turn(turn, scores) for turn in turns]))
 
 
 def _stored_turn(turn: Turn, scores: bool) -> dict[str, Any]:
@@ -282,12 +334,12 @@ def as_stored(value: Any) -> Any:
     return json.loads(dumps(value))
 
 
-def _scores_json(scores: list[Score]) -> str | None:
+def _scores_json(scores: list[Score], js: Dumps = store_json) -> str | None:
     """``[[key, score, comment], ...]``, a repeated key's last score kept; None for none."""
     if not scores:
         return None
     last = {s.key: [s.key, s.score, s.comment] for s in scores}
-    return dumps(list(last.values()))
+    return js(list(last.values()))
 
 
 def _scores(text: str | None) -> list[Score]:
@@ -307,12 +359,13 @@ _EMPTY_TRACE = (
 )
 
 
-def _trace_json(trace: Trace) -> str:
-    """``dumps(trace.to_dict())``; the common trace that recorded nothing needs no encoder."""
+def _trace_json(trace: Trace, js: Dumps = store_json) -> str:
+    """``js(trace.to_dict())``; the common trace that recorded nothing needs no encoder (its
+    text holds no number)."""
     if trace.agent_path or trace.handoffs or trace.tool_calls or trace.model_calls:
-        return dumps(trace.to_dict())
+        return js(trace.to_dict())
     if trace.messages:
-        return dumps(trace.to_dict())
+        return js(trace.to_dict())
     if trace.untraced is not None:  # nothing recorded, and why
         return f'{_EMPTY_TRACE[:-1]},"untraced":{encode_basestring(trace.untraced)}}}'
     return _EMPTY_TRACE
@@ -375,9 +428,18 @@ class ResultWriter:
         self.max_rows = max_rows
         self.max_delay_s = max_delay_s
         self._pending: list[EncodedResult] = []
+        self._texts: Texts | None = None  # the pending results' encoder and time
         self._first = 0.0
         self._scheduled: asyncio.Handle | None = None
         self._failure: BaseException | None = None
+
+    def texts(self) -> Texts:
+        """What the next result is encoded with (:func:`encode`'s ``texts``): the encoder
+        and time of those it will be committed with, so a batch's rows carry the time the
+        first of them finished."""
+        if self._texts is None or not self._pending:
+            self._texts = Texts()
+        return self._texts
 
     def add(self, encoded: EncodedResult) -> None:
         if self._failure is not None:  # a deferred commit failed: surface it to the run

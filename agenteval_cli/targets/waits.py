@@ -39,15 +39,17 @@ _CURRENT: contextvars.ContextVar[Waiting | None] = contextvars.ContextVar(
 )
 
 
-@contextmanager
-def watched() -> Iterator[Waiting]:
-    """The waits of the call made in this block (the runner's side)."""
-    waiting = Waiting()
-    token = _CURRENT.set(waiting)
-    try:
-        yield waiting
-    finally:
-        _CURRENT.reset(token)
+class watched:
+    """The waits of the call made in this block (the runner's side). A class rather than a
+    generator: it is entered once per target call."""
+
+    def __enter__(self) -> Waiting:
+        waiting = Waiting()
+        self._token = _CURRENT.set(waiting)
+        return waiting
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self._token)
 
 
 @contextmanager

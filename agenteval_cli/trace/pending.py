@@ -15,8 +15,7 @@ import importlib.machinery
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -61,9 +60,10 @@ class PendingRecorder:
     """A call's recorder before LangChain exists: it becomes a real one on the call's first
     LangChain run, and reads as an empty, untraced trace if none comes."""
 
+    _lock = threading.Lock()  # the recorder is made once per call, rarely: one lock for all
+
     def __init__(self, options: dict[str, Any]) -> None:
         self._options = options
-        self._lock = threading.Lock()
         self._started = time.perf_counter()
         self.recorder: TraceRecorder | None = None
 
@@ -95,22 +95,27 @@ class PendingRecorder:
         return self.recorder is not None and self.recorder.saw_runs
 
 
-@contextmanager
-def capture_pending(**options: Any) -> Iterator[PendingRecorder]:
+class capture_pending:
     """As :func:`agenteval_cli.trace.recorder.capture`, for a call made before LangChain is
-    imported: ``options`` are the recorder's."""
-    _watch_langchain()
-    pending = PendingRecorder(options)
-    token = _pending.set(pending)
-    try:
-        yield pending
-    except BaseException as exc:
-        pending.finish(exc)
-        raise
-    else:
-        pending.finish()
-    finally:
-        _pending.reset(token)
+    imported: ``options`` are the recorder's. A class rather than a generator: it is
+    entered once per call of a plain function."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    def __enter__(self) -> PendingRecorder:
+        _watch_langchain()
+        self.pending = PendingRecorder(self.options)
+        self._token = _pending.set(self.pending)
+        return self.pending
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: Any
+    ) -> None:
+        try:
+            self.pending.finish(error)
+        finally:
+            _pending.reset(self._token)
 
 
 class _PendingHandler:
@@ -130,6 +135,8 @@ def _register(module: ModuleType) -> None:
 def _watch_langchain() -> None:
     """Register the pending handler with LangChain now, or as soon as LangChain is imported."""
     global _watching
+    if _watching:  # set once, never unset: read without the lock
+        return
     with _watch_lock:
         if _watching:
             return

@@ -58,13 +58,21 @@ async def within(
     back, since nothing could interrupt it (:mod:`agenteval_cli.execution.guards.stalls`). Each
     step of the call is timed; ``who`` names whom a blocking step is blamed on. A time-out
     that found the call waiting on something outside (a served graph's server) names it
-    (``waiting_on``, :mod:`agenteval_cli.targets.waits`)."""
+    (``waiting_on``, :mod:`agenteval_cli.targets.waits`).
+
+    The call's first step runs before its deadline is armed: a call that never waits (an
+    instant one) needs no timer, and one that does is given its deadline as it first waits,
+    counted from its start."""
     steps = _TimedSteps(call, stalls, who)
     if timeout is None:
         return await steps
     with watched() as waiting:
+        clock = _Clock(stalls, steps)
         try:
-            return await _timed(steps, timeout, stalls)
+            if steps.start():
+                clock.check(timeout)
+                return steps.value
+            return await _timed(steps, timeout, clock)
         except TimeoutError as exc:
             said = waiting.text()
             if said is not None:
@@ -72,21 +80,35 @@ async def within(
             raise
 
 
-async def _timed(steps: _TimedSteps, timeout: float, stalls: LoopStalls | None) -> Any:
-    """``within`` once the call's steps are timed."""
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    stalled = 0.0 if stalls is None else stalls.stalled()
+class _Clock:
+    """A call's own time since it started: the loop's time less what others held it for."""
 
-    def starved() -> float:
+    def __init__(self, stalls: LoopStalls | None, steps: _TimedSteps) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.start = self.loop.time()
+        self.stalls, self.steps = stalls, steps
+        self.stalled = 0.0 if stalls is None else stalls.stalled()
+
+    def starved(self) -> float:
         """Seconds the loop was held by others since the call started."""
-        if stalls is None:
+        if self.stalls is None:
             return 0.0
-        return max(0.0, stalls.stalled() - stalled - steps.blocked)
+        return max(0.0, self.stalls.stalled() - self.stalled - self.steps.blocked)
 
+    def check(self, timeout: float) -> None:
+        """A call that held the loop past its time-out is timed out like any other."""
+        blocked = self.steps.blocked
+        if blocked and self.loop.time() - self.start - self.starved() > timeout:
+            error = TimeoutError(blocked_text(blocked))
+            error.blocked_s = blocked  # type: ignore[attr-defined]
+            raise error
+
+
+async def _timed(steps: _TimedSteps, timeout: float, clock: _Clock) -> Any:
+    """``within`` once the call has waited: the rest of its steps, under its deadline."""
     try:
         async with asyncio.timeout(None) as cm:
-            deadline = _Deadline(cm, start + timeout, starved)
+            deadline = _Deadline(cm, clock.start + timeout, clock.starved)
             try:
                 value = await steps
             finally:
@@ -95,22 +117,21 @@ async def _timed(steps: _TimedSteps, timeout: float, stalls: LoopStalls | None) 
         if steps.blocked:
             exc.blocked_s = steps.blocked  # type: ignore[attr-defined]
         raise
-    if steps.blocked and loop.time() - start - starved() > timeout:
-        # it held the loop past its time-out: timed out like any other call
-        error = TimeoutError(blocked_text(steps.blocked))
-        error.blocked_s = steps.blocked  # type: ignore[attr-defined]
-        raise error
+    clock.check(timeout)
     return value
 
 
 class _TimedSteps:
     """Awaits ``call`` as ``await`` would, timing each step (the stretch between two of its
     awaits): a step of ``BLOCKING_S`` or more held the event loop, and is blamed on the
-    call's target."""
+    call's target. :meth:`start` may run the first step before it is awaited."""
 
     def __init__(self, call: Awaitable[Any], stalls: LoopStalls | None, who: Call | None) -> None:
         self.call, self.stalls, self.who = call, stalls, who
         self.blocked = 0.0  # seconds this call held the loop, in steps of BLOCKING_S or more
+        self._steps = call.__await__()
+        self._first: Any = _NOT_RUN  # what the first step waits on, once start() ran it
+        self.value: Any = None  # what the call returned, once it did in start()
 
     def _held(self, seconds: float) -> None:
         if self.who is not None and not self.who.runs_here:
@@ -119,27 +140,49 @@ class _TimedSteps:
         if self.stalls is not None and self.who is not None:
             self.stalls.blame(self.who.target, self.who.example, seconds)
 
+    def _step(self, sent: Any, thrown: BaseException | None) -> tuple[bool, Any]:
+        """One step: ``(True, what the call returned)`` or ``(False, what it waits on)``."""
+        began = perf_counter()
+        try:
+            if thrown is None:
+                return False, self._steps.send(sent)
+            return False, self._steps.throw(thrown)
+        except StopIteration as done:
+            return True, done.value
+        finally:
+            took = perf_counter() - began
+            if took >= BLOCKING_S:
+                self._held(took)
+
+    def start(self) -> bool:
+        """Run the first step now: True when the call returned there (``value``)."""
+        done, got = self._step(None, None)
+        if done:
+            self.value = got
+        else:
+            self._first = got
+        return done
+
     def __await__(self) -> Generator[Any, Any, Any]:
-        steps = self.call.__await__()
-        sent: Any = None
-        thrown: BaseException | None = None
+        waiting_on = self._first
+        if waiting_on is _NOT_RUN:
+            done, waiting_on = self._step(None, None)
+            if done:
+                return waiting_on
         while True:
-            began = perf_counter()
-            try:
-                waiting_on = steps.send(sent) if thrown is None else steps.throw(thrown)
-            except StopIteration as done:
-                return done.value
-            finally:
-                took = perf_counter() - began
-                if took >= BLOCKING_S:
-                    self._held(took)
             try:
                 sent, thrown = (yield waiting_on), None
             except GeneratorExit:
-                steps.close()
+                self._steps.close()
                 raise
             except BaseException as exc:  # thrown into the task: passed on to the call
                 sent, thrown = None, exc
+            done, waiting_on = self._step(sent, thrown)
+            if done:
+                return waiting_on
+
+
+_NOT_RUN = object()  # the first step of a _TimedSteps not run yet
 
 
 class _Deadline:
@@ -167,10 +210,14 @@ class _Deadline:
             self.handle = None
 
 
+# the frames a call's code runs under: where the loop's holder is read from (its ``who``)
+_CALL_CODES = (within.__code__, _TimedSteps._step.__code__, _TimedSteps.__await__.__code__)
+
+
 def call_on_stack(frame: FrameType | None) -> Call | None:
     """The call whose code ``frame`` (or a frame that called it) runs."""
     while frame is not None:
-        if frame.f_code in (within.__code__, _TimedSteps.__await__.__code__):
+        if frame.f_code in _CALL_CODES:
             holder = frame.f_locals.get("who") or getattr(frame.f_locals.get("self"), "who", None)
             if isinstance(holder, Call):
                 return holder
