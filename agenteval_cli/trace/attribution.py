@@ -193,8 +193,8 @@ def attribute(
         run = stack.pop()
         stack.extend(run.children)
         if run.is_task and run.parent is not None:
-            resolver.tasks.add(id(run))
-            resolver.graphs.add(id(run.parent))
+            resolver.tasks.add(run)
+            resolver.graphs.add(run.parent)
     # One walk gives every run its agent path on the way down and, on the way up (children
     # before parents), the order of the model calls below it: ``done`` holds the runs in
     # that order.
@@ -210,18 +210,19 @@ class _Resolver:
     def __init__(self, declared: set[str], own: str = OWN_AGENT) -> None:
         self.declared = declared
         self.own = own  # the target's own agent, where its graph names none
-        self.paths: dict[int, tuple[str, ...]] = {}  # id(run) -> its agent path
+        self.paths: dict[RunNode, tuple[str, ...]] = {}  # run -> its agent path
         self.delegations: dict[int, str] = {}
         self.handoff_targets: dict[int, str] = {}
         self.aliases: dict[str, str] = {}
         self.intents: list[_Intent] = []
         self.coordinators: dict[str, None] = {}
         self.links: list[tuple[Handoff, _Activation, _Activation]] = []
-        self.graphs: set[int] = set()  # id() of the runs that are graph runs
-        self.tasks: set[int] = set()  # id() of the runs that are a graph's tasks
-        self.single: dict[int, bool] = {}  # id() of a graph run -> whether it is one agent
-        self.calling: dict[int, bool] = {}  # id() of a run -> whether a model call is in it
-        self.ran: dict[int, _Ran] = {}  # id() of a run -> the model calls below it, in order
+        # runs (hashed by identity) ->
+        self.graphs: set[RunNode] = set()  # the runs that are graph runs
+        self.tasks: set[RunNode] = set()  # the runs that are a graph's tasks
+        self.single: dict[RunNode, bool] = {}  # a graph run -> whether it is one agent
+        self.calling: dict[RunNode, bool] = {}  # a run -> whether a model call is in it
+        self.ran: dict[RunNode, _Ran] = {}  # a run -> the model calls below it, in order
 
     # -- agent paths ---------------------------------------------------------------------
 
@@ -238,9 +239,10 @@ class _Resolver:
                 continue
             run, path, renamable = top
             path, renamable = self._enter(run, path, renamable)
-            self.paths[id(run)] = path
+            self.paths[run] = path
             stack.append(run)
-            stack.extend((child, path, renamable) for child in reversed(run.children))
+            if run.children:
+                stack.extend((child, path, renamable) for child in reversed(run.children))
 
     def _enter(
         self, run: RunNode, path: tuple[str, ...], renamable: bool
@@ -257,7 +259,7 @@ class _Resolver:
             path, renamable = self._open(path, run.lc_name, renamable), False
         elif self._is_graph(run) and run.parent is not None and run.name != DEFAULT_GRAPH_NAME:
             path, renamable = self._open(path, run.name, renamable), False
-        task = id(run) in self.tasks
+        task = run in self.tasks
         if task and run.parent is not None:
             graph = run.parent
             if not self._single_agent(graph) and not is_step_node(run.node):
@@ -276,7 +278,7 @@ class _Resolver:
     def _leave(self, run: RunNode) -> None:
         """What ``run`` passed on, once the runs below it have their paths: the agent a tool
         ran (the first found below it), the handoff a tool or a task's Command made."""
-        path = self.paths[id(run)]
+        path = self.paths[run]
         if run.kind == "tool":
             for child in run.children:
                 deeper = self._deeper_agent(child, path)
@@ -284,7 +286,7 @@ class _Resolver:
                     self.delegations[id(run)] = deeper
                     break
             self._tool_intent(run, path)
-        elif run.goto and id(run) in self.tasks:
+        elif run.goto and run in self.tasks:
             for destination in run.goto:
                 self.intents.append(_Intent(path, destination, "", "command"))
 
@@ -303,7 +305,7 @@ class _Resolver:
         earlier = [
             c
             for c in graph.children
-            if id(c) in self.tasks and not is_step_node(c.node) and (c.step or 0) < (task.step or 0)
+            if c in self.tasks and not is_step_node(c.node) and (c.step or 0) < (task.step or 0)
         ]
         if earlier:
             latest = max(earlier, key=lambda c: ((c.step or 0), c.seq))
@@ -337,7 +339,7 @@ class _Resolver:
         stack = [run]
         while stack:
             current = stack.pop()
-            inner = self.paths.get(id(current), path)
+            inner = self.paths.get(current, path)
             if current.kind == "model" and len(inner) > len(path) and inner[: len(path)] == path:
                 return inner[len(path)]
             stack.extend(reversed(current.children))
@@ -356,15 +358,15 @@ class _Resolver:
                 self.handoff_targets.setdefault(id(tool), destination)
 
     def _is_graph(self, run: RunNode) -> bool:
-        return id(run) in self.graphs
+        return run in self.graphs
 
     def _single_agent(self, graph: RunNode) -> bool:
         """A graph whose nodes are one agent's steps, not agents of their own."""
-        known = self.single.get(id(graph))
+        known = self.single.get(graph)
         if known is None:
-            nodes = {c.node for c in graph.children if id(c) in self.tasks}
+            nodes = {c.node for c in graph.children if c in self.tasks}
             known = graph.opens_lc_agent or all(is_step_node(n) for n in nodes)
-            self.single[id(graph)] = known
+            self.single[graph] = known
         return known
 
     # -- order ---------------------------------------------------------------------------
@@ -374,34 +376,35 @@ class _Resolver:
         model calls' stretches (an activation each), their handoffs recorded as they follow
         one another. Runs with no model call below them pass no control and order nothing."""
         children = run.children
-        calls = run.kind == "model" or any(self.calling[id(c)] for c in children)
-        self.calling[id(run)] = calls
+        calling = self.calling
+        calls = run.kind == "model" or any(map(calling.__getitem__, children))
+        calling[run] = calls
         if not calls:
             return
         if run.kind == "model":
-            path = self.paths.get(id(run))
+            path = self.paths.get(run)
             if path:
                 activation = _Activation(path, run=run)
-                self.ran[id(run)] = _Ran([activation], [activation], [activation])
+                self.ran[run] = _Ran([activation], [activation], [activation])
             return
         ran = self.ran.get
         # A graph's tasks run by superstep. The functional API's tasks (children of the
         # entrypoint's task) all say step 0: they are ordered like any other runs.
-        if self._is_graph(run) and id(run) not in self.tasks:
+        if run in self.graphs and run not in self.tasks:
             steps: dict[int, dict[str | None, list[RunNode]]] = {}
             items: list[tuple[int, _Ran | None]] = []
             for child in children:
-                if id(child) in self.tasks:
+                if child in self.tasks:
                     by_task = steps.setdefault(child.step or 0, {})
                     by_task.setdefault(child.namespace, []).append(child)
                 else:
-                    items.append((child.seq, ran(id(child))))
+                    items.append((child.seq, ran(child)))
             for step in steps.values():
                 # one task's runs in a step are its attempts (a retry policy), in turn
                 tasks = sorted(step.values(), key=lambda t: (t[0].branch, t[0].node or ""))
                 first = min(t.seq for attempts in tasks for t in attempts)
                 branches = [
-                    self._seq([ran(id(a)) for a in sorted(attempts, key=lambda t: t.seq)])
+                    self._seq([ran(a) for a in sorted(attempts, key=lambda t: t.seq)])
                     for attempts in tasks
                 ]
                 items.append((first, _par(branches)))
@@ -409,18 +412,22 @@ class _Resolver:
             found = self._seq([b for _, b in items])
         elif run.kind == "chain" and run.name.startswith("RunnableParallel"):
             # its branches run side by side, whether or not they overlapped this time
-            found = _par([ran(id(c)) for c in sorted(children, key=lambda c: (c.name, c.seq))])
+            found = _par([ran(c) for c in sorted(children, key=lambda c: (c.name, c.seq))])
         else:
-            found = self._seq([self._group(group) for group in self._groups(children)])
+            callers = [c for c in children if calling[c]]
+            if len(callers) == 1:  # a wrapper of one run that calls: what that run ran
+                found = ran(callers[0])
+            else:
+                found = self._seq([self._group(group) for group in self._groups(callers)])
         if found is not None:
-            self.ran[id(run)] = found
+            self.ran[run] = found
 
-    def _groups(self, children: list[RunNode]) -> list[list[RunNode]]:
-        """The children that call a model, by start, in groups of those that ran at once
+    def _groups(self, calling: list[RunNode]) -> list[list[RunNode]]:
+        """Children that call a model, by start, in groups of those that ran at once
         (overlapped in time, or were asked for by one model turn). A run holding no model
         call passes no control: it never makes the runs it overlaps parallel (a wrapper such
-        as with_fallbacks whose attempts LangChain reports beside it)."""
-        ordered = sorted((c for c in children if self.calling[id(c)]), key=lambda c: c.seq)
+        as with_fallbacks whose attempts LangChain reports beside it), so it is not here."""
+        ordered = sorted(calling, key=lambda c: c.seq)
         groups: list[list[RunNode]] = []
         latest_end = -1
         for child in ordered:
@@ -438,8 +445,8 @@ class _Resolver:
 
     def _group(self, group: list[RunNode]) -> _Ran | None:
         if len(group) == 1:
-            return self.ran.get(id(group[0]))
-        return _par([self.ran.get(id(c)) for c in sorted(group, key=lambda c: (c.name, c.seq))])
+            return self.ran.get(group[0])
+        return _par([self.ran.get(c) for c in sorted(group, key=lambda c: (c.name, c.seq))])
 
     def _seq(self, items: list[_Ran | None]) -> _Ran | None:
         """Items that ran one after the other: each one's exits hand control to the next
@@ -452,7 +459,7 @@ class _Resolver:
         return _Ran(found[0].entries, found[-1].exits, [a for item in found for a in item.flat])
 
     def finish(self, roots: list[RunNode]) -> Attribution:
-        whole = self._seq([self.ran.get(id(root)) for root in roots])
+        whole = self._seq([self.ran.get(root) for root in roots])
         flat = whole.flat if whole is not None else []
         for order, activation in enumerate(flat):
             activation.order = order
@@ -475,7 +482,7 @@ class _Resolver:
         # teams (each team's "supervisor") stay two
         steps = [a.agent for i, a in enumerate(flat) if i == 0 or flat[i - 1].path != a.path]
         return Attribution(
-            paths={k: list(v) for k, v in self.paths.items()},
+            paths={id(k): list(v) for k, v in self.paths.items()},
             agent_path=steps,
             handoffs=handoffs,
             coordinators=[c for c in coordinators if c in set(names) or c in self.declared],
