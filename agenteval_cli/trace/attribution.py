@@ -40,11 +40,11 @@ tools, and an agent that handed off explicitly and got control back by an edge.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval_cli.core.nesting import Walk, run_walk
 from agenteval_cli.core.records import AGENT_TOOL, HANDOFF, Handoff
 
 __all__ = ["Attribution", "RunNode", "attribute", "command_destinations"]
@@ -150,6 +150,28 @@ class _Activation:
         return self.path[-1]
 
 
+@dataclass(slots=True)
+class _Ran:
+    """The model calls below a run, in order (``flat``), and the activations control enters
+    them by and leaves them from (several where branches ran side by side)."""
+
+    entries: list[_Activation]
+    exits: list[_Activation]
+    flat: list[_Activation]
+
+
+def _par(items: list[_Ran | None]) -> _Ran | None:
+    """Items that ran side by side: control enters and leaves each of them."""
+    found = [item for item in items if item is not None]
+    if len(found) < 2:
+        return found[0] if found else None
+    return _Ran(
+        [a for item in found for a in item.entries],
+        [a for item in found for a in item.exits],
+        [a for item in found for a in item.flat],
+    )
+
+
 @dataclass
 class _Intent:
     """An explicit passing of control: by a handoff tool, a Command or an agent tool."""
@@ -171,47 +193,73 @@ def attribute(
         run = stack.pop()
         stack.extend(run.children)
         if run.is_task and run.parent is not None:
-            resolver.tasks.add(id(run))
-            resolver.graphs.add(id(run.parent))
+            resolver.tasks.add(run)
+            resolver.graphs.add(run.parent)
+    # One walk gives every run its agent path on the way down and, on the way up (children
+    # before parents), the order of the model calls below it: ``done`` holds the runs in
+    # that order.
+    done: list[RunNode] = []
     for root in roots:
-        run_walk(resolver.walk(root, (), renamable=False))
-    blocks = [run_walk(resolver.block(root)) for root in sorted(roots, key=lambda r: r.seq)]
-    return resolver.finish(blocks)
+        resolver.walk(root, done)
+    for run in done:
+        resolver.order(run)
+    return resolver.finish(sorted(roots, key=lambda r: r.seq))
 
 
 class _Resolver:
     def __init__(self, declared: set[str], own: str = OWN_AGENT) -> None:
         self.declared = declared
         self.own = own  # the target's own agent, where its graph names none
-        self.paths: dict[int, tuple[str, ...]] = {}  # id(run) -> its agent path
+        self.paths: dict[RunNode, tuple[str, ...]] = {}  # run -> its agent path
         self.delegations: dict[int, str] = {}
         self.handoff_targets: dict[int, str] = {}
         self.aliases: dict[str, str] = {}
         self.intents: list[_Intent] = []
         self.coordinators: dict[str, None] = {}
         self.links: list[tuple[Handoff, _Activation, _Activation]] = []
-        self.graphs: set[int] = set()  # id() of the runs that are graph runs
-        self.tasks: set[int] = set()  # id() of the runs that are a graph's tasks
-        self.single: dict[int, bool] = {}  # id() of a graph run -> whether it is one agent
-        self.calling: dict[int, bool] = {}  # id() of a run -> whether a model call is in it
+        # runs (hashed by identity) ->
+        self.graphs: set[RunNode] = set()  # the runs that are graph runs
+        self.tasks: set[RunNode] = set()  # the runs that are a graph's tasks
+        self.single: dict[RunNode, bool] = {}  # a graph run -> whether it is one agent
+        self.calling: dict[RunNode, bool] = {}  # a run -> whether a model call is in it
+        self.ran: dict[RunNode, _Ran] = {}  # a run -> the model calls below it, in order
 
     # -- agent paths ---------------------------------------------------------------------
 
-    def walk(self, run: RunNode, path: tuple[str, ...], *, renamable: bool) -> Walk[None]:
-        """Give ``run`` and its descendants their agent paths. ``renamable``: the path's
-        last level was opened by a node whose body this run is part of (no tool between),
-        so a named graph found here names that node's agent. A walk (``run_walk``): traces
-        nest deeper than Python recurses."""
-        tool_run = None
+    def walk(self, root: RunNode, done: list[RunNode]) -> None:
+        """Give ``root`` and the runs below it their agent paths, each run's before its
+        children's; append each run to ``done`` once the runs below it are done. On a list,
+        not Python's stack: traces nest deeper than Python recurses."""
+        stack: list[tuple[RunNode, tuple[str, ...], bool] | RunNode] = [(root, (), False)]
+        while stack:
+            top = stack.pop()
+            if isinstance(top, RunNode):  # the runs below it are done
+                self._leave(top)
+                done.append(top)
+                continue
+            run, path, renamable = top
+            path, renamable = self._enter(run, path, renamable)
+            self.paths[run] = path
+            stack.append(run)
+            if run.children:
+                stack.extend((child, path, renamable) for child in reversed(run.children))
+
+    def _enter(
+        self, run: RunNode, path: tuple[str, ...], renamable: bool
+    ) -> tuple[tuple[str, ...], bool]:
+        """The agent path of ``run``, whose parent's is ``path``, and whether its children
+        may rename its last level. ``renamable``: the path's last level was opened by a node
+        whose body this run is part of (no tool between), so a named graph found here names
+        that node's agent."""
         if run.kind == "tool":
-            tool_run, renamable = run, False
+            renamable = False
         elif run.kind == "model" and not path:  # a model called outside any graph
             path = (run.name,)
         if run.opens_lc_agent and run.lc_name:
             path, renamable = self._open(path, run.lc_name, renamable), False
         elif self._is_graph(run) and run.parent is not None and run.name != DEFAULT_GRAPH_NAME:
             path, renamable = self._open(path, run.name, renamable), False
-        task = id(run) in self.tasks
+        task = run in self.tasks
         if task and run.parent is not None:
             graph = run.parent
             if not self._single_agent(graph) and not is_step_node(run.node):
@@ -222,19 +270,23 @@ class _Resolver:
             elif not path:  # the invoked graph is one agent: its name, or the target's
                 named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
                 path = (named or self.own,)
-        if run.active is not None and (task or tool_run is not None):
+        if run.active is not None and (task or run.kind == "tool"):
             # the target's declared state key says which agent this task or tool works as
             path, renamable = (*path[:-1], run.active), False
-        self.paths[id(run)] = path
-        for child in run.children:
-            yield self.walk(child, path, renamable=renamable)
-            if tool_run is not None and id(tool_run) not in self.delegations:
+        return path, renamable
+
+    def _leave(self, run: RunNode) -> None:
+        """What ``run`` passed on, once the runs below it have their paths: the agent a tool
+        ran (the first found below it), the handoff a tool or a task's Command made."""
+        path = self.paths[run]
+        if run.kind == "tool":
+            for child in run.children:
                 deeper = self._deeper_agent(child, path)
                 if deeper is not None:
-                    self.delegations[id(tool_run)] = deeper
-        if tool_run is not None:
-            self._tool_intent(tool_run, path)
-        elif run.goto and task:
+                    self.delegations[id(run)] = deeper
+                    break
+            self._tool_intent(run, path)
+        elif run.goto and run in self.tasks:
             for destination in run.goto:
                 self.intents.append(_Intent(path, destination, "", "command"))
 
@@ -253,7 +305,7 @@ class _Resolver:
         earlier = [
             c
             for c in graph.children
-            if id(c) in self.tasks and not is_step_node(c.node) and (c.step or 0) < (task.step or 0)
+            if c in self.tasks and not is_step_node(c.node) and (c.step or 0) < (task.step or 0)
         ]
         if earlier:
             latest = max(earlier, key=lambda c: ((c.step or 0), c.seq))
@@ -287,7 +339,7 @@ class _Resolver:
         stack = [run]
         while stack:
             current = stack.pop()
-            inner = self.paths.get(id(current), path)
+            inner = self.paths.get(current, path)
             if current.kind == "model" and len(inner) > len(path) and inner[: len(path)] == path:
                 return inner[len(path)]
             stack.extend(reversed(current.children))
@@ -306,63 +358,76 @@ class _Resolver:
                 self.handoff_targets.setdefault(id(tool), destination)
 
     def _is_graph(self, run: RunNode) -> bool:
-        return id(run) in self.graphs
+        return run in self.graphs
 
     def _single_agent(self, graph: RunNode) -> bool:
         """A graph whose nodes are one agent's steps, not agents of their own."""
-        known = self.single.get(id(graph))
+        known = self.single.get(graph)
         if known is None:
-            nodes = {c.node for c in graph.children if id(c) in self.tasks}
+            nodes = {c.node for c in graph.children if c in self.tasks}
             known = graph.opens_lc_agent or all(is_step_node(n) for n in nodes)
-            self.single[id(graph)] = known
+            self.single[graph] = known
         return known
 
     # -- order ---------------------------------------------------------------------------
 
-    def block(self, run: RunNode) -> Walk[Any]:
-        """The run as a nested structure: an activation, ``("seq", [...])`` or
-        ``("par", [...])``. A walk (``run_walk``)."""
-        if run.kind == "model":
-            path = self.paths.get(id(run))
-            return _Activation(path, run=run) if path else None
+    def order(self, run: RunNode) -> None:
+        """What ran below ``run``, in the graph's order, once its children's is known: its
+        model calls' stretches (an activation each), their handoffs recorded as they follow
+        one another. Runs with no model call below them pass no control and order nothing."""
         children = run.children
-        if not children:
-            return None
+        calling = self.calling
+        calls = run.kind == "model" or any(map(calling.__getitem__, children))
+        calling[run] = calls
+        if not calls:
+            return
+        if run.kind == "model":
+            path = self.paths.get(run)
+            if path:
+                activation = _Activation(path, run=run)
+                self.ran[run] = _Ran([activation], [activation], [activation])
+            return
+        ran = self.ran.get
         # A graph's tasks run by superstep. The functional API's tasks (children of the
         # entrypoint's task) all say step 0: they are ordered like any other runs.
-        if self._is_graph(run) and id(run) not in self.tasks:
+        if run in self.graphs and run not in self.tasks:
             steps: dict[int, dict[str | None, list[RunNode]]] = {}
-            others: list[RunNode] = []
+            items: list[tuple[int, _Ran | None]] = []
             for child in children:
-                if id(child) in self.tasks:
+                if child in self.tasks:
                     by_task = steps.setdefault(child.step or 0, {})
                     by_task.setdefault(child.namespace, []).append(child)
                 else:
-                    others.append(child)
-            items: list[tuple[int, Any]] = []
-            for step in sorted(steps):
+                    items.append((child.seq, ran(child)))
+            for step in steps.values():
                 # one task's runs in a step are its attempts (a retry policy), in turn
-                tasks = sorted(steps[step].values(), key=lambda t: (t[0].branch, t[0].node or ""))
+                tasks = sorted(step.values(), key=lambda t: (t[0].branch, t[0].node or ""))
                 first = min(t.seq for attempts in tasks for t in attempts)
-                branches = []
-                for attempts in tasks:
-                    ran = []
-                    for attempt in sorted(attempts, key=lambda t: t.seq):
-                        ran.append((yield self.block(attempt)))
-                    branches.append(("seq", ran))
-                items.append((first, ("par", branches)))
-            for child in others:
-                items.append((child.seq, (yield self.block(child))))
-            return ("seq", [b for _, b in sorted(items, key=lambda x: x[0])])
-        if run.kind == "chain" and run.name.startswith("RunnableParallel"):
+                branches = [
+                    self._seq([ran(a) for a in sorted(attempts, key=lambda t: t.seq)])
+                    for attempts in tasks
+                ]
+                items.append((first, _par(branches)))
+            items.sort(key=lambda x: x[0])
+            found = self._seq([b for _, b in items])
+        elif run.kind == "chain" and run.name.startswith("RunnableParallel"):
             # its branches run side by side, whether or not they overlapped this time
-            side_by_side = []
-            for child in sorted(children, key=lambda c: (c.name, c.seq)):
-                side_by_side.append((yield self.block(child)))
-            return ("par", side_by_side)
-        # a run holding no model call passes no control: it never makes the runs it overlaps
-        # parallel (a wrapper such as with_fallbacks whose attempts LangChain reports beside it)
-        ordered = sorted((c for c in children if self._calls_a_model(c)), key=lambda c: c.seq)
+            found = _par([ran(c) for c in sorted(children, key=lambda c: (c.name, c.seq))])
+        else:
+            callers = [c for c in children if calling[c]]
+            if len(callers) == 1:  # a wrapper of one run that calls: what that run ran
+                found = ran(callers[0])
+            else:
+                found = self._seq([self._group(group) for group in self._groups(callers)])
+        if found is not None:
+            self.ran[run] = found
+
+    def _groups(self, calling: list[RunNode]) -> list[list[RunNode]]:
+        """Children that call a model, by start, in groups of those that ran at once
+        (overlapped in time, or were asked for by one model turn). A run holding no model
+        call passes no control: it never makes the runs it overlaps parallel (a wrapper such
+        as with_fallbacks whose attempts LangChain reports beside it), so it is not here."""
+        ordered = sorted(calling, key=lambda c: c.seq)
         groups: list[list[RunNode]] = []
         latest_end = -1
         for child in ordered:
@@ -376,43 +441,28 @@ class _Resolver:
                 groups.append([child])
             end = child.end if child.end is not None else 1 << 62
             latest_end = max(latest_end, end) if len(groups[-1]) > 1 else end
-        sequence = []
-        for group in groups:
-            if len(group) == 1:
-                sequence.append((yield self.block(group[0])))
-                continue
-            at_once = []
-            for child in sorted(group, key=lambda c: (c.name, c.seq)):
-                at_once.append((yield self.block(child)))
-            sequence.append(("par", at_once))
-        return ("seq", sequence)
+        return groups
 
-    def _calls_a_model(self, run: RunNode) -> bool:
-        """Whether a model call is in ``run``'s subtree: worked out once for every run
-        below it, children before parents."""
-        known = self.calling.get(id(run))
-        if known is not None:
-            return known
-        unknown: list[RunNode] = []
-        stack = [run]
-        while stack:
-            current = stack.pop()
-            if id(current) not in self.calling:
-                unknown.append(current)
-                stack.extend(current.children)
-        for current in reversed(unknown):  # each run was listed before its children
-            self.calling[id(current)] = current.kind == "model" or any(
-                self.calling[id(c)] for c in current.children
-            )
-        return self.calling[id(run)]
+    def _group(self, group: list[RunNode]) -> _Ran | None:
+        if len(group) == 1:
+            return self.ran.get(group[0])
+        return _par([self.ran.get(c) for c in sorted(group, key=lambda c: (c.name, c.seq))])
 
-    def finish(self, blocks: list[Any]) -> Attribution:
-        whole = ("seq", blocks)
-        flat: list[_Activation] = []
-        _flatten(whole, flat)
+    def _seq(self, items: list[_Ran | None]) -> _Ran | None:
+        """Items that ran one after the other: each one's exits hand control to the next
+        one's entries."""
+        found = [item for item in items if item is not None]
+        if len(found) < 2:
+            return found[0] if found else None
+        for before, after in itertools.pairwise(found):
+            self._link(before.exits, after.entries)
+        return _Ran(found[0].entries, found[-1].exits, [a for item in found for a in item.flat])
+
+    def finish(self, roots: list[RunNode]) -> Attribution:
+        whole = self._seq([self.ran.get(root) for root in roots])
+        flat = whole.flat if whole is not None else []
         for order, activation in enumerate(flat):
             activation.order = order
-        run_walk(self._run(whole))
         # Handoffs in the graph's order; each names the handoffs that led to its source.
         self.links.sort(key=lambda link: (link[2].order, link[1].order))
         index = {id(link[0]): i for i, link in enumerate(self.links)}
@@ -432,7 +482,7 @@ class _Resolver:
         # teams (each team's "supervisor") stay two
         steps = [a.agent for i, a in enumerate(flat) if i == 0 or flat[i - 1].path != a.path]
         return Attribution(
-            paths={k: list(v) for k, v in self.paths.items()},
+            paths={id(k): list(v) for k, v in self.paths.items()},
             agent_path=steps,
             handoffs=handoffs,
             coordinators=[c for c in coordinators if c in set(names) or c in self.declared],
@@ -441,35 +491,6 @@ class _Resolver:
             aliases=self.aliases,
             receivers=[_receiver(target, flat) for _, _, target in self.links],
         )
-
-    def _run(self, block: Any) -> Walk[tuple[list[_Activation], list[_Activation]]]:
-        """Entries and exits of ``block``; handoffs inside it are recorded on the way. A
-        walk (``run_walk``)."""
-        if block is None:
-            return [], []
-        if isinstance(block, _Activation):
-            return [block], [block]
-        kind, items = block
-        if kind == "par":
-            entries: list[_Activation] = []
-            exits: list[_Activation] = []
-            for item in items:
-                en, ex = yield self._run(item)
-                entries += en
-                exits += ex
-            return entries, exits
-        first: list[_Activation] | None = None
-        last: list[_Activation] = []
-        for item in items:
-            en, ex = yield self._run(item)
-            if not en and not ex:
-                continue
-            if first is None:
-                first = en
-            else:
-                self._link(last, en)
-            last = ex
-        return first or [], last
 
     def _link(self, sources: list[_Activation], targets: list[_Activation]) -> None:
         """Control passes from ``sources`` (what just ran) to ``targets`` (what runs next)."""
@@ -516,17 +537,6 @@ class _Resolver:
             if mine and destination in names:
                 return intent.tool, intent.via
         return "", "edge"
-
-
-def _flatten(block: Any, out: list[_Activation]) -> None:
-    """The activations of a block, in order."""
-    stack = [block]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, _Activation):
-            out.append(current)
-        elif current is not None:
-            stack.extend(reversed(current[1]))
 
 
 def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:

@@ -135,14 +135,27 @@ def error_text(error: BaseException | str) -> str:
 
 @dataclass
 class _ModelRun:
+    """A model run as its start gave it: what only some traces need (its schema, system
+    prompt and tools) is read from what it was given when the trace asks."""
+
     call: ModelCall
     started: float
     named: bool  # the model name was declared (metadata, params), not the class name
     run: RunNode
-    structured: StructuredOutput | None = None  # asked for a structured-output schema
-    prompt: str | None = None  # the system prompt it was given
-    tools: tuple[str, ...] = ()  # the tools bound to it
     inputs: list[BaseMessage] | None = None  # the messages it was given (LangChain's list)
+    params: Any = None  # its invocation parameters (the tools bound to it)
+    options: Any = None  # its options and metadata (a structured-output schema asked for)
+    metadata: Any = None
+
+    @property
+    def structured(self) -> StructuredOutput | None:
+        """The structured-output schema it asked for, if any."""
+        return StructuredOutput.of(self.options) or StructuredOutput.of(self.metadata)
+
+    def seen(self) -> ModelSeen:
+        """Its system prompt and the tools bound to it."""
+        prompt = model_prompt(self.inputs) if self.inputs else None
+        return ModelSeen(self.run, prompt, model_tools(self.params))
 
 
 @dataclass
@@ -294,12 +307,11 @@ class TraceRecorder(BaseCallbackHandler):
             model = model or _class_name(serialized, name)
             node = self._register(run_id.int, parent_run_id, metadata, "model", model)
             call = ModelCall(agent=model, model=model, provider=_provider(metadata))
-            run = _ModelRun(call, self._clock(), named, node)
+            inputs = messages[0] if messages else None
+            run = _ModelRun(
+                call, self._clock(), named, node, inputs, invocation_params, options, metadata
+            )
             call.started_at = self._epoch + run.started
-            run.structured = StructuredOutput.of(options) or StructuredOutput.of(metadata)
-            run.prompt = model_prompt(messages[0]) if messages else None
-            run.tools = model_tools(invocation_params)
-            run.inputs = messages[0] if messages else None
             self._open_models[run_id.int] = run
             self._models.append(run)
             for batch in messages:
@@ -472,7 +484,7 @@ class TraceRecorder(BaseCallbackHandler):
                 model_calls.append(_copy(run.call, agent=path[-1], path=path))
             agents = {name for call in model_calls for name in call.path}
             answers = self._conversation.tool_messages()  # for calls no tool run answered
-            structured = {id(run.run): run.structured for run in self._models if run.structured}
+            asking = {id(run.run): run for run in self._models}  # the model runs
             answered_as_output = self._structured_answers
             output_names = {t.call.name for t in self._tools if t.call_id in answered_as_output}
             passed = turn_passing_tools(
@@ -499,11 +511,12 @@ class TraceRecorder(BaseCallbackHandler):
                     kind, target = HANDOFF, passed[id(tool.run)]
                 status = tool.call.status
                 if tool.run is None and tool.origin is not None and tool.origin.kind == "model":
+                    model = asking.get(id(tool.origin))
                     kind, target, status = unran_verdict(
                         tool.call,
                         tool.origin,
                         answers.get(tool.call_id) if tool.call_id else None,
-                        structured=structured.get(id(tool.origin)),
+                        structured=model.structured if model is not None else None,
                         output_names=output_names,
                         aliases=found.aliases,
                         accepted=tool.call_id in answered_as_output,
@@ -524,13 +537,15 @@ class TraceRecorder(BaseCallbackHandler):
             name_tool_handoffs(found.handoffs, passing)
             _name_returns(found.handoffs, tool_calls)
             request = _received(found.handoffs, found.receivers, self._models)
+            seen = [
+                ToolSeen(tool.call.name, tool.run, tool.origin, tool.keys or {})
+                for tool in self._tools
+                if tool.run is not None
+            ]
             unattributed = blind_spot(
-                [ModelSeen(run.run, run.prompt, run.tools) for run in self._models],
-                [
-                    ToolSeen(tool.call.name, tool.run, tool.origin, tool.keys or {})
-                    for tool in self._tools
-                    if tool.run is not None
-                ],
+                # what the models were given matters only where a tool set a state key
+                [run.seen() for run in self._models] if any(t.keys for t in seen) else [],
+                seen,
                 found.paths,
                 found.delegations,
                 declared_key=self._active.key if self._active is not None else None,
