@@ -19,6 +19,7 @@ from agenteval_cli.core.errors import UserError
 from agenteval_cli.data.examples import load_examples, parse_shard, shard_of
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.report.json_report import experiment_metrics, write_json
+from agenteval_cli.results.figures import stored
 from agenteval_cli.store.db import Store
 from agenteval_cli.store.summaries import summary_scores
 
@@ -129,8 +130,8 @@ def test_the_merge_stores_what_the_unsharded_run_stores(runs):
             keys = Catalog(keys=("routing_accuracy", "cost_usd"))
             assert record.catalog == full.experiment(full_id).catalog  # how the metrics read
             same_metrics(
-                merged.summary(merged_id, repetitions=2, catalog=keys).metrics(),
-                full.summary(full_id, repetitions=2, catalog=keys).metrics(),
+                stored(merged, merged_id, repetitions=2, catalog=keys).metrics(),
+                stored(full, full_id, repetitions=2, catalog=keys).metrics(),
             )
             # the dataset-level score, over all the shards' results, not one shard's
             merged_scores = summary_scores(merged, merged_id)
