@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from agenteval_cli.api import RunReport
     from agenteval_cli.cli.outputs import RunOutputs
     from agenteval_cli.spec.model import Spec
 
@@ -215,7 +216,6 @@ def run_from_langsmith(
     ``--json``, reports, baseline and gate follow as after a local run, with the spec's
     pricing and thresholds. False when the gate failed."""
     from agenteval_cli import api
-    from agenteval_cli.cli.outputs import finish_run
     from agenteval_cli.report.compare_console import print_langsmith_urls
 
     err = stderr()
@@ -223,22 +223,11 @@ def run_from_langsmith(
         spec, names, store=store_path, on_note=_sayer(err), env_file=env_file
     )
     ids, store = report.ids, report.store
-    print_comparison(
-        store,
-        ids,
-        title=report.title,
-        warnings=report.name_warnings,
-    )
+    print_comparison(store, ids, title=report.title, warnings=report.name_warnings)
     if by_agent:
         print_agents(store, ids)
     print_langsmith_urls(stdout(), api.load_experiments(ids, store=store))
-    verdict = None
-    if json_path is not None:
-        from agenteval_cli.cli.outputs import run_gate, write_json_output
-
-        verdict = run_gate(store, ids, spec, outputs)
-        write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
-    return finish_run(store, ids, spec, outputs, verdict=verdict)
+    return _gate_and_finish(report, spec, outputs, json_path)
 
 
 def run_from_traces(
@@ -257,12 +246,7 @@ def run_from_traces(
     (exit 3 when rows errored or went untraced above ``max_error_rate``, 1 when the gate
     failed)."""
     from agenteval_cli import api
-    from agenteval_cli.cli.outputs import (
-        finish_run,
-        report_run_errors,
-        run_gate,
-        write_json_output,
-    )
+    from agenteval_cli.cli.outputs import report_run_errors
     from agenteval_cli.core.errors import ExitCode
 
     err = stderr()
@@ -270,21 +254,27 @@ def run_from_traces(
         spec, files, target=target, store=store_path, on_note=_sayer(err), env_file=env_file
     )
     ids, store = report.ids, report.store
-    print_comparison(
-        store,
-        ids,
-        title=report.title,
-        warnings=report.name_warnings,
-    )
+    print_comparison(store, ids, title=report.title, warnings=report.name_warnings)
     clean = report_run_errors(report, max_error_rate=spec.max_error_rate)
     if by_agent:
         print_agents(store, ids)
-    verdict = None
-    if json_path is not None:
-        verdict = run_gate(store, ids, spec, outputs)
-        write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
-    passed = finish_run(store, ids, spec, outputs, verdict=verdict)
+    passed = _gate_and_finish(report, spec, outputs, json_path)
     if not clean:
         raise typer.Exit(ExitCode.RUN_ERRORS)
     if not passed:
         raise typer.Exit(ExitCode.GATE_FAILED)
+
+
+def _gate_and_finish(
+    report: RunReport, spec: Spec, outputs: RunOutputs, json_path: Path | None
+) -> bool:
+    """After an import's table: the gate's verdict in ``--json`` when asked, then the
+    reports, baseline and gate as after a run. False when the gate failed."""
+    from agenteval_cli.cli.outputs import finish_run, run_gate, write_json_output
+
+    store, ids = report.store, report.ids
+    verdict = None
+    if json_path is not None:
+        verdict = run_gate(store, ids, spec, outputs)
+        write_json_output(json_path, store, ids, verdict, warnings=report.warnings)
+    return finish_run(store, ids, spec, outputs, verdict=verdict)
