@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import json.encoder
 import sqlite3
@@ -409,10 +410,35 @@ def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
         for item in batch:
             if item.replace:
                 db.execute(f"DELETE FROM results WHERE {DELETE_WHERE}", item.row[:3])
-        db.executemany(INSERT_RESULT, [item.row for item in batch])  # ids: in commit order
+        _insert(db, INSERT_RESULT, [item.row for item in batch])  # ids: in commit order
         cached = [item.cache for item in batch if item.cache is not None]
         if cached:
-            db.executemany(INSERT_CACHE, cached)
+            _insert(db, INSERT_CACHE, cached)
+
+
+# The most values one statement may bind: 32,766 since SQLite 3.32, 999 before.
+MAX_VALUES = 32766 if sqlite3.sqlite_version_info >= (3, 32) else 999
+
+
+def _insert(db: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """``rows`` inserted by ``insert`` (one row's ``INSERT ... VALUES (...)``) in order, by
+    statements of many rows each: SQLite steps once a statement, and a thread that writes
+    the store (:mod:`agenteval_cli.store.committer`) waits for Python's lock after each step.
+    The statements hold a power of two of rows, so a few texts serve every batch."""
+    per = max(1, min(1024, MAX_VALUES // len(rows[0]))) if rows else 1
+    start, count = 0, len(rows)
+    while start < count:
+        size = min(per, 1 << ((count - start).bit_length() - 1))
+        chunk = rows[start : start + size]
+        db.execute(_many_rows(insert, size), [value for row in chunk for value in row])
+        start += size
+
+
+@functools.lru_cache(maxsize=64)
+def _many_rows(insert: str, size: int) -> str:
+    """``insert`` (``... VALUES (...)``) with its values repeated for ``size`` rows."""
+    head, _, values = insert.partition(" VALUES ")
+    return f"{head} VALUES {','.join([values] * size)}"
 
 
 class ResultWriter:
@@ -451,7 +477,7 @@ class ResultWriter:
             self._first = time.monotonic()
             self._schedule()
         elif len(pending) >= self.max_rows or time.monotonic() - self._first >= self.max_delay_s:
-            self.flush()
+            self._commit()
 
     def _schedule(self) -> None:
         try:
@@ -465,21 +491,28 @@ class ResultWriter:
     def _flush_later(self) -> None:
         self._scheduled = None
         try:
-            self.flush()
+            self._commit()
         except BaseException as exc:  # raised by the next add(), or by the final flush()
             self._failure = exc
 
     def flush(self) -> None:
         """Commit every pending result now."""
+        self._commit()
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
+    def _commit(self) -> None:
+        """Write the pending results (a subclass may hand them to another thread)."""
         if self._scheduled is not None:
             self._scheduled.cancel()
             self._scheduled = None
         batch, self._pending = self._pending, []
         if batch:
-            write(self.db, batch)
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
+            self._write(batch)
+
+    def _write(self, batch: list[EncodedResult]) -> None:
+        write(self.db, batch)
 
 
 # --- reading -----------------------------------------------------------------------------
