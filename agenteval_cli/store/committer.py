@@ -20,6 +20,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+
 from agenteval_cli.store.results import EncodedResult, ResultWriter, write
 
 BACKLOG_ROWS = 2000  # rows handed over and not yet committed before a hand-over waits
