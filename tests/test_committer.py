@@ -63,9 +63,9 @@ def test_every_result_handed_over_is_committed_by_the_thread_before_flush_return
     threads: set[str] = set()
     real = committer.write
 
-    def recording(db, batch):
+    def recording(db, batch, **options):
         threads.add(threading.current_thread().name)
-        real(db, batch)
+        real(db, batch, **options)
 
     async def run() -> None:
         for i, one in enumerate(encoded(exp.id, 300)):
@@ -146,9 +146,9 @@ def test_a_run_commits_on_the_thread_and_everything_before_it_returns(tmp_path, 
     threads: list[str] = []
     real = committer.write
 
-    def recording(db, batch):
+    def recording(db, batch, **options):
         threads.append(threading.current_thread().name)
-        real(db, batch)
+        real(db, batch, **options)
 
     monkeypatch.setattr(committer, "write", recording)
     path = tmp_path / "run.db"

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable
 
-from agenteval_cli.store.results import EncodedResult, ResultWriter, write
+from agenteval_cli.store.results import EncodedResult, ResultWriter, without_secrets, write
 
 BACKLOG_ROWS = 2000  # rows handed over and not yet committed before a hand-over waits
 
@@ -39,7 +40,8 @@ class CommitThread(ResultWriter):
         backlog: int = BACKLOG_ROWS,
     ) -> None:
         self.backlog = backlog
-        self._handed: list[EncodedResult] = []  # handed over, not yet taken by the thread
+        # the groups handed over, not yet taken by the thread
+        self._handed: deque[list[EncodedResult]] = deque()
         self._writing = 0  # rows handed over and not yet committed (or failed)
         self._thread_failure: BaseException | None = None
         self._done = False
@@ -65,11 +67,13 @@ class CommitThread(ResultWriter):
             self.drain()
 
     def _write(self, batch: list[EncodedResult]) -> None:
-        """Hand ``batch`` to the thread (waiting while it is ``backlog`` rows behind)."""
+        """Hand ``batch`` to the thread (waiting while it is ``backlog`` rows behind),
+        redacted here: the thread holds Python's lock as little as it can."""
+        batch = without_secrets(batch)
         with self._cond:
             while self._writing >= self.backlog and self._writes():
                 self._cond.wait(1.0)
-            self._handed.extend(batch)
+            self._handed.append(batch)
             self._writing += len(batch)
             self._cond.notify_all()
             self._raise_failure()
@@ -132,10 +136,14 @@ class CommitThread(ResultWriter):
                     self._cond.wait()
                 if not self._handed:
                     return
-                batch, self._handed = self._handed, []
+                batch = self._handed.popleft()
+                # a thread behind the loop commits the groups waiting together, up to
+                # max_rows: no more at once than one group commit in the loop would
+                while self._handed and len(batch) + len(self._handed[0]) <= self.max_rows:
+                    batch += self._handed.popleft()
             failure: BaseException | None = None
             try:
-                write(db, batch)
+                write(db, batch, redacted=True)
             except BaseException as exc:  # the loop raises it
                 failure = exc
             with self._cond:

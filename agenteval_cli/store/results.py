@@ -256,14 +256,22 @@ def without_secrets(batch: Sequence[EncodedResult]) -> list[EncodedResult]:
     answer, its error, a message or a tool's output leaves it in no column, its cache
     entry's included, for store files travel. The secrets are looked up once a batch."""
     secrets = Secrets.now()
+    if not secrets.may_hold("\n".join(_texts(batch))):  # the common case: one search a batch
+        return list(batch)
     return [_redacted(item, secrets) for item in batch]
 
 
+def _texts(batch: Sequence[EncodedResult]) -> list[str]:
+    """Every text of ``batch`` a secret could be in (a result's turns without their scores
+    are its cache entry's own text)."""
+    columns = _RESULT_COLUMNS
+    texts = [text for item in batch for i in columns if (text := item.row[i])]
+    texts += [item.cache[7] for item in batch if item.cache is not None and item.cache[7]]
+    return texts
+
+
 def _redacted(item: EncodedResult, secrets: Secrets) -> EncodedResult:
-    texts = [item.row[i] for i in _RESULT_COLUMNS if item.row[i]]
-    if item.cache is not None and item.cache[7]:
-        texts.append(item.cache[7])  # the turns without their scores
-    if not secrets.may_hold("\n".join(texts)):  # the common case: one search, no copy
+    if not secrets.may_hold("\n".join(_texts([item]))):  # one search, no copy
         return item
     row = list(item.row)
     for i in _RESULT_JSON:
@@ -380,7 +388,9 @@ def trace_from_row(trace_json: str | None, latency_s: float | None, error: str |
     return trace
 
 
-def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
+def write(
+    db: sqlite3.Connection, batch: Sequence[EncodedResult], *, redacted: bool = False
+) -> None:
     """Write ``batch`` in one transaction. When it fails (say one pair is already stored),
     nothing of it is kept and each result is tried again in a transaction of its own, so the
     others land and the first failure is raised. A failure of the file or disk (read-only,
@@ -388,8 +398,9 @@ def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
 
     Only an ordinary exception is retried: Ctrl-C, ``SystemExit`` or a cancellation is
     raised as it comes, the results already committed kept. No known secret is written
-    (:func:`without_secrets`)."""
-    batch = without_secrets(batch)
+    (:func:`without_secrets`; ``redacted``: ``batch`` is already)."""
+    if not redacted:
+        batch = without_secrets(batch)
     try:
         _write(db, batch)
     except Exception as exc:
