@@ -45,7 +45,7 @@ from agenteval_cli.store.tx import (
 )
 
 if TYPE_CHECKING:
-    from agenteval_cli.store.committer import CommitThread
+    pass
 
 
 @dataclass
@@ -380,27 +380,8 @@ class Store:
         write(self.db, [encoded])
 
     def writer(self) -> ResultWriter:
-        """A group-committing writer (see :class:`ResultWriter`)."""
+        """A group-committing writer for a run (see :class:`ResultWriter`)."""
         return ResultWriter(self.db)
-
-    def committer(self) -> CommitThread:
-        """A run's group-committing writer, whose commits a thread of its own writes over a
-        connection of its own (see :mod:`agenteval_cli.store.committer`); closed by the
-        run."""
-        from agenteval_cli.store.committer import CommitThread
-
-        return CommitThread(self._writing_connection)
-
-    def _writing_connection(self) -> sqlite3.Connection:
-        """Another connection to this store, set up as this Store's to write results."""
-        db = _connect(self.path, False)
-        try:
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA foreign_keys=ON")
-        except BaseException:
-            _close_quietly(db)
-            raise
-        return db
 
     def results(
         self, experiment_id: str, *, reference_holding: str | None = None

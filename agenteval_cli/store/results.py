@@ -388,9 +388,7 @@ def trace_from_row(trace_json: str | None, latency_s: float | None, error: str |
     return trace
 
 
-def write(
-    db: sqlite3.Connection, batch: Sequence[EncodedResult], *, redacted: bool = False
-) -> None:
+def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
     """Write ``batch`` in one transaction. When it fails (say one pair is already stored),
     nothing of it is kept and each result is tried again in a transaction of its own, so the
     others land and the first failure is raised. A failure of the file or disk (read-only,
@@ -398,9 +396,8 @@ def write(
 
     Only an ordinary exception is retried: Ctrl-C, ``SystemExit`` or a cancellation is
     raised as it comes, the results already committed kept. No known secret is written
-    (:func:`without_secrets`; ``redacted``: ``batch`` is already)."""
-    if not redacted:
-        batch = without_secrets(batch)
+    (:func:`without_secrets`)."""
+    batch = without_secrets(batch)
     try:
         _write(db, batch)
     except Exception as exc:
@@ -427,16 +424,17 @@ def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
             _insert(db, INSERT_CACHE, cached)
 
 
-# The most values one statement may bind: 32,766 since SQLite 3.32, 999 before.
+# The most values one statement may bind: 32,766 since SQLite 3.32, 999 before; and at
+# most 256 rows a statement (SQLite before 3.8.8 took no more than 500 rows of VALUES).
 MAX_VALUES = 32766 if sqlite3.sqlite_version_info >= (3, 32) else 999
 
 
 def _insert(db: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
     """``rows`` inserted by ``insert`` (one row's ``INSERT ... VALUES (...)``) in order, by
-    statements of many rows each: SQLite steps once a statement, and a thread that writes
-    the store (:mod:`agenteval_cli.store.committer`) waits for Python's lock after each step.
-    The statements hold a power of two of rows, so a few texts serve every batch."""
-    per = max(1, min(1024, MAX_VALUES // len(rows[0]))) if rows else 1
+    statements of many rows each: one step of SQLite's for many rows, and Python's sqlite3
+    binds them all in one call. The statements hold a power of two of rows, so a few texts
+    serve every batch."""
+    per = max(1, min(256, MAX_VALUES // len(rows[0]))) if rows else 1
     start, count = 0, len(rows)
     while start < count:
         size = min(per, 1 << ((count - start).bit_length() - 1))
@@ -488,7 +486,7 @@ class ResultWriter:
             self._first = time.monotonic()
             self._schedule()
         elif len(pending) >= self.max_rows or time.monotonic() - self._first >= self.max_delay_s:
-            self._commit()
+            self.flush()
 
     def _schedule(self) -> None:
         try:
@@ -502,28 +500,21 @@ class ResultWriter:
     def _flush_later(self) -> None:
         self._scheduled = None
         try:
-            self._commit()
+            self.flush()
         except BaseException as exc:  # raised by the next add(), or by the final flush()
             self._failure = exc
 
     def flush(self) -> None:
         """Commit every pending result now."""
-        self._commit()
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
-
-    def _commit(self) -> None:
-        """Write the pending results (a subclass may hand them to another thread)."""
         if self._scheduled is not None:
             self._scheduled.cancel()
             self._scheduled = None
         batch, self._pending = self._pending, []
         if batch:
-            self._write(batch)
-
-    def _write(self, batch: list[EncodedResult]) -> None:
-        write(self.db, batch)
+            write(self.db, batch)
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
 
 
 # --- reading -----------------------------------------------------------------------------

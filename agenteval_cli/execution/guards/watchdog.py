@@ -41,9 +41,7 @@ STOP_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
 # The store's code: a forced exit waits while the main thread is in it (mid-commit).
-_STORE_FILES = tuple(
-    os.path.join("store", name) for name in ("results.py", "committer.py", "db.py", "tx.py")
-)
+_STORE_FILES = tuple(os.path.join("store", name) for name in ("results.py", "db.py", "tx.py"))
 
 
 class Interrupts:
