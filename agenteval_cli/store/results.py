@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import json.encoder
 import sqlite3
@@ -255,14 +256,22 @@ def without_secrets(batch: Sequence[EncodedResult]) -> list[EncodedResult]:
     answer, its error, a message or a tool's output leaves it in no column, its cache
     entry's included, for store files travel. The secrets are looked up once a batch."""
     secrets = Secrets.now()
+    if not secrets.may_hold("\n".join(_texts(batch))):  # the common case: one search a batch
+        return list(batch)
     return [_redacted(item, secrets) for item in batch]
 
 
+def _texts(batch: Sequence[EncodedResult]) -> list[str]:
+    """Every text of ``batch`` a secret could be in (a result's turns without their scores
+    are its cache entry's own text)."""
+    columns = _RESULT_COLUMNS
+    texts = [text for item in batch for i in columns if (text := item.row[i])]
+    texts += [item.cache[7] for item in batch if item.cache is not None and item.cache[7]]
+    return texts
+
+
 def _redacted(item: EncodedResult, secrets: Secrets) -> EncodedResult:
-    texts = [item.row[i] for i in _RESULT_COLUMNS if item.row[i]]
-    if item.cache is not None and item.cache[7]:
-        texts.append(item.cache[7])  # the turns without their scores
-    if not secrets.may_hold("\n".join(texts)):  # the common case: one search, no copy
+    if not secrets.may_hold("\n".join(_texts([item]))):  # one search, no copy
         return item
     row = list(item.row)
     for i in _RESULT_JSON:
@@ -409,10 +418,36 @@ def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
         for item in batch:
             if item.replace:
                 db.execute(f"DELETE FROM results WHERE {DELETE_WHERE}", item.row[:3])
-        db.executemany(INSERT_RESULT, [item.row for item in batch])  # ids: in commit order
+        _insert(db, INSERT_RESULT, [item.row for item in batch])  # ids: in commit order
         cached = [item.cache for item in batch if item.cache is not None]
         if cached:
-            db.executemany(INSERT_CACHE, cached)
+            _insert(db, INSERT_CACHE, cached)
+
+
+# The most values one statement may bind: 32,766 since SQLite 3.32, 999 before; and at
+# most 256 rows a statement (SQLite before 3.8.8 took no more than 500 rows of VALUES).
+MAX_VALUES = 32766 if sqlite3.sqlite_version_info >= (3, 32) else 999
+
+
+def _insert(db: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """``rows`` inserted by ``insert`` (one row's ``INSERT ... VALUES (...)``) in order, by
+    statements of many rows each: one step of SQLite's for many rows, and Python's sqlite3
+    binds them all in one call. The statements hold a power of two of rows, so a few texts
+    serve every batch."""
+    per = max(1, min(256, MAX_VALUES // len(rows[0]))) if rows else 1
+    start, count = 0, len(rows)
+    while start < count:
+        size = min(per, 1 << ((count - start).bit_length() - 1))
+        chunk = rows[start : start + size]
+        db.execute(_many_rows(insert, size), [value for row in chunk for value in row])
+        start += size
+
+
+@functools.lru_cache(maxsize=64)
+def _many_rows(insert: str, size: int) -> str:
+    """``insert`` (``... VALUES (...)``) with its values repeated for ``size`` rows."""
+    head, _, values = insert.partition(" VALUES ")
+    return f"{head} VALUES {','.join([values] * size)}"
 
 
 class ResultWriter:
