@@ -269,16 +269,11 @@ async def call_evaluator(
 
     Under ``pool`` the call waits for one of its slots, and a failure of a kind its policy
     retries is called again (each attempt after the pool's rate limit)."""
+    if runs_inline(evaluator, pool):
+        now = called_inline(evaluator, available, pool)
+        return now if type(now) is list else await _awaited_inline(evaluator, now, pool)
     try:
-        names = tuple(available)
-        # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
-        plan = evaluator.plan() if names == KNOWN_PARAMETERS else argument_plan(evaluator.fn, names)
-        arguments = planned_arguments(plan, available)
-        if runs_inline(evaluator, pool):
-            raw = evaluator.fn(**arguments)
-            if inspect.isawaitable(raw):  # async work after all: held to the time limit
-                raw = await _within_limit(raw, pool)
-            return _scores_of(raw, evaluator)
+        arguments = _arguments(evaluator, available)
         own = is_own(evaluator.fn)
 
         async def attempt() -> Any:
@@ -300,10 +295,51 @@ async def call_evaluator(
                     raw = await attempt()
         return _scores_of(raw, evaluator)
     except BaseException as exc:
-        if not _evaluators_own(exc, pool is not None and pool.owns_signals):
-            raise
-        reason = f"evaluator {evaluator.name!r} failed: {failure_text(exc)}"
-        return [Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)]
+        return _failed(evaluator, exc, pool)
+
+
+def called_inline(
+    evaluator: BoundEvaluator, available: dict[str, Any], pool: EvaluatorPool | None
+) -> list[Score] | Awaitable[Any]:
+    """An evaluator that runs in the event loop (:func:`runs_inline`) called at once, with
+    no coroutine of its own: its scores (null ones with the reason when it failed), or, from
+    one that returned an awaitable after all, that awaitable (:func:`_awaited_inline`)."""
+    try:
+        raw = evaluator.fn(**_arguments(evaluator, available))
+        if inspect.isawaitable(raw):
+            return raw
+        return _scores_of(raw, evaluator)
+    except BaseException as exc:
+        return _failed(evaluator, exc, pool)
+
+
+async def _awaited_inline(
+    evaluator: BoundEvaluator, raw: Awaitable[Any], pool: EvaluatorPool | None
+) -> list[Score]:
+    """What an in-loop evaluator returned to await: async work after all, held to the time
+    limit."""
+    try:
+        return _scores_of(await _within_limit(raw, pool), evaluator)
+    except BaseException as exc:
+        return _failed(evaluator, exc, pool)
+
+
+def _arguments(evaluator: BoundEvaluator, available: dict[str, Any]) -> dict[str, Any]:
+    """The arguments ``evaluator`` takes from ``available``."""
+    names = tuple(available)
+    # score() offers exactly KNOWN_PARAMETERS: the evaluator's plan for them is kept
+    plan = evaluator.plan() if names == KNOWN_PARAMETERS else argument_plan(evaluator.fn, names)
+    return planned_arguments(plan, available)
+
+
+def _failed(
+    evaluator: BoundEvaluator, exc: BaseException, pool: EvaluatorPool | None
+) -> list[Score]:
+    """The null scores of an evaluator that raised ``exc``; raises what is not its failure."""
+    if not _evaluators_own(exc, pool is not None and pool.owns_signals):
+        raise exc
+    reason = f"evaluator {evaluator.name!r} failed: {failure_text(exc)}"
+    return [Score(key, None, reason) for key in evaluator.keys or (evaluator.name,)]
 
 
 def runs_inline(evaluator: BoundEvaluator, pool: EvaluatorPool | None) -> bool:
@@ -420,7 +456,10 @@ async def _each(
     apart: list[int] = []  # the positions of those that wait on something
     for position, evaluator in enumerate(applying):
         if runs_inline(evaluator, pool):
-            found[position] = await call_evaluator(evaluator, available, pool)
+            now = called_inline(evaluator, available, pool)
+            found[position] = (
+                now if type(now) is list else await _awaited_inline(evaluator, now, pool)
+            )
         else:
             apart.append(position)
     if len(apart) == 1:
