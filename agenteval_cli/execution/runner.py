@@ -645,18 +645,22 @@ class Runner:
         outputs: dict[str, Any] | None = None
         error: str | None = None
         attempts = 1
+        once = not self.settings.retry.max and self._limiter is None  # nothing between tries
         try:
-            outputs, attempts = await call_with_retries(
-                attempt,
-                self.settings.retry,
-                before_attempt=None if self._limiter is None else self._limiter.acquire,
-                max_wait_s=guard.timeout_s,
-            )
+            if once:
+                outputs = await attempt()
+            else:
+                outputs, attempts = await call_with_retries(
+                    attempt,
+                    self.settings.retry,
+                    before_attempt=None if self._limiter is None else self._limiter.acquire,
+                    max_wait_s=guard.timeout_s,
+                )
         except BaseException as exc:
             error = guard.failure(exc)
             if error is None:  # not the example's: it stops the run
                 raise
-            attempts = getattr(exc, "attempts", 1)
+            attempts = 1 if once else getattr(exc, "attempts", 1)
         latency = 0.0 if started is None else time.perf_counter() - started
         return Result(
             example_id=item.example.id,
