@@ -75,15 +75,20 @@ def _mark(text: str) -> tuple[float, bool]:
 def failed_checks(result: Result, pass_marks: Mapping[str, Any] | None = None) -> list[str]:
     """The checks a result failed: routing scores below 1, ``resolution_coverage`` below its
     pass mark (:func:`outcome_mark`), ``recovered`` false, or ``error``."""
-    scores = result.score_map()
-    failed = [key for key in ROUTING if _below(scores.get(key), 1.0, False)]
-    if _below(scores.get(OUTCOME), *outcome_mark(pass_marks)):
-        failed.append(OUTCOME)
-    if scores.get("recovered") is False:
-        failed.append("recovered")
+    scores = {s.key: s.score for s in result.scores if s.key in _CHECKED}  # the last of a key
+    failed: list[str] = []
+    if scores:
+        failed = [key for key in ROUTING if key in scores and _below(scores[key], 1.0, False)]
+        if OUTCOME in scores and _below(scores[OUTCOME], *outcome_mark(pass_marks)):
+            failed.append(OUTCOME)
+        if scores.get("recovered") is False:
+            failed.append("recovered")
     if result.error is not None:
         failed.append("error")
     return failed
+
+
+_CHECKED = frozenset((*ROUTING, OUTCOME, "recovered"))  # the scores a check reads
 
 
 def _below(score: Any, mark: float, strict: bool) -> bool:
