@@ -271,7 +271,7 @@ async def call_evaluator(
     retries is called again (each attempt after the pool's rate limit)."""
     if runs_inline(evaluator, pool):
         now = called_inline(evaluator, available, pool)
-        return now if type(now) is list else await _awaited_inline(evaluator, now, pool)
+        return now if isinstance(now, list) else await _awaited_inline(evaluator, now, pool)
     try:
         arguments = _arguments(evaluator, available)
         own = is_own(evaluator.fn)
@@ -458,7 +458,7 @@ async def _each(
         if runs_inline(evaluator, pool):
             now = called_inline(evaluator, available, pool)
             found[position] = (
-                now if type(now) is list else await _awaited_inline(evaluator, now, pool)
+                now if isinstance(now, list) else await _awaited_inline(evaluator, now, pool)
             )
         else:
             apart.append(position)

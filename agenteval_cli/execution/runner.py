@@ -30,7 +30,7 @@ import contextlib
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -512,36 +512,39 @@ class Runner:
     async def _target_result(self, item: WorkItem) -> Result:
         """The target's answer (cached or called) and its trace, each model call priced
         (a cached answer's by this run's prices), not yet scored."""
-        result = await self._answer(item)
+        cached = self.cache is not None and item.cache_key is not None
+        result = await (self._answer(item) if cached else self._called(item))
         price_calls(result_calls(result), self.settings.pricing)
         return result
 
     async def _answer(self, item: WorkItem) -> Result:
-        if self.cache is not None and item.cache_key is not None:
-            hit = self.cache.get(item.cache_key)
-            if hit is not None:
-                return Result(
-                    example_id=item.example.id,
-                    repetition=item.repetition,
-                    outputs=hit.outputs,
-                    trace=hit.trace,
-                    latency_s=hit.latency_s,
-                    attempts=0,
-                    cached=True,
-                    turns=hit.turns,
-                )
-            from agenteval_cli.execution.env_reads import recording
+        """The cached answer, or the call's, kept for the cache with what it read."""
+        assert self.cache is not None and item.cache_key is not None
+        hit = self.cache.get(item.cache_key)
+        if hit is not None:
+            return Result(
+                example_id=item.example.id,
+                repetition=item.repetition,
+                outputs=hit.outputs,
+                trace=hit.trace,
+                latency_s=hit.latency_s,
+                attempts=0,
+                cached=True,
+                turns=hit.turns,
+            )
+        from agenteval_cli.execution.env_reads import recording
 
-            with recording() as reads:  # what the answer depends on, for its cache entry
-                result = await self._called(item)
-            result.env_reads = reads.hashes()
-            return result
-        return await self._called(item)
+        with recording() as reads:  # what the answer depends on, for its cache entry
+            result = await self._called(item)
+        result.env_reads = reads.hashes()
+        return result
 
-    async def _called(self, item: WorkItem) -> Result:
+    def _called(self, item: WorkItem) -> Coroutine[Any, Any, Result]:
+        """The call (or conversation) of ``item``, to await: a coroutine the caller awaits
+        itself, one layer fewer per call."""
         if is_conversation(item.example) or self.users is not None:
-            return await self._converse(item)
-        return await self._call(item)
+            return self._converse(item)
+        return self._call(item)
 
     async def _converse(self, item: WorkItem) -> Result:
         """A conversation: the row's scripted turns, or the simulated user's. A judge that
@@ -597,13 +600,14 @@ class Runner:
             scores = with_notes(scores, notes.get(None, {}), traces)
         return scores
 
-    async def _scores(self, item: WorkItem, result: Result) -> list[Score]:
+    def _scores(self, item: WorkItem, result: Result) -> Coroutine[Any, Any, list[Score]]:
+        """The scoring of ``result``, to await (the caller awaits it itself)."""
         if result.turns is not None:  # a conversation: each turn, then the whole
             from agenteval_cli.evaluators.conversation import score_conversation
 
             pricing = None if self.users is None else self.users.pricing
             simulated = self.users is not None and not is_conversation(item.example)
-            return await score_conversation(
+            return score_conversation(
                 self.evaluators,
                 item.example,
                 result,
@@ -612,7 +616,7 @@ class Runner:
                 judge=self.users.stop.judge if simulated and self.users else None,
             )
         outputs = result.outputs or {}
-        return await score(
+        return score(
             self.evaluators,
             item.example,
             outputs,
