@@ -26,7 +26,7 @@ import hashlib
 import inspect
 import pickle
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
@@ -436,7 +436,8 @@ async def score(
     # What judges report while this result is scored. The tasks gather() starts copy this
     # context, so they report to this result's sink, and to no other result's.
     with collect_judge_usage() as spent:
-        found = await _each(applying, available, pool)
+        each = _each(applying, available, pool)
+        found = each if isinstance(each, list) else await each
     if unanswered is not None:
         found = [
             [_without_answer(evaluator, s, unanswered) for s in each]
@@ -446,22 +447,45 @@ async def score(
     return scores + usage_scores(spent) if spent else scores
 
 
-async def _each(
+def _each(
     applying: list[BoundEvaluator], available: dict[str, Any], pool: EvaluatorPool | None
-) -> list[list[Score]]:
+) -> list[list[Score]] | Coroutine[Any, Any, list[list[Score]]]:
     """Each evaluator's scores, in their order: those called in the event loop as they are
     (:func:`runs_inline`) one after another, as they would run side by side all the same;
-    the others side by side."""
+    the others side by side. When every one ran in the loop, the scores themselves (the
+    common case, with no coroutine); else what is left, to await (:func:`_rest`)."""
     found: list[list[Score]] = [[] for _ in applying]
-    apart: list[int] = []  # the positions of those that wait on something
     for position, evaluator in enumerate(applying):
-        if runs_inline(evaluator, pool):
-            now = called_inline(evaluator, available, pool)
-            found[position] = (
-                now if isinstance(now, list) else await _awaited_inline(evaluator, now, pool)
-            )
-        else:
+        if not runs_inline(evaluator, pool):
+            return _rest(applying, available, pool, found, position, None)
+        now = called_inline(evaluator, available, pool)
+        if not isinstance(now, list):
+            return _rest(applying, available, pool, found, position, now)
+        found[position] = now
+    return found
+
+
+async def _rest(
+    applying: list[BoundEvaluator],
+    available: dict[str, Any],
+    pool: EvaluatorPool | None,
+    found: list[list[Score]],
+    start: int,
+    awaited: Awaitable[Any] | None,
+) -> list[list[Score]]:
+    """:func:`_each` from position ``start`` on (``awaited``: what the in-loop evaluator
+    there returned to await)."""
+    apart: list[int] = []  # the positions of those that wait on something
+    for position in range(start, len(applying)):
+        evaluator = applying[position]
+        if not runs_inline(evaluator, pool):
             apart.append(position)
+            continue
+        now = called_inline(evaluator, available, pool) if awaited is None else awaited
+        awaited = None
+        found[position] = (
+            now if isinstance(now, list) else await _awaited_inline(evaluator, now, pool)
+        )
     if len(apart) == 1:
         found[apart[0]] = await call_evaluator(applying[apart[0]], available, pool)
     elif apart:

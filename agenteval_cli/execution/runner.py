@@ -381,7 +381,8 @@ class Runner:
     async def _scored(self, item: WorkItem, result: Result) -> None:
         """Score a finished result (held in ``_scoring`` meanwhile) and hand it to the
         run's sink, unless it was saved unscored in the meantime (the run ended by force)."""
-        scores = await self._score(item, result)
+        noted = self.name_notes.get(item.target.name)  # else nothing to add to the scores
+        scores = await (self._score(item, result) if noted else self._scores(item, result))
         if self._scoring.pop(id(result), None) is None or self._sink is None:
             return
         result.scores = scores
