@@ -371,6 +371,8 @@ def _function_call(
         return as_outputs(answered, output)
 
     async def call(inputs: dict[str, Any], callbacks: list[Any]) -> dict[str, Any]:
+        if build is None and is_async:  # the common case: no coroutine between
+            return as_outputs(await fn(inputs), output)
         return await answer(inputs if build is None else await built_input(build, inputs))
 
     async def turn(inputs: TurnInput, session: Session, callbacks: list[Any]) -> dict[str, Any]:
