@@ -347,6 +347,9 @@ def _scores_json(scores: list[Score], js: Dumps = store_json) -> str | None:
     """``[[key, score, comment], ...]``, a repeated key's last score kept; None for none."""
     if not scores:
         return None
+    if len(scores) == 1:
+        only = scores[0]
+        return js([[only.key, only.score, only.comment]])
     last = {s.key: [s.key, s.score, s.comment] for s in scores}
     return js(list(last.values()))
 
