@@ -205,7 +205,9 @@ class OneAgent:
         self.expected: set[str] = set()
 
     def add(self, reference: dict[str, Any] | None, trace: Trace) -> None:
-        self.expected.update(agent_names((reference or {}).get("expected_agents")))
+        expected = None if reference is None else reference.get("expected_agents")
+        if expected is not None:  # a row that names none adds nothing
+            self.expected.update(agent_names(expected))
         if trace.agents_unknown is None and trace.error is None:
             self.seen.update(invoked_names(trace))
 
