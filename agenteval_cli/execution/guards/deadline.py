@@ -67,12 +67,14 @@ async def within(
     if timeout is None:
         return await steps
     with watched() as waiting:
-        clock = _Clock(stalls, steps)
+        loop = asyncio.get_running_loop()
+        began, stalled = loop.time(), 0.0 if stalls is None else stalls.stalled()
         try:
             if steps.start():
-                clock.check(timeout)
+                if steps.blocked:  # else it cannot have held the loop past its time-out
+                    _Clock(loop, began, stalled, stalls, steps).check(timeout)
                 return steps.value
-            return await _timed(steps, timeout, clock)
+            return await _timed(steps, timeout, _Clock(loop, began, stalled, stalls, steps))
         except TimeoutError as exc:
             said = waiting.text()
             if said is not None:
@@ -83,11 +85,18 @@ async def within(
 class _Clock:
     """A call's own time since it started: the loop's time less what others held it for."""
 
-    def __init__(self, stalls: LoopStalls | None, steps: _TimedSteps) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.start = self.loop.time()
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        start: float,
+        stalled: float,
+        stalls: LoopStalls | None,
+        steps: _TimedSteps,
+    ) -> None:
+        """``start``: the loop's time as the call started; ``stalled``: ``stalls``' total
+        then."""
+        self.loop, self.start, self.stalled = loop, start, stalled
         self.stalls, self.steps = stalls, steps
-        self.stalled = 0.0 if stalls is None else stalls.stalled()
 
     def starved(self) -> float:
         """Seconds the loop was held by others since the call started."""
