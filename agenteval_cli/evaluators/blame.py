@@ -75,7 +75,10 @@ def _mark(text: str) -> tuple[float, bool]:
 def failed_checks(result: Result, pass_marks: Mapping[str, Any] | None = None) -> list[str]:
     """The checks a result failed: routing scores below 1, ``resolution_coverage`` below its
     pass mark (:func:`outcome_mark`), ``recovered`` false, or ``error``."""
-    scores = {s.key: s.score for s in result.scores if s.key in _CHECKED}  # the last of a key
+    scores: dict[str, Any] = {}
+    for score in result.scores:  # a plain loop: no comprehension's frame for one score
+        if score.key in _CHECKED:
+            scores[score.key] = score.score  # the last of a key
     failed: list[str] = []
     if scores:
         failed = [key for key in ROUTING if key in scores and _below(scores[key], 1.0, False)]
