@@ -224,7 +224,7 @@ def encode(
         result.status,
         None if result.interrupt is None else storable(result.interrupt),
         turns_json,
-        None if result.blame is None else storable(js(result.blame)),
+        None if result.blame is None else storable(_blame_json(result.blame, js)),
     )
     cache = None
     if cache_key is not None and outputs_json is not None and _answered(result):
@@ -352,6 +352,26 @@ def _scores_json(scores: list[Score], js: Dumps = store_json) -> str | None:
         return js([[only.key, only.score, only.comment]])
     last = {s.key: [s.key, s.score, s.comment] for s in scores}
     return js(list(last.values()))
+
+
+# The texts of recent blames: many results are blamed alike (every failed request of an
+# untraced target, say), and a blame's text, a long reason among them, is encoded once.
+_BLAME_TEXTS: dict[tuple[Any, ...], str] = {}
+
+
+def _blame_json(blame: dict[str, Any], js: Dumps) -> str:
+    """``js(blame)``, kept for the next result blamed alike."""
+    try:
+        key = tuple(blame.items())
+        text = _BLAME_TEXTS.get(key)
+    except TypeError:  # a value that cannot be a key
+        return js(blame)
+    if text is None:
+        text = js(blame)
+        if len(_BLAME_TEXTS) >= 256:
+            _BLAME_TEXTS.clear()
+        _BLAME_TEXTS[key] = text
+    return text
 
 
 def _scores(text: str | None) -> list[Score]:
