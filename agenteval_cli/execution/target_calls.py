@@ -128,7 +128,7 @@ def recorder_for(
     if target.faults:  # injected through LangChain's callbacks: it is loaded for them
         return _faulted(injector or injector_for(target, key), options)
     if target.kind == FUNCTION and not langchain_loaded():  # imported only if it does so
-        return capture_pending(**options)
+        return capture_pending(options)
     from agenteval_cli.trace.recorder import capture
 
     return capture(**options)

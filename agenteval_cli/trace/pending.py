@@ -100,8 +100,8 @@ class capture_pending:
     imported: ``options`` are the recorder's. A class rather than a generator: it is
     entered once per call of a plain function."""
 
-    def __init__(self, **options: Any) -> None:
-        self.options = options
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options  # read, never changed: one dict may serve many calls
 
     def __enter__(self) -> PendingRecorder:
         _watch_langchain()
