@@ -109,11 +109,12 @@ class StreamedExamples(Sequence[Example]):
         return self._count
 
     def __iter__(self) -> Iterator[Example]:
+        """The rows held, or read again from the file: the iterator itself, with no
+        generator of its own between it and the run."""
         if self._held is not None:
-            yield from self._held
-            return
+            return iter(self._held)
         examples = iter_examples(self.path, check_ids=False, opener=self._replay)
-        yield from islice(examples, self._count)
+        return islice(examples, self._count)
 
     def changed(self) -> bool:
         """Whether the file is no longer as it was checked (say, rows were appended)."""

@@ -478,8 +478,13 @@ def make_runner(run: PreparedRun, store: Store) -> Runner:
 def pending_items(run: PreparedRun, runner: Runner) -> Iterator[WorkItem]:
     """Every work item of the run, less the pairs a resumed run already has."""
     if run.done is None:
-        yield from runner.work(run.examples)
-        return
+        return runner.work(run.examples)
+    return _not_done(run, runner)
+
+
+def _not_done(run: PreparedRun, runner: Runner) -> Iterator[WorkItem]:
+    """A resumed run's items: those it has not stored, and the errored ones it retries."""
+    assert run.done is not None
     for item in runner.work(run.examples):
         errored = run.done.get(item.target.name, {}).get((item.example.id, item.repetition))
         if errored is None:
