@@ -41,6 +41,18 @@ def langgraph_cli() -> str | None:
     return shutil.which("langgraph")
 
 
+def require_langgraph_cli() -> None:
+    """Skip the test where no ``langgraph`` command is found, except on CI, where its
+    absence is a failure (``make test`` installs it)."""
+    import pytest
+
+    if langgraph_cli() is None:
+        missing = "no langgraph command to serve graphs with: make langgraph-server"
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

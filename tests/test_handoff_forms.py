@@ -10,13 +10,12 @@ lost the number fails the request, and blame names that handoff's step.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_server import langgraph_cli, langgraph_dev
+from langgraph_server import langgraph_dev, require_langgraph_cli
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -79,11 +78,7 @@ def test_a_deepagents_task_carries_the_request_or_loses_it_to_a_rewrite(invoke, 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if langgraph_cli() is None:  # skipped where absent, except on CI, where it is a failure
-        missing = "no langgraph command to serve graphs with: make langgraph-server"
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
+    require_langgraph_cli()
     graphs = {
         "kept": "handoff_graphs:served_swarm",
         "trimmed": "handoff_graphs:served_swarm_trimmed",

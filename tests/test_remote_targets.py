@@ -7,14 +7,13 @@ score, agent path, handoff, tool call, token and cost must come out the same."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_server import langgraph_cli, langgraph_dev
+from langgraph_server import langgraph_dev, require_langgraph_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 GRAPHS = {
@@ -40,11 +39,7 @@ _VARYING = frozenset({"latency_s", "id", "tool_call_id", "started_at", "ended_at
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if langgraph_cli() is None:  # skipped where absent, except on CI, where it is a failure
-        missing = "no langgraph command to serve graphs with: make langgraph-server"
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
+    require_langgraph_cli()
     with langgraph_dev(GRAPHS, tmp_path_factory.mktemp("langgraph")) as url:
         yield url
 
