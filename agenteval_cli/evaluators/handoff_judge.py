@@ -14,14 +14,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agenteval_cli.core.records import Handoff, Trace
-from agenteval_cli.evaluators.judge import JudgeCalls, model_kwargs_of, run_judge
+from agenteval_cli.evaluators.judge import (
+    JudgeCalls,
+    model_kwargs_of,
+    prompt_messages,
+    run_judge,
+)
 from agenteval_cli.evaluators.judge_model import key_source, make_chat_model
-from agenteval_cli.evaluators.prompts import Template, load_prompt, template_style
 from agenteval_cli.evaluators.registry import register
 from agenteval_cli.metrics.registry import metric
 
 if TYPE_CHECKING:
-    from openevals.types import ChatCompletionMessage
+    pass
 
 KEY = "handoff_judge"
 
@@ -111,18 +115,9 @@ def handoff_judge(
     ``{trace[handoffs]}``: from, to, given, replies)."""
     from openevals.llm import create_async_llm_as_judge
 
-    text, origin = load_prompt(prompt, base_dir)
-    rendered = Template(text, style=template_style(template, origin))
+    messages = prompt_messages(prompt, template, system, ("inputs", "trace"), base_dir)
     kwargs = model_kwargs_of(model_kwargs, base_url)
     calls = JudgeCalls(name, key_source(model, kwargs))
-
-    def messages(**values: Any) -> list[ChatCompletionMessage]:
-        content = rendered.fill({root: values.get(root) or {} for root in ("inputs", "trace")})
-        head: list[ChatCompletionMessage] = (
-            [{"role": "system", "content": system}] if system else []
-        )
-        return [*head, {"role": "user", "content": content}]
-
     judge = create_async_llm_as_judge(
         prompt=messages,
         judge=make_chat_model(model, kwargs),

@@ -231,6 +231,24 @@ async def run_judge(
     return _checked(raw, key, continuous, choices, calls.name)
 
 
+def prompt_messages(
+    prompt: str, template: str, system: str | None, roots: tuple[str, ...], base_dir: Any
+) -> Callable[..., list[ChatCompletionMessage]]:
+    """The judge's messages from a prompt (inline, a file or a bundled name) filled with
+    the values of ``roots`` it is called with, after ``system`` when given."""
+    text, origin = load_prompt(prompt, base_dir)
+    rendered = Template(text, style=template_style(template, origin))
+
+    def messages(**values: Any) -> list[ChatCompletionMessage]:
+        content = rendered.fill({root: values.get(root) or {} for root in roots})
+        head: list[ChatCompletionMessage] = (
+            [{"role": "system", "content": system}] if system else []
+        )
+        return [*head, {"role": "user", "content": content}]
+
+    return messages
+
+
 @register(
     "llm_judge",
     family="judge",
@@ -262,25 +280,12 @@ def llm_judge(
     from openevals.llm import create_async_llm_as_judge
 
     _check_options(continuous, choices)
-    text, origin = load_prompt(prompt, base_dir)
-    rendered = Template(text, style=template_style(template, origin))
+    roots = ("inputs", "outputs", "reference_outputs", "trace")
+    messages = prompt_messages(prompt, template, system, roots, base_dir)
     kwargs = model_kwargs_of(model_kwargs, base_url)
     chat = make_chat_model(model, kwargs)
     calls = JudgeCalls(name, key_source(model, kwargs))
     key = feedback_key or name
-
-    def messages(**values: Any) -> list[ChatCompletionMessage]:
-        content = rendered.fill(
-            {
-                root: values.get(root) or {}
-                for root in ("inputs", "outputs", "reference_outputs", "trace")
-            }
-        )
-        head: list[ChatCompletionMessage] = (
-            [{"role": "system", "content": system}] if system else []
-        )
-        return [*head, {"role": "user", "content": content}]
-
     judge = create_async_llm_as_judge(
         prompt=messages,
         judge=chat,
