@@ -97,9 +97,9 @@ def _score_summaries(
     with the twin's latest stored one."""
     from agenteval_cli.execution.experiment import score_stored_summaries
 
-    twins = {fault_free_twin(spec, e.target) for e in created} - {None}
-    stored = [store.latest_experiment(name) for name in sorted(n for n in twins if n)]
-    score_stored_summaries(spec, evaluators, store, created, [s for s in stored if s])
+    twins = sorted({t for e in created if (t := fault_free_twin(spec, e.target)) is not None})
+    stored = [s for s in map(store.latest_experiment, twins) if s is not None]
+    score_stored_summaries(spec, evaluators, store, created, stored)
 
 
 @dataclass
