@@ -187,11 +187,15 @@ _SINK: ContextVar[list[JudgeUsage] | None] = ContextVar("agenteval_judge_usage",
 
 
 class collect_judge_usage:
-    """Collect what judges spend while scoring one result. A class rather than a generator:
-    it is entered once per result."""
+    """Collect what judges spend while scoring one result (into ``into``, when the result's
+    scoring goes on later with the same sink). A class rather than a generator: it is
+    entered once per result."""
+
+    def __init__(self, into: list[JudgeUsage] | None = None) -> None:
+        self._into = into
 
     def __enter__(self) -> list[JudgeUsage]:
-        sink: list[JudgeUsage] = []
+        sink: list[JudgeUsage] = [] if self._into is None else self._into
         self._token = _SINK.set(sink)
         return sink
 

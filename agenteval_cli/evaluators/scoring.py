@@ -400,6 +400,31 @@ def evaluators_own(exc: BaseException, pool: EvaluatorPool | None) -> bool:
     return _evaluators_own(exc, pool is not None and pool.owns_signals)
 
 
+class Scoring:
+    """A run's evaluators as :func:`scoring` reads them for each result, worked out once:
+    those that score every example (none sampled) and whether any takes the ``run`` view.
+    The runner keeps one for the run, so a result pays for its evaluators' calls alone."""
+
+    __slots__ = ("_every", "_wants_run", "evaluators", "pool")
+
+    def __init__(self, evaluators: list[BoundEvaluator], pool: EvaluatorPool | None = None):
+        self.evaluators, self.pool = evaluators, pool
+        per_row = [e for e in evaluators if not e.summary and not reads_turns(e.fn)]
+        sampled = any(e.example_ids is not None for e in per_row)
+        self._every = None if sampled else per_row
+        self._wants_run = None if sampled else any(e.wants_run() for e in per_row)
+
+    def applying(self, example: Example) -> list[BoundEvaluator]:
+        """The evaluators that score ``example`` (:func:`_applying`)."""
+        every = self._every
+        return _applying(self.evaluators, example) if every is None else every
+
+    def wants_run(self, applying: list[BoundEvaluator]) -> bool:
+        """Whether one of ``applying`` takes the ``run`` view."""
+        wanted = self._wants_run
+        return any(e.wants_run() for e in applying) if wanted is None else wanted
+
+
 async def score(
     evaluators: list[BoundEvaluator],
     example: Example,
@@ -418,15 +443,29 @@ async def score(
     trace, but every key declared to need an answer
     (:attr:`~agenteval_cli.metrics.registry.MetricInfo.needs_answer`) is null with the
     reason, and an evaluator all of whose keys need one is not called."""
+    found = scoring(Scoring(evaluators, pool), example, outputs, trace, interrupt=interrupt)
+    return found if isinstance(found, list) else await found
+
+
+def scoring(
+    plan: Scoring,
+    example: Example,
+    outputs: dict[str, Any],
+    trace: Trace,
+    *,
+    interrupt: str | None = None,
+) -> list[Score] | Coroutine[Any, Any, list[Score]]:
+    """:func:`score` of ``plan``'s evaluators: the scores themselves when every evaluator
+    that applies ran in the event loop (the common case, with no coroutine), else what is
+    left of the scoring, to await."""
     unanswered = no_answer_reason(trace.error, interrupt)
-    applying = _applying(evaluators, example)
-    wanted = any(evaluator.wants_run() for evaluator in applying)
+    applying = plan.applying(example)
     available: dict[str, Any] = {
         "inputs": example.inputs,
         "outputs": outputs,
         "reference_outputs": example.outputs,
         "trace": trace,
-        "run": _run_view(example, outputs, trace, interrupt) if wanted else None,
+        "run": _run_view(example, outputs, trace, interrupt) if plan.wants_run(applying) else None,
         "example": example,
     }
     skipped: list[Score] = []
@@ -436,14 +475,42 @@ async def score(
     # What judges report while this result is scored. The tasks gather() starts copy this
     # context, so they report to this result's sink, and to no other result's.
     with collect_judge_usage() as spent:
-        each = _each(applying, available, pool)
-        found = each if isinstance(each, list) else await each
+        each = _each(applying, available, plan.pool)
+    if isinstance(each, list):
+        return _gathered(applying, each, skipped, unanswered, spent)
+    return _awaited(each, applying, skipped, unanswered, spent)
+
+
+async def _awaited(
+    each: Awaitable[list[list[Score]]],
+    applying: list[BoundEvaluator],
+    skipped: list[Score],
+    unanswered: str | None,
+    spent: list[Any],
+) -> list[Score]:
+    """:func:`scoring`'s evaluators that wait, awaited with the same judges' sink open."""
+    with collect_judge_usage(spent):
+        found = await each
+    return _gathered(applying, found, skipped, unanswered, spent)
+
+
+def _gathered(
+    applying: list[BoundEvaluator],
+    found: list[list[Score]],
+    skipped: list[Score],
+    unanswered: str | None,
+    spent: list[Any],
+) -> list[Score]:
+    """Each evaluator's scores in their order, then the skipped ones and the judges' spend."""
     if unanswered is not None:
         found = [
             [_without_answer(evaluator, s, unanswered) for s in each]
             for evaluator, each in zip(applying, found, strict=True)
         ]
-    scores = [one for each in found for one in each] + skipped
+    if len(found) == 1 and not skipped:
+        scores = found[0]  # a fresh list of the one evaluator's
+    else:
+        scores = [one for each in found for one in each] + skipped
     return scores + usage_scores(spent) if spent else scores
 
 

@@ -43,8 +43,10 @@ from agenteval_cli.evaluators.scoring import (
     EVALUATOR_TIMEOUT_S,
     BoundEvaluator,
     EvaluatorPool,
+    Scoring,
     runs_inline,
     score,
+    scoring,
     unscored,
 )
 from agenteval_cli.execution.guards.deadline import (
@@ -185,6 +187,7 @@ class Runner:
     stopped: bool = field(default=False, init=False)
     _limiter: Limiter | None = field(default=None, init=False, repr=False)
     _pool: EvaluatorPool | None = field(default=None, init=False, repr=False)  # the evaluators'
+    _plan: Scoring | None = field(default=None, init=False, repr=False)  # see _scoring()
     # results whose target answered, not yet handed to on_result: waiting for their scores
     _scoring: dict[int, tuple[WorkItem, Result]] = field(
         default_factory=dict, init=False, repr=False
@@ -382,7 +385,9 @@ class Runner:
         """Score a finished result (held in ``_scoring`` meanwhile) and hand it to the
         run's sink, unless it was saved unscored in the meantime (the run ended by force)."""
         noted = self.name_notes.get(item.target.name)  # else nothing to add to the scores
-        scores = await (self._score(item, result) if noted else self._scores(item, result))
+        scores = await self._score(item, result) if noted else self._scores(item, result)
+        if not isinstance(scores, list):
+            scores = await scores
         if self._scoring.pop(id(result), None) is None or self._sink is None:
             return
         result.scores = scores
@@ -591,7 +596,9 @@ class Runner:
         """The scores of a result, under the run's evaluator pool: for one that errored or
         stopped at an interrupt, the trace's (the scores that need an answer are null);
         a score whose references name what the target has not says so in its comment."""
-        scores = await self._scores(item, result)
+        scores = self._scores(item, result)
+        if not isinstance(scores, list):
+            scores = await scores
         notes = self.name_notes.get(item.target.name, {}).get(item.example.id)
         if notes:
             turns = result.turns or []
@@ -601,8 +608,11 @@ class Runner:
             scores = with_notes(scores, notes.get(None, {}), traces)
         return scores
 
-    def _scores(self, item: WorkItem, result: Result) -> Coroutine[Any, Any, list[Score]]:
-        """The scoring of ``result``, to await (the caller awaits it itself)."""
+    def _scores(
+        self, item: WorkItem, result: Result
+    ) -> list[Score] | Coroutine[Any, Any, list[Score]]:
+        """The scores of ``result`` when its evaluators all ran in the event loop, else its
+        scoring, to await (the caller awaits it itself)."""
         if result.turns is not None:  # a conversation: each turn, then the whole
             from agenteval_cli.evaluators.conversation import score_conversation
 
@@ -617,14 +627,17 @@ class Runner:
                 judge=self.users.stop.judge if simulated and self.users else None,
             )
         outputs = result.outputs or {}
-        return score(
-            self.evaluators,
-            item.example,
-            outputs,
-            result.trace,
-            self._pool,
-            interrupt=result.interrupt,
+        return scoring(
+            self._evaluation(), item.example, outputs, result.trace, interrupt=result.interrupt
         )
+
+    def _evaluation(self) -> Scoring:
+        """The run's evaluators as each result's scoring reads them, worked out once the run
+        has its evaluator pool."""
+        plan = self._plan
+        if plan is None or plan.pool is not self._pool or plan.evaluators is not self.evaluators:
+            plan = self._plan = Scoring(self.evaluators, self._pool)
+        return plan
 
     async def _call(self, item: WorkItem) -> Result:
         """One call of the target on the example's inputs, retried by the run's policy."""
