@@ -81,7 +81,9 @@ def failed_checks(result: Result, pass_marks: Mapping[str, Any] | None = None) -
             scores[score.key] = score.score  # the last of a key
     failed: list[str] = []
     if scores:
-        failed = [key for key in ROUTING if key in scores and _below(scores[key], 1.0, False)]
+        for key in ROUTING:
+            if key in scores and _below(scores[key], 1.0, False):
+                failed.append(key)
         if OUTCOME in scores and _below(scores[OUTCOME], *outcome_mark(pass_marks)):
             failed.append(OUTCOME)
         if scores.get("recovered") is False:
@@ -89,6 +91,22 @@ def failed_checks(result: Result, pass_marks: Mapping[str, Any] | None = None) -
     if result.error is not None:
         failed.append("error")
     return failed
+
+
+@functools.lru_cache(maxsize=256)
+def _unknown(
+    failed: tuple[str, ...], untraced: str | None, unattributed: str | None
+) -> dict[str, Any]:
+    """The blame of a request whose agents are unknown, on no agent: made once for the
+    results that failed alike (a run's untraced requests share their reasons)."""
+    trace = Trace(untraced=untraced, unattributed=unattributed)
+    why = trace.agents_unknown or "no agent made a model call"
+    return {
+        "agent": None,
+        "step": None,
+        "kind": "unknown",
+        "why": f"failed {', '.join(failed)}; {why}",
+    }
 
 
 _CHECKED = frozenset((*ROUTING, OUTCOME, "recovered"))  # the scores a check reads
@@ -116,10 +134,8 @@ def blame(
         return None
     trace = result.trace
     path = trace.agent_path
-    if trace.agents_unknown is not None or not path:
-        why = trace.agents_unknown or "no agent made a model call"
-        failed_ = ", ".join(failed)
-        return {"agent": None, "step": None, "kind": "unknown", "why": f"failed {failed_}; {why}"}
+    if trace.untraced or trace.unattributed or not path:
+        return dict(_unknown(tuple(failed), trace.untraced, trace.unattributed))
     reference = reference or {}
     found = [
         c

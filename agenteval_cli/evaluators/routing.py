@@ -208,8 +208,8 @@ class OneAgent:
         expected = None if reference is None else reference.get("expected_agents")
         if expected is not None:  # a row that names none adds nothing
             self.expected.update(agent_names(expected))
-        if trace.agents_unknown is None and trace.error is None:
-            self.seen.update(invoked_names(trace))
+        if not trace.untraced and not trace.unattributed and trace.error is None:
+            self.seen.update(invoked_names(trace))  # the agents are known (agents_unknown)
 
     def reason(self) -> str | None:
         others = sorted(self.expected - self.seen)

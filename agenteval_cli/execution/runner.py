@@ -30,7 +30,7 @@ import contextlib
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -317,7 +317,9 @@ class Runner:
                 if scored:  # errored and interrupted results too: their traces are measured
                     self._scoring[id(result)] = (item, result)
                     if in_place:
-                        await self._scored(item, result)
+                        waiting = self._scored(item, result)
+                        if waiting is not None:
+                            await waiting
                     else:
                         await finished.put((item, result))
                 else:
@@ -332,7 +334,9 @@ class Runner:
             """Scores finished results, one at a time, until the workers are done: after a
             stop too, so every call that finished is scored and saved (within grace_s)."""
             while (done := await finished.get()) is not None:
-                await self._scored(*done)
+                waiting = self._scored(*done)
+                if waiting is not None:
+                    await waiting
 
         async def calls() -> None:
             await asyncio.gather(*workers)
@@ -381,13 +385,25 @@ class Runner:
                     _give_back(loop, previous, pool)
         return not self.stopped
 
-    async def _scored(self, item: WorkItem, result: Result) -> None:
+    def _scored(self, item: WorkItem, result: Result) -> Coroutine[Any, Any, None] | None:
         """Score a finished result (held in ``_scoring`` meanwhile) and hand it to the
-        run's sink, unless it was saved unscored in the meantime (the run ended by force)."""
-        noted = self.name_notes.get(item.target.name)  # else nothing to add to the scores
-        scores = await self._score(item, result) if noted else self._scores(item, result)
+        run's sink, unless it was saved unscored in the meantime (the run ended by force):
+        at once when its evaluators all ran in the event loop (None), else the rest, to
+        await."""
+        if self.name_notes.get(item.target.name):  # else nothing to add to the scores
+            return self._saved_once(item, result, self._score(item, result))
+        scores = self._scores(item, result)
         if not isinstance(scores, list):
-            scores = await scores
+            return self._saved_once(item, result, scores)
+        self._save(item, result, scores)
+        return None
+
+    async def _saved_once(
+        self, item: WorkItem, result: Result, scores: Awaitable[list[Score]]
+    ) -> None:
+        self._save(item, result, await scores)
+
+    def _save(self, item: WorkItem, result: Result, scores: list[Score]) -> None:
         if self._scoring.pop(id(result), None) is None or self._sink is None:
             return
         result.scores = scores

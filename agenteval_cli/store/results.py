@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import json.encoder
+import math
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -349,9 +350,37 @@ def _scores_json(scores: list[Score], js: Dumps = store_json) -> str | None:
         return None
     if len(scores) == 1:
         only = scores[0]
-        return js([[only.key, only.score, only.comment]])
+        return _one_score_json(only) or js([[only.key, only.score, only.comment]])
     last = {s.key: [s.key, s.score, s.comment] for s in scores}
     return js(list(last.values()))
+
+
+# The JSON of the numbers a run's scores take again and again (2/3, 0.5): a float's shortest
+# text is long to work out, and the encoder works it out anew for each.
+_NUMBERS: dict[float, str] = {}
+
+
+def _one_score_json(score: Score) -> str | None:
+    """``[[key, score, comment]]`` as the encoder writes it, for the plain score (a text
+    key and comment, a finite float, a bool or null); None for any other."""
+    key, number, comment = score.key, score.score, score.comment
+    if type(key) is not str or (comment is not None and type(comment) is not str):
+        return None
+    if type(number) is float:
+        text = _NUMBERS.get(number) if number else None  # 0.0 and -0.0 are one key
+        if text is None:
+            if not math.isfinite(number):
+                return None
+            text = float.__repr__(number)
+            if len(_NUMBERS) >= 256:
+                _NUMBERS.clear()
+            _NUMBERS[number] = text
+    elif number is None or type(number) is bool:
+        text = "null" if number is None else "true" if number else "false"
+    else:
+        return None
+    said = "null" if comment is None else encode_basestring(comment)
+    return f"[[{encode_basestring(key)},{text},{said}]]"
 
 
 # The texts of recent blames: many results are blamed alike (every failed request of an
@@ -399,8 +428,14 @@ def _trace_json(trace: Trace, js: Dumps = store_json) -> str:
     if trace.messages:
         return js(trace.to_dict())
     if trace.untraced is not None:  # nothing recorded, and why
-        return f'{_EMPTY_TRACE[:-1]},"untraced":{encode_basestring(trace.untraced)}}}'
+        return _untraced_json(trace.untraced)
     return _EMPTY_TRACE
+
+
+@functools.lru_cache(maxsize=64)
+def _untraced_json(why: str) -> str:
+    """The text of a trace that recorded nothing, for the few reasons there are."""
+    return f'{_EMPTY_TRACE[:-1]},"untraced":{encode_basestring(why)}}}'
 
 
 def trace_from_row(trace_json: str | None, latency_s: float | None, error: str | None) -> Trace:
