@@ -299,14 +299,21 @@ async def call_evaluator(
 
 
 def called_inline(
-    evaluator: BoundEvaluator, available: dict[str, Any], pool: EvaluatorPool | None
+    evaluator: BoundEvaluator,
+    available: dict[str, Any],
+    pool: EvaluatorPool | None,
+    plan: Plan | None = None,
 ) -> list[Score] | Awaitable[Any]:
     """An evaluator that runs in the event loop (:func:`runs_inline`) called at once, with
     no coroutine of its own: its scores (null ones with the reason when it failed), or, from
-    one that returned an awaitable after all, that awaitable (:func:`_awaited_inline`)."""
+    one that returned an awaitable after all, that awaitable (:func:`_awaited_inline`).
+    ``plan``: its arguments' plan for ``available``, when the caller knows it."""
     try:
-        raw = evaluator.fn(**_arguments(evaluator, available))
-        if inspect.isawaitable(raw):
+        if plan is None:
+            raw = evaluator.fn(**_arguments(evaluator, available))
+        else:
+            raw = evaluator.fn(**planned_arguments(plan, available))
+        if type(raw) is not dict and inspect.isawaitable(raw):  # a dict is the common answer
             return raw
         return _scores_of(raw, evaluator)
     except BaseException as exc:
@@ -405,7 +412,7 @@ class Scoring:
     those that score every example (none sampled) and whether any takes the ``run`` view.
     The runner keeps one for the run, so a result pays for its evaluators' calls alone."""
 
-    __slots__ = ("_every", "_wants_run", "evaluators", "pool")
+    __slots__ = ("_every", "_wants_run", "evaluators", "inline", "pool")
 
     def __init__(self, evaluators: list[BoundEvaluator], pool: EvaluatorPool | None = None):
         self.evaluators, self.pool = evaluators, pool
@@ -413,6 +420,9 @@ class Scoring:
         sampled = any(e.example_ids is not None for e in per_row)
         self._every = None if sampled else per_row
         self._wants_run = None if sampled else any(e.wants_run() for e in per_row)
+        # When every one of them runs in the loop (:func:`runs_inline`): each one's
+        # arguments' plan, in their order; else None
+        self.inline = None if sampled else _inline_plans(per_row, pool)
 
     def applying(self, example: Example) -> list[BoundEvaluator]:
         """The evaluators that score ``example`` (:func:`_applying`)."""
@@ -423,6 +433,18 @@ class Scoring:
         """Whether one of ``applying`` takes the ``run`` view."""
         wanted = self._wants_run
         return any(e.wants_run() for e in applying) if wanted is None else wanted
+
+
+def _inline_plans(
+    evaluators: list[BoundEvaluator], pool: EvaluatorPool | None
+) -> list[Plan] | None:
+    """The arguments' plan of each of ``evaluators`` when all run in the loop, else None."""
+    if not all(runs_inline(evaluator, pool) for evaluator in evaluators):
+        return None
+    try:
+        return [evaluator.plan() for evaluator in evaluators]
+    except Exception:  # no signature to read: called as any, to say why it failed
+        return None
 
 
 async def score(
@@ -474,8 +496,9 @@ def scoring(
         applying = [e for e in applying if _measures_trace(e)]
     # What judges report while this result is scored. The tasks gather() starts copy this
     # context, so they report to this result's sink, and to no other result's.
+    plans = plan.inline if unanswered is None else None  # else fewer evaluators apply
     with collect_judge_usage() as spent:
-        each = _each(applying, available, plan.pool)
+        each = _each(applying, available, plan.pool, plans)
     if isinstance(each, list):
         return _gathered(applying, each, skipped, unanswered, spent)
     return _awaited(each, applying, skipped, unanswered, spent)
@@ -515,17 +538,21 @@ def _gathered(
 
 
 def _each(
-    applying: list[BoundEvaluator], available: dict[str, Any], pool: EvaluatorPool | None
+    applying: list[BoundEvaluator],
+    available: dict[str, Any],
+    pool: EvaluatorPool | None,
+    plans: list[Plan] | None = None,
 ) -> list[list[Score]] | Coroutine[Any, Any, list[list[Score]]]:
     """Each evaluator's scores, in their order: those called in the event loop as they are
     (:func:`runs_inline`) one after another, as they would run side by side all the same;
     the others side by side. When every one ran in the loop, the scores themselves (the
-    common case, with no coroutine); else what is left, to await (:func:`_rest`)."""
+    common case, with no coroutine); else what is left, to await (:func:`_rest`).
+    ``plans``: each one's arguments' plan, known to run in the loop (:attr:`Scoring.inline`)."""
     found: list[list[Score]] = [[] for _ in applying]
     for position, evaluator in enumerate(applying):
-        if not runs_inline(evaluator, pool):
+        if plans is None and not runs_inline(evaluator, pool):
             return _rest(applying, available, pool, found, position, None)
-        now = called_inline(evaluator, available, pool)
+        now = called_inline(evaluator, available, pool, None if plans is None else plans[position])
         if not isinstance(now, list):
             return _rest(applying, available, pool, found, position, now)
         found[position] = now
