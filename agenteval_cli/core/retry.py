@@ -148,15 +148,19 @@ async def call_with_retries(
     before_attempt: Callable[[], Awaitable[None]] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     max_wait_s: float | None = None,
+    failed: Exception | None = None,
 ) -> tuple[T, int]:
     """Run ``call`` until it succeeds or the policy gives up; returns (value, attempts).
 
     A wait between attempts is at most the policy's ``max_s`` and at most ``max_wait_s``
     (the runner passes its ``timeout_s``: no wait outlasts the time an attempt may take).
     The final error is re-raised with ``attempts`` set on it, so the caller can record how
-    many calls an error cost.
+    many calls an error cost. ``failed``: what the first attempt, made by the caller, raised.
     """
     attempt = 0
+    if failed is not None:
+        attempt = 1
+        await _retried_after(failed, attempt, policy, sleep, max_wait_s)
     while True:
         attempt += 1
         if before_attempt is not None:
@@ -164,12 +168,24 @@ async def call_with_retries(
         try:
             return await call(), attempt
         except Exception as exc:
-            if attempt > policy.max or not policy.retries(exc):
-                with contextlib.suppress(AttributeError):
-                    exc.attempts = attempt  # type: ignore[attr-defined]
-                raise
-            wait = policy.delay(attempt, exc)
-            await sleep(wait if max_wait_s is None else min(wait, max_wait_s))
+            await _retried_after(exc, attempt, policy, sleep, max_wait_s)
+
+
+async def _retried_after(
+    exc: Exception,
+    attempt: int,
+    policy: RetryPolicy,
+    sleep: Callable[[float], Awaitable[None]],
+    max_wait_s: float | None,
+) -> None:
+    """The wait before the attempt after ``attempt``, which raised ``exc``; raises ``exc``
+    (its ``attempts`` set) when the policy gives up."""
+    if attempt > policy.max or not policy.retries(exc):
+        with contextlib.suppress(AttributeError):
+            exc.attempts = attempt  # type: ignore[attr-defined]
+        raise exc
+    wait = policy.delay(attempt, exc)
+    await sleep(wait if max_wait_s is None else min(wait, max_wait_s))
 
 
 class Limiter(Protocol):

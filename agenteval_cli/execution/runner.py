@@ -679,22 +679,30 @@ class Runner:
         outputs: dict[str, Any] | None = None
         error: str | None = None
         attempts = 1
-        once = not self.settings.retry.max and self._limiter is None  # nothing between tries
+        policy = self.settings.retry
         try:
-            if once:
-                outputs = await attempt()
+            if self._limiter is None:  # the first attempt waits for nothing: made here
+                try:
+                    outputs = await attempt()
+                except Exception as exc:
+                    if not policy.max:
+                        raise
+                    outputs, attempts = await call_with_retries(
+                        attempt, policy, max_wait_s=guard.timeout_s, failed=exc
+                    )
             else:
                 outputs, attempts = await call_with_retries(
                     attempt,
-                    self.settings.retry,
-                    before_attempt=None if self._limiter is None else self._limiter.acquire,
+                    policy,
+                    before_attempt=self._limiter.acquire,
                     max_wait_s=guard.timeout_s,
                 )
         except BaseException as exc:
             error = guard.failure(exc)
             if error is None:  # not the example's: it stops the run
                 raise
-            attempts = 1 if once else getattr(exc, "attempts", 1)
+            retrying = policy.max or self._limiter is not None  # else one attempt was made
+            attempts = getattr(exc, "attempts", 1) if retrying else 1
         latency = 0.0 if started is None else time.perf_counter() - started
         return Result(
             example_id=item.example.id,

@@ -24,6 +24,7 @@ verdicts upside down. Each of these tests in ``tests/test_stalls.py`` fails with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Generator
 from time import perf_counter
 from types import FrameType
@@ -66,7 +67,8 @@ async def within(
     steps = _TimedSteps(call, stalls, who)
     if timeout is None:
         return await steps
-    with watched() as waiting:
+    # only a served graph's client says what it waits on (targets.waits)
+    with watched() if who is None or not who.runs_here else _UNWATCHED as waiting:
         loop = asyncio.get_running_loop()
         began, stalled = loop.time(), 0.0 if stalls is None else stalls.stalled()
         try:
@@ -76,10 +78,13 @@ async def within(
                 return steps.value
             return await _timed(steps, timeout, _Clock(loop, began, stalled, stalls, steps))
         except TimeoutError as exc:
-            said = waiting.text()
+            said = None if waiting is None else waiting.text()
             if said is not None:
                 exc.waiting_on = said  # type: ignore[attr-defined]
             raise
+
+
+_UNWATCHED = contextlib.nullcontext()  # the waits of a call whose code runs here: none
 
 
 class _Clock:
