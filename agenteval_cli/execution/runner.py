@@ -65,6 +65,7 @@ from agenteval_cli.execution.target_calls import (
     checked_outputs,
     finished_trace,
     recorder_for,
+    recorder_options,
     retried_calls,
 )
 from agenteval_cli.metrics.prices import price_calls, result_calls
@@ -187,7 +188,9 @@ class Runner:
     stopped: bool = field(default=False, init=False)
     _limiter: Limiter | None = field(default=None, init=False, repr=False)
     _pool: EvaluatorPool | None = field(default=None, init=False, repr=False)  # the evaluators'
-    _plan: Scoring | None = field(default=None, init=False, repr=False)  # see _scoring()
+    _plan: Scoring | None = field(default=None, init=False, repr=False)  # see _evaluation()
+    # target name -> how its calls' recorders read its traces (target_calls.recorder_options)
+    _recording: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
     # results whose target answered, not yet handed to on_result: waiting for their scores
     _scoring: dict[int, tuple[WorkItem, Result]] = field(
         default_factory=dict, init=False, repr=False
@@ -536,7 +539,8 @@ class Runner:
         (a cached answer's by this run's prices), not yet scored."""
         cached = self.cache is not None and item.cache_key is not None
         result = await (self._answer(item) if cached else self._called(item))
-        price_calls(result_calls(result), self.settings.pricing)
+        if result.trace.model_calls or result.turns:
+            price_calls(result_calls(result), self.settings.pricing)
         return result
 
     async def _answer(self, item: WorkItem) -> Result:
@@ -659,6 +663,9 @@ class Runner:
         """One call of the target on the example's inputs, retried by the run's policy."""
         guard = self._guard()
         target = item.target
+        options = self._recording.get(target.name)
+        if options is None:
+            options = self._recording[target.name] = recorder_options(target)
         recorder: Any = None  # the last attempt's, and when it started
         started: float | None = None
         retried: list[ModelCall] = []  # the model calls of attempts that failed: spent too
@@ -668,7 +675,8 @@ class Runner:
             if recorder is not None:  # an earlier attempt failed: its calls were still made
                 retried.extend(retried_calls(recorder))
             # a fresh trace per attempt: failed ones don't count
-            with recorder_for(target, (item.example.id, item.repetition)) as recorder:
+            key = (item.example.id, item.repetition)
+            with recorder_for(target, key, options=options) as recorder:
                 started = time.perf_counter()
                 outputs = await guard.outputs(
                     target(item.example.inputs, callbacks_of(recorder)),

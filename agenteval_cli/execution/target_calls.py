@@ -111,20 +111,18 @@ def cancelled_from_outside() -> bool:
 
 
 def recorder_for(
-    target: Target, key: Sequence[Any] = (), injector: Any = None
+    target: Target,
+    key: Sequence[Any] = (),
+    injector: Any = None,
+    options: dict[str, Any] | None = None,
 ) -> contextlib.AbstractContextManager[Any]:
     """A callback recorder for a call of ``target``, which reads the trace as the target
-    declares: its coordinators, its name (its agent's, where the graph names none), the state
-    key of its active agent and its skill tools (none: skills unknown). A target with
-    ``faults`` also gets their injector: ``injector`` (a conversation's, which counts the
-    calls of all its turns), or a fresh one seeded by ``key`` (the example's id and the
+    declares (``options``, :func:`recorder_options`, when the caller keeps them). A target
+    with ``faults`` also gets their injector: ``injector`` (a conversation's, which counts
+    the calls of all its turns), or a fresh one seeded by ``key`` (the example's id and the
     repetition)."""
-    options: dict[str, Any] = {
-        "coordinators": target.coordinators,
-        "own_agent": target.name,
-        "active_agent": target.active_agent,
-        "skill_tools": target.skill_tools or None,
-    }
+    if options is None:
+        options = recorder_options(target)
     if target.faults:  # injected through LangChain's callbacks: it is loaded for them
         return _faulted(injector or injector_for(target, key), options)
     if target.kind == FUNCTION and not langchain_loaded():  # imported only if it does so
@@ -132,6 +130,18 @@ def recorder_for(
     from agenteval_cli.trace.recorder import capture
 
     return capture(**options)
+
+
+def recorder_options(target: Target) -> dict[str, Any]:
+    """How a recorder reads ``target``'s trace: its coordinators, its name (its agent's,
+    where the graph names none), the state key of its active agent and its skill tools
+    (none: skills unknown). Read, never changed: one dict serves every call."""
+    return {
+        "coordinators": target.coordinators,
+        "own_agent": target.name,
+        "active_agent": target.active_agent,
+        "skill_tools": target.skill_tools or None,
+    }
 
 
 def injector_for(target: Target, key: Sequence[Any]) -> Any:
