@@ -12,6 +12,8 @@ collection, CPU time per round), and prints each side's CPU over the untraced si
 - ``no trace()``: the recorder's events, ``trace()`` not called;
 - ``no conversation``: the recorder with the conversation's merges skipped (its trace lacks
   the messages and what only they give: a cost probe, not a trace);
+- ``merges in trace()``: each sequence kept as a copy of its list at the event and merged
+  in ``trace()`` (the graph-written tool calls a merge finds are lost: a probe too);
 - ``full``: the recorder and ``trace()``, as W5 runs it.
 
 It also prints the time the collector took on each side (gen 0 and 1; a full collection
@@ -82,12 +84,35 @@ def sides() -> dict[str, Callable[[], Any] | None]:
             super().__init__()
             self._conversation = Unmerged()
 
+    class Journal(Conversation):
+        def __init__(self) -> None:
+            super().__init__()
+            self.kept: list[tuple[list[Any], Any]] = []
+
+        def merge(self, messages: Any, *, fresh: Any = ()) -> list[Any]:
+            self.kept.append((list(messages), fresh))
+            return []
+
+        def replay(self) -> None:
+            for messages, fresh in self.kept:
+                Conversation.merge(self, messages, fresh=fresh)
+
+    class MergedLate(TraceRecorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self._conversation = self._journal = Journal()
+
+        def trace(self) -> Any:
+            self._journal.replay()
+            return super().trace()
+
     return {
         "untraced": None,
         "noop": Noop,
         "no events": NoEvents,
         "no trace()": NoTrace,
         "no conversation": NoConversation,
+        "merges in trace()": MergedLate,
         "full": TraceRecorder,
     }
 
