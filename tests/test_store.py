@@ -650,3 +650,44 @@ def test_a_batch_encodes_every_value_as_the_store_does():
                 value, default=json_default, ensure_ascii=False, separators=(",", ":")
             )
             assert texts.json(value) == written
+
+
+def test_a_plain_score_and_an_untraced_trace_are_written_as_the_encoder_writes_them():
+    """A result's one score and a trace that recorded nothing are written without the
+    encoder: a score's text is the one ``json.dumps`` writes with the store's options, for
+    the same number seen again (its text kept), zero and minus zero (one key to a dict),
+    texts to escape and a lone surrogate, and a score the shortcut does not write (NaN, an
+    integer) is the encoder's as before; an untraced trace's text reads back as the empty
+    trace with its reason, the reason seen again too."""
+    import math
+    import random
+
+    from agenteval_cli.core.records import Score, Trace
+    from agenteval_cli.store.results import _scores_json, _trace_json, json_default, trace_from_row
+
+    def dumped(value: object) -> str:
+        return json.dumps(value, default=json_default, ensure_ascii=False, separators=(",", ":"))
+
+    draw = random.Random(7)
+    numbers = [0.0, -0.0, 1.0, 2 / 3, 0.1 + 0.2, 1e-300, 1e300, True, False, None]
+    numbers += [draw.random() * draw.choice([1, 1e-9, 1e9]) for _ in range(300)]
+    comments = [None, "missing ['warranty']", 'é \u2028 "quoted" \\ \n', "lone \ud800"]
+    for number in numbers * 2:  # the second time, a number's kept text
+        for comment in comments:
+            for key in ("resolution_coverage", 'k"é'):
+                written = _scores_json([Score(key, number, comment)])
+                assert written == dumped([[key, number, comment]])
+    assert _scores_json([Score("k", math.nan, None)]) == '[["k",null,null]]'
+    assert _scores_json([Score("k", 3, "c")]) == '[["k",3,"c"]]'
+    for why in ("no LangChain run was seen", 'a "quoted" reason é', "lone \udfff") * 2:
+        text = _trace_json(Trace(untraced=why))
+        assert json.loads(text) == {
+            "agent_path": [],
+            "handoffs": [],
+            "tool_calls": [],
+            "model_calls": [],
+            "messages": [],
+            "tokens": {},
+            "untraced": why,
+        }
+        assert trace_from_row(text, 0.5, None).untraced == why
