@@ -20,7 +20,14 @@ from agenteval_cli.evaluators.blame import blame
 from agenteval_cli.evaluators.loading import catalog_of
 from agenteval_cli.evaluators.reference_fields import Reads, reference_warnings, spec_reads
 from agenteval_cli.evaluators.scoring import BoundEvaluator, EvaluatorPool
+from agenteval_cli.execution.cache import (
+    ResponseCache,
+    absolute_import_path,
+    target_identity,
+    target_options,
+)
 from agenteval_cli.execution.faults_seen import FaultsSeen
+from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 from agenteval_cli.execution.guards.heap import heap_frozen
 from agenteval_cli.execution.guards.leftovers import run_loop
 from agenteval_cli.execution.loading import load_evaluators, load_simulated_user, load_targets
@@ -440,13 +447,6 @@ def _per_minute(rate_limit: Any) -> float | None:
 
 
 def make_runner(run: PreparedRun, store: Store) -> Runner:
-    from agenteval_cli.execution.cache import (
-        ResponseCache,
-        absolute_import_path,
-        target_identity,
-        target_options,
-    )
-
     runner = Runner(
         targets=run.targets,
         evaluators=run.evaluators,
@@ -789,8 +789,6 @@ async def score_summaries_async(run: PreparedRun, store: Store) -> None:
 def summary_pool(spec: Spec) -> Iterator[EvaluatorPool]:
     """The summary evaluators' limits: the spec's ``evaluator_timeout_s``, a sync one in a
     daemon thread (one stuck past its limit does not hold the process at exit)."""
-    from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
-
     settings = run_settings(spec)
     threads = DaemonThreadPool("agenteval-summary", max_threads=settings.evaluator_slots())
     try:

@@ -49,6 +49,7 @@ from agenteval_cli.evaluators.scoring import (
     scoring,
     unscored,
 )
+from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
 from agenteval_cli.execution.guards.deadline import (
     OWN_FILES,
     Call,
@@ -57,6 +58,7 @@ from agenteval_cli.execution.guards.deadline import (
 )
 from agenteval_cli.execution.guards.leftovers import SETTLE_S, abandoned_warnings, settle
 from agenteval_cli.execution.guards.stalls import LoopStalls
+from agenteval_cli.execution.guards.watchdog import CANCEL_S, Interrupts, where
 from agenteval_cli.execution.names import RowNotes, with_notes
 from agenteval_cli.execution.target_calls import (
     WAITING,
@@ -71,6 +73,7 @@ from agenteval_cli.execution.target_calls import (
 from agenteval_cli.metrics.prices import price_calls, result_calls
 from agenteval_cli.targets import Target
 from agenteval_cli.trace.pending import prepare_tracing
+from agenteval_cli.trace.threads import follow_threads
 
 if TYPE_CHECKING:
     from agenteval_cli.execution.cache import Answers
@@ -260,8 +263,6 @@ class Runner:
         ``items`` is an iterable, or a :class:`Feed` that items keep arriving on until it is
         closed. Returns True when every item ran, False when stopped early.
         """
-        from agenteval_cli.execution.guards.daemon_pool import DaemonThreadPool
-        from agenteval_cli.trace.threads import follow_threads
 
         # Tracing is ready before the first call, so a target that imports its graph lazily
         # is traced on its first call: called once, billed once. Loading the targets made it
@@ -420,7 +421,6 @@ class Runner:
         of the two happens to come first."""
         if not self.stopped:
             return SETTLE_S
-        from agenteval_cli.execution.guards.watchdog import CANCEL_S
 
         return SETTLE_S + CANCEL_S
 
@@ -441,7 +441,6 @@ class Runner:
         finished first."""
         if not enabled:
             return contextlib.nullcontext()
-        from agenteval_cli.execution.guards.watchdog import Interrupts
 
         return Interrupts(loop, self.stop, self.settings.grace_s, self._forced_exit, self._stuck)
 
@@ -464,7 +463,6 @@ class Runner:
     def _stuck(self, frame: FrameType | None) -> str:
         """Which calls kept a stopped run going: the one holding the event loop (``frame``
         is where the main thread was), else those that did not end when cancelled."""
-        from agenteval_cli.execution.guards.watchdog import where
 
         holder = call_on_stack(frame)
         if holder is not None and not holder.runs_here:  # a served graph's: agenteval's code
