@@ -263,7 +263,6 @@ class Runner:
         ``items`` is an iterable, or a :class:`Feed` that items keep arriving on until it is
         closed. Returns True when every item ran, False when stopped early.
         """
-
         # Tracing is ready before the first call, so a target that imports its graph lazily
         # is traced on its first call: called once, billed once. Loading the targets made it
         # so already (execution.loading); a Runner built by hand gets it here.
@@ -405,6 +404,7 @@ class Runner:
     async def _saved_once(
         self, item: WorkItem, result: Result, scores: Awaitable[list[Score]]
     ) -> None:
+        """:meth:`_save` once the scoring that waits has ended."""
         self._save(item, result, await scores)
 
     def _save(self, item: WorkItem, result: Result, scores: list[Score]) -> None:
@@ -463,7 +463,6 @@ class Runner:
     def _stuck(self, frame: FrameType | None) -> str:
         """Which calls kept a stopped run going: the one holding the event loop (``frame``
         is where the main thread was), else those that did not end when cancelled."""
-
         holder = call_on_stack(frame)
         if holder is not None and not holder.runs_here:  # a served graph's: agenteval's code
             at = where(frame, OWN_FILES)
