@@ -9,13 +9,21 @@ that needs a project of its own (a target module, a dataset and a spec) writes i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import ordering
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long and the slow tests first in every test worker's share (``ordering``)."""
+    items[:] = ordering.ordered(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
 def _invoke(

@@ -125,6 +125,7 @@ def test_without_the_token_setting_the_run_is_exit_4_saying_what_to_set(tmp_path
     assert "Traceback" not in refused.stderr
 
 
+@pytest.mark.long
 def test_with_no_address_a_run_starts_its_own_instance_beside_a_started_cluster(tmp_path, started):
     _, home = started
     spec = suite(tmp_path / "suite")
