@@ -139,6 +139,8 @@ def mid_p_interval(k: int, n: int, alpha: float) -> tuple[float, float]:
                 below = mid_p_above(k, n, middle) < half
             else:
                 below = mid_p_below(k, n, middle) >= half
+            if (below and middle == low) or (not below and middle == high):
+                break  # low and high are neighbouring floats: no step changes them again
             if below:
                 low = middle
             else:
