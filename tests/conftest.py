@@ -9,13 +9,46 @@ that needs a project of its own (a target module, a dataset and a spec) writes i
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import ordering
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long and the slow tests first in every test worker's share (``ordering``)."""
+    items[:] = ordering.ordered(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+def _build_the_cli_once() -> None:
+    """Typer's test runner builds click's command tree from the app on every ``invoke``
+    (a few hundredths of a second for agenteval's commands, over thousands of invocations);
+    the process that runs ``agenteval`` builds it once, and so does a test process now.
+    Only agenteval's own app is kept: a test's app of its own is built as before."""
+    import typer.testing
+
+    build = typer.testing._get_command
+    built: list[Any] = []
+
+    def get_command(app: Any) -> Any:
+        common = sys.modules.get("agenteval_cli.cli.common")
+        if common is None or app is not common.app:
+            return build(app)
+        if not built:
+            built.append(build(app))
+        return built[0]
+
+    typer.testing._get_command = get_command
+
+
+_build_the_cli_once()
 
 
 def _invoke(

@@ -62,6 +62,7 @@ def test_every_setting_holds_the_bar(setting):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "targets", "named", "n"), gate_settings())
+@pytest.mark.long
 def test_every_gate_setting_rarely_fails_a_run_that_changed_nothing(name, targets, named, n):
     assert run_gate(name, targets, named, n, 800).failed <= FALSE_ALARMS, name
 

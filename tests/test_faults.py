@@ -166,15 +166,33 @@ def kill_when(folder: Path, kill_at: int) -> tuple[int, str]:
     return result_count(db), stderr if ended_early else ""
 
 
-def test_kill_9_at_random_points_then_resume_gives_the_uninterrupted_result(tmp_path):
-    spec = faulty(tmp_path / "baseline", {"a": "fast", "b": "fast"})
-    uninterrupted = run_in_process("run", str(spec), "--store", str(tmp_path / "baseline" / "db"))
-    assert uninterrupted.exit_code == 0, uninterrupted.output
-    baseline = metrics_by_target(tmp_path / "baseline" / "db")
+# the kill points, drawn once; the trials run in pairs (the killed runs two at a time), one
+# test per pair, so that test workers share them
+_rng = random.Random(6)
+POINTS = [_rng.randint(1, 2 * N - 20) for _ in range(TRIALS)]
+PAIRS = [range(i, min(i + 2, TRIALS)) for i in range(0, TRIALS, 2)]
 
-    rng = random.Random(6)
-    points = [rng.randint(1, 2 * N - 20) for _ in range(TRIALS)]
-    folders = [tmp_path / f"trial{i}" for i in range(TRIALS)]
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """The metrics of the run the killed runs stand for, run once without a kill."""
+    folder = tmp_path_factory.mktemp("baseline")
+    spec = faulty(folder, {"a": "fast", "b": "fast"})
+    result = run_in_process("run", str(spec), "--store", str(folder / "db"))
+    assert result.exit_code == 0, result.output
+    return metrics_by_target(folder / "db")
+
+
+def test_the_kill_points_are_ten_trials_in_pairs():
+    assert [i for pair in PAIRS for i in pair] == list(range(TRIALS)) and TRIALS == 10
+
+
+@pytest.mark.parametrize("trials", PAIRS, ids=[f"trials {p.start}-{p.stop - 1}" for p in PAIRS])
+def test_kill_9_at_random_points_then_resume_gives_the_uninterrupted_result(
+    trials, tmp_path, uninterrupted
+):
+    points = [POINTS[i] for i in trials]
+    folders = [tmp_path / f"trial{i}" for i in trials]
     with ThreadPoolExecutor(max_workers=2) as pool:  # the killed runs, two at a time
         outcomes = list(pool.map(kill_when, folders, points))
     killed = [stored for stored, _ in outcomes]
@@ -189,7 +207,7 @@ def test_kill_9_at_random_points_then_resume_gives_the_uninterrupted_result(tmp_
         assert resumed.exit_code == 0, resumed.output
         assert f"{2 * N - killed_at} call(s) left" in resumed.output.replace("\n", " ")
         assert_complete(db, targets=2)
-        assert metrics_by_target(db) == baseline
+        assert metrics_by_target(db) == uninterrupted
 
 
 def test_a_target_failing_10_percent_completes_with_the_errors_recorded(tmp_path):

@@ -183,6 +183,7 @@ def test_the_demo_dataset_names_only_real_agents(invoke, demo_spec):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_on_ray_the_rows_comments_name_the_unknown_agent_too(tmp_path, invoke):
     pytest.importorskip("ray")
     spec = write_spec(tmp_path, demo_rows(["billing", "bill"]), SUPERVISOR)

@@ -40,13 +40,20 @@ These need agenteval to price a model from the price database when the spec has 
 from __future__ import annotations
 
 import math
+from types import ModuleType
 from typing import Any
 
-import provider_graphs
 import pytest
 from genai_prices import calc_price, extract_usage
-from provider_graphs import USAGE, run_providers
 from test_provider_usage import TARGETS
+
+
+def graphs() -> ModuleType:
+    """:mod:`provider_graphs`, imported by the tests that run it: it loads the provider
+    clients and starts its servers (over a second), which collecting the tests need not."""
+    import provider_graphs
+
+    return provider_graphs
 
 
 def _prices_from_database() -> bool:
@@ -109,11 +116,11 @@ def database_price(agent: str, step: int) -> float:
     from the provider's own response form."""
     provider = PROVIDER.get(agent, "openai")  # the wire format the server spoke
     claude = provider == "anthropic" or agent in GATEWAYED
-    model = provider_graphs.CLAUDE if claude else provider_graphs.GPT
+    model = graphs().CLAUDE if claude else graphs().GPT
     # genai-prices reads the usage from the response as the provider sent it (a gateway's
     # model is no model of the provider's form: read the usage alone, then price the model)
-    read_as = provider_graphs.GPT if agent in GATEWAYED else model
-    response = {"model": read_as, "usage": USAGE[(agent, step)]}
+    read_as = graphs().GPT if agent in GATEWAYED else model
+    response = {"model": read_as, "usage": graphs().USAGE[(agent, step)]}
     flavor = "default" if provider == "anthropic" else "chat"
     usage = extract_usage(response, provider_id=provider, api_flavor=flavor).usage
     if agent in GATEWAYED:  # a gateway names no provider: the model's name decides
@@ -127,7 +134,7 @@ def close(got: Any, want: float) -> bool:
 
 @pytest.fixture(scope="module")
 def providers(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
-    return run_providers(tmp_path_factory.mktemp("provider-cost"), invoke, TARGETS)
+    return graphs().run_providers(tmp_path_factory.mktemp("provider-cost"), invoke, TARGETS)
 
 
 def results(providers: dict[str, Any], target: str) -> dict[str, Any]:
@@ -195,7 +202,7 @@ def test_a_call_without_usage_has_no_price(providers):
 @pytest.fixture(scope="module")
 def failed(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
     """The supervisor whose billing provider answers 500 (as in test_provider_usage)."""
-    return run_providers(
+    return graphs().run_providers(
         tmp_path_factory.mktemp("failed-cost"),
         invoke,
         {"failing": "provider_graphs:failing"},

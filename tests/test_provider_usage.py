@@ -26,11 +26,19 @@ carol in the gateway swarm); alice answers what she cannot hand off herself (ali
 from __future__ import annotations
 
 import json
+from types import ModuleType
 from typing import Any
 
-import provider_graphs
 import pytest
-from provider_graphs import run_providers
+
+
+def graphs() -> ModuleType:
+    """:mod:`provider_graphs`, imported by the tests that run it: it loads the provider
+    clients and starts its servers (over a second), which collecting the tests need not."""
+    import provider_graphs
+
+    return provider_graphs
+
 
 ANT, OAI = "anthropic", "openai"
 # (agent, input, output, cache read, cache write, reasoning, token details, provider)
@@ -103,12 +111,12 @@ TARGETS = {
 def model_of(call: tuple[Any, ...]) -> str:
     """The model each agent runs: carol's claude-sonnet-5 is served by an OpenAI gateway."""
     anthropic = call[-1] == ANT or call[0] == "carol"
-    return provider_graphs.CLAUDE if anthropic else provider_graphs.GPT
+    return graphs().CLAUDE if anthropic else graphs().GPT
 
 
 @pytest.fixture(scope="module")
 def providers(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
-    return run_providers(tmp_path_factory.mktemp("providers"), invoke, TARGETS)
+    return graphs().run_providers(tmp_path_factory.mktemp("providers"), invoke, TARGETS)
 
 
 def results(providers: dict[str, Any], target: str) -> dict[str, Any]:
@@ -131,17 +139,15 @@ def test_the_servers_were_asked_as_each_client_asks(providers):
     for exchange in providers["exchanges"]:
         options = exchange.body.get("stream_options")
         options = None if options is None else json.dumps(options)
-        by_agent.setdefault(provider_graphs.agent_of(exchange), set()).add(
-            (exchange.streamed, options)
-        )
+        by_agent.setdefault(graphs().agent_of(exchange), set()).add((exchange.streamed, options))
     assert by_agent["supervisor"] == {(False, None)}
     assert by_agent["billing"] == {(False, None)}
     assert by_agent["tech"] == {(True, None)}  # Anthropic streams always carry usage
     assert by_agent["bob"] == {(False, None)}
     assert by_agent["carol"] == {(False, None)}
-    carol = [e for e in providers["exchanges"] if provider_graphs.agent_of(e) == "carol"]
+    carol = [e for e in providers["exchanges"] if graphs().agent_of(e) == "carol"]
     asked = {e.body["model"] for e in carol}
-    assert asked == {provider_graphs.CLAUDE}  # the gateway was asked for claude-sonnet-5
+    assert asked == {graphs().CLAUDE}  # the gateway was asked for claude-sonnet-5
     # the swarm with stream_usage=True, and the one without
     assert by_agent["alice"] == {(True, '{"include_usage": true}'), (True, None)}
 
@@ -271,7 +277,7 @@ def test_the_run_table_says_why_a_streamed_models_tokens_read_n_a(providers):
 def failed(tmp_path_factory: Any, invoke: Any) -> dict[str, Any]:
     """The supervisor on servers where billing's provider answers 500 (``max_retries=0``):
     the request for billing fails after the supervisor's first call."""
-    return run_providers(
+    return graphs().run_providers(
         tmp_path_factory.mktemp("failed"),
         invoke,
         {"failing": "provider_graphs:failing"},

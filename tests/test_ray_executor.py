@@ -110,6 +110,7 @@ def cluster():
     made.shutdown()
 
 
+@pytest.mark.long
 def test_the_demo_on_a_local_ray_instance_stores_what_the_in_process_run_stores(tmp_path, invoke):
     spec = write_demo_spec(tmp_path / "spec.yaml", prefix="demo")
     local = invoke("run", spec, "--store", tmp_path / "local.db", "--json", tmp_path / "local.json")
@@ -134,6 +135,7 @@ def test_the_demo_on_a_local_ray_instance_stores_what_the_in_process_run_stores(
             assert len(per_example(b, there)) == 64  # 32 examples x 2 repetitions, each once
 
 
+@pytest.mark.long
 def test_shards_run_on_a_cluster_merge_into_what_the_in_process_run_stores(tmp_path, cluster):
     from agenteval_cli.report.json_report import experiment_metrics
     from agenteval_cli.store.summaries import summary_scores
@@ -231,6 +233,7 @@ def test_a_variable_for_the_workers_that_is_not_set_is_refused_before_the_run(
     assert no_experiment(tmp_path / "s.db")
 
 
+@pytest.mark.long
 def test_a_node_that_dies_mid_run_has_its_unfinished_items_run_again_each_saved_once(tmp_path):
     made, nodes = local_cluster(head_cpus=0, nodes=2)
     try:
@@ -278,6 +281,7 @@ def test_a_call_that_crashes_its_worker_every_time_is_its_examples_error(tmp_pat
     assert "worker 0" in out.text or "worker 1" in out.text  # each death is said
 
 
+@pytest.mark.long
 def test_a_run_stopped_on_ray_resumes_on_ray_and_stores_each_example_once(tmp_path, invoke):
     rows = [{"question": f"q{i}", "sleep": 0.1} for i in range(20)]
     spec = probe_spec(tmp_path / "suite", rows, concurrency=2)
@@ -299,6 +303,7 @@ def test_a_run_stopped_on_ray_resumes_on_ray_and_stores_each_example_once(tmp_pa
     assert sorted(ids) == sorted(f"q{i}" for i in range(20))
 
 
+@pytest.mark.long
 def test_cached_answers_are_looked_up_by_the_driver_and_not_called_again(tmp_path, invoke):
     rows = [{"question": f"q{i}"} for i in range(6)]
     spec = probe_spec(tmp_path / "suite", rows, concurrency=2, extra="cache: true")
@@ -469,6 +474,7 @@ def test_executor_options_that_cannot_apply_are_one_line(tmp_path, invoke, demo_
     )
 
 
+@pytest.mark.long
 def test_conversations_on_a_local_ray_instance_store_what_the_in_process_run_stores(
     tmp_path, invoke
 ):

@@ -43,6 +43,7 @@ def comments(store: Path) -> list[str]:
     return [json.loads(scores)[0][2] for (scores,) in rows]
 
 
+@pytest.mark.long
 def test_a_refused_key_is_one_request_for_every_worker(tmp_path, invoke, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-refused-0123456789")
     with openai_server() as server:
@@ -60,6 +61,7 @@ def test_a_refused_key_is_one_request_for_every_worker(tmp_path, invoke, monkeyp
     assert "sk-refused-0123456789" not in result.output
 
 
+@pytest.mark.long
 def test_a_key_that_works_costs_one_request_per_result(tmp_path, invoke, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fine")
     with openai_server() as server:

@@ -114,8 +114,10 @@ def test_a_run_joins_a_token_cluster_with_the_token_and_stores_what_in_process_s
 def test_without_the_token_setting_the_run_is_exit_4_saying_what_to_set(tmp_path, started):
     address, home = started
     spec = suite(tmp_path / "suite")
+    # Ray tries the refused connection 20 times a second apart before it gives up; 2 tries
+    # end in the same error
     refused = agenteval("run", spec, "--ray-address", address, "--store", tmp_path / "s.db",
-                        env=environment(home))  # fmt: skip
+                        env=environment(home, RAY_NUM_REDIS_GET_RETRIES="2"))  # fmt: skip
     assert refused.returncode == 4, refused.stderr
     last = refused.stderr.strip().splitlines()[-1]
     assert last.startswith(f"error: cannot reach the Ray cluster at {address}: "), last
@@ -123,6 +125,7 @@ def test_without_the_token_setting_the_run_is_exit_4_saying_what_to_set(tmp_path
     assert "Traceback" not in refused.stderr
 
 
+@pytest.mark.long
 def test_with_no_address_a_run_starts_its_own_instance_beside_a_started_cluster(tmp_path, started):
     _, home = started
     spec = suite(tmp_path / "suite")

@@ -116,6 +116,7 @@ def experiment_names(store: Path) -> dict[str, str]:
     ],
     ids=["graphs", "conversations", "functions"],
 )
+@pytest.mark.long
 def test_an_upload_after_a_run_on_ray_sends_the_runs_an_in_process_one_sends(
     server, tmp_path, invoke, make_spec, extra
 ):

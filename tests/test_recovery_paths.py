@@ -219,6 +219,7 @@ def test_the_pytest_plugin_combines_the_sessions_examples_with_their_figures(
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_run_on_ray_scores_and_blames_as_in_process(invoke, tmp_path):
     pytest.importorskip("ray")
     document = run_json(invoke, write_spec(tmp_path), "--executor", "ray")

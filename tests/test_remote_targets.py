@@ -108,6 +108,7 @@ def _first_difference(a: Any, b: Any, at: str = "") -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_demo_teams_served_score_as_they_do_in_process(
     served: str, invoke: Any, tmp_path: Path
 ) -> None:
@@ -209,6 +210,7 @@ def test_langgraph_supervisor_and_swarm_served_score_as_in_process(
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_conversation_keeps_one_thread_of_the_server(
     served: str, invoke: Any, tmp_path: Path
 ) -> None:

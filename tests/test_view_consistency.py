@@ -786,7 +786,7 @@ def experiments_read(scenario: Scenario) -> int:
 
 
 # the slow seeds in chunks, so that test workers share them
-CHUNKS = [SLOW_SEEDS[i : i + 12] for i in range(0, len(SLOW_SEEDS), 12)]
+CHUNKS = [SLOW_SEEDS[i : i + 6] for i in range(0, len(SLOW_SEEDS), 6)]
 
 
 def test_the_seeds_generate_over_two_hundred_experiments(tmp_path):

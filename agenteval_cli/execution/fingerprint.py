@@ -211,7 +211,14 @@ def _parent_inits(file: Path, root: Path, package: str | None) -> Iterator[Path]
         folder = folder.parent
 
 
-def _imported_names(file: Path, root: Path) -> Iterator[str]:
+# Each file's imports by its path, the root its relative imports start from and a hash of
+# its text: a process that runs several specs (the API's callers, a test session) compiles
+# each file once while its text stays the same.
+_IMPORTS: dict[tuple[Path, Path, bytes], tuple[str, ...]] = {}
+_IMPORTS_KEPT = 20_000
+
+
+def _imported_names(file: Path, root: Path) -> tuple[str, ...]:
     """The modules ``file`` imports, by absolute name (``from pkg import submodule`` gives
     ``pkg`` and ``pkg.submodule``), read from its compiled code's ``IMPORT_NAME``
     instructions, nested functions and classes included.
@@ -220,8 +227,22 @@ def _imported_names(file: Path, root: Path) -> Iterator[str]:
     with ``SystemError: AST constructor recursion depth mismatch`` in a process with
     threads (CPython gh-106905), and compiling builds no Python AST objects."""
     try:
-        code = compile(file.read_bytes(), str(file), "exec", dont_inherit=True)
-    except (OSError, SyntaxError, ValueError):
+        source = file.read_bytes()
+    except OSError:
+        return ()
+    key = (file, root, hashlib.sha256(source).digest())
+    found = _IMPORTS.get(key)
+    if found is None:
+        if len(_IMPORTS) >= _IMPORTS_KEPT:
+            _IMPORTS.clear()
+        found = _IMPORTS[key] = tuple(_names_in(source, file, root))
+    return found
+
+
+def _names_in(source: bytes, file: Path, root: Path) -> Iterator[str]:
+    try:
+        code = compile(source, str(file), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
         return
     for module, level, names in _imports(code):
         base = _absolute(module, level, file, root) if level else module

@@ -8,6 +8,7 @@ summing its terms in log space; Wilson's score interval for a proportion.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 _TINY = 1e-300
@@ -68,8 +69,10 @@ def t_upper(t: float, df: float) -> float:
     return half if t >= 0 else 1.0 - half
 
 
+@lru_cache(maxsize=4096)
 def t_quantile(probability: float, df: float) -> float:
-    """The ``probability`` quantile of Student's t (bisection on :func:`t_upper`)."""
+    """The ``probability`` quantile of Student's t (bisection on :func:`t_upper`). Kept per
+    (probability, df): a report asks the same few, and each costs some fifty beta fractions."""
     if not 0.0 < probability < 1.0:
         raise ValueError("probability must lie strictly between 0 and 1")
     if probability < 0.5:
@@ -119,9 +122,11 @@ def mid_p_above(k: int, n: int, p: float) -> float:
     )
 
 
+@lru_cache(maxsize=4096)
 def mid_p_interval(k: int, n: int, alpha: float) -> tuple[float, float]:
     """The binomial proportion's interval inverted from the two one-sided mid-p tests at
-    ``alpha / 2`` each: p lies inside exactly when neither tail at p is below ``alpha / 2``."""
+    ``alpha / 2`` each: p lies inside exactly when neither tail at p is below ``alpha / 2``.
+    Kept per (k, n, alpha): each is two bisections of a hundred binomial sums."""
     half = alpha / 2.0
 
     def solve(tail_below_half_at_zero: bool) -> float:
@@ -134,6 +139,8 @@ def mid_p_interval(k: int, n: int, alpha: float) -> tuple[float, float]:
                 below = mid_p_above(k, n, middle) < half
             else:
                 below = mid_p_below(k, n, middle) >= half
+            if (below and middle == low) or (not below and middle == high):
+                break  # low and high are neighbouring floats: no step changes them again
             if below:
                 low = middle
             else:
