@@ -564,7 +564,7 @@ class Execution:
             on_tree = _tree_keeper(run, store) if run.keep_run_trees else None
             self.engine = RayEngine(self.runner, job, run.ray, note=run.notes, on_tree=on_tree)
         self.engine.on_forced_exit = self._forced
-        self.writer = store.writer()
+        self.writer = store.writer(run=True)
         self.changed: list[UserError] = []  # the dataset's rows changed under the run
         self.faults_seen = FaultsSeen(run.targets)  # whether the targets' faults failed calls
         self.pass_marks = catalog_of(run.evaluators).pass_marks()  # what a failed check is
@@ -592,7 +592,7 @@ class Execution:
         others are marked unmeasured (:mod:`agenteval_cli.execution.one_agent`)."""
         status = FINISHED if completed and not self.changed else INTERRUPTED
         try:
-            self.writer.flush()
+            self.writer.close()
         finally:
             self.run.warnings += self.engine.stall_warnings() + self.engine.abandoned_warnings()
             for experiment in self.run.experiments.values():

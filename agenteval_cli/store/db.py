@@ -22,6 +22,7 @@ from agenteval_cli.core.children import proc_stat
 from agenteval_cli.core.records import Example, Result, Turn
 from agenteval_cli.metrics.catalog import Catalog
 from agenteval_cli.store import DEFAULT_STORE, migrations
+from agenteval_cli.store.checkpoints import Checkpointer
 from agenteval_cli.store.results import (
     FigureRow,
     ResultWriter,
@@ -103,6 +104,7 @@ class Store:
         self.readonly = readonly
         self._token = uuid.uuid4().hex  # tells this Store's run locks from any other's
         self._locks: set[str] = set()
+        self._checkpoints: Checkpointer | None = None  # a run writer's copies of the log
         if self.path.exists() and not self.path.is_file():  # a FIFO would block the open
             raise StoreError(
                 f"{self.path} is not an agenteval store: it is not a regular file (a folder, "
@@ -156,7 +158,10 @@ class Store:
         )
 
     def close(self) -> None:
-        """Release this Store's run locks and close the file."""
+        """Release this Store's run locks and close the file (its last connection: what is
+        left of the log is copied into the file as it closes)."""
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         if self._locks:
             with contextlib.suppress(sqlite3.Error):  # a dead holder's lock is taken over
                 self.db.execute("DELETE FROM run_locks WHERE token = ?", (self._token,))
@@ -379,9 +384,15 @@ class Store:
         )
         write(self.db, [encoded])
 
-    def writer(self) -> ResultWriter:
-        """A group-committing writer for a run (see :class:`ResultWriter`)."""
-        return ResultWriter(self.db)
+    def writer(self, *, run: bool = False) -> ResultWriter:
+        """A group-committing writer (see :class:`ResultWriter`); ``run``: a run's, whose
+        commits leave copying the log into the file to a thread of the store's until it is
+        closed (:mod:`agenteval_cli.store.checkpoints`)."""
+        if not run:
+            return ResultWriter(self.db)
+        if self._checkpoints is None:
+            self._checkpoints = Checkpointer(self.path)
+        return ResultWriter(self.db, checkpoints=self._checkpoints)
 
     def results(
         self, experiment_id: str, *, reference_holding: str | None = None

@@ -10,6 +10,7 @@ streams the rows (:func:`iter_results`), or only the columns an experiment's fig
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import json
@@ -27,6 +28,7 @@ from typing import Any, overload
 from agenteval_cli.core.records import INTERRUPTED, OK, Example, Result, Score, Trace, Turn
 from agenteval_cli.core.redact import Secrets, redact
 from agenteval_cli.core.safe_text import exception_text, storable
+from agenteval_cli.store.checkpoints import AUTOCHECKPOINT_PAGES, Checkpointer
 from agenteval_cli.store.tx import is_storage_failure, write_transaction
 
 
@@ -256,10 +258,16 @@ def without_secrets(batch: Sequence[EncodedResult]) -> list[EncodedResult]:
     example put in it (:mod:`agenteval_cli.core.redact`): a target that echoes its key in its
     answer, its error, a message or a tool's output leaves it in no column, its cache
     entry's included, for store files travel. The secrets are looked up once a batch."""
+    return _cleaned(batch)[0]
+
+
+def _cleaned(batch: Sequence[EncodedResult]) -> tuple[list[EncodedResult], int]:
+    """:func:`without_secrets`, and the length of the texts searched (what is written)."""
     secrets = Secrets.now()
-    if not secrets.may_hold("\n".join(_texts(batch))):  # the common case: one search a batch
-        return list(batch)
-    return [_redacted(item, secrets) for item in batch]
+    texts = "\n".join(_texts(batch))
+    if not secrets.may_hold(texts):  # the common case: one search a batch
+        return list(batch), len(texts)
+    return [_redacted(item, secrets) for item in batch], len(texts)
 
 
 def _texts(batch: Sequence[EncodedResult]) -> list[str]:
@@ -446,7 +454,7 @@ def trace_from_row(trace_json: str | None, latency_s: float | None, error: str |
     return trace
 
 
-def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
+def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> int:
     """Write ``batch`` in one transaction. When it fails (say one pair is already stored),
     nothing of it is kept and each result is tried again in a transaction of its own, so the
     others land and the first failure is raised. A failure of the file or disk (read-only,
@@ -454,8 +462,8 @@ def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
 
     Only an ordinary exception is retried: Ctrl-C, ``SystemExit`` or a cancellation is
     raised as it comes, the results already committed kept. No known secret is written
-    (:func:`without_secrets`)."""
-    batch = without_secrets(batch)
+    (:func:`without_secrets`). Returns the length of the texts written."""
+    batch, size = _cleaned(batch)
     try:
         _write(db, batch)
     except Exception as exc:
@@ -469,6 +477,7 @@ def write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
                 first = first or exc
         if first is not None:
             raise first from None
+    return size
 
 
 def _write(db: sqlite3.Connection, batch: Sequence[EncodedResult]) -> None:
@@ -515,11 +524,22 @@ class ResultWriter:
     :meth:`flush` (which the run calls when it ends, is stopped, or fails)."""
 
     def __init__(
-        self, db: sqlite3.Connection, *, max_rows: int = 500, max_delay_s: float = 0.05
+        self,
+        db: sqlite3.Connection,
+        *,
+        max_rows: int = 500,
+        max_delay_s: float = 0.05,
+        checkpoints: Checkpointer | None = None,
     ) -> None:
+        """``checkpoints``: what copies the log into the store's file off this thread until
+        :meth:`close` (:mod:`agenteval_cli.store.checkpoints`); else SQLite copies it as a
+        commit returns."""
         self.db = db
         self.max_rows = max_rows
         self.max_delay_s = max_delay_s
+        self._checkpoints = checkpoints
+        if checkpoints is not None:
+            db.execute("PRAGMA wal_autocheckpoint=0")
         self._pending: list[EncodedResult] = []
         self._texts: Texts | None = None  # the pending results' encoder and time
         self._first = 0.0
@@ -569,10 +589,23 @@ class ResultWriter:
             self._scheduled = None
         batch, self._pending = self._pending, []
         if batch:
-            write(self.db, batch)
+            size = write(self.db, batch)
+            if self._checkpoints is not None:
+                self._checkpoints.wrote(size)
         if self._failure is not None:
             failure, self._failure = self._failure, None
             raise failure
+
+    def close(self) -> None:
+        """Commit every pending result; later commits copy the log as they return again
+        (a copy under way goes on: the store waits for it as it closes)."""
+        try:
+            self.flush()
+        finally:
+            if self._checkpoints is not None:
+                self._checkpoints = None
+                with contextlib.suppress(sqlite3.Error):  # the file failed: flush() said so
+                    self.db.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
 
 
 # --- reading -----------------------------------------------------------------------------
