@@ -710,10 +710,10 @@ class Runner:
             attempts = getattr(exc, "attempts", 1) if retrying else 1
         latency = 0.0 if started is None else time.perf_counter() - started
         return Result(
-            example_id=item.example.id,
-            repetition=item.repetition,
-            outputs=outputs,
-            trace=finished_trace(recorder, error, latency, retried),
+            item.example.id,
+            item.repetition,
+            outputs,
+            finished_trace(recorder, error, latency, retried),
             error=error,
             latency_s=latency,
             attempts=attempts,
