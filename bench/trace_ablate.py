@@ -37,18 +37,7 @@ from typing import Any
 from bench import workload
 from bench.cases_misc import _graph_rows
 from bench.child import _gather, load_target, read_rows
-
-EVENTS = (
-    "on_chain_start",
-    "on_chain_end",
-    "on_chain_error",
-    "on_chat_model_start",
-    "on_llm_end",
-    "on_llm_error",
-    "on_tool_start",
-    "on_tool_end",
-    "on_tool_error",
-)
+from bench.trace_parts import EVENTS
 
 
 def sides() -> dict[str, Callable[[], Any] | None]:
