@@ -495,17 +495,16 @@ def scoring(
         skipped = [s for e in applying if not _measures_trace(e) for s in _null(e, unanswered)]
         applying = [e for e in applying if _measures_trace(e)]
     plans = plan.inline if unanswered is None else None  # else fewer evaluators apply
+    spent: list[Any] = []
     if plans is not None:
         # agenteval's own sync evaluators: no judge (a judge waits on its model) reports
         # while they run; what one returned to await after all is awaited with a sink open
         each = _each(applying, available, plan.pool, plans)
-        if isinstance(each, list):
-            return _gathered(applying, each, skipped, unanswered, [])
-        return _awaited(each, applying, skipped, unanswered, [])
-    # What judges report while this result is scored. The tasks gather() starts copy this
-    # context, so they report to this result's sink, and to no other result's.
-    with collect_judge_usage() as spent:
-        each = _each(applying, available, plan.pool)
+    else:
+        # What judges report while this result is scored. The tasks gather() starts copy
+        # this context, so they report to this result's sink, and to no other result's.
+        with collect_judge_usage(spent):
+            each = _each(applying, available, plan.pool)
     if isinstance(each, list):
         return _gathered(applying, each, skipped, unanswered, spent)
     return _awaited(each, applying, skipped, unanswered, spent)
