@@ -40,9 +40,10 @@ tools, and an agent that handed off explicitly and got control back by an edge.
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from agenteval_cli.core.records import AGENT_TOOL, HANDOFF, Handoff
@@ -135,15 +136,15 @@ class Attribution:
     receivers: list[RunNode | None] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Activation:
     """A stretch of consecutive model calls by one agent."""
 
     path: tuple[str, ...]
+    run: RunNode | None = None  # the model run it starts with
     order: int = 0  # position in the graph's order
     merged: _Activation | None = None  # the stretch this one continues
-    came_from: list[Handoff] = field(default_factory=list)  # handoffs that led here
-    run: RunNode | None = None  # the model run it starts with
+    came_from: list[int] = field(default_factory=list)  # the links (by place) that led here
 
     @property
     def agent(self) -> str:
@@ -165,14 +166,17 @@ def _par(items: list[_Ran | None]) -> _Ran | None:
     found = [item for item in items if item is not None]
     if len(found) < 2:
         return found[0] if found else None
-    return _Ran(
-        [a for item in found for a in item.entries],
-        [a for item in found for a in item.exits],
-        [a for item in found for a in item.flat],
-    )
+    entries: list[_Activation] = []
+    exits: list[_Activation] = []
+    flat: list[_Activation] = []
+    for item in found:
+        entries += item.entries
+        exits += item.exits
+        flat += item.flat
+    return _Ran(entries, exits, flat)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Intent:
     """An explicit passing of control: by a handoff tool, a Command or an agent tool."""
 
@@ -182,31 +186,73 @@ class _Intent:
     via: str
 
 
+_by_seq = attrgetter("seq")
+_by_name = attrgetter("name", "seq")
+_by_first = itemgetter(0)
+
+
+def _task_order(attempts: list[RunNode]) -> tuple[str, str]:
+    """Tasks of one superstep as parallel branches, in a fixed order."""
+    return attempts[0].branch, attempts[0].node or ""
+
+
+def _is_task(run: RunNode) -> bool:
+    """:attr:`RunNode.is_task`, without the property's call."""
+    parent = run.parent
+    namespace = run.namespace
+    return (
+        namespace is not None
+        and parent is not None
+        and parent.namespace != namespace
+        and run.node is not None
+    )
+
+
+def _is_graph(run: RunNode) -> bool:
+    """A graph run: one with tasks among its children (each child's parent is ``run``)."""
+    namespace = run.namespace
+    for child in run.children:
+        if child.node is not None and child.namespace is not None and child.namespace != namespace:
+            return True
+    return False
+
+
+def _one_agent(run: RunNode) -> bool | None:
+    """None for a run that is no graph; for a graph, whether it is one agent: its nodes are
+    one agent's steps, not agents of their own, or it opens an agent by lc_agent_name."""
+    namespace = run.namespace
+    one: bool | None = None
+    for child in run.children:
+        node = child.node
+        if node is not None and child.namespace is not None and child.namespace != namespace:
+            if node not in AGENT_STEP_NODES and "." not in node:
+                one = False
+                break
+            one = True
+    if one is False:
+        lc_name = run.lc_name
+        parent = run.parent
+        one = lc_name is not None and lc_name != (parent.lc_name if parent else None)
+    return one
+
+
 def attribute(
     roots: Sequence[RunNode], declared: Iterable[str] = (), own: str | None = None
 ) -> Attribution:
     """Resolve agent paths, order, handoffs and coordinators over the request's run trees.
     ``own`` names the target's own agent where its graph names none (the target's name)."""
     resolver = _Resolver(set(declared), own or OWN_AGENT)
-    stack = list(roots)
-    while stack:  # the tasks, and the graph runs: those with tasks among their children
-        run = stack.pop()
-        stack.extend(run.children)
-        if run.is_task and run.parent is not None:
-            resolver.tasks.add(run)
-            resolver.graphs.add(run.parent)
-    # One walk gives every run its agent path on the way down and, on the way up (children
-    # before parents), the order of the model calls below it: ``done`` holds the runs in
-    # that order.
-    done: list[RunNode] = []
     for root in roots:
-        resolver.walk(root, done)
-    for run in done:
-        resolver.order(run)
-    return resolver.finish(sorted(roots, key=lambda r: r.seq))
+        resolver.walk(root)
+    return resolver.finish(sorted(roots, key=_by_seq))
 
 
 class _Resolver:
+    """One walk over the runs gives every run its agent path on the way down and, on the way
+    up (children before parents), the order of the model calls below it, the handoffs linked
+    as the order is built. What explains each handoff is read at the end, once every tool's
+    and Command's intent and every node's alias is known."""
+
     def __init__(self, declared: set[str], own: str = OWN_AGENT) -> None:
         self.declared = declared
         self.own = own  # the target's own agent, where its graph names none
@@ -216,79 +262,136 @@ class _Resolver:
         self.aliases: dict[str, str] = {}
         self.intents: list[_Intent] = []
         self.coordinators: dict[str, None] = {}
-        self.links: list[tuple[Handoff, _Activation, _Activation]] = []
+        # control passing from an activation to the next, in the order found: (from, to,
+        # whether branches ran side by side)
+        self.links: list[tuple[_Activation, _Activation, bool]] = []
         # runs (hashed by identity) ->
-        self.graphs: set[RunNode] = set()  # the runs that are graph runs
-        self.tasks: set[RunNode] = set()  # the runs that are a graph's tasks
-        self.single: dict[RunNode, bool] = {}  # a graph run -> whether it is one agent
-        self.calling: dict[RunNode, bool] = {}  # a run -> whether a model call is in it
+        self.graphs: dict[RunNode, bool] = {}  # a graph run -> whether it is one agent
+        self.callers: dict[RunNode, list[RunNode]] = {}  # a run -> its children calling a model
         self.ran: dict[RunNode, _Ran] = {}  # a run -> the model calls below it, in order
 
     # -- agent paths ---------------------------------------------------------------------
 
-    def walk(self, root: RunNode, done: list[RunNode]) -> None:
+    def walk(self, root: RunNode) -> None:
         """Give ``root`` and the runs below it their agent paths, each run's before its
-        children's; append each run to ``done`` once the runs below it are done. On a list,
-        not Python's stack: traces nest deeper than Python recurses."""
-        stack: list[tuple[RunNode, tuple[str, ...], bool] | RunNode] = [(root, (), False)]
-        while stack:
-            top = stack.pop()
-            if isinstance(top, RunNode):  # the runs below it are done
-                self._leave(top)
-                done.append(top)
-                continue
-            run, path, renamable = top
-            path, renamable = self._enter(run, path, renamable)
-            self.paths[run] = path
-            stack.append(run)
-            if run.children:
-                stack.extend((child, path, renamable) for child in reversed(run.children))
+        children's, and order each run once the runs below it are done. On a list, not
+        Python's stack: traces nest deeper than Python recurses. A run is on the list with
+        its parent's path and ``renamable`` to be entered, with its own path and None to be
+        left; a run with no children is left as soon as it is entered.
 
-    def _enter(
-        self, run: RunNode, path: tuple[str, ...], renamable: bool
+        ``renamable``: the path's last level was opened by a node whose body this run is
+        part of (no tool between), so a named graph found here names that node's agent."""
+        paths = self.paths
+        callers = self.callers
+        ran = self.ran
+        graphs = self.graphs
+        stack: list[tuple[RunNode, tuple[str, ...], bool | None]] = [(root, (), False)]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            run, path, renamable = pop()
+            kind = run.kind
+            parent = run.parent
+            children = run.children
+            if renamable is not None:  # entered: its agent path, from its parent's
+                if kind == "tool":
+                    renamable = False
+                elif kind == "model" and not path:  # a model called outside any graph
+                    path = (run.name,)
+                if children:
+                    one = _one_agent(run)
+                    if one is not None:
+                        graphs[run] = one
+                lc_name = run.lc_name
+                if lc_name and (parent is None or lc_name != parent.lc_name):  # a new lc agent
+                    path, renamable = self._open(path, lc_name, renamable), False
+                elif (
+                    children
+                    and parent is not None
+                    and run.name != DEFAULT_GRAPH_NAME
+                    and run in graphs
+                ):
+                    path, renamable = self._open(path, run.name, renamable), False
+                namespace = run.namespace
+                if (
+                    run.node is not None
+                    and namespace is not None
+                    and parent is not None
+                    and parent.namespace != namespace
+                ):  # a task of the graph run ``parent``
+                    path, renamable = self._task(run, parent, path, renamable)
+                elif kind == "tool" and run.active is not None:
+                    # the target's declared state key says which agent this tool works as
+                    path, renamable = (*path[:-1], run.active), False
+                paths[run] = path
+                if children:
+                    push((run, path, None))
+                    extend(zip(reversed(children), repeat(path), repeat(renamable)))
+                    continue
+            # left: the runs below it are done
+            if kind == "tool":
+                self._tool_done(run, path)
+            elif run.goto and _is_task(run):
+                self._command(run, path)
+            if kind == "model":
+                if path:
+                    alone = [_Activation(path, run)]
+                    ran[run] = _Ran(alone, alone, alone)
+            else:
+                below = callers.pop(run, None) if children else None
+                if below is None:  # no model call below it: it passes no control
+                    continue
+                if (
+                    len(below) == 1
+                    and run not in graphs
+                    and not (kind == "chain" and run.name.startswith("RunnableParallel"))
+                ):  # a wrapper of one run that calls: what that run ran
+                    found = ran.get(below[0])
+                else:
+                    found = self._order(run, below)
+                if found is not None:
+                    ran[run] = found
+            if parent is not None:  # a model call is in it
+                siblings = callers.get(parent)
+                if siblings is None:
+                    callers[parent] = [run]
+                else:
+                    siblings.append(run)
+
+    def _task(
+        self, run: RunNode, graph: RunNode, path: tuple[str, ...], renamable: bool
     ) -> tuple[tuple[str, ...], bool]:
-        """The agent path of ``run``, whose parent's is ``path``, and whether its children
-        may rename its last level. ``renamable``: the path's last level was opened by a node
-        whose body this run is part of (no tool between), so a named graph found here names
-        that node's agent."""
-        if run.kind == "tool":
-            renamable = False
-        elif run.kind == "model" and not path:  # a model called outside any graph
-            path = (run.name,)
-        if run.opens_lc_agent and run.lc_name:
-            path, renamable = self._open(path, run.lc_name, renamable), False
-        elif self._is_graph(run) and run.parent is not None and run.name != DEFAULT_GRAPH_NAME:
-            path, renamable = self._open(path, run.name, renamable), False
-        task = run in self.tasks
-        if task and run.parent is not None:
-            graph = run.parent
-            if not self._single_agent(graph) and not is_step_node(run.node):
-                path = self._open(path, run.node or run.name, False)
-                renamable = self._wraps_one_agent(run)
-            elif not self._single_agent(graph):  # a step among agents: whose step it is
+        """The agent path of a task of ``graph``: an agent of its own where the graph's
+        nodes are agents, else the agent its step works for."""
+        one = self.graphs.get(graph)
+        node = run.node or ""
+        if not (_one_agent(graph) if one is None else one):
+            if node in AGENT_STEP_NODES or "." in node:  # a step among agents: whose step
                 path = self._step_owner(run, graph, path)
-            elif not path:  # the invoked graph is one agent: its name, or the target's
-                named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
-                path = (named or self.own,)
-        if run.active is not None and (task or run.kind == "tool"):
-            # the target's declared state key says which agent this task or tool works as
+            else:
+                path = self._open(path, node or run.name, False)
+                renamable = self._wraps_one_agent(run)
+        elif not path:  # the invoked graph is one agent: its name, or the target's
+            named = graph.lc_name or (graph.name if graph.name != DEFAULT_GRAPH_NAME else "")
+            path = (named or self.own,)
+        if run.active is not None:
+            # the target's declared state key says which agent this task works as
             path, renamable = (*path[:-1], run.active), False
         return path, renamable
 
-    def _leave(self, run: RunNode) -> None:
-        """What ``run`` passed on, once the runs below it have their paths: the agent a tool
-        ran (the first found below it), the handoff a tool or a task's Command made."""
-        path = self.paths[run]
-        if run.kind == "tool":
-            for child in run.children:
-                deeper = self._deeper_agent(child, path)
-                if deeper is not None:
-                    self.delegations[id(run)] = deeper
-                    break
-            self._tool_intent(run, path)
-        elif run.goto and run in self.tasks:
-            for destination in run.goto:
-                self.intents.append(_Intent(path, destination, "", "command"))
+    def _tool_done(self, run: RunNode, path: tuple[str, ...]) -> None:
+        """What a tool run passed on, once the runs below it have their paths: the agent it
+        ran (the first found below it), the handoff it made."""
+        for child in run.children:
+            deeper = self._deeper_agent(child, path)
+            if deeper is not None:
+                self.delegations[id(run)] = deeper
+                break
+        self._tool_intent(run, path)
+
+    def _command(self, task: RunNode, path: tuple[str, ...]) -> None:
+        """The handoffs a task's ``Command(goto=...)`` made."""
+        for destination in task.goto:
+            self.intents.append(_Intent(path, destination, "", "command"))
 
     def _open(self, path: tuple[str, ...], name: str, renamable: bool) -> tuple[str, ...]:
         if path and path[-1] == name:
@@ -302,33 +405,39 @@ class _Resolver:
         """The agent a step node among a graph's agents works for: the agent node that ran
         in the latest earlier superstep (the model node its ``tools`` node serves), else
         the agent the graph itself is part of (the target's own at the top)."""
-        earlier = [
-            c
-            for c in graph.children
-            if c in self.tasks and not is_step_node(c.node) and (c.step or 0) < (task.step or 0)
-        ]
-        if earlier:
-            latest = max(earlier, key=lambda c: ((c.step or 0), c.seq))
+        step = task.step or 0
+        latest: RunNode | None = None
+        latest_key = (0, 0)
+        namespace = graph.namespace
+        for child in graph.children:
+            node = child.node
+            if node is None or child.namespace is None or child.namespace == namespace:
+                continue  # not a task
+            if node in AGENT_STEP_NODES or "." in node:
+                continue
+            key = (child.step or 0, child.seq)
+            if key[0] < step and (latest is None or key > latest_key):
+                latest, latest_key = child, key
+        if latest is not None:
             node = latest.node or latest.name
             return self._open(path, self.aliases.get(node, node), False)
         return path or (self.own,)
 
-    def _opens_agent(self, run: RunNode) -> bool:
-        """A run that starts an agent of its own: a new lc_agent_name or a named graph."""
-        if run.opens_lc_agent:
-            return True
-        return self._is_graph(run) and run.name != DEFAULT_GRAPH_NAME
-
     def _wraps_one_agent(self, task: RunNode) -> bool:
         """A node whose body is one agent and nothing else (no model call of its own, no
-        second agent): that agent names the node's level."""
+        second agent): that agent names the node's level. An agent starts at a run with a
+        new lc_agent_name or at a named graph."""
         agents = 0
         stack = list(task.children)
         while stack:
             run = stack.pop()
             if run.kind == "model":
                 return False
-            if self._opens_agent(run):
+            lc_name = run.lc_name
+            parent = run.parent
+            if (lc_name is not None and lc_name != (parent.lc_name if parent else None)) or (
+                run.name != DEFAULT_GRAPH_NAME and _is_graph(run)
+            ):
                 agents += 1
                 continue
             stack.extend(run.children)
@@ -336,12 +445,15 @@ class _Resolver:
 
     def _deeper_agent(self, run: RunNode, path: tuple[str, ...]) -> str | None:
         """The first agent below ``path`` that made a model call in ``run``'s subtree."""
+        paths = self.paths
+        depth = len(path)
         stack = [run]
         while stack:
             current = stack.pop()
-            inner = self.paths.get(current, path)
-            if current.kind == "model" and len(inner) > len(path) and inner[: len(path)] == path:
-                return inner[len(path)]
+            if current.kind == "model":
+                inner = paths.get(current, path)
+                if len(inner) > depth and inner[:depth] == path:
+                    return inner[depth]
             stack.extend(reversed(current.children))
         return None
 
@@ -357,96 +469,99 @@ class _Resolver:
                 self.intents.append(_Intent(path, destination, tool.name, "tool"))
                 self.handoff_targets.setdefault(id(tool), destination)
 
-    def _is_graph(self, run: RunNode) -> bool:
-        return run in self.graphs
-
-    def _single_agent(self, graph: RunNode) -> bool:
-        """A graph whose nodes are one agent's steps, not agents of their own."""
-        known = self.single.get(graph)
-        if known is None:
-            nodes = {c.node for c in graph.children if c in self.tasks}
-            known = graph.opens_lc_agent or all(is_step_node(n) for n in nodes)
-            self.single[graph] = known
-        return known
-
     # -- order ---------------------------------------------------------------------------
 
-    def order(self, run: RunNode) -> None:
-        """What ran below ``run``, in the graph's order, once its children's is known: its
-        model calls' stretches (an activation each), their handoffs recorded as they follow
-        one another. Runs with no model call below them pass no control and order nothing."""
-        children = run.children
-        calling = self.calling
-        calls = run.kind == "model" or any(map(calling.__getitem__, children))
-        calling[run] = calls
-        if not calls:
-            return
-        if run.kind == "model":
-            path = self.paths.get(run)
-            if path:
-                activation = _Activation(path, run=run)
-                self.ran[run] = _Ran([activation], [activation], [activation])
-            return
+    def _order(self, run: RunNode, callers: list[RunNode]) -> _Ran | None:
+        """What ran below ``run`` (``callers``: its children with a model call below them, in
+        order), in the graph's order: its model calls' stretches (an activation each), their
+        handoffs recorded as they follow one another."""
         ran = self.ran.get
         # A graph's tasks run by superstep. The functional API's tasks (children of the
         # entrypoint's task) all say step 0: they are ordered like any other runs.
-        if run in self.graphs and run not in self.tasks:
-            steps: dict[int, dict[str | None, list[RunNode]]] = {}
-            items: list[tuple[int, _Ran | None]] = []
-            for child in children:
-                if child in self.tasks:
-                    by_task = steps.setdefault(child.step or 0, {})
-                    by_task.setdefault(child.namespace, []).append(child)
+        if run in self.graphs and not _is_task(run):
+            by_step: dict[int, list[RunNode]] = {}  # its tasks by superstep
+            items: list[tuple[int, _Ran]] = []  # what ran, by where it starts
+            namespace = run.namespace
+            for child in run.children:
+                if (
+                    child.node is not None
+                    and child.namespace is not None
+                    and child.namespace != namespace
+                ):  # a task
+                    step = child.step or 0
+                    tasks = by_step.get(step)
+                    if tasks is None:
+                        by_step[step] = [child]
+                    else:
+                        tasks.append(child)
                 else:
-                    items.append((child.seq, ran(child)))
-            for step in steps.values():
-                # one task's runs in a step are its attempts (a retry policy), in turn
-                tasks = sorted(step.values(), key=lambda t: (t[0].branch, t[0].node or ""))
-                first = min(t.seq for attempts in tasks for t in attempts)
-                branches = [
-                    self._seq([ran(a) for a in sorted(attempts, key=lambda t: t.seq)])
-                    for attempts in tasks
-                ]
-                items.append((first, _par(branches)))
-            items.sort(key=lambda x: x[0])
-            found = self._seq([b for _, b in items])
-        elif run.kind == "chain" and run.name.startswith("RunnableParallel"):
+                    found = ran(child)
+                    if found is not None:
+                        items.append((child.seq, found))
+            for tasks in by_step.values():
+                if len(tasks) == 1:
+                    found = ran(tasks[0])
+                    if found is not None:
+                        items.append((tasks[0].seq, found))
+                    continue
+                first = min(map(_by_seq, tasks))
+                found = self._superstep(tasks)
+                if found is not None:
+                    items.append((first, found))
+            if len(items) == 1:
+                return items[0][1]
+            items.sort(key=_by_first)
+            return self._seq([found for _, found in items])
+        if run.kind == "chain" and run.name.startswith("RunnableParallel"):
             # its branches run side by side, whether or not they overlapped this time
-            found = _par([ran(c) for c in sorted(children, key=lambda c: (c.name, c.seq))])
-        else:
-            callers = [c for c in children if calling[c]]
-            if len(callers) == 1:  # a wrapper of one run that calls: what that run ran
-                found = ran(callers[0])
+            return _par([ran(c) for c in sorted(run.children, key=_by_name)])
+        if len(callers) == 1:  # a wrapper of one run that calls: what that run ran
+            return ran(callers[0])
+        return self._seq([self._group(group) for group in self._groups(callers)])
+
+    def _superstep(self, tasks: list[RunNode]) -> _Ran | None:
+        """Tasks of one superstep: parallel branches, in a fixed order; one task's runs
+        (one namespace) are its attempts (a retry policy), in turn."""
+        ran = self.ran.get
+        by_task: dict[str | None, list[RunNode]] = {}
+        for task in tasks:
+            attempts = by_task.get(task.namespace)
+            if attempts is None:
+                by_task[task.namespace] = [task]
             else:
-                found = self._seq([self._group(group) for group in self._groups(callers)])
-        if found is not None:
-            self.ran[run] = found
+                attempts.append(task)
+        branches = []
+        for attempts in sorted(by_task.values(), key=_task_order):
+            if len(attempts) == 1:
+                branches.append(ran(attempts[0]))
+            else:
+                branches.append(self._seq([ran(a) for a in sorted(attempts, key=_by_seq)]))
+        return _par(branches)
 
     def _groups(self, calling: list[RunNode]) -> list[list[RunNode]]:
         """Children that call a model, by start, in groups of those that ran at once
         (overlapped in time, or were asked for by one model turn). A run holding no model
         call passes no control: it never makes the runs it overlaps parallel (a wrapper such
         as with_fallbacks whose attempts LangChain reports beside it), so it is not here."""
-        ordered = sorted(calling, key=lambda c: c.seq)
         groups: list[list[RunNode]] = []
+        group: list[RunNode] = []
         latest_end = -1
-        for child in ordered:
-            previous = groups[-1][-1] if groups else None
-            same_turn = (
-                previous is not None and child.turn is not None and child.turn == previous.turn
-            )
-            if groups and (child.seq < latest_end or same_turn):  # at once, or one turn's calls
-                groups[-1].append(child)
-            else:
-                groups.append([child])
+        for child in sorted(calling, key=_by_seq):
+            turn = child.turn
             end = child.end if child.end is not None else 1 << 62
-            latest_end = max(latest_end, end) if len(groups[-1]) > 1 else end
+            if group and (child.seq < latest_end or (turn is not None and turn == group[-1].turn)):
+                group.append(child)  # at once, or one turn's calls
+                latest_end = max(latest_end, end)
+            else:
+                group = [child]
+                groups.append(group)
+                latest_end = end
         return groups
 
     def _group(self, group: list[RunNode]) -> _Ran | None:
         if len(group) == 1:
             return self.ran.get(group[0])
-        return _par([self.ran.get(c) for c in sorted(group, key=lambda c: (c.name, c.seq))])
+        return _par([self.ran.get(c) for c in sorted(group, key=_by_name)])
 
     def _seq(self, items: list[_Ran | None]) -> _Ran | None:
         """Items that ran one after the other: each one's exits hand control to the next
@@ -454,9 +569,25 @@ class _Resolver:
         found = [item for item in items if item is not None]
         if len(found) < 2:
             return found[0] if found else None
-        for before, after in itertools.pairwise(found):
-            self._link(before.exits, after.entries)
-        return _Ran(found[0].entries, found[-1].exits, [a for item in found for a in item.flat])
+        flat: list[_Activation] = []
+        exits = None
+        links = self.links
+        for item in found:
+            entries = item.entries
+            if exits is None:
+                pass
+            elif len(exits) == 1 and len(entries) == 1:  # one stretch to the next
+                source, target = exits[0], entries[0]
+                if source.path == target.path:  # the same agent goes on: no handoff
+                    _root(target).merged = _root(source)
+                else:
+                    _root(target).came_from.append(len(links))
+                    links.append((source, target, False))
+            else:
+                self._link(exits, entries)
+            flat += item.flat
+            exits = item.exits
+        return _Ran(found[0].entries, found[-1].exits, flat)
 
     def finish(self, roots: list[RunNode]) -> Attribution:
         whole = self._seq([self.ran.get(root) for root in roots])
@@ -464,11 +595,20 @@ class _Resolver:
         for order, activation in enumerate(flat):
             activation.order = order
         # Handoffs in the graph's order; each names the handoffs that led to its source.
-        self.links.sort(key=lambda link: (link[2].order, link[1].order))
-        index = {id(link[0]): i for i, link in enumerate(self.links)}
-        for handoff, source, _ in self.links:
-            handoff.after = sorted(index[id(h)] for h in _root(source).came_from)
-        handoffs = [link[0] for link in self.links]
+        links = self.links
+        ranked = sorted([(t.order, s.order, i) for i, (s, t, _) in enumerate(links)])
+        place = [0] * len(links)
+        for rank, (_, _, i) in enumerate(ranked):
+            place[i] = rank
+        handoffs = []
+        receivers = []
+        for _, _, i in ranked:
+            source, target, parallel = links[i]
+            tool, via = self._cause(source, target)
+            handoff = Handoff(source.agent, target.agent, tool, via, parallel)
+            handoff.after = sorted([place[j] for j in _root(source).came_from])
+            handoffs.append(handoff)
+            receivers.append(_receiver(target, flat))
         coordinators = dict.fromkeys(self.declared)
         coordinators.update(self.coordinators)
         handed: set[tuple[str, str]] = set()  # (from, to) of the explicit handoffs so far
@@ -477,19 +617,27 @@ class _Resolver:
                 handed.add((handoff.source, handoff.target))
             elif (handoff.target, handoff.source) in handed:  # back by the graph's design
                 coordinators.setdefault(handoff.target, None)
-        names = [a.agent for a in flat]
         # consecutive calls by one agent are one step; two agents of one name in different
         # teams (each team's "supervisor") stay two
-        steps = [a.agent for i, a in enumerate(flat) if i == 0 or flat[i - 1].path != a.path]
+        steps = []
+        names = set()
+        previous: tuple[str, ...] | None = None
+        for activation in flat:
+            agent = activation.path[-1]
+            names.add(agent)
+            if activation.path != previous:
+                steps.append(agent)
+                previous = activation.path
+        paths = self.paths
         return Attribution(
-            paths={id(k): list(v) for k, v in self.paths.items()},
+            paths=dict(zip(map(id, paths), map(list, paths.values()), strict=True)),
             agent_path=steps,
             handoffs=handoffs,
-            coordinators=[c for c in coordinators if c in set(names) or c in self.declared],
+            coordinators=[c for c in coordinators if c in names or c in self.declared],
             delegations=self.delegations,
             handoff_targets=self.handoff_targets,
             aliases=self.aliases,
-            receivers=[_receiver(target, flat) for _, _, target in self.links],
+            receivers=receivers,
         )
 
     def _link(self, sources: list[_Activation], targets: list[_Activation]) -> None:
@@ -512,11 +660,10 @@ class _Resolver:
         else:
             width = max(len(ended), len(fresh))
             pairs = [(ended[i % len(ended)], fresh[i % len(fresh)]) for i in range(width)]
+        links = self.links
         for source, target in pairs:
-            tool, via = self._cause(source, target)
-            handoff = Handoff(source.agent, target.agent, tool, via, parallel)
-            self.links.append((handoff, source, target))
-            _root(target).came_from.append(handoff)
+            _root(target).came_from.append(len(links))
+            links.append((source, target, parallel))
 
     def _cause(self, source: _Activation, target: _Activation) -> tuple[str, str]:
         """What passed control from ``source`` to ``target``: (tool name, via)."""
@@ -554,9 +701,9 @@ def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:
 def _in_hook(run: RunNode) -> bool:
     """Whether a model run ran in a hook's node: a middleware's (``Name.before_model``) or
     ``create_react_agent``'s ``pre_model_hook`` / ``post_model_hook``."""
-    while run.parent is not None and not run.is_task:
+    while run.parent is not None and not _is_task(run):
         run = run.parent
-    node = run.node if run.is_task else None
+    node = run.node if _is_task(run) else None
     return node is not None and (node in ("pre_model_hook", "post_model_hook") or "." in node)
 
 
