@@ -42,7 +42,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -286,7 +285,7 @@ class _Resolver:
         ran = self.ran
         graphs = self.graphs
         stack: list[tuple[RunNode, tuple[str, ...], bool | None]] = [(root, (), False)]
-        pop, push, extend = stack.pop, stack.append, stack.extend
+        pop, push = stack.pop, stack.append
         while stack:
             run, path, renamable = pop()
             kind = run.kind
@@ -325,7 +324,8 @@ class _Resolver:
                 paths[run] = path
                 if children:
                     push((run, path, None))
-                    extend(zip(reversed(children), repeat(path), repeat(renamable)))
+                    for child in reversed(children):
+                        push((child, path, renamable))
                     continue
             # left: the runs below it are done
             if kind == "tool":
@@ -630,7 +630,7 @@ class _Resolver:
                 previous = activation.path
         paths = self.paths
         return Attribution(
-            paths=dict(zip(map(id, paths), map(list, paths.values()), strict=True)),
+            paths={id(run): [*path] for run, path in paths.items()},
             agent_path=steps,
             handoffs=handoffs,
             coordinators=[c for c in coordinators if c in names or c in self.declared],
