@@ -103,14 +103,18 @@ class RunNode:
 
 def command_destinations(value: Any) -> list[str]:
     """The nodes a ``Command(goto=...)`` (or a list holding Commands) sends control to."""
-    if isinstance(value, list | tuple):  # a node's list of updates
+    if isinstance(value, (list, tuple)):  # a node's list of updates
         return [d for item in value if type(item).__name__ == "Command" for d in _goto(item)]
     return _goto(value) if type(value).__name__ == "Command" else []
 
 
 def _goto(command: Any) -> list[str]:
     goto = getattr(command, "goto", None)
-    items = goto if isinstance(goto, list | tuple) else [goto]
+    if not goto:  # Command's default: no destination
+        return []
+    if type(goto) is str:  # one node by name: the usual case
+        return [] if goto.startswith("__") else [goto]  # not __end__
+    items = goto if isinstance(goto, (list, tuple)) else (goto,)
     names = []
     for item in items:
         if type(item).__name__ == "Send":
