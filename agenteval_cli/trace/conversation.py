@@ -164,7 +164,7 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     if isinstance(value, dict):
         return _update_messages(value)
     if type(value) is list and _only_messages(value):
-        return ()  # a bare message list (a prompt's output): no state
+        return []  # a bare message list (a prompt's output): no state
     found: list[BaseMessage] = []
     stack = [value]
     while stack:
@@ -182,7 +182,7 @@ def _update_messages(update: dict[str, Any]) -> Sequence[BaseMessage]:
     """The messages of one state update, ``{"messages": [...]}``."""
     found = update.get("messages")
     if found is None:
-        return ()
+        return []
     if type(found) is list or isinstance(found, list | tuple):
         return found if _only_messages(found) else [m for m in found if _kind(m)]
     return [found] if _kind(found) else []
