@@ -78,9 +78,11 @@ class RunNode:
     step: int | None = None  # langgraph_step
     branch: str = ""  # langgraph_path, which tells parallel tasks of a step apart
     lc_name: str | None = None  # lc_agent_name in the run's metadata (children inherit it)
-    children: list[RunNode] = field(default_factory=list)
+    # Runs below it, and the nodes a Command it returned sends control to (a list once
+    # there is one; most runs have neither, so they start as the shared empty tuple).
+    children: Sequence[RunNode] = ()
     end: int | None = None  # the order of its end among the request's events
-    goto: list[str] = field(default_factory=list)  # from a Command it returned
+    goto: Sequence[str] = ()
     destination: str | None = None  # a handoff tool's declared destination
     turn: int | None = None  # a tool run: the model call (its seq) that asked for it
     active: str | None = None  # the agent a declared state key names (a task, a tool run)

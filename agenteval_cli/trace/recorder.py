@@ -642,8 +642,10 @@ class TraceRecorder(BaseCallbackHandler):
                 node.lc_name = lc_name
         if above is None:
             self._roots.append(node)
-        else:
+        elif isinstance(above.children, list):
             above.children.append(node)
+        else:  # its first
+            above.children = [node]
         runs[run] = node
         return node
 
