@@ -157,7 +157,7 @@ def test_attribution_walks_runs_nested_far_deeper_than_python_recurses() -> None
 
 
 def _child(parent: RunNode, child: RunNode) -> RunNode:
-    parent.children.append(child)
+    parent.children = [*parent.children, child]
     return child
 
 

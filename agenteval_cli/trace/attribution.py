@@ -78,9 +78,11 @@ class RunNode:
     step: int | None = None  # langgraph_step
     branch: str = ""  # langgraph_path, which tells parallel tasks of a step apart
     lc_name: str | None = None  # lc_agent_name in the run's metadata (children inherit it)
-    children: list[RunNode] = field(default_factory=list)
+    # Runs below it, and the nodes a Command it returned sends control to (a list once
+    # there is one; most runs have neither, so they start as the shared empty tuple).
+    children: Sequence[RunNode] = ()
     end: int | None = None  # the order of its end among the request's events
-    goto: list[str] = field(default_factory=list)  # from a Command it returned
+    goto: Sequence[str] = ()
     destination: str | None = None  # a handoff tool's declared destination
     turn: int | None = None  # a tool run: the model call (its seq) that asked for it
     active: str | None = None  # the agent a declared state key names (a task, a tool run)
@@ -103,14 +105,18 @@ class RunNode:
 
 def command_destinations(value: Any) -> list[str]:
     """The nodes a ``Command(goto=...)`` (or a list holding Commands) sends control to."""
-    if isinstance(value, list | tuple):  # a node's list of updates
+    if isinstance(value, (list, tuple)):  # a node's list of updates
         return [d for item in value if type(item).__name__ == "Command" for d in _goto(item)]
     return _goto(value) if type(value).__name__ == "Command" else []
 
 
 def _goto(command: Any) -> list[str]:
     goto = getattr(command, "goto", None)
-    items = goto if isinstance(goto, list | tuple) else [goto]
+    if not goto:  # Command's default: no destination
+        return []
+    if type(goto) is str:  # one node by name: the usual case
+        return [] if goto.startswith("__") else [goto]  # not __end__
+    items = goto if isinstance(goto, (list, tuple)) else (goto,)
     names = []
     for item in items:
         if type(item).__name__ == "Send":

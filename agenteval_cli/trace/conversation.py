@@ -10,7 +10,7 @@ merges all of those sequences into one ordered list without repeats, which becom
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -27,16 +27,14 @@ __all__ = ["Conversation", "state_messages"]
 class _Entry:
     """A message in the conversation; ``placed`` once it has its position in the list.
     ``seen_id`` is the message's id when its keys were last taken (ids come late: LangGraph
-    gives one to a message as it enters the state). ``copies`` are other objects found to
-    be the same message, kept so that their ``id()`` stays theirs while it is looked up."""
+    gives one to a message as it enters the state)."""
 
-    __slots__ = ("copies", "message", "placed", "seen_id")
+    __slots__ = ("message", "placed", "seen_id")
 
-    def __init__(self, message: BaseMessage) -> None:
+    def __init__(self, message: BaseMessage, seen_id: str | None) -> None:
         self.message = message
         self.placed = False
-        self.seen_id = message.id
-        self.copies: list[BaseMessage] = []
+        self.seen_id = seen_id
 
 
 class Conversation:
@@ -50,8 +48,10 @@ class Conversation:
     def __init__(self) -> None:
         self._items: list[_Entry] = []
         self._by_key: dict[tuple[Any, ...], _Entry] = {}
-        # id() of every message object seen: safe, as each entry keeps its objects alive
+        # id() of every message object seen: safe, as each object is kept alive (an entry's
+        # own message, or in ``_copies``: other objects found to be a known message)
         self._by_object: dict[int, _Entry] = {}
+        self._copies: list[BaseMessage] = []
 
     def merge(
         self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
@@ -64,7 +64,8 @@ class Conversation:
         added: list[BaseMessage] = []
         pending: list[_Entry] = []
         previous: _Entry | None = None
-        by_key, by_object = self._by_key, self._by_object
+        by_key, by_object, kinds = self._by_key, self._by_object, _KINDS
+        fresh_ids = set(map(id, fresh)) if fresh else ()
         for message in messages:
             entry = by_object.get(id(message))
             if entry is not None:  # this very object was seen before
@@ -75,26 +76,29 @@ class Conversation:
                     entry.seen_id = message.id
                     for key in _message_keys(message, _kind(message)):
                         by_key.setdefault(key, entry)
-            elif (kind := _kind(message)) is _SKIP or (kind is _SYSTEM and not message.id):
+            elif (kind := kinds.get(type(message)) or _kind(message)) is _SKIP or (
+                kind is _SYSTEM and not message.id
+            ):
                 continue  # per-call prompts are instructions, not turns (state ones have ids)
             else:
                 keys = _message_keys(message, kind)
                 entry = None
-                new = bool(fresh) and any(message is f for f in fresh)
+                new = id(message) in fresh_ids
                 for key in keys:
                     if (not new or key[0] == "id") and key in by_key:
                         entry = by_key[key]
                         break
                 if entry is None:
-                    entry = by_object[id(message)] = _Entry(message)
+                    entry = by_object[id(message)] = _Entry(message, message.id)
                     pending.append(entry)
                     added.append(message)
-                    by_key.update(dict.fromkeys(keys, entry))  # the latest owns shared keys
+                    for key in keys:  # the latest owns shared keys
+                        by_key[key] = entry
                 else:  # a copy of a known message
                     for key in keys:
                         by_key.setdefault(key, entry)
                     by_object[id(message)] = entry
-                    entry.copies.append(message)
+                    self._copies.append(message)
             if entry.placed:
                 if pending:
                     self._place(pending, previous, entry)
@@ -105,10 +109,14 @@ class Conversation:
         return added
 
     def _place(self, pending: list[_Entry], previous: _Entry | None, before: _Entry | None) -> None:
-        position = len(self._items) if before is None else self._items.index(before)
-        if previous is not None:
-            position = max(position, self._items.index(previous) + 1)
-        self._items[position:position] = pending
+        items = self._items
+        if before is None and (previous is None or items[-1] is previous):
+            items += pending  # at the end: the usual case
+        else:
+            position = len(items) if before is None else items.index(before)
+            if previous is not None:
+                position = max(position, items.index(previous) + 1)
+            items[position:position] = pending
         for entry in pending:
             entry.placed = True
 
@@ -130,11 +138,11 @@ def _message_keys(message: BaseMessage, kind: str) -> list[tuple[Any, ...]]:
     keys: list[tuple[Any, ...]] = [("id", message.id)] if message.id else []
     # ``kind`` is _kind(message): _TOOL for a ToolMessage, _AI for an AIMessage
     if kind is _TOOL:
-        tool_call_id = cast(ToolMessage, message).tool_call_id
+        tool_call_id = message.tool_call_id  # type: ignore[attr-defined]
         if tool_call_id:
             keys.append(("tool", tool_call_id))
     elif kind is _AI:
-        for call in cast(AIMessage, message).tool_calls:
+        for call in message.tool_calls:  # type: ignore[attr-defined]
             call_id = call.get("id")
             if call_id:
                 keys.append(("call", call_id))
@@ -149,10 +157,14 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     messages only is returned as it is, not copied. Lists of updates are walked on a list:
     a node may return them nested as deep as it likes.
     """
+    if type(value) is dict:  # a node's update or a graph's state: the usual case, first
+        return _update_messages(value)
     while type(value).__name__ == "Command":  # langgraph.types.Command, a tool's update
         value = getattr(value, "update", None)
     if isinstance(value, dict):
         return _update_messages(value)
+    if type(value) is list and _only_messages(value):
+        return []  # a bare message list (a prompt's output): no state
     found: list[BaseMessage] = []
     stack = [value]
     while stack:
@@ -169,9 +181,11 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
 def _update_messages(update: dict[str, Any]) -> Sequence[BaseMessage]:
     """The messages of one state update, ``{"messages": [...]}``."""
     found = update.get("messages")
-    if isinstance(found, list | tuple):
+    if found is None:
+        return []
+    if type(found) is list or isinstance(found, list | tuple):
         return found if _only_messages(found) else [m for m in found if _kind(m)]
-    return [cast(BaseMessage, found)] if _kind(found) else []
+    return [found] if _kind(found) else []
 
 
 # What a value is, by its type: a message of one of these kinds, or not a message ("").
@@ -205,4 +219,10 @@ def _kind_of(cls: type) -> str:
 
 def _only_messages(values: Sequence[Any]) -> bool:
     types = set(map(type, values))
-    return types <= _MESSAGE_TYPES or all(_kind_of(t) for t in types)
+    if types <= _MESSAGE_TYPES:
+        return True
+    for cls in types:
+        kind = _KINDS.get(cls)
+        if not (_kind_of(cls) if kind is None else kind):
+            return False
+    return True

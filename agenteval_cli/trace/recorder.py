@@ -133,7 +133,7 @@ def error_text(error: BaseException | str) -> str:
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
-@dataclass
+@dataclass(slots=True)
 class _ModelRun:
     """A model run as its start gave it: what only some traces need (its schema, system
     prompt and tools) is read from what it was given when the trace asks."""
@@ -249,42 +249,67 @@ class TraceRecorder(BaseCallbackHandler):
         name: str | None = None,
         **_: Any,
     ) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: half the cost, on the commonest events
+        try:
             node = self._register(run_id.int, parent_run_id, metadata, "chain", name or "")
-            if self._active is not None:
-                node.active = active_value(inputs, self._active.key)
+            active = self._active
+            if active is not None:
+                node.active = active_value(inputs, active.key)
                 if node.active is None and node.is_task:  # the state does not say (yet)
-                    node.active = self._active.default
+                    node.active = active.default
             if node.parent is None:  # the request's input: prior turns are history
                 self._conversation.merge(state_messages(inputs))
+        finally:
+            lock.release()
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **_: Any) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._untimed:
                 self._touch()
-            node = self._end(run_id.int)
-            if node is not None and not isinstance(outputs, dict):
+            node = self._runs.get(run_id.int)
+            if node is not None:
+                self._seq = node.end = self._seq + 1
+                if node.parent is None:
+                    self._root_error = None
+                if type(outputs) is dict:  # a state or an update: the usual case
+                    if "messages" in outputs:  # nothing to merge otherwise
+                        self._chain_messages(outputs, node)
+                    return
                 node.goto = command_destinations(outputs)
-            messages = state_messages(outputs)
-            if messages:  # nothing to merge otherwise
-                added = self._absorb(messages, node)
-                if sets_structured_response(outputs):
-                    # create_agent's ToolStrategy: the ToolMessage it wrote for its schema call
-                    self._structured_answers.update(
-                        m.tool_call_id for m in added if isinstance(m, ToolMessage)
-                    )
-            if node is not None and node.parent is None:
-                self._root_error = None
+            self._chain_messages(outputs, node)
+        finally:
+            lock.release()
+
+    def _chain_messages(self, outputs: Any, node: RunNode | None) -> None:
+        """Merge the messages a chain ended with (a state, an update, Commands)."""
+        messages = state_messages(outputs)
+        if messages:  # nothing to merge otherwise
+            added = self._absorb(messages, node)
+            if added and sets_structured_response(outputs):
+                # create_agent's ToolStrategy: the ToolMessage it wrote for its schema call
+                self._structured_answers.update(
+                    m.tool_call_id for m in added if isinstance(m, ToolMessage)
+                )
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._untimed:
                 self._touch()
             node = self._end(run_id.int)
-            if node is not None and node.parent is None and not _bubbling(error):
+            if node is None:
+                return
+            bubbling = _bubbling(error)
+            if node.parent is None and not bubbling:
                 self._root_error = error_text(error)
-            elif node is not None and _bubbling(error):  # a Command to a parent graph
+            elif bubbling:  # a Command to a parent graph
                 node.goto = command_destinations(getattr(error, "args", ())[:1])
+        finally:
+            lock.release()
 
     # -- chat models -------------------------------------------------------------------
 
@@ -301,7 +326,9 @@ class TraceRecorder(BaseCallbackHandler):
         options: Any = None,
         **_: Any,
     ) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             model = _declared_model(metadata, invocation_params)
             named = model is not None
             model = model or _class_name(serialized, name)
@@ -316,9 +343,13 @@ class TraceRecorder(BaseCallbackHandler):
             self._models.append(run)
             for batch in messages:
                 self._conversation.merge(batch)
+        finally:
+            lock.release()
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **_: Any) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._untimed:
                 self._touch()
             self._end(run_id.int)
@@ -335,6 +366,8 @@ class TraceRecorder(BaseCallbackHandler):
                 run.call.model = run.run.name = reported
             self._conversation.merge([message], fresh=[message])
             self._add_tool_calls(message, run.run)
+        finally:
+            lock.release()
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
@@ -359,7 +392,9 @@ class TraceRecorder(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kw: Any,
     ) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             name = (serialized or {}).get("name") or kw.get("name") or "tool"
             node = self._register(run_id.int, parent_run_id, metadata, "tool", name)
             call_id = kw.get("tool_call_id")
@@ -381,9 +416,13 @@ class TraceRecorder(BaseCallbackHandler):
             if isinstance(destination, str):
                 node.destination = destination
             self._open_tools[run_id.int] = tool
+        finally:
+            lock.release()
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **_: Any) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._untimed:
                 self._touch()
             node = self._end(run_id.int)
@@ -409,6 +448,8 @@ class TraceRecorder(BaseCallbackHandler):
                     tool.call.status = ERROR
             elif tool is not None and output is not None:
                 tool.call.output = output if isinstance(output, str) else str(output)
+        finally:
+            lock.release()
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         with self._lock:
@@ -583,14 +624,15 @@ class TraceRecorder(BaseCallbackHandler):
         """Remember a starting run in the tree. A run whose parent we never saw is a root."""
         if self._untimed:
             self._touch()
-        self._seq += 1
-        above = self._runs.get(parent.int) if parent is not None else None
-        node = RunNode(above, kind, name, self._seq)
+        self._seq = seq = self._seq + 1
+        runs = self._runs
+        above = runs.get(parent.int) if parent is not None else None
+        node = RunNode(above, kind, name, seq)
         if metadata:
             namespace = metadata.get("langgraph_checkpoint_ns")
             if above is not None and namespace == above.namespace:
                 node.namespace = namespace  # within its parent's task: nothing else changes
-            elif isinstance(namespace, str) and namespace:  # a task starts (or a root)
+            elif namespace and isinstance(namespace, str):  # a task starts (or a root)
                 node.namespace = namespace
                 node.node = metadata.get("langgraph_node")
                 node.step = metadata.get("langgraph_step")
@@ -600,16 +642,17 @@ class TraceRecorder(BaseCallbackHandler):
                 node.lc_name = lc_name
         if above is None:
             self._roots.append(node)
-        else:
+        elif isinstance(above.children, list):
             above.children.append(node)
-        self._runs[run] = node
+        else:  # its first
+            above.children = [node]
+        runs[run] = node
         return node
 
     def _end(self, run: int) -> RunNode | None:
         node = self._runs.get(run)
         if node is not None:
-            self._seq += 1
-            node.end = self._seq
+            self._seq = node.end = self._seq + 1
         return node
 
     def _state_handoff(self, node: RunNode, output: Any, key: str) -> None:
@@ -710,7 +753,7 @@ def _read_usage(call: ModelCall, message: AIMessage | None, response: LLMResult)
     usage = getattr(message, "usage_metadata", None)
     if not usage and message is not None:  # a replayed message that could not hold it
         usage = message.response_metadata.get(USAGE_AS_GIVEN)
-    if usage and isinstance(usage, Mapping):
+    if usage and (type(usage) is dict or isinstance(usage, Mapping)):
         read_usage(call, usage)
         return
     legacy = (response.llm_output or {}).get("token_usage") or {}  # older OpenAI-style
@@ -745,15 +788,24 @@ def _pausing(error: BaseException) -> bool:
 
 def _bubbling(error: BaseException) -> bool:
     """LangGraph's control flow (interrupts, a ``Command`` to a parent graph), no failure."""
-    return any(c.__name__ == "GraphBubbleUp" for c in type(error).__mro__)
+    kind = type(error)
+    found = _BUBBLING.get(kind)
+    if found is None:
+        found = _BUBBLING[kind] = any(c.__name__ == "GraphBubbleUp" for c in kind.__mro__)
+    return found
+
+
+_BUBBLING: dict[type, bool] = {}  # by exception type, as met
 
 
 def _output_message(response: LLMResult) -> AIMessage | None:
     """The chat model's reply in a result, or ``None`` when it holds none."""
     for generations in response.generations:
         for generation in generations:
-            if isinstance(generation, ChatGeneration) and isinstance(generation.message, AIMessage):
-                return generation.message
+            if type(generation) is ChatGeneration or isinstance(generation, ChatGeneration):
+                message = generation.message
+                if type(message) is AIMessage or isinstance(message, AIMessage):
+                    return message
     return None
 
 

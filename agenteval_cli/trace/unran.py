@@ -135,6 +135,8 @@ def sets_structured_response(value: Any) -> bool:
     """A node's update (a dict, a ``Command``, or a list of them) that sets
     ``structured_response``: create_agent's answer under ``ToolStrategy``. Walked on a
     list: updates nest as deep as a node returns them."""
+    if type(value) is dict:  # a node's update: the usual case, nothing to walk
+        return value.get("structured_response") is not None
     stack = [value]
     while stack:
         current = stack.pop()

@@ -50,10 +50,10 @@ def read_usage(call: ModelCall, usage: Mapping[str, Any]) -> None:
     call.cache_read_tokens = call.cache_write_tokens = call.reasoning_tokens = None
     details: dict[str, int] = {}
     inputs = usage.get("input_token_details")
-    if inputs and isinstance(inputs, Mapping):
+    if inputs and (type(inputs) is dict or isinstance(inputs, Mapping)):
         _read_inputs(call, inputs, details, counts)
     outputs = usage.get("output_token_details")
-    if outputs and isinstance(outputs, Mapping):
+    if outputs and (type(outputs) is dict or isinstance(outputs, Mapping)):
         reasoning: int | None = None
         for key, value in outputs.items():
             tokens = counts.read(f"output_token_details.{key}", value)
