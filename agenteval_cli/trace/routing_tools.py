@@ -46,13 +46,18 @@ def turn_passing_tools(
         graph = _agent_graph(tool)
         if graph is None or graph.parent is None or graph.end is None or tool.end is None:
             continue
-        if any(m.seq > tool.end and _within(m, graph) for m in models):
-            continue  # its agent went on after it
-        later = [m for m in models if m.seq > graph.end]
-        if not later:
+        # the first model call after its agent's graph ended, unless its agent went on
+        went_on, first = False, None
+        for model in models:
+            if model.seq > tool.end and _within(model, graph):
+                went_on = True
+                break
+            if model.seq > graph.end and (first is None or model.seq < first.seq):
+                first = model
+        if went_on or first is None:
             continue
         mine = paths.get(id(tool)) or []
-        theirs = paths.get(id(min(later, key=lambda m: m.seq))) or []
+        theirs = paths.get(id(first)) or []
         if theirs and mine and theirs[-1] != mine[-1] and theirs[-1] not in coordinators:
             passed[id(tool)] = theirs[-1]
     return passed
@@ -77,8 +82,9 @@ def _agent_graph(run: RunNode) -> RunNode | None:
     """The nearest graph run around ``run``: one whose children include its tasks."""
     current = run.parent
     while current is not None:
-        if any(child.is_task for child in current.children):
-            return current
+        for child in current.children:
+            if child.is_task:
+                return current
         current = current.parent
     return None
 
