@@ -68,8 +68,11 @@ def _converted(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
 
 
 def _tool_call(call: Any) -> dict[str, Any]:
+    args = call["args"]
+    # a call without arguments (a handoff tool's, most often) is "{}" as JSON
+    arguments = "{}" if type(args) is dict and not args else _ARGUMENTS.encode(args)
     return {
         "type": "function",
         "id": call["id"],
-        "function": {"name": call["name"], "arguments": _ARGUMENTS.encode(call["args"])},
+        "function": {"name": call["name"], "arguments": arguments},
     }
