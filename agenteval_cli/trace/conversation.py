@@ -18,8 +18,9 @@ from langchain_core.messages import (
     RemoveMessage,
     SystemMessage,
     ToolMessage,
-    convert_to_openai_messages,
 )
+
+from agenteval_cli.trace.openai_form import openai_messages
 
 __all__ = ["Conversation", "state_messages"]
 
@@ -130,7 +131,7 @@ class Conversation:
 
     def openai_messages(self) -> list[dict[str, Any]]:
         """The conversation in OpenAI chat format, as stored in ``Trace.messages``."""
-        return convert_to_openai_messages([e.message for e in self._items])
+        return openai_messages([e.message for e in self._items])
 
 
 def _message_keys(message: BaseMessage, kind: str) -> list[tuple[Any, ...]]:

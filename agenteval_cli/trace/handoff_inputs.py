@@ -10,14 +10,18 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 
 def inputs_text(messages: Sequence[BaseMessage]) -> str:
-    """Every message's text and every tool call's arguments, one per line."""
+    """Every message's text and every tool call's arguments, one per line (empty ones left
+    out)."""
     parts: list[str] = []
     for message in messages:
-        parts.append(_text(message))
+        content = message.content
+        text = content if type(content) is str else _text(message)
+        if text:
+            parts.append(text)
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                parts.extend(_values(call.get("args")))
-    return "\n".join(p for p in parts if p)
+                _add_values(call.get("args"), parts)
+    return "\n".join(parts)
 
 
 def last_human(messages: Sequence[BaseMessage]) -> str | None:
@@ -41,12 +45,18 @@ def _text(message: BaseMessage) -> str:
     return "\n".join(texts)
 
 
-def _values(args: Any) -> list[str]:
-    """The strings in a tool call's arguments, nested ones included."""
+def _add_values(args: Any, parts: list[str]) -> None:
+    """Add the strings in a tool call's arguments, nested ones included, to ``parts``."""
     if isinstance(args, str):
-        return [args]
-    if isinstance(args, dict):
-        return [v for value in args.values() for v in _values(value)]
-    if isinstance(args, list):
-        return [v for value in args for v in _values(value)]
-    return [] if args is None else [str(args)]
+        if args:
+            parts.append(args)
+    elif isinstance(args, dict):
+        for value in args.values():
+            _add_values(value, parts)
+    elif isinstance(args, list):
+        for value in args:
+            _add_values(value, parts)
+    elif args is not None:
+        text = str(args)
+        if text:
+            parts.append(text)

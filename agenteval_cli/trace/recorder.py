@@ -39,7 +39,13 @@ from agenteval_cli.core.records import (
     Trace,
 )
 from agenteval_cli.core.safe_text import message_of
-from agenteval_cli.trace.attribution import RunNode, attribute, command_destinations, tool_kind
+from agenteval_cli.trace.attribution import (
+    Attribution,
+    RunNode,
+    attribute,
+    command_destinations,
+    tool_kind,
+)
 from agenteval_cli.trace.blind_spots import (
     ModelSeen,
     ToolSeen,
@@ -519,79 +525,16 @@ class TraceRecorder(BaseCallbackHandler):
                 run.call.input_tokens = run.call.output_tokens = None
                 run.call.cut_off = True
             found = attribute(self._roots, self._coordinators, self._own_agent)
+            paths = found.paths
             model_calls = []
             for run in self._models:
-                path = found.paths.get(id(run.run)) or [run.call.model]
+                path = paths.get(id(run.run)) or [run.call.model]
                 model_calls.append(_copy(run.call, agent=path[-1], path=path))
-            agents = {name for call in model_calls for name in call.path}
-            answers = self._conversation.tool_messages()  # for calls no tool run answered
-            asking = {id(run.run): run for run in self._models}  # the model runs
-            answered_as_output = self._structured_answers
-            output_names = {t.call.name for t in self._tools if t.call_id in answered_as_output}
-            passed = turn_passing_tools(
-                [t.run for t in self._tools if t.run is not None],
-                [run.run for run in self._models],
-                found.paths,
-                found.coordinators,
-            )
-            tool_calls, passing = [], []
-            for tool in self._tools:
-                if tool.call.output is None and tool.call_id in answers:
-                    tool.call.output = str(answers[tool.call_id].text)
-                where = tool.run or tool.origin
-                path = (found.paths.get(id(where)) if where is not None else None) or [
-                    tool.call.agent
-                ]
-                synthesized = None
-                if tool.run is None and (tool.origin is None or tool.origin.kind != "model"):
-                    synthesized = _named_agent(tool.call.name, agents)
-                kind, target = tool_kind(id(tool.run), found, synthesized)
-                if kind == TOOL and tool.ends:  # it ended the turn: routing
-                    kind = HANDOFF
-                elif kind == TOOL and id(tool.run) in passed:  # its agent stopped, another ran
-                    kind, target = HANDOFF, passed[id(tool.run)]
-                status = tool.call.status
-                if tool.run is None and tool.origin is not None and tool.origin.kind == "model":
-                    model = asking.get(id(tool.origin))
-                    kind, target, status = unran_verdict(
-                        tool.call,
-                        tool.origin,
-                        answers.get(tool.call_id) if tool.call_id else None,
-                        structured=model.structured if model is not None else None,
-                        output_names=output_names,
-                        aliases=found.aliases,
-                        accepted=tool.call_id in answered_as_output,
-                    )
-                tool_calls.append(
-                    _copy(
-                        tool.call,
-                        args=dict(tool.call.args),
-                        agent=path[-1],
-                        path=path,
-                        kind=kind,
-                        target=target,
-                        status=status,
-                    )
-                )
-                if tool.run is not None and id(tool.run) in passed:
-                    passing.append(tool_calls[-1])
-            name_tool_handoffs(found.handoffs, passing)
-            _name_returns(found.handoffs, tool_calls)
+            tool_calls = self._tool_calls(found, model_calls) if self._tools else []
+            if found.handoffs:
+                _name_returns(found.handoffs, tool_calls)
+            same_tool_as_ran(tool_calls)  # after the returns are named: it changes kinds
             request = _received(found.handoffs, found.receivers, self._models)
-            seen = [
-                ToolSeen(tool.call.name, tool.run, tool.origin, tool.keys or {})
-                for tool in self._tools
-                if tool.run is not None
-            ]
-            unattributed = blind_spot(
-                # what the models were given matters only where a tool set a state key
-                [run.seen() for run in self._models] if any(t.keys for t in seen) else [],
-                seen,
-                found.paths,
-                found.delegations,
-                declared_key=self._active.key if self._active is not None else None,
-            )
-            same_tool_as_ran(tool_calls)
             skills = None
             if self._skill_tools is not None:
                 skills = skills_loaded(tool_calls, self._skill_tools)
@@ -606,9 +549,105 @@ class TraceRecorder(BaseCallbackHandler):
                 error=self._error or self._root_error,
                 coordinators=found.coordinators,
                 started_at=started_at,
-                unattributed=unattributed,
+                unattributed=self._unattributed(found) if self._tools else None,
                 request=request,
             )
+
+    def _tool_calls(self, found: Attribution, model_calls: list[ModelCall]) -> list[ToolCall]:
+        """The trace's copies of the tool calls, each of the kind it turned out to be; the
+        handoffs a tool passing the turn made are named after it."""
+        paths = found.paths
+        ran = [t.run for t in self._tools if t.run is not None]
+        passed = (
+            turn_passing_tools(ran, [run.run for run in self._models], paths, found.coordinators)
+            if ran
+            else {}
+        )
+        # What only some calls need, built when one does: the ToolMessages of the
+        # conversation (for calls no tool run answered), the agents the model calls ran as.
+        answers: dict[str, ToolMessage] | None = None
+        agents: set[str] | None = None
+        tool_calls: list[ToolCall] = []
+        passing: list[ToolCall] = []
+        for tool in self._tools:
+            call, run, origin = tool.call, tool.run, tool.origin
+            if call.output is None:
+                if answers is None:
+                    answers = self._conversation.tool_messages()
+                answer = answers.get(tool.call_id)  # type: ignore[arg-type]
+                if answer is not None:
+                    call.output = str(answer.text)
+            where = run if run is not None else origin
+            path = (paths.get(id(where)) if where is not None else None) or [call.agent]
+            synthesized = None
+            if run is None and (origin is None or origin.kind != "model"):
+                if agents is None:
+                    agents = {name for model_call in model_calls for name in model_call.path}
+                synthesized = _named_agent(call.name, agents)
+            kind, target = tool_kind(id(run), found, synthesized)
+            if kind == TOOL and tool.ends:  # it ended the turn: routing
+                kind = HANDOFF
+            elif kind == TOOL and id(run) in passed:  # its agent stopped, another ran
+                kind, target = HANDOFF, passed[id(run)]
+            status = call.status
+            if run is None and origin is not None and origin.kind == "model":
+                if answers is None:
+                    answers = self._conversation.tool_messages()
+                kind, target, status = self._unran(tool, origin, answers, found)
+            copied = _copy(
+                call,
+                args=dict(call.args),
+                agent=path[-1],
+                path=path,
+                kind=kind,
+                target=target,
+                status=status,
+            )
+            tool_calls.append(copied)
+            if run is not None and id(run) in passed:
+                passing.append(copied)
+        if passing:
+            name_tool_handoffs(found.handoffs, passing)
+        return tool_calls
+
+    def _unran(
+        self,
+        tool: _ToolRun,
+        origin: RunNode,
+        answers: dict[str, ToolMessage],
+        found: Attribution,
+    ) -> tuple[str, str | None, str]:
+        """What a call the model run ``origin`` asked for, and no tool run answered, was."""
+        model = next((run for run in self._models if run.run is origin), None)
+        answered = self._structured_answers
+        return unran_verdict(
+            tool.call,
+            origin,
+            answers.get(tool.call_id) if tool.call_id else None,
+            structured=model.structured if model is not None else None,
+            output_names={t.call.name for t in self._tools if t.call_id in answered},
+            aliases=found.aliases,
+            accepted=tool.call_id in answered,
+        )
+
+    def _unattributed(self, found: Attribution) -> str | None:
+        """Why the request's agents cannot be told apart, if a tool run shows they switched
+        unseen (see :mod:`agenteval_cli.trace.blind_spots`)."""
+        seen = [
+            ToolSeen(tool.call.name, tool.run, tool.origin, tool.keys or {})
+            for tool in self._tools
+            if tool.run is not None
+        ]
+        if not seen:
+            return None
+        return blind_spot(
+            # what the models were given matters only where a tool set a state key
+            [run.seen() for run in self._models] if any(t.keys for t in seen) else [],
+            seen,
+            found.paths,
+            found.delegations,
+            declared_key=self._active.key if self._active is not None else None,
+        )
 
     # -- internals (callers hold the lock) ---------------------------------------------
 
@@ -725,11 +764,12 @@ def _received(
 ) -> str | None:
     """Give each handoff the text its target's first own model call was given; return the
     turn's human message (the last one the request's first model call was given)."""
-    inputs = {id(run.run): run.inputs for run in models}
-    for handoff, receiver in zip(handoffs, receivers, strict=True):
-        given = inputs.get(id(receiver)) if receiver is not None else None
-        if given is not None:
-            handoff.received = inputs_text(given)
+    if handoffs or receivers:
+        inputs = {id(run.run): run.inputs for run in models}
+        for handoff, receiver in zip(handoffs, receivers, strict=True):
+            given = inputs.get(id(receiver)) if receiver is not None else None
+            if given is not None:
+                handoff.received = inputs_text(given)
     first = models[0].inputs if models else None
     return last_human(first) if first else None
 
@@ -741,10 +781,10 @@ def _name_returns(handoffs: Sequence[Any], tool_calls: Sequence[ToolCall]) -> No
     for handoff in handoffs:
         if handoff.via != "edge" or handoff.tool:
             continue
-        for call in written:
+        for index, call in enumerate(written):
             if handoff.source in call.path and call.target == handoff.target:
                 handoff.tool = call.name
-                written.remove(call)
+                del written[index]  # by place: remove() would compare every call before it
                 break
 
 
@@ -777,7 +817,9 @@ def _copy(record: _Record, **changes: Any) -> _Record:
     """A shallow copy of a records dataclass: what ``dataclasses.replace`` gives, at less
     than half its cost (it calls ``__init__`` through the fields' list)."""
     copied = object.__new__(type(record))
-    copied.__dict__.update(record.__dict__, **changes)
+    fields = record.__dict__.copy()  # one copy of the whole table, then the few changes
+    fields.update(changes)
+    copied.__dict__ = fields
     return copied
 
 

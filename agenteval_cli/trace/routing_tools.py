@@ -43,18 +43,23 @@ def turn_passing_tools(
     coordinator, made the next model call -> that agent."""
     passed: dict[int, str] = {}
     for tool in tools:
-        graph = _agent_graph(tool)
-        if graph is None or graph.parent is None or graph.end is None or tool.end is None:
+        if tool.end is None:
             continue
-        if any(m.seq > tool.end and _within(m, graph) for m in models):
-            continue  # its agent went on after it
-        later = [m for m in models if m.seq > graph.end]
-        if not later:
+        graph = _agent_graph(tool)
+        if graph is None or graph.parent is None or graph.end is None:
+            continue
+        first = None  # the first model call after its agent's graph ended
+        for model in models:
+            if model.seq > graph.end and (first is None or model.seq < first.seq):
+                first = model
+        if first is None:
             continue
         mine = paths.get(id(tool)) or []
-        theirs = paths.get(id(min(later, key=lambda m: m.seq))) or []
-        if theirs and mine and theirs[-1] != mine[-1] and theirs[-1] not in coordinators:
-            passed[id(tool)] = theirs[-1]
+        theirs = paths.get(id(first)) or []
+        if not (theirs and mine and theirs[-1] != mine[-1] and theirs[-1] not in coordinators):
+            continue
+        if not any(m.seq > tool.end and _within(m, graph) for m in models):
+            passed[id(tool)] = theirs[-1]  # its agent did not go on after it
     return passed
 
 
@@ -66,10 +71,10 @@ def name_tool_handoffs(handoffs: Sequence[Handoff], passing: Iterable[ToolCall])
     for handoff in handoffs:
         if handoff.via != "edge" or handoff.tool:
             continue
-        for call in passing:
+        for index, call in enumerate(passing):
             if call.agent == handoff.source and call.target == handoff.target:
                 handoff.tool, handoff.via = call.name, "tool"
-                passing.remove(call)
+                del passing[index]  # by place: remove() would compare every call before it
                 break
 
 
@@ -77,8 +82,9 @@ def _agent_graph(run: RunNode) -> RunNode | None:
     """The nearest graph run around ``run``: one whose children include its tasks."""
     current = run.parent
     while current is not None:
-        if any(child.is_task for child in current.children):
-            return current
+        for child in current.children:
+            if child.is_task:
+                return current
         current = current.parent
     return None
 

@@ -111,15 +111,17 @@ def same_tool_as_ran(calls: Sequence[ToolCall]) -> None:
     """A call that never ran is of the kind its tool showed when the same agent ran it in
     this request: a ``transfer_to_x`` call cut off (by an interrupt, a limit) is a handoff
     tool like the ones that ran."""
+    unran = [call for call in calls if call.status == NOT_RUN and call.kind == TOOL]
+    if not unran:
+        return
     ran: dict[tuple[str, tuple[str, ...]], ToolCall] = {}
     for call in calls:
         if call.status != NOT_RUN and call.kind in (HANDOFF, AGENT_TOOL):
             ran.setdefault((call.name, tuple(call.path)), call)
-    for call in calls:
-        if call.status == NOT_RUN and call.kind == TOOL:
-            same = ran.get((call.name, tuple(call.path)))
-            if same is not None:
-                call.kind, call.target = same.kind, same.target
+    for call in unran:
+        same = ran.get((call.name, tuple(call.path)))
+        if same is not None:
+            call.kind, call.target = same.kind, same.target
 
 
 def _named_in_args(call: ToolCall, destinations: set[str]) -> str | None:
