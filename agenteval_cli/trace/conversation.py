@@ -52,6 +52,9 @@ class Conversation:
         # own message, or in ``_copies``: other objects found to be a known message)
         self._by_object: dict[int, _Entry] = {}
         self._copies: list[BaseMessage] = []
+        # id() of the objects whose entry is placed and has its id: seen again, one only
+        # marks a position (most of a state's messages, at every step of a graph)
+        self._settled: dict[int, _Entry] = {}
 
     def merge(
         self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
@@ -64,7 +67,21 @@ class Conversation:
         added: list[BaseMessage] = []
         pending: list[_Entry] = []
         previous: _Entry | None = None
-        by_key, by_object, kinds = self._by_key, self._by_object, _KINDS
+        settled, kinds = self._settled, _KINDS
+        if len(messages) > 2:  # a state (or a model's input): its settled head is skipped
+            known = [*map(settled.__contains__, map(id, messages))]  # without a Python loop
+            first = messages[0]
+            # a model's input starts with its prompt, which the loop would skip
+            head = int(not known[0] and kinds.get(type(first)) is _SYSTEM and not first.id)
+            try:
+                start = known.index(False, head)
+            except ValueError:  # every one settled: nothing to learn
+                return added
+            if start > head:
+                previous = settled[id(messages[start - 1])]
+            if start:
+                messages = messages[start:]
+        by_key, by_object = self._by_key, self._by_object
         fresh_ids = set(map(id, fresh)) if fresh else ()
         for message in messages:
             entry = by_object.get(id(message))
@@ -76,6 +93,8 @@ class Conversation:
                     entry.seen_id = message.id
                     for key in _message_keys(message, _kind(message)):
                         by_key.setdefault(key, entry)
+                if entry.placed and entry.seen_id is not None:
+                    settled[id(message)] = entry
             elif (kind := kinds.get(type(message)) or _kind(message)) is _SKIP or (
                 kind is _SYSTEM and not message.id
             ):
@@ -99,6 +118,8 @@ class Conversation:
                         by_key.setdefault(key, entry)
                     by_object[id(message)] = entry
                     self._copies.append(message)
+                    if entry.placed and entry.seen_id is not None:
+                        settled[id(message)] = entry
             if entry.placed:
                 if pending:
                     self._place(pending, previous, entry)
@@ -117,8 +138,11 @@ class Conversation:
             if previous is not None:
                 position = max(position, items.index(previous) + 1)
             items[position:position] = pending
+        settled = self._settled
         for entry in pending:
             entry.placed = True
+            if entry.seen_id is not None:
+                settled[id(entry.message)] = entry
 
     def tool_messages(self) -> dict[str, ToolMessage]:
         """Tool-call id -> the ToolMessage answering it (the latest, where ids repeat)."""
