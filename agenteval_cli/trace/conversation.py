@@ -81,6 +81,8 @@ class Conversation:
                 previous = settled[id(messages[start - 1])]
             if start:
                 messages = messages[start:]
+        elif len(messages) == 1 and id(messages[0]) in settled:  # a node's last message
+            return added
         by_key, by_object = self._by_key, self._by_object
         fresh_ids = set(map(id, fresh)) if fresh else ()
         for message in messages:
