@@ -21,7 +21,7 @@ from langchain_core.messages import (
     convert_to_openai_messages,
 )
 
-__all__ = ["Conversation", "state_messages"]
+__all__ = ["Conversation", "state_messages", "update_messages"]
 
 
 class _Entry:
@@ -184,11 +184,11 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     a node may return them nested as deep as it likes.
     """
     if type(value) is dict:  # a node's update or a graph's state: the usual case, first
-        return _update_messages(value)
+        return update_messages(value)
     while type(value).__name__ == "Command":  # langgraph.types.Command, a tool's update
         value = getattr(value, "update", None)
     if isinstance(value, dict):
-        return _update_messages(value)
+        return update_messages(value)
     if type(value) is list and _only_messages(value):
         return []  # a bare message list (a prompt's output): no state
     found: list[BaseMessage] = []
@@ -196,7 +196,7 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     while stack:
         current = stack.pop()
         if isinstance(current, dict):
-            found.extend(_update_messages(current))
+            found.extend(update_messages(current))
         elif isinstance(current, list | tuple):
             stack.extend(reversed([item for item in current if not _kind(item)]))
         elif type(current).__name__ == "Command":
@@ -204,7 +204,7 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     return found
 
 
-def _update_messages(update: dict[str, Any]) -> Sequence[BaseMessage]:
+def update_messages(update: dict[str, Any]) -> Sequence[BaseMessage]:
     """The messages of one state update, ``{"messages": [...]}``."""
     found = update.get("messages")
     if found is None:
