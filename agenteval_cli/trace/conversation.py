@@ -22,7 +22,7 @@ from langchain_core.messages import (
 
 from agenteval_cli.trace.openai_form import openai_messages
 
-__all__ = ["Conversation", "state_messages"]
+__all__ = ["Conversation", "state_messages", "update_messages"]
 
 
 class _Entry:
@@ -53,6 +53,9 @@ class Conversation:
         # own message, or in ``_copies``: other objects found to be a known message)
         self._by_object: dict[int, _Entry] = {}
         self._copies: list[BaseMessage] = []
+        # id() of the objects whose entry is placed and has its id: seen again, one only
+        # marks a position (most of a state's messages, at every step of a graph)
+        self._settled: dict[int, _Entry] = {}
 
     def merge(
         self, messages: Sequence[BaseMessage], *, fresh: Sequence[BaseMessage] = ()
@@ -65,7 +68,23 @@ class Conversation:
         added: list[BaseMessage] = []
         pending: list[_Entry] = []
         previous: _Entry | None = None
-        by_key, by_object, kinds = self._by_key, self._by_object, _KINDS
+        settled, kinds = self._settled, _KINDS
+        if len(messages) > 2:  # a state (or a model's input): its settled head is skipped
+            known = [*map(settled.__contains__, map(id, messages))]  # without a Python loop
+            first = messages[0]
+            # a model's input starts with its prompt, which the loop would skip
+            head = int(not known[0] and kinds.get(type(first)) is _SYSTEM and not first.id)
+            try:
+                start = known.index(False, head)
+            except ValueError:  # every one settled: nothing to learn
+                return added
+            if start > head:
+                previous = settled[id(messages[start - 1])]
+            if start:
+                messages = messages[start:]
+        elif len(messages) == 1 and id(messages[0]) in settled:  # a node's last message
+            return added
+        by_key, by_object = self._by_key, self._by_object
         fresh_ids = set(map(id, fresh)) if fresh else ()
         for message in messages:
             entry = by_object.get(id(message))
@@ -77,6 +96,8 @@ class Conversation:
                     entry.seen_id = message.id
                     for key in _message_keys(message, _kind(message)):
                         by_key.setdefault(key, entry)
+                if entry.placed and entry.seen_id is not None:
+                    settled[id(message)] = entry
             elif (kind := kinds.get(type(message)) or _kind(message)) is _SKIP or (
                 kind is _SYSTEM and not message.id
             ):
@@ -100,6 +121,8 @@ class Conversation:
                         by_key.setdefault(key, entry)
                     by_object[id(message)] = entry
                     self._copies.append(message)
+                    if entry.placed and entry.seen_id is not None:
+                        settled[id(message)] = entry
             if entry.placed:
                 if pending:
                     self._place(pending, previous, entry)
@@ -118,8 +141,11 @@ class Conversation:
             if previous is not None:
                 position = max(position, items.index(previous) + 1)
             items[position:position] = pending
+        settled = self._settled
         for entry in pending:
             entry.placed = True
+            if entry.seen_id is not None:
+                settled[id(entry.message)] = entry
 
     def tool_messages(self) -> dict[str, ToolMessage]:
         """Tool-call id -> the ToolMessage answering it (the latest, where ids repeat)."""
@@ -159,11 +185,11 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     a node may return them nested as deep as it likes.
     """
     if type(value) is dict:  # a node's update or a graph's state: the usual case, first
-        return _update_messages(value)
+        return update_messages(value)
     while type(value).__name__ == "Command":  # langgraph.types.Command, a tool's update
         value = getattr(value, "update", None)
     if isinstance(value, dict):
-        return _update_messages(value)
+        return update_messages(value)
     if type(value) is list and _only_messages(value):
         return []  # a bare message list (a prompt's output): no state
     found: list[BaseMessage] = []
@@ -171,7 +197,7 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     while stack:
         current = stack.pop()
         if isinstance(current, dict):
-            found.extend(_update_messages(current))
+            found.extend(update_messages(current))
         elif isinstance(current, list | tuple):
             stack.extend(reversed([item for item in current if not _kind(item)]))
         elif type(current).__name__ == "Command":
@@ -179,7 +205,7 @@ def state_messages(value: Any) -> Sequence[BaseMessage]:
     return found
 
 
-def _update_messages(update: dict[str, Any]) -> Sequence[BaseMessage]:
+def update_messages(update: dict[str, Any]) -> Sequence[BaseMessage]:
     """The messages of one state update, ``{"messages": [...]}``."""
     found = update.get("messages")
     if found is None:

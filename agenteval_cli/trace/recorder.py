@@ -54,7 +54,7 @@ from agenteval_cli.trace.blind_spots import (
     model_tools,
     state_keys_set,
 )
-from agenteval_cli.trace.conversation import Conversation, state_messages
+from agenteval_cli.trace.conversation import Conversation, state_messages, update_messages
 from agenteval_cli.trace.declarations import ActiveAgent, active_value, skills_loaded, updated_value
 from agenteval_cli.trace.handoff_inputs import inputs_text, last_human
 from agenteval_cli.trace.routing_tools import ends_turn, name_tool_handoffs, turn_passing_tools
@@ -282,16 +282,17 @@ class TraceRecorder(BaseCallbackHandler):
                     self._root_error = None
                 if type(outputs) is dict:  # a state or an update: the usual case
                     if "messages" in outputs:  # nothing to merge otherwise
-                        self._chain_messages(outputs, node)
+                        self._chain_messages(outputs, node, update_messages(outputs))
                     return
                 node.goto = command_destinations(outputs)
-            self._chain_messages(outputs, node)
+            self._chain_messages(outputs, node, state_messages(outputs))
         finally:
             lock.release()
 
-    def _chain_messages(self, outputs: Any, node: RunNode | None) -> None:
+    def _chain_messages(
+        self, outputs: Any, node: RunNode | None, messages: Sequence[BaseMessage]
+    ) -> None:
         """Merge the messages a chain ended with (a state, an update, Commands)."""
-        messages = state_messages(outputs)
         if messages:  # nothing to merge otherwise
             added = self._absorb(messages, node)
             if added and sets_structured_response(outputs):
@@ -677,7 +678,7 @@ class TraceRecorder(BaseCallbackHandler):
                 node.step = metadata.get("langgraph_step")
                 node.branch = repr(metadata.get("langgraph_path", ""))
             lc_name = metadata.get("lc_agent_name")
-            if isinstance(lc_name, str) and lc_name:
+            if lc_name and isinstance(lc_name, str):
                 node.lc_name = lc_name
         if above is None:
             self._roots.append(node)
