@@ -19,6 +19,7 @@ from langchain_core.messages import (
 
 from agenteval_cli.targets.outputs import stored_messages
 from agenteval_cli.trace.conversation import Conversation
+from agenteval_cli.trace.openai_form import openai_messages
 
 CALL = {"name": "lookup_invoice", "args": {"invoice_id": "INV-7", "note": "café ✓"}, "id": "c1"}
 MESSAGES: list[Any] = [
@@ -72,3 +73,24 @@ def test_tool_calls_keep_non_ascii_arguments_and_a_missing_id() -> None:
     [call] = converted["tool_calls"]
     assert call["function"]["arguments"] == '{"note": "café ✓"}'
     assert call["id"] is None
+
+
+def test_a_mixed_conversation_is_converted_as_langchain_converts_it_whole() -> None:
+    # plain messages written directly, between runs of others LangChain converts
+    mixed = [*MESSAGES, HumanMessage("¿dónde?", id="h2"), *reversed(MESSAGES)]
+    expected = convert_to_openai_messages(mixed)
+    converted = openai_messages(mixed)
+    assert converted == expected
+    assert json.dumps(converted) == json.dumps(expected)
+    assert openai_messages([]) == []
+
+
+def test_a_message_langchain_refuses_fails_as_in_the_whole_list() -> None:
+    broken = HumanMessage([{"type": "image_url"}])  # an image block without its image
+    messages = [HumanMessage("hi"), AIMessage("ok"), broken]
+    with pytest.raises(ValueError) as expected:
+        convert_to_openai_messages(messages)
+    with pytest.raises(ValueError) as raised:
+        openai_messages(messages)
+    assert "messages[2]" in str(expected.value)
+    assert str(raised.value) == str(expected.value)

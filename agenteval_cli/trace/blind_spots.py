@@ -94,7 +94,7 @@ def blind_spot(
     nothing says they switched unseen. ``paths`` and ``delegations`` are the attribution's
     (by ``id()`` of a run)."""
     for tool in tools:
-        key = _state_handoff(tool, models, paths, declared_key)
+        key = _state_handoff(tool, models, paths, declared_key) if tool.keys else None
         if key is not None:
             return (
                 f"tool {tool.name!r} sets the state key {key!r} and the model's system prompt "
@@ -142,6 +142,10 @@ def _runs_unnamed_agent(tool: RunNode, paths: Mapping[int, list[str]]) -> bool:
         run, in_graph = stack.pop()
         if run.kind == "model" and in_graph and paths.get(id(run)) == mine:
             return True
-        in_graph = in_graph or any(child.is_task for child in run.children)
-        stack.extend((child, in_graph) for child in run.children)
+        if not in_graph:
+            for child in run.children:
+                if child.is_task:  # a graph's run: its children include its tasks
+                    in_graph = True
+                    break
+        stack.extend([(child, in_graph) for child in run.children])
     return False

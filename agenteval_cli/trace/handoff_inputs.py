@@ -20,7 +20,9 @@ def inputs_text(messages: Sequence[BaseMessage]) -> str:
             parts.append(text)
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                _add_values(call.get("args"), parts)
+                args = call.get("args")
+                if type(args) is not dict or args:  # a call without arguments adds nothing
+                    _add_values(args, parts)
     return "\n".join(parts)
 
 

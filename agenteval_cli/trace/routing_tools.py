@@ -40,7 +40,8 @@ def turn_passing_tools(
     coordinators: Collection[str],
 ) -> dict[int, str]:
     """``id()`` of each tool run after which its agent's graph ended and another agent, not a
-    coordinator, made the next model call -> that agent."""
+    coordinator, made the next model call -> that agent. ``models``: the model runs in the
+    order they started."""
     passed: dict[int, str] = {}
     for tool in tools:
         if tool.end is None:
@@ -50,8 +51,9 @@ def turn_passing_tools(
             continue
         first = None  # the first model call after its agent's graph ended
         for model in models:
-            if model.seq > graph.end and (first is None or model.seq < first.seq):
+            if model.seq > graph.end:
                 first = model
+                break
         if first is None:
             continue
         mine = paths.get(id(tool)) or []
