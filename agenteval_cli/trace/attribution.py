@@ -42,7 +42,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from operator import attrgetter, gt
 from typing import Any
 
 from agenteval_cli.core.records import AGENT_TOOL, HANDOFF, Handoff
@@ -160,9 +160,14 @@ class _Ran:
     flat: list[_Activation]
 
 
+def _found(items: list[_Ran | None]) -> list[_Ran]:
+    """The items below which a model was called."""
+    return [item for item in items if item is not None]
+
+
 def _par(items: list[_Ran | None]) -> _Ran | None:
     """Items that ran side by side: control enters and leaves each of them."""
-    found = [item for item in items if item is not None]
+    found = _found(items)
     if len(found) < 2:
         return found[0] if found else None
     entries: list[_Activation] = []
@@ -187,7 +192,6 @@ class _Intent:
 
 _by_seq = attrgetter("seq")
 _by_name = attrgetter("name", "seq")
-_by_first = itemgetter(0)
 
 
 def _task_order(attempts: list[RunNode]) -> tuple[str, str]:
@@ -480,7 +484,8 @@ class _Resolver:
         # entrypoint's task) all say step 0: they are ordered like any other runs.
         if run in self.graphs and not _is_task(run):
             by_step: dict[int, list[RunNode]] = {}  # its tasks by superstep
-            items: list[tuple[int, _Ran]] = []  # what ran, by where it starts
+            starts: list[int] = []  # what ran below its children, by where it starts
+            items: list[_Ran] = []
             namespace = run.namespace
             for child in run.children:
                 if (
@@ -497,27 +502,30 @@ class _Resolver:
                 else:
                     found = ran(child)
                     if found is not None:
-                        items.append((child.seq, found))
+                        starts.append(child.seq)
+                        items.append(found)
             for tasks in by_step.values():
                 if len(tasks) == 1:
                     found = ran(tasks[0])
-                    if found is not None:
-                        items.append((tasks[0].seq, found))
-                    continue
-                first = min(map(_by_seq, tasks))
-                found = self._superstep(tasks)
+                    first = tasks[0].seq
+                else:
+                    found = self._superstep(tasks)
+                    first = min(map(_by_seq, tasks))
                 if found is not None:
-                    items.append((first, found))
-            if len(items) == 1:
-                return items[0][1]
-            items.sort(key=_by_first)
-            return self._seq([found for _, found in items])
+                    starts.append(first)
+                    items.append(found)
+            if len(items) < 2:
+                return items[0] if items else None
+            if any(map(gt, starts, starts[1:])):  # not in order yet
+                places = sorted(range(len(starts)), key=starts.__getitem__)
+                items = [items[place] for place in places]
+            return self._seq(items)
         if run.kind == "chain" and run.name.startswith("RunnableParallel"):
             # its branches run side by side, whether or not they overlapped this time
             return _par([ran(c) for c in sorted(run.children, key=_by_name)])
         if len(callers) == 1:  # a wrapper of one run that calls: what that run ran
             return ran(callers[0])
-        return self._seq([self._group(group) for group in self._groups(callers)])
+        return self._seq(_found([self._group(group) for group in self._groups(callers)]))
 
     def _superstep(self, tasks: list[RunNode]) -> _Ran | None:
         """Tasks of one superstep: parallel branches, in a fixed order; one task's runs
@@ -535,7 +543,7 @@ class _Resolver:
             if len(attempts) == 1:
                 branches.append(ran(attempts[0]))
             else:
-                branches.append(self._seq([ran(a) for a in sorted(attempts, key=_by_seq)]))
+                branches.append(self._seq(_found([ran(a) for a in sorted(attempts, key=_by_seq)])))
         return _par(branches)
 
     def _groups(self, calling: list[RunNode]) -> list[list[RunNode]]:
@@ -563,16 +571,15 @@ class _Resolver:
             return self.ran.get(group[0])
         return _par([self.ran.get(c) for c in sorted(group, key=_by_name)])
 
-    def _seq(self, items: list[_Ran | None]) -> _Ran | None:
+    def _seq(self, items: list[_Ran]) -> _Ran | None:
         """Items that ran one after the other: each one's exits hand control to the next
         one's entries."""
-        found = [item for item in items if item is not None]
-        if len(found) < 2:
-            return found[0] if found else None
+        if len(items) < 2:
+            return items[0] if items else None
         flat: list[_Activation] = []
         exits = None
         links = self.links
-        for item in found:
+        for item in items:
             entries = item.entries
             if exits is None:
                 pass
@@ -587,28 +594,31 @@ class _Resolver:
                 self._link(exits, entries)
             flat += item.flat
             exits = item.exits
-        return _Ran(found[0].entries, found[-1].exits, flat)
+        return _Ran(items[0].entries, items[-1].exits, flat)
 
     def finish(self, roots: list[RunNode]) -> Attribution:
-        whole = self._seq([self.ran.get(root) for root in roots])
+        whole = self._seq(_found([self.ran.get(root) for root in roots]))
         flat = whole.flat if whole is not None else []
         for order, activation in enumerate(flat):
             activation.order = order
         # Handoffs in the graph's order; each names the handoffs that led to its source.
         links = self.links
-        ranked = sorted([(t.order, s.order, i) for i, (s, t, _) in enumerate(links)])
-        place = [0] * len(links)
-        for rank, (_, _, i) in enumerate(ranked):
-            place[i] = rank
         handoffs = []
         receivers = []
-        for _, _, i in ranked:
-            source, target, parallel = links[i]
-            tool, via = self._cause(source, target)
-            handoff = Handoff(source.agent, target.agent, tool, via, parallel)
-            handoff.after = sorted([place[j] for j in _root(source).came_from])
-            handoffs.append(handoff)
-            receivers.append(_receiver(target, flat))
+        if links:
+            ranked = sorted([(t.order, s.order, i) for i, (s, t, _) in enumerate(links)])
+            place = [0] * len(links)
+            for rank, (_, _, i) in enumerate(ranked):
+                place[i] = rank
+            for _, _, i in ranked:
+                source, target, parallel = links[i]
+                tool, via = self._cause(source, target)
+                handoff = Handoff(source.path[-1], target.path[-1], tool, via, parallel)
+                came_from = _root(source).came_from
+                if came_from:
+                    handoff.after = sorted([place[j] for j in came_from])
+                handoffs.append(handoff)
+                receivers.append(_receiver(target, flat))
         coordinators = dict.fromkeys(self.declared)
         coordinators.update(self.coordinators)
         handed: set[tuple[str, str]] = set()  # (from, to) of the explicit handoffs so far
@@ -667,21 +677,22 @@ class _Resolver:
 
     def _cause(self, source: _Activation, target: _Activation) -> tuple[str, str]:
         """What passed control from ``source`` to ``target``: (tool name, via)."""
-        if source.path[: len(target.path)] == target.path:  # back to who called it as a tool
-            delegate = source.path[len(target.path)]
+        names = target.path
+        if source.path[: len(names)] == names:  # back to who called it as a tool
+            delegate = source.path[len(names)]
             for intent in self.intents:
-                if (intent.via, intent.source, intent.destination) == (
-                    "agent_tool",
-                    target.path,
-                    delegate,
+                if (
+                    intent.via == "agent_tool"
+                    and intent.destination == delegate
+                    and intent.source == names
                 ):
                     return intent.tool, "agent_tool"
-        names = set(target.path)
+        aliases = self.aliases
         for intent in self.intents:
-            destination = self.aliases.get(intent.destination, intent.destination)
+            destination = aliases.get(intent.destination, intent.destination)
             # a team's node passes control for whichever of its members ran last
             mine = intent.source and source.path[: len(intent.source)] == intent.source
-            if mine and destination in names:
+            if destination in names and mine:
                 return intent.tool, intent.via
         return "", "edge"
 
@@ -691,7 +702,8 @@ def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:
     hook's node (a summariser's ``SummarizationMiddleware.before_model``, ``pre_model_hook``)
     helps the agent and is not its own."""
     stretch = _root(target)
-    for activation in flat[target.order :]:
+    for place in range(target.order, len(flat)):
+        activation = flat[place]
         run = activation.run
         if run is not None and _root(activation) is stretch and not _in_hook(run):
             return run
@@ -701,10 +713,14 @@ def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:
 def _in_hook(run: RunNode) -> bool:
     """Whether a model run ran in a hook's node: a middleware's (``Name.before_model``) or
     ``create_react_agent``'s ``pre_model_hook`` / ``post_model_hook``."""
-    while run.parent is not None and not _is_task(run):
-        run = run.parent
-    node = run.node if _is_task(run) else None
-    return node is not None and (node in ("pre_model_hook", "post_model_hook") or "." in node)
+    parent = run.parent
+    while parent is not None:
+        namespace = run.namespace
+        if run.node is not None and namespace is not None and parent.namespace != namespace:
+            node = run.node  # the task it ran in
+            return node in ("pre_model_hook", "post_model_hook") or "." in node
+        run, parent = parent, parent.parent
+    return False
 
 
 def _root(activation: _Activation) -> _Activation:
