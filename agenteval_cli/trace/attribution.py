@@ -150,14 +150,10 @@ class _Activation:
         return self.path[-1]
 
 
-@dataclass(slots=True)
-class _Ran:
-    """The model calls below a run, in order (``flat``), and the activations control enters
-    them by and leaves them from (several where branches ran side by side)."""
-
-    entries: list[_Activation]
-    exits: list[_Activation]
-    flat: list[_Activation]
+# The model calls below a run: (entries, exits, flat), the activations control enters them by
+# and leaves them from (several where branches ran side by side), and all of them in order. A
+# plain tuple, as one is made for every model call.
+_Ran = tuple[list[_Activation], list[_Activation], list[_Activation]]
 
 
 def _found(items: list[_Ran | None]) -> list[_Ran]:
@@ -173,11 +169,11 @@ def _par(items: list[_Ran | None]) -> _Ran | None:
     entries: list[_Activation] = []
     exits: list[_Activation] = []
     flat: list[_Activation] = []
-    for item in found:
-        entries += item.entries
-        exits += item.exits
-        flat += item.flat
-    return _Ran(entries, exits, flat)
+    for item_entries, item_exits, item_flat in found:
+        entries += item_entries
+        exits += item_exits
+        flat += item_flat
+    return entries, exits, flat
 
 
 @dataclass(slots=True)
@@ -321,7 +317,9 @@ class _Resolver:
                     and parent is not None
                     and parent.namespace != namespace
                 ):  # a task of the graph run ``parent``
-                    path, renamable = self._task(run, parent, path, renamable)
+                    # a step of one agent's graph, inside that agent, stays its parent's
+                    if not path or run.active is not None or not graphs.get(parent):
+                        path, renamable = self._task(run, parent, path, renamable)
                 elif kind == "tool" and run.active is not None:
                     # the target's declared state key says which agent this tool works as
                     path, renamable = (*path[:-1], run.active), False
@@ -339,7 +337,7 @@ class _Resolver:
             if kind == "model":
                 if path:
                     alone = [_Activation(path, run)]
-                    ran[run] = _Ran(alone, alone, alone)
+                    ran[run] = (alone, alone, alone)
             else:
                 below = callers.pop(run, None) if children else None
                 if below is None:  # no model call below it: it passes no control
@@ -577,10 +575,9 @@ class _Resolver:
         if len(items) < 2:
             return items[0] if items else None
         flat: list[_Activation] = []
-        exits = None
+        exits: list[_Activation] | None = None
         links = self.links
-        for item in items:
-            entries = item.entries
+        for entries, item_exits, item_flat in items:
             if exits is None:
                 pass
             elif len(exits) == 1 and len(entries) == 1:  # one stretch to the next
@@ -592,13 +589,13 @@ class _Resolver:
                     links.append((source, target, False))
             else:
                 self._link(exits, entries)
-            flat += item.flat
-            exits = item.exits
-        return _Ran(items[0].entries, items[-1].exits, flat)
+            flat += item_flat
+            exits = item_exits
+        return items[0][0], items[-1][1], flat
 
     def finish(self, roots: list[RunNode]) -> Attribution:
         whole = self._seq(_found([self.ran.get(root) for root in roots]))
-        flat = whole.flat if whole is not None else []
+        flat = whole[2] if whole is not None else []
         for order, activation in enumerate(flat):
             activation.order = order
         # Handoffs in the graph's order; each names the handoffs that led to its source.
