@@ -65,6 +65,23 @@ def is_step_node(node: str | None) -> bool:
     return node is not None and (node in AGENT_STEP_NODES or "." in node)
 
 
+def _is_task(run: RunNode) -> bool:
+    """A graph's node run (a task): it starts a checkpoint namespace of its own."""
+    parent = run.parent
+    return (
+        run.namespace is not None
+        and parent is not None
+        and parent.namespace != run.namespace
+        and run.node is not None
+    )
+
+
+def _opens_lc_agent(run: RunNode) -> bool:
+    """A run whose lc_agent_name is set and is not its parent's: a new agent's."""
+    parent_lc = run.parent.lc_name if run.parent is not None else None
+    return run.lc_name is not None and run.lc_name != parent_lc
+
+
 @dataclass(eq=False, slots=True)
 class RunNode:
     """One LangChain run as the recorder saw it start (and end)."""
@@ -85,20 +102,9 @@ class RunNode:
     turn: int | None = None  # a tool run: the model call (its seq) that asked for it
     active: str | None = None  # the agent a declared state key names (a task, a tool run)
 
-    @property
-    def is_task(self) -> bool:
-        """A graph's node run (a task): it starts a checkpoint namespace of its own."""
-        return (
-            self.namespace is not None
-            and self.parent is not None
-            and self.parent.namespace != self.namespace
-            and self.node is not None
-        )
-
-    @property
-    def opens_lc_agent(self) -> bool:
-        parent_lc = self.parent.lc_name if self.parent is not None else None
-        return self.lc_name is not None and self.lc_name != parent_lc
+    # properties over plain functions, which the walk calls without a property's lookup
+    is_task = property(_is_task)
+    opens_lc_agent = property(_opens_lc_agent)
 
 
 def command_destinations(value: Any) -> list[str]:
@@ -195,27 +201,6 @@ def _task_order(attempts: list[RunNode]) -> tuple[str, str]:
     return attempts[0].branch, attempts[0].node or ""
 
 
-def _is_task(run: RunNode) -> bool:
-    """:attr:`RunNode.is_task`, without the property's call."""
-    parent = run.parent
-    namespace = run.namespace
-    return (
-        namespace is not None
-        and parent is not None
-        and parent.namespace != namespace
-        and run.node is not None
-    )
-
-
-def _is_graph(run: RunNode) -> bool:
-    """A graph run: one with tasks among its children (each child's parent is ``run``)."""
-    namespace = run.namespace
-    for child in run.children:
-        if child.node is not None and child.namespace is not None and child.namespace != namespace:
-            return True
-    return False
-
-
 def _one_agent(run: RunNode) -> bool | None:
     """None for a run that is no graph; for a graph, whether it is one agent: its nodes are
     one agent's steps, not agents of their own, or it opens an agent by lc_agent_name."""
@@ -228,11 +213,7 @@ def _one_agent(run: RunNode) -> bool | None:
                 one = False
                 break
             one = True
-    if one is False:
-        lc_name = run.lc_name
-        parent = run.parent
-        one = lc_name is not None and lc_name != (parent.lc_name if parent else None)
-    return one
+    return _opens_lc_agent(run) if one is False else one
 
 
 def attribute(
@@ -410,12 +391,8 @@ class _Resolver:
         step = task.step or 0
         latest: RunNode | None = None
         latest_key = (0, 0)
-        namespace = graph.namespace
         for child in graph.children:
-            node = child.node
-            if node is None or child.namespace is None or child.namespace == namespace:
-                continue  # not a task
-            if node in AGENT_STEP_NODES or "." in node:
+            if not _is_task(child) or is_step_node(child.node):
                 continue
             key = (child.step or 0, child.seq)
             if key[0] < step and (latest is None or key > latest_key):
@@ -435,10 +412,8 @@ class _Resolver:
             run = stack.pop()
             if run.kind == "model":
                 return False
-            lc_name = run.lc_name
-            parent = run.parent
-            if (lc_name is not None and lc_name != (parent.lc_name if parent else None)) or (
-                run.name != DEFAULT_GRAPH_NAME and _is_graph(run)
+            if _opens_lc_agent(run) or (
+                run.name != DEFAULT_GRAPH_NAME and _one_agent(run) is not None  # a named graph
             ):
                 agents += 1
                 continue
@@ -710,13 +685,11 @@ def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:
 def _in_hook(run: RunNode) -> bool:
     """Whether a model run ran in a hook's node: a middleware's (``Name.before_model``) or
     ``create_react_agent``'s ``pre_model_hook`` / ``post_model_hook``."""
-    parent = run.parent
-    while parent is not None:
-        namespace = run.namespace
-        if run.node is not None and namespace is not None and parent.namespace != namespace:
-            node = run.node  # the task it ran in
+    while run.parent is not None:
+        if _is_task(run):  # the node it ran in
+            node = run.node or ""
             return node in ("pre_model_hook", "post_model_hook") or "." in node
-        run, parent = parent, parent.parent
+        run = run.parent
     return False
 
 
