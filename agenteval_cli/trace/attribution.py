@@ -151,10 +151,6 @@ class _Activation:
     merged: _Activation | None = None  # the stretch this one continues
     came_from: list[int] = field(default_factory=list)  # the links (by place) that led here
 
-    @property
-    def agent(self) -> str:
-        return self.path[-1]
-
 
 # The model calls below a run: (entries, exits, flat), the activations control enters them by
 # and leaves them from (several where branches ran side by side), and all of them in order. A
@@ -209,6 +205,7 @@ def _one_agent(run: RunNode) -> bool | None:
     for child in run.children:
         node = child.node
         if node is not None and child.namespace is not None and child.namespace != namespace:
+            # a task (_is_task and is_step_node, inline: once a child)
             if node not in AGENT_STEP_NODES and "." not in node:
                 one = False
                 break
@@ -297,7 +294,7 @@ class _Resolver:
                     and namespace is not None
                     and parent is not None
                     and parent.namespace != namespace
-                ):  # a task of the graph run ``parent``
+                ):  # a task of the graph run ``parent`` (_is_task, inline: once a run)
                     # a step of one agent's graph, inside that agent, stays its parent's
                     if not path or run.active is not None or not graphs.get(parent):
                         path, renamable = self._task(run, parent, path, renamable)
@@ -465,7 +462,7 @@ class _Resolver:
                     child.node is not None
                     and child.namespace is not None
                     and child.namespace != namespace
-                ):  # a task
+                ):  # a task (_is_task, inline)
                     step = child.step or 0
                     tasks = by_step.get(step)
                     if tasks is None:
