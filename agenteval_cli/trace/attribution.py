@@ -42,7 +42,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from operator import attrgetter, gt
 from typing import Any
 
 from agenteval_cli.core.records import AGENT_TOOL, HANDOFF, Handoff
@@ -63,6 +63,23 @@ OWN_AGENT = "agent"
 def is_step_node(node: str | None) -> bool:
     """A node of one agent's own graph: a step of that agent, never an agent itself."""
     return node is not None and (node in AGENT_STEP_NODES or "." in node)
+
+
+def _is_task(run: RunNode) -> bool:
+    """A graph's node run (a task): it starts a checkpoint namespace of its own."""
+    parent = run.parent
+    return (
+        run.namespace is not None
+        and parent is not None
+        and parent.namespace != run.namespace
+        and run.node is not None
+    )
+
+
+def _opens_lc_agent(run: RunNode) -> bool:
+    """A run whose lc_agent_name is set and is not its parent's: a new agent's."""
+    parent_lc = run.parent.lc_name if run.parent is not None else None
+    return run.lc_name is not None and run.lc_name != parent_lc
 
 
 @dataclass(eq=False, slots=True)
@@ -87,20 +104,9 @@ class RunNode:
     turn: int | None = None  # a tool run: the model call (its seq) that asked for it
     active: str | None = None  # the agent a declared state key names (a task, a tool run)
 
-    @property
-    def is_task(self) -> bool:
-        """A graph's node run (a task): it starts a checkpoint namespace of its own."""
-        return (
-            self.namespace is not None
-            and self.parent is not None
-            and self.parent.namespace != self.namespace
-            and self.node is not None
-        )
-
-    @property
-    def opens_lc_agent(self) -> bool:
-        parent_lc = self.parent.lc_name if self.parent is not None else None
-        return self.lc_name is not None and self.lc_name != parent_lc
+    # properties over plain functions, which the walk calls without a property's lookup
+    is_task = property(_is_task)
+    opens_lc_agent = property(_opens_lc_agent)
 
 
 def command_destinations(value: Any) -> list[str]:
@@ -151,34 +157,31 @@ class _Activation:
     merged: _Activation | None = None  # the stretch this one continues
     came_from: list[int] = field(default_factory=list)  # the links (by place) that led here
 
-    @property
-    def agent(self) -> str:
-        return self.path[-1]
+
+# The model calls below a run: (entries, exits, flat), the activations control enters them by
+# and leaves them from (several where branches ran side by side), and all of them in order. A
+# plain tuple, as one is made for every model call.
+_Ran = tuple[list[_Activation], list[_Activation], list[_Activation]]
 
 
-@dataclass(slots=True)
-class _Ran:
-    """The model calls below a run, in order (``flat``), and the activations control enters
-    them by and leaves them from (several where branches ran side by side)."""
-
-    entries: list[_Activation]
-    exits: list[_Activation]
-    flat: list[_Activation]
+def _found(items: list[_Ran | None]) -> list[_Ran]:
+    """The items below which a model was called."""
+    return [item for item in items if item is not None]
 
 
 def _par(items: list[_Ran | None]) -> _Ran | None:
     """Items that ran side by side: control enters and leaves each of them."""
-    found = [item for item in items if item is not None]
+    found = _found(items)
     if len(found) < 2:
         return found[0] if found else None
     entries: list[_Activation] = []
     exits: list[_Activation] = []
     flat: list[_Activation] = []
-    for item in found:
-        entries += item.entries
-        exits += item.exits
-        flat += item.flat
-    return _Ran(entries, exits, flat)
+    for item_entries, item_exits, item_flat in found:
+        entries += item_entries
+        exits += item_exits
+        flat += item_flat
+    return entries, exits, flat
 
 
 @dataclass(slots=True)
@@ -193,33 +196,11 @@ class _Intent:
 
 _by_seq = attrgetter("seq")
 _by_name = attrgetter("name", "seq")
-_by_first = itemgetter(0)
 
 
 def _task_order(attempts: list[RunNode]) -> tuple[str, str]:
     """Tasks of one superstep as parallel branches, in a fixed order."""
     return attempts[0].branch, attempts[0].node or ""
-
-
-def _is_task(run: RunNode) -> bool:
-    """:attr:`RunNode.is_task`, without the property's call."""
-    parent = run.parent
-    namespace = run.namespace
-    return (
-        namespace is not None
-        and parent is not None
-        and parent.namespace != namespace
-        and run.node is not None
-    )
-
-
-def _is_graph(run: RunNode) -> bool:
-    """A graph run: one with tasks among its children (each child's parent is ``run``)."""
-    namespace = run.namespace
-    for child in run.children:
-        if child.node is not None and child.namespace is not None and child.namespace != namespace:
-            return True
-    return False
 
 
 def _one_agent(run: RunNode) -> bool | None:
@@ -230,15 +211,12 @@ def _one_agent(run: RunNode) -> bool | None:
     for child in run.children:
         node = child.node
         if node is not None and child.namespace is not None and child.namespace != namespace:
+            # a task (_is_task and is_step_node, inline: once a child)
             if node not in AGENT_STEP_NODES and "." not in node:
                 one = False
                 break
             one = True
-    if one is False:
-        lc_name = run.lc_name
-        parent = run.parent
-        one = lc_name is not None and lc_name != (parent.lc_name if parent else None)
-    return one
+    return _opens_lc_agent(run) if one is False else one
 
 
 def attribute(
@@ -322,8 +300,10 @@ class _Resolver:
                     and namespace is not None
                     and parent is not None
                     and parent.namespace != namespace
-                ):  # a task of the graph run ``parent``
-                    path, renamable = self._task(run, parent, path, renamable)
+                ):  # a task of the graph run ``parent`` (_is_task, inline: once a run)
+                    # a step of one agent's graph, inside that agent, stays its parent's
+                    if not path or run.active is not None or not graphs.get(parent):
+                        path, renamable = self._task(run, parent, path, renamable)
                 elif kind == "tool" and run.active is not None:
                     # the target's declared state key says which agent this tool works as
                     path, renamable = (*path[:-1], run.active), False
@@ -341,7 +321,7 @@ class _Resolver:
             if kind == "model":
                 if path:
                     alone = [_Activation(path, run)]
-                    ran[run] = _Ran(alone, alone, alone)
+                    ran[run] = (alone, alone, alone)
             else:
                 below = callers.pop(run, None) if children else None
                 if below is None:  # no model call below it: it passes no control
@@ -414,12 +394,8 @@ class _Resolver:
         step = task.step or 0
         latest: RunNode | None = None
         latest_key = (0, 0)
-        namespace = graph.namespace
         for child in graph.children:
-            node = child.node
-            if node is None or child.namespace is None or child.namespace == namespace:
-                continue  # not a task
-            if node in AGENT_STEP_NODES or "." in node:
+            if not _is_task(child) or is_step_node(child.node):
                 continue
             key = (child.step or 0, child.seq)
             if key[0] < step and (latest is None or key > latest_key):
@@ -439,10 +415,8 @@ class _Resolver:
             run = stack.pop()
             if run.kind == "model":
                 return False
-            lc_name = run.lc_name
-            parent = run.parent
-            if (lc_name is not None and lc_name != (parent.lc_name if parent else None)) or (
-                run.name != DEFAULT_GRAPH_NAME and _is_graph(run)
+            if _opens_lc_agent(run) or (
+                run.name != DEFAULT_GRAPH_NAME and _one_agent(run) is not None  # a named graph
             ):
                 agents += 1
                 continue
@@ -486,14 +460,15 @@ class _Resolver:
         # entrypoint's task) all say step 0: they are ordered like any other runs.
         if run in self.graphs and not _is_task(run):
             by_step: dict[int, list[RunNode]] = {}  # its tasks by superstep
-            items: list[tuple[int, _Ran]] = []  # what ran, by where it starts
+            starts: list[int] = []  # what ran below its children, by where it starts
+            items: list[_Ran] = []
             namespace = run.namespace
             for child in run.children:
                 if (
                     child.node is not None
                     and child.namespace is not None
                     and child.namespace != namespace
-                ):  # a task
+                ):  # a task (_is_task, inline)
                     step = child.step or 0
                     tasks = by_step.get(step)
                     if tasks is None:
@@ -503,27 +478,30 @@ class _Resolver:
                 else:
                     found = ran(child)
                     if found is not None:
-                        items.append((child.seq, found))
+                        starts.append(child.seq)
+                        items.append(found)
             for tasks in by_step.values():
                 if len(tasks) == 1:
                     found = ran(tasks[0])
-                    if found is not None:
-                        items.append((tasks[0].seq, found))
-                    continue
-                first = min(map(_by_seq, tasks))
-                found = self._superstep(tasks)
+                    first = tasks[0].seq
+                else:
+                    found = self._superstep(tasks)
+                    first = min(map(_by_seq, tasks))
                 if found is not None:
-                    items.append((first, found))
-            if len(items) == 1:
-                return items[0][1]
-            items.sort(key=_by_first)
-            return self._seq([found for _, found in items])
+                    starts.append(first)
+                    items.append(found)
+            if len(items) < 2:
+                return items[0] if items else None
+            if any(map(gt, starts, starts[1:])):  # not in order yet
+                places = sorted(range(len(starts)), key=starts.__getitem__)
+                items = [items[place] for place in places]
+            return self._seq(items)
         if run.kind == "chain" and run.name.startswith("RunnableParallel"):
             # its branches run side by side, whether or not they overlapped this time
             return _par([ran(c) for c in sorted(run.children, key=_by_name)])
         if len(callers) == 1:  # a wrapper of one run that calls: what that run ran
             return ran(callers[0])
-        return self._seq([self._group(group) for group in self._groups(callers)])
+        return self._seq(_found([self._group(group) for group in self._groups(callers)]))
 
     def _superstep(self, tasks: list[RunNode]) -> _Ran | None:
         """Tasks of one superstep: parallel branches, in a fixed order; one task's runs
@@ -541,7 +519,7 @@ class _Resolver:
             if len(attempts) == 1:
                 branches.append(ran(attempts[0]))
             else:
-                branches.append(self._seq([ran(a) for a in sorted(attempts, key=_by_seq)]))
+                branches.append(self._seq(_found([ran(a) for a in sorted(attempts, key=_by_seq)])))
         return _par(branches)
 
     def _groups(self, calling: list[RunNode]) -> list[list[RunNode]]:
@@ -569,17 +547,15 @@ class _Resolver:
             return self.ran.get(group[0])
         return _par([self.ran.get(c) for c in sorted(group, key=_by_name)])
 
-    def _seq(self, items: list[_Ran | None]) -> _Ran | None:
+    def _seq(self, items: list[_Ran]) -> _Ran | None:
         """Items that ran one after the other: each one's exits hand control to the next
         one's entries."""
-        found = [item for item in items if item is not None]
-        if len(found) < 2:
-            return found[0] if found else None
+        if len(items) < 2:
+            return items[0] if items else None
         flat: list[_Activation] = []
-        exits = None
+        exits: list[_Activation] | None = None
         links = self.links
-        for item in found:
-            entries = item.entries
+        for entries, item_exits, item_flat in items:
             if exits is None:
                 pass
             elif len(exits) == 1 and len(entries) == 1:  # one stretch to the next
@@ -591,30 +567,33 @@ class _Resolver:
                     links.append((source, target, False))
             else:
                 self._link(exits, entries)
-            flat += item.flat
-            exits = item.exits
-        return _Ran(found[0].entries, found[-1].exits, flat)
+            flat += item_flat
+            exits = item_exits
+        return items[0][0], items[-1][1], flat
 
     def finish(self, roots: list[RunNode]) -> Attribution:
-        whole = self._seq([self.ran.get(root) for root in roots])
-        flat = whole.flat if whole is not None else []
+        whole = self._seq(_found([self.ran.get(root) for root in roots]))
+        flat = whole[2] if whole is not None else []
         for order, activation in enumerate(flat):
             activation.order = order
         # Handoffs in the graph's order; each names the handoffs that led to its source.
         links = self.links
-        ranked = sorted([(t.order, s.order, i) for i, (s, t, _) in enumerate(links)])
-        place = [0] * len(links)
-        for rank, (_, _, i) in enumerate(ranked):
-            place[i] = rank
         handoffs = []
         receivers = []
-        for _, _, i in ranked:
-            source, target, parallel = links[i]
-            tool, via = self._cause(source, target)
-            handoff = Handoff(source.agent, target.agent, tool, via, parallel)
-            handoff.after = sorted([place[j] for j in _root(source).came_from])
-            handoffs.append(handoff)
-            receivers.append(_receiver(target, flat))
+        if links:
+            ranked = sorted([(t.order, s.order, i) for i, (s, t, _) in enumerate(links)])
+            place = [0] * len(links)
+            for rank, (_, _, i) in enumerate(ranked):
+                place[i] = rank
+            for _, _, i in ranked:
+                source, target, parallel = links[i]
+                tool, via = self._cause(source, target)
+                handoff = Handoff(source.path[-1], target.path[-1], tool, via, parallel)
+                came_from = _root(source).came_from
+                if came_from:
+                    handoff.after = sorted([place[j] for j in came_from])
+                handoffs.append(handoff)
+                receivers.append(_receiver(target, flat))
         coordinators = dict.fromkeys(self.declared)
         coordinators.update(self.coordinators)
         handed: set[tuple[str, str]] = set()  # (from, to) of the explicit handoffs so far
@@ -673,21 +652,22 @@ class _Resolver:
 
     def _cause(self, source: _Activation, target: _Activation) -> tuple[str, str]:
         """What passed control from ``source`` to ``target``: (tool name, via)."""
-        if source.path[: len(target.path)] == target.path:  # back to who called it as a tool
-            delegate = source.path[len(target.path)]
+        names = target.path
+        if source.path[: len(names)] == names:  # back to who called it as a tool
+            delegate = source.path[len(names)]
             for intent in self.intents:
-                if (intent.via, intent.source, intent.destination) == (
-                    "agent_tool",
-                    target.path,
-                    delegate,
+                if (
+                    intent.via == "agent_tool"
+                    and intent.destination == delegate
+                    and intent.source == names
                 ):
                     return intent.tool, "agent_tool"
-        names = set(target.path)
+        aliases = self.aliases
         for intent in self.intents:
-            destination = self.aliases.get(intent.destination, intent.destination)
+            destination = aliases.get(intent.destination, intent.destination)
             # a team's node passes control for whichever of its members ran last
             mine = intent.source and source.path[: len(intent.source)] == intent.source
-            if mine and destination in names:
+            if destination in names and mine:
                 return intent.tool, intent.via
         return "", "edge"
 
@@ -697,7 +677,8 @@ def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:
     hook's node (a summariser's ``SummarizationMiddleware.before_model``, ``pre_model_hook``)
     helps the agent and is not its own."""
     stretch = _root(target)
-    for activation in flat[target.order :]:
+    for place in range(target.order, len(flat)):
+        activation = flat[place]
         run = activation.run
         if run is not None and _root(activation) is stretch and not _in_hook(run):
             return run
@@ -707,10 +688,12 @@ def _receiver(target: _Activation, flat: list[_Activation]) -> RunNode | None:
 def _in_hook(run: RunNode) -> bool:
     """Whether a model run ran in a hook's node: a middleware's (``Name.before_model``) or
     ``create_react_agent``'s ``pre_model_hook`` / ``post_model_hook``."""
-    while run.parent is not None and not _is_task(run):
+    while run.parent is not None:
+        if _is_task(run):  # the node it ran in
+            node = run.node or ""
+            return node in ("pre_model_hook", "post_model_hook") or "." in node
         run = run.parent
-    node = run.node if _is_task(run) else None
-    return node is not None and (node in ("pre_model_hook", "post_model_hook") or "." in node)
+    return False
 
 
 def _root(activation: _Activation) -> _Activation:
