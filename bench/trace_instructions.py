@@ -75,7 +75,7 @@ def child(side: str, count: int) -> None:
     os.environ.setdefault("LANGSMITH_TRACING", "false")
     with tempfile.TemporaryDirectory(prefix="agenteval-trace-instr-") as tmp:
         graph = "agenteval_cli.demo.supervisor:graph"
-        total = WARMUP + LARGE
+        total = WARMUP + max(count, LARGE)
         work = workload.make(Path(tmp), total, 4, target=graph, dataset_rows=False)
         _graph_rows(Path(work.dir) / work.dataset, total)
         rows, target = read_rows(work), load_target(work)
