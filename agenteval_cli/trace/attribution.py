@@ -206,13 +206,10 @@ def _task_order(attempts: list[RunNode]) -> tuple[str, str]:
 def _one_agent(run: RunNode) -> bool | None:
     """None for a run that is no graph; for a graph, whether it is one agent: its nodes are
     one agent's steps, not agents of their own, or it opens an agent by lc_agent_name."""
-    namespace = run.namespace
     one: bool | None = None
     for child in run.children:
-        node = child.node
-        if node is not None and child.namespace is not None and child.namespace != namespace:
-            # a task (_is_task and is_step_node, inline: once a child)
-            if node not in AGENT_STEP_NODES and "." not in node:
+        if _is_task(child):
+            if not is_step_node(child.node):
                 one = False
                 break
             one = True
@@ -294,13 +291,7 @@ class _Resolver:
                     and run in graphs
                 ):
                     path, renamable = self._open(path, run.name, renamable), False
-                namespace = run.namespace
-                if (
-                    run.node is not None
-                    and namespace is not None
-                    and parent is not None
-                    and parent.namespace != namespace
-                ):  # a task of the graph run ``parent`` (_is_task, inline: once a run)
+                if parent is not None and _is_task(run):  # a task of the graph run ``parent``
                     # a step of one agent's graph, inside that agent, stays its parent's
                     if not path or run.active is not None or not graphs.get(parent):
                         path, renamable = self._task(run, parent, path, renamable)
@@ -462,13 +453,8 @@ class _Resolver:
             by_step: dict[int, list[RunNode]] = {}  # its tasks by superstep
             starts: list[int] = []  # what ran below its children, by where it starts
             items: list[_Ran] = []
-            namespace = run.namespace
             for child in run.children:
-                if (
-                    child.node is not None
-                    and child.namespace is not None
-                    and child.namespace != namespace
-                ):  # a task (_is_task, inline)
+                if _is_task(child):
                     step = child.step or 0
                     tasks = by_step.get(step)
                     if tasks is None:
