@@ -29,8 +29,8 @@ RUNNERS = ("limit", "agenteval")
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def instructions(runner: str, work: workload.Workload) -> int:
-    """The instructions ``python -m bench.child RUNNER`` executes on ``work``, whole."""
+def counted(args: list[str]) -> int:
+    """The instructions ``python ARGS`` executes, whole, counted by valgrind."""
     env = child_env() | {"PYTHONHASHSEED": "0"}  # the same hashes, the same dict probes
     done = subprocess.run(
         [
@@ -39,10 +39,7 @@ def instructions(runner: str, work: workload.Workload) -> int:
             "--cache-sim=no",
             "--cachegrind-out-file=/dev/null",
             sys.executable,
-            "-m",
-            "bench.child",
-            runner,
-            work.to_json(),
+            *args,
         ],
         env=env,
         capture_output=True,
@@ -53,6 +50,11 @@ def instructions(runner: str, work: workload.Workload) -> int:
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
     return int(found.group(1).replace(",", ""))
+
+
+def instructions(runner: str, work: workload.Workload) -> int:
+    """The instructions ``python -m bench.child RUNNER`` executes on ``work``, whole."""
+    return counted(["-m", "bench.child", runner, work.to_json()])
 
 
 def per_example(small: int, large: int) -> dict[str, float]:

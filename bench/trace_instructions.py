@@ -22,9 +22,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -34,12 +32,11 @@ from typing import Any
 from bench import workload
 from bench.cases_misc import _graph_rows
 from bench.child import _gather, load_target, read_rows
-from bench.procs import child_env
+from bench.loop_instructions import counted
 
 SIDES = ("untraced", "noop", "events", "full")
 SMALL, LARGE = 20, 60
 WARMUP, CHUNK = 20, 20
-_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 def _caller(side: str, target: Any) -> Any:
@@ -88,29 +85,7 @@ def child(side: str, count: int) -> None:
 
 def instructions(side: str, count: int) -> int:
     """The instructions the child process executes for ``side`` on ``count`` examples."""
-    env = child_env() | {"PYTHONHASHSEED": "0"}
-    done = subprocess.run(
-        [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            "-m",
-            "bench.trace_instructions",
-            "--child",
-            side,
-            str(count),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found = _REFS.search(done.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return counted(["-m", "bench.trace_instructions", "--child", side, str(count)])
 
 
 def per_example(sides: tuple[str, ...]) -> dict[str, float]:
