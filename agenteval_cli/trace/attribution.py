@@ -342,7 +342,7 @@ class _Resolver:
         one = self.graphs.get(graph)
         node = run.node or ""
         if not (_one_agent(graph) if one is None else one):
-            if node in AGENT_STEP_NODES or "." in node:  # a step among agents: whose step
+            if is_step_node(node):  # a step among agents: whose step
                 path = self._step_owner(run, graph, path)
             else:
                 path = self._open(path, node or run.name, False)
