@@ -218,6 +218,7 @@ class ProviderServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as langsmith_stub.wire.Handler
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass

@@ -382,6 +382,7 @@ def test_a_second_run_in_one_process_can_use_a_client_the_first_left_open(tmp_pa
 
     class Answer(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the connection outlives the first run
+        disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
             body = b"pong"
