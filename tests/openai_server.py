@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from serving import serve
+
 
 class OpenAIServer:
     def __init__(self, replies: list[Any] | None = None, *, model: str = "judge-test-model"):
@@ -30,7 +32,6 @@ class OpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -38,7 +39,7 @@ class OpenAIServer:
         return f"http://{host}:{port}/v1"
 
     def start(self) -> OpenAIServer:
-        self._thread.start()
+        serve(self._httpd)
         return self
 
     def stop(self) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from serving import serve
 
 
 @dataclass
@@ -87,8 +88,7 @@ def otlp_receiver() -> Iterator[Receiver]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     receiver.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve(server)
     try:
         yield receiver
     finally:

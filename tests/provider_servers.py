@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from serving import serve
+
 
 @dataclass
 class Reply:
@@ -176,7 +178,6 @@ class ProviderServer:
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
@@ -184,7 +185,7 @@ class ProviderServer:
         return f"http://{host}:{port}"
 
     def start(self) -> ProviderServer:
-        self._thread.start()
+        serve(self._httpd)
         return self
 
     def stop(self) -> None:
@@ -217,6 +218,7 @@ class ProviderServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as langsmith_stub.wire.Handler
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass

@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from serving import serve
 from typer.testing import CliRunner
 
 import agenteval_cli as agenteval
@@ -378,10 +379,10 @@ def test_a_second_run_in_one_process_can_use_a_client_the_first_left_open(tmp_pa
     """A client kept between calls holds keep-alive connections bound to the event loop it
     first ran on: runs in one process share that loop, so the second run's calls work too."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-    from threading import Thread
 
     class Answer(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the connection outlives the first run
+        disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
             body = b"pong"
@@ -394,7 +395,7 @@ def test_a_second_run_in_one_process_can_use_a_client_the_first_left_open(tmp_pa
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    Thread(target=server.serve_forever, daemon=True).start()
+    serve(server)
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
         (tmp_path / "kept.py").write_text(KEPT_CLIENT)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from genai_prices import Usage, calc_price
 from projects import project
+from serving import serve
 
 from agenteval_cli.core.records import ModelCall, Result, Score, Trace
 from agenteval_cli.evaluators.cost import token_cost
@@ -385,7 +386,6 @@ def test_update_prices_fetches_with_genai_prices_updater_and_a_failure_is_exit_4
     invoke, tmp_path, monkeypatch
 ):
     import http.server
-    import threading
 
     payload = [
         {
@@ -414,7 +414,7 @@ def test_update_prices_fetches_with_genai_prices_updater_and_a_failure_is_exit_4
             pass
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Prices)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve(server)
     try:
         source = prices.update_database(f"http://127.0.0.1:{server.server_port}/data.json")
         assert source.startswith(f"{DB}, data fetched ")

@@ -24,6 +24,7 @@ import projects
 import pytest
 from openai_server import openai_server
 from projects import answer_after, project
+from serving import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = Path(__file__).parent / "data" / "external"
@@ -188,7 +189,7 @@ class EchoingAuthServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.handle_error = quiet  # type: ignore[method-assign]  # a client gone
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve(self.httpd)
 
     @property
     def base_url(self) -> str:
@@ -1365,7 +1366,7 @@ class RawServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.handle_error = quiet  # type: ignore[method-assign]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve(self.httpd)
 
     @property
     def base_url(self) -> str:

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from serving import serve
 
 from agenteval_cli.core.records import Example
 from agenteval_cli.execution.guards.deadline import Call, within
@@ -86,8 +87,7 @@ def _serve(creates: bool) -> Iterator[str]:
     handler = type("Handler", (_Stalling,), {"quiet": quiet, "creates": creates})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    serve(httpd)
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:

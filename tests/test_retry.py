@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import openai
 import pytest
+from serving import serve
 
 from agenteval_cli.core.records import Example
 from agenteval_cli.core.retry import (
@@ -282,8 +282,7 @@ def throttling_server(retry_after: str) -> Iterator[tuple[str, list[float]]]:
             self.wfile.write(body)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    serve(httpd)
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1/chat", seen
     finally:

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from serving import serve
+
 from .routes_datasets import DatasetRoutes
 from .routes_experiments import ExperimentRoutes
 from .state import EPOCH, ApiError, Fault, Recorded, State
@@ -50,7 +52,7 @@ class LangSmithStandIn(DatasetRoutes, ExperimentRoutes):
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), BoundHandler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        serve(self._httpd)
         return self
 
     def stop(self) -> None:

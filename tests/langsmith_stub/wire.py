@@ -44,6 +44,9 @@ def retry_headers(fault: Fault) -> dict[str, str]:
 class Handler(BaseHTTPRequestHandler):
     stand_in: LangSmithStandIn
     protocol_version = "HTTP/1.1"
+    # a kept-alive connection's answer is written as headers then body: with Nagle's
+    # algorithm on, the body waits for the client's delayed ACK (40 ms on Linux) each time
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
