@@ -14,8 +14,6 @@ from socketserver import BaseServer
 POLL_S = 0.01
 
 
-def serve(httpd: BaseServer) -> threading.Thread:
-    """``httpd`` serving on a started daemon thread (returned)."""
-    thread = threading.Thread(target=httpd.serve_forever, args=(POLL_S,), daemon=True)
-    thread.start()
-    return thread
+def serve(httpd: BaseServer) -> None:
+    """Start ``httpd`` serving on a daemon thread; ``httpd.shutdown()`` stops it."""
+    threading.Thread(target=httpd.serve_forever, args=(POLL_S,), daemon=True).start()
