@@ -8,6 +8,12 @@ collection, CPU time per round), and prints each side's CPU over the untraced si
 
 - ``noop``: a handler that receives the recorder's events and ignores them (LangChain's
   dispatch to any handler);
+- ``keep``: a handler that only keeps each event's arguments to the end of the call (what
+  holding LangChain's objects costs any capture that reads them late);
+- ``no chains``: a no-op handler that turns the chain events off (``ignore_chain``);
+- ``stream``: no chain events either, the graph run through ``astream`` with its tasks and
+  values streamed from every subgraph instead (what a capture built on LangGraph's own
+  stream pays before reading anything);
 - ``no events``: the recorder, every event method doing nothing (and so ``trace()`` too);
 - ``no trace()``: the recorder's events, ``trace()`` not called;
 - ``no conversation``: the recorder with the conversation's merges skipped (its trace lacks
@@ -54,11 +60,25 @@ def sides() -> dict[str, Callable[[], Any] | None]:
         def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
             """Defined, as in TraceRecorder (else LangChain renders prompts for on_llm_start)."""
 
+    class Keep(Noop):
+        def __init__(self) -> None:
+            self.kept: list[Any] = []
+
+    def keeping(self: Any, *args: Any, **kwargs: Any) -> None:
+        self.kept.append((args, kwargs))
+
+    class NoChains(Noop):
+        ignore_chain = True
+
+    class Streamed(NoChains):
+        """Marks the side whose graph is streamed, not invoked."""
+
     class NoEvents(TraceRecorder):
         pass
 
     for name in EVENTS:
         setattr(NoEvents, name, lambda self, *args, **kwargs: None)
+        setattr(Keep, name, keeping)
 
     class NoTrace(TraceRecorder):
         def trace(self) -> Any:
@@ -98,6 +118,9 @@ def sides() -> dict[str, Callable[[], Any] | None]:
     return {
         "untraced": None,
         "noop": Noop,
+        "keep": Keep,
+        "no chains": NoChains,
+        "stream": Streamed,
         "no events": NoEvents,
         "no trace()": NoTrace,
         "no conversation": NoConversation,
@@ -118,6 +141,9 @@ def main() -> None:
         work = workload.make(Path(tmp), count, 4, target=graph, dataset_rows=False)
         _graph_rows(Path(work.dir) / work.dataset, count)
         rows, target = read_rows(work), load_target(work)
+    from langchain_core.messages import HumanMessage
+
+    from agenteval_cli.demo.supervisor import graph as compiled
 
     def caller(factory: Callable[[], Any] | None) -> Callable[[dict[str, Any]], Any]:
         async def plain(row: dict[str, Any]) -> None:
@@ -133,8 +159,18 @@ def main() -> None:
                 await target(row["inputs"], [recorder])
             recorder.trace()
 
+        async def streamed(row: dict[str, Any]) -> None:
+            assert factory is not None
+            state = {"messages": [HumanMessage(row["inputs"]["question"])]}
+            config: Any = {"callbacks": [factory()]}
+            modes: Any = ["tasks", "values"]
+            async for _ in compiled.astream(state, config, stream_mode=modes, subgraphs=True):
+                pass
+
         if factory is None:
             return plain
+        if factory.__name__ == "Streamed":
+            return streamed
         return recorded if issubclass(factory, TraceRecorder) else handled
 
     order = [(side, caller(factory)) for side, factory in sides().items()]
