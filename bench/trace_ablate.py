@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import os
 import statistics
 import sys
@@ -71,7 +72,7 @@ def sides() -> dict[str, Callable[[], Any] | None]:
         ignore_chain = True
 
     class Streamed(NoChains):
-        """Marks the side whose graph is streamed, not invoked."""
+        streams = True  # this side's graph is streamed, not invoked
 
     class NoEvents(TraceRecorder):
         pass
@@ -143,7 +144,8 @@ def main() -> None:
         rows, target = read_rows(work), load_target(work)
     from langchain_core.messages import HumanMessage
 
-    from agenteval_cli.demo.supervisor import graph as compiled
+    module, attr = work.target.split(":")
+    compiled = getattr(importlib.import_module(module), attr)  # the graph ``target`` calls
 
     def caller(factory: Callable[[], Any] | None) -> Callable[[dict[str, Any]], Any]:
         async def plain(row: dict[str, Any]) -> None:
@@ -169,7 +171,7 @@ def main() -> None:
 
         if factory is None:
             return plain
-        if factory.__name__ == "Streamed":
+        if getattr(factory, "streams", False):
             return streamed
         return recorded if issubclass(factory, TraceRecorder) else handled
 
