@@ -25,18 +25,20 @@ from bench import workload
 from bench.procs import child_env
 
 RUNNERS = ("limit", "agenteval")
-# valgrind's summary line: "==123== I   refs:      2,943,866,886"
-_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+# valgrind's summary lines: "==123== I   refs:      2,943,866,886", "==123== D1  misses: ..."
+_COUNT = re.compile(r"==\d+== (I|D|I1|D1|LLi|LLd|LL)\s+(refs|misses):\s+([\d,]+)")
 
 
-def counted(args: list[str]) -> int:
-    """The instructions ``python ARGS`` executes, whole, counted by valgrind."""
+def counts(args: list[str], *, cache: bool = False) -> dict[str, int]:
+    """What ``python ARGS`` executes, whole, counted by valgrind: its instructions, and with
+    ``cache`` the misses of cachegrind's simulated caches (first-level data and instruction
+    caches, last-level cache), each under the name valgrind prints it by."""
     env = child_env() | {"PYTHONHASHSEED": "0"}  # the same hashes, the same dict probes
     done = subprocess.run(
         [
             "valgrind",
             "--tool=cachegrind",
-            "--cache-sim=no",
+            f"--cache-sim={'yes' if cache else 'no'}",
             "--cachegrind-out-file=/dev/null",
             sys.executable,
             *args,
@@ -46,10 +48,16 @@ def counted(args: list[str]) -> int:
         text=True,
         check=True,
     )
-    found = _REFS.search(done.stderr)
-    if found is None:
+    lines = _COUNT.findall(done.stderr)
+    found = {f"{name} {kind}": int(n.replace(",", "")) for name, kind, n in lines}
+    if "I refs" not in found:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return found
+
+
+def counted(args: list[str]) -> int:
+    """The instructions ``python ARGS`` executes, whole, counted by valgrind."""
+    return counts(args)["I refs"]
 
 
 def instructions(runner: str, work: workload.Workload) -> int:
