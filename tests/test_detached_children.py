@@ -7,6 +7,7 @@ when agenteval exits, not when they do."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -88,7 +89,10 @@ def test_processes_that_detach_by_a_double_fork_are_ended_and_the_pipe_closes(tm
     warnings = [line for line in out.splitlines() if "a target left" in line]
     assert len(warnings) == 1, out  # one line naming every process it ended
     text = " ".join(out.split())
-    assert "a target left 3 process(es) running after the run: " in text, text
+    # the two sleeps and the daemon's grandchild; and its middle process, when the sweep
+    # finds it between its fork and its exit (the target returns once the first one exits)
+    found = re.search(r"a target left (\d+) process\(es\) running after the run: ", text)
+    assert found is not None and found.group(1) in ("3", "4"), text
     for command in ("(sleep 41)", "(sleep 42)", "-c import os, time"):
         assert command in text, text
 
