@@ -20,6 +20,10 @@ collection, CPU time per round), and prints each side's CPU over the untraced si
   the messages and what only they give: a cost probe, not a trace);
 - ``merges in trace()``: each sequence kept as a copy of its list at the event and merged
   in ``trace()`` (the graph-written tool calls a merge finds are lost: a probe too);
+- ``in-task runs skipped``: the recorder without the chain runs that start in their parent
+  chain's task (a node's own runnables, a subgraph's root: about half the chain runs of
+  W5's graph), their children hung from the parent and their ends dropped (the names of
+  subgraphs and the messages only those ends carry are lost: a probe too);
 - ``full``: the recorder and ``trace()``, as W5 runs it.
 
 It also prints the time the collector took on each side (gen 0 and 1; a full collection
@@ -116,6 +120,37 @@ def sides() -> dict[str, Callable[[], Any] | None]:
             self._journal.replay()
             return super().trace()
 
+    class InTaskSkipped(TraceRecorder):
+        """Chain runs that start in their parent chain's task (a node's own runnables, a
+        subgraph's root) not recorded: what runs below one hangs from its parent, its end
+        and error are dropped."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._skipped: set[int] = set()
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            parent, metadata = kwargs.get("parent_run_id"), kwargs.get("metadata")
+            above = self._runs.get(parent.int) if parent is not None else None
+            if (
+                above is not None
+                and above.kind == "chain"
+                and metadata
+                and metadata.get("langgraph_checkpoint_ns") == above.namespace
+            ):
+                self._runs[kwargs["run_id"].int] = above
+                self._skipped.add(kwargs["run_id"].int)
+                return
+            super().on_chain_start(serialized, inputs, **kwargs)
+
+        def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
+            if kwargs["run_id"].int not in self._skipped:
+                super().on_chain_end(outputs, **kwargs)
+
+        def on_chain_error(self, error: BaseException, **kwargs: Any) -> None:
+            if kwargs["run_id"].int not in self._skipped:
+                super().on_chain_error(error, **kwargs)
+
     return {
         "untraced": None,
         "noop": Noop,
@@ -126,6 +161,7 @@ def sides() -> dict[str, Callable[[], Any] | None]:
         "no trace()": NoTrace,
         "no conversation": NoConversation,
         "merges in trace()": MergedLate,
+        "in-task runs skipped": InTaskSkipped,
         "full": TraceRecorder,
     }
 
@@ -210,12 +246,12 @@ def main() -> None:
             ratios[side].append(sums[side] / sums["untraced"])
     gc.callbacks.remove(timed)
     calls = rounds * len(rows)
-    print(f"{'side':<16} {'CPU / untraced':>14} {'range':>13} {'collector µs/call':>18}")
-    print(f"{'untraced':<16} {'':>14} {'':>13} {collector['untraced'] / calls * 1e6:>18.0f}")
+    print(f"{'side':<21} {'CPU / untraced':>14} {'range':>13} {'collector µs/call':>18}")
+    print(f"{'untraced':<21} {'':>14} {'':>13} {collector['untraced'] / calls * 1e6:>18.0f}")
     for side, values in ratios.items():
         spread = f"{min(values):.3f}–{max(values):.3f}"
         gc_us = collector[side] / calls * 1e6
-        print(f"{side:<16} {statistics.median(values):>14.3f} {spread:>13} {gc_us:>18.0f}")
+        print(f"{side:<21} {statistics.median(values):>14.3f} {spread:>13} {gc_us:>18.0f}")
 
 
 if __name__ == "__main__":
