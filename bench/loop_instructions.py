@@ -55,14 +55,9 @@ def counts(args: list[str], *, cache: bool = False) -> dict[str, int]:
     return found
 
 
-def counted(args: list[str]) -> int:
-    """The instructions ``python ARGS`` executes, whole, counted by valgrind."""
-    return counts(args)["I refs"]
-
-
 def instructions(runner: str, work: workload.Workload) -> int:
     """The instructions ``python -m bench.child RUNNER`` executes on ``work``, whole."""
-    return counted(["-m", "bench.child", runner, work.to_json()])
+    return counts(["-m", "bench.child", runner, work.to_json()])["I refs"]
 
 
 def per_example(small: int, large: int) -> dict[str, float]:
